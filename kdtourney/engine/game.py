@@ -1,0 +1,269 @@
+"""`Game`: a whole game of Kingdomino; `GameView`: what one player may know of it.
+
+Turns. In the first round each king, in the drawn king order, claims a domino of the first row.
+In every later round, for each domino of the previous row from lowest number to highest, its owner
+first places it (a place decision) and then, unless it is the last round, claims a domino of the
+new row (a claim decision). So a turn has two decisions, and `current_player` and `phase` say
+whose decision it is and which kind.
+
+Actions are ints (see `kdtourney.engine._kernels`):
+- place: `encode_placement(Placement(a, b))`, 0..675; `decode_placement(action)` gives the squares
+  back. A domino with two identical halves is only listed pointing right or down.
+- `DISCARD` (676): legal only, and then the only legal action, when the domino has no placement.
+- claim: `CLAIM_BASE + n` (1001..1048) claims domino number n of the new row.
+"""
+
+import numpy as np
+
+from kdtourney.engine import _kernels as K
+from kdtourney.engine.kingdom import Kingdom, Score, decode_placement, encode_placement, flags_of
+from kdtourney.engine.rules import Rules
+from kdtourney.engine.tiles import TILES
+
+DISCARD = K.DISCARD
+CLAIM_BASE = K.CLAIM_BASE
+_PHASES = {K.PHASE_PLACE: "place", K.PHASE_CLAIM: "claim", K.PHASE_OVER: "over"}
+
+
+def claim_action(domino: int) -> int:
+    """The action that claims domino number `domino`."""
+    return CLAIM_BASE + domino
+
+
+def rng_state(seed) -> np.ndarray:
+    """A kernel random state (uint64[1]) from an int seed or a numpy Generator."""
+    if isinstance(seed, np.random.Generator):
+        seed = int(seed.integers(0, 2**63))
+    return np.array([int(seed) % 2**64], dtype=np.uint64)
+
+
+def describe_action(action: int, domino: int | None = None) -> str:
+    """Human-readable action, e.g. 'place #23 W1|M0 at (0, 1)-(0, 2)', 'discard', 'claim #31'."""
+    if action == DISCARD:
+        return "discard" if domino is None else f"discard #{domino}"
+    if CLAIM_BASE < action <= CLAIM_BASE + 48:
+        return f"claim {TILES[action - CLAIM_BASE]}"
+    placement = decode_placement(action)
+    what = "" if domino is None else f"{TILES[domino]} "
+    return f"place {what}at {placement.a}-{placement.b}"
+
+
+class _Table:
+    """What every player sees: kingdoms, rows, scores, whose turn. Shared by Game and GameView."""
+
+    rules: Rules
+    _bits: np.ndarray  # int64[players, PLANES, G]
+    _bbox: np.ndarray  # int64[players, 4]
+    _st: np.ndarray    # int64[ST_LEN]
+    history: list[int]
+
+    def _scratch(self):
+        return np.zeros((K.SCRATCH_ROWS, K.G + 2), dtype=np.int64)
+
+    @property
+    def n_players(self) -> int:
+        return self.rules.players
+
+    @property
+    def phase(self) -> str:
+        """'place', 'claim' or 'over'."""
+        return _PHASES[int(self._st[K.ST_PHASE])]
+
+    @property
+    def is_over(self) -> bool:
+        return self._st[K.ST_PHASE] == K.PHASE_OVER
+
+    @property
+    def current_player(self) -> int | None:
+        """The seat to decide now, None when the game is over."""
+        return None if self.is_over else int(self._st[K.ST_PLAYER])
+
+    @property
+    def round(self) -> int:
+        """0 while the first row is claimed; k while the k-th row is placed."""
+        return int(self._st[K.ST_ROUND])
+
+    @property
+    def domino_to_place(self) -> int | None:
+        """The domino the current player must place now, None outside a place decision."""
+        return int(K.domino_to_place(self._st)) or None
+
+    def _row(self, row, owner):
+        return [(int(self._st[row + j]), int(self._st[owner + j]))
+                for j in range(4) if self._st[row + j] != 0]
+
+    @property
+    def current_row(self) -> list[tuple[int, int]]:
+        """The row being placed this round: (domino, owner seat or -1) lowest first."""
+        return self._row(K.ST_CUR_ROW, K.ST_CUR_OWNER)
+
+    @property
+    def new_row(self) -> list[tuple[int, int]]:
+        """The row being claimed: (domino, owner seat or -1 while free), lowest first; empty in
+        the last round."""
+        return self._row(K.ST_NEW_ROW, K.ST_NEW_OWNER)
+
+    @property
+    def first_order(self) -> list[int]:
+        """The seats in the order their kings claimed the first row."""
+        return [int(p) for p in self._st[K.ST_FIRST_ORDER:K.ST_FIRST_ORDER + self.rules.players
+                                         * self.rules.kings_per_player]]
+
+    def drawn(self) -> list[int]:
+        """Every domino drawn so far (the rows, placed and discarded ones), in drawing order."""
+        return [int(d) for d in self._st[K.ST_DECK:K.ST_DECK + self._st[K.ST_DECK_POS]]]
+
+    def unseen(self) -> list[int]:
+        """Dominoes not drawn yet, ascending: the rest of the deck and those out of the game."""
+        drawn = set(self.drawn())
+        return [d for d in TILES if d not in drawn]
+
+    def discards(self, player: int) -> int:
+        return int(self._st[K.ST_DISCARDS + player])
+
+    def kingdom(self, player: int) -> Kingdom:
+        """A copy of a player's kingdom."""
+        return Kingdom._from_arrays(self._bits[player], self._bbox[player], self.rules.size)
+
+    def legal_actions(self) -> list[int]:
+        """The legal actions of the current player (empty when the game is over)."""
+        out = np.empty(K.MAX_ACTIONS, dtype=np.int64)
+        n = K.legal_actions(self._bits, self._bbox, self._st, self._scratch(), out)
+        return out[:n].tolist()
+
+    def is_legal(self, action: int) -> bool:
+        return bool(K.is_legal(self._bits, self._bbox, self._st, int(action), self._scratch()))
+
+    def _results(self):
+        res = np.zeros((self.rules.players, K.RES_COLS), dtype=np.int64)
+        K.score_game(self._bits, self._bbox, self._st, self._scratch(), res)
+        return res
+
+    def score(self, player: int) -> Score:
+        """A player's score now, bonuses by the rules (Harmony: nothing discarded so far)."""
+        r = self._results()[player]
+        return Score(*(int(r[c]) for c in (K.RES_TOTAL, K.RES_TERRITORIES, K.RES_BONUS,
+                                          K.RES_LARGEST, K.RES_CROWNS)))
+
+    def scores(self) -> list[int]:
+        """Every player's total score now."""
+        return self._results()[:, K.RES_TOTAL].tolist()
+
+    def ranking(self) -> list[int]:
+        """Every player's rank (1 = best) by score, then the rules' tie-breaks; equals share a rank."""
+        ranks = np.zeros(self.rules.players, dtype=np.int64)
+        K.rank_players(self._results(), self.rules.players, self.rules.tiebreak == "territory", ranks)
+        return ranks.tolist()
+
+    def describe(self, action: int) -> str:
+        """Human-readable `action` in the current position."""
+        return describe_action(action, self.domino_to_place)
+
+    @property
+    def arrays(self):
+        """(bits, bbox, st): the raw state for search bots that call the kernels; do not mutate."""
+        return self._bits, self._bbox, self._st
+
+
+class Game(_Table):
+    """A whole game: `Game(rules, seed)`; the seed fixes the deck and the first king order.
+
+    The same rules, seed and actions always give the identical game (`Game.replay`).
+    """
+
+    def __init__(self, rules: Rules | None = None, seed: int = 0):
+        self.rules = rules if rules is not None else Rules()
+        self.seed = int(seed)
+        players = self.rules.players
+        self._bits = np.zeros((players, K.PLANES, K.G), dtype=np.int64)
+        self._bbox = np.zeros((players, 4), dtype=np.int64)
+        self._st = np.zeros(K.ST_LEN, dtype=np.int64)
+        self._st[:K.ST_CUR_ROW] = header_of(self.rules)
+        K.init_game(self._bits, self._bbox, self._st, rng_state(self.seed))
+        self.history = []
+
+    @classmethod
+    def replay(cls, rules: Rules, seed: int, actions) -> "Game":
+        """The game reached by playing `actions` from the start; an illegal one raises ValueError."""
+        game = cls(rules, seed)
+        for action in actions:
+            game.apply(action)
+        return game
+
+    def apply(self, action: int) -> None:
+        """Play the current player's action; an illegal action raises ValueError."""
+        action = int(action)
+        if not self.is_legal(action):
+            raise ValueError(f"illegal action {action} ({self._safe_describe(action)}) for seat "
+                             f"{self.current_player} in the {self.phase} phase")
+        K.apply_action(self._bits, self._bbox, self._st, action)
+        self.history.append(action)
+
+    def _safe_describe(self, action):
+        try:
+            return self.describe(action)
+        except (ValueError, KeyError):
+            return "not an action"
+
+    def copy(self) -> "Game":
+        game = Game.__new__(Game)
+        game.rules = self.rules
+        game.seed = self.seed
+        game._bits = self._bits.copy()
+        game._bbox = self._bbox.copy()
+        game._st = self._st.copy()
+        game.history = list(self.history)
+        return game
+
+    def view(self, player: int) -> "GameView":
+        """What `player` may know: everything but the order of the undrawn deck."""
+        return GameView(self, player)
+
+
+class GameView(_Table):
+    """One player's view of a game: public state only; the undrawn deck is not in it.
+
+    `determinize(rng)` samples a full Game consistent with the view (the unseen dominoes shuffled)
+    for search.
+    """
+
+    def __init__(self, game: Game, player: int):
+        self.rules = game.rules
+        self.player = player
+        self._bits = game._bits.copy()
+        self._bbox = game._bbox.copy()
+        self._st = game._st.copy()
+        pos = int(self._st[K.ST_DECK_POS])
+        self._st[K.ST_DECK + pos:] = 0
+        self.history = list(game.history)
+
+    def determinize(self, rng) -> Game:
+        """A Game with this view's public state and the unseen dominoes in random order.
+
+        rng: an int seed or a numpy Generator. The Game's `seed` is -1: it is not a dealt game.
+        """
+        game = Game.__new__(Game)
+        game.rules = self.rules
+        game.seed = -1
+        game._bits = self._bits.copy()
+        game._bbox = self._bbox.copy()
+        game._st = self._st.copy()
+        K.resample_deck(game._st, rng_state(rng))
+        game.history = list(self.history)
+        return game
+
+
+def header_of(rules: Rules) -> np.ndarray:
+    """The kernels' state header (ST_PLAYERS .. ST_FLAGS) for `rules`."""
+    header = np.zeros(K.ST_CUR_ROW, dtype=np.int64)
+    header[K.ST_PLAYERS] = rules.players
+    header[K.ST_SIZE] = rules.size
+    header[K.ST_ROW_LEN] = rules.row_length
+    header[K.ST_KINGS] = rules.players * rules.kings_per_player
+    header[K.ST_DECK_LEN] = rules.dominoes_in_play
+    header[K.ST_FLAGS] = flags_of(rules)
+    return header
+
+
+__all__ = ["Game", "GameView", "DISCARD", "CLAIM_BASE", "claim_action", "describe_action",
+           "encode_placement", "decode_placement", "header_of", "rng_state"]
