@@ -9,6 +9,8 @@ a 7x7 one 0..12.
     planes 1..6           squares of terrain WHEAT..MINE (the castle is in none of them)
     plane 7       CROWN1  squares whose crown count has bit 0 set (1 or 3 crowns)
     plane 8       CROWN2  squares whose crown count has bit 1 set (2 or 3 crowns)
+    planes 9..14  NEAR+t  squares orthogonally next to terrain t or to the castle (kept up to date
+                          by set_square, so that legality is a few mask operations per row)
 
             col 0 1 2 3 4 5 6 7 8 9 10 11 12
       row 0     . . . . . . . . . . .  .  .
@@ -27,7 +29,9 @@ Randomness comes from `rng`, a uint64[1] splitmix64 state, so that a seed fixes 
 """
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core.extending import intrinsic
 
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
@@ -37,7 +41,8 @@ CASTLE_BIT = 1 << CENTER
 OCC = 0
 CROWN1 = 7
 CROWN2 = 8
-PLANES = 9
+NEAR = 8           # planes NEAR + t (9..14): squares next to terrain t or to the castle
+PLANES = 15
 DIR_ROW = np.array([0, 1, 0, -1], dtype=np.int64)
 DIR_COL = np.array([1, 0, -1, 0], dtype=np.int64)
 N_PLACE_ACTIONS = 4 * G * G
@@ -45,13 +50,10 @@ DISCARD = N_PLACE_ACTIONS
 CLAIM_BASE = 1000
 MAX_ACTIONS = N_PLACE_ACTIONS  # an upper bound on the number of legal actions
 
-# Scratch rows (int64[SCRATCH_ROWS, G + 2]; grid row r is stored at index r + 1 so that r - 1 and
-# r + 1 never leave the array): rows 0..3 legal masks per direction, then working rows.
-SCRATCH_ROWS = 8
-_EMPTY_ROW = 4
-_NEAR_A = 5
-_NEAR_B = 6
-_COMP = 7
+# Scratch (int64[SCRATCH_ROWS, G]): rows 0..3 legal masks per direction; row WINDOW holds the
+# first and last grid row that legal_masks wrote.
+SCRATCH_ROWS = 5
+WINDOW = 4
 
 # Game state offsets.
 ST_PLAYERS = 0
@@ -91,11 +93,29 @@ RES_LARGEST = 3
 RES_CROWNS = 4
 RES_COLS = 5
 
-_POPCOUNT = np.array([bin(i).count("1") for i in range(1 << G)], dtype=np.int64)
-_LOWEST_BIT = np.array([(i & -i).bit_length() - 1 for i in range(1 << G)], dtype=np.int64)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
+
+
+# ---------------------------------------------------------------------------------------------
+# Bit counting (LLVM's ctpop and cttz: one instruction each on current CPUs)
+
+
+@intrinsic
+def popcount(typingctx, x):
+    """Number of set bits of an int64."""
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+    return types.int64(types.int64), codegen
+
+
+@intrinsic
+def trailing_zeros(typingctx, x):
+    """Index of the lowest set bit of a non-zero int64."""
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+    return types.int64(types.int64), codegen
 
 
 # ---------------------------------------------------------------------------------------------
@@ -127,68 +147,62 @@ def clear_kingdom(bits, bbox):
     """Empty kingdom with only the castle: bits int64[PLANES, G], bbox int64[4]."""
     bits[:, :] = 0
     bits[OCC, CENTER] = CASTLE_BIT
+    for t in range(1, 7):  # the castle is wild: every terrain may connect to it
+        bits[NEAR + t, CENTER - 1] = CASTLE_BIT
+        bits[NEAR + t, CENTER + 1] = CASTLE_BIT
+        bits[NEAR + t, CENTER] = (CASTLE_BIT << 1) | (CASTLE_BIT >> 1)
     bbox[0] = CENTER
     bbox[1] = CENTER
     bbox[2] = CENTER
     bbox[3] = CENTER
 
 
-@njit(cache=True, inline="always")
-def _source(bits, terrain, r):
-    """Row r of the squares a half of `terrain` may connect to: that terrain and the castle."""
-    if r < 0 or r >= G:
-        return 0
-    m = bits[terrain, r]
-    if r == CENTER:
-        m |= CASTLE_BIT
-    return m
-
-
 @njit(cache=True)
 def legal_masks(bits, bbox, size, domino, scr):
     """Legal placements of `domino` as row masks of half a's square, one set per direction.
 
-    bits int64[PLANES, G], bbox int64[4], scr int64[SCRATCH_ROWS, G + 2] (rows 0..3 receive the
-    masks, grid row r at index r + 1). Returns the number of distinct placements; a domino with two
-    identical halves only uses directions 0 and 1.
+    bits int64[PLANES, G], bbox int64[4], scr int64[SCRATCH_ROWS, G]: rows 0..3 receive the masks
+    of the window rows scr[WINDOW, 0] ..= scr[WINDOW, 1] (other rows are stale). Returns the number
+    of distinct placements; a domino with two identical halves only uses directions 0 and 1.
     """
     ta = TILE_TERRAIN[domino, 0]
     tb = TILE_TERRAIN[domino, 1]
     symmetric = ta == tb and TILE_CROWNS[domino, 0] == TILE_CROWNS[domino, 1]
+    near_a = bits[NEAR + ta]
+    near_b = bits[NEAR + tb]
+    occ = bits[OCC]
     r0 = max(bbox[1] - size + 1, 0)
     r1 = min(bbox[0] + size - 1, G - 1)
     c0 = max(bbox[3] - size + 1, 0)
     c1 = min(bbox[2] + size - 1, G - 1)
     window = ((1 << (c1 + 1)) - 1) ^ ((1 << c0) - 1)
-    scr[0:4, :] = 0
-    scr[_EMPTY_ROW, r0] = 0
-    scr[_EMPTY_ROW, r1 + 2] = 0
-    for r in range(r0, r1 + 1):
-        i = r + 1
-        scr[_EMPTY_ROW, i] = ~bits[OCC, r] & window
-        a = _source(bits, ta, r)
-        b = _source(bits, tb, r)
-        scr[_NEAR_A, i] = (a << 1) | (a >> 1) | _source(bits, ta, r - 1) | _source(bits, ta, r + 1)
-        scr[_NEAR_B, i] = (b << 1) | (b >> 1) | _source(bits, tb, r - 1) | _source(bits, tb, r + 1)
+    scr[WINDOW, 0] = r0
+    scr[WINDOW, 1] = r1
     n = 0
-    for i in range(r0 + 1, r1 + 2):
-        e = scr[_EMPTY_ROW, i]
-        if e == 0:
-            continue
-        na = scr[_NEAR_A, i]
-        m = e & (e >> 1) & (na | (scr[_NEAR_B, i] >> 1))
-        scr[0, i] = m
-        n += _POPCOUNT[m]
-        m = e & scr[_EMPTY_ROW, i + 1] & (na | scr[_NEAR_B, i + 1])
-        scr[1, i] = m
-        n += _POPCOUNT[m]
-        if not symmetric:
-            m = e & ((e << 1) & window) & (na | (scr[_NEAR_B, i] << 1))
-            scr[2, i] = m
-            n += _POPCOUNT[m]
-            m = e & scr[_EMPTY_ROW, i - 1] & (na | scr[_NEAR_B, i - 1])
-            scr[3, i] = m
-            n += _POPCOUNT[m]
+    e_above = 0
+    e = ~occ[r0] & window
+    for r in range(r0, r1 + 1):
+        e_below = ~occ[r + 1] & window if r < r1 else 0
+        na = near_a[r]
+        nb = near_b[r]
+        m = e & (e >> 1) & (na | (nb >> 1))
+        scr[0, r] = m
+        n += popcount(m)
+        m = e & e_below & (na | near_b[r + 1]) if r < r1 else 0
+        scr[1, r] = m
+        n += popcount(m)
+        if symmetric:
+            scr[2, r] = 0
+            scr[3, r] = 0
+        else:
+            m = e & (e << 1) & (na | (nb << 1))
+            scr[2, r] = m
+            n += popcount(m)
+            m = e & e_above & (na | near_b[r - 1]) if r > r0 else 0
+            scr[3, r] = m
+            n += popcount(m)
+        e_above = e
+        e = e_below
     return n
 
 
@@ -197,11 +211,10 @@ def masks_to_actions(scr, out):
     """Write the placement actions of the masks in scr rows 0..3 to out; return their number."""
     n = 0
     for d in range(4):
-        for i in range(1, G + 1):
-            m = scr[d, i]
+        for r in range(scr[WINDOW, 0], scr[WINDOW, 1] + 1):
+            m = scr[d, r]
             while m:
-                c = _LOWEST_BIT[m & 0x1FFF]
-                out[n] = (d * G + i - 1) * G + c
+                out[n] = (d * G + r) * G + trailing_zeros(m)
                 n += 1
                 m &= m - 1
     return n
@@ -211,13 +224,13 @@ def masks_to_actions(scr, out):
 def kth_action(scr, k):
     """The k-th (0-based) placement action of the masks in scr rows 0..3, in masks_to_actions order."""
     for d in range(4):
-        for i in range(1, G + 1):
-            m = scr[d, i]
-            c = _POPCOUNT[m]
+        for r in range(scr[WINDOW, 0], scr[WINDOW, 1] + 1):
+            m = scr[d, r]
+            c = popcount(m)
             if k < c:
                 for _ in range(k):
                     m &= m - 1
-                return (d * G + i - 1) * G + _LOWEST_BIT[m & 0x1FFF]
+                return (d * G + r) * G + trailing_zeros(m)
             k -= c
     return DISCARD
 
@@ -231,11 +244,12 @@ def is_legal_placement(bits, bbox, size, domino, action, scr):
     d = action // (G * G)
     r = (action // G) % G
     c = action % G
-    return (scr[d, r + 1] >> c) & 1 == 1
+    return scr[WINDOW, 0] <= r <= scr[WINDOW, 1] and (scr[d, r] >> c) & 1 == 1
 
 
 @njit(cache=True, inline="always")
-def _set_square(bits, r, c, terrain, crowns):
+def set_square(bits, r, c, terrain, crowns):
+    """Put one square of land on the grid (no legality check)."""
     bit = 1 << c
     bits[OCC, r] |= bit
     bits[terrain, r] |= bit
@@ -243,6 +257,12 @@ def _set_square(bits, r, c, terrain, crowns):
         bits[CROWN1, r] |= bit
     if crowns & 2:
         bits[CROWN2, r] |= bit
+    near = bits[NEAR + terrain]
+    near[r] |= (bit << 1) | (bit >> 1)
+    if r > 0:
+        near[r - 1] |= bit
+    if r < G - 1:
+        near[r + 1] |= bit
 
 
 @njit(cache=True)
@@ -253,72 +273,51 @@ def place(bits, bbox, domino, action):
     c = action % G
     rb = r + DIR_ROW[d]
     cb = c + DIR_COL[d]
-    _set_square(bits, r, c, TILE_TERRAIN[domino, 0], TILE_CROWNS[domino, 0])
-    _set_square(bits, rb, cb, TILE_TERRAIN[domino, 1], TILE_CROWNS[domino, 1])
+    set_square(bits, r, c, TILE_TERRAIN[domino, 0], TILE_CROWNS[domino, 0])
+    set_square(bits, rb, cb, TILE_TERRAIN[domino, 1], TILE_CROWNS[domino, 1])
     bbox[0] = min(bbox[0], r, rb)
     bbox[1] = max(bbox[1], r, rb)
     bbox[2] = min(bbox[2], c, cb)
     bbox[3] = max(bbox[3], c, cb)
 
 
+@njit(cache=True, inline="always")
+def _packed(bits, plane, r0, r1, c0):
+    """Rows r0..r1 of a plane, shifted to start at column c0, packed 8 bits a row into one int64.
+
+    A kingdom is at most 7 wide, so bit 7 of every packed row stays 0 and stops the shifts in
+    `score_territories` from wrapping from one row into the next.
+    """
+    w = 0
+    for r in range(r0, r1 + 1):
+        w |= ((bits[plane, r] >> c0) & 0x7F) << (8 * (r - r0))
+    return w
+
+
 @njit(cache=True)
-def score_terrain(bits, bbox, terrain, scr):
-    """Territories of one terrain: returns (sum of squares x crowns, largest squares, crowns)."""
+def score_territories(bits, bbox):
+    """Whole kingdom without bonuses: returns (territory points, largest territory, crowns)."""
     r0 = bbox[0]
     r1 = bbox[1]
-    rest = scr[_NEAR_A]
-    comp = scr[_COMP]
-    crowns_all = 0
-    for r in range(r0, r1 + 1):
-        rest[r + 1] = bits[terrain, r]
-        crowns_all += _POPCOUNT[bits[terrain, r] & bits[CROWN1, r]] + 2 * _POPCOUNT[bits[terrain, r] & bits[CROWN2, r]]
-    comp[r0] = 0
-    comp[r1 + 2] = 0
+    c0 = bbox[2]
+    crown1 = _packed(bits, CROWN1, r0, r1, c0)
+    crown2 = _packed(bits, CROWN2, r0, r1, c0)
     points = 0
     largest = 0
-    for start in range(r0 + 1, r1 + 2):
-        while rest[start]:
-            for i in range(r0 + 1, r1 + 2):
-                comp[i] = 0
-            comp[start] = rest[start] & -rest[start]
-            lo = start
-            hi = start
-            grown = True
-            while grown:  # grow the component by one step in every direction until it stops
-                grown = False
-                for i in range(max(lo - 1, r0 + 1), min(hi + 1, r1 + 1) + 1):
-                    c = comp[i]
-                    g = (c | (c << 1) | (c >> 1) | comp[i - 1] | comp[i + 1]) & rest[i]
-                    if g != c:
-                        comp[i] = g
-                        grown = True
-                        lo = min(lo, i)
-                        hi = max(hi, i)
-            squares = 0
-            crowns = 0
-            for i in range(lo, hi + 1):
-                c = comp[i]
-                r = i - 1
-                squares += _POPCOUNT[c]
-                crowns += _POPCOUNT[c & bits[CROWN1, r]] + 2 * _POPCOUNT[c & bits[CROWN2, r]]
-                rest[i] &= ~c
-            points += squares * crowns
-            largest = max(largest, squares)
-    return points, largest, crowns_all
-
-
-@njit(cache=True)
-def score_territories(bits, bbox, scr):
-    """Whole kingdom without bonuses: returns (territory points, largest territory, crowns)."""
-    points = 0
-    largest = 0
-    crowns = 0
     for t in range(1, 7):
-        p, big, cr = score_terrain(bits, bbox, t, scr)
-        points += p
-        largest = max(largest, big)
-        crowns += cr
-    return points, largest, crowns
+        rest = _packed(bits, t, r0, r1, c0)
+        while rest:
+            comp = rest & -rest
+            while True:  # flood fill: grow by one square in every direction until it stops
+                grown = (comp | (comp << 1) | (comp >> 1) | (comp << 8) | (comp >> 8)) & rest
+                if grown == comp:
+                    break
+                comp = grown
+            squares = popcount(comp)
+            points += squares * (popcount(comp & crown1) + 2 * popcount(comp & crown2))
+            largest = max(largest, squares)
+            rest &= ~comp
+    return points, largest, popcount(crown1) + 2 * popcount(crown2)
 
 
 @njit(cache=True)
@@ -408,25 +407,25 @@ def init_game(bits, bbox, st, rng):
 def _next_turn(st):
     """Move to the next king of the current row, or to the next round, or end the game."""
     slot = st[ST_SLOT] + 1
-    while slot < 4 and st[ST_CUR_OWNER + slot] < 0:
-        slot += 1
-    if slot < 4:
-        st[ST_SLOT] = slot
-        st[ST_PLAYER] = st[ST_CUR_OWNER + slot]
-        st[ST_PHASE] = PHASE_PLACE
-        return
-    if st[ST_NEW_ROW] == 0:
-        st[ST_PHASE] = PHASE_OVER
-        st[ST_PLAYER] = -1
-        st[ST_SLOT] = -1
-        return
-    for j in range(4):
-        st[ST_CUR_ROW + j] = st[ST_NEW_ROW + j]
-        st[ST_CUR_OWNER + j] = st[ST_NEW_OWNER + j]
-    _draw_row(st)
-    st[ST_ROUND] += 1
-    st[ST_SLOT] = -1
-    _next_turn(st)
+    while True:
+        while slot < 4 and st[ST_CUR_OWNER + slot] < 0:
+            slot += 1
+        if slot < 4:
+            st[ST_SLOT] = slot
+            st[ST_PLAYER] = st[ST_CUR_OWNER + slot]
+            st[ST_PHASE] = PHASE_PLACE
+            return
+        if st[ST_NEW_ROW] == 0:
+            st[ST_PHASE] = PHASE_OVER
+            st[ST_PLAYER] = -1
+            st[ST_SLOT] = -1
+            return
+        for j in range(4):
+            st[ST_CUR_ROW + j] = st[ST_NEW_ROW + j]
+            st[ST_CUR_OWNER + j] = st[ST_NEW_OWNER + j]
+        _draw_row(st)
+        st[ST_ROUND] += 1
+        slot = 0
 
 
 @njit(cache=True)
@@ -543,7 +542,7 @@ def playout_random(bits, bbox, st, scr, rng):
 def score_game(bits, bbox, st, scr, res):
     """Every player's score by the game's rules into res int64[players, RES_COLS]."""
     for p in range(st[ST_PLAYERS]):
-        points, largest, crowns = score_territories(bits[p], bbox[p], scr)
+        points, largest, crowns = score_territories(bits[p], bbox[p])
         bonus = bonus_points(bbox[p], st[ST_SIZE], st[ST_FLAGS], st[ST_DISCARDS + p] == 0)
         res[p, RES_TOTAL] = points + bonus
         res[p, RES_TERRITORIES] = points
@@ -602,7 +601,7 @@ def random_games(header, n_games, rng, res):
     bits = np.zeros((players, PLANES, G), dtype=np.int64)
     bbox = np.zeros((players, 4), dtype=np.int64)
     st = np.zeros(ST_LEN, dtype=np.int64)
-    scr = np.zeros((SCRATCH_ROWS, G + 2), dtype=np.int64)
+    scr = np.zeros((SCRATCH_ROWS, G), dtype=np.int64)
     one = np.zeros((players, RES_COLS), dtype=np.int64)
     for _ in range(n_games):
         st[:ST_CUR_ROW] = header

@@ -58,7 +58,7 @@ class _Table:
     history: list[int]
 
     def _scratch(self):
-        return np.zeros((K.SCRATCH_ROWS, K.G + 2), dtype=np.int64)
+        return np.zeros((K.SCRATCH_ROWS, K.G), dtype=np.int64)
 
     @property
     def n_players(self) -> int:

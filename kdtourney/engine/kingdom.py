@@ -67,7 +67,7 @@ class Kingdom:
         self.size = size
         self._bits = np.zeros((K.PLANES, K.G), dtype=np.int64)
         self._bbox = np.zeros(4, dtype=np.int64)
-        self._scratch = np.zeros((K.SCRATCH_ROWS, K.G + 2), dtype=np.int64)
+        self._scratch = np.zeros((K.SCRATCH_ROWS, K.G), dtype=np.int64)
         K.clear_kingdom(self._bits, self._bbox)
 
     @classmethod
@@ -144,7 +144,7 @@ class Kingdom:
                     raise ValueError(f"line {line_no}, column {j + 1}: {cell!r} is not a cell "
                                      "(C, ., or W/F/L/G/S/M followed by 0-3 crowns)")
                 r, c = i - ci + K.CENTER, j - cj + K.CENTER
-                K._set_square(kingdom._bits, r, c, terrain, int(crowns))
+                K.set_square(kingdom._bits, r, c, terrain, int(crowns))
                 kingdom._bbox[:] = (min(kingdom._bbox[0], r), max(kingdom._bbox[1], r),
                                     min(kingdom._bbox[2], c), max(kingdom._bbox[3], c))
         return kingdom
@@ -209,13 +209,13 @@ class Kingdom:
 
     def score(self, rules=None) -> Score:
         """Score by territories; with `rules`, plus their bonuses (Harmony: a full size x size grid)."""
-        points, largest, crowns = K.score_territories(self._bits, self._bbox, self._scratch)
+        points, largest, crowns = K.score_territories(self._bits, self._bbox)
         bonus = 0
         if rules is not None:
             if rules.size != self.size:
                 raise ValueError(f"rules for {rules.size}x{rules.size} kingdoms do not apply to a "
                                  f"{self.size}x{self.size} kingdom")
-            full = sum(int(K._POPCOUNT[int(m)]) for m in self._bits[K.OCC]) == self.size ** 2
+            full = sum(int(m).bit_count() for m in self._bits[K.OCC]) == self.size ** 2
             bonus = int(K.bonus_points(self._bbox, self.size, flags_of(rules), full))
         return Score(int(points) + bonus, int(points), bonus, int(largest), int(crowns))
 

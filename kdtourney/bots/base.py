@@ -1,0 +1,39 @@
+"""The contract every bot is written against."""
+
+import inspect
+
+from kdtourney.engine import GameView, Rules
+
+
+class Bot:
+    """Base class of every bot.
+
+    Subclass it, set the class attribute `name` (how tournaments call the bot) and implement `act`.
+    Parameters are the keyword arguments of `__init__`, each with a default; `setup` is called
+    before every game with the bot's seat, the rules and a seed that the bot should use for all
+    its randomness, so that a game can be replayed exactly.
+    """
+
+    name: str = ""
+
+    def setup(self, seat: int, rules: Rules, seed: int) -> None:
+        """Called before each game."""
+
+    def act(self, view: GameView) -> int:
+        """Return one element of `view.legal_actions()`."""
+        raise NotImplementedError  # abstract
+
+    @classmethod
+    def description(cls) -> str:
+        """The first line of the class docstring."""
+        doc = inspect.getdoc(cls) if cls.__doc__ else ""
+        return doc.splitlines()[0] if doc else ""
+
+    @classmethod
+    def parameters(cls) -> dict:
+        """{parameter: default} from the keyword arguments of `__init__`."""
+        if cls.__init__ is object.__init__:
+            return {}
+        sig = inspect.signature(cls.__init__)
+        return {p.name: p.default for p in list(sig.parameters.values())[1:]
+                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
