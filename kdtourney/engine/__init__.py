@@ -4,12 +4,31 @@ Public: TILES, Rules, Kingdom, Placement, Score, Game, GameView, the action help
 `_kernels` take and return arrays; search bots may call them directly through `Game.arrays`.
 """
 
-from kdtourney.engine.game import (CLAIM_BASE, DISCARD, Game, GameView, claim_action,
+from kdtourney.engine.game import (CLAIM_BASE, DISCARD, Game, GameView, claim_action, rng_state,
                                    describe_action)
+from kdtourney.engine.game import header_of as game_header
 from kdtourney.engine.kingdom import Kingdom, Placement, Score, decode_placement, encode_placement
 from kdtourney.engine.rules import Rules
 from kdtourney.engine.tiles import TILES, Domino, Half
 
 __all__ = ["TILES", "Domino", "Half", "Rules", "Kingdom", "Placement", "Score", "Game", "GameView",
            "DISCARD", "CLAIM_BASE", "claim_action", "describe_action", "encode_placement",
-           "decode_placement"]
+           "decode_placement", "warm_up"]
+
+
+def warm_up() -> None:
+    """Compile (first run) or load from the cache (later runs) every engine kernel, by playing one
+    random game through the public API. Call it once in a parent process before starting workers."""
+    import numpy as np
+
+    from kdtourney.engine import _kernels
+
+    game = Game(Rules(players=2), seed=0)
+    while not game.is_over:
+        actions = game.legal_actions()
+        game.apply(actions[len(actions) // 2])
+    game.ranking()
+    game.view(0).determinize(0)
+    Kingdom.from_text("C").score(Rules(players=2, harmony=True, middle_kingdom=True))
+    res = np.zeros((2, _kernels.RES_COLS), dtype=np.int64)
+    _kernels.random_games(game_header(Rules(players=2)), 1, rng_state(0), res)
