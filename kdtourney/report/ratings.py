@@ -43,6 +43,7 @@ fits are solved in batches by a damped Newton iteration on (draws x entrants) ar
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -343,14 +344,12 @@ def _bootstrap_draws(pc: PairCounts, n_boot, rng, anchor, prior, n_blocks=None, 
 
 
 def _quantiles(draws, level):
+    """Percentile interval per column, ignoring NaN draws (all-NaN columns give NaN)."""
     a = (1.0 - level) / 2.0
-    with np.errstate(all="ignore"):
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            lo = np.nanquantile(draws, a, axis=0)
-            hi = np.nanquantile(draws, 1.0 - a, axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lo = np.nanquantile(draws, a, axis=0)
+        hi = np.nanquantile(draws, 1.0 - a, axis=0)
     return lo, hi
 
 

@@ -22,6 +22,8 @@ loss, already ranked last); faults are also counted on their own.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -79,8 +81,6 @@ def block_bootstrap_means(
     idx = pd.Index(groups, name=getattr(group, "name", None))
     for c in cols:
         if n_boot > 0:
-            import warnings
-
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 lo = np.nanquantile(draws[c], a, axis=0)
