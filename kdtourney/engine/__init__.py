@@ -5,7 +5,7 @@ Public: TILES, Rules, Kingdom, Placement, Score, Game, GameView, the action help
 """
 
 from kdtourney.engine.game import (CLAIM_BASE, DISCARD, Game, GameView, claim_action, rng_state,
-                                   describe_action)
+                                   describe_action, rank_scores)
 from kdtourney.engine.game import header_of as game_header
 from kdtourney.engine.kingdom import Kingdom, Placement, Score, decode_placement, encode_placement
 from kdtourney.engine.rules import Rules
@@ -13,7 +13,7 @@ from kdtourney.engine.tiles import TILES, Domino, Half
 
 __all__ = ["TILES", "Domino", "Half", "Rules", "Kingdom", "Placement", "Score", "Game", "GameView",
            "DISCARD", "CLAIM_BASE", "claim_action", "describe_action", "encode_placement",
-           "decode_placement", "warm_up"]
+           "decode_placement", "rank_scores", "warm_up"]
 
 
 def warm_up() -> None:

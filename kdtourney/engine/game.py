@@ -151,9 +151,7 @@ class _Table:
 
     def ranking(self) -> list[int]:
         """Every player's rank (1 = best) by score, then the rules' tie-breaks; equals share a rank."""
-        ranks = np.zeros(self.rules.players, dtype=np.int64)
-        K.rank_players(self._results(), self.rules.players, self.rules.tiebreak == "territory", ranks)
-        return ranks.tolist()
+        return _ranks(self._results(), self.rules.tiebreak)
 
     def describe(self, action: int) -> str:
         """Human-readable `action` in the current position."""
@@ -253,6 +251,21 @@ class GameView(_Table):
         return game
 
 
+def rank_scores(scores: list[Score], tiebreak: str = "crowns") -> list[int]:
+    """Ranks (1 = best) of players with these scores: total, then largest territory, then (with
+    tiebreak "crowns") crowns; players still equal share a rank, so a victory can be shared."""
+    res = np.zeros((len(scores), K.RES_COLS), dtype=np.int64)
+    for p, s in enumerate(scores):
+        res[p, K.RES_TOTAL], res[p, K.RES_LARGEST], res[p, K.RES_CROWNS] = s.total, s.largest_territory, s.crowns
+    return _ranks(res, tiebreak)
+
+
+def _ranks(res, tiebreak):
+    ranks = np.zeros(len(res), dtype=np.int64)
+    K.rank_players(res, len(res), tiebreak == "territory", ranks)
+    return ranks.tolist()
+
+
 def header_of(rules: Rules) -> np.ndarray:
     """The kernels' state header (ST_PLAYERS .. ST_FLAGS) for `rules`."""
     header = np.zeros(K.ST_CUR_ROW, dtype=np.int64)
@@ -265,5 +278,5 @@ def header_of(rules: Rules) -> np.ndarray:
     return header
 
 
-__all__ = ["Game", "GameView", "DISCARD", "CLAIM_BASE", "claim_action", "describe_action",
+__all__ = ["Game", "GameView", "DISCARD", "CLAIM_BASE", "claim_action", "describe_action", "rank_scores",
            "encode_placement", "decode_placement", "header_of", "rng_state"]

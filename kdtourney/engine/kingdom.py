@@ -138,9 +138,9 @@ class Kingdom:
             for j, cell in enumerate(cells):
                 if cell in ("C", "."):
                     continue
-                terrain = _LETTER_TERRAIN.get(cell[0].upper())
+                terrain = _LETTER_TERRAIN.get(cell[0])
                 crowns = cell[1:] or "0"
-                if terrain is None or not crowns.isdigit() or int(crowns) > 3:
+                if terrain is None or crowns not in ("0", "1", "2", "3"):
                     raise ValueError(f"line {line_no}, column {j + 1}: {cell!r} is not a cell "
                                      "(C, ., or W/F/L/G/S/M followed by 0-3 crowns)")
                 r, c = i - ci + K.CENTER, j - cj + K.CENTER
