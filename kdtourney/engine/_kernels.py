@@ -220,7 +220,7 @@ def masks_to_actions(scr, out):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def kth_action(scr, k):
     """The k-th (0-based) placement action of the masks in scr rows 0..3, in masks_to_actions order."""
     for d in range(4):
@@ -265,7 +265,7 @@ def set_square(bits, r, c, terrain, crowns):
         near[r + 1] |= bit
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def place(bits, bbox, domino, action):
     """Put `domino` on the squares of place-action `action` (no legality check)."""
     d = action // (G * G)
@@ -342,7 +342,7 @@ def bonus_points(bbox, size, flags, complete):
 # A game
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _draw_row(st):
     """Draw the next row into NEW_ROW, ascending; an empty row when the deck is used up."""
     n = st[ST_ROW_LEN]
@@ -403,7 +403,7 @@ def init_game(bits, bbox, st, rng):
     st[ST_PLAYER] = st[ST_FIRST_ORDER]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _next_turn(st):
     """Move to the next king of the current row, or to the next round, or end the game."""
     slot = st[ST_SLOT] + 1
@@ -428,7 +428,7 @@ def _next_turn(st):
         slot = 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def domino_to_place(st):
     """The domino the acting king places now, 0 outside a place phase."""
     if st[ST_PHASE] != PHASE_PLACE:
@@ -503,7 +503,7 @@ def is_legal(bits, bbox, st, action, scr):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def random_claim(st, rng):
     """A uniformly random claim among the free dominoes of the new row."""
     free = 0
