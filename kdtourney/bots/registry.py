@@ -1,0 +1,491 @@
+"""Finding bots by name, and entrants: a bot with its parameters.
+
+Where bots come from, in this order:
+- the built-in modules (`BUILTIN_MODULES`);
+- bot folders: every `bots_dirs` entry (the command line's `--bots-dir DIR`), then the folders of
+  the environment variable KDTOURNEY_BOTS_DIR (an os.pathsep-separated list), then `./bots/` under
+  the working directory when it exists. Every `*.py` file of such a folder is a bot module, except
+  those whose name starts with `_` or `.`, which are helpers a bot module may import (the folder is on
+  sys.path while its modules are imported, and only then);
+- installed packages, through the entry-point group `kdtourney.bots`: an entry point names a module
+  (its bots are found like a folder module's) or one Bot subclass, e.g. in pyproject.toml
+  `[project.entry-points."kdtourney.bots"] mybots = "mypackage.bots"`.
+
+Every `Bot` subclass with a non-empty `name` defined in such a module joins by that name. A module
+that fails to import is listed in `BotRegistry.broken` and does not stop the others; two bots with
+one name raise DuplicateBotError naming both places.
+
+An entrant is a bot with parameters, written `NAME[:key=value]...`, e.g. `mcts:iterations=2000:c=0.7`.
+Values become int, float, bool (true/false) or str. `BotRegistry.resolve` checks an entrant against
+the bot's parameters and converts the values to the types of their defaults; `BotRegistry.create`
+makes the bot.
+"""
+
+import hashlib
+import importlib
+import inspect
+import linecache
+import os
+import re
+import sys
+import tempfile
+import traceback
+import types
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from kdtourney.bots.base import Bot
+
+BUILTIN_MODULES = ("kdtourney.bots.random_bot", "kdtourney.bots.greedy", "kdtourney.bots.mce",
+                   "kdtourney.bots.mcts", "kdtourney.bots.expectimax")
+ENTRY_POINT_GROUP = "kdtourney.bots"
+ENV_VAR = "KDTOURNEY_BOTS_DIR"
+CWD_FOLDER = "bots"
+BUILT_IN = "built-in"
+
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*\Z")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_INT = re.compile(r"[+-]?\d+\Z")
+_FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
+
+
+class EntrantError(ValueError):
+    """A malformed entrant spec, an unknown bot or parameter, or a bad parameter value."""
+
+
+class DuplicateBotError(ValueError):
+    """Two bots with one name."""
+
+
+class BotsDirError(ValueError):
+    """A bots folder that was asked for does not exist."""
+
+
+# --- entrants ---------------------------------------------------------------------------------
+
+def _parse_value(text: str):
+    if _INT.match(text):
+        return int(text)
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    if _FLOAT.match(text):
+        return float(text)
+    return text
+
+
+def format_value(value) -> str:
+    """A parameter value as written in a spec: true/false, 3, 0.7, text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+@dataclass(frozen=True, eq=False)
+class Entrant:
+    """A bot name with parameters: what plays in a tournament.
+
+    params: (key, value) pairs, sorted by key when the Entrant is made (a dict is accepted too).
+    Two entrants are equal when their canonical `spec` is, so the same bot with the same parameters
+    is one entrant and with different parameters another.
+    """
+
+    name: str
+    params: tuple = field(default=())
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
+            raise EntrantError(f"bad bot name {self.name!r}: use letters, digits, _ . and -")
+        items = self.params.items() if isinstance(self.params, dict) else self.params
+        pairs = {}
+        for key, value in items:
+            if not isinstance(key, str) or not _KEY.match(key):
+                raise EntrantError(f"{self.name}: bad parameter name {key!r}")
+            if key in pairs:
+                raise EntrantError(f"{self.name}: parameter {key} given twice")
+            if not isinstance(value, (bool, int, float, str)):
+                raise EntrantError(f"{self.name}: parameter {key} must be an int, float, bool or "
+                                   f"str, not {type(value).__name__}")
+            if isinstance(value, str) and (not value or ":" in value):
+                raise EntrantError(f"{self.name}: parameter {key} has the value {value!r}; a value "
+                                   "must be non-empty and cannot contain ':'")
+            pairs[key] = value
+        object.__setattr__(self, "params", tuple(sorted(pairs.items())))
+
+    @property
+    def spec(self) -> str:
+        """The canonical spec `name:k=v:...`, keys sorted."""
+        return ":".join([self.name] + [f"{k}={format_value(v)}" for k, v in self.params])
+
+    @property
+    def kwargs(self) -> dict:
+        """The parameters as keyword arguments for the bot's constructor."""
+        return dict(self.params)
+
+    def __eq__(self, other):
+        return isinstance(other, Entrant) and other.spec == self.spec
+
+    def __hash__(self):
+        return hash(self.spec)
+
+    def __str__(self):
+        return self.spec
+
+
+def parse_entrant(spec) -> Entrant:
+    """`NAME[:key=value]...` -> Entrant; values become int, float, bool (true/false) or str.
+
+    An Entrant is returned as it is. A malformed spec raises EntrantError.
+    """
+    if isinstance(spec, Entrant):
+        return spec
+    if not isinstance(spec, str):
+        raise EntrantError(f"an entrant is a string NAME[:key=value]..., not {spec!r}")
+    name, *parts = spec.strip().split(":")
+    if not name.strip():
+        raise EntrantError(f"bad entrant {spec!r}: the bot name is missing (NAME[:key=value]...)")
+    params = {}
+    for part in parts:
+        key, eq, value = part.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq or not key or not value:
+            raise EntrantError(f"bad entrant {spec!r}: {part!r} is not key=value")
+        if key in params:
+            raise EntrantError(f"bad entrant {spec!r}: parameter {key} given twice")
+        params[key] = _parse_value(value)
+    return Entrant(name.strip(), params)
+
+
+# --- discovery --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BotInfo:
+    """An available bot. origin: "built-in", a file path, or "entry point NAME (dist)"."""
+
+    name: str
+    cls: type
+    origin: str
+    description: str
+    parameters: dict
+
+
+@dataclass(frozen=True)
+class BrokenModule:
+    """A bot module that could not be imported, with the error's last line."""
+
+    origin: str
+    error: str
+
+
+def _error_line(exc: BaseException, origin: str | None = None) -> str:
+    """'ZeroDivisionError: division by zero (line 3)'; the line is the last one in `origin`."""
+    if isinstance(exc, SyntaxError):
+        return f"{type(exc).__name__}: {exc.msg} (line {exc.lineno})"
+    text = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    if origin is not None:
+        lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == origin]
+        if lines:
+            text += f" (line {lines[-1]})"
+    return text
+
+
+def module_name_for(origin: str) -> str:
+    """The name a folder module is imported under: unique per file path, the same in every process."""
+    stem = re.sub(r"\W", "_", Path(origin).stem)
+    digest = hashlib.sha1(origin.encode("utf-8")).hexdigest()[:10]
+    return f"kdtourney_userbots_{digest}_{stem}"
+
+
+def _exec_file(path: Path, origin: str, source: str) -> types.ModuleType:
+    """Import the file `path` (text `source`) as a fresh module whose file is `origin`."""
+    name = module_name_for(origin)
+    module = types.ModuleType(name)
+    module.__file__ = origin
+    if str(path) != origin:  # loaded from shipped source: let tracebacks show its lines
+        linecache.cache[origin] = (len(source), None, source.splitlines(True), origin)
+    folder = str(path.parent)
+    sys.modules[name] = module
+    sys.path.insert(0, folder)
+    try:
+        exec(compile(source, origin, "exec"), module.__dict__)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)
+    return module
+
+
+def _bot_classes(module: types.ModuleType, submodules: bool = False) -> list[type]:
+    """The Bot subclasses with a name defined in `module` (or, with submodules, in its package)."""
+    found = []
+    for obj in vars(module).values():
+        if not (inspect.isclass(obj) and issubclass(obj, Bot) and obj is not Bot):
+            continue
+        home = obj.__module__ or ""
+        if not (home == module.__name__ or (submodules and home.startswith(module.__name__ + "."))):
+            continue
+        if getattr(obj, "name", "") and not inspect.isabstract(obj) and obj not in found:
+            found.append(obj)
+    return found
+
+
+def _entry_points():
+    return metadata.entry_points(group=ENTRY_POINT_GROUP)
+
+
+class BotRegistry:
+    """Every available bot by name; discovery happens here, when the registry is built.
+
+    bots_dirs: folders of bot modules, searched first; env: also the folders of KDTOURNEY_BOTS_DIR;
+    cwd: also `./bots/` when it exists; entry_points: also installed packages' `kdtourney.bots`
+    entry points. A folder that was asked for and does not exist raises BotsDirError; two bots
+    with one name raise DuplicateBotError.
+    """
+
+    def __init__(self, bots_dirs=(), *, env: bool = True, cwd: bool = True,
+                 entry_points: bool = True):
+        self._reset()
+        folders = self._folders(bots_dirs, env, cwd)
+        self._load_builtins()
+        for folder in folders:
+            self._load_folder(folder, str(folder))
+        if entry_points:
+            self._load_entry_points()
+
+    def _reset(self):
+        self._bots: dict[str, BotInfo] = {}
+        self._broken: list[BrokenModule] = []
+        self._broken_by_stem: dict[str, BrokenModule] = {}
+        self._sources: dict[str, str] = {}
+
+    @classmethod
+    def from_sources(cls, files: dict, *, entry_points: bool = True) -> "BotRegistry":
+        """A registry of the built-ins, the folder modules shipped as `files` ({origin path: text},
+        from `source_files()`) and, with entry_points, the installed entry points: how a remote
+        worker gets the bots of the process that scheduled the games.
+
+        The files are written to a temporary folder per original folder (so helper imports between
+        them work) and imported under the names and origins they had in the original process.
+        """
+        registry = cls.__new__(cls)
+        registry._reset()
+        registry._load_builtins()
+        by_folder: dict[str, list[str]] = {}
+        for origin in files:
+            by_folder.setdefault(os.path.dirname(origin), []).append(origin)
+        with tempfile.TemporaryDirectory(prefix="kdtourney-bots-") as tmp:
+            for i, (folder, origins) in enumerate(by_folder.items()):
+                local = Path(tmp, str(i))
+                local.mkdir()
+                for origin in origins:
+                    Path(local, os.path.basename(origin)).write_text(files[origin], encoding="utf-8")
+                registry._load_folder(local, folder)
+        if entry_points:
+            registry._load_entry_points()
+        return registry
+
+    # what a registry offers
+
+    @property
+    def bots(self) -> dict[str, BotInfo]:
+        """{name: BotInfo} of every available bot: built-ins first, then in discovery order."""
+        return dict(self._bots)
+
+    @property
+    def broken(self) -> list[BrokenModule]:
+        """The bot modules that failed to import."""
+        return list(self._broken)
+
+    def source_files(self) -> dict[str, str]:
+        """{origin path: text} of every `.py` file of the bot folders used (helpers included), as
+        read when the registry was built; `BotRegistry.from_sources` rebuilds the bots from it."""
+        return dict(self._sources)
+
+    def resolve(self, spec) -> Entrant:
+        """The Entrant of `spec` checked against its bot: known bot, known parameters, values of
+        the types of their defaults (an int where a float is expected becomes a float; a value where
+        a str is expected becomes its text). Raises EntrantError with a one-line message."""
+        entrant = parse_entrant(spec)
+        info = self._bots.get(entrant.name)
+        if info is None:
+            raise EntrantError(self._unknown_bot(entrant.name))
+        params = info.parameters
+        converted = []
+        for key, value in entrant.params:
+            if key not in params:
+                valid = ", ".join(f"{k}={_show(v)}" for k, v in params.items())
+                raise EntrantError(f"{info.name} has no parameter {key!r}; "
+                                   + (f"its parameters: {valid}" if valid else "it takes no parameters"))
+            converted.append((key, _convert(info.name, key, value, params[key])))
+        return Entrant(info.name, tuple(converted))
+
+    def create(self, spec) -> Bot:
+        """A new instance of the bot of `spec` (a string or an Entrant) with its parameters."""
+        entrant = self.resolve(spec)
+        try:
+            return self._bots[entrant.name].cls(**entrant.kwargs)
+        except (TypeError, ValueError) as exc:
+            raise EntrantError(f"{entrant.spec}: {exc}") from exc
+
+    def __contains__(self, name) -> bool:
+        return name in self._bots
+
+    def __repr__(self):
+        return f"BotRegistry(bots={sorted(self._bots)}, broken={len(self._broken)})"
+
+    # discovery
+
+    @staticmethod
+    def _folders(bots_dirs, env, cwd) -> list[Path]:
+        if isinstance(bots_dirs, (str, os.PathLike)):
+            bots_dirs = [bots_dirs]
+        asked = [(Path(d), "") for d in bots_dirs]
+        if env:
+            asked += [(Path(d), f" (from {ENV_VAR})")
+                      for d in os.environ.get(ENV_VAR, "").split(os.pathsep) if d.strip()]
+        folders = []
+        for folder, where in asked:
+            if not folder.is_dir():
+                what = "is not a folder" if folder.exists() else "does not exist"
+                raise BotsDirError(f"bots folder {str(folder)!r}{where} {what}")
+            folders.append(folder.resolve())
+        if cwd and Path(CWD_FOLDER).is_dir():
+            folders.append(Path(CWD_FOLDER).resolve())
+        return list(dict.fromkeys(folders))  # the same folder twice is searched once
+
+    def _load_builtins(self):
+        for name in BUILTIN_MODULES:
+            try:
+                module = importlib.import_module(name)
+            except Exception as exc:
+                self._add_broken(f"{name} ({BUILT_IN})", _error_line(exc), name.rsplit(".", 1)[-1])
+                continue
+            for cls in _bot_classes(module):
+                self._add(cls, BUILT_IN)
+
+    def _load_folder(self, folder: Path, origin_folder: str):
+        for path in sorted(folder.glob("*.py")):
+            origin = os.path.join(origin_folder, path.name)
+            try:
+                source = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                self._add_broken(origin, _error_line(exc), path.stem)
+                continue
+            self._sources[origin] = source
+            if path.name.startswith(("_", ".")):
+                continue
+            try:
+                module = _exec_file(path, origin, source)
+            except (Exception, SystemExit) as exc:  # a bot module's failure is reported, not fatal
+                self._add_broken(origin, _error_line(exc, origin), path.stem)
+                continue
+            for cls in _bot_classes(module):
+                self._add(cls, origin)
+
+    def _load_entry_points(self):
+        try:
+            points = list(_entry_points())
+        except Exception as exc:  # a broken installation should not hide the other bots
+            self._add_broken(f"entry points {ENTRY_POINT_GROUP}", _error_line(exc), "")
+            return
+        for point in points:
+            dist = getattr(getattr(point, "dist", None), "name", None)
+            origin = f"entry point {point.name}" + (f" ({dist})" if dist else "")
+            try:
+                obj = point.load()
+            except Exception as exc:
+                self._add_broken(origin, _error_line(exc), point.name)
+                continue
+            if inspect.ismodule(obj):
+                classes = _bot_classes(obj, submodules=True)
+            elif inspect.isclass(obj) and issubclass(obj, Bot) and getattr(obj, "name", ""):
+                classes = [obj]
+            else:
+                self._add_broken(origin, f"{point.value} is neither a module nor a Bot subclass "
+                                         "with a name", point.name)
+                continue
+            if not classes:
+                self._add_broken(origin, f"module {point.value} defines no Bot subclass with a name",
+                                 point.name)
+            for cls in classes:
+                self._add(cls, origin)
+
+    def _add_broken(self, origin: str, error: str, stem: str):
+        broken = BrokenModule(origin, error)
+        self._broken.append(broken)
+        if stem:
+            self._broken_by_stem.setdefault(stem, broken)
+
+    def _add(self, cls: type, origin: str):
+        name = cls.name
+        if not isinstance(name, str) or not _NAME.match(name):
+            self._add_broken(origin, f"{cls.__qualname__}.name is {name!r}: a bot name is letters, "
+                                     "digits, _ . and -", "")
+            return
+        try:
+            parameters = cls.parameters()
+        except (TypeError, ValueError) as exc:
+            self._add_broken(origin, f"{cls.__qualname__}: cannot read its parameters: {exc}", name)
+            return
+        missing = [k for k, v in parameters.items() if v is inspect.Parameter.empty]
+        if missing:
+            self._add_broken(origin, f"{cls.__qualname__}: every parameter needs a default; "
+                                     f"{', '.join(missing)} has none", name)
+            return
+        old = self._bots.get(name)
+        if old is not None:
+            if old.cls is cls:  # the same class reached twice (e.g. an entry point to a built-in)
+                return
+            raise DuplicateBotError(f"two bots are named {name!r}: {_where(old.cls, old.origin)} "
+                                    f"and {_where(cls, origin)}")
+        self._bots[name] = BotInfo(name, cls, origin, cls.description(), parameters)
+
+    def _unknown_bot(self, name: str) -> str:
+        text = f"unknown bot {name!r}; available: {', '.join(sorted(self._bots)) or 'none'}"
+        broken = self._broken_by_stem.get(name)
+        if broken is not None:
+            text += f" ({broken.origin} failed to import: {broken.error})"
+        return text
+
+
+def _where(cls: type, origin: str) -> str:
+    if origin == BUILT_IN:
+        return f"{cls.__module__}.{cls.__qualname__} (built-in)"
+    return f"{cls.__qualname__} in {origin}"
+
+
+def _show(value) -> str:
+    return format_value(value) if isinstance(value, (bool, int, float, str)) else repr(value)
+
+
+def _convert(bot: str, key: str, value, default):
+    """`value` as the type of `default` for int, float, bool and str defaults; EntrantError if it
+    cannot be."""
+    def bad(expected):
+        return EntrantError(f"{bot}: parameter {key} expects {expected} (default {_show(default)}), "
+                            f"not {format_value(value)!r}")
+
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise bad("true or false")
+        return value
+    if isinstance(default, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad("an integer")
+        return value
+    if isinstance(default, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise bad("a number")
+        return float(value)
+    if isinstance(default, str):
+        return format_value(value)
+    return value
+
+
+__all__ = ["BotRegistry", "BotInfo", "BrokenModule", "Entrant", "EntrantError", "DuplicateBotError",
+           "BotsDirError", "parse_entrant", "format_value", "BUILTIN_MODULES", "ENTRY_POINT_GROUP",
+           "ENV_VAR"]
