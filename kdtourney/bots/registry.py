@@ -452,6 +452,32 @@ class BotRegistry:
         return text
 
 
+def listing(registry: BotRegistry) -> str:
+    """The text `kdtourney bots` prints: every bot with its description, origin and parameters,
+    then the broken modules with their errors. Paths under the working directory are shown
+    relative to it."""
+    def short(origin):
+        if os.path.isabs(origin):
+            rel = os.path.relpath(origin)
+            return origin if rel.startswith("..") else rel
+        return origin
+
+    bots = registry.bots
+    width = max((len(name) for name in bots), default=0) + 2
+    pad = " " * width
+    lines = [f"{len(bots)} bot(s):" if bots else "No bots found."]
+    for name, info in bots.items():
+        lines.append(f"  {name:<{width}}{info.description or '(no description)'}")
+        lines.append(f"  {pad}from: {short(info.origin)}")
+        if info.parameters:
+            params = " ".join(f"{k}={_show(v)}" for k, v in info.parameters.items())
+            lines.append(f"  {pad}parameters: {params}")
+    if registry.broken:
+        lines += ["", f"{len(registry.broken)} broken module(s):"]
+        lines += [f"  {short(b.origin)}: {b.error}" for b in registry.broken]
+    return "\n".join(lines)
+
+
 def _where(cls: type, origin: str) -> str:
     if origin == BUILT_IN:
         return f"{cls.__module__}.{cls.__qualname__} (built-in)"
@@ -487,5 +513,5 @@ def _convert(bot: str, key: str, value, default):
 
 
 __all__ = ["BotRegistry", "BotInfo", "BrokenModule", "Entrant", "EntrantError", "DuplicateBotError",
-           "BotsDirError", "parse_entrant", "format_value", "BUILTIN_MODULES", "ENTRY_POINT_GROUP",
+           "BotsDirError", "parse_entrant", "format_value", "listing", "BUILTIN_MODULES", "ENTRY_POINT_GROUP",
            "ENV_VAR"]
