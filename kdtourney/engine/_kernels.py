@@ -168,9 +168,8 @@ def legal_masks(bits, bbox, size, domino, scr):
     ta = TILE_TERRAIN[domino, 0]
     tb = TILE_TERRAIN[domino, 1]
     symmetric = ta == tb and TILE_CROWNS[domino, 0] == TILE_CROWNS[domino, 1]
-    near_a = bits[NEAR + ta]
-    near_b = bits[NEAR + tb]
-    occ = bits[OCC]
+    na_plane = NEAR + ta
+    nb_plane = NEAR + tb
     r0 = max(bbox[1] - size + 1, 0)
     r1 = min(bbox[0] + size - 1, G - 1)
     c0 = max(bbox[3] - size + 1, 0)
@@ -180,15 +179,15 @@ def legal_masks(bits, bbox, size, domino, scr):
     scr[WINDOW, 1] = r1
     n = 0
     e_above = 0
-    e = ~occ[r0] & window
+    e = ~bits[OCC, r0] & window
     for r in range(r0, r1 + 1):
-        e_below = ~occ[r + 1] & window if r < r1 else 0
-        na = near_a[r]
-        nb = near_b[r]
+        e_below = ~bits[OCC, r + 1] & window if r < r1 else 0
+        na = bits[na_plane, r]
+        nb = bits[nb_plane, r]
         m = e & (e >> 1) & (na | (nb >> 1))
         scr[0, r] = m
         n += popcount(m)
-        m = e & e_below & (na | near_b[r + 1]) if r < r1 else 0
+        m = e & e_below & (na | bits[nb_plane, r + 1]) if r < r1 else 0
         scr[1, r] = m
         n += popcount(m)
         if symmetric:
@@ -198,7 +197,7 @@ def legal_masks(bits, bbox, size, domino, scr):
             m = e & (e << 1) & (na | (nb << 1))
             scr[2, r] = m
             n += popcount(m)
-            m = e & e_above & (na | near_b[r - 1]) if r > r0 else 0
+            m = e & e_above & (na | bits[nb_plane, r - 1]) if r > r0 else 0
             scr[3, r] = m
             n += popcount(m)
         e_above = e
