@@ -1,0 +1,161 @@
+"""`greedy`: the "full greedy" player of Gedda, Lagerkvist and Butler (2018), and the helpers the
+search bots share (budgets, parameter checks, candidate moves).
+
+A turn is two engine decisions, place then claim. Greedy (and the search bots) decide the whole
+turn at the place decision, a (placement, claim) combination, and remember the claim; at the claim
+decision they play it if the position is the one they expected, and decide afresh otherwise.
+"""
+
+import time as _time
+
+import numpy as np
+
+from kdtourney.bots import _kernels as BK
+from kdtourney.bots.base import Bot
+from kdtourney.engine import _kernels as K
+from kdtourney.engine.game import rng_state
+
+_COMBOS = 4 * K.MAX_ACTIONS
+
+
+class Candidates:
+    """The moves a bot chooses between at one decision, ranked by the full greedy's keys.
+
+    places[i]: a place action, DISCARD, or -1 (a claim decision); claims[i]: a claim action or -1
+    (the last round); keys[i]: the greedy key (larger is better, see bots/_kernels.py).
+    """
+
+    def __init__(self, places, claims, keys):
+        self.places = places
+        self.claims = claims
+        self.keys = keys
+
+    def __len__(self):
+        return len(self.keys)
+
+    def top(self, k):
+        """The k best by greedy key (stable: ties keep their order); all when k <= 0."""
+        if k <= 0 or k >= len(self):
+            return self
+        order = np.argsort(-self.keys, kind="stable")[:k]
+        return Candidates(self.places[order].copy(), self.claims[order].copy(), self.keys[order].copy())
+
+
+def candidates(view, work) -> Candidates:
+    """Every whole-turn move of the player to act: (placement, claim) combinations at a place
+    decision, single claims at a claim decision."""
+    bits, bbox, st = view.arrays
+    if st[K.ST_PHASE] == K.PHASE_PLACE:
+        places = np.empty(_COMBOS, dtype=np.int64)
+        claims = np.empty(_COMBOS, dtype=np.int64)
+        keys = np.empty(_COMBOS, dtype=np.int64)
+        n = BK.greedy_combos(bits, bbox, st, places, claims, keys, *work)
+        return Candidates(places[:n].copy(), claims[:n].copy(), keys[:n].copy())
+    claims = np.empty(4, dtype=np.int64)
+    keys = np.empty(4, dtype=np.int64)
+    if st[K.ST_ROUND] == 0:  # first claim: crowns on one half (the greedy's rule) as the key
+        n = BK.free_claims(st, claims)
+        for j in range(n):
+            d = claims[j] - K.CLAIM_BASE
+            keys[j] = max(K.TILE_CROWNS[d, 0], K.TILE_CROWNS[d, 1])
+    else:
+        n = BK.claim_keys(bits, bbox, st, claims, keys, *work)
+    return Candidates(np.full(n, -1, dtype=np.int64), claims[:n].copy(), keys[:n].copy())
+
+
+class TurnPlan:
+    """Remembers the claim chosen with a placement, for the claim decision that follows."""
+
+    def __init__(self):
+        self.expect = None
+
+    def remember(self, view, place, claim):
+        self.expect = (len(view.history) + 1, int(place), int(claim)) if claim >= 0 else None
+
+    def recall(self, view):
+        """The remembered claim when the view is the position right after the remembered place."""
+        expect, self.expect = self.expect, None
+        if expect is None or view.phase != "claim":
+            return None
+        length, place, claim = expect
+        if len(view.history) == length and view.history[-1] == place and claim in view.legal_actions():
+            return claim
+        return None
+
+
+def check_budget(iterations, time):
+    """Validated (iterations, time): exactly one per decision budget."""
+    if time is not None:
+        if isinstance(time, bool) or not isinstance(time, (int, float)) or not time > 0:
+            raise ValueError(f"time must be a positive number of seconds per decision, not {time!r}")
+        return None, float(time)
+    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
+        raise ValueError(f"iterations must be a positive int, not {iterations!r}")
+    return iterations, None
+
+
+def check_choice(what, value, choices):
+    if value not in choices:
+        raise ValueError(f"{what} must be one of {', '.join(choices)}, not {value!r}")
+    return choices[value]
+
+
+def check_number(what, value, low=0.0, integer=False):
+    ok = not isinstance(value, bool) and isinstance(value, int if integer else (int, float)) and value >= low
+    if not ok:
+        kind = "an int" if integer else "a number"
+        raise ValueError(f"{what} must be {kind} >= {low}, not {value!r}")
+    return value
+
+
+def run_budget(step, iterations, time, chunk0):
+    """Call step(start, count) until `iterations` units are done, or until `time` seconds have
+    passed (units in growing chunks, so that the clock is read rarely). Returns the units done."""
+    if time is None:
+        step(0, iterations)
+        return iterations
+    deadline = _time.perf_counter() + time
+    done = 0
+    chunk = max(1, chunk0)
+    while True:
+        t0 = _time.perf_counter()
+        step(done, chunk)
+        done += chunk
+        now = _time.perf_counter()
+        left = deadline - now
+        if left <= 0:
+            return done
+        rate = chunk / max(now - t0, 1e-6)
+        chunk = max(1, min(int(rate * left * 0.9), 4 * chunk))
+        if chunk < 1 or left < 2e-4:
+            return done
+
+
+class GreedyBot(Bot):
+    """The study's full greedy: best score over every placement x claim combination, no search."""
+
+    name = "greedy"
+
+    def __init__(self):
+        self._work = BK.work_buffers()
+        self._plan = TurnPlan()
+        self._rng = rng_state(0)
+
+    def setup(self, seat, rules, seed):
+        self._rng = rng_state(seed)
+        self._plan = TurnPlan()
+
+    def act(self, view):
+        bits, bbox, st = view.arrays
+        if st[K.ST_PHASE] == K.PHASE_CLAIM:
+            claim = self._plan.recall(view)
+            if claim is not None:
+                return claim
+            if st[K.ST_ROUND] == 0:
+                return int(BK.first_claim(st, self._rng))
+        cand = candidates(view, self._work)
+        i = int(BK.argmax_random(cand.keys, len(cand), self._rng))
+        if cand.places[i] < 0:
+            return int(cand.claims[i])
+        self._plan.remember(view, cand.places[i], cand.claims[i])
+        return int(cand.places[i])
