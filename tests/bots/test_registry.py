@@ -1,0 +1,423 @@
+"""The bot registry: discovery in folders, the environment and ./bots, entry points; broken and
+duplicate modules; entrant specs; shipping folder modules to a worker."""
+
+import os
+import pickle
+import shutil
+import sys
+import textwrap
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from kdtourney.bots import registry as registry_module
+from kdtourney.bots.registry import (BotRegistry, BotsDirError, DuplicateBotError, Entrant,
+                                     EntrantError, parse_entrant)
+from kdtourney.bots.random_bot import RandomBot
+
+BOT = '''
+from kdtourney.bots import Bot
+
+
+class {cls}(Bot):
+    """{doc}
+
+    More text that is not the description.
+    """
+
+    name = "{name}"
+
+    def __init__(self, depth: int = 2, c: float = 0.5, greedy: bool = False, policy: str = "random"):
+        self.depth, self.c, self.greedy, self.policy = depth, c, greedy, policy
+
+    def act(self, view):
+        return view.legal_actions()[0]
+'''
+
+
+def write_bot(folder: Path, filename: str, name: str, cls: str = "TmpBot", doc: str = "A test bot.",
+              extra: str = "") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / filename
+    path.write_text(BOT.format(cls=cls, name=name, doc=doc) + textwrap.dedent(extra))
+    return path
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    """No KDTOURNEY_BOTS_DIR from outside; a working directory without ./bots; of the built-ins
+    only `random` (the search bots are tested on their own)."""
+    monkeypatch.delenv("KDTOURNEY_BOTS_DIR", raising=False)
+    monkeypatch.setattr(registry_module, "BUILTIN_MODULES", ("kdtourney.bots.random_bot",))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return work
+
+
+def local(bots_dirs=(), **kw):
+    """A registry of built-ins and the given folders only."""
+    return BotRegistry(bots_dirs, env=False, cwd=False, entry_points=False, **kw)
+
+
+# --- discovery --------------------------------------------------------------------------------
+
+def test_builtin_random_is_always_there():
+    reg = local()
+    info = reg.bots["random"]
+    assert info.cls is RandomBot and info.origin == "built-in"
+    assert info.description == "Uniform over the legal actions." and info.parameters == {}
+    assert isinstance(reg.create("random"), RandomBot)
+
+
+def test_bot_module_in_a_bots_dir_is_found_by_name(tmp_path):
+    path = write_bot(tmp_path / "mine", "mybot.py", "tmp-bot", doc="Plays the first action.")
+    reg = local([tmp_path / "mine"])
+    info = reg.bots["tmp-bot"]
+    assert info.origin == str(path.resolve())
+    assert info.description == "Plays the first action."
+    assert info.parameters == {"depth": 2, "c": 0.5, "greedy": False, "policy": "random"}
+    bot = reg.create("tmp-bot:depth=5:greedy=true")
+    assert type(bot) is info.cls and (bot.depth, bot.c, bot.greedy) == (5, 0.5, True)
+    assert "tmp-bot" in reg and "nope" not in reg
+
+
+def test_bots_dir_can_be_a_single_path_string(tmp_path):
+    write_bot(tmp_path / "mine", "mybot.py", "tmp-bot")
+    assert "tmp-bot" in local(str(tmp_path / "mine")).bots
+
+
+def test_environment_variable_is_a_path_list(tmp_path, monkeypatch):
+    write_bot(tmp_path / "a", "one.py", "bot-one")
+    write_bot(tmp_path / "b", "two.py", "bot-two")
+    monkeypatch.setenv("KDTOURNEY_BOTS_DIR", os.pathsep.join([str(tmp_path / "a"), "",
+                                                              str(tmp_path / "b")]))
+    reg = BotRegistry(cwd=False, entry_points=False)
+    assert {"bot-one", "bot-two"} <= set(reg.bots)
+    assert "bot-one" not in BotRegistry(env=False, cwd=False, entry_points=False).bots
+
+
+def test_bots_folder_under_the_working_directory(isolated):
+    assert set(local().bots) == set(BotRegistry(env=False, entry_points=False).bots)  # no ./bots
+    write_bot(isolated / "bots", "here.py", "here-bot")
+    reg = BotRegistry(env=False, entry_points=False)
+    assert reg.bots["here-bot"].origin == str((isolated / "bots" / "here.py").resolve())
+    assert "here-bot" not in BotRegistry(env=False, cwd=False, entry_points=False).bots
+
+
+def test_the_same_folder_twice_is_searched_once(tmp_path, monkeypatch, isolated):
+    write_bot(isolated / "bots", "here.py", "here-bot")
+    monkeypatch.setenv("KDTOURNEY_BOTS_DIR", str(isolated / "bots"))
+    reg = BotRegistry([isolated / "bots", "bots"], entry_points=False)
+    assert "here-bot" in reg.bots
+
+
+def test_missing_folder_is_an_error(tmp_path, monkeypatch):
+    with pytest.raises(BotsDirError, match="'.*nowhere' does not exist"):
+        local([tmp_path / "nowhere"])
+    (tmp_path / "file.py").write_text("")
+    with pytest.raises(BotsDirError, match="is not a folder"):
+        local([tmp_path / "file.py"])
+    monkeypatch.setenv("KDTOURNEY_BOTS_DIR", str(tmp_path / "gone"))
+    with pytest.raises(BotsDirError, match="KDTOURNEY_BOTS_DIR"):
+        BotRegistry(cwd=False, entry_points=False)
+
+
+def test_broken_modules_are_reported_and_do_not_hide_the_good_ones(tmp_path):
+    folder = tmp_path / "mixed"
+    write_bot(folder, "good.py", "good-bot")
+    (folder / "syntax.py").write_text("from kdtourney.bots import Bot\n\nclass X(Bot)\n    pass\n")
+    (folder / "raising.py").write_text("x = 1\n\ny = 1 / 0\n")
+    (folder / "missing_dep.py").write_text("import not_a_module_anywhere_kdt\n")
+    (folder / "exits.py").write_text("import sys\nsys.exit(3)\n")
+    reg = local([folder])
+    assert "good-bot" in reg.bots
+    errors = {Path(b.origin).name: b.error for b in reg.broken}
+    assert set(errors) == {"syntax.py", "raising.py", "missing_dep.py", "exits.py"}
+    assert all(Path(b.origin).parent == folder.resolve() for b in reg.broken)
+    assert errors["syntax.py"].startswith("SyntaxError:") and "(line 3)" in errors["syntax.py"]
+    assert errors["raising.py"] == "ZeroDivisionError: division by zero (line 3)"
+    assert "ModuleNotFoundError" in errors["missing_dep.py"]
+    assert errors["exits.py"].startswith("SystemExit")
+    assert all("\n" not in e for e in errors.values())
+
+
+def test_unknown_bot_points_at_a_broken_module_of_that_name(tmp_path):
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "fancy.py").write_text("raise RuntimeError('no GPU')\n")
+    with pytest.raises(EntrantError, match=r"unknown bot 'fancy'; available: .*random.*"
+                                           r"fancy\.py failed to import: RuntimeError: no GPU"):
+        local([tmp_path / "b"]).create("fancy")
+
+
+def test_missing_builtin_module_is_listed_as_broken(monkeypatch):
+    monkeypatch.setattr(registry_module, "BUILTIN_MODULES",
+                        ("kdtourney.bots.random_bot", "kdtourney.bots.not_written_yet"))
+    reg = local()
+    assert "random" in reg.bots
+    assert [(b.origin, b.error) for b in reg.broken] == [
+        ("kdtourney.bots.not_written_yet (built-in)",
+         "ModuleNotFoundError: No module named 'kdtourney.bots.not_written_yet'")]
+
+
+def test_duplicate_names_name_both_files(tmp_path):
+    a = write_bot(tmp_path / "a", "first.py", "twin", cls="First")
+    b = write_bot(tmp_path / "b", "second.py", "twin", cls="Second")
+    with pytest.raises(DuplicateBotError) as err:
+        local([tmp_path / "a", tmp_path / "b"])
+    message = str(err.value)
+    assert "'twin'" in message and str(a.resolve()) in message and str(b.resolve()) in message
+    assert "First" in message and "Second" in message and "\n" not in message
+
+
+def test_duplicate_of_a_builtin_name(tmp_path):
+    write_bot(tmp_path / "a", "rnd.py", "random")
+    with pytest.raises(DuplicateBotError, match=r"kdtourney.bots.random_bot.RandomBot \(built-in\)"
+                                                r" and TmpBot in .*rnd\.py"):
+        local([tmp_path / "a"])
+
+
+def test_only_named_bot_classes_defined_in_the_module_join(tmp_path):
+    folder = tmp_path / "f"
+    write_bot(folder, "family.py", "child", extra='''
+        from kdtourney.bots.random_bot import RandomBot   # imported: not this module's bot
+
+
+        class Helper(Bot):                                # no name: a base class, not a bot
+            def act(self, view):
+                return view.legal_actions()[-1]
+
+
+        class NotABot:
+            name = "not-a-bot"
+        ''')
+    reg = local([folder])
+    assert set(reg.bots) - set(local().bots) == {"child"}
+    assert reg.broken == local().broken
+
+
+def test_helper_modules_are_importable_but_not_bots_and_leave_sys_path(tmp_path):
+    folder = tmp_path / "withhelper"
+    folder.mkdir()
+    (folder / "_kdt_helper_xyz.py").write_text("FACTOR = 3\n")
+    write_bot(folder, "uses.py", "uses-helper", extra='''
+        import _kdt_helper_xyz
+        DEPTH = _kdt_helper_xyz.FACTOR
+        ''')
+    before = list(sys.path)
+    reg = local([folder])
+    assert sys.path == before
+    assert sys.modules[reg.bots["uses-helper"].cls.__module__].DEPTH == 3
+    assert not any("helper" in b.origin for b in reg.broken)
+
+
+def test_same_file_name_in_two_folders_does_not_clash(tmp_path):
+    one = write_bot(tmp_path / "one", "mybot.py", "bot-a")
+    two = write_bot(tmp_path / "two", "mybot.py", "bot-b")
+    reg = local([one.parent, two.parent])
+    a, b = reg.bots["bot-a"].cls, reg.bots["bot-b"].cls
+    assert a.__module__ != b.__module__
+    assert sys.modules[a.__module__].__file__ == str(one.resolve())
+    assert sys.modules[b.__module__].__file__ == str(two.resolve())
+    assert "mybot" not in sys.modules
+
+
+def test_bot_without_parameter_default_or_with_a_bad_name_is_broken(tmp_path):
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    (folder / "odd.py").write_text(textwrap.dedent('''
+        from kdtourney.bots import Bot
+
+        class NeedsDepth(Bot):
+            name = "needs-depth"
+            def __init__(self, depth):
+                self.depth = depth
+
+        class Colon(Bot):
+            name = "a:b"
+        '''))
+    reg = local([folder])
+    assert "needs-depth" not in reg.bots and "a:b" not in reg.bots
+    errors = " | ".join(b.error for b in reg.broken)
+    assert "depth has none" in errors and "'a:b'" in errors
+
+
+# --- entry points -----------------------------------------------------------------------------
+
+def test_entry_points_name_a_module_or_a_class(tmp_path, monkeypatch):
+    write_bot(tmp_path / "pkgs", "kdt_ep_module.py", "ep-module-bot", cls="ModBot")
+    write_bot(tmp_path / "pkgs", "kdt_ep_class.py", "ep-class-bot", cls="ClassBot")
+    (tmp_path / "pkgs" / "kdt_ep_broken.py").write_text("raise ImportError('needs torch')\n")
+    (tmp_path / "pkgs" / "kdt_ep_empty.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "pkgs"))
+    group = "kdtourney.bots"
+    points = [metadata.EntryPoint("mods", "kdt_ep_module", group),
+              metadata.EntryPoint("one", "kdt_ep_class:ClassBot", group),
+              metadata.EntryPoint("bad", "kdt_ep_broken", group),
+              metadata.EntryPoint("empty", "kdt_ep_empty", group),
+              metadata.EntryPoint("rnd", "kdtourney.bots.random_bot:RandomBot", group)]
+    monkeypatch.setattr(registry_module, "_entry_points", lambda: points)
+    reg = BotRegistry(env=False, cwd=False)
+    assert reg.bots["ep-module-bot"].origin == "entry point mods"
+    assert reg.bots["ep-class-bot"].origin == "entry point one"
+    assert reg.bots["random"].origin == "built-in"  # the same class reached twice is one bot
+    broken = {b.origin: b.error for b in reg.broken}
+    assert broken["entry point bad"] == "ImportError: needs torch"
+    assert "defines no Bot subclass" in broken["entry point empty"]
+    assert "ep-module-bot" not in BotRegistry(env=False, cwd=False, entry_points=False).bots
+
+
+def test_real_builtins_and_entry_points_load_without_crashing(monkeypatch):
+    monkeypatch.undo()  # the real list of built-in modules, whatever state they are in
+    reg = BotRegistry(env=False, cwd=False)
+    assert "random" in reg.bots
+    for name in registry_module.BUILTIN_MODULES:
+        stem = name.rsplit(".", 1)[-1]
+        assert any(info.cls.__module__ == name for info in reg.bots.values()) or \
+            any(b.origin == f"{name} (built-in)" for b in reg.broken), stem
+
+
+# --- entrants ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, value", [
+    ("3", 3), ("-2", -2), ("+7", 7), ("0.7", 0.7), ("2.", 2.0), (".5", 0.5), ("1e-3", 0.001),
+    ("true", True), ("FALSE", False), ("True", True), ("greedy", "greedy"),
+    ("player-greedy", "player-greedy"), ("inf", "inf"), ("1_000", "1_000"), ("a=b", "a=b"),
+])
+def test_parse_entrant_value_types(text, value):
+    entrant = parse_entrant(f"bot:x={text}")
+    assert entrant.kwargs == {"x": value} and type(entrant.kwargs["x"]) is type(value)
+
+
+def test_canonical_spec_sorts_keys_and_identifies_entrants():
+    a = parse_entrant("mcts:iterations=2000:c=0.7")
+    b = parse_entrant(" mcts:c=0.70:iterations=2000 ")
+    assert a.spec == b.spec == "mcts:c=0.7:iterations=2000" == str(a)
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert a != parse_entrant("mcts:iterations=2000:c=0.8") != parse_entrant("mcts")
+    assert a.name == "mcts" and a.params == (("c", 0.7), ("iterations", 2000))
+    assert a.kwargs == {"c": 0.7, "iterations": 2000}
+    assert parse_entrant(a) is a and parse_entrant(a.spec) == a
+    flags = parse_entrant("b:on=TRUE:off=false:word=x")
+    assert flags.spec == "b:off=false:on=true:word=x" and parse_entrant(flags.spec) == flags
+    assert Entrant("mce", {"time": 0.1}).spec == "mce:time=0.1"
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("", "the bot name is missing"),
+    (":c=1", "the bot name is missing"),
+    ("mcts:c", "'c' is not key=value"),
+    ("mcts:=1", "'=1' is not key=value"),
+    ("mcts:c=", "'c=' is not key=value"),
+    ("mcts::c=1", "'' is not key=value"),
+    ("mcts:c=1:c=2", "parameter c given twice"),
+    ("my bot", "bad bot name 'my bot'"),
+    ("mcts:2c=1", "bad parameter name '2c'"),
+])
+def test_malformed_specs(spec, message):
+    with pytest.raises(EntrantError, match=message) as err:
+        parse_entrant(spec)
+    assert isinstance(err.value, ValueError) and "\n" not in str(err.value)
+
+
+def test_entrant_values_must_be_spec_values():
+    with pytest.raises(EntrantError, match="cannot contain ':'"):
+        Entrant("x", {"s": "a:b"})
+    with pytest.raises(EntrantError, match="int, float, bool or str"):
+        Entrant("x", {"s": None})
+
+
+@pytest.fixture
+def reg(tmp_path):
+    write_bot(tmp_path / "b", "tmp.py", "tmp-bot", extra='''
+        class Picky(Bot):
+            name = "picky"
+
+            def __init__(self, mode: str = "fast", budget=None):
+                if mode not in ("fast", "slow"):
+                    raise ValueError(f"mode must be fast or slow, not {mode!r}")
+                self.mode, self.budget = mode, budget
+        ''')
+    return local([tmp_path / "b"])
+
+
+def test_unknown_bot_lists_the_available_ones(reg):
+    with pytest.raises(EntrantError, match=r"^unknown bot 'nope'; available: picky, random, "):
+        reg.create("nope:x=1")
+
+
+def test_unknown_parameter_lists_the_valid_ones_with_defaults(reg):
+    with pytest.raises(EntrantError, match=r"^tmp-bot has no parameter 'deep'; its parameters: "
+                                           r"depth=2, c=0.5, greedy=false, policy=random$"):
+        reg.create("tmp-bot:deep=3")
+    with pytest.raises(EntrantError, match="random has no parameter 'x'; it takes no parameters"):
+        reg.create("random:x=1")
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("tmp-bot:depth=2.5", "parameter depth expects an integer (default 2), not '2.5'"),
+    ("tmp-bot:depth=true", "parameter depth expects an integer (default 2), not 'true'"),
+    ("tmp-bot:c=fast", "parameter c expects a number (default 0.5), not 'fast'"),
+    ("tmp-bot:greedy=1", "parameter greedy expects true or false (default false), not '1'"),
+])
+def test_values_of_the_wrong_type(reg, spec, message):
+    with pytest.raises(EntrantError, match=r"^tmp-bot: " + message.replace("(", r"\(")
+                       .replace(")", r"\)")):
+        reg.create(spec)
+
+
+def test_resolve_converts_to_the_types_of_the_defaults(reg):
+    entrant = reg.resolve("tmp-bot:c=1:policy=3:depth=4")
+    assert entrant.kwargs == {"c": 1.0, "policy": "3", "depth": 4}
+    assert type(entrant.kwargs["c"]) is float and entrant.spec == "tmp-bot:c=1.0:depth=4:policy=3"
+    assert reg.resolve("tmp-bot:c=1.0") == reg.resolve("tmp-bot:c=1")
+    bot = reg.create(entrant)
+    assert (bot.c, bot.policy, bot.depth) == (1.0, "3", 4)
+    assert reg.create("picky:budget=0.5").budget == 0.5  # default None: taken as given
+    assert reg.create("picky:budget=many").budget == "many"
+
+
+def test_constructor_errors_become_entrant_errors(reg):
+    with pytest.raises(EntrantError, match=r"^picky:mode=medium: mode must be fast or slow, not "
+                                           r"'medium'$"):
+        reg.create("picky:mode=medium")
+
+
+# --- shipping folder modules to workers -------------------------------------------------------
+
+def test_from_sources_round_trip(tmp_path):
+    folder = tmp_path / "shipped"
+    folder.mkdir()
+    (folder / "_kdt_ship_helper.py").write_text("BONUS = 7\n")
+    write_bot(folder, "shipbot.py", "ship-bot", extra='''
+        import _kdt_ship_helper
+        BONUS = _kdt_ship_helper.BONUS
+        ''')
+    write_bot(tmp_path / "other", "shipbot.py", "ship-bot-2")
+    (tmp_path / "other" / "broken.py").write_text("1/0\n")
+    here = local([folder, tmp_path / "other"])
+    files = here.source_files()
+    origin = str((folder / "shipbot.py").resolve())
+    assert set(files) == {origin, str((folder / "_kdt_ship_helper.py").resolve()),
+                          str((tmp_path / "other" / "shipbot.py").resolve()),
+                          str((tmp_path / "other" / "broken.py").resolve())}
+    assert files[origin] == (folder / "shipbot.py").read_text()
+    shipped = pickle.dumps(here.create("ship-bot:depth=3"))  # a bot sent to a worker
+
+    shutil.rmtree(folder)  # the worker does not have the files
+    shutil.rmtree(tmp_path / "other")
+    sys.modules.pop("_kdt_ship_helper", None)
+    there = BotRegistry.from_sources(files, entry_points=False)
+    assert set(there.bots) == set(here.bots)
+    assert [(b.origin, b.error) for b in there.broken] == [(b.origin, b.error) for b in here.broken]
+    for name, info in here.bots.items():
+        other = there.bots[name]
+        assert (other.origin, other.description, other.parameters) == \
+            (info.origin, info.description, info.parameters)
+        assert other.cls.__module__ == info.cls.__module__
+    assert sys.modules[there.bots["ship-bot"].cls.__module__].BONUS == 7
+    assert there.source_files() == files
+    # a bot pickled in the scheduling process loads on the worker, as the worker's class
+    copy = pickle.loads(shipped)
+    assert type(copy) is there.bots["ship-bot"].cls and copy.depth == 3
