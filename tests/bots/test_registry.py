@@ -302,6 +302,7 @@ def test_canonical_spec_sorts_keys_and_identifies_entrants():
     flags = parse_entrant("b:on=TRUE:off=false:word=x")
     assert flags.spec == "b:off=false:on=true:word=x" and parse_entrant(flags.spec) == flags
     assert Entrant("mce", {"time": 0.1}).spec == "mce:time=0.1"
+    assert pickle.loads(pickle.dumps(a)) == a  # entrants travel to workers
 
 
 @pytest.mark.parametrize("spec, message", [
