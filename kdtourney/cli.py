@@ -30,3 +30,216 @@ def bots_command(bots_dirs):
     except (BotsDirError, DuplicateBotError) as exc:
         raise _CommandError(str(exc)) from None
     click.echo(listing(registry))
+
+
+# --- run, replay, export (the arena) -------------------------------------------------------------
+
+class _Number(click.ParamType):
+    """An int or float option whose bad value is a one-line error (exit 2), like other bad input."""
+
+    def __init__(self, kind=int, positive=True):
+        self.kind, self.positive = kind, positive
+        self.name = "integer" if kind is int else "number"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, self.kind) and not isinstance(value, bool):
+            number = value
+        else:
+            try:
+                number = self.kind(str(value))
+            except ValueError:
+                raise _CommandError(f"{param.opts[0]} expects {'an' if self.kind is int else 'a'} "
+                                    f"{self.name}, not {value!r}") from None
+        if self.positive and not number > 0:
+            raise _CommandError(f"{param.opts[0]} must be positive, not {value}")
+        if not self.positive and number < 0:
+            raise _CommandError(f"{param.opts[0]} must not be negative, not {value}")
+        return number
+
+
+_TOURNAMENT_OPTIONS = ("bots", "games", "players", "dynasty", "variant", "three_player", "harmony",
+                       "middle_kingdom", "tiebreak", "first_picks", "gauntlet", "lineup", "seed",
+                       "move_time_limit", "out", "name")
+
+
+@main.command("run")
+@click.option("--bots", metavar="SPECS", help="Entrants, comma-separated; parameters with ':', "
+              "e.g. greedy,mcts:iterations=500.")
+@click.option("--games", type=_Number(int), default=100, show_default=True,
+              help="Games in all, rounded up to whole blocks.")
+@click.option("--players", metavar="N[,N]", help="Table size 2, 3 or 4, or a list such as 2,4 "
+              "(blocks alternate). Default 2; a lineup's length.")
+@click.option("--dynasty", is_flag=True, default=False, help="Each table plays three deals in a "
+              "row; the totals decide.")
+@click.option("--variant", metavar="standard|duel", help="duel: Mighty Duel (2 players, 7x7).")
+@click.option("--three-player", metavar="official|bga", help="3-player setup.")
+@click.option("--harmony", is_flag=True, default=None, help="+5 with nothing discarded.")
+@click.option("--middle-kingdom", is_flag=True, default=None, help="+10 with the castle central.")
+@click.option("--tiebreak", metavar="crowns|territory")
+@click.option("--first-picks", metavar="random|abba")
+@click.option("--gauntlet", metavar="CANDIDATE", help="The candidate against every --bots entrant.")
+@click.option("--lineup", metavar="SPECS", help="A fixed table, e.g. greedy,random,random,random.")
+@click.option("--seed", type=_Number(int, positive=False), help="Tournament seed (default: fresh, "
+              "printed and stored; on an existing --out, the stored one).")
+@click.option("--workers", type=_Number(int), help="Worker processes (default: all cores).")
+@click.option("--out", metavar="DIR", help="Tournament folder (default reports/<name>).")
+@click.option("--name", help="Tournament name (default: the bots and a time stamp).")
+@click.option("--bots-dir", "bots_dirs", multiple=True, metavar="DIR",
+              help="A folder of bot modules (repeatable).")
+@click.option("--move-time-limit", type=_Number(float), metavar="SECONDS",
+              help="A decision taking longer forfeits the game.")
+@click.option("--hang-timeout", type=_Number(float), metavar="SECONDS", help="A worker making no "
+              "progress this long is replaced (default 600, or 10x the move time limit).")
+@click.option("--resume", metavar="DIR", help="Finish the tournament stored in DIR.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only errors and the final line.")
+@click.pass_context
+def run_command(ctx, **opts):
+    """Play a tournament: every game stored in DIR/tournament.sqlite as soon as it is finished.
+
+    Formats: round robin over --bots (default), --gauntlet CANDIDATE, or --lineup. Each deal is
+    played under every rotation of the table (a block). Re-running the same command on the same
+    --out, or --resume DIR, plays exactly the missing games.
+    """
+    import datetime
+    from pathlib import Path
+
+    from kdtourney.arena import runner, store, tournament as tour
+    from kdtourney.arena.progress import Reporter
+    from kdtourney.bots.registry import BotRegistry, BotsDirError, DuplicateBotError, EntrantError
+
+    def registry_of(dirs):
+        try:
+            return BotRegistry(dirs)
+        except (BotsDirError, DuplicateBotError) as exc:
+            raise _CommandError(str(exc)) from None
+
+    try:
+        if opts["resume"]:
+            given = [f"--{k.replace('_', '-')}" for k in _TOURNAMENT_OPTIONS
+                     if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE]
+            if given:
+                raise _CommandError(f"--resume DIR plays the stored tournament: drop {given[0]} (or "
+                                    "re-run the whole command with --out DIR)")
+            folder = Path(opts["resume"])
+            config = store.load_config(folder)
+            tournament = tour.Tournament.from_dict(config["tournament"])
+            dirs = opts["bots_dirs"] or [d for d in config.get("meta", {}).get("bots_dirs", [])
+                                         if Path(d).is_dir()]
+            registry = registry_of(dirs)
+            for spec in tournament.specs:
+                try:
+                    registry.resolve(spec)
+                except EntrantError as exc:
+                    raise _CommandError(f"{exc} (needed by the stored tournament; --bots-dir?)") \
+                        from None
+            name = config.get("meta", {}).get("name", folder.name)
+        else:
+            registry = registry_of(opts["bots_dirs"])
+            seed = opts["seed"]
+            if opts["out"]:
+                folder = Path(opts["out"])
+            elif opts["name"]:
+                folder = Path("reports") / opts["name"]
+            else:
+                folder = None
+            if seed is None and folder is not None and store.exists(folder):
+                seed = store.load_config(folder)["tournament"]["seed"]  # same command: same games
+            rules = {k: opts[k] for k in tour.RULE_OPTIONS}
+            tournament = tour.prepare(
+                registry, bots=opts["bots"], players=opts["players"], games=opts["games"],
+                seed=seed, gauntlet=opts["gauntlet"], lineup=opts["lineup"],
+                dynasty=opts["dynasty"], move_time_limit=opts["move_time_limit"], **rules)
+            if folder is None:
+                stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+                folder = Path("reports") / tour.default_name(tournament, stamp)
+            name = opts["name"] or folder.name
+        meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [])
+        outcome = runner.run_tournament(tournament, folder, registry, workers=opts["workers"],
+                                        meta=meta, reporter=Reporter(quiet=opts["quiet"]),
+                                        hang_timeout=opts["hang_timeout"])
+    except (tour.ArenaError, store.StoreError) as exc:
+        raise _CommandError(str(exc)) from None
+    stored = outcome.stored_before + outcome.played
+    if outcome.interrupted:
+        click.echo(f"interrupted: {stored} of {outcome.total} games stored in {folder}; "
+                   f"finish with: kdtourney run --resume {folder}", err=True)
+        ctx.exit(130)
+    if not opts["quiet"]:
+        _print_standings(folder)
+    faults = store.load_faults(folder).shape[0]
+    click.echo(f"{folder}: {stored} games" + (f", {faults} faults" if faults else "")
+               + (f" ({outcome.played} played now)" if outcome.stored_before else ""))
+
+
+def _print_standings(folder):
+    """The standings table at the end of a run (until the HTML report exists)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from kdtourney.arena.store import load_results
+
+    results = load_results(folder)
+    if results.empty:
+        return
+    try:
+        from kdtourney.report.stats import entrant_summary
+        summary = entrant_summary(results, n_boot=500)
+    except ImportError:
+        return
+    try:
+        from kdtourney.report.ratings import bootstrap_elo
+        elo = bootstrap_elo(results, n_boot=300)
+    except Exception:  # ratings are optional here; the table still shows the rest
+        elo = None
+    table = Table(title="standings (means; 95% block-bootstrap intervals)", title_justify="left")
+    columns = ["entrant", "games", "win share", "score", "margin", "Elo"]
+    with_faults = int("faults" in summary and summary["faults"].sum() > 0)
+    for column in columns + ["faults"] * with_faults:
+        table.add_column(column, justify="left" if column == "entrant" else "right", no_wrap=True)
+    for entrant, row in summary.iterrows():
+        rating = "-"
+        if elo is not None and entrant in elo.index:
+            e = elo.loc[entrant]
+            rating = f"{e['elo']:+.0f} [{e['lo']:+.0f}, {e['hi']:+.0f}]"
+        table.add_row(str(entrant), str(int(row["games"])),
+                      f"{row['win_share']:.3f} [{row['win_share_lo']:.2f}, {row['win_share_hi']:.2f}]",
+                      f"{row['score']:.1f}", f"{row['margin']:+.1f}", rating,
+                      *[str(int(row["faults"]))] * with_faults)
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)
+    console.print(table)
+
+
+@main.command("replay")
+@click.argument("folder", metavar="DIR")
+@click.argument("game", type=_Number(int, positive=False))
+def replay_command(folder, game):
+    """Print game GAME of the tournament in DIR move by move, with the final kingdoms."""
+    from kdtourney.arena.replay import replay_text
+    from kdtourney.arena.store import StoreError
+
+    try:
+        click.echo(replay_text(folder, game))
+    except StoreError as exc:
+        raise _CommandError(str(exc)) from None
+
+
+@main.command("export")
+@click.argument("folder", metavar="DIR")
+@click.option("--format", "fmt", metavar="csv|parquet", help="Default: from the file name "
+              "(.parquet), else csv.")
+@click.option("-o", "--output", required=True, metavar="FILE")
+@click.option("--table", default="results", show_default=True, metavar="results|games|faults",
+              help="results: one row per player per game, with the game's block and n_players.")
+def export_command(folder, fmt, output, table):
+    """Write a table of the tournament in DIR to a CSV or Parquet file."""
+    from kdtourney.arena.store import StoreError, export_table
+
+    if fmt is None:
+        fmt = "parquet" if output.lower().endswith((".parquet", ".pq")) else "csv"
+    try:
+        rows = export_table(folder, output, fmt, table)
+    except StoreError as exc:
+        raise _CommandError(str(exc)) from None
+    click.echo(f"{output}: {rows} rows ({table})")

@@ -1,0 +1,238 @@
+"""The game loop: bots play one game (or one dynasty of three deals), with the fairness rules.
+
+Short and separate from scheduling (as OpenSpiel's `evaluate_bots`): `play_match` gets the rules,
+the deal seeds, the bots' setup seeds and one factory per seat, and returns a `MatchResult`.
+
+Contract with the bots
+----------------------
+- A fresh bot instance per seat per game (made by the seat's factory), so no state leaks from one
+  game to the next and a game's result does not depend on which worker played which games before.
+  In a dynasty the instance lives through the three deals.
+- `setup(seat, rules, seed)` before every deal, then `act(game.view(seat))` for *every* decision of
+  the seat, including forced ones (a single legal action, e.g. a discard): the bot sees every
+  position of its game, and the decision counts and times are comparable between bots.
+- Every call of `act` is timed with `time.perf_counter`.
+
+Fairness (wrappers around the bot, never the engine)
+----------------------------------------------------
+A bot whose construction, `setup` or `act` raises (kind 'exception'), whose `act` returns anything
+but one of the legal actions (kind 'illegal'), or whose decision takes longer than the move time
+limit (kind 'timeout') forfeits the game:
+- the fault is recorded (seat, kind, message, which call);
+- from then on the bot is not asked again: its seat plays the first legal action, so the other
+  players finish their game normally and the move list stays a complete, replayable game;
+- the forfeiting player is ranked last (rank = number of players, win share 0), its final score is
+  still recorded; the other players are ranked among themselves by the engine's ranking.
+The runner can also force a fault at a given call of a seat (`forced`): that is how a bot that kills
+or hangs its worker process is made to forfeit when its game is played again (kind 'crash' or
+'timeout').
+
+Dynasty: three deals in a row with the same seats; totals decide. Score, largest territory, crowns
+and discards are summed over the deals; the ranking is by total score, then the summed largest
+territory and (tiebreak "crowns") summed crowns, equal players sharing a rank.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from kdtourney.engine import Game, Rules
+
+EXCEPTION, ILLEGAL, TIMEOUT, CRASH = "exception", "illegal", "timeout", "crash"
+FAULT_KINDS = (EXCEPTION, ILLEGAL, TIMEOUT, CRASH)
+_MESSAGE_LIMIT = 500
+
+
+@dataclass
+class SeatResult:
+    """One player's result in one game (the store's `results` row, without game and entrant)."""
+
+    seat: int
+    score: int = 0
+    rank: int = 0
+    win_share: float = 0.0
+    margin: int = 0
+    largest_territory: int = 0
+    crowns: int = 0
+    discards: int = 0
+    fault: bool = False
+    time_total: float = 0.0
+    time_max: float = 0.0
+    decisions: int = 0
+
+
+@dataclass
+class Fault:
+    """A forfeit: seat, kind (exception, illegal, timeout, crash), one-line message, and the index
+    of the bot call at fault (0 = construction, then setup and act calls in order)."""
+
+    seat: int
+    kind: str
+    message: str
+    call: int
+
+
+@dataclass
+class MatchResult:
+    """moves: the actions of the game (for a dynasty, a list of three such lists); duration in
+    seconds; seats: SeatResult per seat; faults: at most one per seat."""
+
+    moves: list
+    duration: float
+    seats: list
+    faults: list = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return "fault" if self.faults else "ok"
+
+    @property
+    def error(self) -> str | None:
+        """A one-line summary of the faults, None without."""
+        if not self.faults:
+            return None
+        return "; ".join(f"seat {f.seat} {f.kind}: {f.message}" for f in self.faults)[:_MESSAGE_LIMIT]
+
+
+def exception_message(exc: BaseException) -> str:
+    """'ValueError: bad thing (bots/mybot.py:12)': type, message and the innermost frame, one line."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    frames = traceback.extract_tb(exc.__traceback__)
+    if frames:
+        text += f" ({frames[-1].filename}:{frames[-1].lineno})"
+    return text[:_MESSAGE_LIMIT]
+
+
+def _is_action(value, legal) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        return False
+    return int(value) in legal
+
+
+def rank_among(keys: list, faulted: list[bool]) -> list[int]:
+    """Ranks (1 = best) from sortable keys (higher is better): the players without a fault are ranked
+    among themselves, equal keys sharing a rank; faulted players get the last rank (n)."""
+    n = len(keys)
+    ranks = []
+    for i in range(n):
+        if faulted[i]:
+            ranks.append(n)
+        else:
+            ranks.append(1 + sum(1 for j in range(n) if not faulted[j] and keys[j] > keys[i]))
+    return ranks
+
+
+def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequence[int]],
+               factories: Sequence[Callable], *, move_time_limit: float | None = None,
+               forced: dict | None = None, monitor: Callable | None = None) -> MatchResult:
+    """Play one game (one deal seed) or a dynasty (three) and return its result.
+
+    factories: per seat, a callable returning a new Bot. bot_seeds[seat][deal]: setup seeds.
+    forced: {seat: (call, kind, message)}: instead of making call number `call` of that seat, record
+    that fault (used by the runner after a bot killed or hung its worker). monitor(seat, call): told
+    before every call into a bot, and monitor(-1, -1) at the end (the runner's watchdog).
+    """
+    n = rules.players
+    forced = dict(forced or {})
+    started = time.perf_counter()
+    bots = [None] * n
+    calls = [0] * n
+    faults: dict[int, Fault] = {}
+    seats = [SeatResult(seat=s) for s in range(n)]
+
+    def fault(seat, kind, message, at):
+        faults[seat] = Fault(seat, kind, message[:_MESSAGE_LIMIT], at)
+
+    def call(seat, fn, *args):
+        """Call into the bot of `seat`: ("ok", value), ("raised", None) or ("forced", None)."""
+        index = calls[seat]
+        if seat in forced and forced[seat][0] == index:
+            _, kind, message = forced.pop(seat)
+            fault(seat, kind, message, index)
+            return "forced", None
+        calls[seat] += 1
+        if monitor is not None:
+            monitor(seat, index)
+        try:
+            return "ok", fn(*args)
+        except (Exception, SystemExit) as exc:  # a bot's failure is its forfeit, not ours
+            fault(seat, EXCEPTION, exception_message(exc), index)
+            return "raised", None
+
+    for seat in range(n):
+        status, bot = call(seat, factories[seat])
+        bots[seat] = bot if status == "ok" else None
+
+    all_moves = []
+    totals = [[0, 0, 0, 0] for _ in range(n)]  # score, largest territory, crowns, discards
+    for deal, seed in enumerate(deal_seeds):
+        game = Game(rules, seed)
+        for seat in range(n):
+            if seat not in faults:
+                call(seat, bots[seat].setup, seat, rules, int(bot_seeds[seat][deal]))
+        while not game.is_over:
+            player = game.current_player
+            legal = game.legal_actions()
+            action = legal[0]
+            if player not in faults:
+                view = game.view(player)
+                t0 = time.perf_counter()
+                status, choice = call(player, bots[player].act, view)
+                elapsed = time.perf_counter() - t0
+                if status != "forced":
+                    result = seats[player]
+                    result.decisions += 1
+                    result.time_total += elapsed
+                    result.time_max = max(result.time_max, elapsed)
+                if status == "ok":
+                    if move_time_limit is not None and elapsed > move_time_limit:
+                        fault(player, TIMEOUT, f"a decision took {elapsed:.3f} s, the limit is "
+                                               f"{move_time_limit:g} s", calls[player] - 1)
+                    elif not _is_action(choice, legal):
+                        fault(player, ILLEGAL, f"returned {choice!r}, not a legal action in the "
+                                               f"{game.phase} phase of round {game.round}",
+                              calls[player] - 1)
+                    else:
+                        action = int(choice)
+            game.apply(action)
+        all_moves.append(list(game.history))
+        for seat in range(n):
+            score = game.score(seat)
+            t = totals[seat]
+            t[0] += score.total
+            t[1] += score.largest_territory
+            t[2] += score.crowns
+            t[3] += game.discards(seat)
+        last_game = game
+
+    faulted = [s in faults for s in range(n)]
+    if len(deal_seeds) == 1:
+        base = last_game.ranking()  # the engine's ranking, ties and tie-breaks included
+        keys = [-r for r in base]
+    elif rules.tiebreak == "territory":
+        keys = [(t[0], t[1]) for t in totals]
+    else:
+        keys = [(t[0], t[1], t[2]) for t in totals]
+    ranks = rank_among(keys, faulted)
+    winners = [s for s in range(n) if ranks[s] == 1 and not faulted[s]]
+    for seat, result in enumerate(seats):
+        t = totals[seat]
+        result.score, result.largest_territory, result.crowns, result.discards = t
+        result.rank = ranks[seat]
+        result.win_share = 1.0 / len(winners) if seat in winners else 0.0
+        result.margin = t[0] - max(totals[o][0] for o in range(n) if o != seat)
+        result.fault = faulted[seat]
+    if monitor is not None:
+        monitor(-1, -1)
+    moves = all_moves[0] if len(deal_seeds) == 1 else all_moves
+    return MatchResult(moves=moves, duration=time.perf_counter() - started, seats=seats,
+                       faults=[faults[s] for s in sorted(faults)])
+
+
+__all__ = ["play_match", "MatchResult", "SeatResult", "Fault", "rank_among", "exception_message",
+           "FAULT_KINDS", "EXCEPTION", "ILLEGAL", "TIMEOUT", "CRASH"]

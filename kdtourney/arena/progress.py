@@ -1,0 +1,107 @@
+"""Progress of a run in the terminal (rich): games done of total, games per second, time left and a
+one-line live standing. When stdout is not a terminal, a few plain lines instead; `quiet`: nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.text import Text
+
+
+class Reporter:
+    """What the runner tells (start, game, note, stop); this one prints to the terminal."""
+
+    def __init__(self, quiet: bool = False, console: Console | None = None):
+        self.quiet = quiet
+        self.console = console or Console()
+        self.live = None
+        self.totals: dict[str, list] = {}
+        self.faults = 0
+
+    # the runner's calls
+
+    def start(self, tournament, plan, store, workers):
+        self.total = len(plan)
+        self.done = store.count_games()
+        self.before = self.done
+        self.t0 = time.perf_counter()
+        for entrant, (n, wins, faults) in store.entrant_totals().items():
+            self.totals[entrant] = [n, wins]
+            self.faults += faults
+        self._marks = [self.total * k // 4 for k in (1, 2, 3)]
+        if self.quiet:
+            return
+        games = f"{self.total} games in {plan.blocks} blocks"
+        if self.total != tournament.games:
+            games += f" (--games {tournament.games} rounded up to whole blocks)"
+        todo = self.total - self.done
+        if self.done:
+            games += f", {self.done} stored, {todo} to play"
+        self.console.print(f"{tournament.describe()}: {games}, seed {tournament.seed}, "
+                           f"{workers} worker{'s' * (workers != 1)}", highlight=False, soft_wrap=True)
+        if self.console.is_terminal and todo:
+            self.progress = Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(),
+                                     TextColumn("{task.fields[rate]}"), TextColumn("left"),
+                                     TimeRemainingColumn(), console=self.console)
+            self.task = self.progress.add_task("games", total=self.total, completed=self.done,
+                                               rate="")
+            self.live = Live(Group(self.progress, _Standing(self)), console=self.console,
+                             refresh_per_second=4, transient=True)
+            self.live.start()
+
+    def game(self, spec, results, faults):
+        self.done += 1
+        self.faults += len(faults)
+        for row in results:
+            t = self.totals.setdefault(row["entrant"], [0, 0.0])
+            t[0] += 1
+            t[1] += row["win_share"]
+        if self.quiet:
+            return
+        if self.live is not None:
+            elapsed = time.perf_counter() - self.t0
+            rate = (self.done - self.before) / elapsed if elapsed > 0 else 0.0
+            self.progress.update(self.task, completed=self.done, rate=f"{rate:.1f} games/s")
+        elif not self.console.is_terminal and self.done in self._marks:
+            self.console.print(f"{self.done}/{self.total} games; {self.standing()}", highlight=False,
+                               soft_wrap=True)
+
+    def note(self, text):
+        if not self.quiet:
+            self.console.print(f"note: {text}", highlight=False, soft_wrap=True)
+
+    def stop(self):
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+    # the standing line
+
+    def standing(self) -> str:
+        rows = sorted(((w / n if n else 0.0, e) for e, (n, w) in self.totals.items()), reverse=True)
+        text = "  ".join(f"{e} {share:.3f}" for share, e in rows[:4])
+        if len(rows) > 4:
+            text += f"  (+{len(rows) - 4} more)"
+        if self.faults:
+            text += f"  faults {self.faults}"
+        return f"win share: {text}" if rows else "win share: -"
+
+
+class _Standing:
+    def __init__(self, reporter):
+        self.reporter = reporter
+
+    def __rich__(self):
+        return Text(self.reporter.standing(), overflow="ellipsis", no_wrap=True)
+
+
+def is_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
+__all__ = ["Reporter"]

@@ -1,0 +1,471 @@
+"""Playing a tournament on local worker processes, every finished game committed to the store.
+
+Parent and workers
+------------------
+- The parent plans the games (`Tournament.plan`), opens or creates the store, and plays exactly
+  the games the store lacks (so a re-run or `--resume` finishes an interrupted tournament). Only the
+  parent writes to SQLite: one transaction per finished game.
+- Workers are started with the 'spawn' context (never fork after Numba threads). Before they start,
+  the parent loads or compiles the engine's kernels (`kdtourney.engine.warm_up`), and the first
+  worker plays a few decisions with each entrant's bot (Numba caches on disk) before the other
+  workers get games, so the other workers compile nothing.
+- Bots reach the workers as the parent's registry's sources (`BotRegistry.from_sources`): every
+  worker plays with the code the parent checked.
+- Games go to workers in batches over one pipe per worker; results come back per game, and the
+  parent commits each as it arrives. A shared array tells the parent which game, seat and bot call
+  each worker is in, and since when.
+
+Dead and hung workers
+---------------------
+A worker that dies (os._exit, a segfault, the OOM killer) or hangs (a single call into a bot, or
+the harness, making no progress for `hang_timeout` seconds: then the worker is killed) is replaced
+and its unfinished games are played again. A game that kills or hangs its worker a second time is
+played again with the bot that was deciding at the time forfeiting at that call (fault kind
+'crash' for a death, 'timeout' for a hang; see kdtourney.arena.match), so the other players still
+finish the game. If the deciding seat is unknown (the worker died outside any bot call), or a game
+keeps killing workers (more than players + 2 times), the game is stored with status 'fault', no
+player rows, and a 'crash' fault on seat -1.
+
+Determinism: a game's bots, seeds and deal depend only on the tournament and the game's index, so
+the store is the same whatever the number of workers and however often the run was interrupted
+(timings and timeouts aside).
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import multiprocessing as mp
+import os
+import signal
+import sys
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from multiprocessing.connection import wait
+from pathlib import Path
+
+from kdtourney.arena import store as _store
+from kdtourney.arena.match import CRASH, TIMEOUT, MatchResult, play_match
+from kdtourney.arena.tournament import ArenaError, Tournament, differences
+
+WARM_DECISIONS = 4        # decisions each entrant's bot plays in the warm-up game
+DEFAULT_HANG_TIMEOUT = 600.0
+_SLOT = 4                 # status array per worker: game, seat, call, monotonic time of the last step
+
+
+def default_hang_timeout(move_time_limit: float | None) -> float:
+    """Seconds without progress after which a worker counts as hung: 600, or with a move time limit
+    max(30, 10 x the limit)."""
+    if move_time_limit is None:
+        return DEFAULT_HANG_TIMEOUT
+    return max(30.0, 10.0 * move_time_limit)
+
+
+# --- the worker process ------------------------------------------------------------------------
+
+def _factories(registry, specs):
+    """spec -> a callable making a new bot (resolved once per worker)."""
+    out = {}
+    for spec in specs:
+        entrant = registry.resolve(spec)
+        cls = registry.bots[entrant.name].cls
+        kwargs = entrant.kwargs
+        out[spec] = (lambda cls=cls, kwargs=kwargs: cls(**kwargs))
+    return out
+
+
+def _warm_bots(tournament: Tournament, factories, touch=lambda: None) -> None:
+    """A few decisions of each entrant's bot, so Numba-compiled bot kernels land in the cache."""
+    from kdtourney.engine import Game
+
+    rules = tournament.rules_for(tournament.players[0])
+    for spec in tournament.specs:
+        touch()
+        try:
+            bot = factories[spec]()
+            bot.setup(0, rules, 0)
+            game = Game(rules, 0)
+            asked = 0
+            while not game.is_over and asked < WARM_DECISIONS:
+                legal = game.legal_actions()
+                action = legal[0]
+                if game.current_player == 0:
+                    touch()
+                    choice = bot.act(game.view(0))
+                    asked += 1
+                    if choice in legal:
+                        action = choice
+                game.apply(action)
+        except Exception:  # a faulty bot shows its faults in the games, not here
+            pass
+
+
+def _worker_main(slot, conn, status, sources, tournament_dict, warm):
+    """A worker: receives batches [(game spec, forced faults)], sends ('game', index, MatchResult)
+    per game."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
+    base = slot * _SLOT
+    try:
+        from kdtourney.bots.registry import BotRegistry
+
+        tournament = Tournament.from_dict(tournament_dict)
+        registry = BotRegistry.from_sources(sources)
+        factories = _factories(registry, tournament.specs)
+        rules = {p: tournament.rules_for(p) for p in tournament.players}
+        if warm:
+            def touch():
+                status[base + 3] = time.monotonic()
+                status[base] = -2  # warming up
+
+            _warm_bots(tournament, factories, touch)
+            status[base] = -1
+        conn.send(("ready",))
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which stops
+        conn.send(("fatal", "".join(traceback.format_exception_only(type(exc), exc)).strip()))
+        return
+    current = [-1]
+
+    def monitor(seat, call):
+        status[base + 1] = seat
+        status[base + 2] = call
+        status[base + 3] = time.monotonic()
+        if seat == -1 and call == -1:
+            status[base] = -1
+
+    while True:
+        try:
+            batch = conn.recv()
+        except EOFError:
+            return
+        if batch is None:
+            return
+        for spec, forced in batch:
+            current[0] = spec.game
+            status[base] = spec.game
+            monitor(-1, 0)
+            try:
+                result = play_match(
+                    rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
+                    [factories[tournament.specs[e]] for e in spec.seats],
+                    move_time_limit=tournament.move_time_limit, forced=forced, monitor=monitor)
+            except BaseException:  # noqa: BLE001 - a harness bug: the parent stops the tournament
+                conn.send(("fatal", f"game {spec.game}: " + traceback.format_exc()))
+                return
+            conn.send(("game", spec.game, result))
+
+
+# --- the parent --------------------------------------------------------------------------------
+
+@dataclass
+class RunOutcome:
+    """What a run did: the folder, games in the plan, stored before, played now, faults now,
+    worker deaths and hangs, seconds, whether Ctrl-C stopped it."""
+
+    folder: Path
+    total: int
+    stored_before: int
+    played: int = 0
+    faults: int = 0
+    worker_losses: int = 0
+    seconds: float = 0.0
+    interrupted: bool = False
+    notes: list = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return self.stored_before + self.played >= self.total
+
+
+class _Worker:
+    def __init__(self, slot, process, conn):
+        self.slot = slot
+        self.process = process
+        self.conn = conn
+        self.inflight: list[int] = []  # game indexes sent, in the order the worker plays them
+        self.ready = False
+
+
+def rows_of(tournament: Tournament, spec, result: MatchResult) -> tuple[dict, list, list]:
+    """The store rows (game, results, faults) of a played game."""
+    game = dict(game=spec.game, block=spec.block, arrangement=spec.arrangement,
+                n_players=spec.n_players, deal_seeds=list(spec.deal_seeds), status=result.status,
+                duration=result.duration, moves=result.moves, error=result.error)
+    results = []
+    for seat in result.seats:
+        row = asdict(seat)
+        row.update(game=spec.game, entrant=tournament.entrants[spec.seats[seat.seat]])
+        results.append(row)
+    faults = [dict(seat=f.seat, entrant=tournament.entrants[spec.seats[f.seat]], kind=f.kind,
+                   message=f.message, call=f.call) for f in result.faults]
+    return game, results, faults
+
+
+def session_meta(name: str, registry_dirs=()) -> dict:
+    """What the store keeps about the run besides the tournament: name, command line, versions,
+    platform, the bot folders (absolute; --resume reuses them)."""
+    import platform
+
+    import numba
+    import numpy
+
+    from kdtourney import __version__
+
+    return dict(name=name, command=" ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
+                kdtourney=__version__, python=platform.python_version(), numba=numba.__version__,
+                numpy=numpy.__version__, platform=platform.platform(),
+                bots_dirs=[str(Path(d).resolve()) for d in registry_dirs], created=_store.now())
+
+
+def open_for(tournament: Tournament, folder, meta: dict) -> _store.Store:
+    """The store of `folder` for this tournament: created if the folder has none; refused
+    (ArenaError) if it holds another tournament or is not a valid store."""
+    folder = Path(folder)
+    if _store.exists(folder):
+        try:
+            st = _store.open_store(folder)
+        except _store.StoreError as exc:
+            raise ArenaError(str(exc)) from None
+        diff = differences(st.tournament, tournament.to_dict())
+        if diff:
+            st.close()
+            more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
+            raise ArenaError(f"{folder} holds another tournament: {diff[0]}{more}; choose a new "
+                             f"--out, or finish that one with --resume {folder}")
+        sessions = st.meta.get("sessions", 0)
+        st.update_meta(sessions=sessions + 1, last_command=meta.get("command"))
+        return st
+    try:
+        return _store.Store.create(folder, tournament.to_dict(), dict(meta, sessions=1))
+    except _store.StoreError as exc:
+        raise ArenaError(str(exc)) from None
+
+
+def run_tournament(tournament: Tournament, folder, registry, *, workers: int | None = None,
+                   meta: dict | None = None, reporter=None, hang_timeout: float | None = None,
+                   warm: bool = True) -> RunOutcome:
+    """Play the games of `tournament` that `folder`'s store lacks; returns a RunOutcome.
+
+    registry: the BotRegistry the entrants were checked against (its sources go to the workers).
+    workers: processes (default: all cores). reporter: an object with start/game/note/stop (see
+    kdtourney.arena.progress), or None. Raises ArenaError for a store that is not this tournament's.
+    """
+    started = time.perf_counter()
+    workers = workers or os.cpu_count() or 1
+    if workers < 1:
+        raise ArenaError(f"--workers must be at least 1, not {workers}")
+    plan = tournament.plan()
+    specs = plan.games
+    st = open_for(tournament, folder, meta or {})
+    try:
+        done = st.done_games()
+        pending = collections.deque(g for g in range(len(specs)) if g not in done)
+        outcome = RunOutcome(folder=Path(folder), total=len(specs), stored_before=len(done))
+        if reporter is not None:
+            reporter.start(tournament, plan, st, workers=min(workers, max(1, len(pending))))
+        if pending:
+            try:
+                _play(tournament, specs, pending, st, registry, min(workers, len(pending)), outcome,
+                      reporter, hang_timeout or default_hang_timeout(tournament.move_time_limit),
+                      warm)
+            except KeyboardInterrupt:
+                outcome.interrupted = True
+        outcome.seconds = time.perf_counter() - started
+        st.update_meta(games_stored=outcome.stored_before + outcome.played)
+    finally:
+        st.close()
+        if reporter is not None:
+            reporter.stop()
+    return outcome
+
+
+def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter, hang_timeout,
+          warm):
+    from kdtourney.engine import warm_up
+
+    warm_up()  # compile or load every engine kernel once, before any worker starts
+    ctx = mp.get_context("spawn")
+    status = ctx.RawArray("d", _SLOT * n_workers)
+    for i in range(len(status)):
+        status[i] = -1.0
+    sources = registry.source_files()
+    tdict = tournament.to_dict()
+    batch_size = max(1, min(32, math.ceil(len(pending) / (n_workers * 4))))
+    deaths: dict[int, int] = collections.Counter()
+    forced: dict[int, dict] = collections.defaultdict(dict)
+    failed_starts = 0
+
+    def spawn(slot, warm_first):
+        parent_conn, child_conn = ctx.Pipe(duplex=True)
+        process = ctx.Process(target=_worker_main, name=f"kdtourney-worker-{slot}", daemon=True,
+                              args=(slot, child_conn, status, sources, tdict, warm_first))
+        process.start()
+        child_conn.close()
+        return _Worker(slot, process, parent_conn)
+
+    pool = [spawn(0, warm)]
+    warming = warm  # the other workers get games once the first one has warmed the bots up
+    pool += [spawn(slot, False) for slot in range(1, n_workers)]
+
+    def commit(game_index, result):
+        spec = specs[game_index]
+        game, results, faults = rows_of(tournament, spec, result)
+        st.add_game(game, results, faults)
+        outcome.played += 1
+        outcome.faults += len(faults)
+        if reporter is not None:
+            reporter.game(spec, results, faults)
+
+    def record_failure(game_index, message):
+        spec = specs[game_index]
+        n = spec.n_players
+        moves = [] if len(spec.deal_seeds) == 1 else [[] for _ in spec.deal_seeds]
+        game = dict(game=spec.game, block=spec.block, arrangement=spec.arrangement, n_players=n,
+                    deal_seeds=list(spec.deal_seeds), status="fault", duration=0.0, moves=moves,
+                    error=message)
+        faults = [dict(seat=-1, entrant=None, kind=CRASH, message=message, call=None)]
+        st.add_game(game, [], faults)
+        outcome.played += 1
+        outcome.faults += 1
+        if reporter is not None:
+            reporter.game(spec, [], faults)
+
+    def handle(worker, message):
+        kind = message[0]
+        if kind == "game":
+            _, game_index, result = message
+            if game_index in worker.inflight:
+                worker.inflight.remove(game_index)
+                commit(game_index, result)
+        elif kind == "ready":
+            worker.ready = True
+        elif kind == "fatal":
+            raise ArenaError(f"a worker failed: {message[1].strip().splitlines()[-1]}")
+
+    def drain(worker):
+        """Read whatever a (possibly dead) worker has sent."""
+        try:
+            while worker.conn.poll():
+                handle(worker, worker.conn.recv())
+        except (EOFError, OSError):
+            pass
+
+    def lose(worker, why):
+        """The worker died or hung: replace it and requeue its games, blaming the current one."""
+        nonlocal failed_starts, warming
+        outcome.worker_losses += 1
+        drain(worker)
+        if worker.process.is_alive():
+            worker.process.kill()
+        worker.process.join(5)
+        worker.conn.close()
+        if not worker.ready:
+            failed_starts += 1
+            if failed_starts > 3:
+                raise ArenaError(f"worker processes keep failing to start (last: {why})")
+        base = worker.slot * _SLOT
+        current = int(status[base])
+        seat, call = int(status[base + 1]), int(status[base + 2])
+        requeue = list(worker.inflight)
+        if current in worker.inflight:
+            deaths[current] += 1
+            spec = specs[current]
+            note = f"worker {worker.slot} {why} in game {current}"
+            kind = TIMEOUT if why.startswith("hung") else CRASH
+            if deaths[current] >= 2:
+                if (seat >= 0 and seat not in forced[current]
+                        and deaths[current] <= spec.n_players + 2):
+                    entrant = tournament.entrants[spec.seats[seat]]
+                    forced[current][seat] = (call, kind, f"the worker {why} during this bot's "
+                                                         f"call {call} (twice)")
+                    note += f"; {entrant} (seat {seat}) forfeits it"
+                else:
+                    requeue.remove(current)
+                    record_failure(current, f"the worker {why} {deaths[current]} times in this "
+                                            "game, outside any bot call")
+                    note += "; stored as a failed game"
+            else:
+                note += "; playing it again"
+            outcome.notes.append(note)
+            if reporter is not None:
+                reporter.note(note)
+        for g in reversed(requeue):
+            pending.appendleft(g)
+        for i in range(_SLOT):
+            status[base + i] = -1.0
+        replacement = spawn(worker.slot, False)
+        pool[pool.index(worker)] = replacement
+        if worker.slot == 0 and warming:
+            warming = False
+
+    def feed(worker):
+        if warming and worker.slot != 0:
+            return
+        while pending and len(worker.inflight) < 2 * batch_size:
+            batch = []
+            while pending and len(batch) < batch_size:
+                g = pending.popleft()
+                batch.append((specs[g], dict(forced.get(g, {}))))
+            try:
+                worker.conn.send(batch)
+            except (BrokenPipeError, OSError):
+                for spec, _ in reversed(batch):
+                    pending.appendleft(spec.game)
+                return
+            worker.inflight += [spec.game for spec, _ in batch]
+
+    try:
+        while pending or any(w.inflight for w in pool):
+            if warming and pool[0].ready:
+                warming = False
+            for worker in pool:
+                feed(worker)
+            waitables = {}
+            for worker in pool:
+                waitables[worker.conn] = worker
+                waitables[worker.process.sentinel] = worker
+            for ready in wait(list(waitables), timeout=0.5):
+                worker = waitables[ready]
+                if worker not in pool:
+                    continue  # already replaced in this round
+                if ready is worker.conn:
+                    try:
+                        while worker.conn.poll():
+                            handle(worker, worker.conn.recv())
+                    except (EOFError, OSError):
+                        lose(worker, f"died (exit code {_exit_code(worker.process)})")
+                elif not worker.process.is_alive() or worker.process.exitcode is not None:
+                    lose(worker, f"died (exit code {_exit_code(worker.process)})")
+            now = time.monotonic()
+            for worker in list(pool):
+                base = worker.slot * _SLOT
+                busy = status[base] >= 0 and worker.inflight or status[base] == -2  # -2: warming up
+                if busy and now - status[base + 3] > hang_timeout:
+                    lose(worker, f"hung (no progress for {hang_timeout:g} s)")
+    finally:
+        for worker in pool:
+            try:
+                worker.conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+        deadline = time.monotonic() + 2.0
+        for worker in pool:
+            worker.process.join(max(0.0, deadline - time.monotonic()))
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join(2)
+            worker.conn.close()
+
+
+def _exit_code(process) -> str:
+    process.join(1)
+    code = process.exitcode
+    if code is not None and code < 0:
+        try:
+            return f"{code}, {signal.Signals(-code).name}"
+        except ValueError:
+            return str(code)
+    return str(code)
+
+
+__all__ = ["run_tournament", "RunOutcome", "open_for", "session_meta", "rows_of", "default_hang_timeout"]

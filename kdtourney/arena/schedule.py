@@ -1,0 +1,171 @@
+"""Which games a tournament plays: tables, seat arrangements, blocks and seeds. Pure functions.
+
+Vocabulary
+----------
+- A *composition* is the multiset of entrants at one table, as a sorted tuple of entrant indexes.
+- A *block* is one deal (one deck seed; three for a dynasty) played under every rotation of its
+  composition: a table of n seats gives n games, and every entrant of the table sits in every seat
+  equally often (with two entrants in 2-player games the two rotations are the two seatings).
+  Blocks are the unit the statistics resample (games of one block share their deal).
+- Game indexes run 0, 1, 2, ... over the blocks in order; a game's index fixes everything about it.
+
+Formats
+-------
+- round robin (default): the compositions are every set of `players` distinct entrants
+  (itertools.combinations, in lexicographic order) when there are at least `players` entrants;
+  with fewer entrants than seats, every multiset of `players` entrants in which each entrant is
+  present at least once (2 entrants at 4 seats: AAAB, AABB, ABBB). Both families are symmetric in
+  the entrants, so over a whole cycle of compositions every entrant plays as many seats as any
+  other, and every pair of entrants meets.
+- gauntlet: the candidate sits at every table exactly once; the other seats are filled with the
+  opponents by the same rule (combinations of the opponents, or multisets covering them all when
+  there are fewer opponents than seats), so at tables larger than 2 the other seats cycle over the
+  opponents.
+- lineup: one fixed composition (the given list), rotated in every block.
+
+Blocks cycle through the compositions in order. With several table sizes (`players=(2, 4)`) the
+blocks alternate between the sizes (block b has `players[b % len(players)]` seats) and each size
+cycles through its own compositions. `games` is rounded up to whole blocks.
+
+Seeds
+-----
+Derived from the tournament seed and indexes only, with numpy's SeedSequence, so they are the same
+in every process and for every worker count:
+- deal seed k of block b: SeedSequence([seed, 0, b, k]) -> 63-bit int;
+- setup seed of the bot in seat s of game g for deal k: SeedSequence([seed, 1, g, s, k]) -> 32-bit int.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+ROUND_ROBIN, GAUNTLET, LINEUP = "round-robin", "gauntlet", "lineup"
+FORMATS = (ROUND_ROBIN, GAUNTLET, LINEUP)
+DYNASTY_DEALS = 3
+
+
+class ScheduleError(ValueError):
+    """A format that cannot be scheduled (e.g. a round robin of one entrant)."""
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """Everything a worker needs to play one game (a dynasty counts as one game).
+
+    seats: entrant index per seat; deal_seeds: one deck seed per deal (1, or 3 for a dynasty);
+    bot_seeds: per seat, one setup seed per deal.
+    """
+
+    game: int
+    block: int
+    arrangement: int
+    n_players: int
+    seats: tuple
+    deal_seeds: tuple
+    bot_seeds: tuple
+
+
+def covering_multisets(k: int, n: int) -> list[tuple]:
+    """Sorted n-tuples over range(k) in which every value occurs at least once (k <= n)."""
+    return [c for c in itertools.combinations_with_replacement(range(k), n) if len(set(c)) == k]
+
+
+def fill(pool: list[int], n: int) -> list[tuple]:
+    """Compositions of n seats from `pool`: every n distinct members when the pool is large
+    enough, else every multiset that includes each member at least once."""
+    if n == 0:
+        return [()]
+    if len(pool) >= n:
+        return [tuple(c) for c in itertools.combinations(pool, n)]
+    return [tuple(pool[i] for i in c) for c in covering_multisets(len(pool), n)]
+
+
+def compositions(fmt: str, n_entrants: int, players: int, candidate: int | None = None,
+                 lineup: tuple | None = None) -> list[tuple]:
+    """The table compositions of a format at `players` seats, in the order blocks use them."""
+    if fmt == ROUND_ROBIN:
+        if n_entrants < 2:
+            raise ScheduleError("a round robin needs at least two entrants (for self-play use "
+                                "--lineup, e.g. --lineup random,random)")
+        return fill(list(range(n_entrants)), players)
+    if fmt == GAUNTLET:
+        if candidate is None or not 0 <= candidate < n_entrants:
+            raise ScheduleError("a gauntlet needs a candidate among the entrants")
+        others = [i for i in range(n_entrants) if i != candidate]
+        if not others:
+            raise ScheduleError("a gauntlet needs at least one opponent besides the candidate")
+        return [(candidate,) + rest for rest in fill(others, players - 1)]
+    if fmt == LINEUP:
+        if not lineup or len(lineup) != players:
+            raise ScheduleError(f"the lineup has {len(lineup or ())} seats, the tables {players}")
+        return [tuple(lineup)]
+    raise ScheduleError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
+
+
+def rotations(composition: tuple) -> list[tuple]:
+    """Every rotation of a table: seat s of arrangement r holds composition[(s - r) % n], so
+    arrangement 0 is the composition itself and each member visits every seat once."""
+    n = len(composition)
+    return [tuple(composition[(s - r) % n] for s in range(n)) for r in range(n)]
+
+
+def deal_seed(seed: int, block: int, deal: int = 0) -> int:
+    """The deck seed of deal `deal` of block `block` (63 bits)."""
+    words = np.random.SeedSequence([seed, 0, block, deal]).generate_state(2, np.uint32)
+    return int((int(words[0]) << 31) ^ int(words[1])) & (2**63 - 1)
+
+
+def bot_seed(seed: int, game: int, seat: int, deal: int = 0) -> int:
+    """The setup seed of the bot in `seat` of game `game` for deal `deal` (32 bits)."""
+    return int(np.random.SeedSequence([seed, 1, game, seat, deal]).generate_state(1, np.uint32)[0])
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The schedule of a whole tournament: `games` (GameSpec list), `blocks`, and the cycle length
+    (blocks per full cycle of compositions, for the balance guarantees)."""
+
+    games: list
+    blocks: int
+    cycle: int
+
+    def __len__(self):
+        return len(self.games)
+
+
+def plan(fmt: str, n_entrants: int, players, games: int, seed: int, *, dynasty: bool = False,
+         candidate: int | None = None, lineup: tuple | None = None) -> Plan:
+    """The games of a tournament: at least `games`, rounded up to whole blocks."""
+    players = tuple(players)
+    if games < 1:
+        raise ScheduleError(f"the number of games must be at least 1, not {games}")
+    if not players:
+        raise ScheduleError("no table size")
+    comps = {p: compositions(fmt, n_entrants, p, candidate, lineup) for p in dict.fromkeys(players)}
+    # a full cycle: every size has gone through all its compositions a whole number of times
+    cycle = len(players) * int(np.lcm.reduce([len(comps[p]) for p in players]))
+    deals = DYNASTY_DEALS if dynasty else 1
+    out = []
+    block = 0
+    while len(out) < games:
+        p = players[block % len(players)]
+        options = comps[p]
+        comp = options[(block // len(players)) % len(options)]
+        seeds = tuple(deal_seed(seed, block, k) for k in range(deals))
+        for arrangement, seats in enumerate(rotations(comp)):
+            g = len(out)
+            out.append(GameSpec(
+                game=g, block=block, arrangement=arrangement, n_players=p, seats=seats,
+                deal_seeds=seeds,
+                bot_seeds=tuple(tuple(bot_seed(seed, g, s, k) for k in range(deals))
+                                for s in range(p))))
+        block += 1
+    return Plan(out, block, cycle)
+
+
+__all__ = ["GameSpec", "Plan", "plan", "compositions", "rotations", "fill", "covering_multisets",
+           "deal_seed", "bot_seed", "ScheduleError", "FORMATS", "ROUND_ROBIN", "GAUNTLET", "LINEUP",
+           "DYNASTY_DEALS"]

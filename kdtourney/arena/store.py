@@ -1,0 +1,320 @@
+"""The tournament store: one SQLite file, `<tournament folder>/tournament.sqlite`.
+
+Written by one process only (the runner's parent), in WAL mode, one transaction per finished game:
+killing the process loses at most the games in flight. Read by anyone (`load_results` and friends
+return pandas DataFrames).
+
+Tables
+------
+config   key TEXT PRIMARY KEY, value TEXT (JSON):
+         application = "kdtourney" (the marker that tells our files from foreign ones),
+         schema_version = 1,
+         tournament = what defines the games (entrants, format, players, rules, games, seed,
+                      dynasty, move time limit): a run on an existing folder must match it,
+         meta = everything else (name, command line, kdtourney/python/numba/numpy versions,
+                platform, created, updated, sessions).
+games    game INTEGER PRIMARY KEY (the game index), block, arrangement, seed (the deal seed; the
+         first of three for a dynasty), deal_seeds (JSON list), n_players, status ('ok'|'fault'),
+         duration (s), moves (JSON list of ints; for a dynasty a list of three lists), error,
+         finished_at (ISO time, UTC).
+results  one row per player per game, PRIMARY KEY (game, seat): entrant, score, rank, win_share,
+         margin (own score minus best opponent's), largest_territory, crowns, discards, fault (0/1),
+         time_total, time_max (decision times, s), decisions.
+faults   PRIMARY KEY (game, seat): entrant, kind ('exception'|'illegal'|'timeout'|'crash'),
+         message, call (which call into the bot: 0 = construction, then setup and act in order;
+         NULL when unknown). seat is -1 for a crash that could not be attributed to a seat.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import sqlite3
+from pathlib import Path
+
+import pandas as pd
+
+STORE_FILE = "tournament.sqlite"
+APPLICATION = "kdtourney"
+SCHEMA_VERSION = 1
+TABLES = ("games", "results", "faults")
+TIMING_COLUMNS = {"games": ("duration", "finished_at"), "results": ("time_total", "time_max")}
+
+_SCHEMA = """
+CREATE TABLE config (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE games (
+    game INTEGER PRIMARY KEY, block INTEGER NOT NULL, arrangement INTEGER NOT NULL,
+    seed INTEGER NOT NULL, deal_seeds TEXT NOT NULL, n_players INTEGER NOT NULL,
+    status TEXT NOT NULL, duration REAL, moves TEXT NOT NULL, error TEXT, finished_at TEXT);
+CREATE TABLE results (
+    game INTEGER NOT NULL REFERENCES games(game), seat INTEGER NOT NULL, entrant TEXT NOT NULL,
+    score INTEGER NOT NULL, rank INTEGER NOT NULL, win_share REAL NOT NULL, margin INTEGER NOT NULL,
+    largest_territory INTEGER NOT NULL, crowns INTEGER NOT NULL, discards INTEGER NOT NULL,
+    fault INTEGER NOT NULL, time_total REAL, time_max REAL, decisions INTEGER NOT NULL,
+    PRIMARY KEY (game, seat));
+CREATE TABLE faults (
+    game INTEGER NOT NULL REFERENCES games(game), seat INTEGER NOT NULL, entrant TEXT,
+    kind TEXT NOT NULL, message TEXT, call INTEGER, PRIMARY KEY (game, seat));
+CREATE INDEX results_entrant ON results (entrant);
+"""
+
+RESULT_COLUMNS = ("game", "seat", "entrant", "score", "rank", "win_share", "margin",
+                  "largest_territory", "crowns", "discards", "fault", "time_total", "time_max",
+                  "decisions")
+
+
+class StoreError(ValueError):
+    """A missing, corrupt, foreign or newer store, or a failed export; the message is one line."""
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def store_path(folder) -> Path:
+    return Path(folder) / STORE_FILE
+
+
+def _check(path: Path) -> dict:
+    """The config of the store at `path`, read without writing anything; StoreError if it is not a
+    kdtourney store this version can read."""
+    if not path.is_file():
+        raise StoreError(f"no tournament in {path.parent} (no {STORE_FILE})")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open {path}: {exc}") from None
+    try:
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "config" not in names:
+            raise StoreError(f"{path} is not a kdtourney tournament (an SQLite file without our "
+                             "config table); use another folder")
+        config = {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM config")}
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path} is corrupt or not an SQLite database ({exc}); use another folder") \
+            from None
+    except (ValueError, TypeError) as exc:
+        raise StoreError(f"{path} has an unreadable config table ({exc})") from None
+    finally:
+        conn.close()
+    if config.get("application") != APPLICATION:
+        raise StoreError(f"{path} is not a kdtourney tournament (no kdtourney marker in its config "
+                         "table); use another folder")
+    version = config.get("schema_version")
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise StoreError(f"{path} has store schema {version!r}, this kdtourney reads up to "
+                         f"{SCHEMA_VERSION}: upgrade kdtourney")
+    missing = [t for t in TABLES if t not in names]
+    if missing or "tournament" not in config:
+        raise StoreError(f"{path} is an incomplete kdtourney store (missing "
+                         f"{', '.join(missing) or 'tournament config'})")
+    return config
+
+
+def exists(folder) -> bool:
+    """Whether `folder` holds a store file (valid or not)."""
+    return store_path(folder).exists()
+
+
+class Store:
+    """An open tournament store; `Store.create(folder, tournament, meta)` or `open_store(folder)`."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection):
+        self.path = path
+        self.folder = path.parent
+        self._conn = conn
+
+    @classmethod
+    def _connect(cls, path: Path) -> "Store":
+        conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")  # WAL: a committed game survives a process kill
+        return cls(path, conn)
+
+    @classmethod
+    def create(cls, folder, tournament: dict, meta: dict) -> "Store":
+        """A new store in `folder` (made if needed); StoreError if one is already there."""
+        folder = Path(folder)
+        path = store_path(folder)
+        if path.exists():
+            raise StoreError(f"{path} already exists")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the folder {folder}: {exc.strerror}") from None
+        store = cls._connect(path)
+        conn = store._conn
+        meta = dict(meta, created=meta.get("created") or now(), updated=now())
+        with _transaction(conn):
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.executemany("INSERT INTO config (key, value) VALUES (?, ?)",
+                             [(k, json.dumps(v, sort_keys=True)) for k, v in
+                              (("application", APPLICATION), ("schema_version", SCHEMA_VERSION),
+                               ("tournament", tournament), ("meta", meta))])
+        return store
+
+    # reading
+
+    def config(self) -> dict:
+        return {k: json.loads(v) for k, v in self._conn.execute("SELECT key, value FROM config")}
+
+    @property
+    def tournament(self) -> dict:
+        return self.config()["tournament"]
+
+    @property
+    def meta(self) -> dict:
+        return self.config().get("meta", {})
+
+    def done_games(self) -> set[int]:
+        return {r[0] for r in self._conn.execute("SELECT game FROM games")}
+
+    def count_games(self) -> int:
+        return self._conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+
+    def entrant_totals(self) -> dict:
+        """{entrant: (player-games, sum of win shares, faults)} over the stored results."""
+        return {e: (n, w or 0.0, f or 0) for e, n, w, f in self._conn.execute(
+            "SELECT entrant, COUNT(*), SUM(win_share), SUM(fault) FROM results GROUP BY entrant")}
+
+    # writing
+
+    def update_meta(self, **changes) -> None:
+        meta = dict(self.meta, **changes, updated=now())
+        with _transaction(self._conn):
+            self._conn.execute("INSERT OR REPLACE INTO config (key, value) VALUES ('meta', ?)",
+                               (json.dumps(meta, sort_keys=True),))
+
+    def add_game(self, game: dict, results: list[dict], faults: list[dict]) -> None:
+        """Store one finished game with its player rows and faults, in one transaction."""
+        conn = self._conn
+        with _transaction(conn):
+            conn.execute(
+                "INSERT INTO games (game, block, arrangement, seed, deal_seeds, n_players, status, "
+                "duration, moves, error, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (game["game"], game["block"], game["arrangement"], game["deal_seeds"][0],
+                 json.dumps(list(game["deal_seeds"])), game["n_players"], game["status"],
+                 game["duration"], json.dumps(game["moves"], separators=(",", ":")),
+                 game.get("error"), game.get("finished_at") or now()))
+            conn.executemany(
+                f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES "
+                f"({', '.join('?' * len(RESULT_COLUMNS))})",
+                [tuple(_plain(r[c]) for c in RESULT_COLUMNS) for r in results])
+            conn.executemany(
+                "INSERT INTO faults (game, seat, entrant, kind, message, call) VALUES (?, ?, ?, ?, ?, ?)",
+                [(game["game"], f["seat"], f.get("entrant"), f["kind"], f.get("message"),
+                  f.get("call")) for f in faults])
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _plain(value):
+    if isinstance(value, bool):
+        return int(value)
+    return value
+
+
+class _transaction:
+    def __init__(self, conn):
+        self.conn = conn
+
+    def __enter__(self):
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind, exc, tb):
+        self.conn.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def open_store(folder) -> Store:
+    """The existing store of a tournament folder, for reading and adding games. StoreError (one
+    line) if the folder has none, or a corrupt, foreign or newer one; nothing is written before
+    the file has been checked."""
+    path = store_path(folder)
+    _check(path)
+    try:
+        return Store._connect(path)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open {path}: {exc}") from None
+
+
+def _read(folder, sql: str) -> pd.DataFrame:
+    path = store_path(folder)
+    _check(path)
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return pd.read_sql_query(sql, conn)
+    except (sqlite3.Error, pd.errors.DatabaseError) as exc:
+        raise StoreError(f"cannot read {path}: {exc}") from None
+    finally:
+        conn.close()
+
+
+def load_config(folder) -> dict:
+    """{'tournament': ..., 'meta': ..., 'application': ..., 'schema_version': ...} of a store."""
+    return _check(store_path(folder))
+
+
+def load_results(folder) -> pd.DataFrame:
+    """One row per player per game, ordered by game and seat: the results columns plus `block`,
+    `n_players` and `status` of the game (what kdtourney.report reads)."""
+    df = _read(folder, f"SELECT {', '.join('r.' + c for c in RESULT_COLUMNS)}, g.block, "
+                       "g.n_players, g.status FROM results r JOIN games g ON g.game = r.game "
+                       "ORDER BY r.game, r.seat")
+    df["fault"] = df["fault"].astype(bool)
+    return df
+
+
+def load_games(folder) -> pd.DataFrame:
+    """One row per game, ordered by game; `moves` and `deal_seeds` stay JSON text."""
+    return _read(folder, "SELECT * FROM games ORDER BY game")
+
+
+def load_faults(folder) -> pd.DataFrame:
+    """One row per forfeit, ordered by game and seat."""
+    return _read(folder, "SELECT * FROM faults ORDER BY game, seat")
+
+
+LOADERS = {"results": load_results, "games": load_games, "faults": load_faults}
+EXPORT_FORMATS = ("csv", "parquet")
+
+
+def export_table(folder, path, fmt: str = "csv", table: str = "results") -> int:
+    """Write one table of the store to `path` as CSV or Parquet; returns the number of rows.
+    Parquet needs pyarrow (`pip install 'kdtourney[parquet]'`)."""
+    if table not in LOADERS:
+        raise StoreError(f"unknown table {table!r}; tables: {', '.join(LOADERS)}")
+    if fmt not in EXPORT_FORMATS:
+        raise StoreError(f"unknown format {fmt!r}; formats: {', '.join(EXPORT_FORMATS)}")
+    if fmt == "parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise StoreError("Parquet export needs pyarrow: pip install 'kdtourney[parquet]'") from None
+    df = LOADERS[table](folder)
+    path = Path(path)
+    try:
+        if fmt == "csv":
+            df.to_csv(path, index=False)
+        else:
+            df.to_parquet(path, index=False, engine="pyarrow")
+    except ImportError:
+        raise StoreError("Parquet export needs pyarrow: pip install 'kdtourney[parquet]'") from None
+    except OSError as exc:
+        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return len(df)
+
+
+__all__ = ["Store", "StoreError", "open_store", "load_results", "load_games", "load_faults",
+           "load_config", "export_table", "store_path", "STORE_FILE", "SCHEMA_VERSION",
+           "RESULT_COLUMNS", "TIMING_COLUMNS", "EXPORT_FORMATS"]
