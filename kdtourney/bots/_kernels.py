@@ -410,3 +410,199 @@ def mce_run(bits, bbox, st, me, places, claims, n_cand, start, count, policy, me
         playout(b, x, s, rng, policy, me, kb, bb, sc, ac)
         sums[k] += result_value(b, x, s, me, measure, res, ranks, sc[2])
         visits[k] += 1
+
+
+# ---------------------------------------------------------------------------------------------
+# MCTS: determinized UCT over the searching player's own decisions
+#
+# The tree holds only the searching player's decisions; the other players' actions between two of
+# them are played by the playout policy. A node is an own decision reached by a sequence of own
+# actions; its children are the actions of that decision (engine actions: a placement, DISCARD, or
+# a claim). Place decisions have the same legal actions in every determinization (they depend
+# only on the own kingdom and the own claimed domino), so a place node gets all its children at
+# once; a claim node gets a child for each free domino the first time it is seen free (the row
+# depends on the determinization), and a child's availability counts the visits in which it was
+# legal (information-set UCT).
+#
+#   ti int64[cap, TI_COLS]: first child, next sibling, action, visits, availability
+#   tf float64[cap, TF_COLS]: value sum, prior h (points), best prior among the node's children
+#   ncount int64[1]: nodes in use (node 0 is the root)
+
+TI_FIRST = 0
+TI_NEXT = 1
+TI_ACTION = 2
+TI_VISITS = 3
+TI_AVAIL = 4
+TI_COLS = 5
+TF_VALUE = 0
+TF_PRIOR = 1
+TF_HMAX = 2
+TF_COLS = 3
+
+
+@njit(cache=True)
+def key_points(key):
+    """A greedy key as points: s2 minus 10 for a bad placement and 5 for a bad spot of the claim."""
+    ok = key >> OK_SHIFT
+    return ((key >> S2_SHIFT) & S_MASK) - 10 * (1 - (ok >> 1)) - 5 * (1 - (ok & 1))
+
+
+@njit(cache=True)
+def _new_node(ti, tf, ncount, parent, action, prior):
+    i = ncount[0]
+    if i >= ti.shape[0]:
+        return -1
+    ncount[0] = i + 1
+    ti[i, TI_FIRST] = -1
+    ti[i, TI_NEXT] = ti[parent, TI_FIRST]
+    ti[i, TI_ACTION] = action
+    ti[i, TI_VISITS] = 0
+    ti[i, TI_AVAIL] = 0
+    tf[i, TF_VALUE] = 0.0
+    tf[i, TF_PRIOR] = prior
+    tf[i, TF_HMAX] = -1e9
+    ti[parent, TI_FIRST] = i
+    if prior > tf[parent, TF_HMAX]:
+        tf[parent, TF_HMAX] = prior
+    return i
+
+
+@njit(cache=True)
+def mcts_reset(ti, tf, ncount):
+    """An empty tree: only the root."""
+    ncount[0] = 1
+    ti[0, TI_FIRST] = -1
+    ti[0, TI_NEXT] = -1
+    ti[0, TI_ACTION] = -1
+    ti[0, TI_VISITS] = 0
+    ti[0, TI_AVAIL] = 0
+    tf[0, TF_VALUE] = 0.0
+    tf[0, TF_PRIOR] = 0.0
+    tf[0, TF_HMAX] = -1e9
+
+
+@njit(cache=True)
+def _expand_place(bits, bbox, st, node, ti, tf, ncount, places, claims, keys, kb, bb, sc, ac):
+    """All placements of a place node as children, prior = best greedy combination with it."""
+    n = greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac)
+    i = 0
+    while i < n:
+        a = places[i]
+        h = key_points(keys[i])
+        j = i + 1
+        while j < n and places[j] == a:
+            h = max(h, key_points(keys[j]))
+            j += 1
+        if _new_node(ti, tf, ncount, node, a, float(h)) < 0:
+            return
+        i = j
+
+
+@njit(cache=True)
+def _select(ti, tf, node, c, bias, claim_phase, st):
+    """UCB with progressive bias over the node's children legal now (availability updated).
+
+    Unvisited legal children come first, the best prior among them; then
+    Q + c sqrt(ln(avail) / n) + bias (h - hmax) / 100 / (n + 1).
+    """
+    best = -1
+    best_u = -1e300
+    fresh = -1
+    fresh_h = -1e300
+    hmax = tf[node, TF_HMAX]
+    ch = ti[node, TI_FIRST]
+    while ch >= 0:
+        legal = True
+        if claim_phase:
+            legal = False
+            d = ti[ch, TI_ACTION] - CLAIM_BASE
+            for j in range(4):
+                if st[ST_NEW_ROW + j] == d and st[ST_NEW_OWNER + j] < 0:
+                    legal = True
+        if legal:
+            ti[ch, TI_AVAIL] += 1
+            n = ti[ch, TI_VISITS]
+            if n == 0:
+                if tf[ch, TF_PRIOR] > fresh_h:
+                    fresh_h = tf[ch, TF_PRIOR]
+                    fresh = ch
+            elif fresh < 0:
+                u = (tf[ch, TF_VALUE] / n + c * np.sqrt(np.log(ti[ch, TI_AVAIL]) / n)
+                     + bias * (tf[ch, TF_PRIOR] - hmax) / 100.0 / (n + 1))
+                if u > best_u:
+                    best_u = u
+                    best = ch
+        ch = ti[ch, TI_NEXT]
+    return fresh if fresh >= 0 else best
+
+
+@njit(cache=True)
+def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, policy, measure, rng):
+    """`count` iterations of determinized UCT from st (the searching player `me` to act)."""
+    kb = np.zeros((3, PLANES, G), dtype=np.int64)
+    bb = np.zeros((3, 4), dtype=np.int64)
+    sc = np.zeros((3, SCRATCH_ROWS, G), dtype=np.int64)
+    ac = np.zeros((3, MAX_ACTIONS), dtype=np.int64)
+    places = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
+    claims = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
+    keys = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
+    free = np.empty(4, dtype=np.int64)
+    b = bits.copy()
+    x = bbox.copy()
+    s = st.copy()
+    res = np.zeros((st[ST_PLAYERS], RES_COLS), dtype=np.int64)
+    ranks = np.zeros(st[ST_PLAYERS], dtype=np.int64)
+    path = np.empty(256, dtype=np.int64)
+    for _ in range(count):
+        b[:] = bits
+        x[:] = bbox
+        s[:] = st
+        resample_deck(s, rng)
+        node = 0
+        plen = 1
+        path[0] = 0
+        while s[ST_PHASE] != PHASE_OVER:
+            if s[ST_PLAYER] != me:
+                if policy == POLICY_GREEDY:
+                    a = fast_greedy_action(b, x, s, rng, kb, bb, sc, ac)
+                else:
+                    a = random_action(b, x, s, sc[2], rng)
+                apply_action(b, x, s, a)
+                continue
+            if node != 0 and ti[node, TI_VISITS] == 0:
+                break  # a new leaf: play out from here
+            claim_phase = s[ST_PHASE] == PHASE_CLAIM
+            if claim_phase:
+                nfree = free_claims(s, free)
+                for j in range(nfree):
+                    found = False
+                    ch = ti[node, TI_FIRST]
+                    while ch >= 0:
+                        if ti[ch, TI_ACTION] == free[j]:
+                            found = True
+                            break
+                        ch = ti[ch, TI_NEXT]
+                    if not found:
+                        if s[ST_ROUND] == 0:
+                            d = free[j] - CLAIM_BASE
+                            h = 5.0 * max(TILE_CROWNS[d, 0], TILE_CROWNS[d, 1])
+                        else:
+                            p = s[ST_PLAYER]
+                            k, _ = best_spot(b[p], x[p], s[ST_SIZE], s[ST_FLAGS], s[ST_DISCARDS + p] == 0,
+                                             free[j] - CLAIM_BASE, kb, bb, sc, ac, 1)
+                            h = float(((k & S_MASK) - 5 * (1 - (k >> S2_SHIFT))))
+                        _new_node(ti, tf, ncount, node, free[j], h)
+            elif ti[node, TI_FIRST] < 0:
+                _expand_place(b, x, s, node, ti, tf, ncount, places, claims, keys, kb, bb, sc, ac)
+            ch = _select(ti, tf, node, c, bias, claim_phase, s)
+            if ch < 0:
+                break  # the tree is full
+            apply_action(b, x, s, ti[ch, TI_ACTION])
+            node = ch
+            path[plen] = ch
+            plen += 1
+        playout(b, x, s, rng, policy, me, kb, bb, sc, ac)
+        v = result_value(b, x, s, me, measure, res, ranks, sc[2])
+        for i in range(plen):
+            ti[path[i], TI_VISITS] += 1
+            tf[path[i], TF_VALUE] += v
