@@ -1,0 +1,161 @@
+"""The game loop: results agree with the engine, faults forfeit the game and the others finish."""
+
+import time
+
+import numpy as np
+import pytest
+
+from kdtourney.arena.match import play_match, rank_among
+from kdtourney.bots.base import Bot
+from kdtourney.bots.random_bot import RandomBot
+from kdtourney.engine import Game, Rules
+
+
+class First(Bot):
+    name = "first"
+
+    def act(self, view):
+        return view.legal_actions()[0]
+
+
+class Numpy(Bot):
+    name = "numpy"
+
+    def act(self, view):
+        return np.int64(view.legal_actions()[-1])
+
+
+def failing(kind, at=3):
+    class Failing(Bot):
+        name = kind
+
+        def setup(self, seat, rules, seed):
+            self.n = 0
+            if kind == "setup":
+                raise KeyError("no setup today")
+
+        def act(self, view):
+            self.n += 1
+            legal = view.legal_actions()
+            if self.n == at:
+                if kind == "raise":
+                    raise ZeroDivisionError("oops")
+                if kind == "exit":
+                    raise SystemExit(4)
+                if kind == "illegal":
+                    return 5000
+                if kind == "bool":
+                    return True
+                if kind == "float":
+                    return float(legal[0])
+                if kind == "slow":
+                    time.sleep(0.05)
+            return legal[0]
+    return Failing
+
+
+def play(bots, players=2, seeds=(7,), **kw):
+    rules = Rules(players=players)
+    bot_seeds = [[100 + s + 10 * d for d in range(len(seeds))] for s in range(players)]
+    return play_match(rules, list(seeds), bot_seeds, bots, **kw)
+
+
+def test_a_clean_game_matches_the_engine():
+    res = play([RandomBot, First, Numpy, RandomBot], players=4)
+    assert res.status == "ok" and res.error is None and not res.faults
+    game = Game.replay(Rules(players=4), 7, res.moves)
+    assert game.is_over
+    assert [s.score for s in res.seats] == game.scores()
+    assert [s.rank for s in res.seats] == game.ranking()
+    assert [s.discards for s in res.seats] == [game.discards(p) for p in range(4)]
+    assert [s.largest_territory for s in res.seats] == [game.score(p).largest_territory for p in range(4)]
+    assert sum(s.win_share for s in res.seats) == pytest.approx(1.0)
+    best = max(game.scores())
+    for p, s in enumerate(res.seats):
+        others = max(x for q, x in enumerate(game.scores()) if q != p)
+        assert s.margin == s.score - others
+        assert s.decisions == 24 and s.time_total >= s.time_max > 0 and not s.fault
+    assert res.seats[int(np.argmin([s.rank for s in res.seats]))].score == best
+
+
+def test_same_inputs_same_game():
+    a = play([RandomBot, RandomBot])
+    b = play([RandomBot, RandomBot])
+    assert a.moves == b.moves and [s.score for s in a.seats] == [s.score for s in b.seats]
+
+
+@pytest.mark.parametrize("kind,fault_kind", [("raise", "exception"), ("exit", "exception"),
+                                             ("setup", "exception"), ("illegal", "illegal"),
+                                             ("bool", "illegal"), ("float", "illegal")])
+def test_a_fault_forfeits_and_the_others_finish(kind, fault_kind):
+    res = play([RandomBot, failing(kind), RandomBot, RandomBot], players=4)
+    assert res.status == "fault"
+    [fault] = res.faults
+    assert fault.seat == 1 and fault.kind == fault_kind and fault.message
+    seats = res.seats
+    assert seats[1].fault and seats[1].rank == 4 and seats[1].win_share == 0
+    assert sorted(s.rank for s in seats if not s.fault)[0] == 1
+    assert sum(s.win_share for s in seats) == pytest.approx(1.0)
+    game = Game.replay(Rules(players=4), 7, res.moves)  # a complete legal game
+    assert game.is_over and [s.score for s in seats] == game.scores()
+    # the others are ranked among themselves by the engine's ranking
+    engine = game.ranking()
+    others = [p for p in range(4) if p != 1]
+    for p in others:
+        assert seats[p].rank == 1 + sum(engine[q] < engine[p] for q in others)
+    if kind == "raise":
+        assert "ZeroDivisionError: oops" in fault.message and "test_match.py" in fault.message
+        assert seats[1].decisions == 3  # not asked again after its fault
+
+
+def test_a_bot_that_cannot_be_made_forfeits():
+    class BadInit(Bot):
+        name = "badinit"
+
+        def __init__(self):
+            raise RuntimeError("cannot start")
+
+    res = play([BadInit, First])
+    assert res.faults[0].kind == "exception" and res.faults[0].call == 0
+    assert res.seats[0].decisions == 0 and res.seats[0].rank == 2 and res.seats[1].win_share == 1
+
+
+def test_move_time_limit():
+    res = play([failing("slow"), First], move_time_limit=0.02)
+    [fault] = res.faults
+    assert fault.kind == "timeout" and "limit is 0.02 s" in fault.message
+    assert res.seats[0].time_max >= 0.05 and res.seats[0].rank == 2
+    assert not play([failing("slow"), First], move_time_limit=5).faults
+
+
+def test_forced_fault_and_monitor():
+    seen = []
+    res = play([First, First], forced={1: (4, "crash", "worker died")},
+               monitor=lambda seat, call: seen.append((seat, call)))
+    [fault] = res.faults
+    assert (fault.seat, fault.kind, fault.call, fault.message) == (1, "crash", 4, "worker died")
+    assert (1, 4) not in seen and (1, 3) in seen and seen[-1] == (-1, -1)
+    assert res.seats[1].decisions == 2  # calls 0 (make) and 1 (setup), then two act calls
+
+
+def test_all_faulted_nobody_wins():
+    res = play([failing("raise", 1), failing("illegal", 1)])
+    assert [s.rank for s in res.seats] == [2, 2] and [s.win_share for s in res.seats] == [0, 0]
+
+
+def test_dynasty_totals_three_deals():
+    res = play([RandomBot, First], seeds=(1, 2, 3))
+    assert len(res.moves) == 3
+    scores = [0, 0]
+    for seed, moves in zip((1, 2, 3), res.moves):
+        game = Game.replay(Rules(players=2), seed, moves)
+        assert game.is_over
+        scores = [a + b for a, b in zip(scores, game.scores())]
+    assert [s.score for s in res.seats] == scores
+    assert res.seats[0].decisions == res.seats[1].decisions == 3 * 24
+
+
+def test_rank_among():
+    assert rank_among([3, 5, 5, 1], [False] * 4) == [3, 1, 1, 4]
+    assert rank_among([3, 5, 5, 1], [False, True, False, False]) == [2, 4, 1, 3]
+    assert rank_among([(10, 2), (10, 3)], [False, False]) == [2, 1]

@@ -1,0 +1,120 @@
+"""The runner: worker-count independence, faults, dead and hung workers, resume."""
+
+import sqlite3
+
+import pytest
+from arena_support import assert_same_store, write_faulty_bots
+
+from kdtourney.arena import load_faults, load_games, load_results, prepare
+from kdtourney.arena.runner import run_tournament
+from kdtourney.arena.tournament import ArenaError
+from kdtourney.bots.registry import BotRegistry
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return BotRegistry(env=False, cwd=False, entry_points=False)
+
+
+@pytest.fixture(scope="module")
+def faulty(tmp_path_factory):
+    folder = write_faulty_bots(tmp_path_factory.mktemp("bots"))
+    return BotRegistry([folder], env=False, cwd=False, entry_points=False)
+
+
+def test_same_store_whatever_the_worker_count(tmp_path, registry):
+    t = prepare(registry, bots="random,greedy,random", players="2,4", games=30, seed=21)
+    one = run_tournament(t, tmp_path / "one", registry, workers=1)
+    two = run_tournament(t, tmp_path / "two", registry, workers=2)
+    assert one.complete and two.complete and one.played == two.played == 30
+    assert_same_store(tmp_path / "one", tmp_path / "two")
+    results = load_results(tmp_path / "one")
+    assert set(results["entrant"]) == {"random#1", "random#2", "greedy"}
+    assert len(results) == sum(load_games(tmp_path / "one")["n_players"])
+    # a re-run plays nothing and changes nothing
+    again = run_tournament(t, tmp_path / "one", registry, workers=2)
+    assert again.played == 0 and again.stored_before == 30
+    assert_same_store(tmp_path / "one", tmp_path / "two")
+
+
+def test_dynasty_and_partial_store_resume(tmp_path, registry):
+    t = prepare(registry, bots="random,greedy", games=8, seed=4, dynasty=True, harmony=True)
+    run_tournament(t, tmp_path / "full", registry, workers=1)
+    games = load_games(tmp_path / "full")
+    assert games["moves"].str.startswith("[[").all() and len(games) == 8
+    # a store holding only some of the games (as after a kill) gets exactly the missing ones
+    partial = prepare(registry, bots="random,greedy", games=8, seed=4, dynasty=True, harmony=True)
+    run_tournament(partial, tmp_path / "part", registry, workers=1)
+    with sqlite3.connect(tmp_path / "part" / "tournament.sqlite") as conn:
+        for table in ("results", "faults", "games"):
+            conn.execute(f"DELETE FROM {table} WHERE game IN (1, 4, 5)")
+    conn.close()
+    out = run_tournament(partial, tmp_path / "part", registry, workers=2)
+    assert out.stored_before == 5 and out.played == 3
+    assert_same_store(tmp_path / "full", tmp_path / "part")
+
+
+def test_another_tournament_on_the_same_folder_is_refused(tmp_path, registry):
+    t = prepare(registry, bots="random,greedy", games=4, seed=1)
+    run_tournament(t, tmp_path, registry, workers=1)
+    before = load_results(tmp_path)
+    other = prepare(registry, bots="random,greedy", games=6, seed=1)
+    with pytest.raises(ArenaError, match=r"games: 4 \(stored\) vs 6 \(now\)"):
+        run_tournament(other, tmp_path, registry, workers=1)
+    assert load_results(tmp_path).equals(before)
+
+
+def test_faulty_bots_forfeit_and_the_tournament_completes(tmp_path, faulty):
+    t = prepare(faulty, bots="raiser,illegal,slow,random", players="2,4", games=36, seed=1,
+                move_time_limit=0.1)
+    out = run_tournament(t, tmp_path, faulty, workers=2)
+    assert out.complete and out.played == 36
+    faults = load_faults(tmp_path)
+    kinds = dict(zip(faults["entrant"], faults["kind"]))
+    assert kinds == {"raiser": "exception", "illegal": "illegal", "slow": "timeout"}
+    assert faults["message"].str.len().gt(0).all()
+    assert "RuntimeError: boom" in faults[faults["kind"] == "exception"]["message"].iloc[0]
+    results = load_results(tmp_path)
+    assert (results["entrant"] == "random").any() and not results.query("entrant == 'random'")["fault"].any()
+    faulted = results[results["fault"]]
+    assert len(faulted) == len(faults)
+    assert (faulted["rank"] == faulted["n_players"]).all() and (faulted["win_share"] == 0).all()
+    games = load_games(tmp_path)
+    assert set(games.loc[games["game"].isin(faults["game"]), "status"]) == {"fault"}
+    assert (games.loc[~games["game"].isin(faults["game"]), "status"] == "ok").all()
+
+
+def unlucky(t, every):
+    """(game, seat) where the faulty entrant 0 gets a setup seed that makes it misbehave."""
+    return {(g.game, s) for g in t.plan().games for s, e in enumerate(g.seats)
+            if e == 0 and g.bot_seeds[s][0] % every == 1}
+
+
+def test_a_worker_that_dies_is_replaced(tmp_path, faulty):
+    t = prepare(faulty, bots="crasher,random", games=12, seed=4)
+    assert len(unlucky(t, 5)) == 1
+    out = run_tournament(t, tmp_path / "two", faulty, workers=2)
+    assert out.complete and out.worker_losses == 2
+    faults = load_faults(tmp_path / "two")
+    assert set(zip(faults["game"], faults["seat"])) == unlucky(t, 5)
+    assert set(faults["kind"]) == {"crash"} and faults["call"].tolist() == [7]
+    assert set(faults["entrant"]) == {"crasher"}
+    # every game that killed a worker twice was played again with the crasher forfeiting
+    assert out.worker_losses == 2 * len(faults)
+    results = load_results(tmp_path / "two")
+    assert (results[results["fault"]]["rank"] == 2).all() and len(results) == 24
+    # and the crashes are as deterministic as the games: one worker gives the same store
+    run_tournament(t, tmp_path / "one", faulty, workers=1)
+    assert_same_store(tmp_path / "one", tmp_path / "two")
+
+
+def test_a_hung_worker_is_replaced(tmp_path, faulty):
+    t = prepare(faulty, bots="hanger,random", games=12, seed=1)
+    assert len(unlucky(t, 11)) == 1
+    out = run_tournament(t, tmp_path, faulty, workers=2, hang_timeout=1.0)
+    assert out.complete
+    faults = load_faults(tmp_path)
+    assert set(zip(faults["game"], faults["seat"])) == unlucky(t, 11)
+    assert set(faults["kind"]) == {"timeout"}
+    assert faults["message"].str.contains("hung").all()
+    assert out.worker_losses == 2 * len(faults)

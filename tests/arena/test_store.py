@@ -1,0 +1,99 @@
+"""The SQLite store: schema, one transaction per game, refusing foreign files, pandas and export."""
+
+import sqlite3
+import sys
+
+import pandas as pd
+import pytest
+
+from kdtourney.arena import store
+from kdtourney.arena.store import Store, StoreError, open_store
+
+TOURNAMENT = {"entrants": ["a", "b"], "seed": 3, "games": 2}
+
+
+def add(st, game, status="ok"):
+    st.add_game(
+        dict(game=game, block=game // 2, arrangement=game % 2, n_players=2, deal_seeds=[11 + game],
+             status=status, duration=0.1, moves=[1001, 5, 676], error=None),
+        [dict(game=game, seat=s, entrant="ab"[s], score=10 + s, rank=2 - s, win_share=float(s),
+              margin=2 * s - 1, largest_territory=4, crowns=3, discards=0, fault=False,
+              time_total=0.01, time_max=0.001, decisions=24) for s in range(2)],
+        [dict(seat=0, entrant="a", kind="illegal", message="9999", call=7)] if status == "fault" else [])
+
+
+def test_round_trip(tmp_path):
+    with Store.create(tmp_path / "t", TOURNAMENT, {"name": "t"}) as st:
+        add(st, 0)
+        add(st, 1, "fault")
+        assert st.done_games() == {0, 1} and st.count_games() == 2
+        assert st.entrant_totals() == {"a": (2, 0.0, 0), "b": (2, 2.0, 0)}
+    cfg = store.load_config(tmp_path / "t")
+    assert cfg["application"] == "kdtourney" and cfg["schema_version"] == store.SCHEMA_VERSION
+    assert cfg["tournament"] == TOURNAMENT and cfg["meta"]["name"] == "t"
+    results = store.load_results(tmp_path / "t")
+    assert list(results.columns) == list(store.RESULT_COLUMNS) + ["block", "n_players", "status"]
+    assert results["fault"].dtype == bool and len(results) == 4
+    games = store.load_games(tmp_path / "t")
+    assert games["moves"][0] == "[1001,5,676]" and games["seed"].tolist() == [11, 12]
+    faults = store.load_faults(tmp_path / "t")
+    assert faults.to_dict("records") == [dict(game=1, seat=0, entrant="a", kind="illegal",
+                                              message="9999", call=7)]
+    with sqlite3.connect(store.store_path(tmp_path / "t")) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_failed_insert_stores_nothing_of_that_game(tmp_path):
+    with Store.create(tmp_path, TOURNAMENT, {}) as st:
+        add(st, 0)
+        with pytest.raises(sqlite3.IntegrityError):
+            add(st, 0)  # the same game twice
+        assert st.count_games() == 1
+    assert len(store.load_results(tmp_path)) == 2
+
+
+def test_refuses_what_is_not_ours(tmp_path):
+    with pytest.raises(StoreError, match="no tournament"):
+        open_store(tmp_path)
+    store.store_path(tmp_path).write_bytes(b"this is not a database at all" * 100)
+    before = store.store_path(tmp_path).read_bytes()
+    with pytest.raises(StoreError, match="corrupt or not an SQLite"):
+        open_store(tmp_path)
+    assert store.store_path(tmp_path).read_bytes() == before
+    store.store_path(tmp_path).unlink()
+    with sqlite3.connect(store.store_path(tmp_path)) as conn:
+        conn.execute("CREATE TABLE config (key TEXT, value TEXT)")
+        conn.execute("INSERT INTO config VALUES ('application', '\"other\"')")
+    conn.close()
+    with pytest.raises(StoreError, match="not a kdtourney tournament"):
+        store.load_results(tmp_path)
+    with pytest.raises(StoreError, match="newer|schema"):
+        with sqlite3.connect(store.store_path(tmp_path)) as conn:
+            conn.execute("UPDATE config SET value = '\"kdtourney\"'")
+            conn.execute("INSERT INTO config VALUES ('schema_version', '99')")
+        conn.close()
+        open_store(tmp_path)
+
+
+def test_export(tmp_path):
+    with Store.create(tmp_path, TOURNAMENT, {}) as st:
+        add(st, 0)
+        add(st, 1, "fault")
+    assert store.export_table(tmp_path, tmp_path / "r.csv") == 4
+    back = pd.read_csv(tmp_path / "r.csv")
+    assert list(back.columns) == list(store.load_results(tmp_path).columns) and len(back) == 4
+    assert back["score"].tolist() == [10, 11, 10, 11]
+    assert store.export_table(tmp_path, tmp_path / "g.parquet", "parquet", "games") == 2
+    back = pd.read_parquet(tmp_path / "g.parquet")
+    pd.testing.assert_frame_equal(back, store.load_games(tmp_path))
+    with pytest.raises(StoreError, match="unknown table"):
+        store.export_table(tmp_path, tmp_path / "x.csv", table="nope")
+
+
+def test_parquet_without_pyarrow(tmp_path, monkeypatch):
+    with Store.create(tmp_path, TOURNAMENT, {}) as st:
+        add(st, 0)
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(StoreError, match=r"pip install 'kdtourney\[parquet\]'"):
+        store.export_table(tmp_path, tmp_path / "r.parquet", "parquet")
+    assert not (tmp_path / "r.parquet").exists()

@@ -1,0 +1,103 @@
+"""Helpers for the arena and `kdtourney run` tests: faulty bots, store comparison."""
+
+import textwrap
+
+import pandas as pd
+
+from kdtourney.arena import store
+
+FAULTY_BOTS = textwrap.dedent('''
+    import os
+    import time
+
+    from kdtourney.bots.base import Bot
+
+
+    class _Base(Bot):
+        def setup(self, seat, rules, seed):
+            self.seed = seed
+            self.n = 0
+
+        def act(self, view):
+            self.n += 1
+            return view.legal_actions()[0]
+
+        def unlucky(self, every):
+            return self.seed % every == 1  # setup seeds are never 0 mod every in the warm-up (seed 0)
+
+
+    class Raiser(_Base):
+        """Raises at its 4th decision of one game in three."""
+        name = "raiser"
+
+        def act(self, view):
+            if self.unlucky(3) and self.n == 3:
+                raise RuntimeError("boom")
+            return super().act(view)
+
+
+    class Illegal(_Base):
+        """Returns an illegal action at its 2nd decision of one game in three."""
+        name = "illegal"
+
+        def act(self, view):
+            if self.unlucky(3) and self.n == 1:
+                return 9999
+            return super().act(view)
+
+
+    class Slow(_Base):
+        """Sleeps at its 3rd decision of one game in three."""
+        name = "slow"
+
+        def act(self, view):
+            if self.unlucky(3) and self.n == 2:
+                time.sleep(0.25)
+            return super().act(view)
+
+
+    class Crasher(_Base):
+        """Kills its process (os._exit) at its 6th decision of one game in five."""
+        name = "crasher"
+
+        def act(self, view):
+            if self.unlucky(5) and self.n == 5:
+                os._exit(3)
+            return super().act(view)
+
+
+    class Hanger(_Base):
+        """Never answers its 6th decision of one game in eleven."""
+        name = "hanger"
+
+        def act(self, view):
+            if self.unlucky(11) and self.n == 5:
+                while True:
+                    time.sleep(0.05)
+            return super().act(view)
+''')
+
+
+def write_faulty_bots(folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "faulty.py").write_text(FAULTY_BOTS)
+    return folder
+
+
+def comparable(folder):
+    """The store's games, results and faults without timing columns, sorted: equal for the same
+    tournament however it was run."""
+    out = {}
+    for table, load in (("games", store.load_games), ("results", store.load_results),
+                        ("faults", store.load_faults)):
+        df = load(folder)
+        df = df.drop(columns=[c for c in store.TIMING_COLUMNS.get(table, ()) if c in df])
+        keys = ["game", "seat"] if "seat" in df else ["game"]
+        out[table] = df.sort_values(keys).reset_index(drop=True)
+    return out
+
+
+def assert_same_store(a, b, ignore_timeouts=False):
+    x, y = comparable(a), comparable(b)
+    for table in x:
+        pd.testing.assert_frame_equal(x[table], y[table], check_dtype=False, obj=table)
