@@ -243,3 +243,24 @@ def export_command(folder, fmt, output, table):
     except StoreError as exc:
         raise _CommandError(str(exc)) from None
     click.echo(f"{output}: {rows} rows ({table})")
+
+
+@main.command("report")
+@click.argument("folder", metavar="DIR")
+@click.option("--anchor", metavar="NAME=VALUE", help="Pin one entrant's Elo (default: mean 0), "
+              "e.g. --anchor greedy=0.")
+@click.option("--open", "open_page", is_flag=True, help="Open the page in the web browser.")
+def report_command(folder, anchor, open_page):
+    """Rebuild the HTML report DIR/index.html from the tournament stored in DIR."""
+    from kdtourney.arena.store import StoreError
+    from kdtourney.report.html import ReportError, write_report
+
+    try:
+        path = write_report(folder, anchor=anchor)
+    except (StoreError, ReportError) as exc:
+        raise _CommandError(str(exc)) from None
+    click.echo(str(path))
+    if open_page:
+        import webbrowser
+
+        webbrowser.open(path.resolve().as_uri())
