@@ -36,8 +36,9 @@ from numba import njit
 from kdtourney.engine._kernels import (CENTER, CLAIM_BASE, DISCARD, FLAG_TIEBREAK_TERRITORY, G,
                                        MAX_ACTIONS, OCC, PHASE_CLAIM, PHASE_OVER, PHASE_PLACE,
                                        PLANES, RES_COLS, RES_TOTAL, SCRATCH_ROWS, ST_CUR_ROW,
-                                       ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW,
-                                       ST_PHASE, ST_PLAYER, ST_PLAYERS, ST_ROUND, ST_SIZE, ST_SLOT,
+                                       ST_DECK, ST_DECK_LEN, ST_DECK_POS, ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW,
+                                       ST_PHASE, ST_PLAYER, ST_PLAYERS, ST_ROUND, ST_ROW_LEN,
+                                       ST_SIZE, ST_SLOT,
                                        CROWN1, CROWN2, apply_action, bonus_points, is_centered,
                                        legal_masks, masks_to_actions, place, popcount, rand_below,
                                        random_action, rank_players, resample_deck, score_game,
@@ -606,3 +607,183 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, policy, measure
         for i in range(plen):
             ti[path[i], TI_VISITS] += 1
             tf[path[i], TF_VALUE] += v
+
+
+# ---------------------------------------------------------------------------------------------
+# Expectimax: a static evaluation with potential, chance nodes over the next row
+
+W_OPEN = 0.3     # per crown of a territory and open square next to it
+W_HOLE = 4.0     # per one-square hole (a wasted square, and Harmony out of reach)
+TOP_SPOTS = 4    # depth 2: spots of the claimed domino tried against the sampled next row
+
+
+@njit(cache=True)
+def static_eval(bits, bbox, size, flags, complete):
+    """Points (territories + bonuses) plus potential: W_OPEN per crown of a territory and empty
+    square of the kingdom's square next to it, minus W_HOLE per one-square hole. A float."""
+    h = size // 2
+    if is_centered(bbox, size):
+        r0 = CENTER - h
+        c0 = CENTER - h
+    else:
+        r0 = bbox[0] - (size - (bbox[1] - bbox[0] + 1)) // 2
+        c0 = bbox[2] - (size - (bbox[3] - bbox[2] + 1)) // 2
+        r0 = min(max(r0, 0), G - size)
+        c0 = min(max(c0, 0), G - size)
+    row_mask = (1 << size) - 1
+    region = 0
+    occ = 0
+    crown1 = 0
+    crown2 = 0
+    for i in range(size):
+        sh = 8 * i
+        region |= row_mask << sh
+        occ |= ((bits[OCC, r0 + i] >> c0) & row_mask) << sh
+        crown1 |= ((bits[CROWN1, r0 + i] >> c0) & row_mask) << sh
+        crown2 |= ((bits[CROWN2, r0 + i] >> c0) & row_mask) << sh
+    empty = region & ~occ
+    points = 0
+    open_crowns = 0
+    for t in range(1, 7):
+        rest = 0
+        for i in range(size):
+            rest |= ((bits[t, r0 + i] >> c0) & row_mask) << (8 * i)
+        while rest:
+            comp = rest & -rest
+            while True:
+                grown = (comp | (comp << 1) | (comp >> 1) | (comp << 8) | (comp >> 8)) & rest
+                if grown == comp:
+                    break
+                comp = grown
+            crowns = popcount(comp & crown1) + 2 * popcount(comp & crown2)
+            if crowns:
+                points += popcount(comp) * crowns
+                around = (comp << 1) | (comp >> 1) | (comp << 8) | (comp >> 8)
+                open_crowns += crowns * popcount(around & empty)
+            rest &= ~comp
+    # squares outside the window (a kingdom off its square) still score
+    full, _, _ = score_territories(bits, bbox)
+    if full > points:
+        points = full
+    value = points + bonus_points(bbox, size, flags, complete) + W_OPEN * open_crowns
+    return value - W_HOLE * count_holes(bits, bbox, size)
+
+
+@njit(cache=True)
+def _best_static(bits, bbox, size, flags, complete, domino, kb, bb, sc, ac, lvl):
+    """Best static_eval after placing `domino` (discarding when it has no placement)."""
+    n = legal_masks(bits, bbox, size, domino, sc[lvl])
+    if n == 0:
+        return static_eval(bits, bbox, size, flags, False)
+    n = masks_to_actions(sc[lvl], ac[lvl])
+    best = -1e300
+    for i in range(n):
+        _copy_kingdom(bits, bbox, kb[lvl], bb[lvl])
+        place(kb[lvl], bb[lvl], domino, ac[lvl, i])
+        v = static_eval(kb[lvl], bb[lvl], size, flags, complete)
+        if v > best:
+            best = v
+    return best
+
+
+@njit(cache=True)
+def expecti_run(bits, bbox, st, me, places, claims, n_cand, start, count, depth, seed, sums,
+                visits):
+    """Chance samples start .. start+count-1 of depth-limited expectimax, sample i for candidate
+    i % n_cand with chance outcome i // n_cand (the same outcomes for every candidate).
+
+    Candidate k: place places[k] (-1: none), claim claims[k] (-1: none). Its value in an outcome:
+    depth 1, or no row after the new one: the best static_eval after placing the claimed domino.
+    depth 2: a next row is sampled from the unseen dominoes and the kings ahead of the bot (one per
+    new-row domino below the claimed one) take random dominoes of it; the value is the best
+    static_eval over the claimed domino's TOP_SPOTS best spots and any spot of any domino left.
+    Adds to sums[k] (float64) and visits[k].
+    """
+    kb = np.zeros((4, PLANES, G), dtype=np.int64)
+    bb = np.zeros((4, 4), dtype=np.int64)
+    sc = np.zeros((4, SCRATCH_ROWS, G), dtype=np.int64)
+    ac = np.zeros((4, MAX_ACTIONS), dtype=np.int64)
+    size = st[ST_SIZE]
+    flags = st[ST_FLAGS]
+    seen = np.zeros(49, dtype=np.bool_)
+    pos = st[ST_DECK_POS]
+    for j in range(pos):
+        seen[st[ST_DECK + j]] = True
+    pool = np.empty(48, dtype=np.int64)
+    npool = 0
+    for v in range(1, 49):
+        if not seen[v]:
+            pool[npool] = v
+            npool += 1
+    shuffled = pool.copy()
+    row_len = st[ST_ROW_LEN]
+    next_row = depth >= 2 and pos + row_len <= st[ST_DECK_LEN]
+    row = np.empty(4, dtype=np.int64)
+    spot_v = np.empty(TOP_SPOTS, dtype=np.float64)
+    spot_a = np.empty(TOP_SPOTS, dtype=np.int64)
+    orng = np.empty(1, dtype=np.uint64)
+    for i in range(start, start + count):
+        k = i % n_cand
+        o = i // n_cand
+        complete = st[ST_DISCARDS + me] == 0
+        _copy_kingdom(bits[me], bbox[me], kb[0], bb[0])
+        if places[k] == DISCARD:
+            complete = False
+        elif places[k] >= 0:
+            place(kb[0], bb[0], st[ST_CUR_ROW + st[ST_SLOT]], places[k])
+        if claims[k] < 0:
+            v = static_eval(kb[0], bb[0], size, flags, complete)
+        elif not next_row:
+            v = _best_static(kb[0], bb[0], size, flags, complete, claims[k] - CLAIM_BASE, kb, bb, sc, ac, 1)
+        else:
+            c = claims[k] - CLAIM_BASE
+            # the chance outcome: a next row from the unseen dominoes, the first `ahead` taken
+            orng[0] = np.uint64(seed) ^ (np.uint64(o + 1) * np.uint64(0x9E3779B97F4A7C15))
+            shuffled[:] = pool
+            for j in range(row_len):
+                m = j + rand_below(orng, npool - j)
+                t = shuffled[j]
+                shuffled[j] = shuffled[m]
+                shuffled[m] = t
+                row[j] = shuffled[j]
+            ahead = 0
+            for j in range(4):
+                d = st[ST_NEW_ROW + j]
+                if d != 0 and d < c:
+                    ahead += 1
+            ahead = min(ahead, row_len - 1)
+            # the claimed domino's best spots by static evaluation
+            n = legal_masks(kb[0], bb[0], size, c, sc[1])
+            nspots = 0
+            if n > 0:
+                n = masks_to_actions(sc[1], ac[1])
+                for j in range(n):
+                    _copy_kingdom(kb[0], bb[0], kb[1], bb[1])
+                    place(kb[1], bb[1], c, ac[1, j])
+                    sv = static_eval(kb[1], bb[1], size, flags, complete)
+                    if nspots < TOP_SPOTS:
+                        spot_v[nspots] = sv
+                        spot_a[nspots] = ac[1, j]
+                        nspots += 1
+                    else:
+                        worst = 0
+                        for q in range(1, TOP_SPOTS):
+                            if spot_v[q] < spot_v[worst]:
+                                worst = q
+                        if sv > spot_v[worst]:
+                            spot_v[worst] = sv
+                            spot_a[worst] = ac[1, j]
+            v = -1e300
+            for s in range(max(nspots, 1)):
+                _copy_kingdom(kb[0], bb[0], kb[1], bb[1])
+                comp = complete
+                if nspots > 0:
+                    place(kb[1], bb[1], c, spot_a[s])
+                else:
+                    comp = False
+                for j in range(ahead, row_len):
+                    w = _best_static(kb[1], bb[1], size, flags, comp, row[j], kb, bb, sc, ac, 2)
+                    if w > v:
+                        v = w
+        sums[k] += v
+        visits[k] += 1
