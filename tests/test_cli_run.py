@@ -1,0 +1,222 @@
+"""`kdtourney run`, `replay` and `export` from the command line: resume after kill -9, bad input."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from arena_support import assert_same_store, comparable, write_faulty_bots
+from click.testing import CliRunner
+
+from kdtourney.arena import load_config, load_games, load_results
+from kdtourney.cli import main
+
+KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
+
+
+def run(*args):
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    return result
+
+
+def snapshot(folder):
+    """The bytes of a store after a checkpoint: to show that a refused command changed nothing."""
+    path = Path(folder) / "tournament.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return path.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """A finished small tournament."""
+    folder = tmp_path_factory.mktemp("cli") / "small"
+    result = run("run", "--bots", "random,greedy", "--players", "2,4", "--games", "10", "--seed", "8",
+                 "--out", folder, "--workers", "1")
+    assert result.exit_code == 0, result.output
+    return folder, result
+
+
+def test_run_output_and_store(small):
+    folder, result = small
+    lines = result.stdout.splitlines()
+    assert "random vs greedy (round-robin, 2/4-player): 12 games in 4 blocks (--games 10 rounded " \
+           "up to whole blocks), seed 8" in lines[0]
+    assert any("standings" in line for line in lines) and lines[-1] == f"{folder}: 12 games"
+    assert len(lines) < 20  # not a terminal: a few lines, no live progress
+    cfg = load_config(folder)
+    assert cfg["tournament"]["seed"] == 8 and cfg["tournament"]["entrants"] == ["random", "greedy"]
+    meta = cfg["meta"]
+    assert {"kdtourney", "python", "numba", "platform", "command", "created", "updated"} <= set(meta)
+    assert len(load_results(folder)) == 2 * (2 * 2) + 2 * (4 * 4)  # blocks of 2 and 4 games
+    assert len(load_games(folder)) == 12
+
+
+def test_same_command_again_plays_nothing(small):
+    folder, _ = small
+    before = comparable(folder)
+    # without --seed, an existing --out keeps its stored seed: the same command resumes
+    result = run("run", "--bots", "random,greedy", "--players", "2,4", "--games", "10", "--out",
+                 folder, "--quiet")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"{folder}: 12 games (0 played now)"
+    after = comparable(folder)
+    for table in before:
+        pd.testing.assert_frame_equal(before[table], after[table])
+    assert load_config(folder)["meta"]["sessions"] == 2
+
+
+def test_replay(small):
+    folder, _ = small
+    result = run("replay", folder, 2)
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    games = load_games(folder)
+    moves = games.loc[games["game"] == 2, "moves"].iloc[0].count(",") + 1
+    assert text.count("\nround ") == moves
+    assert "claim #" in text and "place #" in text
+    n = int(games.loc[games["game"] == 2, "n_players"].iloc[0])
+    assert text.count(" points (territories ") == n
+    assert text.count(" C") + text.count("C ") >= n  # every kingdom shows its castle
+    assert "result: seat 0" in text
+    bad = run("replay", folder, 99)
+    assert bad.exit_code == 2 and bad.stderr.strip() == \
+        f"Error: game 99 is not in {folder} (12 games stored, numbered from 0)"
+
+
+def test_export(small, tmp_path):
+    folder, _ = small
+    result = run("export", folder, "--format", "csv", "-o", tmp_path / "r.csv")
+    assert result.exit_code == 0 and result.stdout.strip().endswith("rows (results)")
+    csv = pd.read_csv(tmp_path / "r.csv")
+    stored = load_results(folder)
+    assert csv.shape == stored.shape and csv["score"].tolist() == stored["score"].tolist()
+    result = run("export", folder, "-o", tmp_path / "g.parquet", "--table", "games")
+    assert result.exit_code == 0, result.output
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "g.parquet"), load_games(folder))
+
+
+def wait_for_games(path, at_least, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                n = conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+            finally:
+                conn.close()
+            if n >= at_least:
+                return n
+        except sqlite3.Error:
+            pass
+        time.sleep(0.02)
+    raise AssertionError(f"fewer than {at_least} games after {timeout} s")
+
+
+def test_kill_9_then_resume_equals_an_uninterrupted_run(tmp_path):
+    args = ["run", "--bots", "random,greedy,random", "--players", "2,3", "--games", "400",
+            "--seed", "99"]
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen([KDTOURNEY, *args, "--out", str(killed), "--workers", "2", "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        wait_for_games(killed / "tournament.sqlite", 25)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    stored = len(load_games(killed))
+    assert 25 <= stored < 400
+    result = run("run", "--resume", killed, "--quiet", "--workers", "2")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"{killed}: 400 games ({400 - stored} played now)"
+    whole = run(*args, "--out", tmp_path / "whole", "--workers", "1", "--quiet")
+    assert whole.exit_code == 0, whole.output
+    assert_same_store(killed, tmp_path / "whole")
+
+
+def test_faulty_bots_from_a_folder(tmp_path):
+    bots = write_faulty_bots(tmp_path / "bots")
+    result = run("run", "--bots", "raiser,random,illegal", "--games", "12", "--seed", "1",
+                 "--bots-dir", bots, "--out", tmp_path / "t", "--workers", "2")
+    assert result.exit_code == 0, result.output
+    assert "faults" in result.stdout
+    results = load_results(tmp_path / "t")
+    assert results["fault"].any()
+    assert (results.loc[results["fault"], "rank"] == 2).all()
+    # --resume finds the bots folder again from the store
+    again = run("run", "--resume", tmp_path / "t", "--quiet")
+    assert again.exit_code == 0, again.output
+
+
+BAD = [
+    (["--bots", "random,nobot"], "unknown bot 'nobot'"),
+    (["--bots", "random:depth=3,greedy"], "random has no parameter 'depth'"),
+    (["--bots", "random,greedy", "--variant", "duel", "--players", "4"], "impossible rules: the duel variant"),
+    (["--bots", "random,greedy", "--players", "5"], "a table has 2, 3 or 4 players"),
+    (["--bots", "random,greedy", "--first-picks", "abba", "--players", "3"], "impossible rules"),
+    (["--bots", "random,greedy", "--tiebreak", "coin"], "impossible rules: tiebreak must be"),
+    (["--bots", "random,greedy", "--bots-dir", "/no/such/folder"], "does not exist"),
+    (["--bots", "random,greedy", "--games", "0"], "--games must be positive"),
+    (["--bots", "random,greedy", "--games", "-5"], "--games must be positive"),
+    (["--bots", "random,greedy", "--games", "many"], "--games expects an integer"),
+    (["--bots", "random,greedy", "--workers", "0"], "--workers must be positive"),
+    (["--bots", "random,greedy", "--workers", "-2"], "--workers must be positive"),
+    (["--bots", "random,greedy", "--move-time-limit", "0"], "--move-time-limit must be positive"),
+    (["--bots", "random"], "at least two entrants"),
+    (["--lineup", "random,greedy", "--bots", "random"], "--lineup fixes the table"),
+    (["--lineup", "random,greedy", "--players", "4"], "the lineup has 2 seats"),
+    ([], "no entrants"),
+]
+
+
+@pytest.mark.parametrize("args,message", BAD, ids=[" ".join(a) or "nothing" for a, _ in BAD])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
+    result = run("run", *args, "--out", tmp_path / "t")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("Error: ") and message in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
+    assert not (tmp_path / "t").exists()
+
+
+def test_bad_stores_and_other_tournaments_are_refused_and_kept(small, tmp_path):
+    folder, _ = small
+    before = snapshot(folder)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "tournament.sqlite").write_bytes(b"garbage, not SQLite " * 200)
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    with sqlite3.connect(foreign / "tournament.sqlite") as conn:
+        conn.execute("CREATE TABLE people (name TEXT)")
+    conn.close()
+    cases = [
+        (["--resume", other], "corrupt or not an SQLite database"),
+        (["--resume", foreign], "not a kdtourney tournament"),
+        (["--resume", tmp_path / "nothing"], "no tournament in"),
+        (["--bots", "random,greedy", "--out", other], "corrupt or not an SQLite database"),
+        (["--bots", "random,greedy", "--out", foreign, "--seed", "1"], "not a kdtourney tournament"),
+        (["--bots", "random,greedy", "--players", "2,4", "--games", "20", "--out", folder],
+         "holds another tournament: games: 10 (stored) vs 20 (now)"),
+        (["--bots", "random,mce", "--players", "2,4", "--games", "10", "--out", folder],
+         "holds another tournament: entrants: random,greedy (stored) vs random,mce (now)"),
+        (["--resume", folder, "--bots", "random,greedy"], "--resume DIR plays the stored tournament"),
+    ]
+    garbage = (other / "tournament.sqlite").read_bytes()
+    for args, message in cases:
+        result = run("run", *args, "--quiet")
+        assert result.exit_code == 2, (args, result.output)
+        assert result.stderr.startswith("Error: ") and message in result.stderr, result.stderr
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
+    assert snapshot(folder) == before
+    assert (other / "tournament.sqlite").read_bytes() == garbage
+    assert sorted(p.name for p in foreign.iterdir()) == ["tournament.sqlite"]
+    for args in (["export", other, "-o", tmp_path / "x.csv"], ["replay", foreign, "0"]):
+        result = run(*args)
+        assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
