@@ -41,7 +41,7 @@ import signal
 import sys
 import time
 import traceback
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
 
@@ -193,7 +193,7 @@ def rows_of(tournament: Tournament, spec, result: MatchResult) -> tuple[dict, li
                 duration=result.duration, moves=result.moves, error=result.error)
     results = []
     for seat in result.seats:
-        row = asdict(seat)
+        row = dict(vars(seat))
         row.update(game=spec.game, entrant=tournament.entrants[spec.seats[seat.seat]])
         results.append(row)
     faults = [dict(seat=f.seat, entrant=tournament.entrants[spec.seats[f.seat]], kind=f.kind,
@@ -299,7 +299,8 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
         parent_conn, child_conn = ctx.Pipe(duplex=True)
         process = ctx.Process(target=_worker_main, name=f"kdtourney-worker-{slot}", daemon=True,
                               args=(slot, child_conn, status, sources, tdict, warm_first))
-        process.start()
+        with _main_module_hidden():
+            process.start()
         child_conn.close()
         return _Worker(slot, process, parent_conn)
 
@@ -455,6 +456,25 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
                 worker.process.kill()
                 worker.process.join(2)
             worker.conn.close()
+
+
+class _main_module_hidden:
+    """Start workers without re-importing the parent's __main__ (which 'spawn' does by default):
+    a worker needs only kdtourney and the bots, and a script calling run_tournament need not guard
+    itself with `if __name__ == "__main__"`."""
+
+    def __enter__(self):
+        self.main = sys.modules.get("__main__")
+        self.saved = {k: getattr(self.main, k) for k in ("__file__", "__spec__")
+                      if self.main is not None and hasattr(self.main, k)}
+        if "__file__" in self.saved:
+            del self.main.__file__
+        if "__spec__" in self.saved:
+            self.main.__spec__ = None
+
+    def __exit__(self, *exc):
+        for k, v in self.saved.items():
+            setattr(self.main, k, v)
 
 
 def _exit_code(process) -> str:

@@ -1,0 +1,106 @@
+"""Arena speed: games per second of `kdtourney run --bots greedy,random --players 4` on 1 and 2
+workers, and the harness overhead per game against a plain loop over the same games.
+
+    /work/venv/bin/python benchmarks/bench_arena.py [--games 400]
+
+Prints `name: value` lines. The arena figures are end to end (worker start-up, warm-up, SQLite
+commits included), as a user sees them; `arena_*_steady_games_per_s` counts from the first stored
+game on. plain loop = the same games (same deals, seats and seeds) played with Game and the bots in
+one process, no fairness wrappers, no store, no processes; play_match = the arena's game loop in
+one process, no store, no processes.
+"""
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from kdtourney.arena import prepare
+from kdtourney.arena.match import play_match
+from kdtourney.arena.runner import run_tournament
+from kdtourney.bots.registry import BotRegistry
+from kdtourney.engine import Game, warm_up
+
+
+class Clock:
+    """A reporter that notes when the first and last games are stored."""
+
+    def start(self, *args, **kwargs):
+        self.first = self.last = None
+        self.count = 0
+
+    def game(self, *args):
+        now = time.perf_counter()
+        self.first = self.first or now
+        self.last = now
+        self.count += 1
+
+    def note(self, text):
+        print(f"# note: {text}")
+
+    def stop(self):
+        pass
+
+
+def plain_loop(tournament, registry):
+    games = tournament.plan().games
+    started = time.perf_counter()
+    for spec in games:
+        rules = tournament.rules_for(spec.n_players)
+        bots = [registry.create(tournament.specs[e]) for e in spec.seats]
+        for seat, bot in enumerate(bots):
+            bot.setup(seat, rules, spec.bot_seeds[seat][0])
+        game = Game(rules, spec.deal_seeds[0])
+        while not game.is_over:
+            p = game.current_player
+            game.apply(bots[p].act(game.view(p)))
+        game.scores()
+        game.ranking()
+    return time.perf_counter() - started
+
+
+def in_process_match(tournament, registry):
+    games = tournament.plan().games
+    started = time.perf_counter()
+    for spec in games:
+        factories = [lambda s=tournament.specs[e]: registry.create(s) for e in spec.seats]
+        play_match(tournament.rules_for(spec.n_players), spec.deal_seeds, spec.bot_seeds, factories)
+    return time.perf_counter() - started
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=400)
+    args = parser.parse_args()
+    registry = BotRegistry(env=False, cwd=False, entry_points=False)
+    tournament = prepare(registry, bots="greedy,random", players="4", games=args.games, seed=1)
+    n = len(tournament.plan())
+    warm_up()
+    plain_loop(prepare(registry, bots="greedy,random", players="4", games=8, seed=2), registry)
+    print(f"games: {n}")
+    plain = plain_loop(tournament, registry)
+    print(f"plain_loop_games_per_s: {n / plain:.1f}")
+    match = in_process_match(tournament, registry)
+    print(f"play_match_games_per_s: {n / match:.1f}")
+    arena = {}
+    for workers in (1, 2):
+        with tempfile.TemporaryDirectory() as tmp:
+            clock = Clock()
+            started = time.perf_counter()
+            out = run_tournament(tournament, Path(tmp) / "t", registry, workers=workers,
+                                 reporter=clock)
+            wall = time.perf_counter() - started
+            assert out.played == n
+            arena[workers] = wall
+            print(f"arena_{workers}_worker{'s' * (workers > 1)}_games_per_s: {n / wall:.1f}")
+            steady = (clock.count - 1) / (clock.last - clock.first)
+            print(f"arena_{workers}_worker{'s' * (workers > 1)}_steady_games_per_s: {steady:.1f}")
+            print(f"arena_{workers}_worker{'s' * (workers > 1)}_startup_s: {clock.first - started:.2f}")
+    print(f"scaling_2_vs_1_workers: {arena[1] / arena[2]:.2f}")
+    print(f"match_wrapper_overhead_ms_per_game: {1000 * (match - plain) / n:.2f}")
+    print(f"harness_overhead_ms_per_game_1_worker: {1000 * (arena[1] - plain) / n:.2f}")
+    print(f"harness_overhead_pct_1_worker: {100 * (arena[1] - plain) / plain:.1f}")
+
+
+if __name__ == "__main__":
+    main()
