@@ -108,10 +108,9 @@ def exception_message(exc: BaseException) -> str:
     return text[:_MESSAGE_LIMIT]
 
 
-def _is_action(value, legal) -> bool:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        return False
-    return int(value) in legal
+def _is_int(value) -> bool:
+    return (isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+            and -2**62 < int(value) < 2**62)
 
 
 def rank_among(keys: list, faulted: list[bool]) -> list[int]:
@@ -177,8 +176,6 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
                 call(seat, bots[seat].setup, seat, rules, int(bot_seeds[seat][deal]))
         while not game.is_over:
             player = game.current_player
-            legal = game.legal_actions()
-            action = legal[0]
             if player not in faults:
                 view = game.view(player)
                 t0 = time.perf_counter()
@@ -193,13 +190,17 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
                     if move_time_limit is not None and elapsed > move_time_limit:
                         fault(player, TIMEOUT, f"a decision took {elapsed:.3f} s, the limit is "
                                                f"{move_time_limit:g} s", calls[player] - 1)
-                    elif not _is_action(choice, legal):
-                        fault(player, ILLEGAL, f"returned {choice!r}, not a legal action in the "
+                    else:
+                        if _is_int(choice):
+                            try:
+                                game.apply(int(choice))  # checks legality, changes nothing if not
+                                continue
+                            except ValueError:
+                                pass
+                        fault(player, ILLEGAL, f"returned {choice!r:.80}, not a legal action in the "
                                                f"{game.phase} phase of round {game.round}",
                               calls[player] - 1)
-                    else:
-                        action = int(choice)
-            game.apply(action)
+            game.apply(game.legal_actions()[0])  # a forfeited seat plays the first legal action
         all_moves.append(list(game.history))
         for seat in range(n):
             score = game.score(seat)

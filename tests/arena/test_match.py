@@ -48,6 +48,8 @@ def failing(kind, at=3):
                     return True
                 if kind == "float":
                     return float(legal[0])
+                if kind == "huge":
+                    return 10**30
                 if kind == "slow":
                     time.sleep(0.05)
             return legal[0]
@@ -86,7 +88,8 @@ def test_same_inputs_same_game():
 
 @pytest.mark.parametrize("kind,fault_kind", [("raise", "exception"), ("exit", "exception"),
                                              ("setup", "exception"), ("illegal", "illegal"),
-                                             ("bool", "illegal"), ("float", "illegal")])
+                                             ("bool", "illegal"), ("float", "illegal"),
+                                             ("huge", "illegal")])
 def test_a_fault_forfeits_and_the_others_finish(kind, fault_kind):
     res = play([RandomBot, failing(kind), RandomBot, RandomBot], players=4)
     assert res.status == "fault"
