@@ -451,7 +451,7 @@ def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: 
         "names": list(los.index),
         "cells": [[los.loc[a, b] for b in los.columns] for a in los.index],
     }
-    out["verdict"] = _verdict(standings, los, elo_table)
+    out["verdict"] = _verdict(standings, los, elo_table, int(results["block"].nunique()))
     out["elo_scale"] = _elo_scale(standings)
 
     # per-entrant detail table
@@ -511,7 +511,11 @@ def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: 
     return out
 
 
-def _verdict(standings, los, elo_table) -> dict | None:
+#: Below this many blocks the bootstrap cannot be trusted to measure its own uncertainty.
+MIN_BLOCKS_FOR_VERDICT = 10
+
+
+def _verdict(standings, los, elo_table, n_blocks: int) -> dict | None:
     """The headline: the leader against the runner-up, with the interval and the LOS."""
     if elo_table is None or len(standings) < 2:
         return None
@@ -520,7 +524,9 @@ def _verdict(standings, los, elo_table) -> dict | None:
     p = los.loc[a["name"], b["name"]] if los is not None else float("nan")
     # the interval of leader minus runner-up is minus the runner-up's interval against the leader
     lo, hi = -b.get("delta_hi", float("nan")), -b.get("delta_lo", float("nan"))
-    if _finite(p) and p >= 0.99:
+    if n_blocks < MIN_BLOCKS_FOR_VERDICT:
+        strength = "too few blocks to tell"
+    elif _finite(p) and p >= 0.99:
         strength = "clearly stronger"
     elif _finite(p) and p >= 0.95:
         strength = "probably stronger"
@@ -528,7 +534,7 @@ def _verdict(standings, los, elo_table) -> dict | None:
         strength = "not yet distinguishable"
     expected = float(ratings.expected_score(diff)) if _finite(diff) else float("nan")
     return {"leader": a["name"], "second": b["name"], "diff": diff, "lo": lo, "hi": hi, "los": p,
-            "strength": strength, "expected": expected}
+            "strength": strength, "expected": expected, "min_blocks": MIN_BLOCKS_FOR_VERDICT}
 
 
 def _elo_scale(standings) -> dict | None:
@@ -586,13 +592,16 @@ def _chosen_games(results, games, rules, order, entrant_rows) -> dict:
             cards.append(card)
             continue
         size = replay["size"]
+        deal_scores = replay.pop("deal_scores")
         for d, finals in enumerate(replay.pop("finals")):
             pics = []
             for p in players:
+                points = deal_scores[d][p["seat"]]
                 label = f"Kingdom of {p['name']} (seat {p['seat'] + 1})"
-                label += f", deal {d + 1}" if replay["deals"] > 1 else f", {p['score']} points"
-                pics.append(Markup(svg.kingdom_svg(finals[p["seat"]], size, label=label,
-                                                   origin=tuple(replay["origins"][d][p["seat"]]))))
+                label += f", deal {d + 1}: {points} points" if replay["deals"] > 1 else f": {points} points"
+                pics.append({"svg": Markup(svg.kingdom_svg(finals[p["seat"]], size, label=label,
+                                                           origin=tuple(replay["origins"][d][p["seat"]]))),
+                             "points": points})
             card["deals"].append(pics)
         card["replay_index"] = len(replays)
         replay["label"] = _card_label(card)
@@ -633,7 +642,7 @@ def _replay(game_id: int, g, rules: dict, players) -> dict:
     if len(seeds) != len(deals):
         raise ValueError(f"{len(deals)} move lists for {len(seeds)} deal seeds")
     names = {p["seat"]: p["name"] for p in players}
-    steps, origins, finals = [], [], []
+    steps, origins, finals, deal_scores = [], [], [], []
     for d, (seed, actions) in enumerate(zip(seeds, deals)):
         game = Game(r, int(seed))
         before = [dict() for _ in range(n)]
@@ -659,11 +668,12 @@ def _replay(game_id: int, g, rules: dict, players) -> dict:
                           game.scores()])
         origins.append([list(svg.frame_origin(before[p], r.size)) for p in range(n)])
         finals.append(before)
+        deal_scores.append(game.scores())
         last = steps[-1]
         last[2] += " \u2014 " + ("deal over" if len(deals) > 1 else "game over") + \
             ": " + ", ".join(f"{names.get(p, '?')} {s}" for p, s in enumerate(game.scores()))
     return {"game": game_id, "size": r.size, "deals": len(deals), "origins": origins,
-            "players": players, "steps": steps, "finals": finals}
+            "players": players, "steps": steps, "finals": finals, "deal_scores": deal_scores}
 
 
 def _flat(row) -> list:

@@ -60,9 +60,6 @@ _RC = {
     "savefig.pad_inches": 0.05,
 }
 
-_counter = {"n": 0}
-
-
 @dataclass(frozen=True)
 class Plot:
     """An inline SVG plot and its text alternative."""
@@ -93,15 +90,12 @@ def _styled(fn):
     return wrapper
 
 
-def _svg(fig: Figure, alt: str, prefix: str | None = None) -> Plot:
-    """Serialise `fig` as an inline, accessible SVG element."""
+def _svg(fig: Figure, alt: str, prefix: str) -> Plot:
+    """Serialise `fig` as an inline, accessible SVG element whose ids all start with `prefix`."""
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None,
                                             "Type": None})
     text = buf.getvalue()
-    if prefix is None:
-        _counter["n"] += 1
-        prefix = f"plot{_counter['n']}"
     text = text[text.index("<svg"):]
     text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
     text = re.sub(r'id="([^"]+)"', lambda m: f'id="{prefix}-{m.group(1)}"', text)
@@ -156,7 +150,7 @@ def elo_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0") -> 
     ax.set_xlabel(f"Elo ({anchor_text}); bars: 95% interval")
     alt = "Elo ratings with 95% intervals, strongest first. " + "; ".join(
         f"{e}: {_fmt_elo(r['elo'])} ({_fmt_elo(r['lo'])} to {_fmt_elo(r['hi'])})" for e, r in t.iterrows())
-    return _svg(fig, alt)
+    return _svg(fig, alt, "elo")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -220,7 +214,7 @@ def score_plot(results: pd.DataFrame, order, colors: dict) -> Plot:
     ax = fig.subplots()
     _strips(ax, groups, colors)
     ax.set_xlabel("final score (box: middle half; whiskers: 5th to 95th percentile; \u25c6 mean)")
-    return _svg(fig, _dist_alt(groups, "Score distribution"))
+    return _svg(fig, _dist_alt(groups, "Score distribution"), "scores")
 
 
 @_styled
@@ -231,7 +225,7 @@ def margin_plot(results: pd.DataFrame, order, colors: dict) -> Plot:
     ax = fig.subplots()
     _strips(ax, groups, colors, zero_line=True)
     ax.set_xlabel("victory margin: own score \u2212 best opponent's (right of the dashed line: won)")
-    return _svg(fig, _dist_alt(groups, "Victory margin distribution"))
+    return _svg(fig, _dist_alt(groups, "Victory margin distribution"), "margins")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -249,8 +243,7 @@ def h2h_plot(score: pd.DataFrame, meetings: pd.DataFrame | None = None) -> Plot:
     fig = _fig(max(4.2, side + 1.2), max(3.2, side))
     ax = fig.subplots()
     masked = np.ma.masked_invalid(m)
-    cmap = matplotlib.colormaps["RdBu"].copy()
-    cmap.set_bad("#f0f0f0")
+    cmap = matplotlib.colormaps["RdBu"].with_extremes(bad="#f0f0f0")
     mesh = ax.pcolormesh(np.arange(k + 1), np.arange(k + 1), masked, cmap=cmap, vmin=0, vmax=1,
                          edgecolors="white", linewidth=1.5)
     ax.invert_yaxis()
@@ -282,7 +275,7 @@ def h2h_plot(score: pd.DataFrame, meetings: pd.DataFrame | None = None) -> Plot:
              if i < j and np.isfinite(m[i, j])]
     alt = ("Head-to-head heat map: share of pairwise encounters (better rank in the same game, "
            "ties half) won by the row entrant. " + "; ".join(parts))
-    return _svg(fig, alt)
+    return _svg(fig, alt, "h2h")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -323,7 +316,7 @@ def seat_plot(seats: pd.DataFrame) -> Plot:
     axes[0].set_ylim(0, min(1.0, top * 1.15 + 0.02))
     axes[0].yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0, decimals=0))
     alt = "Win share by seat (turn order), with 95% intervals; dashed line: fair share. " + "; ".join(parts)
-    return _svg(fig, alt)
+    return _svg(fig, alt, "seats")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -352,13 +345,14 @@ def convergence_plot(history: pd.DataFrame, order, colors: dict) -> Plot:
                      f"{_fmt_elo(last['elo'])} after {int(last['games'])}")
     ax.axhline(0, color="#888", lw=0.8, ls="--")
     ax.set_xlabel("games played")
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.set_ylabel("Elo")
     ax.set_xlim(left=0)
     if len(order) <= 8:
         ax.legend(frameon=False, fontsize=8, loc="best")
     alt = ("Elo estimate against games played, with 95% bands: flat lines and narrowing bands mean "
            "the ratings have settled. " + "; ".join(parts))
-    return _svg(fig, alt)
+    return _svg(fig, alt, "convergence")
 
 
 @_styled
@@ -377,4 +371,4 @@ def llr_plot(sprt: pd.DataFrame) -> Plot:
     last = s.iloc[-1]
     alt = (f"SPRT log-likelihood ratio after each block; after {int(last['block'])} blocks it is "
            f"{last['llr']:.2f}, bounds {last['lower']:.2f} and {last['upper']:.2f}.")
-    return _svg(fig, alt)
+    return _svg(fig, alt, "llr")

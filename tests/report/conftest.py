@@ -1,105 +1,91 @@
-"""Small real tournaments for the report tests, played through the arena's Python API.
+"""Small real tournaments for the report tests, played by the arena (`kdtourney run`'s library path:
+`kdtourney.arena.tournament.prepare` + `kdtourney.arena.runner.run_tournament`, one worker).
 
-`play_tournament` schedules with `kdtourney.arena.schedule.plan`, plays every game with
-`kdtourney.arena.match.play_match` and stores it with `kdtourney.arena.store.Store`: the same
-pieces `kdtourney run` puts together, so the report reads a genuine store.
+A bots folder adds `evil`, a random bot whose string parameter puts `<script>alert(1)</script>`
+into its entrant label (bot names themselves are restricted to letters, digits, `_ . -`) and which
+raises an exception with hostile text in some games, so the report must escape names, parameters
+and fault messages.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import platform
-import sys
+import sqlite3
+import textwrap
 
 import pytest
 
-from kdtourney import __version__
-from kdtourney.arena.match import play_match
-from kdtourney.arena.schedule import plan
-from kdtourney.arena.store import Store
-from kdtourney.bots.base import Bot
-from kdtourney.bots.random_bot import RandomBot
-from kdtourney.engine import Rules
+from kdtourney.arena import runner, tournament as tour
+from kdtourney.arena.store import store_path
+from kdtourney.bots.registry import BotRegistry
 
-EVIL_NAME = "<script>alert(1)</script>"
+EVIL_TEXT = "<script>alert(1)</script>"
+EVIL_ENTRANT = f"evil:note={EVIL_TEXT}"
 EVIL_MESSAGE = "<img src=x onerror=alert(2)> went wrong"
 
-
-class EvilBot(RandomBot):
-    """A random bot with a hostile name that raises (with hostile text) in some games."""
-
-    name = EVIL_NAME
-
-    def setup(self, seat, rules, seed):
-        super().setup(seat, rules, seed)
-        self._fail = seed % 3 == 0
-
-    def act(self, view):
-        if self._fail and view.round >= 2:
-            raise RuntimeError(EVIL_MESSAGE)
-        return super().act(view)
+EVIL_MODULE = textwrap.dedent(f'''
+    from kdtourney.bots.random_bot import RandomBot
 
 
-class FirstBot(Bot):
-    """Always the first legal action (deterministic, different from random)."""
+    class EvilBot(RandomBot):
+        """A random bot with hostile text in its parameter and in its errors."""
 
-    name = "first"
+        name = "evil"
 
-    def act(self, view):
-        return view.legal_actions()[0]
+        def __init__(self, note="quiet"):
+            super().__init__()
+            self.note = note
+
+        def setup(self, seat, rules, seed):
+            super().setup(seat, rules, seed)
+            self._fail = seed % 3 == 0
+
+        def act(self, view):
+            if self._fail and view.round >= 2:
+                raise RuntimeError({EVIL_MESSAGE!r})
+            return super().act(view)
+''')
+
+SPECS = {
+    "four": dict(bots=["random", "greedy", EVIL_ENTRANT], players=(4,), games=12),
+    "two": dict(bots=["random", "greedy"], players=(2,), games=8),
+    "three": dict(bots=["random", "greedy", EVIL_ENTRANT], players=(3,), games=9),
+    "duel": dict(bots=["random", "greedy"], players=(2,), games=6, variant="duel"),
+    "mixed": dict(bots=["random", "greedy", EVIL_ENTRANT], players=(2, 4), games=12),
+    "dynasty": dict(bots=["random", "greedy"], players=(2,), games=4, dynasty=True),
+    "single": dict(lineup=["random"] * 4, games=8),
+    "partial": dict(bots=["random", "greedy"], players=(2,), games=12, keep=5),
+}
 
 
-BOTS = {"random": RandomBot, "first": FirstBot, EVIL_NAME: EvilBot}
-
-
-def play_tournament(folder, entrants, players=(4,), games=8, seed=1, rules=None, fmt="round-robin",
-                    dynasty=False, lineup=None, stop_after=None):
-    """Play and store a tournament; `stop_after` leaves it partial (fewer games than planned)."""
-    rules = dict(Rules().to_dict(), **(rules or {}))
-    players = tuple(players)
-    schedule = plan(fmt, len(entrants), players, games, seed, dynasty=dynasty, lineup=lineup)
-    tournament = {"entrants": list(entrants), "format": fmt, "players": list(players),
-                  "rules": rules, "games": games, "seed": seed, "dynasty": dynasty,
-                  "move_time_limit": None}
-    meta = {"name": "test", "command_line": "kdtourney run --bots " + ",".join(entrants),
-            "kdtourney": __version__, "python": sys.version.split()[0], "numba": "test",
-            "platform": platform.platform()}
-    store = Store.create(folder, tournament, meta)
-    with store:
-        for spec in schedule.games[:stop_after]:
-            r = Rules(**dict(rules, players=spec.n_players))
-            factories = [BOTS[entrants[i]] for i in spec.seats]
-            m = play_match(r, spec.deal_seeds, spec.bot_seeds, factories)
-            game = {"game": spec.game, "block": spec.block, "arrangement": spec.arrangement,
-                    "deal_seeds": spec.deal_seeds, "n_players": spec.n_players, "status": m.status,
-                    "duration": m.duration, "moves": m.moves, "error": m.error}
-            results = [dict(dataclasses.asdict(s), game=spec.game, entrant=entrants[spec.seats[s.seat]])
-                       for s in m.seats]
-            faults = [dict(dataclasses.asdict(f), entrant=entrants[spec.seats[f.seat]])
-                      for f in m.faults]
-            store.add_game(game, results, faults)
+def play(folder, bots_dir, *, keep=None, **options):
+    """Play a tournament into `folder` with the arena; `keep` leaves only that many games (as an
+    interrupted run would)."""
+    registry = BotRegistry([bots_dir], env=False, cwd=False)
+    t = tour.prepare(registry, seed=7, **options)
+    runner.run_tournament(t, folder, registry, workers=1,
+                          meta=runner.session_meta(folder.name, [bots_dir]))
+    if keep is not None:
+        with sqlite3.connect(store_path(folder)) as conn:
+            for table in ("results", "faults", "games"):
+                conn.execute(f"DELETE FROM {table} WHERE game >= ?", (keep,))
     return folder
 
 
 @pytest.fixture(scope="session")
-def tournaments(tmp_path_factory):
-    """Lazily built tournaments by name, shared by the report tests."""
+def bots_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("bots")
+    (folder / "evil.py").write_text(EVIL_MODULE)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tournaments(tmp_path_factory, bots_dir):
+    """tournaments(name) -> the folder of a tournament of SPECS, played on first use."""
     built = {}
-    specs = {
-        "four": dict(entrants=["random", "first", EVIL_NAME], players=(4,), games=12),
-        "two": dict(entrants=["random", "first"], players=(2,), games=8),
-        "three": dict(entrants=["random", "first", EVIL_NAME], players=(3,), games=9),
-        "duel": dict(entrants=["random", "first"], players=(2,), games=6, rules={"variant": "duel"}),
-        "mixed": dict(entrants=["random", "first", EVIL_NAME], players=(2, 4), games=12),
-        "dynasty": dict(entrants=["random", "first"], players=(2,), games=4, dynasty=True),
-        "single": dict(entrants=["random"], players=(4,), games=8, fmt="lineup", lineup=(0, 0, 0, 0)),
-        "partial": dict(entrants=["random", "first"], players=(2,), games=20, stop_after=5),
-    }
 
     def get(name):
         if name not in built:
-            folder = tmp_path_factory.mktemp(name)
-            built[name] = play_tournament(folder, **specs[name])
+            built[name] = play(tmp_path_factory.mktemp(name), bots_dir, **SPECS[name])
         return built[name]
 
     return get

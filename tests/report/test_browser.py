@@ -1,0 +1,62 @@
+"""The report in a real browser: headless Chromium loads the page from disk, runs its script and the
+page's own replay self-test (`#selftest`), and the test reads the outcome from the dumped DOM.
+
+Skipped, saying why, when Chromium is not installed (`apt-get install chromium`; `.ci/run` does it).
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from kdtourney.report.html import write_report
+
+CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser"),
+                             "/usr/bin/chromium") if p and os.path.exists(p)), None)
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium); "
+                             "the report's browser test needs it")
+
+
+def dump_dom(path, tmp_path, fragment=""):
+    """The DOM after the page's scripts ran, as Chromium serialises it."""
+    profile = tmp_path / "chromium-profile"
+    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+            "--no-first-run", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--disable-extensions", "--mute-audio",
+            f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom",
+            path.resolve().as_uri() + fragment]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def body_attributes(dom):
+    tag = re.search(r"<body\b([^>]*)>", dom).group(1)
+    return {k: html.unescape(v) for k, v in re.findall(r'([\w-]+)="([^"]*)"', tag)}
+
+
+@pytest.mark.parametrize("name", ["four", "dynasty", "duel"])
+def test_page_runs_and_the_replay_steps(tournaments, tmp_path, name):
+    path = write_report(tournaments(name), n_boot=100)
+    dom = dump_dom(path, tmp_path, "#selftest")
+    body = body_attributes(dom)
+    assert "data-errors" not in body, body.get("data-errors")
+    assert body.get("data-ready") == "ok", "the page's script did not finish"
+    assert body.get("data-selftest") == "ok", body.get("data-selftest")
+    # the replay drew something: kingdoms and the rows of dominoes at the start position
+    assert dom.count('class="sq"') >= 2
+    assert re.search(r'<output id="rp-pos"[^>]*>0 / \d+</output>', dom)
+
+
+def test_page_without_selftest_is_quiet(tournaments, tmp_path):
+    path = write_report(tournaments("single"), n_boot=100)
+    body = body_attributes(dump_dom(path, tmp_path))
+    assert body.get("data-ready") == "ok" and "data-errors" not in body
+    assert "data-selftest" not in body
