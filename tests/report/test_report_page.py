@@ -180,3 +180,19 @@ def test_cli_report(tournaments, tmp_path):
         lines = result.output.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("Error: ") and needle in lines[0]
         assert "Traceback" not in result.output
+
+
+def test_sprt_hook_draws_the_llr_path(tournaments, tmp_path):
+    """Issue 7 will store an `sprt` table; the page draws its LLR path when it is there."""
+    folder = tmp_path / "sprt"
+    folder.mkdir()
+    (folder / "tournament.sqlite").write_bytes(store_path(tournaments("two")).read_bytes())
+    assert 'id="sprt"' not in write_report(folder, n_boot=50).read_text()
+    with sqlite3.connect(store_path(folder)) as conn:
+        conn.execute("CREATE TABLE sprt (block INTEGER, llr REAL, lower REAL, upper REAL, elo REAL, "
+                     "lo REAL, hi REAL)")
+        conn.executemany("INSERT INTO sprt VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         [(b, 0.3 * b, -2.94, 2.94, 40.0, 10.0, 70.0) for b in range(1, 5)])
+    page = write_report(folder, n_boot=50).read_text()
+    assert 'id="sprt"' in page and 'id="llr-plot"' in page and 'href="#sprt"' in page
+    assert "log-likelihood ratio" in page
