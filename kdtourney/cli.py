@@ -92,9 +92,11 @@ _TOURNAMENT_OPTIONS = ("bots", "games", "players", "dynasty", "variant", "three_
               "progress this long is replaced (default 600, or 10x the move time limit).")
 @click.option("--resume", metavar="DIR", help="Finish the tournament stored in DIR.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only errors and the final line.")
+@click.option("--no-report", is_flag=True, help="Do not write DIR/index.html at the end.")
 @click.pass_context
 def run_command(ctx, **opts):
-    """Play a tournament: every game stored in DIR/tournament.sqlite as soon as it is finished.
+    """Play a tournament: every game stored in DIR/tournament.sqlite as soon as it is finished,
+    then the report DIR/index.html.
 
     Formats: round robin over --bots (default), --gauntlet CANDIDATE, or --lineup. Each deal is
     played under every rotation of the table (a block). Re-running the same command on the same
@@ -166,13 +168,21 @@ def run_command(ctx, **opts):
         ctx.exit(130)
     if not opts["quiet"]:
         _print_standings(folder)
+    shown = folder
+    if not opts["no_report"]:
+        try:
+            from kdtourney.report.html import write_report
+            shown = write_report(folder)
+        except Exception as exc:  # the games are stored; the report can be made again later
+            click.echo(f"warning: no report ({type(exc).__name__}: {exc}); the games are stored, "
+                       f"make it with: kdtourney report {folder}", err=True)
     faults = store.load_faults(folder).shape[0]
-    click.echo(f"{folder}: {stored} games" + (f", {faults} faults" if faults else "")
+    click.echo(f"{shown}: {stored} games" + (f", {faults} faults" if faults else "")
                + (f" ({outcome.played} played now)" if outcome.stored_before else ""))
 
 
 def _print_standings(folder):
-    """The standings table at the end of a run (until the HTML report exists)."""
+    """The standings table in the terminal at the end of a run."""
     from rich.console import Console
     from rich.table import Table
 

@@ -48,7 +48,8 @@ def test_run_output_and_store(small):
     lines = result.stdout.splitlines()
     assert "random vs greedy (round-robin, 2/4-player): 12 games in 4 blocks (--games 10 rounded " \
            "up to whole blocks), seed 8" in lines[0]
-    assert any("standings" in line for line in lines) and lines[-1] == f"{folder}: 12 games"
+    assert any("standings" in line for line in lines)
+    assert lines[-1] == f"{folder / 'index.html'}: 12 games" and (folder / "index.html").is_file()
     assert len(lines) < 20  # not a terminal: a few lines, no live progress
     cfg = load_config(folder)
     assert cfg["tournament"]["seed"] == 8 and cfg["tournament"]["entrants"] == ["random", "greedy"]
@@ -63,7 +64,7 @@ def test_same_command_again_plays_nothing(small):
     before = comparable(folder)
     # without --seed, an existing --out keeps its stored seed: the same command resumes
     result = run("run", "--bots", "random,greedy", "--players", "2,4", "--games", "10", "--out",
-                 folder, "--quiet")
+                 folder, "--quiet", "--no-report")
     assert result.exit_code == 0, result.output
     assert result.stdout.strip() == f"{folder}: 12 games (0 played now)"
     after = comparable(folder)
@@ -133,10 +134,10 @@ def test_kill_9_then_resume_equals_an_uninterrupted_run(tmp_path):
         proc.wait()
     stored = len(load_games(killed))
     assert 25 <= stored < 400
-    result = run("run", "--resume", killed, "--quiet", "--workers", "2")
+    result = run("run", "--resume", killed, "--quiet", "--workers", "2", "--no-report")
     assert result.exit_code == 0, result.output
     assert result.stdout.strip() == f"{killed}: 400 games ({400 - stored} played now)"
-    whole = run(*args, "--out", tmp_path / "whole", "--workers", "1", "--quiet")
+    whole = run(*args, "--out", tmp_path / "whole", "--workers", "1", "--quiet", "--no-report")
     assert whole.exit_code == 0, whole.output
     assert_same_store(killed, tmp_path / "whole")
 
@@ -144,14 +145,14 @@ def test_kill_9_then_resume_equals_an_uninterrupted_run(tmp_path):
 def test_faulty_bots_from_a_folder(tmp_path):
     bots = write_faulty_bots(tmp_path / "bots")
     result = run("run", "--bots", "raiser,random,illegal", "--games", "12", "--seed", "1",
-                 "--bots-dir", bots, "--out", tmp_path / "t", "--workers", "2")
+                 "--bots-dir", bots, "--out", tmp_path / "t", "--workers", "2", "--no-report")
     assert result.exit_code == 0, result.output
     assert "faults" in result.stdout
     results = load_results(tmp_path / "t")
     assert results["fault"].any()
     assert (results.loc[results["fault"], "rank"] == 2).all()
     # --resume finds the bots folder again from the store
-    again = run("run", "--resume", tmp_path / "t", "--quiet")
+    again = run("run", "--resume", tmp_path / "t", "--quiet", "--no-report")
     assert again.exit_code == 0, again.output
 
 
