@@ -153,7 +153,11 @@ def run_command(ctx, **opts):
                 dynasty=opts["dynasty"], move_time_limit=opts["move_time_limit"], **rules)
             if folder is None:
                 stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-                folder = Path("reports") / tour.default_name(tournament, stamp)
+                folder = base = Path("reports") / tour.default_name(tournament, stamp)
+                for i in range(2, 1000):  # two runs in one second get two folders
+                    if not folder.exists():
+                        break
+                    folder = base.with_name(f"{base.name}-{i}")
             name = opts["name"] or folder.name
         meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [])
         outcome = runner.run_tournament(tournament, folder, registry, workers=opts["workers"],

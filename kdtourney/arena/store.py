@@ -142,17 +142,20 @@ class Store:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create the folder {folder}: {exc.strerror}") from None
-        store = cls._connect(path)
-        conn = store._conn
         meta = dict(meta, created=meta.get("created") or now(), updated=now())
-        with _transaction(conn):
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            conn.executemany("INSERT INTO config (key, value) VALUES (?, ?)",
-                             [(k, json.dumps(v, sort_keys=True)) for k, v in
-                              (("application", APPLICATION), ("schema_version", SCHEMA_VERSION),
-                               ("tournament", tournament), ("meta", meta))])
+        try:
+            store = cls._connect(path)
+            conn = store._conn
+            with _transaction(conn):
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.executemany("INSERT INTO config (key, value) VALUES (?, ?)",
+                                 [(k, json.dumps(v, sort_keys=True)) for k, v in
+                                  (("application", APPLICATION), ("schema_version", SCHEMA_VERSION),
+                                   ("tournament", tournament), ("meta", meta))])
+        except sqlite3.Error as exc:  # e.g. another process created it at the same moment
+            raise StoreError(f"cannot create {path}: {exc}") from None
         return store
 
     # reading
