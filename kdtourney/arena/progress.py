@@ -44,6 +44,10 @@ class Reporter:
             games += f", {self.done} stored, {todo} to play"
         self.console.print(f"{tournament.describe()}: {games}, seed {tournament.seed}, "
                            f"{workers} worker{'s' * (workers != 1)}", highlight=False, soft_wrap=True)
+        if not plan.balanced:
+            self.console.print(f"note: {plan.blocks} blocks are not a whole number of cycles of table "
+                               f"compositions ({plan.cycle} blocks, {plan.cycle_games} games each): "
+                               "the entrants meet unevenly", highlight=False, soft_wrap=True)
         if self.console.is_terminal and todo:
             self.progress = Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(),
                                      TextColumn("{task.fields[rate]}"), TextColumn("left"),

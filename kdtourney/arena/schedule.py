@@ -131,9 +131,20 @@ class Plan:
     games: list
     blocks: int
     cycle: int
+    players: tuple = (2,)
 
     def __len__(self):
         return len(self.games)
+
+    @property
+    def cycle_games(self) -> int:
+        """Games in a full cycle of compositions (all table sizes included)."""
+        return sum(self.players[b % len(self.players)] for b in range(self.cycle))
+
+    @property
+    def balanced(self) -> bool:
+        """Whether the plan is a whole number of cycles (every composition equally often)."""
+        return self.blocks % self.cycle == 0
 
 
 def plan(fmt: str, n_entrants: int, players, games: int, seed: int, *, dynasty: bool = False,
@@ -163,7 +174,7 @@ def plan(fmt: str, n_entrants: int, players, games: int, seed: int, *, dynasty: 
                 bot_seeds=tuple(tuple(bot_seed(seed, g, s, k) for k in range(deals))
                                 for s in range(p))))
         block += 1
-    return Plan(out, block, cycle)
+    return Plan(out, block, cycle, players)
 
 
 __all__ = ["GameSpec", "Plan", "plan", "compositions", "rotations", "fill", "covering_multisets",

@@ -91,6 +91,8 @@ def test_games_round_up_to_whole_blocks_and_mixed_sizes_alternate():
     p = plan(ROUND_ROBIN, 2, (2, 4), 7, seed=0)
     assert [g.n_players for g in p.games] == [2, 2, 4, 4, 4, 4, 2, 2]
     assert len(p) == 8 and p.blocks == 3
+    assert p.cycle == 6 and p.cycle_games == 18 and not p.balanced  # AAAB, AABB, ABBB at 4
+    assert plan(ROUND_ROBIN, 2, (2, 4), 18, seed=0).balanced
     assert [g.game for g in p.games] == list(range(8))
 
 
