@@ -6,6 +6,7 @@ import pytest
 from arena_support import assert_same_store, write_faulty_bots
 
 from kdtourney.arena import load_faults, load_games, load_results, prepare
+from kdtourney.arena.replay import replay_text
 from kdtourney.arena.runner import run_tournament
 from kdtourney.arena.tournament import ArenaError
 from kdtourney.bots.registry import BotRegistry
@@ -42,6 +43,12 @@ def test_dynasty_and_partial_store_resume(tmp_path, registry):
     run_tournament(t, tmp_path / "full", registry, workers=1)
     games = load_games(tmp_path / "full")
     assert games["moves"].str.startswith("[[").all() and len(games) == 8
+    text = replay_text(tmp_path / "full", 3)
+    assert text.count("\ndeal ") == 3 and text.count(" points (territories ") == 6
+    results = load_results(tmp_path / "full")
+    first = results[results["game"] == 3]
+    assert "result: " + ", ".join(f"seat {r.seat} {r.entrant} rank {r.rank} score {r.score}"
+                                  for r in first.itertuples()) in text
     # a store holding only some of the games (as after a kill) gets exactly the missing ones
     partial = prepare(registry, bots="random,greedy", games=8, seed=4, dynasty=True, harmony=True)
     run_tournament(partial, tmp_path / "part", registry, workers=1)
