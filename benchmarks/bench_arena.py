@@ -7,10 +7,14 @@ Prints `name: value` lines. The arena figures are end to end (worker start-up, w
 commits included), as a user sees them; `arena_*_steady_games_per_s` counts from the first stored
 game on. plain loop = the same games (same deals, seats and seeds) played with Game and the bots in
 one process, no fairness wrappers, no store, no processes; play_match = the arena's game loop in
-one process, no store, no processes.
+one process, no store, no processes. In-process figures are the best of `--repeat` runs.
+
+On a machine shared with other work, wall-clock figures move a lot; the `*_cpu_ms_per_game`
+figures (CPU time of the parent and its worker processes) are the steadier measure of overhead.
 """
 
 import argparse
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -68,9 +72,27 @@ def in_process_match(tournament, registry):
     return time.perf_counter() - started
 
 
+def cpu_now():
+    """CPU seconds of this process and its finished children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def best(fn, repeat):
+    """(best wall seconds, best CPU seconds) of `repeat` calls."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        c0 = cpu_now()
+        walls.append(fn())
+        cpus.append(cpu_now() - c0)
+    return min(walls), min(cpus)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=400)
+    parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     registry = BotRegistry(env=False, cwd=False, entry_points=False)
     tournament = prepare(registry, bots="greedy,random", players="4", games=args.games, seed=1)
@@ -78,28 +100,33 @@ def main():
     warm_up()
     plain_loop(prepare(registry, bots="greedy,random", players="4", games=8, seed=2), registry)
     print(f"games: {n}")
-    plain = plain_loop(tournament, registry)
+    plain, plain_cpu = best(lambda: plain_loop(tournament, registry), args.repeat)
     print(f"plain_loop_games_per_s: {n / plain:.1f}")
-    match = in_process_match(tournament, registry)
+    print(f"plain_loop_cpu_ms_per_game: {1000 * plain_cpu / n:.2f}")
+    match, match_cpu = best(lambda: in_process_match(tournament, registry), args.repeat)
     print(f"play_match_games_per_s: {n / match:.1f}")
+    print(f"play_match_cpu_ms_per_game: {1000 * match_cpu / n:.2f}")
     arena = {}
     for workers in (1, 2):
+        label = f"arena_{workers}_worker{'s' * (workers > 1)}"
         with tempfile.TemporaryDirectory() as tmp:
             clock = Clock()
+            c0 = cpu_now()
             started = time.perf_counter()
             out = run_tournament(tournament, Path(tmp) / "t", registry, workers=workers,
                                  reporter=clock)
             wall = time.perf_counter() - started
+            cpu = cpu_now() - c0
             assert out.played == n
             arena[workers] = wall
-            print(f"arena_{workers}_worker{'s' * (workers > 1)}_games_per_s: {n / wall:.1f}")
-            steady = (clock.count - 1) / (clock.last - clock.first)
-            print(f"arena_{workers}_worker{'s' * (workers > 1)}_steady_games_per_s: {steady:.1f}")
-            print(f"arena_{workers}_worker{'s' * (workers > 1)}_startup_s: {clock.first - started:.2f}")
+            print(f"{label}_games_per_s: {n / wall:.1f}")
+            print(f"{label}_steady_games_per_s: {(clock.count - 1) / (clock.last - clock.first):.1f}")
+            print(f"{label}_startup_s: {clock.first - started:.2f}")
+            print(f"{label}_cpu_ms_per_game: {1000 * cpu / n:.2f}")
     print(f"scaling_2_vs_1_workers: {arena[1] / arena[2]:.2f}")
-    print(f"match_wrapper_overhead_ms_per_game: {1000 * (match - plain) / n:.2f}")
-    print(f"harness_overhead_ms_per_game_1_worker: {1000 * (arena[1] - plain) / n:.2f}")
-    print(f"harness_overhead_pct_1_worker: {100 * (arena[1] - plain) / plain:.1f}")
+    print(f"match_wrapper_overhead_cpu_ms_per_game: {1000 * (match_cpu - plain_cpu) / n:.2f}")
+    print(f"harness_overhead_wall_ms_per_game_1_worker: {1000 * (arena[1] - plain) / n:.2f}")
+    print(f"harness_overhead_pct_wall_1_worker: {100 * (arena[1] - plain) / plain:.1f}")
 
 
 if __name__ == "__main__":
