@@ -49,6 +49,7 @@ from kdtourney.arena import store as _store
 from kdtourney.arena.match import CRASH, TIMEOUT, MatchResult, play_match
 from kdtourney.arena.tournament import ArenaError, Tournament, differences
 
+MAX_BATCH = 32            # games per task at most
 WARM_DECISIONS = 4        # decisions each entrant's bot plays in the warm-up game
 DEFAULT_HANG_TIMEOUT = 600.0
 _SLOT = 4                 # status array per worker: game, seat, call, monotonic time of the last step
@@ -137,9 +138,9 @@ def _worker_main(slot, conn, status, sources, tournament_dict, warm):
         try:
             batch = conn.recv()
         except EOFError:
-            return
+            batch = None
         if batch is None:
-            return
+            _quick_exit(conn)
         for spec, forced in batch:
             current[0] = spec.game
             status[base] = spec.game
@@ -153,6 +154,18 @@ def _worker_main(slot, conn, status, sources, tournament_dict, warm):
                 conn.send(("fatal", f"game {spec.game}: " + traceback.format_exc()))
                 return
             conn.send(("game", spec.game, result))
+
+
+def _quick_exit(conn):
+    """End the worker at once: its results are sent and it owns nothing else; the interpreter's
+    normal exit (finalizers of Numba and friends) takes about a second."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    conn.close()
+    os._exit(0)
 
 
 # --- the parent --------------------------------------------------------------------------------
@@ -290,7 +303,6 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
         status[i] = -1.0
     sources = registry.source_files()
     tdict = tournament.to_dict()
-    batch_size = max(1, min(32, math.ceil(len(pending) / (n_workers * 4))))
     deaths: dict[int, int] = collections.Counter()
     forced: dict[int, dict] = collections.defaultdict(dict)
     failed_starts = 0
@@ -402,9 +414,12 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
     def feed(worker):
         if warming and worker.slot != 0:
             return
-        while pending and len(worker.inflight) < 2 * batch_size:
+        # guided scheduling: batches shrink as the games run out, so no worker is left with a
+        # long queue while the others are idle at the end; a worker holds at most two batches
+        size = max(1, min(MAX_BATCH, len(pending) // (4 * len(pool))))
+        while pending and len(worker.inflight) < 2 * size:
             batch = []
-            while pending and len(batch) < batch_size:
+            while pending and len(batch) < size:
                 g = pending.popleft()
                 batch.append((specs[g], dict(forced.get(g, {}))))
             try:
