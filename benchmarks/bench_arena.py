@@ -9,6 +9,9 @@ game on. plain loop = the same games (same deals, seats and seeds) played with G
 one process, no fairness wrappers, no store, no processes; play_match = the arena's game loop in
 one process, no store, no processes. In-process figures are the best of `--repeat` runs.
 
+`sleepy_*` lines: a bot that sleeps 2 ms per decision against random (100 games, 2 players), so
+the games are not CPU-bound: how the harness itself scales with workers when cores are busy.
+
 On a machine shared with other work, wall-clock figures move a lot; the `*_cpu_ms_per_game`
 figures (CPU time of the parent and its worker processes) are the steadier measure of overhead.
 """
@@ -89,6 +92,35 @@ def best(fn, repeat):
     return min(walls), min(cpus)
 
 
+SLEEPY = """
+import time
+from kdtourney.bots.base import Bot
+
+class Sleepy(Bot):
+    name = "sleepy"
+
+    def act(self, view):
+        time.sleep(0.002)
+        return view.legal_actions()[0]
+"""
+
+
+def sleepy_scaling():
+    with tempfile.TemporaryDirectory() as tmp:
+        Path(tmp, "sleepy.py").write_text(SLEEPY)
+        registry = BotRegistry([tmp], env=False, cwd=False, entry_points=False)
+        tournament = prepare(registry, bots="sleepy,random", games=100, seed=1)
+        rates = {}
+        for workers in (1, 2, 4):
+            clock = Clock()
+            run_tournament(tournament, Path(tmp) / f"t{workers}", registry, workers=workers,
+                           reporter=clock)
+            rates[workers] = (clock.count - 1) / (clock.last - clock.first)
+            print(f"sleepy_{workers}_workers_steady_games_per_s: {rates[workers]:.1f}")
+        print(f"sleepy_scaling_2_vs_1_workers: {rates[2] / rates[1]:.2f}")
+        print(f"sleepy_scaling_4_vs_1_workers: {rates[4] / rates[1]:.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=1000)
@@ -119,14 +151,19 @@ def main():
             cpu = cpu_now() - c0
             assert out.played == n
             arena[workers] = wall
+            steady_rate = (clock.count - 1) / (clock.last - clock.first)
+            if workers == 1:
+                steady1 = steady_rate
             print(f"{label}_games_per_s: {n / wall:.1f}")
             print(f"{label}_steady_games_per_s: {(clock.count - 1) / (clock.last - clock.first):.1f}")
             print(f"{label}_startup_s: {clock.first - started:.2f}")
             print(f"{label}_cpu_ms_per_game: {1000 * cpu / n:.2f}")
     print(f"scaling_2_vs_1_workers: {arena[1] / arena[2]:.2f}")
+    sleepy_scaling()
     print(f"match_wrapper_overhead_cpu_ms_per_game: {1000 * (match_cpu - plain_cpu) / n:.2f}")
     print(f"harness_overhead_wall_ms_per_game_1_worker: {1000 * (arena[1] - plain) / n:.2f}")
     print(f"harness_overhead_pct_wall_1_worker: {100 * (arena[1] - plain) / plain:.1f}")
+    print(f"harness_overhead_steady_ms_per_game_1_worker: {1000 * (1 / steady1 - plain / n):.2f}")
 
 
 if __name__ == "__main__":
