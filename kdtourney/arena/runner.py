@@ -11,8 +11,9 @@ Parent and workers
   workers get games, so the other workers compile nothing.
 - Bots reach the workers as the parent's registry's sources (`BotRegistry.from_sources`): every
   worker plays with the code the parent checked.
-- Games go to workers in batches over one pipe per worker; results come back per game, and the
-  parent commits each as it arrives. A shared array tells the parent which game, seat and bot call
+- Games go to workers in batches over one pipe per worker (guided: a batch is about a quarter of
+  each worker's share of the games left, at most 32, so batches shrink towards the end; a worker
+  holds at most two); results come back per game, and the parent commits each as it arrives. A shared array tells the parent which game, seat and bot call
   each worker is in, and since when.
 
 Dead and hung workers
@@ -61,6 +62,14 @@ def default_hang_timeout(move_time_limit: float | None) -> float:
     if move_time_limit is None:
         return DEFAULT_HANG_TIMEOUT
     return max(30.0, 10.0 * move_time_limit)
+
+
+def available_cores() -> int:
+    """The cores this process may run on (the default number of workers)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 # --- the worker process ------------------------------------------------------------------------
@@ -264,7 +273,7 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     kdtourney.arena.progress), or None. Raises ArenaError for a store that is not this tournament's.
     """
     started = time.perf_counter()
-    workers = workers or os.cpu_count() or 1
+    workers = workers or available_cores()
     if workers < 1:
         raise ArenaError(f"--workers must be at least 1, not {workers}")
     plan = tournament.plan()
