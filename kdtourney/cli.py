@@ -89,7 +89,8 @@ _TOURNAMENT_OPTIONS = ("bots", "games", "players", "dynasty", "variant", "three_
 @click.option("--move-time-limit", type=_Number(float), metavar="SECONDS",
               help="A decision taking longer forfeits the game.")
 @click.option("--hang-timeout", type=_Number(float), metavar="SECONDS", help="A worker making no "
-              "progress this long is replaced (default 600; with --move-time-limit, 10x it, at least 30).")
+              "progress this long is replaced (default 600; with --move-time-limit, 10x it, "
+              "at least 30).")
 @click.option("--resume", metavar="DIR", help="Finish the tournament stored in DIR.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only errors and the final line.")
 @click.option("--no-report", is_flag=True, help="Do not write DIR/index.html at the end.")

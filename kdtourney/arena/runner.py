@@ -13,8 +13,8 @@ Parent and workers
   worker plays with the code the parent checked.
 - Games go to workers in batches over one pipe per worker (guided: a batch is about a quarter of
   each worker's share of the games left, at most 32, so batches shrink towards the end; a worker
-  holds at most two); results come back per game, and the parent commits each as it arrives. A shared array tells the parent which game, seat and bot call
-  each worker is in, and since when.
+  holds at most two); results come back per game, and the parent commits each as it arrives.
+  A shared array tells the parent which game, seat and bot call each worker is in, and since when.
 
 Dead and hung workers
 ---------------------
