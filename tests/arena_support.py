@@ -52,7 +52,7 @@ FAULTY_BOTS = textwrap.dedent('''
 
         def act(self, view):
             if self.unlucky(3) and self.n == 2:
-                time.sleep(0.25)
+                time.sleep(0.5)
             return super().act(view)
 
 

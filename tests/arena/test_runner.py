@@ -73,7 +73,7 @@ def test_another_tournament_on_the_same_folder_is_refused(tmp_path, registry):
 
 def test_faulty_bots_forfeit_and_the_tournament_completes(tmp_path, faulty):
     t = prepare(faulty, bots="raiser,illegal,slow,random", players="2,4", games=36, seed=1,
-                move_time_limit=0.1)
+                move_time_limit=0.2)
     out = run_tournament(t, tmp_path, faulty, workers=2)
     assert out.complete and out.played == 36
     faults = load_faults(tmp_path)
