@@ -293,6 +293,25 @@ def _packed(bits, plane, r0, r1, c0):
     return w
 
 
+@njit(cache=True, inline="always")
+def _territories(rest, crown1, crown2):
+    """(points, largest squares) of the territories in packed word `rest` (one terrain)."""
+    points = 0
+    largest = 0
+    while rest:
+        comp = rest & -rest
+        while True:  # flood fill: grow by one square in every direction until it stops
+            grown = (comp | (comp << 1) | (comp >> 1) | (comp << 8) | (comp >> 8)) & rest
+            if grown == comp:
+                break
+            comp = grown
+        squares = popcount(comp)
+        points += squares * (popcount(comp & crown1) + 2 * popcount(comp & crown2))
+        largest = max(largest, squares)
+        rest &= ~comp
+    return points, largest
+
+
 @njit(cache=True)
 def score_territories(bits, bbox):
     """Whole kingdom without bonuses: returns (territory points, largest territory, crowns)."""
@@ -304,19 +323,46 @@ def score_territories(bits, bbox):
     points = 0
     largest = 0
     for t in range(1, 7):
-        rest = _packed(bits, t, r0, r1, c0)
-        while rest:
-            comp = rest & -rest
-            while True:  # flood fill: grow by one square in every direction until it stops
-                grown = (comp | (comp << 1) | (comp >> 1) | (comp << 8) | (comp >> 8)) & rest
-                if grown == comp:
-                    break
-                comp = grown
-            squares = popcount(comp)
-            points += squares * (popcount(comp & crown1) + 2 * popcount(comp & crown2))
-            largest = max(largest, squares)
-            rest &= ~comp
+        p, big = _territories(_packed(bits, t, r0, r1, c0), crown1, crown2)
+        points += p
+        largest = max(largest, big)
     return points, largest, popcount(crown1) + 2 * popcount(crown2)
+
+
+@njit(cache=True)
+def placement_gain(bits, bbox, domino, action):
+    """Territory points that placing `domino` by place-action `action` would add, computed without
+    changing the arrays: only the territories of the domino's two terrains change."""
+    d = action // (G * G)
+    r = (action // G) % G
+    c = action % G
+    rb = r + DIR_ROW[d]
+    cb = c + DIR_COL[d]
+    r0 = min(bbox[0], r, rb)
+    r1 = max(bbox[1], r, rb)
+    c0 = min(bbox[2], c, cb)
+    square_a = 1 << (8 * (r - r0) + c - c0)
+    square_b = 1 << (8 * (rb - r0) + cb - c0)
+    crown1 = _packed(bits, CROWN1, r0, r1, c0)
+    crown2 = _packed(bits, CROWN2, r0, r1, c0)
+    new1 = crown1
+    new2 = crown2
+    if TILE_CROWNS[domino, 0] & 1:
+        new1 |= square_a
+    if TILE_CROWNS[domino, 0] & 2:
+        new2 |= square_a
+    if TILE_CROWNS[domino, 1] & 1:
+        new1 |= square_b
+    if TILE_CROWNS[domino, 1] & 2:
+        new2 |= square_b
+    ta = TILE_TERRAIN[domino, 0]
+    tb = TILE_TERRAIN[domino, 1]
+    plane_a = _packed(bits, ta, r0, r1, c0)
+    if ta == tb:
+        return _territories(plane_a | square_a | square_b, new1, new2)[0] - _territories(plane_a, crown1, crown2)[0]
+    plane_b = _packed(bits, tb, r0, r1, c0)
+    return (_territories(plane_a | square_a, new1, new2)[0] - _territories(plane_a, crown1, crown2)[0]
+            + _territories(plane_b | square_b, new1, new2)[0] - _territories(plane_b, crown1, crown2)[0])
 
 
 @njit(cache=True)
