@@ -223,6 +223,41 @@ def rows_of(tournament: Tournament, spec, result: MatchResult) -> tuple[dict, li
     return game, results, faults
 
 
+class _Sink:
+    """Where finished games go, whichever backend played them: one store transaction per game, the
+    outcome's counts and the reporter. Only the parent process writes the store."""
+
+    def __init__(self, tournament, specs, st, outcome, reporter):
+        self.tournament, self.specs, self.st = tournament, specs, st
+        self.outcome, self.reporter = outcome, reporter
+
+    def commit(self, game_index, result):
+        """Store a played game (a MatchResult)."""
+        spec = self.specs[game_index]
+        game, results, faults = rows_of(self.tournament, spec, result)
+        self.st.add_game(game, results, faults)
+        self.outcome.played += 1
+        self.outcome.faults += len(faults)
+        if self.reporter is not None:
+            self.reporter.game(spec, results, faults)
+
+    def fail(self, game_index, message):
+        """Store a game that could not be played: status 'fault', no player rows, a 'crash' fault
+        on seat -1."""
+        spec = self.specs[game_index]
+        n = spec.n_players
+        moves = [] if len(spec.deal_seeds) == 1 else [[] for _ in spec.deal_seeds]
+        game = dict(game=spec.game, block=spec.block, arrangement=spec.arrangement, n_players=n,
+                    deal_seeds=list(spec.deal_seeds), status="fault", duration=0.0, moves=moves,
+                    error=message)
+        faults = [dict(seat=-1, entrant=None, kind=CRASH, message=message, call=None)]
+        self.st.add_game(game, [], faults)
+        self.outcome.played += 1
+        self.outcome.faults += 1
+        if self.reporter is not None:
+            self.reporter.game(spec, [], faults)
+
+
 def session_meta(name: str, registry_dirs=()) -> dict:
     """What the store keeps about the run besides the tournament: name, command line, versions,
     platform, the bot folders (absolute; --resume reuses them)."""
@@ -329,28 +364,8 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
     warming = warm  # the other workers get games once the first one has warmed the bots up
     pool += [spawn(slot, False) for slot in range(1, n_workers)]
 
-    def commit(game_index, result):
-        spec = specs[game_index]
-        game, results, faults = rows_of(tournament, spec, result)
-        st.add_game(game, results, faults)
-        outcome.played += 1
-        outcome.faults += len(faults)
-        if reporter is not None:
-            reporter.game(spec, results, faults)
-
-    def record_failure(game_index, message):
-        spec = specs[game_index]
-        n = spec.n_players
-        moves = [] if len(spec.deal_seeds) == 1 else [[] for _ in spec.deal_seeds]
-        game = dict(game=spec.game, block=spec.block, arrangement=spec.arrangement, n_players=n,
-                    deal_seeds=list(spec.deal_seeds), status="fault", duration=0.0, moves=moves,
-                    error=message)
-        faults = [dict(seat=-1, entrant=None, kind=CRASH, message=message, call=None)]
-        st.add_game(game, [], faults)
-        outcome.played += 1
-        outcome.faults += 1
-        if reporter is not None:
-            reporter.game(spec, [], faults)
+    sink = _Sink(tournament, specs, st, outcome, reporter)
+    commit, record_failure = sink.commit, sink.fail
 
     def handle(worker, message):
         kind = message[0]
