@@ -6,7 +6,7 @@ opponent's, averaged with a 95% interval (normal, over deals: each deal is playe
 every seat, so seats are equal). Speed: playouts per second from the start of a 4-player game, per
 policy, one core.
 
-    python benchmarks/bench_bots.py                      # greedy baseline + mce at 0.1 s, speeds
+    python benchmarks/bench_bots.py                      # greedy baseline + mcts at 0.1 s, speeds
     python benchmarks/bench_bots.py --games 400 --time 0.1 --bot mce --bot mcts:c=0.5
     python benchmarks/bench_bots.py --no-strength        # only the speeds
 """
@@ -140,7 +140,7 @@ def main():
     if not args.no_speed:
         speed()
     if not args.no_strength:
-        for spec in args.bot or ["greedy", "mce"]:
+        for spec in args.bot or ["greedy", "mcts"]:
             strength(spec, args.games, args.time, args.workers, args.first_deal)
 
 
