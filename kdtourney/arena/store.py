@@ -23,6 +23,11 @@ results  one row per player per game, PRIMARY KEY (game, seat): entrant, score, 
 faults   PRIMARY KEY (game, seat): entrant, kind ('exception'|'illegal'|'timeout'|'crash'),
          message, call (which call into the bot: 0 = construction, then setup and act in order;
          NULL when unknown). seat is -1 for a crash that could not be attributed to a seat.
+sprt     only in stores of `kdtourney sprt` (kdtourney.arena.sequential), whose config also has the
+         key `sprt` (the test's parameters): one row per counted block of the sequential test, in
+         block order: block (blocks counted so far, from 1), llr, lower, upper (the decision
+         bounds), elo, lo, hi (the Elo difference estimate and its 95% interval; NULL while
+         undefined). Rewritten as a whole after every chunk of blocks.
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ CREATE INDEX results_entrant ON results (entrant);
 RESULT_COLUMNS = ("game", "seat", "entrant", "score", "rank", "win_share", "margin",
                   "largest_territory", "crowns", "discards", "fault", "time_total", "time_max",
                   "decisions")
+SPRT_COLUMNS = ("block", "llr", "lower", "upper", "elo", "lo", "hi")
 
 
 class StoreError(ValueError):
@@ -190,6 +196,28 @@ class Store:
             self._conn.execute("INSERT OR REPLACE INTO config (key, value) VALUES ('meta', ?)",
                                (json.dumps(meta, sort_keys=True),))
 
+    def set_config(self, key: str, value) -> None:
+        """Write one config entry (any JSON value), e.g. the `sprt` parameters."""
+        with _transaction(self._conn):
+            self._conn.execute("INSERT OR REPLACE INTO config (key, value) VALUES (?, ?)",
+                               (key, json.dumps(value, sort_keys=True)))
+
+    def games_per_block(self) -> dict[int, int]:
+        """{block: games stored} (a block is complete when it has n_players games)."""
+        return dict(self._conn.execute("SELECT block, COUNT(*) FROM games GROUP BY block"))
+
+    def write_sprt(self, rows) -> None:
+        """Replace the `sprt` table (created if missing) with `rows`, tuples in SPRT_COLUMNS
+        order, in one transaction."""
+        conn = self._conn
+        with _transaction(conn):
+            conn.execute("CREATE TABLE IF NOT EXISTS sprt (block INTEGER PRIMARY KEY, llr REAL, "
+                         "lower REAL, upper REAL, elo REAL, lo REAL, hi REAL)")
+            conn.execute("DELETE FROM sprt")
+            conn.executemany(f"INSERT INTO sprt ({', '.join(SPRT_COLUMNS)}) VALUES "
+                             f"({', '.join('?' * len(SPRT_COLUMNS))})",
+                             [tuple(_plain(v) for v in row) for row in rows])
+
     def add_game(self, game: dict, results: list[dict], faults: list[dict]) -> None:
         """Store one finished game with its player rows and faults, in one transaction."""
         conn = self._conn
@@ -288,6 +316,22 @@ def load_faults(folder) -> pd.DataFrame:
     return _read(folder, "SELECT * FROM faults ORDER BY game, seat")
 
 
+def load_sprt(folder) -> pd.DataFrame:
+    """The `sprt` table (see the module docstring) ordered by block; empty if the store has none."""
+    path = store_path(folder)
+    _check(path)
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='sprt'").fetchone():
+            return pd.read_sql_query("SELECT * FROM sprt ORDER BY block", conn)
+    except (sqlite3.Error, pd.errors.DatabaseError) as exc:
+        raise StoreError(f"cannot read {path}: {exc}") from None
+    finally:
+        conn.close()
+    return pd.DataFrame({c: pd.Series(dtype="int64" if c == "block" else "float64")
+                         for c in SPRT_COLUMNS})
+
+
 LOADERS = {"results": load_results, "games": load_games, "faults": load_faults}
 EXPORT_FORMATS = ("csv", "parquet")
 
@@ -319,5 +363,5 @@ def export_table(folder, path, fmt: str = "csv", table: str = "results") -> int:
 
 
 __all__ = ["Store", "StoreError", "open_store", "load_results", "load_games", "load_faults",
-           "load_config", "export_table", "store_path", "STORE_FILE", "SCHEMA_VERSION",
-           "RESULT_COLUMNS", "TIMING_COLUMNS", "EXPORT_FORMATS"]
+           "load_config", "load_sprt", "export_table", "store_path", "STORE_FILE",
+           "SCHEMA_VERSION", "RESULT_COLUMNS", "SPRT_COLUMNS", "TIMING_COLUMNS", "EXPORT_FORMATS"]
