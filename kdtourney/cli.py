@@ -82,6 +82,9 @@ _TOURNAMENT_OPTIONS = ("bots", "games", "players", "dynasty", "variant", "three_
 @click.option("--seed", type=_Number(int, positive=False), help="Tournament seed (default: fresh, "
               "printed and stored; on an existing --out, the stored one).")
 @click.option("--workers", type=_Number(int), help="Worker processes (default: all cores).")
+@click.option("--scheduler", metavar="ADDRESS", help="Play on a Dask cluster instead: tcp://HOST:PORT "
+              "of a running scheduler (or its scheduler file), or local:N for a local cluster of N "
+              "worker processes. Needs the dask extra.")
 @click.option("--out", metavar="DIR", help="Tournament folder (default reports/<name>).")
 @click.option("--name", help="Tournament name (default: the bots and a time stamp).")
 @click.option("--bots-dir", "bots_dirs", multiple=True, metavar="DIR",
@@ -117,6 +120,9 @@ def run_command(ctx, **opts):
             raise _CommandError(str(exc)) from None
 
     try:
+        if opts["scheduler"] is not None and opts["workers"] is not None:
+            raise _CommandError("--workers is for local processes; with --scheduler the cluster's "
+                                "workers play (local:N for N local ones)")
         if opts["resume"]:
             given = [f"--{k.replace('_', '-')}" for k in _TOURNAMENT_OPTIONS
                      if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE]
@@ -163,7 +169,8 @@ def run_command(ctx, **opts):
         meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [])
         outcome = runner.run_tournament(tournament, folder, registry, workers=opts["workers"],
                                         meta=meta, reporter=Reporter(quiet=opts["quiet"]),
-                                        hang_timeout=opts["hang_timeout"])
+                                        hang_timeout=opts["hang_timeout"],
+                                        scheduler=opts["scheduler"])
     except (tour.ArenaError, store.StoreError) as exc:
         raise _CommandError(str(exc)) from None
     stored = outcome.stored_before + outcome.played

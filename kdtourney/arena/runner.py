@@ -300,12 +300,14 @@ def open_for(tournament: Tournament, folder, meta: dict) -> _store.Store:
 
 def run_tournament(tournament: Tournament, folder, registry, *, workers: int | None = None,
                    meta: dict | None = None, reporter=None, hang_timeout: float | None = None,
-                   warm: bool = True) -> RunOutcome:
+                   warm: bool = True, scheduler: str | None = None) -> RunOutcome:
     """Play the games of `tournament` that `folder`'s store lacks; returns a RunOutcome.
 
     registry: the BotRegistry the entrants were checked against (its sources go to the workers).
     workers: processes (default: all cores). reporter: an object with start/game/note/stop (see
     kdtourney.arena.progress), or None. Raises ArenaError for a store that is not this tournament's.
+    scheduler: play on a Dask cluster instead of local processes (`workers` is then ignored):
+    tcp://HOST:PORT, a scheduler file, or local:N (see kdtourney.arena.cluster).
     """
     started = time.perf_counter()
     workers = workers or available_cores()
@@ -313,24 +315,43 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
         raise ArenaError(f"--workers must be at least 1, not {workers}")
     plan = tournament.plan()
     specs = plan.games
-    st = open_for(tournament, folder, meta or {})
+    cluster = None
+    if scheduler is not None:
+        from kdtourney.arena.cluster import Cluster
+
+        cluster = Cluster(scheduler)  # first: a bad address leaves the store untouched
+    try:
+        st = open_for(tournament, folder, meta or {})
+    except BaseException:
+        if cluster is not None:
+            cluster.close()
+        raise
     try:
         done = st.done_games()
         pending = collections.deque(g for g in range(len(specs)) if g not in done)
         outcome = RunOutcome(folder=Path(folder), total=len(specs), stored_before=len(done))
+        hang_timeout = hang_timeout or default_hang_timeout(tournament.move_time_limit)
+        if cluster is not None and pending:
+            workers = sum(cluster.wait_for_workers().values())
         if reporter is not None:
             reporter.start(tournament, plan, st, workers=min(workers, max(1, len(pending))))
         if pending:
             try:
-                _play(tournament, specs, pending, st, registry, min(workers, len(pending)), outcome,
-                      reporter, hang_timeout or default_hang_timeout(tournament.move_time_limit),
-                      warm)
+                if cluster is not None:
+                    cluster.play(tournament, specs, pending, _Sink(tournament, specs, st, outcome,
+                                                                   reporter),
+                                 registry, outcome, reporter, hang_timeout)
+                else:
+                    _play(tournament, specs, pending, st, registry, min(workers, len(pending)),
+                          outcome, reporter, hang_timeout, warm)
             except KeyboardInterrupt:
                 outcome.interrupted = True
         outcome.seconds = time.perf_counter() - started
         st.update_meta(games_stored=outcome.stored_before + outcome.played)
     finally:
         st.close()
+        if cluster is not None:
+            cluster.close()
         if reporter is not None:
             reporter.stop()
     return outcome
