@@ -286,3 +286,165 @@ def report_command(folder, anchor, open_page):
         import webbrowser
 
         webbrowser.open(path.resolve().as_uri())
+
+
+# --- sprt (sequential A/B test of a bot change) --------------------------------------------------
+
+class _Real(click.ParamType):
+    """A finite float of any sign; a bad value is a one-line error (exit 2)."""
+
+    name = "number"
+
+    def convert(self, value, param, ctx):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise _CommandError(f"{param.opts[0]} expects a number, not {value!r}") from None
+        if number != number or number in (float("inf"), float("-inf")):
+            raise _CommandError(f"{param.opts[0]} must be a finite number, not {value}")
+        return number
+
+
+_SPRT_OPTIONS = ("candidate", "baseline", "elo0", "elo1", "alpha", "beta", "players", "dynasty",
+                 "variant", "three_player", "harmony", "middle_kingdom", "tiebreak", "first_picks",
+                 "seed", "move_time_limit", "out", "name")
+
+
+@main.command("sprt")
+@click.option("--candidate", metavar="SPEC", help="The bot under test, e.g. mcts:iterations=2000.")
+@click.option("--baseline", metavar="SPEC", help="The bot it is compared with, e.g. "
+              "mcts:iterations=1000; it takes all the other seats.")
+@click.option("--elo0", type=_Real(), default=0.0, show_default=True,
+              help="H0: the candidate is not more than ELO0 stronger.")
+@click.option("--elo1", type=_Real(), default=10.0, show_default=True,
+              help="H1: the candidate is at least ELO1 stronger (ELO1 > ELO0).")
+@click.option("--alpha", type=_Real(), default=0.05, show_default=True,
+              help="Chance of accepting H1 when H0 holds, in (0, 0.5).")
+@click.option("--beta", type=_Real(), default=0.05, show_default=True,
+              help="Chance of accepting H0 when H1 holds, in (0, 0.5).")
+@click.option("--players", metavar="2|3|4", help="Table size (default 2): the candidate and "
+              "PLAYERS-1 baselines.")
+@click.option("--max-games", type=_Number(int), default=20_000, show_default=True,
+              help="Stop undecided after this many games (rounded up to whole blocks).")
+@click.option("--dynasty", is_flag=True, default=False, help="Each table plays three deals in a "
+              "row; the totals decide.")
+@click.option("--variant", metavar="standard|duel", help="duel: Mighty Duel (2 players, 7x7).")
+@click.option("--three-player", metavar="official|bga", help="3-player setup.")
+@click.option("--harmony", is_flag=True, default=None, help="+5 with nothing discarded.")
+@click.option("--middle-kingdom", is_flag=True, default=None, help="+10 with the castle central.")
+@click.option("--tiebreak", metavar="crowns|territory")
+@click.option("--first-picks", metavar="random|abba")
+@click.option("--seed", type=_Number(int, positive=False), help="Seed of the deals (default: "
+              "fresh, printed and stored; on an existing --out, the stored one).")
+@click.option("--workers", type=_Number(int), help="Worker processes (default: all cores).")
+@click.option("--out", metavar="DIR", help="Test folder (default reports/<name>).")
+@click.option("--name", help="Test name (default: sprt, the bots and a time stamp).")
+@click.option("--bots-dir", "bots_dirs", multiple=True, metavar="DIR",
+              help="A folder of bot modules (repeatable).")
+@click.option("--move-time-limit", type=_Number(float), metavar="SECONDS",
+              help="A decision taking longer forfeits the game.")
+@click.option("--hang-timeout", type=_Number(float), metavar="SECONDS", help="A worker making no "
+              "progress this long is replaced (default 600; with --move-time-limit, 10x it, "
+              "at least 30).")
+@click.option("--resume", metavar="DIR", help="Continue the test stored in DIR (--max-games may "
+              "change its cap).")
+@click.option("--quiet", "-q", is_flag=True, help="Print only errors and the verdict line.")
+@click.option("--no-report", is_flag=True, help="Do not write DIR/index.html at the end.")
+@click.pass_context
+def sprt_command(ctx, **opts):
+    """Sequential A/B test: is --candidate at least --elo1 Elo stronger than --baseline (H1), or
+    not more than --elo0 (H0)?
+
+    Plays duplicate blocks (one deal under every rotation of the table: the candidate and
+    PLAYERS-1 baselines) in chunks, and after each chunk runs a generalized SPRT on the block
+    scores (the candidate's pairwise score against the baseline seats) over the complete blocks in
+    block order. It stops at the first block where the log-likelihood ratio leaves its bounds, and
+    the last line says `H1 accepted: ...`, `H0 accepted: ...`, or `undecided after N games ...` at
+    --max-games. The decision and the block where it falls depend only on the seed and the test,
+    not on --workers: blocks that the last chunk played past the decision are stored but not
+    counted.
+
+    Exit status 0 for all three verdicts (each is a result), 2 for bad input, 130 when
+    interrupted. Every game is stored in DIR/tournament.sqlite with the test and its LLR path
+    (table sprt), then the report DIR/index.html is written. Re-running the same command on the same
+    --out, or --resume DIR, continues from the stored blocks and reaches the same decision.
+    """
+    import datetime
+    from pathlib import Path
+
+    from kdtourney.arena import runner, sequential, store, tournament as tour
+    from kdtourney.bots.registry import BotRegistry, BotsDirError, DuplicateBotError, EntrantError
+
+    def registry_of(dirs):
+        try:
+            return BotRegistry(dirs)
+        except (BotsDirError, DuplicateBotError) as exc:
+            raise _CommandError(str(exc)) from None
+
+    try:
+        if opts["resume"]:
+            given = [f"--{k.replace('_', '-')}" for k in _SPRT_OPTIONS
+                     if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE]
+            if given:
+                raise _CommandError(f"--resume DIR continues the stored test: drop {given[0]} (or "
+                                    "re-run the whole command with --out DIR)")
+            folder = Path(opts["resume"])
+            tournament, test, stored_meta = sequential.load_test(folder)
+            if ctx.get_parameter_source("max_games") == click.core.ParameterSource.COMMANDLINE:
+                tournament = sequential.with_cap(tournament, opts["max_games"])
+            dirs = opts["bots_dirs"] or [d for d in stored_meta.get("bots_dirs", [])
+                                         if Path(d).is_dir()]
+            registry = registry_of(dirs)
+            for spec in tournament.specs:
+                try:
+                    registry.resolve(spec)
+                except EntrantError as exc:
+                    raise _CommandError(f"{exc} (needed by the stored test; --bots-dir?)") from None
+            name = stored_meta.get("name", folder.name)
+        else:
+            registry = registry_of(opts["bots_dirs"])
+            seed = opts["seed"]
+            folder = (Path(opts["out"]) if opts["out"] else
+                      Path("reports") / opts["name"] if opts["name"] else None)
+            if seed is None and folder is not None and store.exists(folder):
+                seed = store.load_config(folder)["tournament"]["seed"]  # same command: same games
+            tournament, test = sequential.prepare_test(
+                registry, candidate=opts["candidate"], baseline=opts["baseline"],
+                elo0=opts["elo0"], elo1=opts["elo1"], alpha=opts["alpha"], beta=opts["beta"],
+                players=opts["players"], max_games=opts["max_games"], seed=seed,
+                dynasty=opts["dynasty"], move_time_limit=opts["move_time_limit"],
+                **{k: opts[k] for k in tour.RULE_OPTIONS})
+            if folder is None:
+                stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+                folder = base = Path("reports") / f"sprt-{tour.default_name(tournament, stamp)}"
+                for i in range(2, 1000):  # two runs in one second get two folders
+                    if not folder.exists():
+                        break
+                    folder = base.with_name(f"{base.name}-{i}")
+            name = opts["name"] or folder.name
+        meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [])
+        outcome = sequential.play_sprt(tournament, test, folder, registry,
+                                       workers=opts["workers"], meta=meta,
+                                       display=sequential.SprtDisplay(quiet=opts["quiet"]),
+                                       hang_timeout=opts["hang_timeout"])
+    except (tour.ArenaError, store.StoreError) as exc:
+        raise _CommandError(str(exc)) from None
+    stored = outcome.state.stored
+    if outcome.interrupted:
+        click.echo(f"interrupted: {outcome.verdict_line()}; {stored} games stored in {folder}; "
+                   f"continue with: kdtourney sprt --resume {folder}", err=True)
+        ctx.exit(130)
+    shown = folder
+    if not opts["no_report"]:
+        try:
+            from kdtourney.report.html import write_report
+            shown = write_report(folder)
+        except Exception as exc:  # the games are stored; the report can be made again later
+            click.echo(f"warning: no report ({type(exc).__name__}: {exc}); the games are stored, "
+                       f"make it with: kdtourney report {folder}", err=True)
+    if not opts["quiet"]:
+        past = outcome.past_decision
+        click.echo(f"{shown}: {stored} games stored" + (f" ({outcome.played} played now)"
+                                                         if outcome.stored_before else "")
+                   + (f"; {past} played past the decision are not counted" if past else ""))
+    click.echo(outcome.verdict_line())

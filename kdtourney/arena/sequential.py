@@ -1,0 +1,554 @@
+"""Sequential A/B test of a bot change: duplicate blocks until the SPRT decides (`kdtourney sprt`).
+
+The question: is the candidate at least ``elo1`` Elo stronger than the baseline (H1), or not more
+than ``elo0`` (H0)?  The statistics are :mod:`kdtourney.arena.sprt` (a GSPRT on block scores); this
+module plays the blocks through the arena's runner, stores them, and decides.
+
+The table
+---------
+A gauntlet of the candidate against the baseline: at a table of n seats the candidate sits with
+n - 1 copies of the baseline, and every block is one deal played under all n rotations of that
+table (n games), so the candidate meets the deal from every seat.  A block's score is the
+candidate's mean pairwise score against the baseline seats over the block's games
+(:func:`~kdtourney.arena.sprt.block_scores`).  The same spec as candidate and baseline (an A/A test)
+gives two entrants, ``spec#1`` (the candidate) and ``spec#2`` (the baseline).
+
+Chunks and the decision point
+-----------------------------
+Blocks are played in chunks of whole blocks, one runner call per chunk (so the store, the worker
+pool, dead or hung workers and faults behave as in ``kdtourney run``).  After each chunk the test is
+evaluated from the store: the complete blocks 0, 1, 2, ... (a block is complete when all its
+rotations are stored; the first incomplete block ends the sequence), up to the cap, are fed in
+block order into a fresh SPRT, which stops at the first block where the LLR leaves its bounds (never
+before ``min_blocks``).  That block is the decision point: blocks after it that the same chunk
+happened to play are stored (and count in the report's standings) but not in the test.  So the
+decision, the block at which it is taken and the ``sprt`` rows depend only on the seed and the
+test's parameters, not on the number of workers, the chunk sizes or interruptions.
+
+Chunk sizes only trade games played past the decision against overhead (starting the workers of a
+runner call takes about a second): the first chunk ends at ``min_blocks`` (no decision can come
+earlier); later ones hold at least two blocks per worker, at least an eighth of the complete blocks
+(so at most about 1/8 of the games are played past the decision) and about ``chunk_seconds`` of
+play at the speed measured in the previous chunk.
+
+The store
+---------
+The usual tournament store (:mod:`kdtourney.arena.store`), plus:
+
+- config ``sprt``: the test (candidate and baseline labels, elo0, elo1, alpha, beta, min_blocks).
+  A folder holding another test or tournament is refused, as ``kdtourney run`` does.
+- config ``tournament``: ``games`` is the planned number of games: the cap (``--max-games``) while
+  the test runs or when it ends undecided, the games through the decision block once decided (so
+  the report does not call a decided test partial).  The cap is the one thing a re-run may change:
+  a larger one continues an undecided test, a smaller one counts only the blocks within it.
+- table ``sprt``: one row per counted block (block = blocks counted so far, from 1; llr, the
+  bounds, the Elo estimate and its 95% interval), rewritten after every chunk; the HTML report draws
+  the LLR path from it.
+
+Re-running on the same folder (or ``kdtourney sprt --resume DIR``) continues from the stored blocks
+and reaches the decision an uninterrupted run reaches.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import pandas as pd
+
+from kdtourney.arena import runner, schedule, store
+from kdtourney.arena.sprt import SPRT, block_scores, sprt_bounds
+from kdtourney.arena.tournament import (RULE_OPTIONS, ArenaError, Tournament, differences,
+                                        parse_players, prepare)
+
+DEFAULT_MAX_GAMES = 20_000
+DEFAULT_MIN_BLOCKS = 30
+CHUNK_SECONDS = 2.0
+VERDICTS = ("H1", "H0", "undecided")
+
+
+@dataclass(frozen=True)
+class SprtTest:
+    """The hypotheses and error rates of a test; candidate and baseline are entrant labels."""
+
+    candidate: str
+    baseline: str
+    elo0: float
+    elo1: float
+    alpha: float = 0.05
+    beta: float = 0.05
+    min_blocks: int = DEFAULT_MIN_BLOCKS
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SprtTest":
+        return cls(**d)
+
+    def new(self) -> SPRT:
+        """A fresh SPRT with these parameters."""
+        return SPRT(self.elo0, self.elo1, alpha=self.alpha, beta=self.beta,
+                    min_blocks=self.min_blocks)
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        return sprt_bounds(self.alpha, self.beta)
+
+
+def _finite(name: str, value) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ArenaError(f"{name} must be a number, not {value!r}") from None
+    if not math.isfinite(x):
+        raise ArenaError(f"{name} must be a finite number, not {value}")
+    return x
+
+
+def prepare_test(registry, *, candidate: str | None, baseline: str | None, elo0: float = 0.0,
+                 elo1: float = 10.0, alpha: float = 0.05, beta: float = 0.05, players=None,
+                 max_games: int = DEFAULT_MAX_GAMES, seed: int | None = None,
+                 dynasty: bool = False, move_time_limit: float | None = None,
+                 min_blocks: int = DEFAULT_MIN_BLOCKS, **rules) -> tuple[Tournament, SprtTest]:
+    """Check user input and build the tournament (a gauntlet of the candidate against the
+    baseline, `max_games` games at most) and the test. Raises ArenaError (one line)."""
+    if not candidate or not baseline:
+        raise ArenaError("give --candidate and --baseline (bot specs, e.g. --candidate "
+                         "mcts:iterations=2000 --baseline mcts:iterations=1000)")
+    elo0, elo1 = _finite("--elo0", elo0), _finite("--elo1", elo1)
+    if not elo1 > elo0:
+        raise ArenaError(f"--elo1 must be greater than --elo0 (H1: at least elo1 stronger, H0: not "
+                         f"more than elo0), not elo0 {elo0:g} and elo1 {elo1:g}")
+    for name, value in (("--alpha", alpha), ("--beta", beta)):
+        if not 0 < _finite(name, value) < 0.5:
+            raise ArenaError(f"{name} is an error rate strictly between 0 and 0.5, not {value:g}")
+    sizes = parse_players(players if players is not None else (2,))
+    if len(sizes) != 1:
+        raise ArenaError(f"--players: an SPRT plays one table size (2, 3 or 4), not "
+                         f"{','.join(map(str, sizes))}")
+    if isinstance(max_games, bool) or not isinstance(max_games, int) or max_games < 1:
+        raise ArenaError(f"--max-games must be a positive number of games, not {max_games}")
+    if isinstance(min_blocks, bool) or not isinstance(min_blocks, int) or min_blocks < 1:
+        raise ArenaError(f"min_blocks must be a positive number of blocks, not {min_blocks}")
+    # a round robin of the two specs checks everything (bots, parameters, rules, seed) and labels
+    # them (the same spec twice: spec#1, spec#2); the table is the candidate's gauntlet
+    both = prepare(registry, bots=[candidate, baseline], players=sizes, games=max_games, seed=seed,
+                   dynasty=dynasty, move_time_limit=move_time_limit, **rules)
+    tournament = replace(both, format=schedule.GAUNTLET, candidate=0)
+    try:
+        schedule.compositions(tournament.format, 2, sizes[0], 0)
+    except schedule.ScheduleError as exc:
+        raise ArenaError(str(exc)) from None
+    test = SprtTest(candidate=tournament.entrants[0], baseline=tournament.entrants[1], elo0=elo0,
+                    elo1=elo1, alpha=float(alpha), beta=float(beta), min_blocks=min_blocks)
+    return tournament, test
+
+
+def cap_blocks(tournament: Tournament) -> int:
+    """Blocks within the cap: the tournament's games rounded up to whole blocks."""
+    return -(-tournament.games // tournament.players[0])
+
+
+def with_cap(tournament: Tournament, max_games: int) -> Tournament:
+    return replace(tournament, games=int(max_games))
+
+
+@dataclass(frozen=True)
+class _Prefix(Tournament):
+    """The tournament whose plan stops after `blocks` blocks (what one chunk plays); it stores,
+    compares and travels to the workers as the whole tournament."""
+
+    blocks: int = 0
+
+    def whole(self) -> Tournament:
+        d = {k: getattr(self, k) for k in Tournament.__dataclass_fields__}
+        return Tournament(**d)
+
+    def plan(self) -> schedule.Plan:
+        return replace(self.whole(), games=self.blocks * self.players[0]).plan()
+
+    def to_dict(self) -> dict:
+        return self.whole().to_dict()
+
+
+# --------------------------------------------------------------------------------------------------
+# Evaluation from the store
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SprtState:
+    """The test as the store has it.
+
+    status: 'H1', 'H0' or 'continue'; blocks / games: counted (the complete blocks in order, up to
+    the decision); complete: complete blocks in order within the cap (>= blocks); stored: games in
+    the store; llr, lower, upper, elo, lo, hi: after the last counted block; rows: the `sprt` table.
+    """
+
+    status: str = "continue"
+    blocks: int = 0
+    games: int = 0
+    complete: int = 0
+    stored: int = 0
+    llr: float = 0.0
+    lower: float = math.nan
+    upper: float = math.nan
+    elo: float = math.nan
+    lo: float = math.nan
+    hi: float = math.nan
+    rows: list = field(default_factory=list)
+
+    @property
+    def decided(self) -> bool:
+        return self.status in ("H0", "H1")
+
+
+def evaluate(folder, tournament: Tournament, test: SprtTest) -> SprtState:
+    """Feed the stored complete blocks, in block order and within the cap, into a fresh SPRT until
+    it decides; the decision and the rows depend on the stored games of those blocks only."""
+    players = tournament.players[0]
+    cap = cap_blocks(tournament)
+    with store.open_store(folder) as st:
+        per_block = st.games_per_block()
+    complete = 0
+    while complete < cap and per_block.get(complete, 0) >= players:
+        complete += 1
+    results = store.load_results(folder)
+    results = results[results["block"] < complete]
+    scores = (block_scores(results, test.candidate, test.baseline) if len(results)
+              else pd.Series(dtype=float))
+    t = test.new()
+    lower, upper = t.bounds
+    state = SprtState(complete=complete, stored=sum(per_block.values()), lower=lower, upper=upper)
+    elo = lo = hi = math.nan
+    for b in range(complete):
+        t.update(float(scores.get(b, math.nan)))
+        elo, lo, hi = t.elo_estimate()
+        state.rows.append((b + 1, t.llr, lower, upper, elo, lo, hi))
+        if t.status != "continue":
+            break
+    state.status = t.status
+    state.blocks = len(state.rows)
+    state.games = state.blocks * players
+    state.llr = t.llr
+    state.elo, state.lo, state.hi = elo, lo, hi
+    return state
+
+
+def record(folder, tournament: Tournament, state: SprtState, sessions: int | None = None) -> None:
+    """Write the `sprt` table and the planned games (see the module docstring) to the store."""
+    with store.open_store(folder) as st:
+        st.write_sprt(state.rows)
+        planned = state.games if state.decided else tournament.games
+        st.set_config("tournament", dict(tournament.to_dict(), games=planned))
+        if sessions is not None:
+            st.update_meta(sessions=sessions)  # chunk runs do not count as sessions
+
+
+def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict) -> int:
+    """Create the store of a new test, or check that `folder` holds this test (refused otherwise:
+    ArenaError) and set its cap. Returns the session number."""
+    folder = Path(folder)
+    if not store.exists(folder):
+        try:
+            st = store.Store.create(folder, tournament.to_dict(), dict(meta, sessions=1))
+        except store.StoreError as exc:
+            raise ArenaError(str(exc)) from None
+        with st:
+            st.set_config("sprt", test.to_dict())
+        return 1
+    try:
+        st = store.open_store(folder)
+    except store.StoreError as exc:
+        raise ArenaError(str(exc)) from None
+    with st:
+        config = st.config()
+        if "sprt" not in config:
+            raise ArenaError(f"{folder} holds a tournament that is not an SPRT (kdtourney run); "
+                             "choose a new --out")
+        diff = differences({"tournament": dict(config["tournament"], games=None),
+                            "sprt": config["sprt"]},
+                           {"tournament": dict(tournament.to_dict(), games=None),
+                            "sprt": test.to_dict()})
+        if diff:
+            more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
+            raise ArenaError(f"{folder} holds another SPRT: {diff[0]}{more}; choose a new --out, or "
+                             f"continue that one with kdtourney sprt --resume {folder}")
+        sessions = int(st.meta.get("sessions", 0)) + 1
+        st.update_meta(sessions=sessions, last_command=meta.get("command"))
+        st.set_config("tournament", tournament.to_dict())  # this session's cap
+    return sessions
+
+
+def load_test(folder) -> tuple[Tournament, SprtTest, dict]:
+    """The stored tournament, test and meta of an SPRT folder (for --resume); ArenaError if the
+    folder holds none."""
+    try:
+        config = store.load_config(folder)
+    except store.StoreError as exc:
+        raise ArenaError(str(exc)) from None
+    if "sprt" not in config:
+        raise ArenaError(f"{folder} holds a tournament that is not an SPRT; finish it with "
+                         f"kdtourney run --resume {folder}")
+    return (Tournament.from_dict(config["tournament"]), SprtTest.from_dict(config["sprt"]),
+            config.get("meta", {}))
+
+
+# --------------------------------------------------------------------------------------------------
+# Playing
+# --------------------------------------------------------------------------------------------------
+
+
+def chunk_end(complete: int, cap: int, workers: int, *, min_blocks: int = DEFAULT_MIN_BLOCKS,
+              blocks_per_second: float | None = None, seconds: float = CHUNK_SECONDS,
+              blocks: int | None = None) -> int:
+    """Where the next chunk ends (a block count, at most `cap`), `complete` blocks being stored:
+    `blocks` more if given, else see the module docstring."""
+    if blocks is not None:
+        size = blocks
+    else:
+        size = max(2 * workers, -(-complete // 8))
+        if blocks_per_second:
+            size = max(size, int(blocks_per_second * seconds))
+    return min(cap, max(complete + max(1, size), min_blocks))
+
+
+@dataclass
+class SprtOutcome:
+    """What a call of :func:`play_sprt` did and found. verdict: 'H1', 'H0' or 'undecided' (the cap
+    reached), None when interrupted before a decision."""
+
+    folder: Path
+    tournament: Tournament
+    test: SprtTest
+    state: SprtState
+    stored_before: int
+    played: int = 0
+    chunks: int = 0
+    interrupted: bool = False
+    seconds: float = 0.0
+
+    @property
+    def verdict(self) -> str | None:
+        if self.state.decided:
+            return self.state.status
+        if self.state.complete >= cap_blocks(self.tournament):
+            return "undecided"
+        return None
+
+    @property
+    def past_decision(self) -> int:
+        """Games stored beyond the counted blocks (played in the chunk of the decision)."""
+        return max(0, self.state.stored - self.state.games) if self.state.decided else 0
+
+    def verdict_line(self) -> str:
+        return verdict_line(self.state, self.test, self.tournament)
+
+
+class _ChunkFeed:
+    """The runner's reporter during one chunk: forwards games to the display and measures the speed
+    of play (first to last finished game, so the workers' start is not counted)."""
+
+    def __init__(self, display):
+        self.display = display
+        self.times: list[float] = []
+
+    def start(self, tournament, plan, st, workers):
+        self.times = []
+
+    def game(self, spec, results, faults):
+        self.times.append(time.perf_counter())
+        if self.display is not None:
+            self.display.game(spec, results, faults)
+
+    def note(self, text):
+        if self.display is not None:
+            self.display.note(text)
+
+    def stop(self):
+        pass
+
+    def games_per_second(self) -> float | None:
+        if len(self.times) < 3 or self.times[-1] <= self.times[0]:
+            return None
+        return (len(self.times) - 1) / (self.times[-1] - self.times[0])
+
+
+def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
+              workers: int | None = None, meta: dict | None = None, display=None,
+              hang_timeout: float | None = None, chunk_seconds: float = CHUNK_SECONDS,
+              chunk_blocks: int | None = None) -> SprtOutcome:
+    """Play chunks of blocks of `tournament` into `folder` until `test` decides or the cap
+    (`tournament.games`) is reached; returns an SprtOutcome.
+
+    registry: the BotRegistry the entrants were checked against; workers: processes (default: all
+    cores); display: an SprtDisplay (or anything with its methods) or None; chunk_blocks: a fixed
+    chunk size in blocks (default: adaptive, see the module docstring). Raises ArenaError for a
+    folder holding another test, and for runner failures.
+    """
+    started = time.perf_counter()
+    folder = Path(folder)
+    meta = meta or {}
+    workers = workers or runner.available_cores()
+    if workers < 1:
+        raise ArenaError(f"--workers must be at least 1, not {workers}")
+    sessions = open_test(tournament, test, folder, meta)
+    state = evaluate(folder, tournament, test)
+    record(folder, tournament, state)
+    outcome = SprtOutcome(folder=folder, tournament=tournament, test=test, state=state,
+                          stored_before=state.stored)
+    cap = cap_blocks(tournament)
+    feed = _ChunkFeed(display)
+    if display is not None:
+        display.begin(tournament, test, state, workers)
+    rate = None
+    try:
+        while not state.decided and state.complete < cap:
+            end = chunk_end(state.complete, cap, workers, min_blocks=test.min_blocks,
+                            blocks_per_second=rate, seconds=chunk_seconds, blocks=chunk_blocks)
+            chunk = _Prefix(**{k: getattr(tournament, k) for k in Tournament.__dataclass_fields__},
+                            blocks=end)
+            ran = runner.run_tournament(chunk, folder, registry, workers=workers, meta=meta,
+                                        reporter=feed, hang_timeout=hang_timeout)
+            outcome.played += ran.played
+            outcome.chunks += 1
+            speed = feed.games_per_second()
+            rate = speed / tournament.players[0] if speed else None
+            state = outcome.state = evaluate(folder, tournament, test)
+            record(folder, tournament, state, sessions)
+            if display is not None:
+                display.update(state)
+            if ran.interrupted:
+                outcome.interrupted = True
+                break
+            if not state.decided and state.complete < end:  # cannot happen: every game is stored
+                raise ArenaError(f"blocks {state.complete} to {end - 1} are still incomplete "
+                                 "after a chunk")
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+        state = outcome.state = evaluate(folder, tournament, test)
+        record(folder, tournament, state, sessions)
+    finally:
+        if display is not None:
+            display.end()
+    if outcome.interrupted and state.decided:
+        outcome.interrupted = False  # the decision was reached: nothing is left to play
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+# --------------------------------------------------------------------------------------------------
+# Text
+# --------------------------------------------------------------------------------------------------
+
+
+def _elo(value: float) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:+.1f}"
+
+
+def estimate_text(state: SprtState) -> str:
+    """'Elo +23.1 [+8.0, +38.4]' (the candidate's advantage and its 95% interval)."""
+    return f"Elo {_elo(state.elo)} [{_elo(state.lo)}, {_elo(state.hi)}]"
+
+
+def status_line(state: SprtState) -> str:
+    """One line of the test's state: blocks, games, LLR and bounds, Elo estimate."""
+    return (f"{state.blocks} blocks, {state.games} games: LLR {state.llr:.2f} "
+            f"[{state.lower:.2f}, {state.upper:.2f}], {estimate_text(state)}")
+
+
+def verdict_line(state: SprtState, test: SprtTest, tournament: Tournament) -> str:
+    """'H1 accepted: ...', 'H0 accepted: ...' or 'undecided after N games ...' (or 'no decision
+    yet ...' for an interrupted test)."""
+    where = f"after {state.games} games ({state.blocks} blocks)"
+    if state.status == "H1":
+        return (f"H1 accepted: candidate is at least {test.elo1:g} Elo stronger "
+                f"(LLR {state.llr:.2f} >= {state.upper:.2f} {where}; {estimate_text(state)})")
+    if state.status == "H0":
+        return (f"H0 accepted: candidate is not more than {test.elo0:g} Elo stronger "
+                f"(LLR {state.llr:.2f} <= {state.lower:.2f} {where}; {estimate_text(state)})")
+    inside = f"LLR {state.llr:.2f} within [{state.lower:.2f}, {state.upper:.2f}]"
+    if state.complete >= cap_blocks(tournament):
+        return f"undecided after {state.games} games ({state.blocks} blocks): {inside}; " \
+               f"{estimate_text(state)}"
+    return f"no decision yet {where}: {inside}; {estimate_text(state)}"
+
+
+def header_line(tournament: Tournament, test: SprtTest, state: SprtState, workers: int) -> str:
+    p = tournament.players[0]
+    lower, upper = test.bounds
+    cap = cap_blocks(tournament)
+    text = (f"SPRT {tournament.describe()}: H0 elo <= {test.elo0:g}, H1 elo >= {test.elo1:g}, "
+            f"alpha {test.alpha:g}, beta {test.beta:g}, LLR bounds [{lower:.2f}, {upper:.2f}]; "
+            f"blocks of {p} games, at most {cap * p} games, seed {tournament.seed}, "
+            f"{workers} worker{'s' * (workers != 1)}")
+    if state.stored:
+        text += f"; {state.stored} games stored"
+    return text
+
+
+class SprtDisplay:
+    """The terminal display of a test: a header, then a live line (games played, LLR with its
+    bounds, Elo estimate) on a terminal, or a plain line per chunk otherwise; `quiet`: nothing."""
+
+    def __init__(self, quiet: bool = False, console=None):
+        from rich.console import Console
+
+        self.quiet = quiet
+        self.console = console or Console()
+        self.live = None
+        self.state = None
+        self.played = 0
+        self.faults = 0
+
+    def begin(self, tournament, test, state, workers):
+        self.tournament, self.test, self.state = tournament, test, state
+        self.t0 = time.perf_counter()
+        if self.quiet:
+            return
+        self.console.print(header_line(tournament, test, state, workers), highlight=False,
+                           soft_wrap=True)
+        cap = cap_blocks(tournament)
+        if cap < test.min_blocks:
+            self.console.print(f"note: the cap allows {cap} blocks, fewer than the {test.min_blocks} "
+                               "the test needs before it decides", highlight=False, soft_wrap=True)
+        if self.console.is_terminal:
+            from rich.live import Live
+
+            self.live = Live(self, console=self.console, refresh_per_second=4, transient=True)
+            self.live.start()
+
+    def __rich__(self):
+        from rich.text import Text
+
+        elapsed = time.perf_counter() - self.t0
+        rate = f", {self.played / elapsed:.1f} games/s" if self.played and elapsed > 0 else ""
+        faults = f", {self.faults} faults" if self.faults else ""
+        return Text(f"sprt: {status_line(self.state)}; {self.state.stored + self.played} games "
+                    f"stored{rate}{faults}", overflow="ellipsis", no_wrap=True)
+
+    def game(self, spec, results, faults):
+        self.played += 1
+        self.faults += len(faults)
+
+    def note(self, text):
+        if not self.quiet:
+            self.console.print(f"note: {text}", highlight=False, soft_wrap=True)
+
+    def update(self, state):
+        self.state, self.played = state, 0
+        if not self.quiet and self.live is None:
+            self.console.print(status_line(state), highlight=False, soft_wrap=True)
+
+    def end(self):
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+
+__all__ = ["SprtTest", "SprtState", "SprtOutcome", "SprtDisplay", "prepare_test", "play_sprt",
+           "evaluate", "record", "open_test", "load_test", "chunk_end", "cap_blocks", "with_cap",
+           "verdict_line", "status_line", "RULE_OPTIONS", "DEFAULT_MAX_GAMES"]
