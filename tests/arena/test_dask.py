@@ -1,0 +1,272 @@
+"""Tournaments on a Dask cluster: a real scheduler and workers started as separate processes on
+127.0.0.1 (`dask scheduler`, `dask worker --nthreads 1`), `kdtourney run --scheduler`."""
+
+import json
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+distributed = pytest.importorskip(
+    "distributed", reason="the dask extra is not installed (pip install 'kdtourney[dask]')")
+
+from arena_support import assert_same_store  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
+
+from kdtourney.arena import load_games, load_results, prepare  # noqa: E402
+from kdtourney.arena.runner import run_tournament  # noqa: E402
+from kdtourney.arena.tournament import ArenaError  # noqa: E402
+from kdtourney.bots.registry import BotRegistry  # noqa: E402
+from kdtourney.cli import main  # noqa: E402
+
+BIN = Path(sys.executable).parent
+DASK, KDTOURNEY = str(BIN / "dask"), str(BIN / "kdtourney")
+
+# a bot folder: `middle` (optionally sleeping per decision, to make a run last) reaches the workers
+# only as shipped source; `clientonly` imports on the client but not on the test's workers (as an
+# entry-point bot installed on one machine only would be missing on the others)
+BOTS = {
+    "shipped.py": textwrap.dedent('''
+        import time
+
+        from kdtourney.bots.base import Bot
+
+
+        class Middle(Bot):
+            """Plays the middle legal action; sleeps `delay` seconds per decision."""
+            name = "middle"
+
+            def __init__(self, delay=0.0):
+                self.delay = delay
+
+            def act(self, view):
+                if self.delay:
+                    time.sleep(self.delay)
+                legal = view.legal_actions()
+                return legal[len(legal) // 2]
+    '''),
+    "clientonly.py": textwrap.dedent('''
+        import os
+
+        from kdtourney.bots.base import Bot
+
+        if os.environ.get("KDTOURNEY_TEST_DASK_WORKER"):
+            raise ImportError("not installed on this machine")
+
+
+        class ClientOnly(Bot):
+            """Plays the first legal action."""
+            name = "clientonly"
+
+            def act(self, view):
+                return view.legal_actions()[0]
+    '''),
+}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class DaskProcesses:
+    """A scheduler and workers as separate process groups, killed for sure at the end."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.procs = []
+        self.workers = []
+        self.env = dict(os.environ, KDTOURNEY_TEST_DASK_WORKER="1", PYTHONWARNINGS="ignore")
+        self.env.pop("KDTOURNEY_BOTS_DIR", None)
+
+    def _start(self, *args, name):
+        log = open(self.folder / f"{name}.log", "wb")
+        proc = subprocess.Popen([DASK, *args], stdout=log, stderr=subprocess.STDOUT,
+                                cwd=self.folder, env=self.env, start_new_session=True)
+        log.close()
+        self.procs.append(proc)
+        return proc
+
+    def start_scheduler(self):
+        file = self.folder / "scheduler.json"
+        self.scheduler = self._start("scheduler", "--host", "127.0.0.1", "--port", "0",
+                                     "--no-dashboard", "--scheduler-file", str(file),
+                                     name="scheduler")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if file.exists():
+                try:
+                    self.address = json.loads(file.read_text())["address"]
+                    return self.address
+                except (ValueError, KeyError):
+                    pass
+            assert self.scheduler.poll() is None, (self.folder / "scheduler.log").read_text()
+            time.sleep(0.1)
+        raise AssertionError("the scheduler did not start")
+
+    def start_worker(self):
+        i = len(self.workers)
+        proc = self._start("worker", self.address, "--nthreads", "1", "--nworkers", "1",
+                           "--host", "127.0.0.1", "--no-dashboard", "--name", f"w{i}",
+                           "--local-directory", str(self.folder / f"w{i}"), name=f"worker{i}")
+        self.workers.append(proc)
+        return proc
+
+    def wait_for_workers(self, n):
+        with distributed.Client(self.address, timeout=30) as client:
+            client.wait_for_workers(n, timeout=90)
+
+    def kill(self, proc):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(10)
+
+    def close(self):
+        for proc in reversed(self.procs):
+            self.kill(proc)
+
+
+@pytest.fixture
+def dask_processes(tmp_path_factory):
+    cluster = DaskProcesses(tmp_path_factory.mktemp("dask"))
+    try:
+        cluster.start_scheduler()
+        cluster.start_worker()
+        cluster.start_worker()
+        cluster.wait_for_workers(2)
+        yield cluster
+    finally:
+        cluster.close()
+
+
+@pytest.fixture
+def bots_folder(tmp_path):
+    folder = tmp_path / "bots"
+    folder.mkdir()
+    for name, text in BOTS.items():
+        (folder / name).write_text(text)
+    return folder
+
+
+def test_same_store_as_a_local_run_with_shipped_bots(tmp_path, dask_processes, bots_folder):
+    registry = BotRegistry([bots_folder], env=False, cwd=False, entry_points=False)
+    for path in bots_folder.iterdir():  # the workers can only get the bots as shipped source
+        path.unlink()
+    t = prepare(registry, bots="random,middle,greedy", players="2,3", games=25, seed=5)
+    local = run_tournament(t, tmp_path / "local", registry, workers=1)
+    out = run_tournament(t, tmp_path / "dask", registry, scheduler=dask_processes.address)
+    assert local.complete and out.complete and out.played == local.played == 25
+    assert out.worker_losses == 0 and not out.notes
+    assert_same_store(tmp_path / "local", tmp_path / "dask")
+    assert set(load_results(tmp_path / "dask")["entrant"]) == {"random", "middle", "greedy"}
+    # a re-run on the cluster plays nothing
+    again = run_tournament(t, tmp_path / "dask", registry, scheduler=dask_processes.address)
+    assert again.played == 0 and again.stored_before == 25
+
+    # a bot the workers lack: one line naming the bot and the worker, nothing stored, no hang
+    t = prepare(registry, bots="random,clientonly", games=4, seed=1)
+    started = time.monotonic()
+    with pytest.raises(ArenaError) as err:
+        run_tournament(t, tmp_path / "missing", registry, scheduler=dask_processes.address)
+    message = str(err.value)
+    assert "\n" not in message and "worker tcp://127.0.0.1:" in message
+    assert "unknown bot 'clientonly'" in message and "not installed on this machine" in message
+    assert time.monotonic() - started < 60
+    assert load_games(tmp_path / "missing").empty
+
+
+def stored(folder):
+    path = Path(folder) / "tournament.sqlite"
+    if not path.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1) as conn:
+            return conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_a_worker_killed_mid_run(tmp_path, dask_processes, bots_folder):
+    args = ["run", "--bots", "random,middle:delay=0.008", "--games", "24", "--seed", "7",
+            "--bots-dir", str(bots_folder), "--no-report"]
+    folder = tmp_path / "dask"
+    run = subprocess.Popen([KDTOURNEY, *args, "--out", str(folder), "--scheduler",
+                            dask_processes.address], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while stored(folder) < 4:
+            assert run.poll() is None, run.stdout.read()
+            assert time.monotonic() < deadline, "no games stored"
+            time.sleep(0.05)
+        assert stored(folder) < 24, "the run ended before the kill: make the games slower"
+        dask_processes.kill(dask_processes.workers[0])
+        output, _ = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    assert run.returncode == 0, output
+    assert "was lost; its games are played again elsewhere" in output
+    games = load_games(folder)
+    assert sorted(games["game"]) == list(range(24)) and (games["status"] == "ok").all()
+    local = CliRunner().invoke(main, args + ["--out", str(tmp_path / "local"), "--workers", "2"])
+    assert local.exit_code == 0, local.output
+    assert_same_store(tmp_path / "local", folder)
+
+
+def test_local_cluster_from_the_command_line(tmp_path):
+    folder = tmp_path / "t"
+    done = subprocess.run([KDTOURNEY, "run", "--bots", "random,greedy", "--players", "2,4",
+                           "--games", "8", "--seed", "3", "--out", str(folder), "--scheduler",
+                           "local:2", "--no-report"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert "seed 3, 2 workers" in lines[0] and lines[-1] == f"{folder}: 8 games"
+    local = CliRunner().invoke(main, ["run", "--bots", "random,greedy", "--players", "2,4",
+                                      "--games", "8", "--seed", "3", "--out",
+                                      str(tmp_path / "local"), "--workers", "1", "--no-report"])
+    assert local.exit_code == 0, local.output
+    assert_same_store(tmp_path / "local", folder)
+
+
+@pytest.mark.parametrize("address, expected", [
+    (None, "cannot reach the Dask scheduler at tcp://127.0.0.1:{port}: "),
+    ("local:0", "--scheduler 'local:0': local:N needs a number of workers N >= 1"),
+    ("not an address", "--scheduler 'not an address' is not a scheduler address"),
+])
+def test_bad_scheduler_is_one_line_and_stores_nothing(tmp_path, address, expected):
+    port = free_port()
+    address = address or f"tcp://127.0.0.1:{port}"
+    started = time.monotonic()
+    result = CliRunner().invoke(main, ["run", "--bots", "random,greedy", "--games", "4", "--out",
+                                       str(tmp_path / "t"), "--scheduler", address])
+    assert time.monotonic() - started < 30
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("Error: " + expected.format(port=port))
+    assert result.output.count("\n") == 1
+    assert not (tmp_path / "t").exists()
+
+
+def test_scheduler_with_workers_and_without_the_extra(tmp_path, monkeypatch):
+    result = CliRunner().invoke(main, ["run", "--bots", "random,greedy", "--games", "4", "--out",
+                                       str(tmp_path / "t"), "--scheduler", "local:2",
+                                       "--workers", "2"])
+    assert result.exit_code == 2 and result.output.startswith("Error: --workers is for local")
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if the extra were not installed
+    result = CliRunner().invoke(main, ["run", "--bots", "random,greedy", "--games", "4", "--out",
+                                       str(tmp_path / "t"), "--scheduler", "local:2"])
+    assert result.exit_code == 2
+    assert result.output == ("Error: --scheduler needs the dask extra: "
+                             "pip install 'kdtourney[dask]'\n")
+    assert not (tmp_path / "t").exists()
