@@ -125,7 +125,9 @@ def prepare_test(registry, *, candidate: str | None, baseline: str | None, elo0:
     for name, value in (("--alpha", alpha), ("--beta", beta)):
         if not 0 < _finite(name, value) < 0.5:
             raise ArenaError(f"{name} is an error rate strictly between 0 and 0.5, not {value:g}")
-    sizes = parse_players(players if players is not None else (2,))
+    if players is None or (isinstance(players, int) and not isinstance(players, bool)):
+        players = (players or 2,)
+    sizes = parse_players(players)
     if len(sizes) != 1:
         raise ArenaError(f"--players: an SPRT plays one table size (2, 3 or 4), not "
                          f"{','.join(map(str, sizes))}")
@@ -275,8 +277,8 @@ def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict) -> int
                             "sprt": test.to_dict()})
         if diff:
             more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
-            raise ArenaError(f"{folder} holds another SPRT: {diff[0]}{more}; choose a new --out, or "
-                             f"continue that one with kdtourney sprt --resume {folder}")
+            raise ArenaError(f"{folder} holds another SPRT: {diff[0]}{more}; choose a new "
+                             f"--out, or continue that one with kdtourney sprt --resume {folder}")
         sessions = int(st.meta.get("sessions", 0)) + 1
         st.update_meta(sessions=sessions, last_command=meta.get("command"))
         st.set_config("tournament", tournament.to_dict())  # this session's cap
@@ -513,8 +515,9 @@ class SprtDisplay:
                            soft_wrap=True)
         cap = cap_blocks(tournament)
         if cap < test.min_blocks:
-            self.console.print(f"note: the cap allows {cap} blocks, fewer than the {test.min_blocks} "
-                               "the test needs before it decides", highlight=False, soft_wrap=True)
+            self.console.print(f"note: the cap allows {cap} blocks, fewer than the "
+                               f"{test.min_blocks} the test needs before it decides",
+                               highlight=False, soft_wrap=True)
         if self.console.is_terminal:
             from rich.live import Live
 

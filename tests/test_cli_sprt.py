@@ -1,0 +1,143 @@
+"""`kdtourney sprt` from the command line: verdicts, resume, report, bad input.
+
+Fixed cases (2 players): greedy against random accepts H1 at the 30-block minimum (60 games);
+random against random with seed 11 and elo1=50 accepts H0 at block 38 (see
+tests/arena/test_sequential.py, which also checks the worker-count independence of the decision).
+"""
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kdtourney.arena import load_config, store
+from kdtourney.cli import main
+
+
+def run(*args):
+    return CliRunner().invoke(main, ["sprt", *[str(a) for a in args]])
+
+
+def lines(result):
+    return result.stdout.strip().splitlines()
+
+
+def test_greedy_against_random_accepts_h1_early(tmp_path):
+    folder = tmp_path / "h1"
+    result = run("--candidate", "greedy", "--baseline", "random", "--elo0", 0, "--elo1", 10,
+                 "--max-games", 2000, "--seed", 3, "--workers", 2, "--out", folder)
+    assert result.exit_code == 0, result.output
+    out = lines(result)
+    assert out[0].startswith("SPRT greedy against random (gauntlet, 2-player): H0 elo <= 0, "
+                             "H1 elo >= 10, alpha 0.05, beta 0.05, LLR bounds [-2.94, 2.94]")
+    assert "at most 2000 games, seed 3, 2 workers" in out[0]
+    assert out[-1].startswith("H1 accepted: candidate is at least 10 Elo stronger (LLR ")
+    assert "after 60 games (30 blocks)" in out[-1]  # stopped far below the cap of 2000
+    assert out[-2] == f"{folder / 'index.html'}: 60 games stored"
+    page = (folder / "index.html").read_text()
+    assert 'id="sprt"' in page and 'id="llr-plot"' in page and 'id="partial"' not in page
+    assert len(store.load_sprt(folder)) == 30
+    assert load_config(folder)["meta"]["sessions"] == 1
+    # the same command again: nothing to play, the same verdict
+    again = run("--candidate", "greedy", "--baseline", "random", "--elo0", 0, "--elo1", 10,
+                "--max-games", 2000, "--out", folder, "--no-report")
+    assert again.exit_code == 0, again.output
+    assert lines(again)[-2:] == [f"{folder}: 60 games stored (0 played now)", out[-1]]
+
+
+def test_a_bot_against_itself_does_not_accept_h1(tmp_path):
+    result = run("--candidate", "random", "--baseline", "random", "--elo1", 200, "--max-games",
+                 400, "--seed", 5, "--workers", 1, "--out", tmp_path / "aa", "--quiet",
+                 "--no-report")
+    assert result.exit_code == 0, result.output
+    assert len(lines(result)) == 1  # --quiet: the verdict only
+    assert lines(result)[0].startswith("H0 accepted: candidate is not more than 0 Elo stronger")
+    assert "after 60 games (30 blocks)" in lines(result)[0]
+    assert load_config(tmp_path / "aa")["tournament"]["entrants"] == ["random#1", "random#2"]
+
+
+def test_undecided_then_resumed_with_a_larger_cap(tmp_path):
+    folder = tmp_path / "cap"
+    common = ("--candidate", "random", "--baseline", "random", "--elo1", 50, "--seed", 11,
+              "--workers", 1, "--no-report")
+    first = run(*common, "--max-games", 40, "--out", folder, "--quiet")
+    assert first.exit_code == 0, first.output
+    assert lines(first) == [lines(first)[0]]
+    assert lines(first)[0].startswith("undecided after 40 games (20 blocks): LLR ")
+    assert "within [-2.94, 2.94]" in lines(first)[0]
+    # --resume keeps the stored test; --max-games may raise its cap
+    resumed = run("--resume", folder, "--max-games", 400, "--workers", 2, "--no-report")
+    assert resumed.exit_code == 0, resumed.output
+    assert "; 40 games stored" in lines(resumed)[0]
+    assert lines(resumed)[-1].startswith("H0 accepted: candidate is not more than 0 Elo stronger")
+    assert "after 76 games (38 blocks)" in lines(resumed)[-1]
+    uninterrupted = run(*common, "--max-games", 400, "--out", tmp_path / "whole", "--quiet")
+    assert lines(uninterrupted) == lines(resumed)[-1:]
+    assert store.load_sprt(folder).equals(store.load_sprt(tmp_path / "whole"))
+
+
+def snapshot(folder):
+    path = Path(folder) / "tournament.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return path.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sprt") / "stored"
+    result = run("--candidate", "greedy", "--baseline", "random", "--max-games", 60, "--seed", 1,
+                 "--workers", 1, "--out", folder, "--quiet", "--no-report")
+    assert result.exit_code == 0, result.output
+    return folder
+
+
+BASE = ("--candidate", "greedy", "--baseline", "random")
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("--candidate", "nobot", "--baseline", "random"), "nobot"),
+    (("--candidate", "greedy", "--baseline", "random:depth=3"), "depth"),
+    (("--candidate", "greedy"), "--baseline"),
+    (BASE + ("--elo0", 10, "--elo1", 10), "--elo1 must be greater than --elo0"),
+    (BASE + ("--elo0", 5, "--elo1", -5), "--elo1 must be greater than --elo0"),
+    (BASE + ("--elo1", "abc"), "--elo1 expects a number"),
+    (BASE + ("--elo1", "nan"), "--elo1 must be a finite number"),
+    (BASE + ("--alpha", 0.7), "--alpha is an error rate strictly between 0 and 0.5"),
+    (BASE + ("--alpha", 0), "--alpha is an error rate"),
+    (BASE + ("--beta", 0.5), "--beta is an error rate"),
+    (BASE + ("--beta", -0.1), "--beta is an error rate"),
+    (BASE + ("--players", 5), "--players: a table has 2, 3 or 4 players, not 5"),
+    (BASE + ("--players", "2,4"), "one table size"),
+    (BASE + ("--max-games", 0), "--max-games must be positive"),
+    (BASE + ("--workers", 0), "--workers must be positive"),
+    (BASE + ("--variant", "duel", "--players", 3), "impossible rules"),
+    (("--resume", "{stored}", "--elo1", 20), "--resume DIR continues the stored test: drop --elo1"),
+    (("--resume", "{missing}"), "no tournament in"),
+    (BASE + ("--elo1", 20, "--out", "{stored}"), "holds another SPRT: sprt.elo1: 10.0 (stored) "
+                                                 "vs 20.0 (now)"),
+    (("--candidate", "random", "--baseline", "random", "--out", "{stored}"),
+     "holds another SPRT: sprt.baseline: random (stored) vs random#2 (now) (and "),
+])
+def test_bad_input_is_one_line_and_exit_2(stored, tmp_path, args, needle):
+    before = snapshot(stored)
+    args = [str(a).format(stored=stored, missing=tmp_path / "missing") for a in args]
+    result = run(*args, "--no-report", *([] if "--workers" in args else ["--workers", "1"]))
+    assert result.exit_code == 2, result.output
+    out = result.output.strip().splitlines()
+    assert len(out) == 1 and out[0].startswith("Error: ") and needle in out[0], out
+    assert snapshot(stored) == before  # a refused command changes nothing
+
+
+def test_a_run_tournament_is_not_an_sprt(tmp_path):
+    folder = tmp_path / "run"
+    played = CliRunner().invoke(main, ["run", "--bots", "greedy,random", "--games", "4", "--seed",
+                                       "1", "--workers", "1", "--out", str(folder), "--quiet",
+                                       "--no-report"])
+    assert played.exit_code == 0, played.output
+    for args in (BASE + ("--out", folder), ("--resume", folder)):
+        result = run(*args, "--workers", 1)
+        assert result.exit_code == 2, result.output
+        assert "not an SPRT" in result.output and len(result.output.strip().splitlines()) == 1
