@@ -206,12 +206,12 @@ class Cluster:
 
     def _quiet_logs(self):
         """The run's progress is the story; Dask's own warnings (a lost worker...) would only
-        interleave with it. Errors still show."""
+        interleave with it; what matters reaches the run as an exception or a note."""
         self._levels = {}
         for name in ("distributed", "dask"):
             logger = logging.getLogger(name)
             self._levels[name] = logger.level
-            logger.setLevel(logging.ERROR)
+            logger.setLevel(logging.CRITICAL)
 
     def _start_local(self, distributed, address):
         import dask
@@ -396,9 +396,14 @@ class _Play:
             if g not in self.committed:
                 self.pending.appendleft(g)
 
-    def finished(self, future):
+    def finished(self, future) -> bool:
+        """Take in a task that looked done; False if it is not (its result was lost with a worker
+        and is being computed again)."""
+        status = future.status
+        if status not in ("finished", "error", "cancelled"):
+            return False
         games = self.inflight.pop(future)
-        if future.status == "finished":
+        if status == "finished":
             for g, result in future.result():
                 if g in self.wanted and g not in self.committed:
                     self.committed.add(g)
@@ -406,12 +411,12 @@ class _Play:
                     d = result.duration
                     self.game_seconds = d if self.game_seconds is None else \
                         0.9 * self.game_seconds + 0.1 * d
-            return
-        if future.status == "cancelled":
+            return True
+        if status == "cancelled":
             if self.client.status not in ("running", "connecting"):
                 raise ArenaError(f"lost the Dask scheduler at {self.cluster.address}")
             self.requeue(games)
-            return
+            return True
         exc = future.exception()
         if isinstance(exc, WorkerError):
             raise ArenaError(str(exc)) from None
@@ -428,7 +433,7 @@ class _Play:
                 self.committed.add(g)
                 self.sink.fail(g, message)
                 self.note(f"game {g}: {message}; stored as a failed game")
-            return
+            return True
         raise ArenaError(f"a worker failed: {_one_line(exc)}")
 
     # watching the workers
@@ -436,8 +441,8 @@ class _Play:
     def watch(self):
         workers = self.cluster.workers()
         for addr in set(self.known) - set(workers):
-            self.outcome.worker_losses += 1
-            if addr not in self.killed:
+            if addr not in self.killed:  # (a killed one is counted when killed)
+                self.outcome.worker_losses += 1
                 self.note(f"worker {addr} was lost; its games are played again elsewhere")
         self.known = workers
         if not workers:
@@ -456,6 +461,7 @@ class _Play:
 
     def hung(self, addr, game, seat, call):
         self.killed.add(addr)
+        self.outcome.worker_losses += 1
         self.hangs[game] += 1
         why = f"hung (no progress for {self.hang_timeout:g} s)"
         note = f"worker {addr} {why} in game {game}"
@@ -499,9 +505,9 @@ class _Play:
                                             return_when="FIRST_COMPLETED").done
                 except TimeoutError:
                     done = ()
-                for future in done:
-                    if future in self.inflight:
-                        self.finished(future)
+                taken = [self.finished(f) for f in done if f in self.inflight]
+                if taken and not any(taken):
+                    time.sleep(0.05)  # results lost with a worker: Dask computes them again
                 if time.monotonic() - last_watch >= POLL_SECONDS:
                     self.watch()
                     threads = sum(self.known.values()) or 1
