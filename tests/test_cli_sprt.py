@@ -141,3 +141,64 @@ def test_a_run_tournament_is_not_an_sprt(tmp_path):
         result = run(*args, "--workers", 1)
         assert result.exit_code == 2, result.output
         assert "not an SPRT" in result.output and len(result.output.strip().splitlines()) == 1
+
+
+DAWDLER = '''
+import time
+
+from kdtourney.bots.random_bot import RandomBot
+
+
+class Dawdler(RandomBot):
+    """Random, 2 ms per decision: slow enough to be interrupted mid-test."""
+    name = "dawdler"
+
+    def act(self, view):
+        time.sleep(0.002)
+        return super().act(view)
+'''
+
+
+def test_ctrl_c_then_resume_reaches_the_uninterrupted_decision(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    (bots / "dawdler.py").write_text(DAWDLER)
+    args = ["sprt", "--candidate", "greedy", "--baseline", "dawdler", "--max-games", "400",
+            "--seed", "4", "--bots-dir", str(bots), "--workers", "1", "--no-report"]
+    folder = tmp_path / "cut"
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "kdtourney"), *args, "--out",
+                             str(folder)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # interrupt once a dozen games are stored
+            try:
+                with sqlite3.connect(f"file:{folder / 'tournament.sqlite'}?mode=ro", uri=True) as c:
+                    if c.execute("SELECT COUNT(*) FROM games").fetchone()[0] >= 12:
+                        break
+            except sqlite3.Error:
+                pass
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, (out, err)
+    assert err.startswith("interrupted: no decision yet after ") and \
+        err.strip().endswith(f"continue with: kdtourney sprt --resume {folder}"), err
+    stored = len(store.load_games(folder))
+    assert 12 <= stored < 60
+    resumed = run("--resume", folder, "--workers", 2, "--no-report")  # bots folder from the store
+    assert resumed.exit_code == 0, resumed.output
+    assert f"{folder}: 60 games stored ({60 - stored} played now)" in resumed.stdout
+    whole = run(*args[1:], "--out", tmp_path / "whole", "--quiet")
+    assert whole.exit_code == 0, whole.output
+    assert lines(resumed)[-1] == lines(whole)[-1] and lines(whole)[-1].startswith("H1 accepted")
+    assert store.load_sprt(folder).equals(store.load_sprt(tmp_path / "whole"))

@@ -503,7 +503,8 @@ class SprtDisplay:
         self.console = console or Console()
         self.live = None
         self.state = None
-        self.played = 0
+        self.played = 0   # games since begin (for the speed)
+        self.pending = 0  # games since the last update (not yet in state.stored)
         self.faults = 0
 
     def begin(self, tournament, test, state, workers):
@@ -527,14 +528,19 @@ class SprtDisplay:
     def __rich__(self):
         from rich.text import Text
 
+        st = self.state
         elapsed = time.perf_counter() - self.t0
-        rate = f", {self.played / elapsed:.1f} games/s" if self.played and elapsed > 0 else ""
-        faults = f", {self.faults} faults" if self.faults else ""
-        return Text(f"sprt: {status_line(self.state)}; {self.state.stored + self.played} games "
-                    f"stored{rate}{faults}", overflow="ellipsis", no_wrap=True)
+        rate = f"  {self.played / elapsed:.1f} games/s" if self.played and elapsed > 0 else ""
+        faults = f"  {self.faults} faults" if self.faults else ""
+        elo = " ".join(f"{x:+.0f}" if math.isfinite(x) else "-" for x in (st.elo, st.lo, st.hi))
+        elo = "Elo {} [{}, {}]".format(*elo.split())
+        return Text(f"LLR {st.llr:.2f} [{st.lower:.2f}, {st.upper:.2f}]  {elo}  {st.blocks} blocks  "
+                    f"{st.stored + self.pending} games{rate}{faults}", overflow="ellipsis",
+                    no_wrap=True)
 
     def game(self, spec, results, faults):
         self.played += 1
+        self.pending += 1
         self.faults += len(faults)
 
     def note(self, text):
@@ -542,7 +548,7 @@ class SprtDisplay:
             self.console.print(f"note: {text}", highlight=False, soft_wrap=True)
 
     def update(self, state):
-        self.state, self.played = state, 0
+        self.state, self.pending = state, 0
         if not self.quiet and self.live is None:
             self.console.print(status_line(state), highlight=False, soft_wrap=True)
 
