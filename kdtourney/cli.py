@@ -131,6 +131,9 @@ def run_command(ctx, **opts):
                                     "re-run the whole command with --out DIR)")
             folder = Path(opts["resume"])
             config = store.load_config(folder)
+            if "sprt" in config:  # its games stop where the test decides, not at --games
+                raise _CommandError(f"{folder} holds an SPRT: continue it with kdtourney sprt "
+                                    f"--resume {folder}")
             tournament = tour.Tournament.from_dict(config["tournament"])
             dirs = opts["bots_dirs"] or [d for d in config.get("meta", {}).get("bots_dirs", [])
                                          if Path(d).is_dir()]

@@ -143,6 +143,13 @@ def test_a_run_tournament_is_not_an_sprt(tmp_path):
         assert "not an SPRT" in result.output and len(result.output.strip().splitlines()) == 1
 
 
+def test_run_resume_refuses_an_sprt(stored):
+    result = CliRunner().invoke(main, ["run", "--resume", str(stored), "--no-report"])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == (f"Error: {stored} holds an SPRT: continue it with kdtourney "
+                                     f"sprt --resume {stored}")
+
+
 DAWDLER = '''
 import time
 

@@ -534,9 +534,9 @@ class SprtDisplay:
         faults = f"  {self.faults} faults" if self.faults else ""
         elo = " ".join(f"{x:+.0f}" if math.isfinite(x) else "-" for x in (st.elo, st.lo, st.hi))
         elo = "Elo {} [{}, {}]".format(*elo.split())
-        return Text(f"LLR {st.llr:.2f} [{st.lower:.2f}, {st.upper:.2f}]  {elo}  {st.blocks} blocks  "
-                    f"{st.stored + self.pending} games{rate}{faults}", overflow="ellipsis",
-                    no_wrap=True)
+        return Text(f"LLR {st.llr:.2f} [{st.lower:.2f}, {st.upper:.2f}]  {elo}  {st.blocks} "
+                    f"blocks  {st.stored + self.pending} games{rate}{faults}",
+                    overflow="ellipsis", no_wrap=True)
 
     def game(self, spec, results, faults):
         self.played += 1
