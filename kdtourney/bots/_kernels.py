@@ -18,7 +18,8 @@ fast greedy below), POLICY_PLAYER_GREEDY (the searching player fast greedy, oppo
 The fast greedy places the domino where the score after the placement is highest (skipping holes
 and off-centre placements when it can) and then claims the free domino whose best spot in the new
 kingdom scores highest: the full greedy's two stages taken one after the other instead of over all
-combinations, about 40x cheaper (measured by benchmarks/bench_bots.py).
+combinations: 3,100 greedy 4-player playouts/s from the start against 290/s with the full
+greedy in the same kernel loop (one core).
 
 Result measures: MEASURE_WDL (1 sole win, 0.5 shared win, 0 loss), MEASURE_SCORE (own score / 100),
 MEASURE_RATIO (own / (own + best opponent), 0.5 when both are 0).
