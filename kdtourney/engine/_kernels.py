@@ -622,23 +622,21 @@ def rank_players(res, players, tiebreak_territory, ranks):
 
 @njit(cache=True)
 def resample_deck(st, rng):
-    """Replace the undrawn part of the deck by a random draw from the dominoes not yet seen."""
-    seen = np.zeros(49, dtype=np.bool_)
+    """Replace the undrawn part of the deck by a random order of the dominoes not yet seen."""
     pos = st[ST_DECK_POS]
+    seen = 0  # bit n: domino n was drawn (no array: this runs once per playout)
     for j in range(pos):
-        seen[st[ST_DECK + j]] = True
-    pool = np.empty(48, dtype=np.int64)
-    n = 0
+        seen |= 1 << st[ST_DECK + j]
+    k = ST_DECK + pos
     for v in range(1, 49):
-        if not seen[v]:
-            pool[n] = v
-            n += 1
-    for j in range(pos, 48):
-        k = j - pos + rand_below(rng, n - (j - pos))
-        t = pool[j - pos]
-        pool[j - pos] = pool[k]
-        pool[k] = t
-        st[ST_DECK + j] = pool[j - pos]
+        if not (seen >> v) & 1:
+            st[k] = v
+            k += 1
+    for j in range(47, pos, -1):  # Fisher-Yates over the undrawn positions
+        i = pos + rand_below(rng, j - pos + 1)
+        t = st[ST_DECK + j]
+        st[ST_DECK + j] = st[ST_DECK + i]
+        st[ST_DECK + i] = t
 
 
 @njit(cache=True)
