@@ -1,0 +1,148 @@
+"""The greedy evaluation kernels give bit-identical results to a recorded reference.
+
+tests/data/greedy_golden.json was written once by the original kernels (copy the kingdom, place,
+score it in full); any optimisation of kdtourney/bots/_kernels.py must reproduce it exactly: the
+keys of best_spot, greedy_combos and claim_keys, the fast greedy's actions and its rng draws,
+greedy playouts, and whole games of the greedy, mcts, mce and expectimax bots.
+
+Regenerate (only when a change of behaviour is intended): python tests/bots/test_greedy_kernels.py --write
+"""
+
+import hashlib
+import json
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from kdtourney.bots import _kernels as BK
+from kdtourney.bots.expectimax import ExpectimaxBot
+from kdtourney.bots.greedy import GreedyBot
+from kdtourney.bots.mce import MCEBot
+from kdtourney.bots.mcts import MCTSBot
+from kdtourney.engine import Game, Rules
+from kdtourney.engine import _kernels as K
+from kdtourney.engine.game import rng_state
+
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "greedy_golden.json"
+
+RULES = {
+    "2p": Rules(2),
+    "4p_hm": Rules(4, harmony=True, middle_kingdom=True),
+    "duel_hm": Rules(2, variant="duel", harmony=True, middle_kingdom=True),
+}
+SEEDS = range(3)
+
+
+def _digest(*arrays):
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
+    return h.hexdigest()[:16]
+
+
+def _free_dominoes(st):
+    return [int(st[K.ST_NEW_ROW + j]) for j in range(4)
+            if st[K.ST_NEW_ROW + j] != 0 and st[K.ST_NEW_OWNER + j] < 0]
+
+
+def position_records(rules, seed):
+    """Kernel outputs at every decision of a seeded random game."""
+    work = BK.work_buffers()
+    places = np.empty(4 * K.MAX_ACTIONS, dtype=np.int64)
+    claims = np.empty(4 * K.MAX_ACTIONS, dtype=np.int64)
+    keys = np.empty(4 * K.MAX_ACTIONS, dtype=np.int64)
+    game = Game(rules, seed)
+    rnd = random.Random(seed)
+    out = []
+    step = 0
+    while not game.is_over:
+        bits, bbox, st = game.arrays
+        p = int(st[K.ST_PLAYER])
+        size = int(st[K.ST_SIZE])
+        flags = int(st[K.ST_FLAGS])
+        rec = {"step": step, "holes": int(BK.count_holes(bits[p], bbox[p], size))}
+        spots = []
+        dominoes = _free_dominoes(st)
+        if game.phase == "place":
+            dominoes = [int(st[K.ST_CUR_ROW + st[K.ST_SLOT]])] + dominoes
+        for d in dominoes:
+            for complete in (True, False):
+                k, a = BK.best_spot(bits[p], bbox[p], size, flags, complete, d, *work, 1)
+                spots.append([int(k), int(a)])
+        rec["best_spot"] = spots
+        if game.phase == "place":
+            n = BK.greedy_combos(bits, bbox, st, places, claims, keys, *work)
+            rec["combos"] = [int(n), _digest(places[:n], claims[:n], keys[:n]), int(keys[:n].max())]
+        elif st[K.ST_ROUND] > 0:
+            c = np.empty(4, dtype=np.int64)
+            k = np.empty(4, dtype=np.int64)
+            n = BK.claim_keys(bits, bbox, st, c, k, *work)
+            rec["claim_keys"] = [[int(c[j]), int(k[j])] for j in range(n)]
+        rng = rng_state(1000 + step)
+        a = BK.fast_greedy_action(bits, bbox, st, rng, *work)
+        rec["fast_greedy"] = [int(a), str(int(rng[0]))]
+        if step % 8 == 0:
+            rng = rng_state(2000 + step)
+            rec["playouts"] = [int(BK.playout_speed(bits, bbox, st, 2, policy, rng))
+                               for policy in (BK.POLICY_GREEDY, BK.POLICY_PLAYER_GREEDY)]
+            rec["playouts_rng"] = str(int(rng[0]))
+        out.append(rec)
+        game.apply(rnd.choice(game.legal_actions()))
+        step += 1
+    return out
+
+
+def play(rules, seed, make_bot, seat=0):
+    """Actions of a whole game: `make_bot()` in `seat`, greedy bots elsewhere."""
+    bots = [make_bot() if q == seat else GreedyBot() for q in range(rules.players)]
+    game = Game(rules, seed)
+    for q, bot in enumerate(bots):
+        bot.setup(q, rules, seed * 10 + q)
+    while not game.is_over:
+        q = game.current_player
+        game.apply(bots[q].act(game.view(q)))
+    return game.history
+
+
+GAMES = {
+    "greedy_2p": (RULES["2p"], 11, GreedyBot),
+    "greedy_4p_hm": (RULES["4p_hm"], 12, GreedyBot),
+    "greedy_duel_hm": (RULES["duel_hm"], 13, GreedyBot),
+    "mcts50_4p_hm": (RULES["4p_hm"], 14, lambda: MCTSBot(iterations=50)),
+    "mcts50_duel_hm": (RULES["duel_hm"], 15, lambda: MCTSBot(iterations=50)),
+    "mce100_4p_hm": (RULES["4p_hm"], 16, lambda: MCEBot(iterations=100)),
+    "mce100_2p": (RULES["2p"], 17, lambda: MCEBot(iterations=100)),
+    "expectimax8_4p_hm": (RULES["4p_hm"], 18, lambda: ExpectimaxBot(iterations=8)),
+}
+
+
+def compute():
+    golden = {"positions": {}, "games": {}}
+    for name, rules in RULES.items():
+        for seed in SEEDS:
+            golden["positions"][f"{name}/{seed}"] = position_records(rules, seed)
+    for name, (rules, seed, make_bot) in GAMES.items():
+        golden["games"][name] = [int(a) for a in play(rules, seed, make_bot)]
+    return golden
+
+
+def test_greedy_kernels_match_the_recorded_reference():
+    expected = json.loads(GOLDEN.read_text())
+    got = compute()
+    assert got["games"].keys() == expected["games"].keys()
+    for name in expected["games"]:
+        assert got["games"][name] == expected["games"][name], name
+    assert got["positions"].keys() == expected["positions"].keys()
+    for name, records in expected["positions"].items():
+        assert len(got["positions"][name]) == len(records), name
+        for g, e in zip(got["positions"][name], records):
+            assert g == e, (name, e["step"])
+
+
+if __name__ == "__main__":
+    if "--write" not in sys.argv:
+        sys.exit("usage: python tests/bots/test_greedy_kernels.py --write  (regenerates the reference)")
+    GOLDEN.write_text(json.dumps(compute(), separators=(",", ":")) + "\n")
+    print(f"wrote {GOLDEN} ({GOLDEN.stat().st_size:,} bytes)")
