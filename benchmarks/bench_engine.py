@@ -4,8 +4,8 @@
 
 random_4p_games_per_s: whole 4-player games (deck, first picks, every decision uniformly random
 among the legal ones), scored with Harmony and Middle Kingdom, warm. The enumeration and scoring
-figures run on the positions met in such games. cold/warm start: `kdtourney run` of a 2-game
-tournament with an empty Numba cache, then again with the cache it filled.
+figures run on the positions met in such games. cold/warm start: `kdtourney run --no-report` of a
+2-game tournament (process start to exit) with an empty Numba cache, then with the cache it filled.
 """
 
 import argparse
@@ -83,7 +83,7 @@ def start_time(cache_dir):
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
     with tempfile.TemporaryDirectory() as out:
         cmd = [os.path.join(os.path.dirname(sys.executable), "kdtourney"), "run", "--bots", "random,random", "--players", "2",
-               "--games", "2", "--workers", "1", "--seed", "1", "--quiet", "--out", os.path.join(out, "t")]
+               "--games", "2", "--workers", "1", "--seed", "1", "--quiet", "--no-report", "--out", os.path.join(out, "t")]
         t = time.perf_counter()
         subprocess.run(cmd, env=env, check=True, capture_output=True)
         return time.perf_counter() - t
