@@ -71,6 +71,9 @@ def write_report(tournament_dir, anchor=None, *, n_boot: int = 1000, seed: int =
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(page)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes the file private; a report is for sharing
         os.replace(tmp, path)
     except BaseException:
         try:
