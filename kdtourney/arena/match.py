@@ -41,7 +41,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from kdtourney.engine import Game, Rules
+from kdtourney.engine import Game, Rules, Score, rank_scores
 
 EXCEPTION, ILLEGAL, TIMEOUT, CRASH = "exception", "illegal", "timeout", "crash"
 FAULT_KINDS = (EXCEPTION, ILLEGAL, TIMEOUT, CRASH)
@@ -214,12 +214,10 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
     faulted = [s in faults for s in range(n)]
     if len(deal_seeds) == 1:
         base = last_game.ranking()  # the engine's ranking, ties and tie-breaks included
-        keys = [-r for r in base]
-    elif rules.tiebreak == "territory":
-        keys = [(t[0], t[1]) for t in totals]
-    else:
-        keys = [(t[0], t[1], t[2]) for t in totals]
-    ranks = rank_among(keys, faulted)
+    else:  # a dynasty: the engine's tie-breaks on the totals of the three deals
+        base = rank_scores([Score(total=t[0], territories=0, bonus=0, largest_territory=t[1], crowns=t[2])
+                            for t in totals], rules.tiebreak)
+    ranks = rank_among([-r for r in base], faulted)
     winners = [s for s in range(n) if ranks[s] == 1 and not faulted[s]]
     for seat, result in enumerate(seats):
         t = totals[seat]

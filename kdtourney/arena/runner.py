@@ -500,9 +500,12 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
             now = time.monotonic()
             for worker in list(pool):
                 base = worker.slot * _SLOT
-                busy = status[base] >= 0 and worker.inflight or status[base] == -2  # -2: warming up
-                if busy and now - status[base + 3] > hang_timeout:
-                    lose(worker, f"hung (no progress for {hang_timeout:g} s)")
+                warming_up = status[base] == -2
+                busy = status[base] >= 0 and worker.inflight or warming_up
+                # Warming up may compile bot kernels (tens of seconds on a fresh install).
+                limit = max(hang_timeout, DEFAULT_HANG_TIMEOUT) if warming_up else hang_timeout
+                if busy and now - status[base + 3] > limit:
+                    lose(worker, f"hung (no progress for {limit:g} s)")
     finally:
         for worker in pool:
             try:
