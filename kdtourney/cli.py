@@ -17,19 +17,34 @@ class _CommandError(click.ClickException):
     exit_code = 2
 
 
+def _options(*decorators):
+    """One decorator applying click options in the order listed (the order --help shows)."""
+    def apply(command):
+        for decorator in reversed(decorators):
+            command = decorator(command)
+        return command
+    return apply
+
+
+def _registry(bots_dirs):
+    """The BotRegistry of these bot folders; a bad folder or a duplicate bot is a one-line error."""
+    from kdtourney.bots.registry import BotRegistry, BotsDirError, DuplicateBotError
+
+    try:
+        return BotRegistry(bots_dirs)
+    except (BotsDirError, DuplicateBotError) as exc:
+        raise _CommandError(str(exc)) from None
+
+
 @main.command("bots")
 @click.option("--bots-dir", "bots_dirs", multiple=True, type=click.Path(file_okay=False),
               metavar="DIR", help="A folder of bot modules (repeatable); searched before "
               "KDTOURNEY_BOTS_DIR and ./bots/.")
 def bots_command(bots_dirs):
     """List the available bots, their parameters, and the bot modules that failed to import."""
-    from kdtourney.bots.registry import BotRegistry, BotsDirError, DuplicateBotError, listing
+    from kdtourney.bots.registry import listing
 
-    try:
-        registry = BotRegistry(bots_dirs)
-    except (BotsDirError, DuplicateBotError) as exc:
-        raise _CommandError(str(exc)) from None
-    click.echo(listing(registry))
+    click.echo(listing(_registry(bots_dirs)))
 
 
 # --- run, replay, export (the arena) -------------------------------------------------------------
@@ -57,9 +72,126 @@ class _Number(click.ParamType):
         return number
 
 
-_TOURNAMENT_OPTIONS = ("bots", "games", "players", "dynasty", "variant", "three_player", "harmony",
-                       "middle_kingdom", "tiebreak", "first_picks", "gauntlet", "lineup", "seed",
-                       "move_time_limit", "out", "name")
+_rule_options = _options(
+    click.option("--dynasty", is_flag=True, default=False, help="Each table plays three deals in a "
+                 "row; the totals decide."),
+    click.option("--variant", metavar="standard|duel", help="duel: Mighty Duel (2 players, 7x7)."),
+    click.option("--three-player", metavar="official|bga", help="3-player setup."),
+    click.option("--harmony", is_flag=True, default=None, help="+5 with nothing discarded."),
+    click.option("--middle-kingdom", is_flag=True, default=None, help="+10 with the castle central."),
+    click.option("--tiebreak", metavar="crowns|territory"),
+    click.option("--first-picks", metavar="random|abba"),
+)
+
+
+def _session_options(what, *, seed, name_default, resume, last_line, cluster=()):
+    """The options of a command that plays and stores games (run, sprt): seed, workers (then the
+    `cluster` options), folder, bots, time limits, resume and output. `what` names the thing
+    stored ('Tournament', 'Test'); the other arguments are the command's own help texts."""
+    return _options(
+        click.option("--seed", type=_Number(int, positive=False), help=f"{seed} (default: fresh, "
+                     "printed and stored; on an existing --out, the stored one)."),
+        click.option("--workers", type=_Number(int), help="Worker processes (default: all cores)."),
+        *cluster,
+        click.option("--out", metavar="DIR", help=f"{what} folder (default reports/<name>)."),
+        click.option("--name", help=f"{what} name (default: {name_default} and a time stamp)."),
+        click.option("--bots-dir", "bots_dirs", multiple=True, metavar="DIR",
+                     help="A folder of bot modules (repeatable)."),
+        click.option("--move-time-limit", type=_Number(float), metavar="SECONDS",
+                     help="A decision taking longer forfeits the game."),
+        click.option("--hang-timeout", type=_Number(float), metavar="SECONDS", help="A worker making "
+                     "no progress this long is replaced (default 600; with --move-time-limit, 10x "
+                     "it, at least 30)."),
+        click.option("--resume", metavar="DIR", help=resume),
+        click.option("--quiet", "-q", is_flag=True, help=f"Print only errors and the {last_line}."),
+        click.option("--no-report", is_flag=True, help="Do not write DIR/index.html at the end."),
+    )
+
+
+# the options that define what is played: --resume DIR plays what DIR stores and refuses them
+_RULE_PARAMS = ("dynasty", "variant", "three_player", "harmony", "middle_kingdom", "tiebreak",
+                "first_picks")
+_STORED_PARAMS = ("seed", "move_time_limit", "out", "name")
+_TOURNAMENT_PARAMS = ("bots", "games", "players", *_RULE_PARAMS, "gauntlet", "lineup",
+                      *_STORED_PARAMS)
+
+
+def _given(ctx, name):
+    """Whether option `name` was given on the command line (not a default)."""
+    return ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+
+
+def _refuse_on_resume(ctx, params, plays):
+    """--resume DIR takes what DIR stores: an option of `params` given as well is an error."""
+    given = [f"--{k.replace('_', '-')}" for k in params if _given(ctx, k)]
+    if given:
+        raise _CommandError(f"--resume DIR {plays}: drop {given[0]} (or re-run the whole command "
+                            "with --out DIR)")
+
+
+def _resumed_registry(bots_dirs, meta, tournament, what):
+    """The registry of a resumed run: the --bots-dir folders, else the stored ones that still
+    exist; every stored entrant must resolve in it (else a one-line error naming `what`)."""
+    from pathlib import Path
+
+    from kdtourney.bots.registry import EntrantError
+
+    registry = _registry(bots_dirs or [d for d in meta.get("bots_dirs", []) if Path(d).is_dir()])
+    for spec in tournament.specs:
+        try:
+            registry.resolve(spec)
+        except EntrantError as exc:
+            raise _CommandError(f"{exc} (needed by the stored {what}; --bots-dir?)") from None
+    return registry
+
+
+def _asked_folder(opts):
+    """--out, else reports/<--name>, else None (a default folder once the tournament is known)."""
+    from pathlib import Path
+
+    if opts["out"]:
+        return Path(opts["out"])
+    if opts["name"]:
+        return Path("reports") / opts["name"]
+    return None
+
+
+def _stored_seed(folder):
+    """The seed stored in `folder` if it holds a tournament (same command: same games), else None."""
+    from kdtourney.arena import store
+
+    if folder is not None and store.exists(folder):
+        return store.load_config(folder)["tournament"]["seed"]
+    return None
+
+
+def _new_folder(tournament, prefix=""):
+    """reports/<prefix><bots>-<time stamp>, with -2, -3, ... if taken (two runs in one second)."""
+    import datetime
+    from pathlib import Path
+
+    from kdtourney.arena.tournament import default_name
+
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    folder = base = Path("reports") / f"{prefix}{default_name(tournament, stamp)}"
+    for i in range(2, 1000):
+        if not folder.exists():
+            break
+        folder = base.with_name(f"{base.name}-{i}")
+    return folder
+
+
+def _write_report(folder, no_report):
+    """The report page (or `folder` with --no-report, or when the report fails: a warning)."""
+    if no_report:
+        return folder
+    try:
+        from kdtourney.report.html import write_report
+        return write_report(folder)
+    except Exception as exc:  # the games are stored; the report can be made again later
+        click.echo(f"warning: no report ({type(exc).__name__}: {exc}); the games are stored, "
+                   f"make it with: kdtourney report {folder}", err=True)
+        return folder
 
 
 @main.command("run")
@@ -69,34 +201,16 @@ _TOURNAMENT_OPTIONS = ("bots", "games", "players", "dynasty", "variant", "three_
               help="Games in all, rounded up to whole blocks.")
 @click.option("--players", metavar="N[,N]", help="Table size 2, 3 or 4, or a list such as 2,4 "
               "(blocks alternate). Default 2; a lineup's length.")
-@click.option("--dynasty", is_flag=True, default=False, help="Each table plays three deals in a "
-              "row; the totals decide.")
-@click.option("--variant", metavar="standard|duel", help="duel: Mighty Duel (2 players, 7x7).")
-@click.option("--three-player", metavar="official|bga", help="3-player setup.")
-@click.option("--harmony", is_flag=True, default=None, help="+5 with nothing discarded.")
-@click.option("--middle-kingdom", is_flag=True, default=None, help="+10 with the castle central.")
-@click.option("--tiebreak", metavar="crowns|territory")
-@click.option("--first-picks", metavar="random|abba")
+@_rule_options
 @click.option("--gauntlet", metavar="CANDIDATE", help="The candidate against every --bots entrant.")
 @click.option("--lineup", metavar="SPECS", help="A fixed table, e.g. greedy,random,random,random.")
-@click.option("--seed", type=_Number(int, positive=False), help="Tournament seed (default: fresh, "
-              "printed and stored; on an existing --out, the stored one).")
-@click.option("--workers", type=_Number(int), help="Worker processes (default: all cores).")
-@click.option("--scheduler", metavar="ADDRESS", help="Play on a Dask cluster instead: tcp://HOST:PORT "
-              "of a running scheduler (or its scheduler file), or local:N for a local cluster of N "
-              "worker processes. Needs the dask extra.")
-@click.option("--out", metavar="DIR", help="Tournament folder (default reports/<name>).")
-@click.option("--name", help="Tournament name (default: the bots and a time stamp).")
-@click.option("--bots-dir", "bots_dirs", multiple=True, metavar="DIR",
-              help="A folder of bot modules (repeatable).")
-@click.option("--move-time-limit", type=_Number(float), metavar="SECONDS",
-              help="A decision taking longer forfeits the game.")
-@click.option("--hang-timeout", type=_Number(float), metavar="SECONDS", help="A worker making no "
-              "progress this long is replaced (default 600; with --move-time-limit, 10x it, "
-              "at least 30).")
-@click.option("--resume", metavar="DIR", help="Finish the tournament stored in DIR.")
-@click.option("--quiet", "-q", is_flag=True, help="Print only errors and the final line.")
-@click.option("--no-report", is_flag=True, help="Do not write DIR/index.html at the end.")
+@_session_options(
+    "Tournament", seed="Tournament seed", name_default="the bots",
+    resume="Finish the tournament stored in DIR.", last_line="final line",
+    cluster=[click.option("--scheduler", metavar="ADDRESS", help="Play on a Dask cluster instead: "
+                          "tcp://HOST:PORT of a running scheduler (or its scheduler file), or "
+                          "local:N for a local cluster of N worker processes. Needs the dask "
+                          "extra.")])
 @click.pass_context
 def run_command(ctx, **opts):
     """Play a tournament: every game stored in DIR/tournament.sqlite as soon as it is finished,
@@ -106,68 +220,37 @@ def run_command(ctx, **opts):
     played under every rotation of the table (a block). Re-running the same command on the same
     --out, or --resume DIR, plays exactly the missing games.
     """
-    import datetime
     from pathlib import Path
 
     from kdtourney.arena import runner, store, tournament as tour
     from kdtourney.arena.progress import Reporter
-    from kdtourney.bots.registry import BotRegistry, BotsDirError, DuplicateBotError, EntrantError
-
-    def registry_of(dirs):
-        try:
-            return BotRegistry(dirs)
-        except (BotsDirError, DuplicateBotError) as exc:
-            raise _CommandError(str(exc)) from None
 
     try:
         if opts["scheduler"] is not None and opts["workers"] is not None:
             raise _CommandError("--workers is for local processes; with --scheduler the cluster's "
                                 "workers play (local:N for N local ones)")
         if opts["resume"]:
-            given = [f"--{k.replace('_', '-')}" for k in _TOURNAMENT_OPTIONS
-                     if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE]
-            if given:
-                raise _CommandError(f"--resume DIR plays the stored tournament: drop {given[0]} (or "
-                                    "re-run the whole command with --out DIR)")
+            _refuse_on_resume(ctx, _TOURNAMENT_PARAMS, "plays the stored tournament")
             folder = Path(opts["resume"])
             config = store.load_config(folder)
             if "sprt" in config:  # its games stop where the test decides, not at --games
                 raise _CommandError(f"{folder} holds an SPRT: continue it with kdtourney sprt "
                                     f"--resume {folder}")
             tournament = tour.Tournament.from_dict(config["tournament"])
-            dirs = opts["bots_dirs"] or [d for d in config.get("meta", {}).get("bots_dirs", [])
-                                         if Path(d).is_dir()]
-            registry = registry_of(dirs)
-            for spec in tournament.specs:
-                try:
-                    registry.resolve(spec)
-                except EntrantError as exc:
-                    raise _CommandError(f"{exc} (needed by the stored tournament; --bots-dir?)") \
-                        from None
-            name = config.get("meta", {}).get("name", folder.name)
+            stored_meta = config.get("meta", {})
+            registry = _resumed_registry(opts["bots_dirs"], stored_meta, tournament, "tournament")
+            name = stored_meta.get("name", folder.name)
         else:
-            registry = registry_of(opts["bots_dirs"])
-            seed = opts["seed"]
-            if opts["out"]:
-                folder = Path(opts["out"])
-            elif opts["name"]:
-                folder = Path("reports") / opts["name"]
-            else:
-                folder = None
-            if seed is None and folder is not None and store.exists(folder):
-                seed = store.load_config(folder)["tournament"]["seed"]  # same command: same games
-            rules = {k: opts[k] for k in tour.RULE_OPTIONS}
+            registry = _registry(opts["bots_dirs"])
+            folder = _asked_folder(opts)
+            seed = opts["seed"] if opts["seed"] is not None else _stored_seed(folder)
             tournament = tour.prepare(
                 registry, bots=opts["bots"], players=opts["players"], games=opts["games"],
                 seed=seed, gauntlet=opts["gauntlet"], lineup=opts["lineup"],
-                dynasty=opts["dynasty"], move_time_limit=opts["move_time_limit"], **rules)
+                dynasty=opts["dynasty"], move_time_limit=opts["move_time_limit"],
+                **{k: opts[k] for k in tour.RULE_OPTIONS})
             if folder is None:
-                stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-                folder = base = Path("reports") / tour.default_name(tournament, stamp)
-                for i in range(2, 1000):  # two runs in one second get two folders
-                    if not folder.exists():
-                        break
-                    folder = base.with_name(f"{base.name}-{i}")
+                folder = _new_folder(tournament)
             name = opts["name"] or folder.name
         meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [])
         outcome = runner.run_tournament(tournament, folder, registry, workers=opts["workers"],
@@ -183,14 +266,7 @@ def run_command(ctx, **opts):
         ctx.exit(130)
     if not opts["quiet"]:
         _print_standings(folder)
-    shown = folder
-    if not opts["no_report"]:
-        try:
-            from kdtourney.report.html import write_report
-            shown = write_report(folder)
-        except Exception as exc:  # the games are stored; the report can be made again later
-            click.echo(f"warning: no report ({type(exc).__name__}: {exc}); the games are stored, "
-                       f"make it with: kdtourney report {folder}", err=True)
+    shown = _write_report(folder, opts["no_report"])
     faults = store.load_faults(folder).shape[0]
     click.echo(f"{shown}: {stored} games" + (f", {faults} faults" if faults else "")
                + (f" ({outcome.played} played now)" if outcome.stored_before else ""))
@@ -206,11 +282,9 @@ def _print_standings(folder):
     results = load_results(folder)
     if results.empty:
         return
-    try:
-        from kdtourney.report.stats import entrant_summary
-        summary = entrant_summary(results, n_boot=500)
-    except ImportError:
-        return
+    from kdtourney.report.stats import entrant_summary
+
+    summary = entrant_summary(results, n_boot=500)
     try:
         from kdtourney.report.ratings import bootstrap_elo
         elo = bootstrap_elo(results, n_boot=300)
@@ -308,9 +382,8 @@ class _Real(click.ParamType):
         return number
 
 
-_SPRT_OPTIONS = ("candidate", "baseline", "elo0", "elo1", "alpha", "beta", "players", "dynasty",
-                 "variant", "three_player", "harmony", "middle_kingdom", "tiebreak", "first_picks",
-                 "seed", "move_time_limit", "out", "name")
+_SPRT_PARAMS = ("candidate", "baseline", "elo0", "elo1", "alpha", "beta", "players", *_RULE_PARAMS,
+                *_STORED_PARAMS)
 
 
 @main.command("sprt")
@@ -329,30 +402,11 @@ _SPRT_OPTIONS = ("candidate", "baseline", "elo0", "elo1", "alpha", "beta", "play
               "PLAYERS-1 baselines.")
 @click.option("--max-games", type=_Number(int), default=20_000, show_default=True,
               help="Stop undecided after this many games (rounded up to whole blocks).")
-@click.option("--dynasty", is_flag=True, default=False, help="Each table plays three deals in a "
-              "row; the totals decide.")
-@click.option("--variant", metavar="standard|duel", help="duel: Mighty Duel (2 players, 7x7).")
-@click.option("--three-player", metavar="official|bga", help="3-player setup.")
-@click.option("--harmony", is_flag=True, default=None, help="+5 with nothing discarded.")
-@click.option("--middle-kingdom", is_flag=True, default=None, help="+10 with the castle central.")
-@click.option("--tiebreak", metavar="crowns|territory")
-@click.option("--first-picks", metavar="random|abba")
-@click.option("--seed", type=_Number(int, positive=False), help="Seed of the deals (default: "
-              "fresh, printed and stored; on an existing --out, the stored one).")
-@click.option("--workers", type=_Number(int), help="Worker processes (default: all cores).")
-@click.option("--out", metavar="DIR", help="Test folder (default reports/<name>).")
-@click.option("--name", help="Test name (default: sprt, the bots and a time stamp).")
-@click.option("--bots-dir", "bots_dirs", multiple=True, metavar="DIR",
-              help="A folder of bot modules (repeatable).")
-@click.option("--move-time-limit", type=_Number(float), metavar="SECONDS",
-              help="A decision taking longer forfeits the game.")
-@click.option("--hang-timeout", type=_Number(float), metavar="SECONDS", help="A worker making no "
-              "progress this long is replaced (default 600; with --move-time-limit, 10x it, "
-              "at least 30).")
-@click.option("--resume", metavar="DIR", help="Continue the test stored in DIR (--max-games may "
-              "change its cap).")
-@click.option("--quiet", "-q", is_flag=True, help="Print only errors and the verdict line.")
-@click.option("--no-report", is_flag=True, help="Do not write DIR/index.html at the end.")
+@_rule_options
+@_session_options(
+    "Test", seed="Seed of the deals", name_default="sprt, the bots",
+    resume="Continue the test stored in DIR (--max-games may change its cap).",
+    last_line="verdict line")
 @click.pass_context
 def sprt_command(ctx, **opts):
     """Sequential A/B test: is --candidate at least --elo1 Elo stronger than --baseline (H1), or
@@ -372,45 +426,23 @@ def sprt_command(ctx, **opts):
     (table sprt), then the report DIR/index.html is written. Re-running the same command on the same
     --out, or --resume DIR, continues from the stored blocks and reaches the same decision.
     """
-    import datetime
     from pathlib import Path
 
     from kdtourney.arena import runner, sequential, store, tournament as tour
-    from kdtourney.bots.registry import BotRegistry, BotsDirError, DuplicateBotError, EntrantError
-
-    def registry_of(dirs):
-        try:
-            return BotRegistry(dirs)
-        except (BotsDirError, DuplicateBotError) as exc:
-            raise _CommandError(str(exc)) from None
 
     try:
         if opts["resume"]:
-            given = [f"--{k.replace('_', '-')}" for k in _SPRT_OPTIONS
-                     if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE]
-            if given:
-                raise _CommandError(f"--resume DIR continues the stored test: drop {given[0]} (or "
-                                    "re-run the whole command with --out DIR)")
+            _refuse_on_resume(ctx, _SPRT_PARAMS, "continues the stored test")
             folder = Path(opts["resume"])
             tournament, test, stored_meta = sequential.load_test(folder)
-            if ctx.get_parameter_source("max_games") == click.core.ParameterSource.COMMANDLINE:
+            if _given(ctx, "max_games"):
                 tournament = sequential.with_cap(tournament, opts["max_games"])
-            dirs = opts["bots_dirs"] or [d for d in stored_meta.get("bots_dirs", [])
-                                         if Path(d).is_dir()]
-            registry = registry_of(dirs)
-            for spec in tournament.specs:
-                try:
-                    registry.resolve(spec)
-                except EntrantError as exc:
-                    raise _CommandError(f"{exc} (needed by the stored test; --bots-dir?)") from None
+            registry = _resumed_registry(opts["bots_dirs"], stored_meta, tournament, "test")
             name = stored_meta.get("name", folder.name)
         else:
-            registry = registry_of(opts["bots_dirs"])
-            seed = opts["seed"]
-            folder = (Path(opts["out"]) if opts["out"] else
-                      Path("reports") / opts["name"] if opts["name"] else None)
-            if seed is None and folder is not None and store.exists(folder):
-                seed = store.load_config(folder)["tournament"]["seed"]  # same command: same games
+            registry = _registry(opts["bots_dirs"])
+            folder = _asked_folder(opts)
+            seed = opts["seed"] if opts["seed"] is not None else _stored_seed(folder)
             tournament, test = sequential.prepare_test(
                 registry, candidate=opts["candidate"], baseline=opts["baseline"],
                 elo0=opts["elo0"], elo1=opts["elo1"], alpha=opts["alpha"], beta=opts["beta"],
@@ -418,12 +450,7 @@ def sprt_command(ctx, **opts):
                 dynasty=opts["dynasty"], move_time_limit=opts["move_time_limit"],
                 **{k: opts[k] for k in tour.RULE_OPTIONS})
             if folder is None:
-                stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-                folder = base = Path("reports") / f"sprt-{tour.default_name(tournament, stamp)}"
-                for i in range(2, 1000):  # two runs in one second get two folders
-                    if not folder.exists():
-                        break
-                    folder = base.with_name(f"{base.name}-{i}")
+                folder = _new_folder(tournament, prefix="sprt-")
             name = opts["name"] or folder.name
         meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [])
         outcome = sequential.play_sprt(tournament, test, folder, registry,
@@ -437,14 +464,7 @@ def sprt_command(ctx, **opts):
         click.echo(f"interrupted: {outcome.verdict_line()}; {stored} games stored in {folder}; "
                    f"continue with: kdtourney sprt --resume {folder}", err=True)
         ctx.exit(130)
-    shown = folder
-    if not opts["no_report"]:
-        try:
-            from kdtourney.report.html import write_report
-            shown = write_report(folder)
-        except Exception as exc:  # the games are stored; the report can be made again later
-            click.echo(f"warning: no report ({type(exc).__name__}: {exc}); the games are stored, "
-                       f"make it with: kdtourney report {folder}", err=True)
+    shown = _write_report(folder, opts["no_report"])
     if not opts["quiet"]:
         past = outcome.past_decision
         click.echo(f"{shown}: {stored} games stored" + (f" ({outcome.played} played now)"
