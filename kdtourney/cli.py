@@ -109,6 +109,7 @@ def _session_options(what, *, seed, name_default, resume, last_line, cluster=())
 
 
 # the options that define what is played: --resume DIR plays what DIR stores and refuses them
+# (_RULE_PARAMS: tournament.RULE_OPTIONS and dynasty; cli.py imports no engine at start)
 _RULE_PARAMS = ("dynasty", "variant", "three_player", "harmony", "middle_kingdom", "tiebreak",
                 "first_picks")
 _STORED_PARAMS = ("seed", "move_time_limit", "out", "name")
@@ -130,55 +131,13 @@ def _refuse_on_resume(ctx, params, plays):
 
 
 def _resumed_registry(bots_dirs, meta, tournament, what):
-    """The registry of a resumed run: the --bots-dir folders, else the stored ones that still
-    exist; every stored entrant must resolve in it (else a one-line error naming `what`)."""
-    from pathlib import Path
+    """The registry of a resumed run (`what`: tournament or test): the --bots-dir folders, else the
+    stored ones; every stored entrant must resolve in it."""
+    from kdtourney.arena import runner
 
-    from kdtourney.bots.registry import EntrantError
-
-    registry = _registry(bots_dirs or [d for d in meta.get("bots_dirs", []) if Path(d).is_dir()])
-    for spec in tournament.specs:
-        try:
-            registry.resolve(spec)
-        except EntrantError as exc:
-            raise _CommandError(f"{exc} (needed by the stored {what}; --bots-dir?)") from None
+    registry = _registry(bots_dirs or runner.stored_bots_dirs(meta))
+    runner.check_entrants(registry, tournament, what)
     return registry
-
-
-def _asked_folder(opts):
-    """--out, else reports/<--name>, else None (a default folder once the tournament is known)."""
-    from pathlib import Path
-
-    if opts["out"]:
-        return Path(opts["out"])
-    if opts["name"]:
-        return Path("reports") / opts["name"]
-    return None
-
-
-def _stored_seed(folder):
-    """The seed stored in `folder` if it holds a tournament (same command: same games), else None."""
-    from kdtourney.arena import store
-
-    if folder is not None and store.exists(folder):
-        return store.load_config(folder)["tournament"]["seed"]
-    return None
-
-
-def _new_folder(tournament, prefix=""):
-    """reports/<prefix><bots>-<time stamp>, with -2, -3, ... if taken (two runs in one second)."""
-    import datetime
-    from pathlib import Path
-
-    from kdtourney.arena.tournament import default_name
-
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    folder = base = Path("reports") / f"{prefix}{default_name(tournament, stamp)}"
-    for i in range(2, 1000):
-        if not folder.exists():
-            break
-        folder = base.with_name(f"{base.name}-{i}")
-    return folder
 
 
 def _write_report(folder, no_report):
@@ -232,25 +191,20 @@ def run_command(ctx, **opts):
         if opts["resume"]:
             _refuse_on_resume(ctx, _TOURNAMENT_PARAMS, "plays the stored tournament")
             folder = Path(opts["resume"])
-            config = store.load_config(folder)
-            if "sprt" in config:  # its games stop where the test decides, not at --games
-                raise _CommandError(f"{folder} holds an SPRT: continue it with kdtourney sprt "
-                                    f"--resume {folder}")
-            tournament = tour.Tournament.from_dict(config["tournament"])
-            stored_meta = config.get("meta", {})
+            tournament, stored_meta = runner.load_tournament(folder)
             registry = _resumed_registry(opts["bots_dirs"], stored_meta, tournament, "tournament")
             name = stored_meta.get("name", folder.name)
         else:
             registry = _registry(opts["bots_dirs"])
-            folder = _asked_folder(opts)
-            seed = opts["seed"] if opts["seed"] is not None else _stored_seed(folder)
+            folder = runner.asked_folder(opts["out"], opts["name"])
+            seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
             tournament = tour.prepare(
                 registry, bots=opts["bots"], players=opts["players"], games=opts["games"],
                 seed=seed, gauntlet=opts["gauntlet"], lineup=opts["lineup"],
                 dynasty=opts["dynasty"], move_time_limit=opts["move_time_limit"],
                 **{k: opts[k] for k in tour.RULE_OPTIONS})
             if folder is None:
-                folder = _new_folder(tournament)
+                folder = runner.new_folder(tournament)
             name = opts["name"] or folder.name
         meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [])
         outcome = runner.run_tournament(tournament, folder, registry, workers=opts["workers"],
@@ -441,8 +395,8 @@ def sprt_command(ctx, **opts):
             name = stored_meta.get("name", folder.name)
         else:
             registry = _registry(opts["bots_dirs"])
-            folder = _asked_folder(opts)
-            seed = opts["seed"] if opts["seed"] is not None else _stored_seed(folder)
+            folder = runner.asked_folder(opts["out"], opts["name"])
+            seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
             tournament, test = sequential.prepare_test(
                 registry, candidate=opts["candidate"], baseline=opts["baseline"],
                 elo0=opts["elo0"], elo1=opts["elo1"], alpha=opts["alpha"], beta=opts["beta"],
@@ -450,7 +404,7 @@ def sprt_command(ctx, **opts):
                 dynasty=opts["dynasty"], move_time_limit=opts["move_time_limit"],
                 **{k: opts[k] for k in tour.RULE_OPTIONS})
             if folder is None:
-                folder = _new_folder(tournament, prefix="sprt-")
+                folder = runner.new_folder(tournament, prefix="sprt-")
             name = opts["name"] or folder.name
         meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [])
         outcome = sequential.play_sprt(tournament, test, folder, registry,

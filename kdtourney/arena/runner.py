@@ -35,6 +35,7 @@ the store is the same whatever the number of workers and however often the run w
 from __future__ import annotations
 
 import collections
+import datetime
 import math
 import multiprocessing as mp
 import os
@@ -48,7 +49,7 @@ from pathlib import Path
 
 from kdtourney.arena import store as _store
 from kdtourney.arena.match import CRASH, TIMEOUT, MatchResult, play_match
-from kdtourney.arena.tournament import ArenaError, Tournament, differences
+from kdtourney.arena.tournament import ArenaError, Tournament, default_name, differences
 
 MAX_BATCH = 32            # games per task at most
 WARM_DECISIONS = 4        # decisions each entrant's bot plays in the warm-up game
@@ -296,6 +297,71 @@ def open_for(tournament: Tournament, folder, meta: dict) -> _store.Store:
         return _store.Store.create(folder, tournament.to_dict(), dict(meta, sessions=1))
     except _store.StoreError as exc:
         raise ArenaError(str(exc)) from None
+
+
+REPORTS = Path("reports")  # where new tournament folders go (relative to the working directory)
+
+
+def asked_folder(out=None, name=None) -> Path | None:
+    """The folder a run was given: `out`, else reports/<name>, else None (then `new_folder` once
+    the tournament is known)."""
+    if out:
+        return Path(out)
+    if name:
+        return REPORTS / name
+    return None
+
+
+def stored_seed(folder) -> int | None:
+    """The seed of the tournament stored in `folder`, None if it holds none (or is None): the
+    same command without --seed on the same folder plays the same games."""
+    if folder is not None and _store.exists(folder):
+        return _store.load_config(folder)["tournament"]["seed"]
+    return None
+
+
+def new_folder(tournament: Tournament, prefix: str = "", stamp: str | None = None) -> Path:
+    """A folder not yet taken, reports/<prefix><bots>-<stamp> (`default_name`; stamp: now, to the
+    second), with -2, -3, ... appended if needed (two runs in one second get two folders)."""
+    if stamp is None:
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    folder = base = REPORTS / f"{prefix}{default_name(tournament, stamp)}"
+    for i in range(2, 1000):
+        if not folder.exists():
+            break
+        folder = base.with_name(f"{base.name}-{i}")
+    return folder
+
+
+def load_tournament(folder) -> tuple[Tournament, dict]:
+    """The stored tournament and meta of a tournament folder (for --resume); ArenaError if the
+    folder holds none, or holds an SPRT (its games stop where the test decides, not at --games:
+    `kdtourney sprt` continues it)."""
+    try:
+        config = _store.load_config(folder)
+    except _store.StoreError as exc:
+        raise ArenaError(str(exc)) from None
+    if "sprt" in config:
+        raise ArenaError(f"{folder} holds an SPRT: continue it with kdtourney sprt --resume {folder}")
+    return Tournament.from_dict(config["tournament"]), config.get("meta", {})
+
+
+def stored_bots_dirs(meta: dict) -> list[str]:
+    """The bot folders of a stored run (`session_meta`) that still exist: a resumed run given no
+    bot folders uses them."""
+    return [d for d in meta.get("bots_dirs", []) if Path(d).is_dir()]
+
+
+def check_entrants(registry, tournament: Tournament, what: str = "tournament") -> None:
+    """Every entrant of a stored tournament (or test: `what`) resolves in `registry`, bot and
+    parameters; ArenaError for the first one that does not."""
+    from kdtourney.bots.registry import EntrantError
+
+    for spec in tournament.specs:
+        try:
+            registry.resolve(spec)
+        except EntrantError as exc:
+            raise ArenaError(f"{exc} (needed by the stored {what}; --bots-dir?)") from None
 
 
 def run_tournament(tournament: Tournament, folder, registry, *, workers: int | None = None,
@@ -551,4 +617,6 @@ def _exit_code(process) -> str:
     return str(code)
 
 
-__all__ = ["run_tournament", "RunOutcome", "open_for", "session_meta", "rows_of", "default_hang_timeout"]
+__all__ = ["run_tournament", "RunOutcome", "open_for", "session_meta", "rows_of", "default_hang_timeout",
+           "asked_folder", "stored_seed", "new_folder", "load_tournament", "stored_bots_dirs",
+           "check_entrants"]
