@@ -141,6 +141,38 @@ def test_greedy_kernels_match_the_recorded_reference():
             assert g == e, (name, e["step"])
 
 
+
+def test_after_key_equals_copy_place_and_score():
+    """The no-copy evaluation of one placement equals copying the kingdom, placing and scoring it
+    (every flag combination, with and without Harmony, every legal placement)."""
+    kb, bb, sc, ac = BK.work_buffers()
+    checked = 0
+    for rules in (Rules(2), Rules(4), Rules(2, variant="duel")):
+        for seed in range(6):
+            game = Game(rules, 100 + seed)
+            rnd = random.Random(seed)
+            while not game.is_over:
+                bits, bbox, st = game.arrays
+                if game.phase == "place" and game.legal_actions() != [K.DISCARD]:
+                    p, size, domino = game.current_player, int(st[K.ST_SIZE]), game.domino_to_place
+                    points = BK._prepare(bits[p], bbox[p], size, kb[2])
+                    assert points == K.score_territories(bits[p], bbox[p])[0]
+                    holes = BK.count_holes(bits[p], bbox[p], size)
+                    for action in game.legal_actions():
+                        BK._copy_kingdom(bits[p], bbox[p], kb[0], bb[0])
+                        K.place(kb[0], bb[0], domino, action)
+                        for flags in range(4):
+                            for complete in (True, False):
+                                want = (BK._spot_ok(kb[0], bb[0], size, holes) << BK.S2_SHIFT) | BK.kingdom_points(
+                                    kb[0], bb[0], size, flags, complete)
+                                got = BK._after_key(bits[p], kb[2], bbox[p], size, flags, complete, domino,
+                                                    action, points, holes)
+                                assert got == want, (rules, seed, action, flags, complete)
+                                checked += 1
+                game.apply(rnd.choice(game.legal_actions()))
+    assert checked > 20000
+
+
 if __name__ == "__main__":
     if "--write" not in sys.argv:
         sys.exit("usage: python tests/bots/test_greedy_kernels.py --write  (regenerates the reference)")
