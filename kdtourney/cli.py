@@ -1,5 +1,7 @@
 """The `kdtourney` command line: parses, calls the library, prints."""
 
+import contextlib
+
 import click
 
 from kdtourney import __version__
@@ -17,6 +19,15 @@ class _CommandError(click.ClickException):
     exit_code = 2
 
 
+@contextlib.contextmanager
+def _one_line(*errors):
+    """Library errors of these types (one-line messages meant for the user) as a _CommandError."""
+    try:
+        yield
+    except errors as exc:
+        raise _CommandError(str(exc)) from None
+
+
 def _options(*decorators):
     """One decorator applying click options in the order listed (the order --help shows)."""
     def apply(command):
@@ -30,10 +41,8 @@ def _registry(bots_dirs):
     """The BotRegistry of these bot folders; a bad folder or a duplicate bot is a one-line error."""
     from kdtourney.bots.registry import BotRegistry, BotsDirError, DuplicateBotError
 
-    try:
+    with _one_line(BotsDirError, DuplicateBotError):
         return BotRegistry(bots_dirs)
-    except (BotsDirError, DuplicateBotError) as exc:
-        raise _CommandError(str(exc)) from None
 
 
 @main.command("bots")
@@ -184,7 +193,7 @@ def run_command(ctx, **opts):
     from kdtourney.arena import runner, store, tournament as tour
     from kdtourney.arena.progress import Reporter
 
-    try:
+    with _one_line(tour.ArenaError, store.StoreError):
         if opts["scheduler"] is not None and opts["workers"] is not None:
             raise _CommandError("--workers is for local processes; with --scheduler the cluster's "
                                 "workers play (local:N for N local ones)")
@@ -211,8 +220,6 @@ def run_command(ctx, **opts):
                                         meta=meta, reporter=Reporter(quiet=opts["quiet"]),
                                         hang_timeout=opts["hang_timeout"],
                                         scheduler=opts["scheduler"])
-    except (tour.ArenaError, store.StoreError) as exc:
-        raise _CommandError(str(exc)) from None
     stored = outcome.stored_before + outcome.played
     if outcome.interrupted:
         click.echo(f"interrupted: {stored} of {outcome.total} games stored in {folder}; "
@@ -272,10 +279,8 @@ def replay_command(folder, game):
     from kdtourney.arena.replay import replay_text
     from kdtourney.arena.store import StoreError
 
-    try:
+    with _one_line(StoreError):
         click.echo(replay_text(folder, game))
-    except StoreError as exc:
-        raise _CommandError(str(exc)) from None
 
 
 @main.command("export")
@@ -291,10 +296,8 @@ def export_command(folder, fmt, output, table):
 
     if fmt is None:
         fmt = "parquet" if output.lower().endswith((".parquet", ".pq")) else "csv"
-    try:
+    with _one_line(StoreError):
         rows = export_table(folder, output, fmt, table)
-    except StoreError as exc:
-        raise _CommandError(str(exc)) from None
     click.echo(f"{output}: {rows} rows ({table})")
 
 
@@ -308,10 +311,8 @@ def report_command(folder, anchor, open_page):
     from kdtourney.arena.store import StoreError
     from kdtourney.report.html import ReportError, write_report
 
-    try:
+    with _one_line(StoreError, ReportError):
         path = write_report(folder, anchor=anchor)
-    except (StoreError, ReportError) as exc:
-        raise _CommandError(str(exc)) from None
     click.echo(str(path))
     if open_page:
         import webbrowser
@@ -384,7 +385,7 @@ def sprt_command(ctx, **opts):
 
     from kdtourney.arena import runner, sequential, store, tournament as tour
 
-    try:
+    with _one_line(tour.ArenaError, store.StoreError):
         if opts["resume"]:
             _refuse_on_resume(ctx, _SPRT_PARAMS, "continues the stored test")
             folder = Path(opts["resume"])
@@ -411,8 +412,6 @@ def sprt_command(ctx, **opts):
                                        workers=opts["workers"], meta=meta,
                                        display=sequential.SprtDisplay(quiet=opts["quiet"]),
                                        hang_timeout=opts["hang_timeout"])
-    except (tour.ArenaError, store.StoreError) as exc:
-        raise _CommandError(str(exc)) from None
     stored = outcome.state.stored
     if outcome.interrupted:
         click.echo(f"interrupted: {outcome.verdict_line()}; {stored} games stored in {folder}; "
