@@ -29,7 +29,7 @@ or changing the kingdom: `_prepare` labels the kingdom's territories once (id, s
 on each land square, the sum of their points, its occupancy in the centred window) and
 `_after_key` evaluates each placement from the two squares alone: the new bounding box (Middle
 Kingdom), the points as the territories before plus the gain of the territories of the domino's
-terrains next to its halves merging with it (the same as the engine's placement_gain), and the
+terrains next to its halves merging with it, and the
 one-square holes, which matter only while the kingdom stays centred and then are counted in the
 fixed size x size window with the two squares added. The same keys as copying the kingdom,
 placing and scoring it in full, at about a quarter of the cost. Only a second placement stacked
@@ -216,8 +216,7 @@ def _after_key(bits, pre, bbox, size, flags, complete, domino, action, points, h
     """(ok << 20 | score) of the kingdom (bits, bbox; labelled in pre by `_prepare`) after placing
     `domino` by `action`, the kingdom itself unchanged: ok as `_spot_ok` against `holes` one-square
     holes before, score as `kingdom_points` (Harmony while `complete`); `points`: the territory
-    points before. A half joins the territories of its terrain next to it (the same points as the
-    engine's placement_gain)."""
+    points before. A half joins the territories of its terrain next to it."""
     d = action // (G * G)
     r = (action // G) % G
     c = action % G

@@ -330,42 +330,6 @@ def score_territories(bits, bbox):
 
 
 @njit(cache=True)
-def placement_gain(bits, bbox, domino, action):
-    """Territory points that placing `domino` by place-action `action` would add, computed without
-    changing the arrays: only the territories of the domino's two terrains change."""
-    d = action // (G * G)
-    r = (action // G) % G
-    c = action % G
-    rb = r + DIR_ROW[d]
-    cb = c + DIR_COL[d]
-    r0 = min(bbox[0], r, rb)
-    r1 = max(bbox[1], r, rb)
-    c0 = min(bbox[2], c, cb)
-    square_a = 1 << (8 * (r - r0) + c - c0)
-    square_b = 1 << (8 * (rb - r0) + cb - c0)
-    crown1 = _packed(bits, CROWN1, r0, r1, c0)
-    crown2 = _packed(bits, CROWN2, r0, r1, c0)
-    new1 = crown1
-    new2 = crown2
-    if TILE_CROWNS[domino, 0] & 1:
-        new1 |= square_a
-    if TILE_CROWNS[domino, 0] & 2:
-        new2 |= square_a
-    if TILE_CROWNS[domino, 1] & 1:
-        new1 |= square_b
-    if TILE_CROWNS[domino, 1] & 2:
-        new2 |= square_b
-    ta = TILE_TERRAIN[domino, 0]
-    tb = TILE_TERRAIN[domino, 1]
-    plane_a = _packed(bits, ta, r0, r1, c0)
-    if ta == tb:
-        return _territories(plane_a | square_a | square_b, new1, new2)[0] - _territories(plane_a, crown1, crown2)[0]
-    plane_b = _packed(bits, tb, r0, r1, c0)
-    return (_territories(plane_a | square_a, new1, new2)[0] - _territories(plane_a, crown1, crown2)[0]
-            + _territories(plane_b | square_b, new1, new2)[0] - _territories(plane_b, crown1, crown2)[0])
-
-
-@njit(cache=True)
 def is_centered(bbox, size):
     """Middle Kingdom: every square within the size x size square centred on the castle."""
     h = size // 2
