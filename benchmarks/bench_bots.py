@@ -12,86 +12,59 @@ policy, one core.
 """
 
 import argparse
-import importlib
 import math
 import multiprocessing as mp
 import time
 
 import numpy as np
 
+from kdtourney.arena.match import play_match
 from kdtourney.bots import _kernels as BK
 from kdtourney.bots.greedy import GreedyBot
+from kdtourney.bots.random_bot import RandomBot
+from kdtourney.bots.registry import BotRegistry, parse_entrant
 from kdtourney.engine import Game, Rules
 from kdtourney.engine.game import rng_state
 
-BOTS = {"greedy": "greedy.GreedyBot", "mce": "mce.MCEBot", "mcts": "mcts.MCTSBot",
-        "expectimax": "expectimax.ExpectimaxBot"}
-
-
-def bot_class(name):
-    module, cls = BOTS[name].split(".")
-    return getattr(importlib.import_module(f"kdtourney.bots.{module}"), cls)
 RULES = Rules(players=4, harmony=True, middle_kingdom=True)
 
 
-def parse(spec, time_per_move):
-    """'name[:key=value]...' -> (class, params); a search bot gets time= unless iterations= is given."""
-    name, *pairs = spec.split(":")
-    params = {}
-    for pair in pairs:
-        key, value = pair.split("=", 1)
-        for conv in (int, float):
-            try:
-                value = conv(value)
-                break
-            except ValueError:
-                pass
-        params[key] = value
-    cls = bot_class(name)
-    if name != "greedy" and "iterations" not in params and "time" not in params:
-        params["time"] = time_per_move
-    return cls, params
+def with_budget(spec, time_per_move):
+    """A search bot without iterations= or time= gets time=time_per_move."""
+    entrant = parse_entrant(spec)
+    if entrant.name != "greedy" and not {"iterations", "time"} & set(entrant.kwargs):
+        return f"{spec}:time={time_per_move}"
+    return spec
 
 
 def play_deal(args):
     """One deal played 4 times, the bot in each seat: [(seat, margin, own score)]."""
-    spec, time_per_move, deal = args
-    cls, params = parse(spec, time_per_move)
+    spec, deal = args
+    registry = BotRegistry(env=False, cwd=False, entry_points=False)
     out = []
     for seat in range(4):
-        bots = [GreedyBot() for _ in range(4)]
-        bots[seat] = cls(**params)
-        game = Game(RULES, seed=deal)
-        for p, bot in enumerate(bots):
-            bot.setup(p, RULES, deal * 10 + p)
-        while not game.is_over:
-            p = game.current_player
-            game.apply(bots[p].act(game.view(p)))
-        scores = game.scores()
-        best_other = max(s for p, s in enumerate(scores) if p != seat)
-        out.append((seat, scores[seat] - best_other, scores[seat]))
+        factories = [GreedyBot] * 4
+        factories[seat] = lambda: registry.create(spec)
+        result = play_match(RULES, [deal], [[deal * 10 + p] for p in range(4)], factories)
+        if result.faults:
+            raise RuntimeError(f"{spec} in deal {deal}: {result.faults[0].message}")
+        own = result.seats[seat]
+        out.append((seat, own.margin, own.score))
     return out
 
 
 def warm():
     """Compile (or load) every kernel once in the parent before the workers start."""
-    for name, params in (("greedy", {}), ("mce", {"iterations": 20}), ("mcts", {"iterations": 20}),
-                         ("expectimax", {"iterations": 8})):
-        try:
-            cls = bot_class(name)
-        except ImportError:
-            continue
-        game = Game(RULES, seed=0)
-        bot = cls(**params)
-        bot.setup(0, RULES, 0)
-        for _ in range(12):
-            p = game.current_player
-            game.apply(bot.act(game.view(p)) if p == 0 else game.legal_actions()[0])
+    registry = BotRegistry(env=False, cwd=False, entry_points=False)
+    for spec in ("greedy", "mce:iterations=20", "mcts:iterations=20", "expectimax:iterations=8"):
+        play_match(RULES, [0], [[p] for p in range(4)],
+                   [lambda: registry.create(spec)] + [RandomBot] * 3)
 
 
 def strength(spec, games, time_per_move, workers, first_deal):
     deals = max(1, games // 4)
-    jobs = [(spec, time_per_move, first_deal + d) for d in range(deals)]
+    spec = with_budget(spec, time_per_move)
+    jobs = [(spec, first_deal + d) for d in range(deals)]
     t0 = time.perf_counter()
     with mp.get_context("fork").Pool(workers) as pool:
         results = pool.map(play_deal, jobs, chunksize=1)
@@ -99,8 +72,7 @@ def strength(spec, games, time_per_move, workers, first_deal):
     scores = np.array([s for deal in results for _, _, s in deal])
     mean = per_deal.mean()
     half = 1.96 * per_deal.std(ddof=1) / math.sqrt(len(per_deal)) if len(per_deal) > 1 else float("nan")
-    label = spec if spec == "greedy" else f"{spec}@{time_per_move}s"
-    print(f"margin_vs_3_greedy[{label}]: {mean:+.2f} +- {half:.2f} "
+    print(f"margin_vs_3_greedy[{spec}]: {mean:+.2f} +- {half:.2f} "
           f"(games={4 * deals}, mean_score={scores.mean():.1f}, wall={time.perf_counter() - t0:.0f}s)",
           flush=True)
 

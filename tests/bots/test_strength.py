@@ -14,7 +14,8 @@ from kdtourney.bots.greedy import GreedyBot
 from kdtourney.bots.mce import MCEBot
 from kdtourney.bots.mcts import MCTSBot
 from kdtourney.bots.random_bot import RandomBot
-from kdtourney.engine import Game, Rules
+from kdtourney.arena.match import play_match
+from kdtourney.engine import Rules
 
 RULES = Rules(players=4, harmony=True, middle_kingdom=True)
 
@@ -24,18 +25,14 @@ def seat_rotation(make_bot, make_opponent, deals, first_deal=100):
     out = []
     for deal in range(first_deal, first_deal + deals):
         for seat in range(4):
-            bots = [make_opponent() for _ in range(4)]
-            bots[seat] = make_bot()
-            game = Game(RULES, deal)
-            for p, bot in enumerate(bots):
-                bot.setup(p, RULES, deal * 10 + p)
-            while not game.is_over:
-                p = game.current_player
-                game.apply(bots[p].act(game.view(p)))
-            scores = game.scores()
+            factories = [make_opponent] * 4
+            factories[seat] = make_bot
+            result = play_match(RULES, [deal], [[deal * 10 + p] for p in range(4)], factories)
+            assert not result.faults, result.faults
+            scores = [r.score for r in result.seats]
             others = [s for p, s in enumerate(scores) if p != seat]
-            out.append((scores[seat] - max(others), scores[seat] - np.mean(others),
-                        scores[seat] > max(others)))
+            out.append((result.seats[seat].margin, scores[seat] - np.mean(others),
+                        result.seats[seat].win_share == 1.0))
     return np.array(out, dtype=float)
 
 
