@@ -243,16 +243,17 @@ def _print_standings(folder):
     results = load_results(folder)
     if results.empty:
         return
+    from kdtourney.report.ratings import bootstrap_elo
     from kdtourney.report.stats import entrant_summary
 
     summary = entrant_summary(results, n_boot=500)
-    try:
-        from kdtourney.report.ratings import bootstrap_elo
-        elo = bootstrap_elo(results, n_boot=300)
-    except Exception:  # ratings are optional here; the table still shows the rest
-        elo = None
+    elo = bootstrap_elo(results, n_boot=300) if results["entrant"].nunique() > 1 else None
+    if elo is not None:
+        elo = elo.sort_values("elo", ascending=False)
+        order = [e for e in elo.index if e in summary.index]
+        summary = summary.loc[order + [e for e in summary.index if e not in order]]
     table = Table(title="standings (means; 95% block-bootstrap intervals)", title_justify="left")
-    columns = ["entrant", "games", "win share", "score", "margin", "Elo"]
+    columns = ["entrant", "seats played", "win share", "score", "margin", "Elo"]
     with_faults = int("faults" in summary and summary["faults"].sum() > 0)
     for column in columns + ["faults"] * with_faults:
         table.add_column(column, justify="left" if column == "entrant" else "right", no_wrap=True)
