@@ -168,40 +168,47 @@ def legal_masks(bits, bbox, size, domino, scr):
     ta = TILE_TERRAIN[domino, 0]
     tb = TILE_TERRAIN[domino, 1]
     symmetric = ta == tb and TILE_CROWNS[domino, 0] == TILE_CROWNS[domino, 1]
+    other_way = 0 if symmetric else -1  # directions 2 and 3 repeat 0 and 1 for a symmetric domino
     na_plane = NEAR + ta
     nb_plane = NEAR + tb
-    r0 = max(bbox[1] - size + 1, 0)
-    r1 = min(bbox[0] + size - 1, G - 1)
+    # Rows of half a: inside the size x size limit, and at most two rows from the kingdom (one
+    # half must touch it).
+    r0 = max(bbox[1] - size + 1, bbox[0] - 2, 0)
+    r1 = min(bbox[0] + size - 1, bbox[1] + 2, G - 1)
     c0 = max(bbox[3] - size + 1, 0)
     c1 = min(bbox[2] + size - 1, G - 1)
     window = ((1 << (c1 + 1)) - 1) ^ ((1 << c0) - 1)
     scr[WINDOW, 0] = r0
     scr[WINDOW, 1] = r1
     n = 0
-    e_above = 0
+    e_above = 0  # empty squares of the rows above, here and below, rolled down the window
     e = ~bits[OCC, r0] & window
+    nb_above = bits[nb_plane, r0 - 1] if r0 > 0 else 0
+    nb = bits[nb_plane, r0]
     for r in range(r0, r1 + 1):
-        e_below = ~bits[OCC, r + 1] & window if r < r1 else 0
+        if r < r1:
+            e_below = ~bits[OCC, r + 1] & window
+            nb_below = bits[nb_plane, r + 1]
+        else:
+            e_below = 0
+            nb_below = 0
         na = bits[na_plane, r]
-        nb = bits[nb_plane, r]
         m = e & (e >> 1) & (na | (nb >> 1))
         scr[0, r] = m
         n += popcount(m)
-        m = e & e_below & (na | bits[nb_plane, r + 1]) if r < r1 else 0
+        m = e & e_below & (na | nb_below)
         scr[1, r] = m
         n += popcount(m)
-        if symmetric:
-            scr[2, r] = 0
-            scr[3, r] = 0
-        else:
-            m = e & (e << 1) & (na | (nb << 1))
-            scr[2, r] = m
-            n += popcount(m)
-            m = e & e_above & (na | bits[nb_plane, r - 1]) if r > r0 else 0
-            scr[3, r] = m
-            n += popcount(m)
+        m = e & (e << 1) & (na | (nb << 1)) & other_way
+        scr[2, r] = m
+        n += popcount(m)
+        m = e & e_above & (na | nb_above) & other_way
+        scr[3, r] = m
+        n += popcount(m)
         e_above = e
         e = e_below
+        nb_above = nb
+        nb = nb_below
     return n
 
 
@@ -220,6 +227,19 @@ def masks_to_actions(scr, out):
 
 
 @njit(cache=True, inline="always")
+def _select_bit(m, k):
+    """Index of the k-th (0-based) set bit of a row mask (< 2**16), by halving without branches."""
+    pos = 0
+    for width in (8, 4, 2, 1):
+        low = popcount(m & ((1 << width) - 1))
+        up = np.int64(k >= low)
+        pos += width * up
+        k -= low * up
+        m >>= width * up
+    return pos
+
+
+@njit(cache=True, inline="always")
 def kth_action(scr, k):
     """The k-th (0-based) placement action of the masks in scr rows 0..3, in masks_to_actions order."""
     for d in range(4):
@@ -227,9 +247,7 @@ def kth_action(scr, k):
             m = scr[d, r]
             c = popcount(m)
             if k < c:
-                for _ in range(k):
-                    m &= m - 1
-                return (d * G + r) * G + trailing_zeros(m)
+                return (d * G + r) * G + _select_bit(m, k)
             k -= c
     return DISCARD
 
@@ -252,10 +270,8 @@ def set_square(bits, r, c, terrain, crowns):
     bit = 1 << c
     bits[OCC, r] |= bit
     bits[terrain, r] |= bit
-    if crowns & 1:
-        bits[CROWN1, r] |= bit
-    if crowns & 2:
-        bits[CROWN2, r] |= bit
+    bits[CROWN1, r] |= bit * (crowns & 1)  # multiplications, not branches: crowns are random
+    bits[CROWN2, r] |= bit * ((crowns >> 1) & 1)
     near = bits[NEAR + terrain]
     near[r] |= (bit << 1) | (bit >> 1)
     if r > 0:
@@ -361,13 +377,22 @@ def _draw_row(st):
         st[ST_NEW_OWNER + j] = -1
     if pos + n > st[ST_DECK_LEN]:
         return
-    for j in range(n):
-        v = st[ST_DECK + pos + j]
-        k = j
-        while k > 0 and st[ST_NEW_ROW + k - 1] > v:
-            st[ST_NEW_ROW + k] = st[ST_NEW_ROW + k - 1]
-            k -= 1
-        st[ST_NEW_ROW + k] = v
+    # A sorting network of min/max (no branches on the random order); a row of 3 gets a 4th value
+    # larger than any domino, which sorts last and is not written.
+    a = st[ST_DECK + pos]
+    b = st[ST_DECK + pos + 1]
+    c = st[ST_DECK + pos + 2]
+    d = st[ST_DECK + pos + 3] if n == 4 else 99
+    a, b = min(a, b), max(a, b)
+    c, d = min(c, d), max(c, d)
+    a, c = min(a, c), max(a, c)
+    b, d = min(b, d), max(b, d)
+    b, c = min(b, c), max(b, c)
+    st[ST_NEW_ROW] = a
+    st[ST_NEW_ROW + 1] = b
+    st[ST_NEW_ROW + 2] = c
+    if n == 4:
+        st[ST_NEW_ROW + 3] = d
     st[ST_DECK_POS] = pos + n
 
 
@@ -445,24 +470,24 @@ def domino_to_place(st):
     return st[ST_CUR_ROW + st[ST_SLOT]]
 
 
-@njit(cache=True)
-def apply_action(bits, bbox, st, action):
-    """Play `action` for the player to act (no legality check)."""
+@njit(cache=True, inline="always")
+def _place_turn(bits, bbox, st, action):
+    """The player to act places (or discards) the domino of its slot."""
     p = st[ST_PLAYER]
-    if st[ST_PHASE] == PHASE_PLACE:
-        if action == DISCARD:
-            st[ST_DISCARDS + p] += 1
-        else:
-            place(bits[p], bbox[p], st[ST_CUR_ROW + st[ST_SLOT]], action)
-        if st[ST_NEW_ROW] != 0:
-            st[ST_PHASE] = PHASE_CLAIM
-        else:
-            _next_turn(st)
-        return
-    domino = action - CLAIM_BASE
-    for j in range(4):
-        if st[ST_NEW_ROW + j] == domino:
-            st[ST_NEW_OWNER + j] = p
+    if action == DISCARD:
+        st[ST_DISCARDS + p] += 1
+    else:
+        place(bits[p], bbox[p], st[ST_CUR_ROW + st[ST_SLOT]], action)
+    if st[ST_NEW_ROW] != 0:
+        st[ST_PHASE] = PHASE_CLAIM
+    else:
+        _next_turn(st)
+
+
+@njit(cache=True, inline="always")
+def _claim_slot(st, j):
+    """The player to act claims the domino at index j of the new row."""
+    st[ST_NEW_OWNER + j] = st[ST_PLAYER]
     if st[ST_ROUND] == 0:
         st[ST_SLOT] += 1
         if st[ST_SLOT] < st[ST_KINGS]:
@@ -472,6 +497,18 @@ def apply_action(bits, bbox, st, action):
             _next_turn(st)
     else:
         _next_turn(st)
+
+
+@njit(cache=True)
+def apply_action(bits, bbox, st, action):
+    """Play `action` for the player to act (no legality check)."""
+    if st[ST_PHASE] == PHASE_PLACE:
+        _place_turn(bits, bbox, st, action)
+        return
+    for j in range(4):
+        if st[ST_NEW_ROW + j] == action - CLAIM_BASE:
+            _claim_slot(st, j)
+            return
 
 
 @njit(cache=True)
@@ -513,19 +550,25 @@ def is_legal(bits, bbox, st, action, scr):
 
 
 @njit(cache=True, inline="always")
-def random_claim(st, rng):
-    """A uniformly random claim among the free dominoes of the new row."""
+def _random_free_slot(st, rng):
+    """Index in the new row of a uniformly random free domino."""
     free = 0
     for j in range(4):
-        if st[ST_NEW_ROW + j] != 0 and st[ST_NEW_OWNER + j] < 0:
-            free += 1
+        free += (st[ST_NEW_ROW + j] != 0) & (st[ST_NEW_OWNER + j] < 0)
     k = rand_below(rng, free)
-    for j in range(4):
-        if st[ST_NEW_ROW + j] != 0 and st[ST_NEW_OWNER + j] < 0:
-            if k == 0:
-                return CLAIM_BASE + st[ST_NEW_ROW + j]
-            k -= 1
-    return -1
+    chosen = 0
+    seen = 0
+    for j in range(4):  # the k-th free domino, written without branches on the random k
+        is_free = (st[ST_NEW_ROW + j] != 0) & (st[ST_NEW_OWNER + j] < 0)
+        chosen = j if is_free & (seen == k) else chosen
+        seen += is_free
+    return chosen
+
+
+@njit(cache=True)
+def random_claim(st, rng):
+    """A uniformly random claim among the free dominoes of the new row."""
+    return CLAIM_BASE + st[ST_NEW_ROW + _random_free_slot(st, rng)]
 
 
 @njit(cache=True)
@@ -546,11 +589,11 @@ def playout_random(bits, bbox, st, scr, rng):
     # Written out rather than through random_action: LLVM then keeps the loop tight (+25% games/s).
     while st[ST_PHASE] != PHASE_OVER:
         if st[ST_PHASE] == PHASE_CLAIM:
-            apply_action(bits, bbox, st, random_claim(st, rng))
+            _claim_slot(st, _random_free_slot(st, rng))
             continue
         p = st[ST_PLAYER]
         n = legal_masks(bits[p], bbox[p], st[ST_SIZE], domino_to_place(st), scr)
-        apply_action(bits, bbox, st, DISCARD if n == 0 else kth_action(scr, rand_below(rng, n)))
+        _place_turn(bits, bbox, st, DISCARD if n == 0 else kth_action(scr, rand_below(rng, n)))
 
 
 @njit(cache=True)
