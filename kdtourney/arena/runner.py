@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import collections
 import datetime
-import math
 import multiprocessing as mp
 import os
 import signal

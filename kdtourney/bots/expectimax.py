@@ -3,13 +3,11 @@
 import numpy as np
 
 from kdtourney.bots import _kernels as BK
-from kdtourney.bots.base import Bot
-from kdtourney.bots.greedy import TurnPlan, candidates, check_budget, check_number, run_budget
-from kdtourney.engine.game import rng_state
+from kdtourney.bots.greedy import TurnBot, candidates, check_budget, check_number, run_budget
 from kdtourney.engine._kernels import rand_u64
 
 
-class ExpectimaxBot(Bot):
+class ExpectimaxBot(TurnBot):
     """Expectimax over the next row (sampled chance nodes), static evaluation with potential.
 
     The moves are whole turns, the `width` best (placement, claim) combinations by the full
@@ -27,30 +25,17 @@ class ExpectimaxBot(Bot):
     name = "expectimax"
 
     def __init__(self, iterations=200, time=None, depth=2, width=8):
+        super().__init__()
         self.iterations, self.time = check_budget(iterations, time)
         if isinstance(depth, bool) or depth not in (1, 2):
             raise ValueError(f"depth must be 1 or 2, not {depth!r}")
         self.depth = depth
         self.width = check_number("width", width, 0, integer=True)
-        self._work = BK.work_buffers()
-        self._plan = TurnPlan()
-        self._rng = rng_state(0)
 
-    def setup(self, seat, rules, seed):
-        self._rng = rng_state(seed)
-        self._plan = TurnPlan()
-
-    def act(self, view):
-        if view.phase == "claim":
-            claim = self._plan.recall(view)
-            if claim is not None:
-                return claim
+    def decide(self, view):
         cand = candidates(view, self._work).top(self.width)
         best = 0 if len(cand) == 1 else self._search(view, cand)
-        if cand.places[best] < 0:
-            return int(cand.claims[best])
-        self._plan.remember(view, cand.places[best], cand.claims[best])
-        return int(cand.places[best])
+        return int(cand.places[best]), int(cand.claims[best])
 
     def _search(self, view, cand):
         bits, bbox, st = view.arrays

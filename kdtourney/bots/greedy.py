@@ -131,10 +131,10 @@ def run_budget(step, iterations, time, chunk0):
             return done
 
 
-class GreedyBot(Bot):
-    """The study's full greedy: best score over every placement x claim combination, no search."""
-
-    name = "greedy"
+class TurnBot(Bot):
+    """Base of the bots that choose a whole turn at the place decision (see the module docstring):
+    a subclass implements `decide(view) -> (place action or -1, claim action or -1)`; the claim is
+    remembered and played at the claim decision that follows, when the position is as expected."""
 
     def __init__(self):
         self._work = BK.work_buffers()
@@ -146,16 +146,29 @@ class GreedyBot(Bot):
         self._plan = TurnPlan()
 
     def act(self, view):
-        bits, bbox, st = view.arrays
-        if st[K.ST_PHASE] == K.PHASE_CLAIM:
+        if view.phase == "claim":
             claim = self._plan.recall(view)
             if claim is not None:
                 return claim
-            if st[K.ST_ROUND] == 0:
-                return int(BK.first_claim(st, self._rng))
+        place, claim = self.decide(view)
+        if place < 0:
+            return int(claim)
+        self._plan.remember(view, place, claim)
+        return int(place)
+
+    def decide(self, view) -> tuple[int, int]:
+        raise NotImplementedError  # abstract
+
+
+class GreedyBot(TurnBot):
+    """The study's full greedy: best score over every placement x claim combination, no search."""
+
+    name = "greedy"
+
+    def decide(self, view):
+        st = view.arrays[2]
+        if st[K.ST_PHASE] == K.PHASE_CLAIM and st[K.ST_ROUND] == 0:
+            return -1, int(BK.first_claim(st, self._rng))
         cand = candidates(view, self._work)
         i = int(BK.argmax_random(cand.keys, len(cand), self._rng))
-        if cand.places[i] < 0:
-            return int(cand.claims[i])
-        self._plan.remember(view, cand.places[i], cand.claims[i])
-        return int(cand.places[i])
+        return int(cand.places[i]), int(cand.claims[i])

@@ -3,14 +3,11 @@
 import numpy as np
 
 from kdtourney.bots import _kernels as BK
-from kdtourney.bots.base import Bot
-from kdtourney.bots.greedy import (TurnPlan, candidates, check_budget, check_choice, check_number,
+from kdtourney.bots.greedy import (TurnBot, candidates, check_budget, check_choice, check_number,
                                    run_budget)
-from kdtourney.engine import _kernels as K
-from kdtourney.engine.game import rng_state
 
 
-class MCEBot(Bot):
+class MCEBot(TurnBot):
     """Flat Monte Carlo: playouts spread equally over every whole-turn move, best average wins.
 
     A move is a whole turn: a (placement, claim) combination at a place decision, a claim at a claim
@@ -29,33 +26,17 @@ class MCEBot(Bot):
 
     def __init__(self, iterations=1000, time=None, policy="player-greedy", measure="ratio",
                  candidates=0):
+        super().__init__()
         self.iterations, self.time = check_budget(iterations, time)
         self.policy = check_choice("policy", policy, BK.POLICIES)
         self.measure = check_choice("measure", measure, BK.MEASURES)
         self.candidates = check_number("candidates", candidates, 0, integer=True)
-        self._work = BK.work_buffers()
-        self._plan = TurnPlan()
-        self._rng = rng_state(0)
         self.last_playouts = 0
 
-    def setup(self, seat, rules, seed):
-        self._rng = rng_state(seed)
-        self._plan = TurnPlan()
-
-    def act(self, view):
-        if view.phase == "claim":
-            claim = self._plan.recall(view)
-            if claim is not None:
-                return claim
+    def decide(self, view):
         cand = candidates(view, self._work).top(self.candidates)
-        if len(cand) == 1:
-            best = 0
-        else:
-            best = self._search(view, cand)
-        if cand.places[best] < 0:
-            return int(cand.claims[best])
-        self._plan.remember(view, cand.places[best], cand.claims[best])
-        return int(cand.places[best])
+        best = 0 if len(cand) == 1 else self._search(view, cand)
+        return int(cand.places[best]), int(cand.claims[best])
 
     def _search(self, view, cand):
         bits, bbox, st = view.arrays
