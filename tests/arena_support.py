@@ -1,6 +1,8 @@
 """Helpers for the arena and `kdtourney run` tests: faulty bots, store comparison."""
 
+import sqlite3
 import textwrap
+from pathlib import Path
 
 import pandas as pd
 
@@ -101,3 +103,12 @@ def assert_same_store(a, b, ignore_timeouts=False):
     x, y = comparable(a), comparable(b)
     for table in x:
         pd.testing.assert_frame_equal(x[table], y[table], check_dtype=False, obj=table)
+
+
+def snapshot(folder):
+    """The bytes of a store after a checkpoint: to show that a refused command changed nothing."""
+    path = Path(folder) / "tournament.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return path.read_bytes()

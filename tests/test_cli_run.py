@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from arena_support import assert_same_store, comparable, write_faulty_bots
+from arena_support import assert_same_store, comparable, snapshot, write_faulty_bots
 from click.testing import CliRunner
 
 from kdtourney.arena import load_config, load_games, load_results
@@ -22,15 +22,6 @@ KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 def run(*args):
     result = CliRunner().invoke(main, [str(a) for a in args])
     return result
-
-
-def snapshot(folder):
-    """The bytes of a store after a checkpoint: to show that a refused command changed nothing."""
-    path = Path(folder) / "tournament.sqlite"
-    with sqlite3.connect(path) as conn:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    return path.read_bytes()
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from arena_support import snapshot
 from click.testing import CliRunner
 
 from kdtourney.arena import load_config, store
@@ -75,14 +76,6 @@ def test_undecided_then_resumed_with_a_larger_cap(tmp_path):
     uninterrupted = run(*common, "--max-games", 400, "--out", tmp_path / "whole", "--quiet")
     assert lines(uninterrupted) == lines(resumed)[-1:]
     assert store.load_sprt(folder).equals(store.load_sprt(tmp_path / "whole"))
-
-
-def snapshot(folder):
-    path = Path(folder) / "tournament.sqlite"
-    with sqlite3.connect(path) as conn:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.close()
-    return path.read_bytes()
 
 
 @pytest.fixture(scope="module")
