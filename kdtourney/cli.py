@@ -235,6 +235,7 @@ def run_command(ctx, **opts):
 
 def _print_standings(folder):
     """The standings table in the terminal at the end of a run."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
@@ -252,11 +253,15 @@ def _print_standings(folder):
         elo = elo.sort_values("elo", ascending=False)
         order = [e for e in elo.index if e in summary.index]
         summary = summary.loc[order + [e for e in summary.index if e not in order]]
-    table = Table(title="standings (means; 95% block-bootstrap intervals)", title_justify="left")
-    columns = ["entrant", "seats played", "win share", "score", "margin", "Elo"]
+    table = Table(title="standings (means; 95% block-bootstrap intervals)", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False)  # no column rules: fits 80 columns
+    columns = ["entrant", "seats", "win share", "score", "margin", "Elo"]
     with_faults = int("faults" in summary and summary["faults"].sum() > 0)
     for column in columns + ["faults"] * with_faults:
-        table.add_column(column, justify="left" if column == "entrant" else "right", no_wrap=True)
+        if column == "entrant":  # long specs fold; the figures never do
+            table.add_column(column, overflow="fold")
+        else:
+            table.add_column(column, justify="right", no_wrap=True)
     for entrant, row in summary.iterrows():
         rating = "-"
         if elo is not None and entrant in elo.index:
