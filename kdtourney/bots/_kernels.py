@@ -36,7 +36,7 @@ placing and scoring it in full, at about a quarter of the cost. Only a second pl
 on a first (the claimed domino's best spot in greedy_combos) works on a copy of the kingdom with
 the first placement done (one copy per first placement).
 
-Work buffers of the greedy kernels (allocate with `work_buffers(players)`):
+Work buffers of the greedy kernels (allocate with `work_buffers()`):
     kb  int64[3, PLANES, G]  kingdom copies, one per look-ahead level; kb[lvl] also holds the
                              labelled kingdom of a level-`lvl` evaluation (`_prepare`), kb[2] the
                              one of greedy_combos' first level (kb[0] holds its copy)
@@ -77,6 +77,7 @@ S2_SHIFT = 20
 S_MASK = (1 << 20) - 1
 
 
+@njit(cache=True)
 def work_buffers():
     """(kb, bb, sc, ac): the scratch arrays of the greedy kernels (see the module docstring)."""
     return (np.zeros((3, PLANES, G), dtype=np.int64), np.zeros((3, 4), dtype=np.int64),
@@ -501,10 +502,7 @@ def result_value(bits, bbox, st, me, measure, res, ranks, scr):
 @njit(cache=True)
 def playout_speed(bits, bbox, st, n, policy, rng):
     """Run n playouts from a position (fresh deck order each); returns the sum of seat 0's scores."""
-    kb = np.zeros((3, PLANES, G), dtype=np.int64)
-    bb = np.zeros((3, 4), dtype=np.int64)
-    sc = np.zeros((3, SCRATCH_ROWS, G), dtype=np.int64)
-    ac = np.zeros((3, MAX_ACTIONS), dtype=np.int64)
+    kb, bb, sc, ac = work_buffers()
     b = bits.copy()
     x = bbox.copy()
     s = st.copy()
@@ -534,10 +532,7 @@ def mce_run(bits, bbox, st, me, places, claims, n_cand, start, count, policy, me
     none). Every playout starts from a fresh determinization of st (resample_deck). Adds the
     results to sums[k] (float64) and visits[k] (int64).
     """
-    kb = np.zeros((3, PLANES, G), dtype=np.int64)
-    bb = np.zeros((3, 4), dtype=np.int64)
-    sc = np.zeros((3, SCRATCH_ROWS, G), dtype=np.int64)
-    ac = np.zeros((3, MAX_ACTIONS), dtype=np.int64)
+    kb, bb, sc, ac = work_buffers()
     b = bits.copy()
     x = bbox.copy()
     s = st.copy()
@@ -685,10 +680,7 @@ def _select(ti, tf, node, c, bias, claim_phase, st):
 @njit(cache=True)
 def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, policy, measure, rng):
     """`count` iterations of determinized UCT from st (the searching player `me` to act)."""
-    kb = np.zeros((3, PLANES, G), dtype=np.int64)
-    bb = np.zeros((3, 4), dtype=np.int64)
-    sc = np.zeros((3, SCRATCH_ROWS, G), dtype=np.int64)
-    ac = np.zeros((3, MAX_ACTIONS), dtype=np.int64)
+    kb, bb, sc, ac = work_buffers()
     places = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
     claims = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
     keys = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
