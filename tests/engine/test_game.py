@@ -1,4 +1,4 @@
-"""Game flow: every Rules option does what RULES.md says; seeds fix games; views hide the deck."""
+"""Game flow: every Rules option does what docs/rules.md says; seeds fix games; views hide the deck."""
 
 import random
 
