@@ -244,15 +244,10 @@ def _print_standings(folder):
     results = load_results(folder)
     if results.empty:
         return
-    from kdtourney.report.ratings import bootstrap_elo
-    from kdtourney.report.stats import entrant_summary
+    from kdtourney.report.standings import standings
 
-    summary = entrant_summary(results, n_boot=500)
-    elo = bootstrap_elo(results, n_boot=300) if results["entrant"].nunique() > 1 else None
-    if elo is not None:
-        elo = elo.sort_values("elo", ascending=False)
-        order = [e for e in elo.index if e in summary.index]
-        summary = summary.loc[order + [e for e in summary.index if e not in order]]
+    figures = standings(results)  # the report page's figures and intervals
+    summary, elo = figures.summary, figures.elo
     table = Table(title="standings (means; 95% block-bootstrap intervals)", title_justify="left",
                   box=box.SIMPLE_HEAD, pad_edge=False)  # no column rules: fits 80 columns
     columns = ["entrant", "seats", "win share", "score", "margin", "Elo"]

@@ -36,6 +36,8 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 
+from kdtourney.outcomes import elo_to_score, pair_outcomes, score_to_elo
+
 __all__ = [
     "elo_to_score",
     "score_to_elo",
@@ -48,21 +50,6 @@ __all__ = [
 ]
 
 _EPS_WEIGHT = 1e-3
-
-
-def elo_to_score(elo: float) -> float:
-    """Expected pairwise score for an Elo difference: 1 / (1 + 10 ** (-elo / 400))."""
-    return 1.0 / (1.0 + 10.0 ** (-float(elo) / 400.0))
-
-
-def score_to_elo(score: float) -> float:
-    """Inverse of :func:`elo_to_score`; +-inf at 1 and 0."""
-    s = float(score)
-    if s <= 0.0:
-        return -math.inf
-    if s >= 1.0:
-        return math.inf
-    return -400.0 * math.log10(1.0 / s - 1.0)
 
 
 def gsprt_llr(n: float, mean: float, var: float, elo0: float, elo1: float) -> float:
@@ -94,25 +81,27 @@ def block_scores(results: pd.DataFrame, candidate: str, baseline=None) -> pd.Ser
     """Candidate's block scores, one per block, in order of the blocks' first game index.
 
     For every game, every pair (candidate seat, baseline seat) scores 1 if the candidate ranks better,
-    0.5 if equal, 0 if worse; a block's score is the mean over all such pairs of all its games.
-    ``baseline``: an entrant name, an iterable of names, or None for every entrant other than the
-    candidate.  Blocks without any such pair are left out.  Returns a Series named ``"score"``
-    indexed by block, with the pair count per block in ``attrs["pairs"]`` (a Series).
+    0.5 if equal, 0 if worse (:func:`kdtourney.outcomes.pair_outcomes`); a block's score is the mean
+    over all such pairs of all its games.  ``baseline``: an entrant name, an iterable of names, or
+    None for every entrant other than the candidate.  Blocks without any such pair are left out.
+    Returns a Series named ``"score"`` indexed by block, with the pair count per block in
+    ``attrs["pairs"]`` (a Series).
     """
-    ent = results["entrant"].astype(str)
-    cand = results.loc[ent == str(candidate), ["game", "block", "rank"]]
+    candidate = str(candidate)
+    pairs = pair_outcomes(results)
+    a, b = pairs["entrant_a"], pairs["entrant_b"]
     if baseline is None:
-        base_mask = ent != str(candidate)
+        is_base = lambda names: names != candidate  # noqa: E731
     else:
-        names = [baseline] if isinstance(baseline, str) else list(baseline)
-        base_mask = ent.isin([str(b) for b in names]) & (ent != str(candidate))
-    base = results.loc[base_mask, ["game", "rank"]]
-    m = cand.merge(base, on="game", suffixes=("", "_b"))
-    x = np.where(m["rank"] < m["rank_b"], 1.0, np.where(m["rank"] == m["rank_b"], 0.5, 0.0))
-    g = pd.Series(x).groupby(m["block"].to_numpy())
+        names = {str(n) for n in ([baseline] if isinstance(baseline, str) else baseline)}
+        is_base = lambda entrants: entrants.isin(names - {candidate})  # noqa: E731
+    first = (a == candidate) & is_base(b)
+    second = (b == candidate) & is_base(a)
+    x = pd.concat([pairs.loc[first, "score"], 1.0 - pairs.loc[second, "score"]])
+    g = x.groupby(pairs["block"].reindex(x.index).to_numpy())
     scores = g.mean()
-    first = results.groupby("block")["game"].min().reindex(scores.index)
-    order = first.sort_values(kind="stable").index
+    start = results.groupby("block")["game"].min().reindex(scores.index)
+    order = start.sort_values(kind="stable").index
     out = scores.reindex(order).rename("score")
     out.index.name = "block"
     out.attrs["pairs"] = g.size().reindex(order)

@@ -3,19 +3,11 @@
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
+from results_support import results_table
 
-from kdtourney.arena.sprt import (
-    SPRT,
-    block_score,
-    block_scores,
-    elo_to_score,
-    gsprt_llr,
-    run_sprt,
-    score_to_elo,
-    sprt_bounds,
-)
+from kdtourney.arena.sprt import SPRT, block_score, block_scores, gsprt_llr, run_sprt, sprt_bounds
+from kdtourney.outcomes import elo_to_score
 
 
 def two_player_blocks(rng, elo_diff, n, games=2, tie=0.1):
@@ -47,13 +39,6 @@ def decide(make_stream, elo0, elo1, runs, seed, max_blocks=20000):
 
 
 # ------------------------------------------------------------------------------- formula
-
-
-def test_elo_score_conversions():
-    assert elo_to_score(0) == 0.5
-    assert elo_to_score(400) == pytest.approx(10 / 11)
-    assert score_to_elo(elo_to_score(123.4)) == pytest.approx(123.4)
-    assert score_to_elo(1.0) == math.inf and score_to_elo(0.0) == -math.inf
 
 
 def test_bounds_and_llr_formula():
@@ -153,16 +138,8 @@ def test_elo_estimate_interval():
 # ------------------------------------------------------------------------------- block scores
 
 
-def make_rows(games):
-    out = []
-    for g, (block, players) in enumerate(games):
-        for seat, (e, r) in enumerate(players):
-            out.append((g, block, len(players), seat, e, r))
-    return pd.DataFrame(out, columns=["game", "block", "n_players", "seat", "entrant", "rank"])
-
-
 def test_block_score_hand_made():
-    df = make_rows(
+    df = results_table(
         [
             (7, [("cand", 2), ("base", 1), ("base", 2), ("other", 4)]),  # vs base: 0, 0.5 ; vs other: 1
             (7, [("base", 3), ("cand", 1), ("other", 2), ("base", 3)]),  # vs base: 1, 1 ; vs other: 1
@@ -188,7 +165,7 @@ def test_run_sprt_on_results_table():
             perf = np.array([100.0, 0.0]) * math.log(10) / 400 + rng.gumbel(size=2)
             r = (-perf).argsort().argsort() + 1
             games.append((b, [("cand", int(r[0])), ("base", int(r[1]))]))
-    df = make_rows(games)
+    df = results_table(games)
     t = run_sprt(df, "cand", 0, 50, baseline="base")
     manual = SPRT(0, 50)
     manual.update(block_scores(df, "cand", "base").to_numpy())
