@@ -351,9 +351,11 @@ _SPRT_PARAMS = ("candidate", "baseline", "elo0", "elo1", "alpha", "beta", "playe
 @click.option("--elo1", type=_Real(), default=10.0, show_default=True,
               help="H1: the candidate is at least ELO1 stronger (ELO1 > ELO0).")
 @click.option("--alpha", type=_Real(), default=0.05, show_default=True,
-              help="Chance of accepting H1 when H0 holds, in (0, 0.5).")
+              help="At most this chance of accepting H1 when the candidate is no more than "
+              "ELO0 stronger, in (0, 0.5).")
 @click.option("--beta", type=_Real(), default=0.05, show_default=True,
-              help="Chance of accepting H0 when H1 holds, in (0, 0.5).")
+              help="At most this chance of accepting H0 when the candidate is ELO1 stronger or "
+              "more, in (0, 0.5).")
 @click.option("--players", metavar="2|3|4", help="Table size (default 2): the candidate and "
               "PLAYERS-1 baselines.")
 @click.option("--max-games", type=_Number(int), default=20_000, show_default=True,
@@ -365,15 +367,16 @@ _SPRT_PARAMS = ("candidate", "baseline", "elo0", "elo1", "alpha", "beta", "playe
     last_line="verdict line")
 @click.pass_context
 def sprt_command(ctx, **opts):
-    """Sequential A/B test: is --candidate at least --elo1 Elo stronger than --baseline (H1), or
-    not more than --elo0 (H0)?
+    """Sequential A/B test: is --candidate more than --elo0 Elo stronger than --baseline? `H1
+    accepted` says it is; `H0 accepted` says it is not shown to be --elo1 stronger (not that it
+    is no stronger).
 
     Plays duplicate blocks (one deal under every rotation of the table: the candidate and
     PLAYERS-1 baselines) in chunks, and after each chunk runs a generalized SPRT on the block
     scores (the candidate's pairwise score against the baseline seats) over the complete blocks in
     block order. It stops at the first block where the log-likelihood ratio leaves its bounds, and
     the last line says `H1 accepted: ...`, `H0 accepted: ...`, or `undecided after N games ...` at
-    --max-games. The decision and the block where it falls depend only on the seed and the test,
+    --max-games, with the Elo estimate corrected for the stopping. The decision and the block where it falls depend only on the seed and the test,
     not on --workers: blocks that the last chunk played past the decision are stored but not
     counted.
 
