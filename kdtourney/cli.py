@@ -81,6 +81,18 @@ class _Number(click.ParamType):
         return number
 
 
+_scheduler_option = click.option(
+    "--scheduler", metavar="ADDRESS", help="Play on a Dask cluster instead: tcp://HOST:PORT of a "
+    "running scheduler (or its scheduler file), or local:N for a local cluster of N worker "
+    "processes. Needs the dask extra.")
+
+
+def _refuse_workers_with_scheduler(opts):
+    if opts["scheduler"] is not None and opts["workers"] is not None:
+        raise _CommandError("--workers is for local processes; with --scheduler the cluster's "
+                            "workers play (local:N for N local ones)")
+
+
 _rule_options = _options(
     click.option("--dynasty", is_flag=True, default=False, help="Each table plays three deals in a "
                  "row; the totals decide."),
@@ -175,10 +187,7 @@ def _write_report(folder, no_report):
 @_session_options(
     "Tournament", seed="Tournament seed", name_default="the bots",
     resume="Finish the tournament stored in DIR.", last_line="final line",
-    cluster=[click.option("--scheduler", metavar="ADDRESS", help="Play on a Dask cluster instead: "
-                          "tcp://HOST:PORT of a running scheduler (or its scheduler file), or "
-                          "local:N for a local cluster of N worker processes. Needs the dask "
-                          "extra.")])
+    cluster=[_scheduler_option])
 @click.pass_context
 def run_command(ctx, **opts):
     """Play a tournament: every game stored in DIR/tournament.sqlite as soon as it is finished,
@@ -194,9 +203,7 @@ def run_command(ctx, **opts):
     from kdtourney.arena.progress import Reporter
 
     with _one_line(tour.ArenaError, store.StoreError):
-        if opts["scheduler"] is not None and opts["workers"] is not None:
-            raise _CommandError("--workers is for local processes; with --scheduler the cluster's "
-                                "workers play (local:N for N local ones)")
+        _refuse_workers_with_scheduler(opts)
         if opts["resume"]:
             _refuse_on_resume(ctx, _TOURNAMENT_PARAMS, "plays the stored tournament")
             folder = Path(opts["resume"])
@@ -367,7 +374,7 @@ _SPRT_PARAMS = ("candidate", "baseline", "elo0", "elo1", "alpha", "beta", "playe
 @_session_options(
     "Test", seed="Seed of the deals", name_default="sprt, the bots",
     resume="Continue the test stored in DIR (--max-games may change its cap).",
-    last_line="verdict line")
+    last_line="verdict line", cluster=[_scheduler_option])
 @click.pass_context
 def sprt_command(ctx, **opts):
     """Sequential A/B test: is --candidate at least --elo1 Elo stronger than --baseline (H1), or
@@ -392,6 +399,7 @@ def sprt_command(ctx, **opts):
     from kdtourney.arena import runner, sequential, store, tournament as tour
 
     with _one_line(tour.ArenaError, store.StoreError):
+        _refuse_workers_with_scheduler(opts)
         if opts["resume"]:
             _refuse_on_resume(ctx, _SPRT_PARAMS, "continues the stored test")
             folder = Path(opts["resume"])
@@ -417,7 +425,8 @@ def sprt_command(ctx, **opts):
         outcome = sequential.play_sprt(tournament, test, folder, registry,
                                        workers=opts["workers"], meta=meta,
                                        display=sequential.SprtDisplay(quiet=opts["quiet"]),
-                                       hang_timeout=opts["hang_timeout"])
+                                       hang_timeout=opts["hang_timeout"],
+                                       scheduler=opts["scheduler"])
     stored = outcome.state.stored
     if outcome.interrupted:
         click.echo(f"interrupted: {outcome.verdict_line()}; {stored} games stored in {folder}; "

@@ -202,3 +202,33 @@ def test_ctrl_c_then_resume_reaches_the_uninterrupted_decision(tmp_path):
     assert whole.exit_code == 0, whole.output
     assert lines(resumed)[-1] == lines(whole)[-1] and lines(whole)[-1].startswith("H1 accepted")
     assert store.load_sprt(folder).equals(store.load_sprt(tmp_path / "whole"))
+
+
+MINE = '''
+from kdtourney.bots.random_bot import RandomBot
+
+
+class Mine(RandomBot):
+    """Random, from a folder: the candidate whose code changes."""
+    name = "mine"
+'''
+
+
+def test_a_decided_test_refuses_new_code(tmp_path):
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    (bots / "mine.py").write_text(MINE)
+    folder = tmp_path / "t"
+    args = ("--candidate", "mine", "--baseline", "random", "--elo1", 200, "--max-games", 400,
+            "--seed", 5, "--bots-dir", bots, "--workers", 1, "--out", folder, "--no-report")
+    first = run(*args, "--quiet")
+    assert first.exit_code == 0 and lines(first)[0].startswith("H0 accepted"), first.output
+    before = snapshot(folder)
+    (bots / "mine.py").write_text(MINE.replace('Random, from', 'Random (better now), from'))
+    for again in (args, ("--resume", folder, "--no-report")):
+        result = run(*again)
+        assert result.exit_code == 2, result.output
+        out = result.output.strip().splitlines()
+        assert len(out) == 1 and out[0].startswith("Error: mine (") and \
+            "its code changed since the games stored in" in out[0], out
+        assert snapshot(folder) == before

@@ -35,6 +35,7 @@ the store is the same whatever the number of workers and however often the run w
 from __future__ import annotations
 
 import collections
+import contextlib
 import datetime
 import multiprocessing as mp
 import os
@@ -274,28 +275,71 @@ def session_meta(name: str, registry_dirs=()) -> dict:
                 bots_dirs=[str(Path(d).resolve()) for d in registry_dirs], created=_store.now())
 
 
-def open_for(tournament: Tournament, folder, meta: dict) -> _store.Store:
-    """The store of `folder` for this tournament: created if the folder has none; refused
-    (ArenaError) if it holds another tournament or is not a valid store."""
+def open_for(tournament: Tournament, folder, meta: dict,
+             identities: dict | None = None) -> tuple[_store.Store, list[str]]:
+    """The store of `folder` for this tournament and notes for the user: created (with the
+    entrants' `identities`) if the folder has none; refused (ArenaError) if it holds another
+    tournament, another entrant's code (`check_code`), or is not a valid store."""
     folder = Path(folder)
     if _store.exists(folder):
         try:
             st = _store.open_store(folder)
         except _store.StoreError as exc:
             raise ArenaError(str(exc)) from None
-        diff = differences(st.tournament, tournament.to_dict())
-        if diff:
+        try:
+            diff = differences(st.tournament, tournament.to_dict())
+            if diff:
+                more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
+                raise ArenaError(f"{folder} holds another tournament: {diff[0]}{more}; choose a "
+                                 f"new --out, or finish that one with --resume {folder}")
+            notes = check_code(st, identities, folder) if identities is not None else []
+        except BaseException:
             st.close()
-            more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
-            raise ArenaError(f"{folder} holds another tournament: {diff[0]}{more}; choose a new "
-                             f"--out, or finish that one with --resume {folder}")
+            raise
         sessions = st.meta.get("sessions", 0)
         st.update_meta(sessions=sessions + 1, last_command=meta.get("command"))
-        return st
+        return st, notes
     try:
-        return _store.Store.create(folder, tournament.to_dict(), dict(meta, sessions=1))
+        return _store.Store.create(folder, tournament.to_dict(), dict(meta, sessions=1),
+                                   identities), []
     except _store.StoreError as exc:
         raise ArenaError(str(exc)) from None
+
+
+def entrant_identities(registry, tournament: Tournament) -> dict:
+    """{entrant label: `BotRegistry.identity`} of every entrant of `tournament`."""
+    return {label: registry.identity(spec)
+            for label, spec in zip(tournament.entrants, tournament.specs)}
+
+
+def check_code(st: _store.Store, identities: dict, folder) -> list[str]:
+    """Check that every entrant's code is the code its stored games were played with: ArenaError
+    (one line naming the entrant and what changed) if not, so old and new games never mix. A store
+    made before identities were recorded gets them now; returns a note saying so."""
+    stored = st.entrants()
+    if stored is None:
+        done = st.count_games()
+        st.record_entrants(identities)
+        st.update_meta(entrants_recorded_after=done)
+        return [f"{folder} is older than kdtourney's record of what code plays: the code of its "
+                f"{done} stored games is unknown; the entrants' code is recorded from now on"]
+    for entrant, now in identities.items():
+        before = stored.get(entrant)
+        if before is not None and before.get("digest") != now["digest"]:
+            changed = [k for k in sorted(set(before) | set(now))
+                       if k not in ("digest", "origin") and before.get(k) != now.get(k)]
+            what = "; ".join(f"{k} {_short(before.get(k))} (stored) vs {_short(now.get(k))} (now)"
+                             for k in changed)
+            raise ArenaError(f"{entrant} ({now.get('origin', now['kind'])}): its code changed "
+                             f"since the games stored in {folder} ({what}); play the new code "
+                             "under a new --out, or restore the code that played")
+    return []
+
+
+def _short(value) -> str:
+    """A hash cut to 12 characters; anything else as it is."""
+    text = str(value)
+    return text[:12] if len(text) == 64 and all(c in "0123456789abcdef" for c in text) else text
 
 
 REPORTS = Path("reports")  # where new tournament folders go (relative to the working directory)
@@ -372,7 +416,8 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     workers: processes (default: all cores). reporter: an object with start/game/note/stop (see
     kdtourney.arena.progress), or None. Raises ArenaError for a store that is not this tournament's.
     scheduler: play on a Dask cluster instead of local processes (`workers` is then ignored):
-    tcp://HOST:PORT, a scheduler file, or local:N (see kdtourney.arena.cluster).
+    tcp://HOST:PORT, a scheduler file, or local:N (see kdtourney.arena.cluster), or an open
+    `Cluster` (left open: an SPRT plays its chunks on one).
     """
     started = time.perf_counter()
     workers = workers or available_cores()
@@ -380,26 +425,35 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
         raise ArenaError(f"--workers must be at least 1, not {workers}")
     plan = tournament.plan()
     specs = plan.games
-    cluster = None
-    if scheduler is not None:
-        from kdtourney.arena.cluster import Cluster
+    identities = entrant_identities(registry, tournament)
+    with contextlib.ExitStack() as stack:
+        cluster = None
+        if isinstance(scheduler, str):
+            from kdtourney.arena.cluster import Cluster
 
-        cluster = Cluster(scheduler)  # first: a bad address leaves the store untouched
-    try:
-        st = open_for(tournament, folder, meta or {})
-    except BaseException:
-        if cluster is not None:
-            cluster.close()
-        raise
-    try:
+            cluster = Cluster(scheduler)  # first: a bad address leaves the store untouched
+            stack.callback(cluster.close)
+        elif scheduler is not None:
+            cluster = scheduler
+        try:
+            stack.enter_context(_store.locked(folder))
+        except _store.StoreError as exc:
+            raise ArenaError(str(exc)) from None
+        st, notes = open_for(tournament, folder, meta or {}, identities)
+        stack.callback(st.close)
+        if reporter is not None:
+            stack.callback(reporter.stop)
         done = st.done_games()
         pending = collections.deque(g for g in range(len(specs)) if g not in done)
-        outcome = RunOutcome(folder=Path(folder), total=len(specs), stored_before=len(done))
+        outcome = RunOutcome(folder=Path(folder), total=len(specs), stored_before=len(done),
+                             notes=list(notes))
         hang_timeout = hang_timeout or default_hang_timeout(tournament.move_time_limit)
         if cluster is not None and pending:
             workers = sum(cluster.wait_for_workers().values())
         if reporter is not None:
             reporter.start(tournament, plan, st, workers=min(workers, max(1, len(pending))))
+            for note in notes:
+                reporter.note(note)
         if pending:
             try:
                 if cluster is not None:
@@ -413,12 +467,6 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
                 outcome.interrupted = True
         outcome.seconds = time.perf_counter() - started
         st.update_meta(games_stored=outcome.stored_before + outcome.played)
-    finally:
-        st.close()
-        if cluster is not None:
-            cluster.close()
-        if reporter is not None:
-            reporter.stop()
     return outcome
 
 
@@ -616,6 +664,6 @@ def _exit_code(process) -> str:
     return str(code)
 
 
-__all__ = ["run_tournament", "RunOutcome", "open_for", "session_meta", "rows_of", "default_hang_timeout",
-           "asked_folder", "stored_seed", "new_folder", "load_tournament", "stored_bots_dirs",
-           "check_entrants"]
+__all__ = ["run_tournament", "RunOutcome", "open_for", "session_meta", "rows_of",
+           "default_hang_timeout", "asked_folder", "stored_seed", "new_folder", "load_tournament",
+           "stored_bots_dirs", "check_entrants", "entrant_identities", "check_code"]

@@ -262,6 +262,7 @@ def build_context(folder, anchor=None, *, n_boot: int = 1000, seed: int = 0) -> 
     }
     ctx.update(_progress(tournament, meta, games, results))
     ctx["reproduce"] = _reproducibility(tournament, meta, config)
+    ctx["reproduce"]["entrants"] = _identities_view(_store.load_entrants(folder), meta)
     ctx["faults"] = _faults_view(faults)
 
     entrants_all = sorted(results["entrant"].astype(str).unique()) if len(results) else []
@@ -371,6 +372,19 @@ def _reproducibility(tournament: dict, meta: dict, config: dict) -> dict:
     other_meta = [(k, fmt_value(v)) for k, v in sorted(meta.items()) if k not in used]
     return {"highlights": highlights, "settings": settings, "rules": rules, "meta": other_meta,
             "schema": config.get("schema_version")}
+
+
+def _identities_view(entrants: pd.DataFrame, meta: dict) -> dict:
+    """What code played for each entrant (the store's `entrants` table), and since which game
+    when a store older than that table recorded it on a resume."""
+    rows = []
+    for r in entrants.itertuples():
+        identity = r.identity or {}
+        code = {k: v for k, v in identity.items() if k not in ("kind", "digest", "origin")}
+        rows.append({"entrant": str(r.entrant), "digest": r.digest or "unknown",
+                     "kind": identity.get("kind", ""), "origin": identity.get("origin", ""),
+                     "code": ", ".join(f"{k} {fmt_value(v)}" for k, v in sorted(code.items()))})
+    return {"rows": rows, "recorded_after": meta.get("entrants_recorded_after")}
 
 
 def _faults_view(faults: pd.DataFrame) -> dict:
