@@ -20,7 +20,7 @@ distributed = pytest.importorskip(
 from arena_support import assert_same_store  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
-from kdtourney.arena import load_games, load_results, prepare  # noqa: E402
+from kdtourney.arena import load_games, load_results, prepare, store  # noqa: E402
 from kdtourney.arena.runner import run_tournament  # noqa: E402
 from kdtourney.arena.tournament import ArenaError  # noqa: E402
 from kdtourney.bots.registry import BotRegistry  # noqa: E402
@@ -237,6 +237,22 @@ def test_local_cluster_from_the_command_line(tmp_path):
                                       "--games", "8", "--seed", "3", "--out",
                                       str(tmp_path / "local"), "--workers", "1", "--no-report"])
     assert local.exit_code == 0, local.output
+    assert_same_store(tmp_path / "local", folder)
+
+
+def test_sprt_on_a_local_cluster(tmp_path):
+    args = ["sprt", "--candidate", "greedy", "--baseline", "random", "--elo1", "10",
+            "--max-games", "400", "--seed", "3", "--no-report"]
+    folder = tmp_path / "dask"
+    done = subprocess.run([KDTOURNEY, *args, "--out", str(folder), "--scheduler", "local:2"],
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert "seed 3, 2 workers" in lines[0] and lines[-1].startswith("H1 accepted")
+    local = CliRunner().invoke(main, args + ["--out", str(tmp_path / "local"), "--workers", "1"])
+    assert local.exit_code == 0, local.output
+    assert local.stdout.splitlines()[-1] == lines[-1]
+    assert store.load_sprt(folder).equals(store.load_sprt(tmp_path / "local"))
     assert_same_store(tmp_path / "local", folder)
 
 
