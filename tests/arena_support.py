@@ -68,6 +68,16 @@ FAULTY_BOTS = textwrap.dedent('''
             return super().act(view)
 
 
+    class Vanisher(_Base):
+        """Kills its process when it is freed, after its game (outside any bot call), in one game
+        in seven."""
+        name = "vanisher"
+
+        def __del__(self):
+            if getattr(self, "seed", 0) % 7 == 1:
+                os._exit(4)
+
+
     class Hanger(_Base):
         """Never answers its 6th decision of one game in eleven."""
         name = "hanger"

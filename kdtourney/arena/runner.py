@@ -20,12 +20,9 @@ Dead and hung workers
 ---------------------
 A worker that dies (os._exit, a segfault, the OOM killer) or hangs (a single call into a bot, or
 the harness, making no progress for `hang_timeout` seconds: then the worker is killed) is replaced
-and its unfinished games are played again. A game that kills or hangs its worker a second time is
-played again with the bot that was deciding at the time forfeiting at that call (fault kind
-'crash' for a death, 'timeout' for a hang; see kdtourney.arena.match), so the other players still
-finish the game. If the deciding seat is unknown (the worker died outside any bot call), or a game
-keeps killing workers (more than players + 2 times), the game is stored with status 'fault', no
-player rows, and a 'crash' fault on seat -1.
+and its unfinished games are played again. The shared array tells which game, seat and bot call it
+was in; kdtourney.arena.forfeit decides, as for a Dask cluster, whether the game is played again
+as it was, with that seat's bot forfeiting at that call, or stored as a failed game.
 
 Determinism: a game's bots, seeds and deal depend only on the tournament and the game's index, so
 the store is the same whatever the number of workers and however often the run was interrupted
@@ -48,11 +45,12 @@ from multiprocessing.connection import wait
 from pathlib import Path
 
 from kdtourney.arena import store as _store
-from kdtourney.arena.match import CRASH, TIMEOUT, MatchResult, play_match
+from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, failed_rows
+from kdtourney.arena.match import MatchResult, play_match
 from kdtourney.arena.tournament import ArenaError, Tournament, default_name, differences
+from kdtourney.arena.workers import bot_factories, main_module_hidden, warm_bots
 
 MAX_BATCH = 32            # games per task at most
-WARM_DECISIONS = 4        # decisions each entrant's bot plays in the warm-up game
 DEFAULT_HANG_TIMEOUT = 600.0
 _SLOT = 4                 # status array per worker: game, seat, call, monotonic time of the last step
 
@@ -75,43 +73,6 @@ def available_cores() -> int:
 
 # --- the worker process ------------------------------------------------------------------------
 
-def _factories(registry, specs):
-    """spec -> a callable making a new bot (resolved once per worker)."""
-    out = {}
-    for spec in specs:
-        entrant = registry.resolve(spec)
-        cls = registry.bots[entrant.name].cls
-        kwargs = entrant.kwargs
-        out[spec] = (lambda cls=cls, kwargs=kwargs: cls(**kwargs))
-    return out
-
-
-def _warm_bots(tournament: Tournament, factories, touch=lambda: None) -> None:
-    """A few decisions of each entrant's bot, so Numba-compiled bot kernels land in the cache."""
-    from kdtourney.engine import Game
-
-    rules = tournament.rules_for(tournament.players[0])
-    for spec in tournament.specs:
-        touch()
-        try:
-            bot = factories[spec]()
-            bot.setup(0, rules, 0)
-            game = Game(rules, 0)
-            asked = 0
-            while not game.is_over and asked < WARM_DECISIONS:
-                legal = game.legal_actions()
-                action = legal[0]
-                if game.current_player == 0:
-                    touch()
-                    choice = bot.act(game.view(0))
-                    asked += 1
-                    if choice in legal:
-                        action = choice
-                game.apply(action)
-        except Exception:  # a faulty bot shows its faults in the games, not here
-            pass
-
-
 def _worker_main(slot, conn, status, sources, tournament_dict, warm):
     """A worker: receives batches [(game spec, forced faults)], sends ('game', index, MatchResult)
     per game."""
@@ -122,14 +83,14 @@ def _worker_main(slot, conn, status, sources, tournament_dict, warm):
 
         tournament = Tournament.from_dict(tournament_dict)
         registry = BotRegistry.from_sources(sources)
-        factories = _factories(registry, tournament.specs)
+        factories = bot_factories(registry, tournament.specs)
         rules = {p: tournament.rules_for(p) for p in tournament.players}
         if warm:
             def touch():
                 status[base + 3] = time.monotonic()
                 status[base] = -2  # warming up
 
-            _warm_bots(tournament, factories, touch)
+            warm_bots(tournament, factories, touch)
             status[base] = -1
         conn.send(("ready",))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which stops
@@ -182,14 +143,16 @@ def _quick_exit(conn):
 
 @dataclass
 class RunOutcome:
-    """What a run did: the folder, games in the plan, stored before, played now, faults now,
-    worker deaths and hangs, seconds, whether Ctrl-C stopped it."""
+    """What a run did: the folder, games in the plan, stored before, played now, forfeits now,
+    games that could not be finished now, worker deaths and hangs, seconds, whether Ctrl-C
+    stopped it."""
 
     folder: Path
     total: int
     stored_before: int
     played: int = 0
     faults: int = 0
+    failed: int = 0
     worker_losses: int = 0
     seconds: float = 0.0
     interrupted: bool = False
@@ -243,20 +206,14 @@ class _Sink:
             self.reporter.game(spec, results, faults)
 
     def fail(self, game_index, message):
-        """Store a game that could not be played: status 'fault', no player rows, a 'crash' fault
-        on seat -1."""
+        """Store a game that could not be finished (kdtourney.arena.forfeit.failed_rows)."""
         spec = self.specs[game_index]
-        n = spec.n_players
-        moves = [] if len(spec.deal_seeds) == 1 else [[] for _ in spec.deal_seeds]
-        game = dict(game=spec.game, block=spec.block, arrangement=spec.arrangement, n_players=n,
-                    deal_seeds=list(spec.deal_seeds), status="fault", duration=0.0, moves=moves,
-                    error=message)
-        faults = [dict(seat=-1, entrant=None, kind=CRASH, message=message, call=None)]
-        self.st.add_game(game, [], faults)
+        game, results, faults = failed_rows(spec, self.tournament.entrants, message)
+        self.st.add_game(game, results, faults)
         self.outcome.played += 1
-        self.outcome.faults += 1
+        self.outcome.failed += 1
         if self.reporter is not None:
-            self.reporter.game(spec, [], faults)
+            self.reporter.game(spec, results, faults)
 
 
 def session_meta(name: str, registry_dirs=()) -> dict:
@@ -481,15 +438,14 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
         status[i] = -1.0
     sources = registry.source_files()
     tdict = tournament.to_dict()
-    deaths: dict[int, int] = collections.Counter()
-    forced: dict[int, dict] = collections.defaultdict(dict)
+    policy = ForfeitPolicy(specs, tournament.entrants)
     failed_starts = 0
 
     def spawn(slot, warm_first):
         parent_conn, child_conn = ctx.Pipe(duplex=True)
         process = ctx.Process(target=_worker_main, name=f"kdtourney-worker-{slot}", daemon=True,
                               args=(slot, child_conn, status, sources, tdict, warm_first))
-        with _main_module_hidden():
+        with main_module_hidden():
             process.start()
         child_conn.close()
         return _Worker(slot, process, parent_conn)
@@ -499,7 +455,7 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
     pool += [spawn(slot, False) for slot in range(1, n_workers)]
 
     sink = _Sink(tournament, specs, st, outcome, reporter)
-    commit, record_failure = sink.commit, sink.fail
+    commit = sink.commit
 
     def handle(worker, message):
         kind = message[0]
@@ -537,26 +493,15 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
         base = worker.slot * _SLOT
         current = int(status[base])
         seat, call = int(status[base + 1]), int(status[base + 2])
+        if current == -1 and worker.inflight:  # between games: the oldest unsent one was lost
+            current, seat, call = worker.inflight[0], -1, -1
         requeue = list(worker.inflight)
         if current in worker.inflight:
-            deaths[current] += 1
-            spec = specs[current]
-            note = f"worker {worker.slot} {why} in game {current}"
-            kind = TIMEOUT if why.startswith("hung") else CRASH
-            if deaths[current] >= 2:
-                if (seat >= 0 and seat not in forced[current]
-                        and deaths[current] <= spec.n_players + 2):
-                    entrant = tournament.entrants[spec.seats[seat]]
-                    forced[current][seat] = (call, kind, f"the worker {why} during this bot's "
-                                                         f"call {call} (twice)")
-                    note += f"; {entrant} (seat {seat}) forfeits it"
-                else:
-                    requeue.remove(current)
-                    record_failure(current, f"the worker {why} {deaths[current]} times in this "
-                                            "game, outside any bot call")
-                    note += "; stored as a failed game"
-            else:
-                note += "; playing it again"
+            action, what = policy.lost(current, seat, call, why, hung=why.startswith("hung"))
+            if action == FAIL:
+                requeue.remove(current)
+                sink.fail(current, policy.failed_message(current))
+            note = f"worker {worker.slot} {why} in game {current}; {what}"
             outcome.notes.append(note)
             if reporter is not None:
                 reporter.note(note)
@@ -579,7 +524,7 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
             batch = []
             while pending and len(batch) < size:
                 g = pending.popleft()
-                batch.append((specs[g], dict(forced.get(g, {}))))
+                batch.append((specs[g], policy.forced(g)))
             try:
                 worker.conn.send(batch)
             except (BrokenPipeError, OSError):
@@ -632,25 +577,6 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
                 worker.process.kill()
                 worker.process.join(2)
             worker.conn.close()
-
-
-class _main_module_hidden:
-    """Start workers without re-importing the parent's __main__ (which 'spawn' does by default):
-    a worker needs only kdtourney and the bots, and a script calling run_tournament need not guard
-    itself with `if __name__ == "__main__"`."""
-
-    def __enter__(self):
-        self.main = sys.modules.get("__main__")
-        self.saved = {k: getattr(self.main, k) for k in ("__file__", "__spec__")
-                      if self.main is not None and hasattr(self.main, k)}
-        if "__file__" in self.saved:
-            del self.main.__file__
-        if "__spec__" in self.saved:
-            self.main.__spec__ = None
-
-    def __exit__(self, *exc):
-        for k, v in self.saved.items():
-            setattr(self.main, k, v)
 
 
 def _exit_code(process) -> str:
