@@ -235,8 +235,11 @@ def run_command(ctx, **opts):
     if not opts["quiet"]:
         _print_standings(folder)
     shown = _write_report(folder, opts["no_report"])
-    faults = store.load_faults(folder).shape[0]
-    click.echo(f"{shown}: {stored} games" + (f", {faults} faults" if faults else "")
+    faults = store.load_faults(folder)
+    forfeits = int((faults["kind"] != "failed").sum())
+    failed = faults.loc[faults["kind"] == "failed", "game"].nunique()
+    click.echo(f"{shown}: {stored} games" + (f", {forfeits} faults" if forfeits else "")
+               + (f", {failed} failed" if failed else "")
                + (f" ({outcome.played} played now)" if outcome.stored_before else ""))
 
 
@@ -246,11 +249,12 @@ def _print_standings(folder):
     from rich.console import Console
     from rich.table import Table
 
-    from kdtourney.arena.store import load_results
+    from kdtourney.arena.store import failed_games, load_results
 
     results = load_results(folder)
     if results.empty:
         return
+    failed = failed_games(folder)
     from kdtourney.report.ratings import bootstrap_elo
     from kdtourney.report.stats import entrant_summary
 
@@ -264,7 +268,8 @@ def _print_standings(folder):
                   box=box.SIMPLE_HEAD, pad_edge=False)  # no column rules: fits 80 columns
     columns = ["entrant", "seats", "win share", "score", "margin", "Elo"]
     with_faults = int("faults" in summary and summary["faults"].sum() > 0)
-    for column in columns + ["faults"] * with_faults:
+    with_failed = int(len(failed) > 0)  # games that could not be finished, per entrant seated
+    for column in columns + ["faults"] * with_faults + ["failed"] * with_failed:
         if column == "entrant":  # long specs fold; the figures never do
             table.add_column(column, overflow="fold")
         else:
@@ -277,7 +282,8 @@ def _print_standings(folder):
         table.add_row(str(entrant), str(int(row["games"])),
                       f"{row['win_share']:.3f} [{row['win_share_lo']:.2f}, {row['win_share_hi']:.2f}]",
                       f"{row['score']:.1f}", f"{row['margin']:+.1f}", rating,
-                      *[str(int(row["faults"]))] * with_faults)
+                      *[str(int(row["faults"]))] * with_faults,
+                      *[str(int(failed.get(entrant, 0)))] * with_failed)
     console = Console()
     if not console.is_terminal:
         console = Console(width=160)

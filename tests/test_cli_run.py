@@ -314,3 +314,24 @@ def test_a_folder_in_use_is_refused_and_a_killed_run_leaves_no_lock(tmp_path):
     resumed = run(*args, "--quiet")
     assert resumed.exit_code == 0, resumed.output
     assert resumed.stdout.strip() == f"{folder}: 40 games ({40 - stored} played now)"
+
+
+def test_failed_games_show_per_entrant_in_the_standings_and_the_report(tmp_path):
+    bots = write_faulty_bots(tmp_path / "bots")
+    folder = tmp_path / "t"
+    # game 2 kills its worker after the game, outside any bot call, until it is stored as failed
+    result = run("run", "--bots", "vanisher,random", "--games", "8", "--seed", "19", "--bots-dir",
+                 bots, "--out", folder, "--workers", "2")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[-1] == f"{folder / 'index.html'}: 8 games, 1 failed"
+    assert "note: worker 0 died (exit code 4) in game 2; stored as a failed game" in lines or \
+        "note: worker 1 died (exit code 4) in game 2; stored as a failed game" in lines
+    table = lines[next(i for i, line in enumerate(lines) if line.lstrip().startswith("entrant")):]
+    assert table[0].split()[-1] == "failed"
+    for name in ("vanisher", "random"):
+        row = next(line for line in table if line.lstrip().startswith(name + " "))
+        assert row.split()[-1] == "1", row
+    page = (folder / "index.html").read_text()
+    assert "0 forfeits and 1 failed game, in 1 game." in page
+    assert page.count('<td class="num" data-sort="1"><span class="bad">1</span></td>') == 2

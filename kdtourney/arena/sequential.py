@@ -562,7 +562,7 @@ class SprtDisplay:
     def game(self, spec, results, faults):
         self.played += 1
         self.pending += 1
-        self.faults += len(faults)
+        self.faults += len(faults) if results else 0  # a failed game's rows name its seats
 
     def note(self, text):
         if not self.quiet:

@@ -25,9 +25,11 @@ games    game INTEGER PRIMARY KEY (the game index), block, arrangement, seed (th
 results  one row per player per game, PRIMARY KEY (game, seat): entrant, score, rank, win_share,
          margin (own score minus best opponent's), largest_territory, crowns, discards, fault (0/1),
          time_total, time_max (decision times, s), decisions.
-faults   PRIMARY KEY (game, seat): entrant, kind ('exception'|'illegal'|'timeout'|'crash'),
-         message, call (which call into the bot: 0 = construction, then setup and act in order;
-         NULL when unknown). seat is -1 for a crash that could not be attributed to a seat.
+faults   PRIMARY KEY (game, seat): entrant, kind ('exception'|'illegal'|'timeout'|'crash': a
+         forfeit; 'failed': the game could not be finished, one row per seat, see
+         kdtourney.arena.forfeit), message, call (which call into the bot: 0 = construction, then
+         setup and act in order; NULL when unknown). Stores made before 'failed' rows existed
+         have one 'crash' row on seat -1 for a failed game.
 sprt     only in stores of `kdtourney sprt` (kdtourney.arena.sequential), whose config also has the
          key `sprt` (the test's parameters): one row per counted block of the sequential test, in
          block order: block (blocks counted so far, from 1), llr, lower, upper (the decision
@@ -204,6 +206,10 @@ class Store:
 
     def count_games(self) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+
+    def count_finished(self) -> int:
+        """Games with player rows (the others could not be finished)."""
+        return self._conn.execute("SELECT COUNT(DISTINCT game) FROM results").fetchone()[0]
 
     def entrant_totals(self) -> dict:
         """{entrant: (player-games, sum of win shares, faults)} over the stored results."""
@@ -433,6 +439,14 @@ def _export_entrants(folder) -> pd.DataFrame:
     return df
 
 
+def failed_games(folder) -> pd.Series:
+    """{entrant: games it sat in that could not be finished} (its 'failed' faults), entrants
+    without any left out; named `failed`."""
+    faults = load_faults(folder)
+    failed = faults[faults["kind"] == "failed"]
+    return failed.groupby("entrant")["game"].nunique().rename("failed")
+
+
 def load_sprt(folder) -> pd.DataFrame:
     """The `sprt` table (see the module docstring) ordered by block; empty if the store has none."""
     path = store_path(folder)
@@ -481,5 +495,5 @@ def export_table(folder, path, fmt: str = "csv", table: str = "results") -> int:
 
 
 __all__ = ["Store", "StoreError", "open_store", "load_results", "load_games", "load_faults",
-           "load_entrants", "load_config", "locked", "load_sprt", "export_table", "store_path",
+           "load_entrants", "load_config", "locked", "failed_games", "load_sprt", "export_table", "store_path",
            "STORE_FILE", "LOCK_FILE", "SCHEMA_VERSION", "RESULT_COLUMNS", "SPRT_COLUMNS", "TIMING_COLUMNS", "EXPORT_FORMATS"]

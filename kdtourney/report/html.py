@@ -264,6 +264,7 @@ def build_context(folder, anchor=None, *, n_boot: int = 1000, seed: int = 0) -> 
     ctx["reproduce"] = _reproducibility(tournament, meta, config)
     ctx["reproduce"]["entrants"] = _identities_view(_store.load_entrants(folder), meta)
     ctx["faults"] = _faults_view(faults)
+    ctx["failed_by_entrant"] = {str(e): int(n) for e, n in _store.failed_games(folder).items()}
 
     entrants_all = sorted(results["entrant"].astype(str).unique()) if len(results) else []
     ctx["entrants"] = entrants_all
@@ -388,8 +389,10 @@ def _identities_view(entrants: pd.DataFrame, meta: dict) -> dict:
 
 
 def _faults_view(faults: pd.DataFrame) -> dict:
+    """The faults table's rows, counts by entrant and kind, forfeits and failed games."""
     rows = []
     by_kind = []
+    failed = int(faults.loc[faults["kind"] == "failed", "game"].nunique()) if len(faults) else 0
     if len(faults):
         f = faults.copy()
         f["entrant"] = f["entrant"].fillna("(unknown)").astype(str)
@@ -401,7 +404,9 @@ def _faults_view(faults: pd.DataFrame) -> dict:
                          "message": "" if pd.isna(r.get("message")) else str(r["message"])})
         counts = f.groupby(["entrant", "kind"]).size()
         by_kind = [{"entrant": e, "kind": k, "count": int(n)} for (e, k), n in counts.items()]
-    return {"rows": rows, "total": int(len(faults)), "shown": len(rows), "by_kind": by_kind}
+    return {"rows": rows, "total": int(len(faults)), "shown": len(rows), "by_kind": by_kind,
+            "forfeits": int((faults["kind"] != "failed").sum()) if len(faults) else 0,
+            "failed": failed}
 
 
 def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: dict) -> dict:
