@@ -90,6 +90,41 @@ FAULTY_BOTS = textwrap.dedent('''
 ''')
 
 
+MINE = textwrap.dedent('''
+    from kdtourney.bots.random_bot import RandomBot
+
+
+    class Mine(RandomBot):
+        """Random, from a folder: the bot whose code a test changes."""
+        name = "mine"
+''')
+
+
+def dawdler(seconds):
+    """The source of `dawdler`: random, `seconds` per decision (a run that lasts)."""
+    return textwrap.dedent(f'''
+        import time
+
+        from kdtourney.bots.random_bot import RandomBot
+
+
+        class Dawdler(RandomBot):
+            """Random, {seconds} s per decision."""
+            name = "dawdler"
+
+            def act(self, view):
+                time.sleep({seconds})
+                return super().act(view)
+    ''')
+
+
+def write_bot(folder, name, source):
+    """`folder`/`name`.py holding `source`; returns the folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.py").write_text(source)
+    return folder
+
+
 def write_faulty_bots(folder):
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "faulty.py").write_text(FAULTY_BOTS)

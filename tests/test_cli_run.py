@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from arena_support import assert_same_store, comparable, snapshot, write_faulty_bots
+from arena_support import (MINE, assert_same_store, comparable, dawdler, snapshot, write_bot,
+                           write_faulty_bots)
 from click.testing import CliRunner
 
 from kdtourney.arena import load_config, load_games, load_results
@@ -214,20 +215,8 @@ def test_bad_stores_and_other_tournaments_are_refused_and_kept(small, tmp_path):
         assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
 
 
-MINE = '''
-from kdtourney.bots.random_bot import RandomBot
-
-
-class Mine(RandomBot):
-    """Random, from a folder: the bot whose code changes."""
-    name = "mine"
-'''
-
-
 def test_changed_bot_code_refuses_to_resume_and_export_shows_identities(tmp_path):
-    bots = tmp_path / "bots"
-    bots.mkdir()
-    (bots / "mine.py").write_text(MINE)
+    bots = write_bot(tmp_path / "bots", "mine", MINE)
     folder = tmp_path / "t"
     args = ["run", "--bots", "mine,random", "--games", "4", "--seed", "2", "--bots-dir", bots,
             "--out", folder, "--workers", "1", "--quiet", "--no-report"]
@@ -273,26 +262,8 @@ def test_a_store_from_before_identities_resumes_and_records_them(tmp_path):
     assert load_entrants(folder)["digest"].str.len().eq(12).all()
 
 
-DAWDLER = '''
-import time
-
-from kdtourney.bots.random_bot import RandomBot
-
-
-class Dawdler(RandomBot):
-    """Random, 5 ms per decision: a run that lasts."""
-    name = "dawdler"
-
-    def act(self, view):
-        time.sleep(0.005)
-        return super().act(view)
-'''
-
-
 def test_a_folder_in_use_is_refused_and_a_killed_run_leaves_no_lock(tmp_path):
-    bots = tmp_path / "bots"
-    bots.mkdir()
-    (bots / "dawdler.py").write_text(DAWDLER)
+    bots = write_bot(tmp_path / "bots", "dawdler", dawdler(0.005))
     folder = tmp_path / "t"
     args = ["run", "--bots", "dawdler,random", "--games", "40", "--seed", "5", "--bots-dir",
             str(bots), "--workers", "1", "--out", str(folder), "--no-report"]
