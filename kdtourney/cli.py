@@ -307,8 +307,10 @@ def replay_command(folder, game):
 @click.option("--format", "fmt", metavar="csv|parquet", help="Default: from the file name "
               "(.parquet), else csv.")
 @click.option("-o", "--output", required=True, metavar="FILE")
-@click.option("--table", default="results", show_default=True, metavar="results|games|faults",
-              help="results: one row per player per game, with the game's block and n_players.")
+@click.option("--table", default="results", show_default=True,
+              metavar="results|games|faults|entrants",
+              help="results: one row per player per game, with the game's block and n_players; "
+              "entrants: what code played for each entrant (digest, identity).")
 def export_command(folder, fmt, output, table):
     """Write a table of the tournament in DIR to a CSV or Parquet file."""
     from kdtourney.arena.store import StoreError, export_table

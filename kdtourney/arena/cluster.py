@@ -59,7 +59,7 @@ import threading
 import time
 import uuid
 
-from kdtourney.arena.forfeit import FAIL, ForfeitPolicy
+from kdtourney.arena.forfeit import DONE, FAIL, ForfeitPolicy
 from kdtourney.arena.match import play_match
 from kdtourney.arena.tournament import ArenaError, Tournament
 from kdtourney.arena.workers import bot_factories, main_module_hidden, warm_bots
@@ -497,7 +497,7 @@ class _Play:
                 g = games[0]
                 self.collect_deaths()
                 if g not in self.committed and not self.policy.losses[g]:
-                    self.lost(g, -1, -1, f"died {ALLOWED_FAILURES + 1} times", (),
+                    self.lost(g, -1, -1, f"died {ALLOWED_FAILURES + 1} times",
                               times=ALLOWED_FAILURES + 1)
                 if g not in self.committed:
                     self.requeue([g])
@@ -545,15 +545,21 @@ class _Play:
         self.killed.add(addr)
         self.outcome.worker_losses += 1
         why = f"hung (no progress for {self.hang_timeout:g} s)"
-        self.lost(game, seat, call, why, [addr], hung=True)
+        self.lost(game, seat, call, why, addr, hung=True)
+        try:
+            self.client.run(_exit_now, workers=[addr], on_error="ignore")
+        except Exception:  # noqa: BLE001 - it is gone, as wanted
+            pass
 
-    def lost(self, game, seat, call, why, addrs=(), hung=False, times=1):
+    def lost(self, game, seat, call, why, addr=None, hung=False, times=1):
         """A worker died or hung in `game` (seat and call: where, -1 if not known): the forfeit
         policy decides; the game's task is cancelled and the game played alone, or stored as a
         failed game."""
         action, what = self.policy.lost(game, seat, call, why, hung=hung, times=times)
-        where = f"worker {addrs[0]}" if addrs else "a worker"
+        where = f"worker {addr}" if addr else "a worker"
         self.note(f"{where} {why} in game {game}; {what}")
+        if action == DONE:
+            return
         if action == FAIL:
             self.committed.add(game)
             self.sink.fail(game, self.policy.failed_message(game))
@@ -563,11 +569,6 @@ class _Play:
                 future.cancel()
                 del self.inflight[future]
                 self.requeue(games)
-        for addr in addrs:
-            try:
-                self.client.run(_exit_now, workers=[addr], on_error="ignore")
-            except Exception:  # noqa: BLE001 - it is gone, as wanted
-                pass
 
     # the loop
 

@@ -27,7 +27,7 @@ import collections
 from kdtourney.arena.match import CRASH, TIMEOUT
 
 FAILED = "failed"  # the fault kind of every seat of a game that could not be finished
-REPLAY, FAIL = "replay", "fail"
+REPLAY, FAIL, DONE = "replay", "fail", "done"
 
 
 class ForfeitPolicy:
@@ -49,13 +49,14 @@ class ForfeitPolicy:
              times: int = 1) -> tuple[str, str]:
         """A worker died or hung (`why`, e.g. 'died (exit code 3)') in `game`, during call `call`
         of `seat`'s bot (seat -1: outside any bot call, or not known), `times` times.
-        Returns (REPLAY or FAIL, the note's ending: what happens to the game). `why` goes to the
-        note only: what is stored is the same whichever backend played."""
+        Returns (REPLAY, FAIL, or DONE for a loss already decided on, the note's ending: what
+        happens to the game). `why` goes to the note only: what is stored is the same whichever
+        backend played."""
         spec = self.specs[game]
         if seat in self._forced[game] and self._forced[game][seat][0] == call:
             # a forfeited seat never makes that call: a replay from before the forfeit (Dask
             # replays a task as it was until the client cancels it); counted already
-            return REPLAY, f"{self.entrants[spec.seats[seat]]} (seat {seat}) forfeits it already"
+            return DONE, f"{self.entrants[spec.seats[seat]]} (seat {seat}) forfeits it already"
         self.losses[game] += times
         losses = self.losses[game]
         if losses >= 2 and seat >= 0 and seat not in self._forced[game]:
@@ -88,4 +89,4 @@ def failed_rows(spec, entrants, message: str) -> tuple[dict, list, list]:
     return game, [], faults
 
 
-__all__ = ["ForfeitPolicy", "failed_rows", "FAILED", "REPLAY", "FAIL"]
+__all__ = ["ForfeitPolicy", "failed_rows", "FAILED", "REPLAY", "FAIL", "DONE"]

@@ -1,7 +1,7 @@
 """The forfeit policy both backends follow when a worker dies or hangs in a game."""
 
 from kdtourney.arena import prepare
-from kdtourney.arena.forfeit import FAIL, FAILED, REPLAY, ForfeitPolicy, failed_rows
+from kdtourney.arena.forfeit import DONE, FAIL, FAILED, REPLAY, ForfeitPolicy, failed_rows
 from kdtourney.bots.registry import BotRegistry
 
 
@@ -21,7 +21,7 @@ def test_the_second_loss_in_a_bot_call_makes_that_bot_forfeit():
     assert p.forced(1) == {0: (7, "crash", "the worker died during this bot's call 7 "
                                            "(2 losses of this game)")}
     # a replay from before the forfeit dying at the same call is not a new loss
-    assert p.lost(1, 0, 7, "died") == (REPLAY, f"{culprit} (seat 0) forfeits it already")
+    assert p.lost(1, 0, 7, "died") == (DONE, f"{culprit} (seat 0) forfeits it already")
     assert p.losses[1] == 2
     assert p.lost(0, 1, 3, "hung", hung=True)[0] == REPLAY
     p.lost(0, 1, 3, "hung", hung=True)
