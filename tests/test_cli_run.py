@@ -14,7 +14,7 @@ from arena_support import (MINE, assert_same_store, comparable, dawdler, snapsho
                            write_faulty_bots)
 from click.testing import CliRunner
 
-from kdtourney.arena import load_config, load_games, load_results
+from kdtourney.arena import load_config, load_faults, load_games, load_results
 from kdtourney.cli import main
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
@@ -290,7 +290,8 @@ def test_a_folder_in_use_is_refused_and_a_killed_run_leaves_no_lock(tmp_path):
 def test_failed_games_show_per_entrant_in_the_standings_and_the_report(tmp_path):
     bots = write_faulty_bots(tmp_path / "bots")
     folder = tmp_path / "t"
-    # game 2 kills its worker after the game, outside any bot call, until it is stored as failed
+    # game 2 kills its worker after the game, outside any bot call: after players + 2 = 4 losses
+    # it is stored as failed
     result = run("run", "--bots", "vanisher,random", "--games", "8", "--seed", "19", "--bots-dir",
                  bots, "--out", folder, "--workers", "2")
     assert result.exit_code == 0, result.output
@@ -303,6 +304,12 @@ def test_failed_games_show_per_entrant_in_the_standings_and_the_report(tmp_path)
     for name in ("vanisher", "random"):
         row = next(line for line in table if line.lstrip().startswith(name + " "))
         assert row.split()[-1] == "1", row
+    faults = load_faults(folder)  # who sat there; no result, whoever was at fault
+    assert faults[["game", "seat", "entrant", "kind"]].values.tolist() == \
+        [[2, 0, "vanisher", "failed"], [2, 1, "random", "failed"]]
+    games = load_games(folder)
+    assert games.loc[games["game"] == 2, "status"].item() == "fault"
+    assert 2 not in set(load_results(folder)["game"])
     page = (folder / "index.html").read_text()
     assert "0 forfeits and 1 failed game, in 1 game." in page
     assert page.count('<td class="num" data-sort="1"><span class="bad">1</span></td>') == 2

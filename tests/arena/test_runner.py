@@ -126,14 +126,3 @@ def test_a_hung_worker_is_replaced(tmp_path, faulty):
     assert faults["message"].str.contains("hung").all()
     assert out.worker_losses == 2 * len(faults)
 
-
-def test_a_game_lost_outside_any_bot_call_fails_and_names_its_seats(tmp_path, faulty):
-    t = prepare(faulty, bots="vanisher,random", games=8, seed=19)  # game 2: vanisher in seat 0
-    out = run_tournament(t, tmp_path, faulty, workers=2)
-    assert out.complete and out.failed == 1 and out.worker_losses == 4  # players + 2 losses
-    faults = load_faults(tmp_path)
-    assert faults[["game", "seat", "entrant", "kind"]].values.tolist() == \
-        [[2, 0, "vanisher", "failed"], [2, 1, "random", "failed"]]
-    games = load_games(tmp_path)
-    assert games.loc[games["game"] == 2, "status"].item() == "fault"
-    assert 2 not in set(load_results(tmp_path)["game"])
