@@ -361,6 +361,7 @@ def ratings_command(folders, out, anchor, players):
     """
     import sys
 
+    from kdtourney.arena import store
     from kdtourney.arena.tournament import ArenaError, parse_players
     from kdtourney.report.html import ReportError, parse_anchor
     from kdtourney.report.pool import PoolError, rating_list
@@ -369,6 +370,9 @@ def ratings_command(folders, out, anchor, players):
     with _one_line(ArenaError, ReportError):
         counts = parse_players(players) if players is not None else None
         anchor = parse_anchor(anchor)
+    if store.exists(out):
+        raise _CommandError(f"{out} holds a tournament, whose report is {out}/index.html: choose "
+                            "another --out for the rating list")
     try:
         found = rating_list(folders, players=counts, anchor=anchor)
     except PoolError as exc:

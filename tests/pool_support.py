@@ -61,7 +61,8 @@ def simulate(folder, elo: dict, *, blocks: int = 50, players: int = 2, seed: int
 
 
 def write_store(folder, games: list[dict], labels, *, players, seed: int = 0, start=START,
-                code: dict | None = None, rules: dict | None = None, dynasty: bool = False,
+                code: dict | None = None, identities: dict | None = None,
+                rules: dict | None = None, dynasty: bool = False,
                 recorded_after: int | None = None, sprt: bool = False) -> None:
     """A store in `folder` holding `games` (dicts: block, rotation, seats (labels), ranks (None: a
     failed game), finished (a datetime)), numbered in list order.
@@ -69,15 +70,16 @@ def write_store(folder, games: list[dict], labels, *, players, seed: int = 0, st
     code: {label: source text} -> the entrants table (an identity per label; labels not given get
     their label as code); None writes a store from before identities were recorded, and with
     `recorded_after` the identities are recorded after that many games (as a resume of an old
-    store does). sprt: mark the store as an SPRT's.
+    store does). identities: {label: identity} as a registry gives them, instead of `code`.
+    sprt: mark the store as an SPRT's.
     """
     labels = list(labels)
     tournament = {"entrants": labels, "specs": labels, "format": "round-robin",
-                  "players": [players], "games": len(games), "seed": seed,
+                  "players": list(players) if isinstance(players, (list, tuple)) else [players],
+                  "games": len(games), "seed": seed,
                   "rules": dict(DEFAULT_RULES, **(rules or {})), "candidate": None, "lineup": None,
                   "dynasty": dynasty, "move_time_limit": None}
     meta = {"name": folder.name, "command": "simulated", "created": start.isoformat()}
-    identities = None
     if code is not None and recorded_after is None:
         identities = {e: identity(code.get(e, e)) for e in labels}
     with Store.create(folder, tournament, meta, entrants=identities) as store:

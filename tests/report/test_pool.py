@@ -6,6 +6,7 @@ store API); code identities end to end with tournaments played by the arena.
 
 from __future__ import annotations
 
+import datetime
 import html
 import re
 import shutil
@@ -14,10 +15,10 @@ import numpy as np
 import pytest
 from arena_support import MINE, write_bot
 from click.testing import CliRunner
-from conftest import play
-from pool_support import simulate, write_store
+from pool_support import START, simulate, write_store
 
 from kdtourney.arena.store import load_results, store_path
+from kdtourney.bots.registry import BotRegistry
 from kdtourney.cli import main
 from kdtourney.report import ratings
 from kdtourney.report.html import fmt_elo
@@ -94,11 +95,17 @@ def test_anchor_and_its_errors(tmp_path):
 
 def test_changed_code_splits_an_entrant_unchanged_code_merges_it(tmp_path):
     bots = write_bot(tmp_path / "bots", "mine", MINE)
-    old, again, new = tmp_path / "runs" / "old", tmp_path / "runs" / "again", tmp_path / "runs" / "new"
-    play(old, bots, bots=["mine", "random"], players=(2,), games=8)
-    play(again, bots, bots=["mine", "greedy"], players=(2,), games=8)
+
+    def tournament(folder, elo, seed):  # stored with the identities a run records
+        registry = BotRegistry([bots], env=False, cwd=False)
+        simulate(tmp_path / "runs" / folder, elo, blocks=12, seed=seed,
+                 start=START + datetime.timedelta(days=seed),
+                 identities={e: registry.identity(e) for e in elo})
+
+    tournament("old", {"mine": 0, "random": -300}, 1)
+    tournament("again", {"mine": 0, "greedy": 100}, 2)
     (bots / "mine.py").write_text(MINE + "\n\ndef helper():\n    return 1\n")  # edited
-    play(new, bots, bots=["mine", "random", "greedy"], players=(2,), games=12)
+    tournament("new", {"mine": 200, "random": -300, "greedy": 100}, 3)
 
     result = ratings_cli(tmp_path / "runs", "--out", tmp_path / "page")
     assert result.exit_code == 0, result.output
@@ -109,10 +116,11 @@ def test_changed_code_splits_an_entrant_unchanged_code_merges_it(tmp_path):
     assert first[0].name == f"mine@{first[0].digest[:6]}"  # the old code shows its version
     names = [str(s.folder.name) for s in found.sources]
     assert [names[i] for i in first[0].folders] == ["again", "old"]  # unchanged code: merged
-    mine_games = load_results(new).query("entrant == 'mine'")["game"].nunique()
-    assert [names[i] for i in edited.folders] == ["new"] and edited.games == mine_games
-    assert entrants["random"].folders == [names.index("new"), names.index("old")]  # built-ins
-    assert len(entrants["greedy"].folders) == 2 and entrants["greedy"].digest
+    assert first[0].games == 48 and [names[i] for i in edited.folders] == ["new"]
+    assert edited.games == 16  # two of new's three tables
+    assert [names[i] for i in entrants["random"].folders] == ["new", "old"]  # built-ins too
+    assert [names[i] for i in entrants["greedy"].folders] == ["again", "new"]
+    assert entrants["greedy"].digest == entrants["random"].digest  # kdtourney's own code
     for e in (edited, first[0]):
         assert re.search(rf"^ *\d+ +{re.escape(e.name)} .*{e.digest}", result.output, re.M)
 
@@ -137,6 +145,11 @@ def test_unknown_code_pools_by_name_and_never_with_known_code(tmp_path):
 
 def write_folders(root):
     """A tree of tournament folders with every kind of problem, each in its own folder."""
+    two = simulate(root.parent / "scratch" / "2", {"greedy": 0, "random": -300}, blocks=4)
+    four = simulate(root.parent / "scratch" / "4", {"greedy": 0, "random": -300}, blocks=2,
+                    players=4)
+    write_store(root / "week1" / "mixed", two + [dict(g, block=g["block"] + 4) for g in four],
+                ["greedy", "random"], players=[2, 4])  # as run --players 2,4 (blocks apart)
     simulate(root / "week1" / "a", {"greedy": 0, "random": -300, "mine": 100}, blocks=20,
              seed=1, failed_blocks=2)
     simulate(root / "week1" / "b", {"greedy": 0, "mine": 150}, blocks=20, seed=2)
@@ -173,6 +186,8 @@ def test_every_folder_and_entrant_left_out_gets_one_line(tmp_path):
         "missing": "no such folder",
         "nothing": "no tournament in it",
     }
+    assert f"{root / 'week1' / 'mixed'}: 8 of its 16 games pooled; left out: 4-player games " \
+        "(this list: 2-player; --players 2,4 pools them together)" in lines
     for folder, reason in expected.items():
         hits = [line for line in lines if line.startswith("skipped ") and f"/{folder}" in line]
         assert len(hits) == 1 and reason in hits[0], (folder, hits)
@@ -181,11 +196,15 @@ def test_every_folder_and_entrant_left_out_gets_one_line(tmp_path):
         hits = [line for line in lines if line.startswith(f"unrated {name}: ")]
         assert len(hits) == 1 and reason in hits[0], (name, hits)
     assert "Traceback" not in result.output
-    assert lines[-1] == (f"{tmp_path / 'page' / 'index.html'}: 3 entrants rated from 76 games "
-                         "in 2 folders; 8 skipped")  # 2 failed blocks of a are not rated
+    assert lines[-1] == (f"{tmp_path / 'page' / 'index.html'}: 3 entrants rated from 84 games "
+                         "in 3 folders; 8 skipped")  # 2 failed blocks of a are not rated
+    result = ratings_cli(root, "--out", root / "week1" / "a")
+    assert result.exit_code == 2 and "holds a tournament" in result.output
+    assert not (root / "week1" / "a" / "index.html").exists()
     found = rating_list([root], n_boot=N_BOOT)
     # a's last two blocks (greedy-random, greedy-mine; 2 games each) failed: not rated, counted
     assert {e.name: e.failed for e in found.rated} == {"greedy": 4, "random": 2, "mine": 2}
+    assert by_name(found)["greedy"].folders == [0, 1, 2]  # a, b and mixed's 2-player games
     assert [e.name for e in found.rated] == ["mine", "greedy", "random"]
     assert all(np.isnan(e.elo) for e in found.entrants if e.unrated)
 
