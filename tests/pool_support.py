@@ -103,7 +103,8 @@ def write_store(folder, games: list[dict], labels, *, players, seed: int = 0, st
 def _rows(game, seats, ranks):
     scores = [60 - 10 * r for r in ranks]
     return [dict(game=game, seat=s, entrant=e, score=scores[s], rank=ranks[s],
-                 win_share=float(ranks[s] == 1), margin=scores[s] - max(scores[:s] + scores[s + 1:]),
+                 win_share=float(ranks[s] == 1),
+                 margin=scores[s] - max(scores[:s] + scores[s + 1:]),
                  largest_territory=5, crowns=3, discards=0, fault=0, time_total=0.01,
                  time_max=0.001, decisions=20)
             for s, e in enumerate(seats)]

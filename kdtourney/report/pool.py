@@ -12,6 +12,8 @@ Pooling
   picks, dynasty, and the 3-player setup for 3-player games. The list takes the rules with the most
   finished games, and one player count (the one with the most games) unless `players` names
   several. Whatever else is listed, one line per folder, with the reason.
+- A folder with the same tournament, seed and code as another (a copy, or the same command run
+  again) holds the same games: they count once.
 - Failed games (no result) are not in the fit, as in a tournament's report; they are counted
   against every entrant that sat in them (`failed`).
 
@@ -43,20 +45,21 @@ import numpy as np
 import pandas as pd
 
 from kdtourney.arena import store as _store
+from kdtourney.arena.tournament import RULE_OPTIONS, Tournament
+from kdtourney.engine import Rules
 from kdtourney.report import ratings
 
 __all__ = ["rating_list", "find_tournaments", "RatingList", "Entrant", "Source", "PoolError",
            "UNKNOWN"]
 
 UNKNOWN = "unknown"  # the version shown for games whose code is unknown
-_RULE_DEFAULTS = {"variant": "standard", "three_player": "official", "harmony": False,
-                  "middle_kingdom": False, "tiebreak": "crowns", "first_picks": "random"}
-_GAME_COLUMNS = ("game", "block", "n_players", "status", "finished_at")
+_GAME_COLUMNS = ("game", "n_players", "finished_at")
 _SHIFT = 32  # game and block numbers of folder i start at i << 32
 
 
 class PoolError(ValueError):
-    """Nothing can be rated; `notes` are the lines that say what was found instead."""
+    """The list cannot be made: nothing can be rated (`notes`: the lines that say what was found
+    instead), or the anchor names no rated entrant. The message is one line."""
 
     def __init__(self, message: str, notes=()):
         super().__init__(message)
@@ -157,13 +160,13 @@ def find_tournaments(paths) -> tuple[list[Path], list[tuple[str, str]]]:
 
 
 @dataclasses.dataclass
-class _Store:
+class _StoreData:
     """What the list reads from one store."""
 
     folder: Path
     config: dict
     results: pd.DataFrame  # game, block, entrant, rank, n_players
-    games: pd.DataFrame  # _GAME_COLUMNS, finished_at as UTC timestamps
+    games: pd.DataFrame  # game, n_players, finished_at (UTC timestamps)
     failed: pd.DataFrame  # game, entrant of 'failed' faults
     digests: dict  # label -> digest (None: unknown)
     identities: dict  # label -> identity dict
@@ -174,7 +177,7 @@ class _Store:
         return self.config.get("tournament") or {}
 
 
-def _read(folder: Path) -> _Store:
+def _read(folder: Path) -> _StoreData:
     """StoreError (one line) for a missing, corrupt, foreign or newer store."""
     config = _store.load_config(folder)
     results = _store.load_results(folder, ("game", "block", "entrant", "rank", "n_players"))
@@ -189,20 +192,18 @@ def _read(folder: Path) -> _Store:
     digests = {str(e): d for e, d in zip(entrants["entrant"], entrants["digest"])}
     identities = {str(e): i for e, i in zip(entrants["entrant"], entrants["identity"])}
     recorded_after = meta.get("entrants_recorded_after")
-    return _Store(folder, config, results, games, failed, digests, identities,
+    return _StoreData(folder, config, results, games, failed, digests, identities,
                   int(recorded_after) if isinstance(recorded_after, int) else 0)
 
 
-def _describe(st: _Store) -> str:
-    from kdtourney.arena.tournament import Tournament
-
+def _describe(st: _StoreData) -> str:
     try:
         return Tournament.from_dict(st.tournament).describe()
     except (TypeError, ValueError, KeyError, IndexError):  # a store from another version
         return ", ".join(str(e) for e in st.tournament.get("entrants") or [])
 
 
-def _code_text(st: _Store) -> str:
+def _code_text(st: _StoreData) -> str:
     if not any(st.digests.values()):
         return "unknown (a store from before kdtourney recorded it)"
     if st.recorded_after:
@@ -215,10 +216,10 @@ def _code_text(st: _Store) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
-def _rules(st: _Store, n_players: int) -> dict:
+def _rules(st: _StoreData, n_players: int) -> dict:
     """The rules of the store's n-player games, as far as they decide a game's outcome."""
     stored = st.tournament.get("rules") or {}
-    rules = {k: stored.get(k, default) for k, default in _RULE_DEFAULTS.items()}
+    rules = {k: stored.get(k, Rules.__dataclass_fields__[k].default) for k in RULE_OPTIONS}
     if n_players != 3:
         del rules["three_player"]  # decides nothing outside 3-player games
     rules["dynasty"] = bool(st.tournament.get("dynasty"))
@@ -273,7 +274,7 @@ def _choose(stores, players):
     return players, reference
 
 
-def _left_out(st: _Store, players: tuple, reference: dict | None) -> tuple[set, list[str]]:
+def _left_out(st: _StoreData, players: tuple, reference: dict | None) -> tuple[set, list[str]]:
     """(player counts of the store's games that the list takes, a reason per count it leaves)."""
     taken, reasons = set(), []
     asked = ",".join(str(p) for p in players)
@@ -330,7 +331,7 @@ def rating_list(paths, *, players=None, anchor=None, n_boot: int = 1000, seed: i
     return out
 
 
-def _readable(paths) -> tuple[list[_Store], list]:
+def _readable(paths) -> tuple[list[_StoreData], list]:
     """The stores with finished games under `paths`, each tournament once; (folder, reason) for
     the rest."""
     folders, skipped = find_tournaments(paths)
@@ -345,23 +346,23 @@ def _readable(paths) -> tuple[list[_Store], list]:
             skipped.append((str(folder), "no finished games" if len(st.games) else
                             "no games stored"))
             continue
-        # a copied folder holds the same games: keep the copy with the most
-        key = json.dumps([st.tournament, (st.config.get("meta") or {}).get("created")],
-                         sort_keys=True)
+        # a copy, or a re-run with the same seed and code, holds the same games: keep the one
+        # with the most
+        key = json.dumps([st.tournament, sorted(st.digests.items(), key=str)], sort_keys=True)
         if key in seen:
             other = seen[key]
             keep, drop = (st, other) if len(st.games) > len(other.games) else (other, st)
             seen[key] = keep
             stores[stores.index(other)] = keep
-            skipped.append((str(drop.folder), f"the same tournament as {keep.folder} (a copy): "
-                                              "its games count once"))
+            skipped.append((str(drop.folder), f"the same games as {keep.folder} (the same "
+                                              "tournament, seed and code): counted once"))
             continue
         seen[key] = st
         stores.append(st)
     return stores, skipped
 
 
-def _pool(st: _Store, index: int, taken: set, keys: dict, identities: dict):
+def _pool(st: _StoreData, index: int, taken: set, keys: dict, identities: dict):
     """(Source, result rows, failed seats) of the games of `st` with a player count in `taken`.
     Rows: game and block numbered for the pool, key (the entrant's number in `keys`, which gains
     the store's (label, digest) pairs), rank, folder, date."""

@@ -182,7 +182,8 @@ def test_every_folder_and_entrant_left_out_gets_one_line(tmp_path):
         "empty": "no games stored",
         "corrupt": "corrupt or not an SQLite database",
         "foreign": "not a kdtourney tournament",
-        "copy-of-b": "the same tournament as",
+        "copy-of-b": f"the same games as {root / 'week1' / 'b'} (the same tournament, seed and "
+                     "code): counted once",
         "missing": "no such folder",
         "nothing": "no tournament in it",
     }
