@@ -393,7 +393,8 @@ def ratings_command(folders, out, anchor, players):
 
 
 def _print_rating_list(found):
-    """The rating list in the terminal: rank, entrant, Elo with interval, games, folders, code."""
+    """The rating list in the terminal: rank, entrant, Elo with interval, games, folders, code
+    (and failed games, when there are any)."""
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -401,13 +402,14 @@ def _print_rating_list(found):
     players = "/".join(str(p) for p in found.players)
     table = Table(title=f"rating list ({players}-player games; 95% block-bootstrap intervals)",
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    with_failed = int(any(e.failed for e in found.rated))  # games that could not be finished
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("entrant", overflow="fold")
-    for column in ("Elo", "games", "folders", "code"):
+    for column in ("Elo", "games", "folders", "code") + ("failed",) * with_failed:
         table.add_column(column, justify="left" if column == "code" else "right", no_wrap=True)
     for rank, e in enumerate(found.rated, 1):
         table.add_row(str(rank), e.name, f"{e.elo:+.0f} [{e.lo:+.0f}, {e.hi:+.0f}]", str(e.games),
-                      str(len(e.folders)), e.digest or "unknown")
+                      str(len(e.folders)), e.digest or "unknown", *[str(e.failed)] * with_failed)
     console = Console()
     if not console.is_terminal:
         console = Console(width=160)

@@ -72,7 +72,6 @@ class Source:
 
     folder: Path
     kind: str  # "run" or "sprt"
-    title: str
     description: str
     stored: int  # games in the store
     pooled: int  # games in the list
@@ -393,10 +392,9 @@ def _pool(st: _StoreData, index: int, taken: set, keys: dict, identities: dict):
     fails = st.failed[st.failed["game"].isin(games["game"])]
     seated = [keys.get((str(e), None if g in old else st.digests.get(str(e))))
               for g, e in zip(fails["game"], fails["entrant"])]
-    failed = pd.DataFrame({"game": base + fails["game"].to_numpy(np.int64), "key": seated}
-                          ).dropna()  # an entrant with no finished game is not on the list
+    failed = pd.DataFrame({"game": base + fails["game"].to_numpy(np.int64), "key": seated},
+                          dtype=object).dropna().astype(np.int64)  # no finished game: not listed
     source = Source(folder=st.folder, kind="sprt" if "sprt" in st.config else "run",
-                    title=str((st.config.get("meta") or {}).get("name") or st.folder.name),
                     description=_describe(st), stored=int(len(st.games)),
                     pooled=int(pooled["game"].nunique()), first=games["finished_at"].min(),
                     last=games["finished_at"].max(), code=_code_text(st),

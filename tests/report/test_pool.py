@@ -203,12 +203,13 @@ def test_every_folder_and_entrant_left_out_gets_one_line(tmp_path):
     assert "Traceback" not in result.output
     assert lines[-1] == (f"{tmp_path / 'page' / 'index.html'}: 3 entrants rated from 84 games "
                          "in 3 folders; 8 skipped")  # 2 failed blocks of a are not rated
-    result = ratings_cli(root, "--out", root / "week1" / "a")
-    assert result.exit_code == 2 and "holds a tournament" in result.output
+    refused = ratings_cli(root, "--out", root / "week1" / "a")
+    assert refused.exit_code == 2 and "holds a tournament" in refused.output
     assert not (root / "week1" / "a" / "index.html").exists()
     found = rating_list([root], n_boot=N_BOOT)
     # a's last two blocks (greedy-random, greedy-mine; 2 games each) failed: not rated, counted
     assert {e.name: e.failed for e in found.rated} == {"greedy": 4, "random": 2, "mine": 2}
+    assert re.search(r"^ *2 +greedy .* 4 *$", result.output, re.M)  # the failed column
     assert by_name(found)["greedy"].folders == [0, 1, 2]  # a, b and mixed's 2-player games
     assert [e.name for e in found.rated] == ["mine", "greedy", "random"]
     assert all(np.isnan(e.elo) for e in found.entrants if e.unrated)
