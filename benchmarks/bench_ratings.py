@@ -66,7 +66,14 @@ def main():
     ap.add_argument("--folders", type=int, default=50)
     ap.add_argument("--games", type=int, default=2000, help="games per folder")
     args = ap.parse_args()
-    root = args.pool or Path(tempfile.mkdtemp(prefix="kdtourney-pool-"))
+    if args.pool is None:
+        with tempfile.TemporaryDirectory(prefix="kdtourney-pool-") as root:
+            bench(Path(root), args)
+    else:
+        bench(args.pool, args)
+
+
+def bench(root: Path, args) -> None:
     if not root.exists() or not any(root.iterdir()):
         started = time.perf_counter()
         build(root, args.folders, args.games)
