@@ -26,24 +26,28 @@ alpha).  No decision is taken before ``min_blocks`` blocks (default 15): on a ha
 empirical distribution knows too few of the values a block can take.  The first crossing decides;
 the decision is then latched.
 
-Error rates, measured on simulated duplicate blocks whose deal favours one seat (20,000 tests
-each, elo0 = 0, elo1 = 50, alpha = beta = 0.05; tests/arena/test_sprt.py checks 1,000): 2 players,
-one seat 0.4 more likely to win every deal: alpha 4.6%, beta 5.3% (the normal approximation used
-before, with at least 30 blocks: 3.2% and 7.4%); 4 players (Plackett-Luce, seat strengths spread
-so that the luckiest seat beats the unluckiest 9 times in 10): see `MEASURED` below.
+Error rates, measured on simulated duplicate blocks whose deal favours one seat by 0.4 in win
+probability (benchmarks/bench_sprt.py, 20,000 tests each, elo0 = 0, elo1 = 50, alpha = beta =
+0.05; tests/arena/test_sprt.py checks 1,000): 2 players, alpha 4.74% and beta 5.51% (+-0.16); 4
+players (Plackett-Luce, seat strengths spread so that the luckiest seat beats the unluckiest 9
+times in 10), alpha 4.54% and beta 4.76% (+-0.15).  The normal approximation used before, with
+at least 30 blocks, let beta reach about 7% with 2 players.
 
 Elo estimate
 ------------
 A test stops when its LLR crosses a bound, so it stops early on lucky streaks, and the mean score
 at the stop overstates the difference (a candidate 25 Elo stronger that passes elo0 = 0, elo1 = 50
-shows about +60).  The estimate given with the verdict is corrected for that, as fishtest does:
+shows about +45).  The estimate given with the verdict is corrected for that, as fishtest does:
 the LLR is taken for a Brownian motion whose drift and variance per block follow from an Elo
 difference (the normal approximation of the GSPRT, with the block scores' variance), the outcomes
 of the test are ordered (H0 early < H0 late < undecided, by LLR < H1 late < H1 early), and the
 estimate is the Elo difference under which the observed outcome is the median one; the 95% interval
 holds the differences under which it lies between the 2.5% and 97.5% quantiles.  The estimate is
-median-unbiased over all tests; among the tests that accepted H1 it still leans high (see the
-README's `sprt` section for measured figures).
+median-unbiased over all tests; among the tests that accepted H1 it still leans high.  Measured
+(benchmarks/bench_sprt.py, 20,000 tests, a candidate 25 Elo stronger): the estimate exceeds +25 in
+48.6% (2 players) and 48.8% (4 players) of the tests; where H1 is accepted its median is +37.6
+(+36.9), the uncorrected mean score's +44.9 (+44.8); the 95% interval covered +25 in all the tests
+(it is conservative: wider than it needs to be).
 """
 
 from __future__ import annotations
