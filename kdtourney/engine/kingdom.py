@@ -72,9 +72,41 @@ class Kingdom:
 
     @classmethod
     def _from_arrays(cls, bits, bbox, size):
+        kingdom = cls.__new__(cls)
+        kingdom.size = size
+        kingdom._bits = bits.copy()
+        kingdom._bbox = bbox.copy()
+        kingdom._scratch = np.zeros((K.SCRATCH_ROWS, K.G), dtype=np.int64)
+        return kingdom
+
+    @classmethod
+    def from_squares(cls, squares, size: int = 5) -> "Kingdom":
+        """The kingdom of these squares: a dict {(row, col): (terrain, crowns)} as `squares()` gives
+        it, or (row, col, terrain, crowns) rows; the castle at (0, 0) may be listed. Squares off the
+        grid, a second castle, a bad terrain or crown count raise ValueError (the placement rules
+        are not checked: any land the rules allow, and more, can be described)."""
+        items = squares.items() if isinstance(squares, dict) else \
+            (((r, c), (t, k)) for r, c, t, k in squares)
+        cells = {}
+        for (row, col), (terrain, crowns) in items:
+            if terrain == CASTLE and (row, col) == (0, 0):
+                continue
+            if terrain not in TERRAIN_LETTERS or crowns not in (0, 1, 2, 3):
+                raise ValueError(f"square ({row}, {col}): {(terrain, crowns)!r} is not a terrain "
+                                 "code 1..6 with 0-3 crowns")
+            if (row, col) in cells or (row, col) == (0, 0):
+                raise ValueError(f"square ({row}, {col}) is given twice (or is the castle's)")
+            cells[(row, col)] = (row, col, terrain, crowns)
+        rows = [r for r, _ in cells] + [0]
+        cols = [c for _, c in cells] + [0]
+        if max(rows) - min(rows) >= size or max(cols) - min(cols) >= size:
+            raise ValueError(f"the squares span {max(rows) - min(rows) + 1}x"
+                             f"{max(cols) - min(cols) + 1}, more than a {size}x{size} kingdom")
+        cells = list(cells.values())
         kingdom = cls(size)
-        kingdom._bits[:] = bits
-        kingdom._bbox[:] = bbox
+        if cells:
+            array = np.array(cells, dtype=np.int64)
+            K.set_squares(kingdom._bits, kingdom._bbox, array, len(cells))
         return kingdom
 
     # -- squares --------------------------------------------------------------------------------
@@ -96,22 +128,16 @@ class Kingdom:
         return rmin, rmax, cmin, cmax
 
     def squares(self) -> dict[tuple[int, int], tuple[int, int]]:
-        """Every occupied square, castle included: {(row, col): (terrain, crowns)}."""
-        top, bottom, left, right = self.bounds()
-        cells = {}
-        for row in range(top, bottom + 1):
-            for col in range(left, right + 1):
-                terrain, crowns = self.square(row, col)
-                if terrain != EMPTY:
-                    cells[(row, col)] = (terrain, crowns)
-        return cells
+        """Every occupied square, castle included: {(row, col): (terrain, crowns)}, row by row."""
+        out = np.empty((49, 4), dtype=np.int64)
+        n = K.list_squares(self._bits, self._bbox, out)
+        return {(r, c): (t, k) for r, c, t, k in out[:n].tolist()}
 
     # -- text -----------------------------------------------------------------------------------
 
     @classmethod
     def from_text(cls, text: str, size: int = 5) -> "Kingdom":
         """Parse the text format (see `to_text`); bad text raises ValueError naming line and column."""
-        kingdom = cls(size)
         lines = text.splitlines()
         numbered = [(n, line.split()) for n, line in enumerate(lines, start=1)]
         while numbered and not numbered[0][1]:
@@ -134,6 +160,7 @@ class Kingdom:
             raise ValueError(f"line {numbered[0][0]}, column 1: the grid is {len(numbered)}x{width}, "
                              f"larger than the kingdom's {size}x{size}")
         ci, cj = castles[0]
+        squares = []
         for i, (line_no, cells) in enumerate(numbered):
             for j, cell in enumerate(cells):
                 if cell in ("C", "."):
@@ -143,11 +170,8 @@ class Kingdom:
                 if terrain is None or crowns not in ("0", "1", "2", "3"):
                     raise ValueError(f"line {line_no}, column {j + 1}: {cell!r} is not a cell "
                                      "(C, ., or W/F/L/G/S/M followed by 0-3 crowns)")
-                r, c = i - ci + K.CENTER, j - cj + K.CENTER
-                K.set_square(kingdom._bits, r, c, terrain, int(crowns))
-                kingdom._bbox[:] = (min(kingdom._bbox[0], r), max(kingdom._bbox[1], r),
-                                    min(kingdom._bbox[2], c), max(kingdom._bbox[3], c))
-        return kingdom
+                squares.append((i - ci, j - cj, terrain, int(crowns)))
+        return cls.from_squares(squares, size)
 
     def to_text(self) -> str:
         """One line per row of the occupied rectangle; cells `C`, `.`, or terrain letter + crowns."""
