@@ -16,7 +16,8 @@ Actions are ints (see `kdtourney.engine._kernels`):
 import numpy as np
 
 from kdtourney.engine import _kernels as K
-from kdtourney.engine.kingdom import Kingdom, Score, decode_placement, encode_placement, flags_of
+from kdtourney.engine.kingdom import (Kingdom, Score, decode_placement, encode_placement, flags_of,
+                                      square_array)
 from kdtourney.engine.rules import Rules
 from kdtourney.engine.tiles import TILES
 
@@ -89,8 +90,8 @@ class _Table:
         return int(K.domino_to_place(self._st)) or None
 
     def _row(self, row, owner):
-        return [(int(self._st[row + j]), int(self._st[owner + j]))
-                for j in range(4) if self._st[row + j] != 0]
+        dominoes, owners = self._st[row:row + 4].tolist(), self._st[owner:owner + 4].tolist()
+        return [(d, o) for d, o in zip(dominoes, owners) if d != 0]
 
     @property
     def current_row(self) -> list[tuple[int, int]]:
@@ -114,12 +115,12 @@ class _Table:
     @property
     def first_order(self) -> list[int]:
         """The seats in the order their kings claimed the first row."""
-        return [int(p) for p in self._st[K.ST_FIRST_ORDER:K.ST_FIRST_ORDER + self.rules.players
-                                         * self.rules.kings_per_player]]
+        return self._st[K.ST_FIRST_ORDER:K.ST_FIRST_ORDER + self.rules.players
+                        * self.rules.kings_per_player].tolist()
 
     def drawn(self) -> list[int]:
         """Every domino drawn so far (the rows, placed and discarded ones), in drawing order."""
-        return [int(d) for d in self._st[K.ST_DECK:K.ST_DECK + self._st[K.ST_DECK_POS]]]
+        return self._st[K.ST_DECK:K.ST_DECK + self._st[K.ST_DECK_POS]].tolist()
 
     def unseen(self) -> list[int]:
         """Dominoes not drawn yet, ascending: the rest of the deck and those out of the game."""
@@ -132,6 +133,10 @@ class _Table:
     def kingdom(self, player: int) -> Kingdom:
         """A copy of a player's kingdom."""
         return Kingdom._from_arrays(self._bits[player], self._bbox[player], self.rules.size)
+
+    def square_array(self, player: int) -> np.ndarray:
+        """`kingdom(player).square_array()` without copying the kingdom."""
+        return square_array(self._bits[player], self._bbox[player])
 
     def legal_actions(self) -> list[int]:
         """The legal actions of the current player (empty when the game is over)."""

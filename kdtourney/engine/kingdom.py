@@ -129,9 +129,11 @@ class Kingdom:
 
     def squares(self) -> dict[tuple[int, int], tuple[int, int]]:
         """Every occupied square, castle included: {(row, col): (terrain, crowns)}, row by row."""
-        out = np.empty((49, 4), dtype=np.int64)
-        n = K.list_squares(self._bits, self._bbox, out)
-        return {(r, c): (t, k) for r, c, t, k in out[:n].tolist()}
+        return {(r, c): (t, k) for r, c, t, k in self.square_array().tolist()}
+
+    def square_array(self) -> np.ndarray:
+        """`squares()` as an int64 array of (row, col, terrain, crowns) rows, row by row."""
+        return square_array(self._bits, self._bbox)
 
     # -- text -----------------------------------------------------------------------------------
 
@@ -242,6 +244,12 @@ class Kingdom:
             full = sum(int(m).bit_count() for m in self._bits[K.OCC]) == self.size ** 2
             bonus = int(K.bonus_points(self._bbox, self.size, flags_of(rules), full))
         return Score(int(points) + bonus, int(points), bonus, int(largest), int(crowns))
+
+
+def square_array(bits, bbox) -> np.ndarray:
+    """The occupied squares of a kingdom's arrays (see Kingdom.square_array)."""
+    out = np.empty((49, 4), dtype=np.int64)
+    return out[:K.list_squares(bits, bbox, out)]
 
 
 def flags_of(rules) -> int:
