@@ -6,7 +6,9 @@ Where bots come from, in this order:
   the environment variable KDTOURNEY_BOTS_DIR (an os.pathsep-separated list), then `./bots/` under
   the working directory when it exists. Every `*.py` file of such a folder is a bot module, except
   those whose name starts with `_` or `.`, which are helpers a bot module may import (the folder is on
-  sys.path while its modules are imported, and only then);
+  sys.path while its modules are imported, and only then). Every `*.toml` file declares a bot in its
+  own process, any language, speaking KDTP (kdtourney.bots.external.load_toml: name, command,
+  description, [options]);
 - installed packages, through the entry-point group `kdtourney.bots`: an entry point names a module
   (its bots are found like a folder module's) or one Bot subclass, e.g. in pyproject.toml
   `[project.entry-points."kdtourney.bots"] mybots = "mypackage.bots"`.
@@ -18,15 +20,18 @@ one name raise DuplicateBotError naming both places.
 An entrant is a bot with parameters, written `NAME[:key=value]...`, e.g. `mcts:iterations=2000:c=0.7`.
 Values become int, float, bool (true/false) or str. `BotRegistry.resolve` checks an entrant against
 the bot's parameters and converts the values to the types of their defaults; `BotRegistry.create`
-makes the bot.
+makes the bot, `BotRegistry.factory` a maker of fresh instances, in this process or (a TOML bot,
+or any bot with isolate=True) in a process of its own.
 """
 
 import hashlib
 import importlib
 import inspect
+import json
 import linecache
 import os
 import re
+import shlex
 import sys
 import tempfile
 import traceback
@@ -36,6 +41,8 @@ from importlib import metadata
 from pathlib import Path
 
 from kdtourney.bots.base import Bot
+from kdtourney.bots.external import (ExternalBot, ProcessPool, ProcessSettings, Program,
+                                     check_programs, load_toml, serve_program)
 
 BUILTIN_MODULES = ("kdtourney.bots.random_bot", "kdtourney.bots.greedy", "kdtourney.bots.mce",
                    "kdtourney.bots.mcts", "kdtourney.bots.expectimax")
@@ -162,13 +169,15 @@ def parse_entrant(spec) -> Entrant:
 
 @dataclass(frozen=True)
 class BotInfo:
-    """An available bot. origin: "built-in", a file path, or "entry point NAME (dist)"."""
+    """An available bot. origin: "built-in", a file path, or "entry point NAME (dist)";
+    program: how to start it, for a bot in its own process (declared by a TOML file), else None."""
 
     name: str
     cls: type
     origin: str
     description: str
     parameters: dict
+    program: Program | None = None
 
 
 @dataclass(frozen=True)
@@ -261,6 +270,7 @@ class BotRegistry:
         self._broken: list[BrokenModule] = []
         self._broken_by_stem: dict[str, BrokenModule] = {}
         self._sources: dict[str, str] = {}
+        self._hellos: dict[Program, dict] = {}
 
     @classmethod
     def from_sources(cls, files: dict, *, entry_points: bool = True) -> "BotRegistry":
@@ -301,8 +311,9 @@ class BotRegistry:
         return list(self._broken)
 
     def source_files(self) -> dict[str, str]:
-        """{origin path: text} of every `.py` file of the bot folders used (helpers included), as
-        read when the registry was built; `BotRegistry.from_sources` rebuilds the bots from it."""
+        """{origin path: text} of every `.py` and `.toml` file of the bot folders used (helpers
+        included), as read when the registry was built; `BotRegistry.from_sources` rebuilds the
+        bots from it (a TOML bot's command still runs from the folder of its origin)."""
         return dict(self._sources)
 
     def resolve(self, spec) -> Entrant:
@@ -324,12 +335,66 @@ class BotRegistry:
         return Entrant(info.name, tuple(converted))
 
     def create(self, spec) -> Bot:
-        """A new instance of the bot of `spec` (a string or an Entrant) with its parameters."""
+        """A new instance of the bot of `spec` (a string or an Entrant) with its parameters (a bot in
+        its own process: started at its first `setup`, stopped at `close`)."""
         entrant = self.resolve(spec)
         try:
-            return self._bots[entrant.name].cls(**entrant.kwargs)
+            return self.factory(entrant)()
         except (TypeError, ValueError) as exc:
             raise EntrantError(f"{entrant.spec}: {exc}") from exc
+
+    def factory(self, spec, pool: ProcessPool | None = None, isolate: bool = False):
+        """A callable making a new instance of the bot of `spec` per call. A TOML bot, or with
+        `isolate` any bot (through `kdtourney serve`), plays in a process of `pool` (default: a
+        pool of its own per instance, closed with it)."""
+        entrant = self.resolve(spec)
+        info = self._bots[entrant.name]
+        program = self.program(entrant, pool, isolate)
+        if program is None:
+            return lambda cls=info.cls, kwargs=entrant.kwargs: cls(**kwargs)
+        options = dict(info.parameters, **entrant.kwargs) if info.program is not None else {}
+        if pool is not None:
+            return lambda: pool.bot(program, entrant.spec, options)
+        return lambda: ExternalBot(ProcessPool(), program, entrant.spec, options, owns_pool=True)
+
+    def program(self, spec, pool: ProcessPool | None = None, isolate: bool = False) -> Program | None:
+        """How the entrant `spec` is started in its own process: a TOML bot's command, or with
+        `isolate` a Python bot's `kdtourney serve` (its sources in a file of `pool`, or of a
+        temporary folder); None for a bot that plays in this process."""
+        entrant = self.resolve(spec)
+        info = self._bots[entrant.name]
+        if info.program is not None or not isolate:
+            return info.program
+        text = json.dumps(self._sources, sort_keys=True)
+        name = f"sources-{hashlib.sha256(text.encode()).hexdigest()[:12]}.json"
+        if pool is not None:
+            return serve_program(entrant.spec, pool.file(name, text))
+        path = Path(tempfile.gettempdir(), name)
+        if not path.exists():
+            path.write_text(text, encoding="utf-8")
+        return serve_program(entrant.spec, str(path))
+
+    def start_check(self, specs, settings: ProcessSettings | None = None) -> dict:
+        """Start once every TOML bot among the entrants `specs` and exchange hello: {spec: the
+        bot's hello}. StartupError (one line naming the TOML file) for one that does not start
+        or answer within the start-up timeout. (Python bots played isolated run kdtourney's own
+        `serve`: a failure there shows in the games' faults.)"""
+        programs = {spec: self.program(spec) for spec in specs}
+        hellos = check_programs([p for p in programs.values() if p is not None],
+                                settings or ProcessSettings())
+        self._hellos.update(hellos)
+        return {spec: hellos[p] for spec, p in programs.items() if p is not None}
+
+    def program_identity(self, spec) -> dict | None:
+        """The code identity of a TOML bot (kind "kdtp": declared command, sha256 of the file it
+        runs, the name and version it answers to hello, see the entrants table); None for a
+        Python bot. Starts the bot once if `start_check` has not."""
+        info = self._bots[self.resolve(spec).name]
+        if info.program is None:
+            return None
+        if info.program not in self._hellos:
+            self.start_check([info.name])
+        return info.program.identity(self._hellos[info.program])
 
     def __contains__(self, name) -> bool:
         return name in self._bots
@@ -368,6 +433,18 @@ class BotRegistry:
                 self._add(cls, BUILT_IN)
 
     def _load_folder(self, folder: Path, origin_folder: str):
+        for path in sorted(folder.glob("*.toml")):
+            origin = os.path.join(origin_folder, path.name)
+            try:
+                self._sources[origin] = path.read_text(encoding="utf-8")
+                declared = load_toml(path, origin)
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                self._add_broken(origin, str(exc) if isinstance(exc, ValueError) else
+                                 _error_line(exc), path.stem)
+                continue
+            program = declared.program
+            self._register(BotInfo(program.name, ExternalBot, origin, declared.description,
+                                   declared.options, program), origin)
         for path in sorted(folder.glob("*.py")):
             origin = os.path.join(origin_folder, path.name)
             try:
@@ -436,19 +513,26 @@ class BotRegistry:
             self._add_broken(origin, f"{cls.__qualname__}: every parameter needs a default; "
                                      f"{', '.join(missing)} has none", name)
             return
+        self._register(BotInfo(name, cls, origin, cls.description(), parameters), origin)
+
+    def _register(self, info: BotInfo, origin: str):
+        name = info.name
+        if not _NAME.match(name):
+            self._add_broken(origin, f"the bot name {name!r} is not letters, digits, _ . and -", "")
+            return
         old = self._bots.get(name)
         if old is not None:
-            if old.cls is cls:  # the same class reached twice (e.g. an entry point to a built-in)
-                return
-            raise DuplicateBotError(f"two bots are named {name!r}: {_where(old.cls, old.origin)} "
-                                    f"and {_where(cls, origin)}")
-        self._bots[name] = BotInfo(name, cls, origin, cls.description(), parameters)
+            if old.cls is info.cls and old.program is None:  # one class reached twice (e.g. an
+                return                                       # entry point to a built-in)
+            raise DuplicateBotError(f"two bots are named {name!r}: {_where(old)} and {_where(info)}")
+        self._bots[name] = info
 
     def _unknown_bot(self, name: str) -> str:
         text = f"unknown bot {name!r}; available: {', '.join(sorted(self._bots)) or 'none'}"
         broken = self._broken_by_stem.get(name)
         if broken is not None:
-            text += f" ({broken.origin} failed to import: {broken.error})"
+            how = "is not a bot file" if broken.origin.endswith(".toml") else "failed to import"
+            text += f" ({broken.origin} {how}: {broken.error})"
         return text
 
 
@@ -469,6 +553,9 @@ def listing(registry: BotRegistry) -> str:
     for name, info in bots.items():
         lines.append(f"  {name:<{width}}{info.description or '(no description)'}")
         lines.append(f"  {pad}from: {short(info.origin)}")
+        if info.program is not None:
+            found = "found" if info.program.executable else "NOT FOUND"
+            lines.append(f"  {pad}command: {shlex.join(info.program.declared)} ({found})")
         if info.parameters:
             params = " ".join(f"{k}={_show(v)}" for k, v in info.parameters.items())
             lines.append(f"  {pad}parameters: {params}")
@@ -478,10 +565,12 @@ def listing(registry: BotRegistry) -> str:
     return "\n".join(lines)
 
 
-def _where(cls: type, origin: str) -> str:
-    if origin == BUILT_IN:
-        return f"{cls.__module__}.{cls.__qualname__} (built-in)"
-    return f"{cls.__qualname__} in {origin}"
+def _where(info: BotInfo) -> str:
+    if info.program is not None:
+        return info.origin
+    if info.origin == BUILT_IN:
+        return f"{info.cls.__module__}.{info.cls.__qualname__} (built-in)"
+    return f"{info.cls.__qualname__} in {info.origin}"
 
 
 def _show(value) -> str:
