@@ -58,6 +58,11 @@ import uuid
 from kdtourney.arena.match import TIMEOUT, play_match
 from kdtourney.arena.tournament import ArenaError, Tournament
 
+try:
+    from distributed.diagnostics.plugin import WorkerPlugin as _WorkerPlugin
+except ImportError:  # without the dask extra this module only says so (MISSING_EXTRA)
+    _WorkerPlugin = object
+
 MAX_BATCH = 64               # games per task at most
 TARGET_TASK_SECONDS = 1.0    # play per task, once game durations are known
 FIRST_BATCH = 4              # games per task before any duration is known
@@ -74,7 +79,7 @@ class WorkerError(Exception):
 
 # --- the worker side ---------------------------------------------------------------------------
 
-_STATES: dict = {}             # content hash -> (tournament, factories, rules)
+_STATES: dict = {}             # content hash -> (tournament, factories, rules, bot process pool)
 _STATE_LOCK = threading.Lock()
 _PROGRESS = [-1, -1, -1, 0.0]  # game (-1 none, -2 setting up), seat, bot call, monotonic time
 
@@ -88,13 +93,15 @@ def _worker_address() -> str:
         return "?"
 
 
-def _state(key, sources, tdict):
-    """This worker's tournament, bot factories and rules for `key`, built and warmed once."""
+def _state(key, sources, tdict, settings, isolate):
+    """This worker's tournament, bot factories, rules and bot process pool for `key`, built and
+    warmed once; bots in their own process are started and checked here (WorkerError)."""
     with _STATE_LOCK:
         state = _STATES.get(key)
         if state is not None:
             return state
         from kdtourney.arena.runner import _factories, _warm_bots
+        from kdtourney.bots.external import ProcessPool, StartupError
         from kdtourney.bots.registry import BotRegistry, EntrantError
         from kdtourney.engine import warm_up
 
@@ -102,34 +109,54 @@ def _state(key, sources, tdict):
         tournament = Tournament.from_dict(tdict)
         registry = BotRegistry.from_sources(sources)
         try:
-            factories = _factories(registry, tournament.specs)
-        except EntrantError as exc:
+            registry.start_check(tournament.specs, settings)
+        except (EntrantError, StartupError) as exc:
             raise WorkerError(f"worker {_worker_address()} cannot play {tournament.describe()}: "
                               f"{exc}") from None
+        _close_pools()  # one tournament at a time per worker process
+        pool = ProcessPool(settings)
+        factories = _factories(registry, tournament.specs, pool, isolate)
         warm_up()
 
         def touch():
             _PROGRESS[3] = time.monotonic()
 
-        _warm_bots(tournament, factories, touch)
-        state = (tournament, factories, {p: tournament.rules_for(p) for p in tournament.players})
-        _STATES.clear()  # one tournament at a time per worker process
+        _warm_bots(tournament, registry, touch)
+        state = (tournament, factories, {p: tournament.rules_for(p) for p in tournament.players},
+                 pool)
         _STATES[key] = state
         _PROGRESS[:] = [-1, -1, -1, time.monotonic()]
         return state
 
 
-def setup_worker(key, sources, tdict) -> dict:
+def _close_pools():
+    """Stop this worker's bot processes (a new tournament, the worker's end)."""
+    for state in _STATES.values():
+        state[3].close()
+    _STATES.clear()
+
+
+class BotProcesses(_WorkerPlugin):
+    """Worker plugin: a worker stops its bot processes when it closes (or is restarted)."""
+
+    name = "kdtourney-bot-processes"
+
+    def teardown(self, worker):
+        with _STATE_LOCK:
+            _close_pools()
+
+
+def setup_worker(key, sources, tdict, settings, isolate) -> dict:
     """Task: build and warm this worker's state; returns what the client checks."""
     from kdtourney import __version__
 
-    _state(key, sources, tdict)
+    _state(key, sources, tdict, settings, isolate)
     return dict(address=_worker_address(), kdtourney=__version__)
 
 
-def play_batch(key, sources, tdict, batch) -> list:
+def play_batch(key, sources, tdict, settings, isolate, batch) -> list:
     """Task: play [(GameSpec, forced faults)]; returns [(game index, MatchResult)]."""
-    tournament, factories, rules = _state(key, sources, tdict)
+    tournament, factories, rules, pool = _state(key, sources, tdict, settings, isolate)
 
     def monitor(seat, call):
         _PROGRESS[1:] = [seat, call, time.monotonic()]
@@ -138,6 +165,7 @@ def play_batch(key, sources, tdict, batch) -> list:
     try:
         for spec, forced in batch:
             _PROGRESS[:] = [spec.game, -1, 0, time.monotonic()]
+            pool.game = spec.game
             result = play_match(
                 rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
                 [factories[tournament.specs[e]] for e in spec.seats],
@@ -155,6 +183,8 @@ def progress() -> tuple:
 
 
 def _exit_now():
+    for state in _STATES.values():
+        state[3].kill_all()  # the bots first: os._exit runs no cleanup
     os._exit(1)
 
 
@@ -168,9 +198,9 @@ def _distributed():
     return distributed
 
 
-def content_key(sources: dict, tdict: dict) -> str:
+def content_key(sources: dict, tdict: dict, *settings) -> str:
     """A hash of what a worker builds its state from."""
-    text = json.dumps([sorted(sources.items()), tdict], sort_keys=True, default=str)
+    text = json.dumps([sorted(sources.items()), tdict, *settings], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -281,11 +311,13 @@ class Cluster:
 
     # playing
 
-    def play(self, tournament, specs, pending, sink, registry, outcome, reporter, hang_timeout):
+    def play(self, tournament, specs, pending, sink, registry, outcome, reporter, hang_timeout,
+             settings, isolate):
         """Play the games of `pending` (a deque of game indexes) on the cluster, committing each
-        through `sink` (kdtourney.arena.runner._Sink) once."""
+        through `sink` (kdtourney.arena.runner._Sink) once. settings, isolate: how bots in their
+        own process run (kdtourney.bots.external.ProcessSettings; every bot in its own)."""
         _Play(self, tournament, specs, pending, sink, registry, outcome, reporter,
-              hang_timeout).run()
+              hang_timeout, settings, isolate).run()
 
 
 def _probe(address: str) -> None:
@@ -311,14 +343,15 @@ def _takes_n_workers(client) -> bool:
 
 class _Play:
     def __init__(self, cluster, tournament, specs, pending, sink, registry, outcome, reporter,
-                 hang_timeout):
+                 hang_timeout, settings, isolate):
         self.cluster, self.client = cluster, cluster.client
         self.tournament, self.specs, self.pending = tournament, specs, pending
         self.sink, self.outcome, self.reporter = sink, outcome, reporter
         self.hang_timeout = hang_timeout
         self.sources = registry.source_files()
         self.tdict = tournament.to_dict()
-        self.key = content_key(self.sources, self.tdict)
+        self.bots = (settings, isolate)  # how bots in their own process run
+        self.key = content_key(self.sources, self.tdict, *self.bots)
         self.wanted = set(pending)
         self.committed: set[int] = set()
         self.inflight: dict = {}                 # future -> [game indexes]
@@ -340,6 +373,7 @@ class _Play:
         from kdtourney import __version__
 
         workers = self.cluster.wait_for_workers()
+        self.client.register_plugin(BotProcesses(), name=BotProcesses.name)
         self.known = dict(workers)
         by_host: dict[str, list] = collections.defaultdict(list)
         for addr in workers:
@@ -348,7 +382,8 @@ class _Play:
         rest = [a for addrs in by_host.values() for a in addrs[1:]]
         for group in (first, rest):  # the first worker of a host compiles, the others load
             futures = [self.client.submit(setup_worker, self.key, self.sources, self.tdict,
-                                          workers=[addr], allow_other_workers=False, pure=False,
+                                          *self.bots, workers=[addr], allow_other_workers=False,
+                                          pure=False,
                                           key=f"kdtourney-setup-{uuid.uuid4().hex[:12]}")
                        for addr in group]
             for future in futures:
@@ -387,7 +422,7 @@ class _Play:
                     batch.append(self.pending.popleft())
             games = [(self.specs[g], dict(self.forced.get(g, {}))) for g in batch]
             future = self.client.submit(
-                play_batch, self.key, self.sources, self.tdict, games, pure=False,
+                play_batch, self.key, self.sources, self.tdict, *self.bots, games, pure=False,
                 key=f"kdtourney-games-{batch[0]}+{len(batch)}-{uuid.uuid4().hex[:8]}")
             self.inflight[future] = batch
 

@@ -42,18 +42,22 @@ import signal
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import wait
 from pathlib import Path
 
 from kdtourney.arena import store as _store
 from kdtourney.arena.match import CRASH, TIMEOUT, MatchResult, play_match
 from kdtourney.arena.tournament import ArenaError, Tournament, default_name, differences
+from kdtourney.bots.external import (DEFAULT_MOVE_TIME_MARGIN, DEFAULT_STARTUP_TIMEOUT, QUIT_GRACE,
+                                     ProcessPool, ProcessSettings, StartupError, die_with_parent,
+                                     kill_group)
 
 MAX_BATCH = 32            # games per task at most
 WARM_DECISIONS = 4        # decisions each entrant's bot plays in the warm-up game
 DEFAULT_HANG_TIMEOUT = 600.0
 _SLOT = 4                 # status array per worker: game, seat, call, monotonic time of the last step
+_GROUPS = 64              # bot process groups recorded per worker
 
 
 def default_hang_timeout(move_time_limit: float | None) -> float:
@@ -74,26 +78,24 @@ def available_cores() -> int:
 
 # --- the worker process ------------------------------------------------------------------------
 
-def _factories(registry, specs):
-    """spec -> a callable making a new bot (resolved once per worker)."""
-    out = {}
-    for spec in specs:
-        entrant = registry.resolve(spec)
-        cls = registry.bots[entrant.name].cls
-        kwargs = entrant.kwargs
-        out[spec] = (lambda cls=cls, kwargs=kwargs: cls(**kwargs))
-    return out
+def _factories(registry, specs, pool=None, isolate=False):
+    """spec -> a callable making a new bot (resolved once per worker); a bot in its own process (a
+    TOML bot; with `isolate`, every bot) plays in a process of `pool`."""
+    return {spec: registry.factory(spec, pool, isolate) for spec in specs}
 
 
-def _warm_bots(tournament: Tournament, factories, touch=lambda: None) -> None:
-    """A few decisions of each entrant's bot, so Numba-compiled bot kernels land in the cache."""
+def _warm_bots(tournament: Tournament, registry, touch=lambda: None) -> None:
+    """A few decisions of each Python entrant's bot, in this process, so Numba-compiled bot kernels
+    land in the cache (isolated bots' processes then load them from there)."""
     from kdtourney.engine import Game
 
     rules = tournament.rules_for(tournament.players[0])
     for spec in tournament.specs:
+        if registry.program(spec) is not None:  # a TOML bot: no code of ours to compile
+            continue
         touch()
         try:
-            bot = factories[spec]()
+            bot = registry.create(spec)
             bot.setup(0, rules, 0)
             game = Game(rules, 0)
             asked = 0
@@ -111,24 +113,35 @@ def _warm_bots(tournament: Tournament, factories, touch=lambda: None) -> None:
             pass
 
 
-def _worker_main(slot, conn, status, sources, tournament_dict, warm):
+def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, settings, isolate):
     """A worker: receives batches [(game spec, forced faults)], sends ('game', index, MatchResult)
-    per game."""
+    per game. Its bots in their own process are recorded in `groups` (their process groups, which
+    the parent kills should this worker die) and stopped when it ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
+    pool = ProcessPool(settings, track=lambda pids: _record_groups(groups, slot, pids))
+    _exit_with_parent(pool)
+    try:
+        _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate)
+    finally:
+        pool.close()
+    _quick_exit(conn)
+
+
+def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate):
     base = slot * _SLOT
     try:
         from kdtourney.bots.registry import BotRegistry
 
         tournament = Tournament.from_dict(tournament_dict)
         registry = BotRegistry.from_sources(sources)
-        factories = _factories(registry, tournament.specs)
+        factories = _factories(registry, tournament.specs, pool, isolate)
         rules = {p: tournament.rules_for(p) for p in tournament.players}
         if warm:
             def touch():
                 status[base + 3] = time.monotonic()
                 status[base] = -2  # warming up
 
-            _warm_bots(tournament, factories, touch)
+            _warm_bots(tournament, registry, touch)
             status[base] = -1
         conn.send(("ready",))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which stops
@@ -149,10 +162,11 @@ def _worker_main(slot, conn, status, sources, tournament_dict, warm):
         except EOFError:
             batch = None
         if batch is None:
-            _quick_exit(conn)
+            return
         for spec, forced in batch:
             current[0] = spec.game
             status[base] = spec.game
+            pool.game = spec.game
             monitor(-1, 0)
             try:
                 result = play_match(
@@ -163,6 +177,34 @@ def _worker_main(slot, conn, status, sources, tournament_dict, warm):
                 conn.send(("fatal", f"game {spec.game}: " + traceback.format_exc()))
                 return
             conn.send(("game", spec.game, result))
+
+
+def _record_groups(groups, slot, pids):
+    """Write a worker's bot process groups to its part of the shared array (0: none)."""
+    base = slot * _GROUPS
+    for i in range(_GROUPS):
+        groups[base + i] = pids[i] if i < len(pids) else 0
+
+
+def _kill_groups(groups, slot):
+    """Kill the recorded bot process groups of a worker (dead, or gone past its time to exit)."""
+    base = slot * _GROUPS
+    for i in range(_GROUPS):
+        if groups[base + i] > 0:
+            kill_group(int(groups[base + i]))
+            groups[base + i] = 0
+
+
+def _exit_with_parent(pool):
+    """Should the parent die (even by SIGKILL), this worker gets SIGTERM: it kills its bots' process
+    groups and exits."""
+    def handler(signum, frame):
+        pool.kill_all()
+        os._exit(1)
+
+    signal.signal(signal.SIGTERM, handler)
+    parent = mp.parent_process()
+    die_with_parent(signal.SIGTERM, parent.pid if parent is not None else None)
 
 
 def _quick_exit(conn):
@@ -219,7 +261,7 @@ def rows_of(tournament: Tournament, spec, result: MatchResult) -> tuple[dict, li
         row.update(game=spec.game, entrant=tournament.entrants[spec.seats[seat.seat]])
         results.append(row)
     faults = [dict(seat=f.seat, entrant=tournament.entrants[spec.seats[f.seat]], kind=f.kind,
-                   message=f.message, call=f.call) for f in result.faults]
+                   message=f.message, call=f.call, stderr=f.stderr) for f in result.faults]
     return game, results, faults
 
 
@@ -258,9 +300,10 @@ class _Sink:
             self.reporter.game(spec, [], faults)
 
 
-def session_meta(name: str, registry_dirs=()) -> dict:
+def session_meta(name: str, registry_dirs=(), isolate: bool = False) -> dict:
     """What the store keeps about the run besides the tournament: name, command line, versions,
-    platform, the bot folders (absolute; --resume reuses them)."""
+    platform, the bot folders (absolute; --resume reuses them), whether Python bots were
+    isolated."""
     import platform
 
     import numba
@@ -271,7 +314,8 @@ def session_meta(name: str, registry_dirs=()) -> dict:
     return dict(name=name, command=" ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
                 kdtourney=__version__, python=platform.python_version(), numba=numba.__version__,
                 numpy=numpy.__version__, platform=platform.platform(),
-                bots_dirs=[str(Path(d).resolve()) for d in registry_dirs], created=_store.now())
+                bots_dirs=[str(Path(d).resolve()) for d in registry_dirs], created=_store.now(),
+                isolate=bool(isolate))
 
 
 def open_for(tournament: Tournament, folder, meta: dict) -> _store.Store:
@@ -299,6 +343,7 @@ def open_for(tournament: Tournament, folder, meta: dict) -> _store.Store:
 
 
 REPORTS = Path("reports")  # where new tournament folders go (relative to the working directory)
+LOGS = "logs"              # the entrants' stderr logs, in the tournament folder
 
 
 def asked_folder(out=None, name=None) -> Path | None:
@@ -365,7 +410,10 @@ def check_entrants(registry, tournament: Tournament, what: str = "tournament") -
 
 def run_tournament(tournament: Tournament, folder, registry, *, workers: int | None = None,
                    meta: dict | None = None, reporter=None, hang_timeout: float | None = None,
-                   warm: bool = True, scheduler: str | None = None) -> RunOutcome:
+                   warm: bool = True, scheduler: str | None = None, isolate: bool = False,
+                   move_time_margin: float = DEFAULT_MOVE_TIME_MARGIN,
+                   startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+                   check_bots: bool = True) -> RunOutcome:
     """Play the games of `tournament` that `folder`'s store lacks; returns a RunOutcome.
 
     registry: the BotRegistry the entrants were checked against (its sources go to the workers).
@@ -373,11 +421,23 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     kdtourney.arena.progress), or None. Raises ArenaError for a store that is not this tournament's.
     scheduler: play on a Dask cluster instead of local processes (`workers` is then ignored):
     tcp://HOST:PORT, a scheduler file, or local:N (see kdtourney.arena.cluster).
+    Bots in their own process (TOML bots; with `isolate`, every bot, through `kdtourney serve`):
+    `move_time_margin` seconds are granted beyond the move time limit, `startup_timeout` seconds
+    to answer hello; with `check_bots` each TOML bot is started once before anything else
+    (ArenaError naming its file if one does not start); their stderr goes to
+    FOLDER/logs/<entrant>.log.
     """
     started = time.perf_counter()
     workers = workers or available_cores()
     if workers < 1:
         raise ArenaError(f"--workers must be at least 1, not {workers}")
+    settings = ProcessSettings(tournament.move_time_limit, move_time_margin, startup_timeout,
+                               str(Path(folder) / LOGS))
+    if check_bots:
+        try:
+            registry.start_check(tournament.specs, settings)
+        except StartupError as exc:
+            raise ArenaError(str(exc)) from None
     plan = tournament.plan()
     specs = plan.games
     cluster = None
@@ -405,10 +465,11 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
                 if cluster is not None:
                     cluster.play(tournament, specs, pending, _Sink(tournament, specs, st, outcome,
                                                                    reporter),
-                                 registry, outcome, reporter, hang_timeout)
+                                 registry, outcome, reporter, hang_timeout,
+                                 replace(settings, log_dir=None), isolate)
                 else:
                     _play(tournament, specs, pending, st, registry, min(workers, len(pending)),
-                          outcome, reporter, hang_timeout, warm)
+                          outcome, reporter, hang_timeout, warm, settings, isolate)
             except KeyboardInterrupt:
                 outcome.interrupted = True
         outcome.seconds = time.perf_counter() - started
@@ -423,7 +484,7 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
 
 
 def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter, hang_timeout,
-          warm):
+          warm, settings, isolate):
     from kdtourney.engine import warm_up
 
     warm_up()  # compile or load every engine kernel once, before any worker starts
@@ -431,6 +492,7 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
     status = ctx.RawArray("d", _SLOT * n_workers)
     for i in range(len(status)):
         status[i] = -1.0
+    groups = ctx.RawArray("q", _GROUPS * n_workers)
     sources = registry.source_files()
     tdict = tournament.to_dict()
     deaths: dict[int, int] = collections.Counter()
@@ -440,7 +502,8 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
     def spawn(slot, warm_first):
         parent_conn, child_conn = ctx.Pipe(duplex=True)
         process = ctx.Process(target=_worker_main, name=f"kdtourney-worker-{slot}", daemon=True,
-                              args=(slot, child_conn, status, sources, tdict, warm_first))
+                              args=(slot, child_conn, status, groups, sources, tdict, warm_first,
+                                    settings, isolate))
         with _main_module_hidden():
             process.start()
         child_conn.close()
@@ -482,6 +545,7 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
             worker.process.kill()
         worker.process.join(5)
         worker.conn.close()
+        _kill_groups(groups, worker.slot)  # its bots died with it; what they started goes now
         if not worker.ready:
             failed_starts += 1
             if failed_starts > 3:
@@ -577,13 +641,14 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
                 worker.conn.send(None)
             except (BrokenPipeError, OSError):
                 pass
-        deadline = time.monotonic() + 2.0
+        deadline = time.monotonic() + 2.0 + QUIT_GRACE  # a worker quits its bots first
         for worker in pool:
             worker.process.join(max(0.0, deadline - time.monotonic()))
             if worker.process.is_alive():
                 worker.process.kill()
                 worker.process.join(2)
             worker.conn.close()
+            _kill_groups(groups, worker.slot)
 
 
 class _main_module_hidden:

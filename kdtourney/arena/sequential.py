@@ -382,14 +382,16 @@ class _ChunkFeed:
 def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
               workers: int | None = None, meta: dict | None = None, display=None,
               hang_timeout: float | None = None, chunk_seconds: float = CHUNK_SECONDS,
-              chunk_blocks: int | None = None) -> SprtOutcome:
+              chunk_blocks: int | None = None, **bots) -> SprtOutcome:
     """Play chunks of blocks of `tournament` into `folder` until `test` decides or the cap
     (`tournament.games`) is reached; returns an SprtOutcome.
 
     registry: the BotRegistry the entrants were checked against; workers: processes (default: all
     cores); display: an SprtDisplay (or anything with its methods) or None; chunk_blocks: a fixed
-    chunk size in blocks (default: adaptive, see the module docstring). Raises ArenaError for a
-    folder holding another test, and for runner failures.
+    chunk size in blocks (default: adaptive, see the module docstring); bots: how bots in their own
+    process run (isolate, move_time_margin, startup_timeout: see runner.run_tournament; they are
+    checked before the first chunk). Raises ArenaError for a folder holding another test, and for
+    runner failures.
     """
     started = time.perf_counter()
     folder = Path(folder)
@@ -414,7 +416,8 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
             chunk = _Prefix(**{k: getattr(tournament, k) for k in Tournament.__dataclass_fields__},
                             blocks=end)
             ran = runner.run_tournament(chunk, folder, registry, workers=workers, meta=meta,
-                                        reporter=feed, hang_timeout=hang_timeout)
+                                        reporter=feed, hang_timeout=hang_timeout,
+                                        check_bots=outcome.chunks == 0, **bots)
             outcome.played += ran.played
             outcome.chunks += 1
             speed = feed.games_per_second()

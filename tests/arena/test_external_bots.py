@@ -1,0 +1,215 @@
+"""Tournaments with bots in their own process: misbehaving bots forfeit and the run goes on,
+nothing is left running whatever happens, and a deterministic bot gives the same store in
+process, isolated, or as a command."""
+
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from arena_support import comparable
+from kdtp_support import left_behind, new_marker, our_zombies, processes_with, write_fake_bots
+
+from kdtourney.arena import load_faults, load_games, load_results, prepare
+from kdtourney.arena.runner import run_tournament
+from kdtourney.bots.external import LOG_BYTES
+from kdtourney.bots.registry import BotRegistry
+from kdtourney.report.html import write_report
+
+KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+MISBEHAVING = {  # behaviour: (fault kind, what the message says)
+    "exit-mid-game": ("crash", "exited with status 1 (while asked for act)"),
+    "non-json": ("protocol", "answered act with not JSON: 'I place my domino at the top left'"),
+    "not-action": ("protocol", 'answered act with {"type": "move", '),
+    "illegal": ("illegal", 'answered {"claim":99}, not one of the '),
+    "late": ("timeout", "no answer to act within the move time limit of 0.5 s + 0.5 s margin"),
+    "never": ("timeout", "no answer to act within the move time limit of 0.5 s + 0.5 s margin"),
+    "huge-line": ("protocol", "answered act with a line longer than 1048576 bytes"),
+    "close-stdout": ("crash", "closed its standard output (while asked for act)"),
+    "child-holds-pipe": ("crash", "exited with status 0 (while asked for act)"),
+}
+
+
+def registry_of(folder):
+    return BotRegistry([folder], env=False, cwd=False, entry_points=False)
+
+
+def test_misbehaving_bots_forfeit_and_the_tournament_completes(tmp_path):
+    marker = new_marker()
+    behaviours = [*MISBEHAVING, "flood"]
+    registry = registry_of(write_fake_bots(tmp_path / "bots", behaviours, marker=marker, late=3.0))
+    t = prepare(registry, bots=behaviours, gauntlet="random", players="2", games=20, seed=1,
+                move_time_limit=0.5)
+    started = time.monotonic()
+    out = run_tournament(t, tmp_path / "t", registry, workers=2, move_time_margin=0.5)
+    assert out.complete and out.played == 20 and out.worker_losses == 0
+    assert time.monotonic() - started < 120  # two cut decisions each cost about a second
+    games = load_games(tmp_path / "t")
+    assert sorted(games["game"]) == list(range(20)) and (games["status"] != "ok").sum() == 18
+    faults = load_faults(tmp_path / "t")
+    assert set(faults["entrant"]) == set(MISBEHAVING)  # flood: drained, never blocked, no fault
+    for fault in faults.itertuples():
+        kind, text = MISBEHAVING[fault.entrant]
+        assert (fault.kind, fault.call) == (kind, 4), fault  # construction, setup, acts 0, 1, 2
+        assert text in fault.message, fault
+        assert "misbehaving: " + fault.entrant in fault.stderr, fault
+    crashed = faults[faults["entrant"] == "exit-mid-game"].iloc[0]
+    assert crashed.stderr.endswith("Traceback: something broke")
+    results = load_results(tmp_path / "t")
+    assert (results[results["fault"]]["rank"] == 2).all()
+    logs = tmp_path / "t" / "logs"
+    assert "] log: game " in (logs / "illegal.log").read_text()  # the bot's `log` messages
+    assert (logs / "flood.log").stat().st_size < LOG_BYTES + 4096
+    assert "a log keeps about 8 MiB" in (logs / "flood.log").read_text()[-300:]
+    page = write_report(tmp_path / "t").read_text()
+    assert "stderr, last lines" in page and "Traceback: something broke" in page
+    assert left_behind(marker) == [] and our_zombies() == []
+
+
+def test_a_crashed_bot_is_restarted_and_a_failed_restart_forfeits(tmp_path):
+    folder = write_fake_bots(tmp_path / "bots", ["crash-then-refuse"], at=3)
+    registry = registry_of(folder)
+    t = prepare(registry, lineup="crash-then-refuse,random", games=4, seed=2)
+    out = run_tournament(t, tmp_path / "t", registry, workers=1, warm=False)
+    assert out.complete and out.played == 4
+    faults = load_faults(tmp_path / "t")
+    assert list(faults["kind"]) == ["crash"] * 4
+    assert "exited with status 1 (while asked for act)" in faults["message"][0]
+    # it crashed after leaving a file that makes every later start fail: each game forfeits at
+    # its setup (call 1), with the bot's reason
+    assert list(faults["call"][1:]) == [1, 1, 1]
+    assert all("exited with status 3 (while asked for hello)" in m for m in faults["message"][1:])
+    assert all(s == "cannot start: no configuration" for s in faults["stderr"][1:])
+
+
+def test_a_worker_killed_by_its_bot_leaves_nothing_running(tmp_path):
+    marker = new_marker()
+    registry = registry_of(write_fake_bots(tmp_path / "bots", ["kill-worker"], marker=marker,
+                                           games=[0]))
+    t = prepare(registry, lineup="kill-worker,random", games=2, seed=3)
+    out = run_tournament(t, tmp_path / "t", registry, workers=1, warm=False)
+    assert out.complete and out.worker_losses == 1  # game 0 killed its worker; played again
+    assert load_faults(tmp_path / "t").empty and len(load_games(tmp_path / "t")) == 2
+    # the bot's child kept running after its worker's death: the parent killed its group
+    assert left_behind(marker) == [] and our_zombies() == []
+
+
+def stored(folder):
+    path = Path(folder) / "tournament.sqlite"
+    if not path.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1) as conn:
+            return conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def children(pid):
+    """The pids of the processes whose parent is `pid`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
+def test_an_interrupted_run_leaves_nothing_running(tmp_path, how):
+    marker = new_marker()
+    folder = write_fake_bots(tmp_path / "bots", ["slow-with-child"], marker=marker, at=-1)
+    out = tmp_path / "t"
+    run = subprocess.Popen([KDTOURNEY, "run", "--bots-dir", str(folder), "--lineup",
+                            "slow-with-child,random", "--games", "400", "--seed", "1",
+                            "--workers", "1", "--out", str(out), "--no-report", "--quiet"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while stored(out) < 2:
+            assert run.poll() is None, run.stdout.read()
+            assert time.monotonic() < deadline, "no games stored"
+            time.sleep(0.05)
+        workers = children(run.pid)
+        assert workers and processes_with(marker)
+        run.send_signal(how)
+        output, _ = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    if how == signal.SIGINT:
+        assert run.returncode == 130 and "interrupted: " in output
+    # bots, their children and (killed parent: told by the parent-death signal) the workers
+    assert left_behind(marker, wait=10) == []
+    assert [pid for pid in workers if Path(f"/proc/{pid}").exists()
+            and "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]] == []
+
+
+def test_the_same_store_in_process_isolated_and_as_a_command(tmp_path):
+    registry = BotRegistry(env=False, cwd=False, entry_points=False)
+    bots = "greedy,mcts:iterations=30,expectimax:iterations=10"
+    t = prepare(registry, bots=bots, players="3", games=6, seed=5)
+    run_tournament(t, tmp_path / "in", registry, workers=1)
+    isolated = run_tournament(t, tmp_path / "iso", registry, workers=2, isolate=True)
+    assert isolated.complete and load_faults(tmp_path / "iso").empty
+    same_store(tmp_path / "in", tmp_path / "iso")
+
+    # mcts as an external command (kdtourney serve), its parameter a TOML option; interrupted
+    # and resumed on another number of workers
+    (tmp_path / "mcts-cmd.toml").write_text(
+        f'name = "mcts-cmd"\ncommand = ["{sys.executable}", "-m", "kdtourney", "serve", "mcts"]\n'
+        '[options]\niterations = 1000\n')
+    external = BotRegistry([tmp_path], env=False, cwd=False, entry_points=False)
+    e = prepare(external, bots="greedy,mcts-cmd:iterations=30,expectimax:iterations=10",
+                players="3", games=6, seed=5)
+    run_tournament(e, tmp_path / "cmd", external, workers=1)
+    with sqlite3.connect(tmp_path / "cmd" / "tournament.sqlite") as conn:  # as after a kill
+        for table in ("results", "faults", "games"):
+            conn.execute(f"DELETE FROM {table} WHERE game IN (1, 4)")
+    conn.close()
+    assert run_tournament(e, tmp_path / "cmd", external, workers=2).played == 2
+    same_store(tmp_path / "in", tmp_path / "cmd", rename=lambda e: e.replace("mcts", "mcts-cmd"))
+
+
+def same_store(a, b, rename=lambda entrant: entrant):
+    """Stores a and b hold the same games, a's entrants named by `rename`."""
+    x, y = comparable(a), comparable(b)
+    x["results"]["entrant"] = x["results"]["entrant"].map(rename)
+    for table in x:
+        pd.testing.assert_frame_equal(x[table], y[table], check_dtype=False, obj=table)
+
+
+def example_bots(tmp_path):
+    """The C example built into a temporary folder, and the JavaScript example as it is."""
+    if shutil.which("gcc") is None or shutil.which("node") is None:
+        pytest.skip("the examples need gcc and node (Node.js) on the PATH")
+    folder = tmp_path / "c"
+    folder.mkdir()
+    shutil.copy(EXAMPLES / "c" / "c-greedy.toml", folder)
+    subprocess.run(["gcc", "-O2", "-o", str(folder / "greedy_bot"),
+                    str(EXAMPLES / "c" / "greedy_bot.c")], check=True)
+    return BotRegistry([folder, EXAMPLES / "js"], env=False, cwd=False, entry_points=False)
+
+
+def test_the_c_and_javascript_examples_play_well_and_alike(tmp_path):
+    registry = example_bots(tmp_path)
+    moves = {}
+    for bot in ("c-greedy", "js-greedy"):
+        t = prepare(registry, lineup=f"{bot},random,random,random", games=8, seed=9)
+        out = run_tournament(t, tmp_path / bot, registry, workers=1)
+        assert out.complete and load_faults(tmp_path / bot).empty
+        results = load_results(tmp_path / bot)
+        mean = results.groupby("entrant")["score"].mean()
+        assert mean[bot] > mean["random"] + 10  # best immediate score beats random play
+        moves[bot] = list(load_games(tmp_path / bot)["moves"])
+    assert moves["c-greedy"] == moves["js-greedy"]  # one strategy, two languages: same moves
