@@ -23,7 +23,7 @@ from functools import lru_cache
 import numpy as np
 
 from kdtourney.engine import (CLAIM_BASE, DISCARD, TILES, GameView, Kingdom, Rules,
-                              decode_placement, encode_placement)
+                              decode_placement)
 from kdtourney.engine.tiles import CASTLE, TERRAIN_LETTERS
 
 PROTOCOL = "kdtp"
@@ -196,11 +196,8 @@ def view_of(act: dict, rules: Rules) -> GameView:
         state = act["state"]
         seat, phase, round_ = act["seat"], act["phase"], act["round"]
         n, per_player = rules.players, rules.kings_per_player
-        kingdoms, sizes = [], []
-        for squares in state["kingdoms"]:
-            kingdoms.append(Kingdom.from_squares(
-                [(r, c, TERRAIN_OF[letter], k) for r, c, letter, k in squares], rules.size))
-            sizes.append(len(squares))
+        kingdoms = [_kingdom_of(p, squares, rules.size) for p, squares in enumerate(state["kingdoms"])]
+        sizes = [len(squares) for squares in state["kingdoms"]]
         current = [(d["domino"], _owner(d["seat"])) for d in state["current_row"]]
         placed = [bool(d["placed"]) for d in state["current_row"]]
         new = [(d["domino"], _owner(d["seat"])) for d in state["next_row"]]
@@ -217,6 +214,21 @@ def view_of(act: dict, rules: Rules) -> GameView:
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise ProtocolError(f"an act whose state kdtourney cannot read: {type(exc).__name__}: "
                             f"{exc}") from None
+
+
+_LAST: dict = {}  # seat -> (squares, Kingdom): most kingdoms do not change between decisions
+
+
+def _kingdom_of(seat: int, squares: list, size: int) -> Kingdom:
+    """The Kingdom of a seat's squares in an act (the same object as last time if they are the
+    same: GameView.from_public copies, never changes it)."""
+    last = _LAST.get(seat)
+    if last is not None and last[0] == squares and last[1].size == size:
+        return last[1]
+    kingdom = Kingdom.from_squares([(r, c, TERRAIN_OF[letter], k) for r, c, letter, k in squares],
+                                   size)
+    _LAST[seat] = (squares, kingdom)
+    return kingdom
 
 
 def _owner(seat) -> int:

@@ -276,9 +276,9 @@ class GameView(_Table):
         check(sorted(first_order) == sorted(s // rules.kings_per_player for s in range(kings)),
               f"first_order {list(first_order)} is not an order of the {kings} kings")
         check(len(placed) == len(current_row), "one placed flag per domino of the current row")
-        drawn = list(dict.fromkeys(int(d) for d in drawn))
+        drawn = set(drawn)
         rows = [d for d, _ in current_row] + [d for d, _ in new_row]
-        check(all(d in TILES for d in drawn) and set(rows) <= set(drawn),
+        check(drawn <= _ALL_DOMINOES and drawn.issuperset(rows),
               "drawn must hold the dominoes of both rows, numbers 1..48")
         for row in (current_row, new_row):
             check(len(row) <= 4 and [d for d, _ in row] == sorted({d for d, _ in row})
@@ -314,8 +314,10 @@ class GameView(_Table):
 
         view = cls.__new__(cls)
         view.rules, view.player, view.history = rules, player, []
-        view._bits = np.stack([k._bits for k in kingdoms])
-        view._bbox = np.stack([k._bbox for k in kingdoms])
+        view._bits = np.empty((n, K.PLANES, K.G), dtype=np.int64)
+        view._bbox = np.empty((n, 4), dtype=np.int64)
+        for p, kingdom in enumerate(kingdoms):
+            view._bits[p], view._bbox[p] = kingdom._bits, kingdom._bbox
         st = view._st = np.zeros(K.ST_LEN, dtype=np.int64)
         st[:K.ST_CUR_ROW] = header_of(rules)
         st[K.ST_DECK_POS], st[K.ST_ROUND], st[K.ST_SLOT], st[K.ST_PLAYER] = pos, round, slot, player
@@ -328,7 +330,7 @@ class GameView(_Table):
         st[K.ST_FIRST_ORDER:K.ST_FIRST_ORDER + 4] = -1
         st[K.ST_FIRST_ORDER:K.ST_FIRST_ORDER + kings] = first_order
         st[K.ST_DISCARDS:K.ST_DISCARDS + n] = discards
-        deck = sorted(set(drawn) - set(rows)) + rows
+        deck = sorted(drawn.difference(rows)) + rows
         st[K.ST_DECK:K.ST_DECK + pos] = deck
         return view
 
@@ -346,6 +348,9 @@ class GameView(_Table):
         K.resample_deck(game._st, rng_state(rng))
         game.history = list(self.history)
         return game
+
+
+_ALL_DOMINOES = frozenset(TILES)
 
 
 def rank_scores(scores: list[Score], tiebreak: str = "crowns") -> list[int]:

@@ -83,30 +83,29 @@ class Kingdom:
     def from_squares(cls, squares, size: int = 5) -> "Kingdom":
         """The kingdom of these squares: a dict {(row, col): (terrain, crowns)} as `squares()` gives
         it, or (row, col, terrain, crowns) rows; the castle at (0, 0) may be listed. Squares off the
-        grid, a second castle, a bad terrain or crown count raise ValueError (the placement rules
-        are not checked: any land the rules allow, and more, can be described)."""
-        items = squares.items() if isinstance(squares, dict) else \
-            (((r, c), (t, k)) for r, c, t, k in squares)
-        cells = {}
-        for (row, col), (terrain, crowns) in items:
-            if terrain == CASTLE and (row, col) == (0, 0):
+        grid, given twice, a second castle, a bad terrain or crown count raise ValueError (the
+        placement rules are not checked: any land the rules allow, and more, can be described)."""
+        rows = [(r, c, t, k) for (r, c), (t, k) in squares.items()] if isinstance(squares, dict) \
+            else squares
+        cells, taken = [], {(0, 0)}
+        top = bottom = left = right = 0
+        for row, col, terrain, crowns in rows:
+            if terrain == CASTLE and row == col == 0:
                 continue
             if terrain not in TERRAIN_LETTERS or crowns not in (0, 1, 2, 3):
                 raise ValueError(f"square ({row}, {col}): {(terrain, crowns)!r} is not a terrain "
                                  "code 1..6 with 0-3 crowns")
-            if (row, col) in cells or (row, col) == (0, 0):
+            if (row, col) in taken:
                 raise ValueError(f"square ({row}, {col}) is given twice (or is the castle's)")
-            cells[(row, col)] = (row, col, terrain, crowns)
-        rows = [r for r, _ in cells] + [0]
-        cols = [c for _, c in cells] + [0]
-        if max(rows) - min(rows) >= size or max(cols) - min(cols) >= size:
-            raise ValueError(f"the squares span {max(rows) - min(rows) + 1}x"
-                             f"{max(cols) - min(cols) + 1}, more than a {size}x{size} kingdom")
-        cells = list(cells.values())
+            taken.add((row, col))
+            cells.append((row, col, terrain, crowns))
+            top, bottom, left, right = min(top, row), max(bottom, row), min(left, col), max(right, col)
+        if bottom - top >= size or right - left >= size:
+            raise ValueError(f"the squares span {bottom - top + 1}x{right - left + 1}, more than a "
+                             f"{size}x{size} kingdom")
         kingdom = cls(size)
         if cells:
-            array = np.array(cells, dtype=np.int64)
-            K.set_squares(kingdom._bits, kingdom._bbox, array, len(cells))
+            K.set_squares(kingdom._bits, kingdom._bbox, np.array(cells, dtype=np.int64), len(cells))
         return kingdom
 
     # -- squares --------------------------------------------------------------------------------
