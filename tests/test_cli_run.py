@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from arena_support import assert_same_store, comparable, snapshot, write_faulty_bots
 from click.testing import CliRunner
+from kdtp_support import write_fake_bots
 
 from kdtourney.arena import load_config, load_games, load_results
 from kdtourney.cli import main
@@ -212,3 +213,26 @@ def test_bad_stores_and_other_tournaments_are_refused_and_kept(small, tmp_path):
     for args in (["export", other, "-o", tmp_path / "x.csv"], ["replay", foreign, "0"]):
         result = run(*args)
         assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+
+
+def test_bots_in_their_own_process_are_checked_before_anything(tmp_path):
+    folder = write_fake_bots(tmp_path / "bots", ["exit-at-start", "no-hello"])
+    (folder / "broken.toml").write_text('name = "broken"\n')
+    cases = [
+        (["--bots", "broken,random"], "unknown bot 'broken'; available: "),
+        (["--bots", "broken,random"], "broken.toml is not a bot file: no command"),
+        (["--bots", "exit-at-start,random"], "exit-at-start.toml: the bot exited with status 3 "
+                                             "(while asked for hello) (stderr: cannot start: no "
+                                             "configuration)"),
+        (["--bots", "no-hello,random", "--startup-timeout", "1"],
+         "no-hello.toml: the bot did not answer hello within the start-up timeout of 1 s"),
+        (["--bots", "random,greedy", "--startup-timeout", "0"], "--startup-timeout must be positive"),
+        (["--bots", "random,greedy", "--move-time-margin", "-1"],
+         "--move-time-margin must not be negative"),
+    ]
+    for args, message in cases:
+        result = run("run", *args, "--bots-dir", folder, "--out", tmp_path / "t")
+        assert result.exit_code == 2, (args, result.output)
+        assert result.stderr.startswith("Error: ") and message in result.stderr, result.stderr
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
+        assert not (tmp_path / "t").exists()

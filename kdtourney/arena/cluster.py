@@ -19,7 +19,10 @@ points included) and keeps it under a content hash, with the bots' factories. Be
 setup task per worker loads or compiles the engine kernels and plays a few decisions with every
 entrant's bot (one worker per host first, so the others load the Numba cache instead of compiling
 too). A worker that lacks a bot, or runs another kdtourney version, stops the run with a one-line
-error naming the worker.
+error naming the worker. Bots in their own process (TOML bots; with isolate, every bot) get a
+ProcessPool per worker process, checked in setup (a command that does not start there stops the
+run the same way) and closed by the `BotProcesses` worker plugin when the worker closes; their
+faults carry their last stderr lines (no log files: workers share no filesystem with the client).
 
 Batches
 -------

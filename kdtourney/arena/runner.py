@@ -16,6 +16,15 @@ Parent and workers
   holds at most two); results come back per game, and the parent commits each as it arrives.
   A shared array tells the parent which game, seat and bot call each worker is in, and since when.
 
+Bots in their own process
+-------------------------
+TOML bots (and, with `isolate`, every Python entrant, through `kdtourney serve`) play in processes
+of a `ProcessPool` per worker (kdtourney.bots.external), started once each before the run
+(`BotRegistry.start_check`). A worker records its bots' process groups in a shared array: if it
+dies, the parent kills them (the bots themselves die with it by PR_SET_PDEATHSIG, what they
+started would not); if the parent dies, the worker gets SIGTERM and kills them. Their stderr goes
+to FOLDER/logs/<entrant>.log.
+
 Dead and hung workers
 ---------------------
 A worker that dies (os._exit, a segfault, the OOM killer) or hangs (a single call into a bot, or

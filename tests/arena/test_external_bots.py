@@ -2,7 +2,6 @@
 nothing is left running whatever happens, and a deterministic bot gives the same store in
 process, isolated, or as a command."""
 
-import os
 import shutil
 import signal
 import sqlite3
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from arena_support import comparable
+from arena_support import comparable, stored
 from kdtp_support import left_behind, new_marker, our_zombies, processes_with, write_fake_bots
 
 from kdtourney.arena import load_faults, load_games, load_results, prepare
@@ -100,17 +99,6 @@ def test_a_worker_killed_by_its_bot_leaves_nothing_running(tmp_path):
     assert load_faults(tmp_path / "t").empty and len(load_games(tmp_path / "t")) == 2
     # the bot's child kept running after its worker's death: the parent killed its group
     assert left_behind(marker) == [] and our_zombies() == []
-
-
-def stored(folder):
-    path = Path(folder) / "tournament.sqlite"
-    if not path.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1) as conn:
-            return conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
 
 
 def children(pid):
