@@ -58,6 +58,10 @@ FAKE_BOT = textwrap.dedent(r'''
                     send({"type": "move", "action": legal[0]})
                 elif behaviour == "illegal":
                     send({"type": "action", "action": {"claim": 99}})
+                elif behaviour == "twice":
+                    send({"type": "action", "action": legal[0]})
+                    send({"type": "log", "text": "and once more"})
+                    send({"type": "action", "action": legal[-1]})
                 elif behaviour == "late":
                     time.sleep(late)
                     send({"type": "action", "action": legal[0]})

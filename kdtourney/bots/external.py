@@ -20,7 +20,7 @@ Processes
   blocking readline; a line longer than `kdtp.MAX_LINE` is a protocol error. A pidfd (where the
   system has one) tells at once that the bot exited even while a child holds its pipes.
 - stderr is drained continuously by a thread (a bot is never blocked writing it): the last lines
-  are kept for faults, the rest goes to the entrant's log file, at most LOG_BYTES per process.
+  are kept for faults, and every line goes to the entrant's log file while it is under LOG_BYTES.
 
 Failures raise `BotFailure` subclasses (timeout, exited, protocol, illegal answer), which the arena
 turns into faults (kdtourney.arena.match) with the bot's last stderr lines.
@@ -175,7 +175,7 @@ def load_toml(path: Path, origin: str | None = None) -> Declared:
     if not isinstance(options, dict):
         raise ValueError("options must be a table: [options] then key = default lines")
     for key, value in options.items():
-        if isinstance(value, (dict, list)) or not isinstance(value, (bool, int, float, str)):
+        if not isinstance(value, (bool, int, float, str)):
             raise ValueError(f"option {key} = {value!r}: a default is an int, float, bool or string")
     description = data.get("description", "")
     if not isinstance(description, str):
@@ -390,25 +390,46 @@ class BotProcess:
     def receive(self, deadline: float | None, what: str) -> dict:
         """The next message before `deadline`; `log` messages on the way go to the log."""
         while True:
-            line = self._next_line(deadline, what)
-            try:
-                message = kdtp.decode(line)
-            except kdtp.ProtocolError as exc:
-                self.fail(BotProtocolError, f"answered {what} with {exc}")
-            if message["type"] == "log":
-                self._log(f"log: {message.get('text')}".encode(errors="replace"))
-                continue
-            return message
+            message = self._message(self._next_line(deadline, what), what)
+            if message is not None:
+                return message
+
+    def expect_silence(self, what: str) -> None:
+        """Before asking: what the bot wrote since its last answer may only be `log` lines (an
+        answer to nothing would be taken for the next answer)."""
+        self._read_stdout(what)
+        while (line := self._pop_line()) is not None:
+            message = self._message(line, what)
+            if message is not None:
+                self.fail(BotProtocolError, f"wrote {_show(message)} before it was asked for {what}")
+
+    def _message(self, line: bytes, what: str) -> dict | None:
+        """The message of a line; None for a `log` message, which goes to the log."""
+        try:
+            message = kdtp.decode(line)
+        except kdtp.ProtocolError as exc:
+            self.fail(BotProtocolError, f"answered {what} with {exc}")
+        if message["type"] == "log":
+            self._log(f"log: {message.get('text')}".encode(errors="replace"))
+            return None
+        return message
+
+    def _pop_line(self) -> bytes | None:
+        """The first complete line of what was read, None if there is none yet."""
+        end = self._buffer.find(b"\n", self._scanned)
+        if end < 0:
+            self._scanned = len(self._buffer)
+            return None
+        line = bytes(self._buffer[:end])
+        del self._buffer[:end + 1]
+        self._scanned = 0
+        return line
 
     def _next_line(self, deadline, what) -> bytes:
         while True:
-            end = self._buffer.find(b"\n", self._scanned)
-            if end >= 0:
-                line = bytes(self._buffer[:end])
-                del self._buffer[:end + 1]
-                self._scanned = 0
+            line = self._pop_line()
+            if line is not None:
                 return line
-            self._scanned = len(self._buffer)
             if len(self._buffer) > kdtp.MAX_LINE:
                 self.fail(BotProtocolError, f"answered {what} with a line longer than "
                                             f"{kdtp.MAX_LINE} bytes")
@@ -720,6 +741,7 @@ class ExternalBot(Bot):
         texts = {kdtp.action_text(a): a for a in legal}
         left = None if limit is None else max(0.0, limit - (time.monotonic() - started))
         process = self._process
+        process.expect_silence("act")
         process.send(kdtp.act_line(view, legal, left), deadline, "act")
         message = process.receive(deadline, "act")
         if message["type"] != "action" or "action" not in message:

@@ -6,8 +6,8 @@ import sys
 import pytest
 from kdtp_support import left_behind, new_marker, write_fake_bots
 
-from kdtourney.bots.external import (BotTimeout, ExternalBot, ProcessPool, ProcessSettings,
-                                     StartupError)
+from kdtourney.bots.external import (BotProtocolError, BotTimeout, ExternalBot, ProcessPool,
+                                     ProcessSettings, StartupError)
 from kdtourney.bots.registry import BotRegistry, EntrantError, listing
 from kdtourney.engine import Game, Rules
 
@@ -117,3 +117,20 @@ def test_the_clock_cuts_at_the_limit_plus_the_margin(tmp_path):
         assert late.value.stderr == "misbehaving: late"
         bot.close()
     assert left_behind(marker) == []
+
+
+def test_an_answer_nobody_asked_for_is_a_protocol_fault(tmp_path):
+    registry = registry_of(write_fake_bots(tmp_path, ["twice"], at=0))
+    rules = Rules(2)
+    game = Game(rules, 1)
+    seat = game.current_player
+    with ProcessPool(ProcessSettings(move_time_limit=5.0)) as pool:
+        bot = registry.factory("twice", pool)()
+        bot.setup(seat, rules, 1)
+        game.apply(bot.act(game.view(seat)))  # answered twice: the second answer waits
+        while game.current_player != seat:
+            game.apply(game.legal_actions()[0])
+        with pytest.raises(BotProtocolError, match=r'wrote \{"type": "action", .* before it was '
+                                                  r'asked for act'):
+            bot.act(game.view(seat))
+        bot.close()
