@@ -112,6 +112,18 @@ class _Number(click.ParamType):
         return number
 
 
+_scheduler_option = click.option(
+    "--scheduler", metavar="ADDRESS", help="Play on a Dask cluster instead: tcp://HOST:PORT of a "
+    "running scheduler (or its scheduler file), or local:N for a local cluster of N worker "
+    "processes. Needs the dask extra.")
+
+
+def _refuse_workers_with_scheduler(opts):
+    if opts["scheduler"] is not None and opts["workers"] is not None:
+        raise _CommandError("--workers is for local processes; with --scheduler the cluster's "
+                            "workers play (local:N for N local ones)")
+
+
 _rule_options = _options(
     click.option("--dynasty", is_flag=True, default=False, help="Each table plays three deals in a "
                  "row; the totals decide."),
@@ -222,10 +234,7 @@ def _write_report(folder, no_report):
 @_session_options(
     "Tournament", seed="Tournament seed", name_default="the bots",
     resume="Finish the tournament stored in DIR.", last_line="final line",
-    cluster=[click.option("--scheduler", metavar="ADDRESS", help="Play on a Dask cluster instead: "
-                          "tcp://HOST:PORT of a running scheduler (or its scheduler file), or "
-                          "local:N for a local cluster of N worker processes. Needs the dask "
-                          "extra.")])
+    cluster=[_scheduler_option])
 @click.pass_context
 def run_command(ctx, **opts):
     """Play a tournament: every game stored in DIR/tournament.sqlite as soon as it is finished,
@@ -241,9 +250,7 @@ def run_command(ctx, **opts):
     from kdtourney.arena.progress import Reporter
 
     with _one_line(tour.ArenaError, store.StoreError):
-        if opts["scheduler"] is not None and opts["workers"] is not None:
-            raise _CommandError("--workers is for local processes; with --scheduler the cluster's "
-                                "workers play (local:N for N local ones)")
+        _refuse_workers_with_scheduler(opts)
         if opts["resume"]:
             _refuse_on_resume(ctx, _TOURNAMENT_PARAMS, "plays the stored tournament")
             folder = Path(opts["resume"])
@@ -276,8 +283,11 @@ def run_command(ctx, **opts):
     if not opts["quiet"]:
         _print_standings(folder)
     shown = _write_report(folder, opts["no_report"])
-    faults = store.load_faults(folder).shape[0]
-    click.echo(f"{shown}: {stored} games" + (f", {faults} faults" if faults else "")
+    faults = store.load_faults(folder)
+    forfeits = int((faults["kind"] != "failed").sum())
+    failed = faults.loc[faults["kind"] == "failed", "game"].nunique()
+    click.echo(f"{shown}: {stored} games" + (f", {forfeits} faults" if forfeits else "")
+               + (f", {failed} failed" if failed else "")
                + (f" ({outcome.played} played now)" if outcome.stored_before else ""))
 
 
@@ -287,11 +297,12 @@ def _print_standings(folder):
     from rich.console import Console
     from rich.table import Table
 
-    from kdtourney.arena.store import load_results
+    from kdtourney.arena.store import failed_games, load_results
 
     results = load_results(folder)
     if results.empty:
         return
+    failed = failed_games(folder)
     from kdtourney.report.ratings import bootstrap_elo
     from kdtourney.report.stats import entrant_summary
 
@@ -305,7 +316,8 @@ def _print_standings(folder):
                   box=box.SIMPLE_HEAD, pad_edge=False)  # no column rules: fits 80 columns
     columns = ["entrant", "seats", "win share", "score", "margin", "Elo"]
     with_faults = int("faults" in summary and summary["faults"].sum() > 0)
-    for column in columns + ["faults"] * with_faults:
+    with_failed = int(len(failed) > 0)  # games that could not be finished, per entrant seated
+    for column in columns + ["faults"] * with_faults + ["failed"] * with_failed:
         if column == "entrant":  # long specs fold; the figures never do
             table.add_column(column, overflow="fold")
         else:
@@ -318,7 +330,8 @@ def _print_standings(folder):
         table.add_row(str(entrant), str(int(row["games"])),
                       f"{row['win_share']:.3f} [{row['win_share_lo']:.2f}, {row['win_share_hi']:.2f}]",
                       f"{row['score']:.1f}", f"{row['margin']:+.1f}", rating,
-                      *[str(int(row["faults"]))] * with_faults)
+                      *[str(int(row["faults"]))] * with_faults,
+                      *[str(int(failed.get(entrant, 0)))] * with_failed)
     console = Console()
     if not console.is_terminal:
         console = Console(width=160)
@@ -342,8 +355,10 @@ def replay_command(folder, game):
 @click.option("--format", "fmt", metavar="csv|parquet", help="Default: from the file name "
               "(.parquet), else csv.")
 @click.option("-o", "--output", required=True, metavar="FILE")
-@click.option("--table", default="results", show_default=True, metavar="results|games|faults",
-              help="results: one row per player per game, with the game's block and n_players.")
+@click.option("--table", default="results", show_default=True,
+              metavar="results|games|faults|entrants",
+              help="results: one row per player per game, with the game's block and n_players; "
+              "entrants: what code played for each entrant (digest, identity).")
 def export_command(folder, fmt, output, table):
     """Write a table of the tournament in DIR to a CSV or Parquet file."""
     from kdtourney.arena.store import StoreError, export_table
@@ -415,7 +430,7 @@ _SPRT_PARAMS = ("candidate", "baseline", "elo0", "elo1", "alpha", "beta", "playe
 @_session_options(
     "Test", seed="Seed of the deals", name_default="sprt, the bots",
     resume="Continue the test stored in DIR (--max-games may change its cap).",
-    last_line="verdict line")
+    last_line="verdict line", cluster=[_scheduler_option])
 @click.pass_context
 def sprt_command(ctx, **opts):
     """Sequential A/B test: is --candidate at least --elo1 Elo stronger than --baseline (H1), or
@@ -440,6 +455,7 @@ def sprt_command(ctx, **opts):
     from kdtourney.arena import runner, sequential, store, tournament as tour
 
     with _one_line(tour.ArenaError, store.StoreError):
+        _refuse_workers_with_scheduler(opts)
         if opts["resume"]:
             _refuse_on_resume(ctx, _SPRT_PARAMS, "continues the stored test")
             folder = Path(opts["resume"])
@@ -467,7 +483,7 @@ def sprt_command(ctx, **opts):
                                        workers=opts["workers"], meta=meta,
                                        display=sequential.SprtDisplay(quiet=opts["quiet"]),
                                        hang_timeout=opts["hang_timeout"],
-                                       **_process_options(opts))
+                                       scheduler=opts["scheduler"], **_process_options(opts))
     stored = outcome.state.stored
     if outcome.interrupted:
         click.echo(f"interrupted: {outcome.verdict_line()}; {stored} games stored in {folder}; "

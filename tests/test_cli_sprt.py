@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from arena_support import snapshot
+from arena_support import MINE, dawdler, snapshot, write_bot
 from click.testing import CliRunner
 from kdtp_support import write_fake_bots
 
@@ -144,22 +144,6 @@ def test_run_resume_refuses_an_sprt(stored):
                                      f"sprt --resume {stored}")
 
 
-DAWDLER = '''
-import time
-
-from kdtourney.bots.random_bot import RandomBot
-
-
-class Dawdler(RandomBot):
-    """Random, 2 ms per decision: slow enough to be interrupted mid-test."""
-    name = "dawdler"
-
-    def act(self, view):
-        time.sleep(0.002)
-        return super().act(view)
-'''
-
-
 def test_ctrl_c_then_resume_reaches_the_uninterrupted_decision(tmp_path):
     import os
     import signal
@@ -167,9 +151,7 @@ def test_ctrl_c_then_resume_reaches_the_uninterrupted_decision(tmp_path):
     import sys
     import time
 
-    bots = tmp_path / "bots"
-    bots.mkdir()
-    (bots / "dawdler.py").write_text(DAWDLER)
+    bots = write_bot(tmp_path / "bots", "dawdler", dawdler(0.002))
     args = ["sprt", "--candidate", "greedy", "--baseline", "dawdler", "--max-games", "400",
             "--seed", "4", "--bots-dir", str(bots), "--workers", "1", "--no-report"]
     folder = tmp_path / "cut"
@@ -214,3 +196,21 @@ def test_an_isolated_sprt_with_a_bot_in_its_own_process(tmp_path):
     assert lines(result)[-1].startswith("undecided after 8 games (4 blocks)")
     assert load_config(tmp_path / "t")["meta"]["isolate"] is True
     assert store.load_faults(tmp_path / "t").empty
+
+
+def test_a_decided_test_refuses_new_code(tmp_path):
+    bots = write_bot(tmp_path / "bots", "mine", MINE)
+    folder = tmp_path / "t"
+    args = ("--candidate", "mine", "--baseline", "random", "--elo1", 200, "--max-games", 400,
+            "--seed", 5, "--bots-dir", bots, "--workers", 1, "--out", folder, "--no-report")
+    first = run(*args, "--quiet")
+    assert first.exit_code == 0 and lines(first)[0].startswith("H0 accepted"), first.output
+    before = snapshot(folder)
+    (bots / "mine.py").write_text(MINE.replace('Random, from', 'Random (better now), from'))
+    for again in (args, ("--resume", folder, "--no-report")):
+        result = run(*again)
+        assert result.exit_code == 2, result.output
+        out = result.output.strip().splitlines()
+        assert len(out) == 1 and out[0].startswith("Error: mine (") and \
+            "its code changed since the games stored in" in out[0], out
+        assert snapshot(folder) == before

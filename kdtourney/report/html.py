@@ -262,7 +262,9 @@ def build_context(folder, anchor=None, *, n_boot: int = 1000, seed: int = 0) -> 
     }
     ctx.update(_progress(tournament, meta, games, results))
     ctx["reproduce"] = _reproducibility(tournament, meta, config)
+    ctx["reproduce"]["entrants"] = _identities_view(_store.load_entrants(folder), meta)
     ctx["faults"] = _faults_view(faults)
+    ctx["failed_by_entrant"] = {str(e): int(n) for e, n in _store.failed_games(folder).items()}
 
     entrants_all = sorted(results["entrant"].astype(str).unique()) if len(results) else []
     ctx["entrants"] = entrants_all
@@ -373,9 +375,24 @@ def _reproducibility(tournament: dict, meta: dict, config: dict) -> dict:
             "schema": config.get("schema_version")}
 
 
+def _identities_view(entrants: pd.DataFrame, meta: dict) -> dict:
+    """What code played for each entrant (the store's `entrants` table), and since which game
+    when a store older than that table recorded it on a resume."""
+    rows = []
+    for r in entrants.itertuples():
+        identity = r.identity or {}
+        code = {k: v for k, v in identity.items() if k not in ("kind", "digest", "origin")}
+        rows.append({"entrant": str(r.entrant), "digest": r.digest or "unknown",
+                     "kind": identity.get("kind", ""), "origin": identity.get("origin", ""),
+                     "code": ", ".join(f"{k} {fmt_value(v)}" for k, v in sorted(code.items()))})
+    return {"rows": rows, "recorded_after": meta.get("entrants_recorded_after")}
+
+
 def _faults_view(faults: pd.DataFrame) -> dict:
+    """The faults table's rows, counts by entrant and kind, forfeits and failed games."""
     rows = []
     by_kind = []
+    failed = int(faults.loc[faults["kind"] == "failed", "game"].nunique()) if len(faults) else 0
     if len(faults):
         f = faults.copy()
         f["entrant"] = f["entrant"].fillna("(unknown)").astype(str)
@@ -388,7 +405,9 @@ def _faults_view(faults: pd.DataFrame) -> dict:
                          "stderr": "" if pd.isna(r.get("stderr")) else str(r["stderr"])})
         counts = f.groupby(["entrant", "kind"]).size()
         by_kind = [{"entrant": e, "kind": k, "count": int(n)} for (e, k), n in counts.items()]
-    return {"rows": rows, "total": int(len(faults)), "shown": len(rows), "by_kind": by_kind}
+    return {"rows": rows, "total": int(len(faults)), "shown": len(rows), "by_kind": by_kind,
+            "forfeits": int((faults["kind"] != "failed").sum()) if len(faults) else 0,
+            "failed": failed}
 
 
 def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: dict) -> dict:
