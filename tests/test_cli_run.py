@@ -337,3 +337,21 @@ def test_failed_games_show_per_entrant_in_the_standings_and_the_report(tmp_path)
     page = (folder / "index.html").read_text()
     assert "0 forfeits and 1 failed game, in 1 game." in page
     assert page.count('<td class="num" data-sort="1"><span class="bad">1</span></td>') == 2
+
+
+def test_a_toml_bot_is_identified_by_what_it_runs(tmp_path):
+    folder = write_fake_bots(tmp_path / "bots", ["first-legal"], at=-1)
+    out = tmp_path / "t"
+    args = ["run", "--bots", "first-legal,random", "--games", "2", "--seed", "1", "--bots-dir",
+            folder, "--out", out, "--workers", "1", "--quiet", "--no-report"]
+    assert run(*args).exit_code == 0
+    from kdtourney.arena.store import load_entrants
+    identity = load_entrants(out).set_index("entrant")["identity"]["first-legal"]
+    assert (identity["kind"], identity["bot_name"], identity["bot_version"]) == \
+        ("kdtp", "fake-first-legal", "0.1")
+    script = folder / "_fake_bot.py"
+    script.write_text(script.read_text() + "\n# a change\n")
+    result = run(*args)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert result.stderr.startswith(f"Error: first-legal ({folder / 'first-legal.toml'}): its code "
+                                    f"changed since the games stored in {out} (file_sha256 ")

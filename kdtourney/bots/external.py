@@ -115,15 +115,16 @@ class Program:
         return shutil.which(first)
 
     def file_run(self) -> str | None:
-        """The file the bot's code is in: the program itself when the command names a path
-        (`./mybot`), else the first argument naming a file under the TOML's folder (`node bot.js`,
-        `java -jar bot.jar`), else the program found on the PATH."""
-        if os.sep not in self.command[0]:
+        """The file the bot's code is in: the program when it lies in the TOML's folder
+        (`./mybot`), else the first argument naming a file there (`node bot.js`, `java -jar
+        bot.jar`, `/usr/bin/python3 bot.py`), else the program (found on the PATH)."""
+        program = self.executable
+        if program is None or not os.path.abspath(program).startswith(self.cwd + os.sep):
             for arg in self.command[1:]:
                 path = Path(self.cwd, arg)
                 if not arg.startswith("-") and path.is_file():
                     return str(path)
-        return self.executable
+        return program
 
     def identity(self, hello: dict | None) -> dict:
         """The code identity of this bot (see the entrants table): the declared command, the
