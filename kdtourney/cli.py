@@ -163,7 +163,7 @@ def _session_options(what, *, seed, name_default, resume, last_line, cluster=())
                      "20)."),
         click.option("--hang-timeout", type=_Number(float), metavar="SECONDS", help="A worker making "
                      "no progress this long is replaced (default 600; with --move-time-limit, 10x "
-                     "it, at least 30)."),
+                     "it, at least 30; at least --startup-timeout + 10)."),
         click.option("--resume", metavar="DIR", help=resume),
         click.option("--quiet", "-q", is_flag=True, help=f"Print only errors and the {last_line}."),
         click.option("--no-report", is_flag=True, help="Do not write DIR/index.html at the end."),

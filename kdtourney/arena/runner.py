@@ -68,12 +68,13 @@ _SLOT = 4                 # status array per worker: game, seat, call, monotonic
 _GROUPS = 64              # bot process groups recorded per worker
 
 
-def default_hang_timeout(move_time_limit: float | None) -> float:
+def default_hang_timeout(move_time_limit: float | None,
+                         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT) -> float:
     """Seconds without progress after which a worker counts as hung: 600, or with a move time limit
-    max(30, 10 x the limit)."""
+    max(30, 10 x the limit); at least 10 s more than a bot in its own process may take to start."""
     if move_time_limit is None:
-        return DEFAULT_HANG_TIMEOUT
-    return max(30.0, 10.0 * move_time_limit)
+        return max(DEFAULT_HANG_TIMEOUT, startup_timeout + 10.0)
+    return max(30.0, 10.0 * move_time_limit, startup_timeout + 10.0)
 
 
 def available_cores() -> int:
@@ -483,7 +484,8 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
         pending = collections.deque(g for g in range(len(specs)) if g not in done)
         outcome = RunOutcome(folder=Path(folder), total=len(specs), stored_before=len(done),
                              notes=list(notes))
-        hang_timeout = hang_timeout or default_hang_timeout(tournament.move_time_limit)
+        hang_timeout = hang_timeout or default_hang_timeout(tournament.move_time_limit,
+                                                            startup_timeout)
         if cluster is not None and pending:
             workers = sum(cluster.wait_for_workers().values())
         if reporter is not None:
