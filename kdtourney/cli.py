@@ -45,12 +45,17 @@ def _registry(bots_dirs):
         return BotRegistry(bots_dirs)
 
 
+_bots_dir_option = click.option(
+    "--bots-dir", "bots_dirs", multiple=True, type=click.Path(file_okay=False), metavar="DIR",
+    help="A folder of bots, Python modules and TOML files (repeatable); searched before "
+    "KDTOURNEY_BOTS_DIR and ./bots/.")
+
+
 @main.command("bots")
-@click.option("--bots-dir", "bots_dirs", multiple=True, type=click.Path(file_okay=False),
-              metavar="DIR", help="A folder of bot modules (repeatable); searched before "
-              "KDTOURNEY_BOTS_DIR and ./bots/.")
+@_bots_dir_option
 def bots_command(bots_dirs):
-    """List the available bots, their parameters, and the bot modules that failed to import."""
+    """List the available bots, their parameters (and commands), and the bot files that failed to
+    load."""
     from kdtourney.bots.registry import listing
 
     click.echo(listing(_registry(bots_dirs)))
@@ -58,9 +63,7 @@ def bots_command(bots_dirs):
 
 @main.command("serve")
 @click.argument("spec", metavar="BOT[:key=value...]")
-@click.option("--bots-dir", "bots_dirs", multiple=True, type=click.Path(file_okay=False),
-              metavar="DIR", help="A folder of bot modules (repeatable); searched before "
-              "KDTOURNEY_BOTS_DIR and ./bots/.")
+@_bots_dir_option
 @click.option("--sources", type=click.Path(dir_okay=False), hidden=True,
               help="The bot sources as the harness ships them (JSON {origin: text}), instead of "
               "the bot folders: how `run --isolate` starts a bot.")
@@ -148,7 +151,7 @@ def _session_options(what, *, seed, name_default, resume, last_line, cluster=())
         click.option("--out", metavar="DIR", help=f"{what} folder (default reports/<name>)."),
         click.option("--name", help=f"{what} name (default: {name_default} and a time stamp)."),
         click.option("--bots-dir", "bots_dirs", multiple=True, metavar="DIR",
-                     help="A folder of bot modules (repeatable)."),
+                     help="A folder of bots, Python modules and TOML files (repeatable)."),
         click.option("--move-time-limit", type=_Number(float), metavar="SECONDS",
                      help="A decision taking longer forfeits the game."),
         click.option("--move-time-margin", type=_Number(float, positive=False), metavar="SECONDS",
