@@ -444,30 +444,30 @@ class BotRegistry:
         pool of its own per instance, closed with it)."""
         entrant = self.resolve(spec)
         info = self._bots[entrant.name]
-        program = self.program(entrant, pool, isolate)
-        if program is None:
+        if info.program is None and not isolate:
             return lambda cls=info.cls, kwargs=entrant.kwargs: cls(**kwargs)
         options = dict(info.parameters, **entrant.kwargs) if info.program is not None else {}
         if pool is not None:
+            program = self.program(entrant, pool, isolate)
             return lambda: pool.bot(program, entrant.spec, options)
-        return lambda: ExternalBot(ProcessPool(), program, entrant.spec, options, owns_pool=True)
+
+        def own_pool():
+            pool = ProcessPool()
+            return ExternalBot(pool, self.program(entrant, pool, isolate), entrant.spec, options,
+                               owns_pool=True)
+        return own_pool
 
     def program(self, spec, pool: ProcessPool | None = None, isolate: bool = False) -> Program | None:
         """How the entrant `spec` is started in its own process: a TOML bot's command, or with
-        `isolate` a Python bot's `kdtourney serve` (its sources in a file of `pool`, or of a
-        temporary folder); None for a bot that plays in this process."""
+        `isolate` a Python bot's `kdtourney serve` (its sources in a file of `pool`); None for a bot
+        that plays in this process."""
         entrant = self.resolve(spec)
         info = self._bots[entrant.name]
         if info.program is not None or not isolate:
             return info.program
         text = json.dumps(self._sources, sort_keys=True)
         name = f"sources-{hashlib.sha256(text.encode()).hexdigest()[:12]}.json"
-        if pool is not None:
-            return serve_program(entrant.spec, pool.file(name, text))
-        path = Path(tempfile.gettempdir(), name)
-        if not path.exists():
-            path.write_text(text, encoding="utf-8")
-        return serve_program(entrant.spec, str(path))
+        return serve_program(entrant.spec, pool.file(name, text))
 
     def start_check(self, specs, settings: ProcessSettings | None = None) -> dict:
         """Start once every TOML bot among the entrants `specs` and exchange hello: {spec: the
