@@ -146,14 +146,20 @@ def _close_pools():
     _STATES.clear()
 
 
+def release_bots():
+    """Run on every worker when the client is done with the cluster: stop the bot processes, which
+    would otherwise wait in a long-lived worker for the next tournament."""
+    with _STATE_LOCK:
+        _close_pools()
+
+
 class BotProcesses(_WorkerPlugin):
     """Worker plugin: a worker stops its bot processes when it closes (or is restarted)."""
 
     name = "kdtourney-bot-processes"
 
     def teardown(self, worker):
-        with _STATE_LOCK:
-            _close_pools()
+        release_bots()
 
 
 def setup_worker(key, sources, tdict, settings, isolate) -> dict:
@@ -364,6 +370,11 @@ class Cluster:
     def close(self):
         client = getattr(self, "client", None)
         if client is not None:
+            try:
+                if client.status == "running":
+                    client.run(release_bots, on_error="ignore")
+            except Exception:  # noqa: BLE001 - a broken connection: the plugin's teardown is left
+                pass
             try:
                 client.close(timeout=5)
             except Exception:  # noqa: BLE001 - closing a broken connection
@@ -640,4 +651,5 @@ def _one_line(exc) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[-1]}" if text else type(exc).__name__
 
 
-__all__ = ["Cluster", "WorkerError", "play_batch", "setup_worker", "content_key", "MISSING_EXTRA"]
+__all__ = ["Cluster", "WorkerError", "play_batch", "setup_worker", "release_bots", "content_key",
+           "MISSING_EXTRA"]

@@ -18,7 +18,7 @@ distributed = pytest.importorskip(
 
 from arena_support import assert_same_store, stored, write_faulty_bots  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
-from kdtp_support import write_fake_bots  # noqa: E402
+from kdtp_support import left_behind, new_marker, write_fake_bots  # noqa: E402
 
 from kdtourney.arena import load_faults, load_games, load_results, prepare, store  # noqa: E402
 from kdtourney.arena.runner import run_tournament  # noqa: E402
@@ -186,14 +186,17 @@ def test_same_store_as_a_local_run_with_shipped_bots(tmp_path, dask_processes, b
 
     # a bot in its own process: its faults carry its last stderr lines (a cluster keeps no log
     # files); a command that does not start on a worker stops the run naming the bot and worker
-    fakes = BotRegistry([write_fake_bots(tmp_path / "fakes", ["exit-mid-game", "absent-on-workers"])],
+    marker = new_marker()
+    fakes = BotRegistry([write_fake_bots(tmp_path / "fakes", ["exit-mid-game", "first-legal",
+                                                               "absent-on-workers"], marker=marker)],
                         env=False, cwd=False, entry_points=False)
-    t = prepare(fakes, lineup="exit-mid-game,random", games=2, seed=1)
+    t = prepare(fakes, lineup="exit-mid-game,first-legal", games=2, seed=1)
     out = run_tournament(t, tmp_path / "fake", fakes, scheduler=dask_processes.address)
     faults = load_faults(tmp_path / "fake")
     assert out.complete and list(faults["kind"]) == ["crash", "crash"]
     assert all(s.endswith("Traceback: something broke") for s in faults["stderr"])
     assert not (tmp_path / "fake" / "logs").exists()
+    assert left_behind(marker) == []  # the workers live on, their bot processes do not
     t = prepare(fakes, lineup="absent-on-workers,random", games=2, seed=1)
     with pytest.raises(ArenaError) as err:
         run_tournament(t, tmp_path / "absent", fakes, scheduler=dask_processes.address)
