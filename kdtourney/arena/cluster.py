@@ -21,8 +21,9 @@ entrant's bot (one worker per host first, so the others load the Numba cache ins
 too). A worker that lacks a bot, or runs another kdtourney version, stops the run with a one-line
 error naming the worker. Bots in their own process (TOML bots; with isolate, every bot) get a
 ProcessPool per worker process, checked in setup (a command that does not start there stops the
-run the same way) and closed by the `BotProcesses` worker plugin when the worker closes; their
-faults carry their last stderr lines (no log files: workers share no filesystem with the client).
+run the same way) and closed when the client is done with the cluster (`release_bots`) or, by the
+`BotProcesses` worker plugin, when the worker closes; their faults carry their last stderr lines
+(no log files: workers share no filesystem with the client).
 
 Batches
 -------
