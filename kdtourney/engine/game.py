@@ -318,20 +318,18 @@ class GameView(_Table):
         view._bbox = np.empty((n, 4), dtype=np.int64)
         for p, kingdom in enumerate(kingdoms):
             view._bits[p], view._bbox[p] = kingdom._bits, kingdom._bbox
-        st = view._st = np.zeros(K.ST_LEN, dtype=np.int64)
-        st[:K.ST_CUR_ROW] = header_of(rules)
+        st = header_of(rules).tolist() + [0] * (K.ST_LEN - K.ST_CUR_ROW)  # a list: set item by item
         st[K.ST_DECK_POS], st[K.ST_ROUND], st[K.ST_SLOT], st[K.ST_PLAYER] = pos, round, slot, player
         st[K.ST_PHASE] = K.PHASE_PLACE if phase == "place" else K.PHASE_CLAIM
         for offset, owners, row in ((K.ST_CUR_ROW, K.ST_CUR_OWNER, current_row),
                                     (K.ST_NEW_ROW, K.ST_NEW_OWNER, new_row)):
-            st[owners:owners + 4] = -1
+            st[owners:owners + 4] = [-1] * 4
             for j, (domino, owner) in enumerate(row):
                 st[offset + j], st[owners + j] = domino, owner
-        st[K.ST_FIRST_ORDER:K.ST_FIRST_ORDER + 4] = -1
-        st[K.ST_FIRST_ORDER:K.ST_FIRST_ORDER + kings] = first_order
+        st[K.ST_FIRST_ORDER:K.ST_FIRST_ORDER + 4] = list(first_order) + [-1] * (4 - kings)
         st[K.ST_DISCARDS:K.ST_DISCARDS + n] = discards
-        deck = sorted(drawn.difference(rows)) + rows
-        st[K.ST_DECK:K.ST_DECK + pos] = deck
+        st[K.ST_DECK:K.ST_DECK + pos] = sorted(drawn.difference(rows)) + rows
+        view._st = np.array(st, dtype=np.int64)
         return view
 
     def determinize(self, rng) -> Game:

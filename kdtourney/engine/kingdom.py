@@ -87,22 +87,18 @@ class Kingdom:
         placement rules are not checked: any land the rules allow, and more, can be described)."""
         rows = [(r, c, t, k) for (r, c), (t, k) in squares.items()] if isinstance(squares, dict) \
             else squares
-        cells, taken = [], {(0, 0)}
-        top = bottom = left = right = 0
-        for row, col, terrain, crowns in rows:
-            if terrain == CASTLE and row == col == 0:
-                continue
+        cells = [cell for cell in rows if not (cell[2] == CASTLE and cell[0] == cell[1] == 0)]
+        for row, col, terrain, crowns in cells:
             if terrain not in TERRAIN_LETTERS or crowns not in (0, 1, 2, 3):
                 raise ValueError(f"square ({row}, {col}): {(terrain, crowns)!r} is not a terrain "
                                  "code 1..6 with 0-3 crowns")
-            if (row, col) in taken:
-                raise ValueError(f"square ({row}, {col}) is given twice (or is the castle's)")
-            taken.add((row, col))
-            cells.append((row, col, terrain, crowns))
-            top, bottom, left, right = min(top, row), max(bottom, row), min(left, col), max(right, col)
-        if bottom - top >= size or right - left >= size:
-            raise ValueError(f"the squares span {bottom - top + 1}x{right - left + 1}, more than a "
-                             f"{size}x{size} kingdom")
+        squares = [(row, col) for row, col, _, _ in cells] + [(0, 0)]
+        if len(set(squares)) < len(squares):
+            raise ValueError("a square is given twice (or is the castle's)")
+        rows, cols = [r for r, _ in squares], [c for _, c in squares]
+        height, width = max(rows) - min(rows) + 1, max(cols) - min(cols) + 1
+        if height > size or width > size:
+            raise ValueError(f"the squares span {height}x{width}, more than a {size}x{size} kingdom")
         kingdom = cls(size)
         if cells:
             K.set_squares(kingdom._bits, kingdom._bbox, np.array(cells, dtype=np.int64), len(cells))
