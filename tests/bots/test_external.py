@@ -2,6 +2,7 @@
 check, and one bot process answering against the clock."""
 
 import sys
+from pathlib import Path
 
 import pytest
 from kdtp_support import left_behind, new_marker, write_fake_bots
@@ -134,3 +135,24 @@ def test_an_answer_nobody_asked_for_is_a_protocol_fault(tmp_path):
                                                   r'asked for act'):
             bot.act(game.view(seat))
         bot.close()
+
+
+def test_an_isolated_folder_bot_plays_as_it_does_in_process():
+    examples = Path(__file__).resolve().parents[2] / "examples" / "bots"
+    registry = registry_of(examples)
+    rules = Rules(3, harmony=True)
+    with ProcessPool(ProcessSettings()) as pool:
+        isolated = registry.factory("crown-grabber:prefer_high=false", pool, isolate=True)()
+        local = registry.create("crown-grabber:prefer_high=false")
+        game = Game(rules, 4)
+        for bot in (isolated, local):
+            bot.setup(1, rules, 9)
+        while not game.is_over:
+            if game.current_player == 1:
+                view = game.view(1)
+                action = local.act(view)
+                assert isolated.act(view) == action
+            else:
+                action = game.legal_actions()[0]
+            game.apply(action)
+        isolated.close()
