@@ -392,6 +392,81 @@ def report_command(folder, anchor, open_page):
         webbrowser.open(path.resolve().as_uri())
 
 
+@main.command("ratings")
+@click.argument("folders", nargs=-1, required=True, metavar="FOLDER...")
+@click.option("--out", default="reports/ratings", show_default=True, metavar="DIR",
+              help="Write the page DIR/index.html.")
+@click.option("--anchor", metavar="NAME=ELO", help="Pin one entrant's Elo (default: mean 0), "
+              "e.g. --anchor greedy=0.")
+@click.option("--players", metavar="N[,N]", help="Player counts to pool, e.g. 2,4 (default: the "
+              "count with the most games).")
+def ratings_command(folders, out, anchor, players):
+    """One rating list over the games of many tournament folders (run and sprt alike; a folder
+    that holds folders is searched).
+
+    All games are fitted at once (Bradley-Terry, block-bootstrap intervals, as in a tournament's
+    report). An entrant is a name and the code that played for it: the same name with other code
+    is another entrant (name@digest). Games are pooled only under the same rules; each folder left
+    out and each entrant that no game connects to the others gets one line saying why. Prints the
+    list and writes DIR/index.html. Exit status 2 only when nothing can be rated.
+    """
+    import sys
+
+    from kdtourney.arena import store
+    from kdtourney.arena.tournament import ArenaError, parse_players
+    from kdtourney.report.html import ReportError, parse_anchor
+    from kdtourney.report.pool import PoolError, rating_list
+    from kdtourney.report.pool_html import write_rating_list
+
+    with _one_line(ArenaError, ReportError):
+        counts = parse_players(players) if players is not None else None
+        anchor = parse_anchor(anchor)
+    if store.exists(out):
+        raise _CommandError(f"{out} holds a tournament, whose report is {out}/index.html: choose "
+                            "another --out for the rating list")
+    try:
+        found = rating_list(folders, players=counts, anchor=anchor)
+    except PoolError as exc:
+        for line in exc.notes:
+            click.echo(line)
+        raise _CommandError(str(exc)) from None
+    _print_rating_list(found)
+    for line in found.notes():
+        click.echo(line)
+    command = " ".join(["kdtourney"] + sys.argv[1:]) if sys.argv[1:2] == ["ratings"] else None
+    try:
+        path = write_rating_list(found, out, command)
+    except OSError as exc:
+        raise _CommandError(f"cannot write the page into {out}: {exc.strerror or exc}") from None
+    click.echo(f"{path}: {len(found.rated)} entrants rated from {found.n_games} games in "
+               f"{found.n_folders} folders" + (f"; {len(found.skipped)} skipped"
+                                                if found.skipped else ""))
+
+
+def _print_rating_list(found):
+    """The rating list in the terminal: rank, entrant, Elo with interval, games, folders, code
+    (and failed games, when there are any)."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    players = "/".join(str(p) for p in found.players)
+    table = Table(title=f"rating list ({players}-player games; 95% block-bootstrap intervals)",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    with_failed = int(any(e.failed for e in found.rated))  # games that could not be finished
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("entrant", overflow="fold")
+    for column in ("Elo", "games", "folders", "code") + ("failed",) * with_failed:
+        table.add_column(column, justify="left" if column == "code" else "right", no_wrap=True)
+    for rank, e in enumerate(found.rated, 1):
+        table.add_row(str(rank), e.name, f"{e.elo:+.0f} [{e.lo:+.0f}, {e.hi:+.0f}]", str(e.games),
+                      str(len(e.folders)), e.digest or "unknown", *[str(e.failed)] * with_failed)
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)
+    console.print(table)
+
+
 # --- sprt (sequential A/B test of a bot change) --------------------------------------------------
 
 class _Real(click.ParamType):

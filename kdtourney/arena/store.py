@@ -396,19 +396,24 @@ def load_config(folder) -> dict:
     return _check(store_path(folder))
 
 
-def load_results(folder) -> pd.DataFrame:
+def load_results(folder, columns=None) -> pd.DataFrame:
     """One row per player per game, ordered by game and seat: the results columns plus `block`,
-    `n_players` and `status` of the game (what kdtourney.report reads)."""
-    df = _read(folder, f"SELECT {', '.join('r.' + c for c in RESULT_COLUMNS)}, g.block, "
-                       "g.n_players, g.status FROM results r JOIN games g ON g.game = r.game "
+    `n_players` and `status` of the game (what kdtourney.report reads). columns: only these of
+    them (reading fewer is faster), default all."""
+    game_columns = ("block", "n_players", "status")
+    columns = columns or RESULT_COLUMNS + game_columns
+    selected = ", ".join(("g." if c in game_columns else "r.") + c for c in columns)
+    df = _read(folder, f"SELECT {selected} FROM results r JOIN games g ON g.game = r.game "
                        "ORDER BY r.game, r.seat")
-    df["fault"] = df["fault"].astype(bool)
+    if "fault" in df:
+        df["fault"] = df["fault"].astype(bool)
     return df
 
 
-def load_games(folder) -> pd.DataFrame:
-    """One row per game, ordered by game; `moves` and `deal_seeds` stay JSON text."""
-    return _read(folder, "SELECT * FROM games ORDER BY game")
+def load_games(folder, columns=None) -> pd.DataFrame:
+    """One row per game, ordered by game; `moves` and `deal_seeds` stay JSON text. columns: only
+    these columns of the games table (reading no moves is much faster), default all."""
+    return _read(folder, f"SELECT {', '.join(columns) if columns else '*'} FROM games ORDER BY game")
 
 
 def load_faults(folder) -> pd.DataFrame:

@@ -34,7 +34,7 @@ from kdtourney.engine import Game, Rules
 from kdtourney.engine.tiles import TERRAIN_NAMES, TILES
 from kdtourney.report import plots, ratings, stats, svg
 
-__all__ = ["write_report", "build_context", "render", "parse_anchor", "ReportError",
+__all__ = ["write_report", "write_page", "build_context", "render", "parse_anchor", "ReportError",
            "REPORT_FILE"]
 
 REPORT_FILE = "index.html"
@@ -64,8 +64,13 @@ def write_report(tournament_dir, anchor=None, *, n_boot: int = 1000, seed: int =
     """
     folder = Path(tournament_dir)
     context = build_context(folder, anchor, n_boot=n_boot, seed=seed)
-    page = render(context)
     path = Path(out) if out is not None else folder / REPORT_FILE
+    write_page(render(context), path)
+    return path
+
+
+def write_page(page: str, path: Path) -> None:
+    """Write `page` to `path` atomically (a reader never sees half a page), readable by all."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".index-", suffix=".html", dir=path.parent)
     try:
@@ -81,7 +86,6 @@ def write_report(tournament_dir, anchor=None, *, n_boot: int = 1000, seed: int =
         except OSError:
             pass
         raise
-    return path
 
 
 def parse_anchor(anchor):
@@ -726,10 +730,10 @@ def _asset(name: str) -> str:
     return files("kdtourney.report").joinpath("templates", name).read_text(encoding="utf-8")
 
 
-def render(context: dict) -> str:
-    """The page as a string (see `build_context`)."""
+def render(context: dict, template: str = "report.html.j2") -> str:
+    """The page as a string (see `build_context`; the rating list's page: `pool_html`)."""
     env = _environment()
-    template = env.get_template("report.html.j2")
+    template = env.get_template(template)
     return template.render(**context, css=Markup(_asset("report.css")), js=Markup(_asset("report.js")))
 
 
