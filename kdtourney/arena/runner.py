@@ -105,18 +105,24 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate):
     base = slot * _SLOT
     try:
         from kdtourney.bots.registry import BotRegistry
+        from kdtourney.engine import warm_up
 
         tournament = Tournament.from_dict(tournament_dict)
         registry = BotRegistry.from_sources(sources)
         factories = bot_factories(registry, tournament.specs, pool, isolate)
         rules = {p: tournament.rules_for(p) for p in tournament.players}
-        if warm:
-            def touch():
-                status[base + 3] = time.monotonic()
-                status[base] = -2  # warming up
 
+        def touch():
+            status[base + 3] = time.monotonic()
+            status[base] = -2  # warming up
+
+        # Loading the engine's kernels takes a fresh process a good part of a second (several on a
+        # loaded machine): in the first game it would count against the seat called last.
+        touch()
+        warm_up()
+        if warm:
             warm_bots(tournament, registry, touch)
-            status[base] = -1
+        status[base] = -1
         conn.send(("ready",))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which stops
         conn.send(("fatal", "".join(traceback.format_exception_only(type(exc), exc)).strip()))
