@@ -725,6 +725,7 @@ class ExternalBot(Bot):
             if process.proc is not None:  # died since its last game: a fresh one
                 self.pool.give_back(self.program, self.spec, process)
                 process = self._process = self.pool.lend(self.program, self.spec)
+            process.game = self.pool.game  # what it writes while starting is logged in this game
             try:
                 process.start()
             finally:

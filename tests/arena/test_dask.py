@@ -204,6 +204,7 @@ def test_same_store_as_a_local_run_with_shipped_bots(tmp_path, dask_processes, b
     assert "\n" not in message and "worker tcp://127.0.0.1:" in message
     assert "absent-on-workers.toml: the bot exited with status 3 (while asked for hello)" in message
 
+
 def test_a_bot_that_kills_its_worker_forfeits_as_in_a_local_run(tmp_path, dask_processes):
     registry = BotRegistry([write_faulty_bots(tmp_path / "bots")], env=False, cwd=False,
                            entry_points=False)

@@ -73,20 +73,28 @@ def test_misbehaving_bots_forfeit_and_the_tournament_completes(tmp_path):
     assert left_behind(marker) == [] and our_zombies() == []
 
 
-def test_a_crashed_bot_is_restarted_and_a_failed_restart_forfeits(tmp_path):
-    folder = write_fake_bots(tmp_path / "bots", ["crash-then-refuse"], at=3)
+def test_a_bot_process_serves_game_after_game_and_a_failed_restart_forfeits(tmp_path):
+    folder = write_fake_bots(tmp_path / "bots", ["crash-then-refuse"], at=3, games=[2])
     registry = registry_of(folder)
-    t = prepare(registry, lineup="crash-then-refuse,random", games=4, seed=2)
+    t = prepare(registry, lineup="crash-then-refuse,random", games=6, seed=2)
     out = run_tournament(t, tmp_path / "t", registry, workers=1, warm=False)
-    assert out.complete and out.played == 4
+    assert out.complete and out.played == 6
     faults = load_faults(tmp_path / "t")
-    assert list(faults["kind"]) == ["crash"] * 4
+    assert list(faults["game"]) == [2, 3, 4, 5] and list(faults["kind"]) == ["crash"] * 4
     assert "exited with status 1 (while asked for act)" in faults["message"][0]
-    # it crashed after leaving a file that makes every later start fail: each game forfeits at
-    # its setup (call 1), with the bot's reason
+    # it crashed in game 2 after leaving a file that makes every later start fail: each later
+    # game forfeits at its setup (call 1), with the bot's reason
     assert list(faults["call"][1:]) == [1, 1, 1]
     assert all("exited with status 3 (while asked for hello)" in m for m in faults["message"][1:])
     assert all(s == "cannot start: no configuration" for s in faults["stderr"][1:])
+    # one process played games 0 to 2 (the log prefixes each line with its pid); every restart
+    # was a new one
+    log = (tmp_path / "t" / "logs" / "crash-then-refuse.log").read_text().splitlines()
+    pid = {int(line.split()[1]) for line in log if "] log: game " in line}
+    refused = [int(line.split()[1]) for line in log if line.endswith("cannot start: no configuration")]
+    assert [line.split()[3] for line in log if "cannot start" in line] == ["3]", "4]", "5]"]
+    assert len(pid) == 1 and sum("] log: game " in line for line in log) == 3
+    assert len(refused) == 3 and len(set(refused) | pid) == 4
 
 
 def test_a_worker_killed_by_its_bot_leaves_nothing_running(tmp_path):
