@@ -185,27 +185,32 @@ def same_store(a, b, rename=lambda entrant: entrant):
         pd.testing.assert_frame_equal(x[table], y[table], check_dtype=False, obj=table)
 
 
-def example_bots(tmp_path):
-    """The C example built into a temporary folder, and the JavaScript example as it is."""
-    if shutil.which("gcc") is None or shutil.which("node") is None:
-        pytest.skip("the examples need gcc and node (Node.js) on the PATH")
-    folder = tmp_path / "c"
-    folder.mkdir()
-    shutil.copy(EXAMPLES / "c" / "c-greedy.toml", folder)
-    subprocess.run(["gcc", "-O2", "-o", str(folder / "greedy_bot"),
-                    str(EXAMPLES / "c" / "greedy_bot.c")], check=True)
-    return BotRegistry([folder, EXAMPLES / "js"], env=False, cwd=False, entry_points=False)
+def example_registry(tmp_path, bot):
+    """A registry with the example `bot` (the C one built into a temporary folder) and the Python
+    example bots; skips when the example's toolchain is missing."""
+    tool = {"c-greedy": "gcc", "js-greedy": "node"}[bot]
+    if shutil.which(tool) is None:
+        pytest.skip(f"the {bot} example needs {tool} on the PATH")
+    folder = EXAMPLES / "js"
+    if bot == "c-greedy":
+        folder = tmp_path / "c"
+        folder.mkdir()
+        shutil.copy(EXAMPLES / "c" / "c-greedy.toml", folder)
+        subprocess.run(["gcc", "-O2", "-o", str(folder / "greedy_bot"),
+                        str(EXAMPLES / "c" / "greedy_bot.c")], check=True)
+    return BotRegistry([folder, EXAMPLES / "bots"], env=False, cwd=False, entry_points=False)
 
 
-def test_the_c_and_javascript_examples_play_well_and_alike(tmp_path):
-    registry = example_bots(tmp_path)
-    moves = {}
-    for bot in ("c-greedy", "js-greedy"):
-        t = prepare(registry, lineup=f"{bot},random,random,random", games=8, seed=9)
-        out = run_tournament(t, tmp_path / bot, registry, workers=1)
-        assert out.complete and load_faults(tmp_path / bot).empty
-        results = load_results(tmp_path / bot)
-        mean = results.groupby("entrant")["score"].mean()
-        assert mean[bot] > mean["random"] + 10  # best immediate score beats random play
-        moves[bot] = list(load_games(tmp_path / bot)["moves"])
-    assert moves["c-greedy"] == moves["js-greedy"]  # one strategy, two languages: same moves
+@pytest.mark.parametrize("bot", ["c-greedy", "js-greedy"])
+def test_the_c_and_javascript_examples_play_as_the_python_example(tmp_path, bot):
+    registry = example_registry(tmp_path, bot)
+    t = prepare(registry, lineup=f"{bot},random,random,random", games=8, seed=9)
+    out = run_tournament(t, tmp_path / bot, registry, workers=1)
+    assert out.complete and load_faults(tmp_path / bot).empty
+    results = load_results(tmp_path / bot)
+    mean = results.groupby("entrant")["score"].mean()
+    assert mean[bot] > mean["random"] + 10  # best immediate score beats random play
+    # one strategy in three languages: crown-grabber (examples/bots) makes the same moves
+    python = prepare(registry, lineup="crown-grabber,random,random,random", games=8, seed=9)
+    run_tournament(python, tmp_path / "py", registry, workers=1)
+    assert list(load_games(tmp_path / bot)["moves"]) == list(load_games(tmp_path / "py")["moves"])
