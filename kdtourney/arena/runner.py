@@ -8,7 +8,8 @@ Parent and workers
 - Workers are started with the 'spawn' context (never fork after Numba threads). Before they start,
   the parent loads or compiles the engine's kernels (`kdtourney.engine.warm_up`), and the first
   worker plays a few decisions with each entrant's bot (Numba caches on disk) before the other
-  workers get games, so the other workers compile nothing.
+  workers get games, so the other workers compile nothing. Every worker loads the engine's kernels
+  before its first game, so no bot's call is charged with it.
 - Bots reach the workers as the parent's registry's sources (`BotRegistry.from_sources`): every
   worker plays with the code the parent checked.
 - Games go to workers in batches over one pipe per worker (guided: a batch is about a quarter of
