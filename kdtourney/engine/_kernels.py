@@ -34,7 +34,7 @@ from numba import njit, types
 from numba.core.extending import intrinsic
 
 from kdtourney import _jit_cache  # noqa: F401  (before any njit(cache=True): caches outside the package)
-from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
+from kdtourney.engine.tiles import CASTLE, TILE_CROWNS, TILE_TERRAIN
 
 G = 13
 CENTER = 6
@@ -279,6 +279,47 @@ def set_square(bits, r, c, terrain, crowns):
         near[r - 1] |= bit
     if r < G - 1:
         near[r + 1] |= bit
+
+
+@njit(cache=True)
+def list_squares(bits, bbox, out):
+    """Write every occupied square, castle included (terrain CASTLE), to out int64[>= 49, 4] as
+    (row, col, terrain, crowns), row and col relative to the castle, row by row and left to right;
+    return their number."""
+    n = 0
+    for r in range(bbox[0], bbox[1] + 1):
+        m = bits[OCC, r]
+        while m:
+            c = trailing_zeros(m)
+            m &= m - 1
+            terrain = 1
+            if r == CENTER and c == CENTER:
+                terrain = CASTLE
+            else:
+                while not (bits[terrain, r] >> c) & 1:
+                    terrain += 1
+            out[n, 0] = r - CENTER
+            out[n, 1] = c - CENTER
+            out[n, 2] = terrain
+            out[n, 3] = ((bits[CROWN1, r] >> c) & 1) + 2 * ((bits[CROWN2, r] >> c) & 1)
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def set_squares(bits, bbox, squares, n):
+    """Make bits/bbox the kingdom of the castle and the n squares (row, col, terrain, crowns) of
+    squares int64[>= n, 4], row and col relative to the castle, terrain WHEAT..MINE (no legality
+    check)."""
+    clear_kingdom(bits, bbox)
+    for i in range(n):
+        r = squares[i, 0] + CENTER
+        c = squares[i, 1] + CENTER
+        set_square(bits, r, c, squares[i, 2], squares[i, 3])
+        bbox[0] = min(bbox[0], r)
+        bbox[1] = max(bbox[1], r)
+        bbox[2] = min(bbox[2], c)
+        bbox[3] = max(bbox[3], c)
 
 
 @njit(cache=True, inline="always")
