@@ -1,8 +1,8 @@
 """Sequential A/B test of a bot change: duplicate blocks until the SPRT decides (`kdtourney sprt`).
 
 The question: is the candidate more than ``elo0`` Elo stronger than the baseline (H1 accepted,
-wrongly at most a fraction alpha of the time), or is it not shown to be ``elo1`` stronger (H0
-accepted; a candidate that is fails at most a fraction beta of the time)?  The statistics are
+wrongly about a fraction alpha of the time), or is it not shown to be ``elo1`` stronger (H0
+accepted; a candidate that is fails about a fraction beta of the time)?  The statistics are
 :mod:`kdtourney.arena.sprt` (a GSPRT on block scores); this module plays the blocks through the
 arena's runner, stores them, and decides.
 
@@ -516,11 +516,11 @@ def verdict_line(state: SprtState, test: SprtTest, tournament: Tournament) -> st
     where = f"after {state.games} games ({state.blocks} blocks)"
     if state.status == "H1":
         return (f"H1 accepted: the candidate is {_more_than(test.elo0)} (a candidate that is not "
-                f"passes at most {100 * test.alpha:g}% of the time); LLR {state.llr:.2f} >= "
+                f"passes about {100 * test.alpha:g}% of the time); LLR {state.llr:.2f} >= "
                 f"{state.upper:.2f} {where}; {estimate_text(state)}")
     if state.status == "H0":
         return (f"H0 accepted: the candidate is not shown to be {_at_least(test.elo1)} (a "
-                f"candidate that is fails at most {100 * test.beta:g}% of the time); LLR "
+                f"candidate that is fails about {100 * test.beta:g}% of the time); LLR "
                 f"{state.llr:.2f} <= {state.lower:.2f} {where}; {estimate_text(state)}")
     inside = f"LLR {state.llr:.2f} within [{state.lower:.2f}, {state.upper:.2f}]"
     if state.complete >= cap_blocks(tournament):

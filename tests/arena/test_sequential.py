@@ -101,7 +101,7 @@ def test_decision_and_store(reference):
     assert config["tournament"]["games"] == state.games  # decided: the planned games
     assert outcome.verdict_line().startswith("H0 accepted: the candidate is not shown to be at "
                                              "least 50 Elo stronger than the baseline (a candidate "
-                                             "that is fails at most 5% of the time); LLR ")
+                                             "that is fails about 5% of the time); LLR ")
     assert state.lo < state.elo < state.hi and rows["elo"].iloc[:-1].isna().all()
     assert (rows["elo"].iloc[-1], rows["lo"].iloc[-1]) == (state.elo, state.lo)
 
