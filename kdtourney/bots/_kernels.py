@@ -22,7 +22,8 @@ combinations: 11,000 greedy 4-player playouts/s from the start on one core (3,10
 evaluation without copies below; the full greedy in the same kernel loop then made 290/s).
 
 Result measures: MEASURE_WDL (1 sole win, 0.5 shared win, 0 loss), MEASURE_SCORE (own score / 100),
-MEASURE_RATIO (own / (own + best opponent), 0.5 when both are 0).
+MEASURE_RATIO (own / (own + best opponent), 0.5 when both are 0), MEASURE_MARGIN (the victory
+margin, own - best opponent, as 0.5 + margin / 200 within [0, 1]).
 
 Evaluating a placement. The key of the kingdom after one placement is computed without copying
 or changing the kingdom: `_prepare` labels the kingdom's territories once (id, squares and crowns
@@ -50,10 +51,10 @@ from numba import njit
 
 from kdtourney.engine._kernels import (CENTER, CLAIM_BASE, DIR_COL, DIR_ROW, DISCARD, FLAG_HARMONY,
                                        FLAG_MIDDLE, FLAG_TIEBREAK_TERRITORY, G,
-                                       MAX_ACTIONS, OCC, PHASE_CLAIM, PHASE_OVER, PHASE_PLACE,
+                                       MAX_ACTIONS, OCC, PHASE_OVER, PHASE_PLACE,
                                        PLANES, RES_COLS, RES_TOTAL, SCRATCH_ROWS, ST_CUR_ROW,
-                                       ST_DECK, ST_DECK_LEN, ST_DECK_POS, ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW,
-                                       ST_PHASE, ST_PLAYER, ST_PLAYERS, ST_ROUND, ST_ROW_LEN,
+                                       ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW,
+                                       ST_PHASE, ST_PLAYER, ST_PLAYERS, ST_ROUND,
                                        ST_SIZE, ST_SLOT,
                                        CROWN1, CROWN2, _packed, apply_action,
                                        bonus_points, is_centered,
@@ -70,7 +71,9 @@ POLICIES = {"random": POLICY_RANDOM, "greedy": POLICY_GREEDY, "player-greedy": P
 MEASURE_WDL = 0
 MEASURE_SCORE = 1
 MEASURE_RATIO = 2
-MEASURES = {"wdl": MEASURE_WDL, "score": MEASURE_SCORE, "ratio": MEASURE_RATIO}
+MEASURE_MARGIN = 3
+MEASURES = {"wdl": MEASURE_WDL, "score": MEASURE_SCORE, "ratio": MEASURE_RATIO,
+            "margin": MEASURE_MARGIN}
 
 OK_SHIFT = 40
 S2_SHIFT = 20
@@ -481,11 +484,13 @@ def result_value(bits, bbox, st, me, measure, res, ranks, scr):
     own = res[me, RES_TOTAL]
     if measure == MEASURE_SCORE:
         return own / 100.0
-    if measure == MEASURE_RATIO:
+    if measure == MEASURE_RATIO or measure == MEASURE_MARGIN:
         best = 0
         for q in range(players):
             if q != me and res[q, RES_TOTAL] > best:
                 best = res[q, RES_TOTAL]
+        if measure == MEASURE_MARGIN:
+            return min(1.0, max(0.0, 0.5 + (own - best) / 200.0))
         if own + best == 0:
             return 0.5
         return own / (own + best)
@@ -554,204 +559,10 @@ def mce_run(bits, bbox, st, me, places, claims, n_cand, start, count, policy, me
 
 
 # ---------------------------------------------------------------------------------------------
-# MCTS: determinized UCT over the searching player's own decisions
-#
-# The tree holds only the searching player's decisions; the other players' actions between two of
-# them are played by the playout policy. A node is an own decision reached by a sequence of own
-# actions; its children are the actions of that decision (engine actions: a placement, DISCARD, or
-# a claim). Place decisions have the same legal actions in every determinization (they depend
-# only on the own kingdom and the own claimed domino), so a place node gets all its children at
-# once; a claim node gets a child for each free domino the first time it is seen free (the row
-# depends on the determinization), and a child's availability counts the visits in which it was
-# legal (information-set UCT).
-#
-#   ti int64[cap, TI_COLS]: first child, next sibling, action, visits, availability
-#   tf float64[cap, TF_COLS]: value sum, prior h (points), best prior among the node's children
-#   ncount int64[1]: nodes in use (node 0 is the root)
-
-TI_FIRST = 0
-TI_NEXT = 1
-TI_ACTION = 2
-TI_VISITS = 3
-TI_AVAIL = 4
-TI_COLS = 5
-TF_VALUE = 0
-TF_PRIOR = 1
-TF_HMAX = 2
-TF_COLS = 3
-
-
-@njit(cache=True)
-def key_points(key):
-    """A greedy key as points: s2 minus 10 for a bad placement and 5 for a bad spot of the claim."""
-    ok = key >> OK_SHIFT
-    return ((key >> S2_SHIFT) & S_MASK) - 10 * (1 - (ok >> 1)) - 5 * (1 - (ok & 1))
-
-
-@njit(cache=True)
-def _new_node(ti, tf, ncount, parent, action, prior):
-    i = ncount[0]
-    if i >= ti.shape[0]:
-        return -1
-    ncount[0] = i + 1
-    ti[i, TI_FIRST] = -1
-    ti[i, TI_NEXT] = ti[parent, TI_FIRST]
-    ti[i, TI_ACTION] = action
-    ti[i, TI_VISITS] = 0
-    ti[i, TI_AVAIL] = 0
-    tf[i, TF_VALUE] = 0.0
-    tf[i, TF_PRIOR] = prior
-    tf[i, TF_HMAX] = -1e9
-    ti[parent, TI_FIRST] = i
-    if prior > tf[parent, TF_HMAX]:
-        tf[parent, TF_HMAX] = prior
-    return i
-
-
-@njit(cache=True)
-def mcts_reset(ti, tf, ncount):
-    """An empty tree: only the root."""
-    ncount[0] = 1
-    ti[0, TI_FIRST] = -1
-    ti[0, TI_NEXT] = -1
-    ti[0, TI_ACTION] = -1
-    ti[0, TI_VISITS] = 0
-    ti[0, TI_AVAIL] = 0
-    tf[0, TF_VALUE] = 0.0
-    tf[0, TF_PRIOR] = 0.0
-    tf[0, TF_HMAX] = -1e9
-
-
-@njit(cache=True)
-def _expand_place(bits, bbox, st, node, ti, tf, ncount, places, claims, keys, kb, bb, sc, ac):
-    """All placements of a place node as children, prior = best greedy combination with it."""
-    n = greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac)
-    i = 0
-    while i < n:
-        a = places[i]
-        h = key_points(keys[i])
-        j = i + 1
-        while j < n and places[j] == a:
-            h = max(h, key_points(keys[j]))
-            j += 1
-        if _new_node(ti, tf, ncount, node, a, float(h)) < 0:
-            return
-        i = j
-
-
-@njit(cache=True)
-def _select(ti, tf, node, c, bias, claim_phase, st):
-    """UCB with progressive bias over the node's children legal now (availability updated).
-
-    Unvisited legal children come first, the best prior among them; then
-    Q + c sqrt(ln(avail) / n) + bias (h - hmax) / 100 / (n + 1).
-    """
-    best = -1
-    best_u = -1e300
-    fresh = -1
-    fresh_h = -1e300
-    hmax = tf[node, TF_HMAX]
-    ch = ti[node, TI_FIRST]
-    while ch >= 0:
-        legal = True
-        if claim_phase:
-            legal = False
-            d = ti[ch, TI_ACTION] - CLAIM_BASE
-            for j in range(4):
-                if st[ST_NEW_ROW + j] == d and st[ST_NEW_OWNER + j] < 0:
-                    legal = True
-        if legal:
-            ti[ch, TI_AVAIL] += 1
-            n = ti[ch, TI_VISITS]
-            if n == 0:
-                if tf[ch, TF_PRIOR] > fresh_h:
-                    fresh_h = tf[ch, TF_PRIOR]
-                    fresh = ch
-            elif fresh < 0:
-                u = (tf[ch, TF_VALUE] / n + c * np.sqrt(np.log(ti[ch, TI_AVAIL]) / n)
-                     + bias * (tf[ch, TF_PRIOR] - hmax) / 100.0 / (n + 1))
-                if u > best_u:
-                    best_u = u
-                    best = ch
-        ch = ti[ch, TI_NEXT]
-    return fresh if fresh >= 0 else best
-
-
-@njit(cache=True)
-def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, policy, measure, rng):
-    """`count` iterations of determinized UCT from st (the searching player `me` to act)."""
-    kb, bb, sc, ac = work_buffers()
-    places = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
-    claims = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
-    keys = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
-    free = np.empty(4, dtype=np.int64)
-    b = bits.copy()
-    x = bbox.copy()
-    s = st.copy()
-    res = np.zeros((st[ST_PLAYERS], RES_COLS), dtype=np.int64)
-    ranks = np.zeros(st[ST_PLAYERS], dtype=np.int64)
-    path = np.empty(256, dtype=np.int64)
-    for _ in range(count):
-        b[:] = bits
-        x[:] = bbox
-        s[:] = st
-        resample_deck(s, rng)
-        node = 0
-        plen = 1
-        path[0] = 0
-        while s[ST_PHASE] != PHASE_OVER:
-            if s[ST_PLAYER] != me:
-                if policy == POLICY_GREEDY:
-                    a = fast_greedy_action(b, x, s, rng, kb, bb, sc, ac)
-                else:
-                    a = random_action(b, x, s, sc[2], rng)
-                apply_action(b, x, s, a)
-                continue
-            if node != 0 and ti[node, TI_VISITS] == 0:
-                break  # a new leaf: play out from here
-            claim_phase = s[ST_PHASE] == PHASE_CLAIM
-            if claim_phase:
-                nfree = free_claims(s, free)
-                for j in range(nfree):
-                    found = False
-                    ch = ti[node, TI_FIRST]
-                    while ch >= 0:
-                        if ti[ch, TI_ACTION] == free[j]:
-                            found = True
-                            break
-                        ch = ti[ch, TI_NEXT]
-                    if not found:
-                        if s[ST_ROUND] == 0:
-                            d = free[j] - CLAIM_BASE
-                            h = 5.0 * max(TILE_CROWNS[d, 0], TILE_CROWNS[d, 1])
-                        else:
-                            p = s[ST_PLAYER]
-                            k, _ = best_spot(b[p], x[p], s[ST_SIZE], s[ST_FLAGS], s[ST_DISCARDS + p] == 0,
-                                             free[j] - CLAIM_BASE, kb, bb, sc, ac, 1)
-                            h = float(((k & S_MASK) - 5 * (1 - (k >> S2_SHIFT))))
-                        _new_node(ti, tf, ncount, node, free[j], h)
-            elif ti[node, TI_FIRST] < 0:
-                _expand_place(b, x, s, node, ti, tf, ncount, places, claims, keys, kb, bb, sc, ac)
-            ch = _select(ti, tf, node, c, bias, claim_phase, s)
-            if ch < 0:
-                break  # the tree is full
-            apply_action(b, x, s, ti[ch, TI_ACTION])
-            node = ch
-            path[plen] = ch
-            plen += 1
-        playout(b, x, s, rng, policy, me, kb, bb, sc, ac)
-        v = result_value(b, x, s, me, measure, res, ranks, sc[2])
-        for i in range(plen):
-            ti[path[i], TI_VISITS] += 1
-            tf[path[i], TF_VALUE] += v
-
-
-# ---------------------------------------------------------------------------------------------
-# Expectimax: a static evaluation with potential, chance nodes over the next row
+# The static evaluation of the expectimax search (kdtourney/bots/_search_kernels.py)
 
 W_OPEN = 0.3     # per crown of a territory and open square next to it
 W_HOLE = 4.0     # per one-square hole (a wasted square, and Harmony out of reach)
-TOP_SPOTS = 4    # depth 2: spots of the claimed domino tried against the sampled next row
 
 
 @njit(cache=True)
@@ -804,123 +615,3 @@ def static_eval(bits, bbox, size, flags, complete):
         points = full
     value = points + bonus_points(bbox, size, flags, complete) + W_OPEN * open_crowns
     return value - W_HOLE * count_holes(bits, bbox, size)
-
-
-@njit(cache=True)
-def _best_static(bits, bbox, size, flags, complete, domino, kb, bb, sc, ac, lvl):
-    """Best static_eval after placing `domino` (discarding when it has no placement)."""
-    n = legal_masks(bits, bbox, size, domino, sc[lvl])
-    if n == 0:
-        return static_eval(bits, bbox, size, flags, False)
-    n = masks_to_actions(sc[lvl], ac[lvl])
-    best = -1e300
-    for i in range(n):
-        _copy_kingdom(bits, bbox, kb[lvl], bb[lvl])
-        place(kb[lvl], bb[lvl], domino, ac[lvl, i])
-        v = static_eval(kb[lvl], bb[lvl], size, flags, complete)
-        if v > best:
-            best = v
-    return best
-
-
-@njit(cache=True)
-def expecti_run(bits, bbox, st, me, places, claims, n_cand, start, count, depth, seed, sums,
-                visits):
-    """Chance samples start .. start+count-1 of depth-limited expectimax, sample i for candidate
-    i % n_cand with chance outcome i // n_cand (the same outcomes for every candidate).
-
-    Candidate k: place places[k] (-1: none), claim claims[k] (-1: none). Its value in an outcome:
-    depth 1, or no row after the new one: the best static_eval after placing the claimed domino.
-    depth 2: a next row is sampled from the unseen dominoes and the kings ahead of the bot (one per
-    new-row domino below the claimed one) take random dominoes of it; the value is the best
-    static_eval over the claimed domino's TOP_SPOTS best spots and any spot of any domino left.
-    Adds to sums[k] (float64) and visits[k].
-    """
-    kb = np.zeros((4, PLANES, G), dtype=np.int64)
-    bb = np.zeros((4, 4), dtype=np.int64)
-    sc = np.zeros((4, SCRATCH_ROWS, G), dtype=np.int64)
-    ac = np.zeros((4, MAX_ACTIONS), dtype=np.int64)
-    size = st[ST_SIZE]
-    flags = st[ST_FLAGS]
-    seen = np.zeros(49, dtype=np.bool_)
-    pos = st[ST_DECK_POS]
-    for j in range(pos):
-        seen[st[ST_DECK + j]] = True
-    pool = np.empty(48, dtype=np.int64)
-    npool = 0
-    for v in range(1, 49):
-        if not seen[v]:
-            pool[npool] = v
-            npool += 1
-    shuffled = pool.copy()
-    row_len = st[ST_ROW_LEN]
-    next_row = depth >= 2 and pos + row_len <= st[ST_DECK_LEN]
-    row = np.empty(4, dtype=np.int64)
-    spot_v = np.empty(TOP_SPOTS, dtype=np.float64)
-    spot_a = np.empty(TOP_SPOTS, dtype=np.int64)
-    orng = np.empty(1, dtype=np.uint64)
-    for i in range(start, start + count):
-        k = i % n_cand
-        o = i // n_cand
-        complete = st[ST_DISCARDS + me] == 0
-        _copy_kingdom(bits[me], bbox[me], kb[0], bb[0])
-        if places[k] == DISCARD:
-            complete = False
-        elif places[k] >= 0:
-            place(kb[0], bb[0], st[ST_CUR_ROW + st[ST_SLOT]], places[k])
-        if claims[k] < 0:
-            v = static_eval(kb[0], bb[0], size, flags, complete)
-        elif not next_row:
-            v = _best_static(kb[0], bb[0], size, flags, complete, claims[k] - CLAIM_BASE, kb, bb, sc, ac, 1)
-        else:
-            c = claims[k] - CLAIM_BASE
-            # the chance outcome: a next row from the unseen dominoes, the first `ahead` taken
-            orng[0] = np.uint64(seed) ^ (np.uint64(o + 1) * np.uint64(0x9E3779B97F4A7C15))
-            shuffled[:] = pool
-            for j in range(row_len):
-                m = j + rand_below(orng, npool - j)
-                t = shuffled[j]
-                shuffled[j] = shuffled[m]
-                shuffled[m] = t
-                row[j] = shuffled[j]
-            ahead = 0
-            for j in range(4):
-                d = st[ST_NEW_ROW + j]
-                if d != 0 and d < c:
-                    ahead += 1
-            ahead = min(ahead, row_len - 1)
-            # the claimed domino's best spots by static evaluation
-            n = legal_masks(kb[0], bb[0], size, c, sc[1])
-            nspots = 0
-            if n > 0:
-                n = masks_to_actions(sc[1], ac[1])
-                for j in range(n):
-                    _copy_kingdom(kb[0], bb[0], kb[1], bb[1])
-                    place(kb[1], bb[1], c, ac[1, j])
-                    sv = static_eval(kb[1], bb[1], size, flags, complete)
-                    if nspots < TOP_SPOTS:
-                        spot_v[nspots] = sv
-                        spot_a[nspots] = ac[1, j]
-                        nspots += 1
-                    else:
-                        worst = 0
-                        for q in range(1, TOP_SPOTS):
-                            if spot_v[q] < spot_v[worst]:
-                                worst = q
-                        if sv > spot_v[worst]:
-                            spot_v[worst] = sv
-                            spot_a[worst] = ac[1, j]
-            v = -1e300
-            for s in range(max(nspots, 1)):
-                _copy_kingdom(kb[0], bb[0], kb[1], bb[1])
-                comp = complete
-                if nspots > 0:
-                    place(kb[1], bb[1], c, spot_a[s])
-                else:
-                    comp = False
-                for j in range(ahead, row_len):
-                    w = _best_static(kb[1], bb[1], size, flags, comp, row[j], kb, bb, sc, ac, 2)
-                    if w > v:
-                        v = w
-        sums[k] += v
-        visits[k] += 1

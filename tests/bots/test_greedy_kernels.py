@@ -114,7 +114,7 @@ GAMES = {
     "mcts50_duel_hm": (RULES["duel_hm"], 15, lambda: MCTSBot(iterations=50)),
     "mce100_4p_hm": (RULES["4p_hm"], 16, lambda: MCEBot(iterations=100)),
     "mce100_2p": (RULES["2p"], 17, lambda: MCEBot(iterations=100)),
-    "expectimax8_4p_hm": (RULES["4p_hm"], 18, lambda: ExpectimaxBot(iterations=8)),
+    "expectimax120_4p_hm": (RULES["4p_hm"], 18, lambda: ExpectimaxBot(iterations=120)),
 }
 
 
