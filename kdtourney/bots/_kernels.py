@@ -26,41 +26,43 @@ MEASURE_RATIO (own / (own + best opponent), 0.5 when both are 0), MEASURE_MARGIN
 margin, own - best opponent, as 0.5 + margin / 200 within [0, 1]).
 
 Evaluating a placement. The key of the kingdom after one placement is computed without copying
-or changing the kingdom: `_prepare` labels the kingdom's territories once (id, squares and crowns
-on each land square, the sum of their points, its occupancy in the centred window) and
-`_after_key` evaluates each placement from the two squares alone: the new bounding box (Middle
-Kingdom), the points as the territories before plus the gain of the territories of the domino's
-terrains next to its halves merging with it, and the
-one-square holes, which matter only while the kingdom stays centred and then are counted in the
-fixed size x size window with the two squares added. The same keys as copying the kingdom,
-placing and scoring it in full, at about a quarter of the cost. Only a second placement stacked
-on a first (the claimed domino's best spot in greedy_combos) works on a copy of the kingdom with
-the first placement done (one copy per first placement).
+or changing the kingdom: `_prepare` lays the kingdom out as one word per plane (a "frame": the
+5x5 kingdom's own words, a 7x7 one packed 8 bits a row) and labels its territories once (id,
+squares and crowns on each land square, the sum of their points), and `_after_key` evaluates
+each placement from the two squares alone: the points as the territories before plus the gain of
+the territories of the domino's terrains next to its halves merging with it, whether the kingdom
+stays in the size x size square centred on the castle (Middle Kingdom), and then the one-square
+holes of that square with the two squares added. The same keys as copying the kingdom, placing and
+scoring it in full, at about a quarter of the cost. Only a second placement stacked on a first
+(the claimed domino's best spot in greedy_combos) works on a copy of the kingdom with the first
+placement done (one copy per first placement).
 
-Work buffers of the greedy kernels (allocate with `work_buffers()`):
-    kb  int64[3, PLANES, G]  kingdom copies, one per look-ahead level; kb[lvl] also holds the
-                             labelled kingdom of a level-`lvl` evaluation (`_prepare`), kb[2] the
-                             one of greedy_combos' first level (kb[0] holds its copy)
-    bb  int64[3, 4]          their bounding boxes
-    sc  int64[3, SCRATCH_ROWS, G]
-    ac  int64[3, MAX_ACTIONS] action lists
+A kingdom is (bits, bbox, p) as in the engine kernels. Work buffers of the greedy kernels
+(allocate with `work_buffers()`):
+    kb  int64[3, KINGDOM_WIDTH]  kingdom copies, one per look-ahead level (kingdom lvl of
+                                 (kb, bb)); row lvl also holds the frame of a level-`lvl`
+                                 evaluation (`_prepare`), row 2 the one of greedy_combos' first
+                                 level (row 0 holds its copy)
+    bb  int64[3, 4]              their bounding boxes
+    sc  int64[3, SCRATCH]        legal placements (engine scratch rows)
+    ac  int64[3, MAX_ACTIONS]    action lists
 """
 
 import numpy as np
 from numba import njit
 
-from kdtourney.engine._kernels import (CENTER, CLAIM_BASE, DIR_COL, DIR_ROW, DISCARD, FLAG_HARMONY,
-                                       FLAG_MIDDLE, FLAG_TIEBREAK_TERRITORY, G,
-                                       MAX_ACTIONS, OCC, PHASE_OVER, PHASE_PLACE,
-                                       PLANES, RES_COLS, RES_TOTAL, SCRATCH_ROWS, ST_CUR_ROW,
-                                       ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW,
-                                       ST_PHASE, ST_PLAYER, ST_PLAYERS, ST_ROUND,
-                                       ST_SIZE, ST_SLOT,
-                                       CROWN1, CROWN2, _packed, apply_action,
-                                       bonus_points, is_centered,
-                                       legal_masks, masks_to_actions, place, popcount, rand_below,
-                                       random_action, rank_players, resample_deck, score_game,
-                                       score_territories, trailing_zeros)
+from kdtourney.engine._base import kernel, neighbours, popcount, trailing_zeros
+from kdtourney.engine._kernels import (CENTER, CLAIM_BASE, CROWN1, CROWN2, DIR_COL, DIR_ROW, DISCARD,
+                                       FLAG_HARMONY, FLAG_MIDDLE, FLAG_TIEBREAK_TERRITORY, G,
+                                       MAX_ACTIONS, OCC, PHASE_OVER, PHASE_PLACE, RES_COLS,
+                                       RES_TOTAL, SCRATCH, ST_CUR_ROW, ST_DISCARDS, ST_FLAGS,
+                                       ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE, ST_PLAYER, ST_PLAYERS,
+                                       ST_ROUND, ST_SIZE, ST_SLOT, _word64, apply_action,
+                                       bonus_points, copy_kingdom, count_holes, is_centered,
+                                       legal_moves, moves_to_actions, place, playout_random,
+                                       rand_below, random_action, rank_players, resample_deck,
+                                       score_game, score_totals, territory_points, window)
+from kdtourney.engine._rows import WIDTH as _ROWS_WIDTH
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
 POLICY_RANDOM = 0
@@ -79,100 +81,101 @@ OK_SHIFT = 40
 S2_SHIFT = 20
 S_MASK = (1 << 20) - 1
 
+KINGDOM_WIDTH = max(_ROWS_WIDTH, _word64.WIDTH)  # a work row holds a kingdom of any size
+
 
 @njit(cache=True)
 def work_buffers():
     """(kb, bb, sc, ac): the scratch arrays of the greedy kernels (see the module docstring)."""
-    return (np.zeros((3, PLANES, G), dtype=np.int64), np.zeros((3, 4), dtype=np.int64),
-            np.zeros((3, SCRATCH_ROWS, G), dtype=np.int64), np.zeros((3, MAX_ACTIONS), dtype=np.int64))
+    return (np.zeros((3, KINGDOM_WIDTH), dtype=np.int64), np.zeros((3, 4), dtype=np.int64),
+            np.zeros((3, SCRATCH), dtype=np.int64), np.zeros((3, MAX_ACTIONS), dtype=np.int64))
 
 
 # ---------------------------------------------------------------------------------------------
 # One kingdom
 
 
-@njit(cache=True)
-def count_holes(bits, bbox, size):
-    """One-square holes: empty squares that no domino can ever cover, int.
-
-    The squares that can still be filled are those of the size x size square centred on the castle
-    while the kingdom is centred, else those of any size x size square around the kingdom.
-    """
-    h = size // 2
-    if is_centered(bbox, size):
-        r0 = CENTER - h
-        r1 = CENTER + h
-        c0 = CENTER - h
-        c1 = CENTER + h
-    else:
-        r0 = max(bbox[1] - size + 1, 0)
-        r1 = min(bbox[0] + size - 1, G - 1)
-        c0 = max(bbox[3] - size + 1, 0)
-        c1 = min(bbox[2] + size - 1, G - 1)
-    window = ((1 << (c1 + 1)) - 1) ^ ((1 << c0) - 1)
-    occ = bits[OCC]
-    n = 0
-    above = 0
-    cur = ~occ[r0] & window
-    for r in range(r0, r1 + 1):
-        below = ~occ[r + 1] & window if r < r1 else 0
-        n += popcount(cur & ~(cur << 1) & ~(cur >> 1) & ~above & ~below)
-        above = cur
-        cur = below
-    return n
-
-
-@njit(cache=True)
-def kingdom_points(bits, bbox, size, flags, complete):
+@kernel
+def kingdom_points(bits, bbox, p, size, flags, complete):
     """Territory points plus the bonuses switched on in flags (Harmony only when `complete`)."""
-    points, _, _ = score_territories(bits, bbox)
-    return points + bonus_points(bbox, size, flags, complete)
+    return territory_points(bits, bbox, p, size) + bonus_points(bbox, p, size, flags, complete)
 
 
-@njit(cache=True)
-def _copy_kingdom(src_bits, src_bbox, dst_bits, dst_bbox):
-    for i in range(PLANES):
-        for r in range(G):
-            dst_bits[i, r] = src_bits[i, r]
-    for i in range(4):
-        dst_bbox[i] = src_bbox[i]
-
-
-@njit(cache=True)
-def _spot_ok(bits, bbox, size, holes_before):
+@kernel
+def _spot_ok(bits, bbox, p, size, holes_before):
     """1 when the kingdom is centred and has no more one-square holes than before, else 0."""
-    if not is_centered(bbox, size):
+    if not is_centered(bbox, p, size):
         return 0
-    return 1 if count_holes(bits, bbox, size) <= holes_before else 0
+    return 1 if count_holes(bits, bbox, p, size) <= holes_before else 0
 
 
-# Evaluation without a copy: pre = kb[lvl] (int64[PLANES, G]). pre[r, c] for r < G: the territory
-# of the land square (r, c) as id | squares << TER_SIZE | crowns << TER_CROWNS (stale where the
-# kingdom has no land); pre[PRE_ROW, 0]: occupancy of the size x size window centred on the
-# castle packed 8 bits a row, pre[PRE_ROW, 1]: that window's mask.
-PRE_ROW = G
+# Evaluation without a copy: a frame in row lvl of pre (int64[n, >= FRAME_LEN]): one word per plane
+# (OCC, terrains, crowns) with rows FR_STRIDE bits apart, grid square (FR_R0, FR_C0) at bit 0,
+# FR_ROWS x FR_COLS squares used, FR_CENTER the squares of the size x size square centred on the
+# castle (0 when the kingdom is not inside it); FR_LABEL + q: the territory of land square q as
+# id | squares << TER_SIZE | crowns << TER_CROWNS (stale where there is no land).
+FR_R0 = CROWN2 + 1
+FR_C0 = FR_R0 + 1
+FR_STRIDE = FR_R0 + 2
+FR_ROWS = FR_R0 + 3
+FR_COLS = FR_R0 + 4
+FR_CENTER = FR_R0 + 5
+FR_LABEL = 16
+FRAME_LEN = FR_LABEL + 64
 TER_ID = 63
 TER_SIZE = 8
 TER_CROWNS = 24
+_WINDOW_7 = sum(((1 << 7) - 1) << (8 * i) for i in range(7))  # 7x7 squares packed 8 bits a row
 
 
-@njit(cache=True, inline="always")
-def _prepare(bits, bbox, size, pre):
-    """Label the kingdom's territories into pre (see above) for `_after_key`; returns its territory
-    points (as score_territories)."""
-    r0 = bbox[0]
-    r1 = bbox[1]
-    c0 = bbox[2]
-    crown1 = _packed(bits, CROWN1, r0, r1, c0)
-    crown2 = _packed(bits, CROWN2, r0, r1, c0)
+@kernel(inline="always")
+def _frame(bits, bbox, p, size, pre, lvl):
+    """The kingdom's planes into the frame of row lvl of pre (see above)."""
+    if size == _word64.SIZE:
+        lay = bits[p, _word64.LAYOUT]
+        for i in range(CROWN2 + 1):
+            pre[lvl, i] = bits[p, i]
+        pre[lvl, FR_R0] = _word64.LAY_R0[lay]
+        pre[lvl, FR_C0] = _word64.LAY_C0[lay]
+        pre[lvl, FR_STRIDE] = _word64.LAY_W[lay]
+        pre[lvl, FR_ROWS] = _word64.LAY_H[lay]
+        pre[lvl, FR_COLS] = _word64.LAY_WV[lay]
+        pre[lvl, FR_CENTER] = _word64.LAY_CENTER[lay]
+        return
+    # a 7x7 kingdom is at most 7 squares wide: packed 8 bits a row, bit 7 stays empty
+    if is_centered(bbox, p, size):
+        r0 = CENTER - size // 2
+        c0 = r0
+        pre[lvl, FR_CENTER] = _WINDOW_7
+    else:
+        r0 = bbox[p, 0]
+        c0 = bbox[p, 2]
+        pre[lvl, FR_CENTER] = 0
+    for i in range(CROWN2 + 1):
+        pre[lvl, i] = window(bits, p, size, i, r0, c0, 7)
+    pre[lvl, FR_R0] = r0
+    pre[lvl, FR_C0] = c0
+    pre[lvl, FR_STRIDE] = 8
+    pre[lvl, FR_ROWS] = 7
+    pre[lvl, FR_COLS] = 7
+
+
+@kernel(inline="always")
+def _prepare(bits, bbox, p, size, pre, lvl):
+    """The kingdom's frame with its territories labelled into row lvl of pre, for `_after_key`;
+    returns its territory points (as territory_points)."""
+    _frame(bits, bbox, p, size, pre, lvl)
+    stride = pre[lvl, FR_STRIDE]
+    crown1 = pre[lvl, CROWN1]
+    crown2 = pre[lvl, CROWN2]
     points = 0
     tid = 0
     for t in range(1, 7):
-        rest = _packed(bits, t, r0, r1, c0)
+        rest = pre[lvl, t]
         while rest:
             comp = rest & -rest
-            while True:  # flood fill, as in the engine's _territories
-                grown = (comp | (comp << 1) | (comp >> 1) | (comp << 8) | (comp >> 8)) & rest
+            while True:  # flood fill, as the engine's
+                grown = (comp | neighbours(comp, stride)) & rest
                 if grown == comp:
                     break
                 comp = grown
@@ -183,113 +186,111 @@ def _prepare(bits, bbox, size, pre):
             tid += 1
             rest &= ~comp
             while comp:
-                q = trailing_zeros(comp)
-                pre[r0 + (q >> 3), c0 + (q & 7)] = v
+                pre[lvl, FR_LABEL + trailing_zeros(comp)] = v
                 comp &= comp - 1
-    h = size // 2
-    window = 0
-    for i in range(size):
-        window |= ((1 << size) - 1) << (8 * i)
-    pre[PRE_ROW, 0] = _packed(bits, OCC, CENTER - h, CENTER + h, CENTER - h) & window
-    pre[PRE_ROW, 1] = window
     return points
 
 
-@njit(cache=True, inline="always")
-def _touching(bits, pre, t, r, c, seen, squares, crowns, old):
-    """Add the territories of terrain t next to the square (r, c) not in `seen` (a bit set of ids)
-    to the sums of their squares, crowns and points."""
+@kernel(inline="always")
+def _touching(pre, lvl, t, r, c, seen, squares, crowns, old):
+    """Add the territories of terrain t next to frame square (r, c) not in `seen` (a bit set of
+    ids) to the sums of their squares, crowns and points."""
+    land = pre[lvl, t]
+    stride = pre[lvl, FR_STRIDE]
     for dd in range(4):
         rr = r + DIR_ROW[dd]
         cc = c + DIR_COL[dd]
-        if 0 <= rr < G and 0 <= cc < G and (bits[t, rr] >> cc) & 1:
-            v = pre[rr, cc]
-            i = v & TER_ID
-            if not (seen >> i) & 1:
-                seen |= 1 << i
-                n = (v >> TER_SIZE) & 0xFFFF
-                k = v >> TER_CROWNS
-                squares += n
-                crowns += k
-                old += n * k
+        if 0 <= rr < pre[lvl, FR_ROWS] and 0 <= cc < pre[lvl, FR_COLS]:
+            q = rr * stride + cc
+            if (land >> q) & 1:
+                v = pre[lvl, FR_LABEL + q]
+                i = v & TER_ID
+                if not (seen >> i) & 1:
+                    seen |= 1 << i
+                    n = (v >> TER_SIZE) & 0xFFFF
+                    k = v >> TER_CROWNS
+                    squares += n
+                    crowns += k
+                    old += n * k
     return seen, squares, crowns, old
 
 
-@njit(cache=True, inline="always")
-def _after_key(bits, pre, bbox, size, flags, complete, domino, action, points, holes):
-    """(ok << 20 | score) of the kingdom (bits, bbox; labelled in pre by `_prepare`) after placing
-    `domino` by `action`, the kingdom itself unchanged: ok as `_spot_ok` against `holes` one-square
-    holes before, score as `kingdom_points` (Harmony while `complete`); `points`: the territory
-    points before. A half joins the territories of its terrain next to it."""
+@kernel(inline="always")
+def _after_key(pre, lvl, flags, complete, domino, action, points, holes):
+    """(ok << 20 | score) of the kingdom framed in row lvl of pre (`_prepare`) after placing
+    `domino` by `action`, the kingdom itself unchanged: ok as `_spot_ok` against `holes`
+    one-square holes before, score as `kingdom_points` (Harmony while `complete`); `points`: the
+    territory points before. A half joins the territories of its terrain next to it."""
     d = action // (G * G)
-    r = (action // G) % G
-    c = action % G
+    r = (action // G) % G - pre[lvl, FR_R0]
+    c = action % G - pre[lvl, FR_C0]
     rb = r + DIR_ROW[d]
     cb = c + DIR_COL[d]
     ta = TILE_TERRAIN[domino, 0]
     tb = TILE_TERRAIN[domino, 1]
     ka = TILE_CROWNS[domino, 0]
     kb_ = TILE_CROWNS[domino, 1]
-    seen, n, k, old = _touching(bits, pre, ta, r, c, 0, 0, 0, 0)
+    seen, n, k, old = _touching(pre, lvl, ta, r, c, 0, 0, 0, 0)
     if ta == tb:
-        seen, n, k, old = _touching(bits, pre, tb, rb, cb, seen, n, k, old)
+        seen, n, k, old = _touching(pre, lvl, tb, rb, cb, seen, n, k, old)
         points += (n + 2) * (k + ka + kb_) - old
     else:
         points += (n + 1) * (k + ka) - old
-        seen, n, k, old = _touching(bits, pre, tb, rb, cb, 0, 0, 0, 0)
+        seen, n, k, old = _touching(pre, lvl, tb, rb, cb, 0, 0, 0, 0)
         points += (n + 1) * (k + kb_) - old
     if flags & FLAG_HARMONY and complete:
         points += 5
-    h = size // 2
-    w0 = CENTER - h
-    w1 = CENTER + h
-    if not (min(bbox[0], r, rb) >= w0 and max(bbox[1], r, rb) <= w1
-            and min(bbox[2], c, cb) >= w0 and max(bbox[3], c, cb) <= w1):
+    rows = pre[lvl, FR_ROWS]
+    cols = pre[lvl, FR_COLS]
+    if not (0 <= r < rows and 0 <= c < cols and 0 <= rb < rows and 0 <= cb < cols):
+        return points  # off the frame: off the centred square
+    stride = pre[lvl, FR_STRIDE]
+    occ = pre[lvl, OCC] | (1 << (r * stride + c)) | (1 << (rb * stride + cb))
+    center = pre[lvl, FR_CENTER]
+    if occ & ~center:
         return points
     if flags & FLAG_MIDDLE:
         points += 10
-    # centred: count_holes' window is the fixed size x size square, packed in pre
-    occ = pre[PRE_ROW, 0] | (1 << (8 * (r - w0) + c - w0)) | (1 << (8 * (rb - w0) + cb - w0))
-    e = pre[PRE_ROW, 1] & ~occ
-    if popcount(e & ~(e << 1) & ~(e >> 1) & ~(e << 8) & ~(e >> 8)) <= holes:
+    empty = center & ~occ
+    if popcount(empty & ~neighbours(empty, stride)) <= holes:
         return (1 << S2_SHIFT) | points
     return points
 
 
-@njit(cache=True, inline="always")
-def _best_spot_pre(bits, bbox, size, flags, complete, domino, pre, points, holes, sc, ac, lvl):
-    """best_spot with the kingdom already packed in pre (`_prepare`: its territory points
-    `points`) and its one-square holes `holes`."""
-    n = legal_masks(bits, bbox, size, domino, sc[lvl])
+@kernel(inline="always")
+def _best_spot_pre(bits, bbox, p, size, flags, complete, domino, pre, plvl, points, holes, sc, ac, lvl):
+    """best_spot with the kingdom already framed in row plvl of pre (`_prepare`: its territory
+    points `points`) and its one-square holes `holes`."""
+    n = legal_moves(bits, bbox, p, size, domino, sc, lvl)
     if n == 0:
-        ok = 1 if is_centered(bbox, size) else 0
-        return (ok << S2_SHIFT) | (points + bonus_points(bbox, size, flags, False)), DISCARD
-    n = masks_to_actions(sc[lvl], ac[lvl])
+        ok = 1 if is_centered(bbox, p, size) else 0
+        return (ok << S2_SHIFT) | (points + bonus_points(bbox, p, size, flags, False)), DISCARD
+    n = moves_to_actions(sc, lvl, size, ac, lvl)
     best = -1
     best_a = DISCARD
     for i in range(n):
         a = ac[lvl, i]
-        k = _after_key(bits, pre, bbox, size, flags, complete, domino, a, points, holes)
+        k = _after_key(pre, plvl, flags, complete, domino, a, points, holes)
         if k > best:
             best = k
             best_a = a
     return best, best_a
 
 
-@njit(cache=True)
-def best_spot(bits, bbox, size, flags, complete, domino, kb, bb, sc, ac, lvl):
-    """Best placement of `domino` in a kingdom: returns (ok << 20 | score, action).
+@kernel
+def best_spot(bits, bbox, p, size, flags, complete, domino, kb, bb, sc, ac, lvl):
+    """Best placement of `domino` in kingdom p: returns (ok << 20 | score, action).
 
     ok is 1 when the best spot leaves no new hole and stays centred; score counts bonuses with
     Harmony while `complete`. A domino without a placement is discarded (Harmony lost). Uses level
     `lvl` of the work buffers. Ties go to the first placement found.
     """
-    points = _prepare(bits, bbox, size, kb[lvl])
-    return _best_spot_pre(bits, bbox, size, flags, complete, domino, kb[lvl], points,
-                          count_holes(bits, bbox, size), sc, ac, lvl)
+    points = _prepare(bits, bbox, p, size, kb, lvl)
+    return _best_spot_pre(bits, bbox, p, size, flags, complete, domino, kb, lvl, points,
+                          count_holes(bits, bbox, p, size), sc, ac, lvl)
 
 
-@njit(cache=True)
+@kernel
 def free_claims(st, out):
     """The claim actions of the free dominoes of the new row into out; returns their number."""
     n = 0
@@ -304,7 +305,7 @@ def free_claims(st, out):
 # Full greedy: every combination of a placement and a claim
 
 
-@njit(cache=True)
+@kernel
 def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
     """Every (placement, claim) combination of the player to place, with its key.
 
@@ -317,54 +318,54 @@ def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
     flags = st[ST_FLAGS]
     domino = st[ST_CUR_ROW + st[ST_SLOT]]
     complete = st[ST_DISCARDS + p] == 0
-    free = np.empty(4, dtype=np.int64)
-    nfree = free_claims(st, free)
-    n_place = legal_masks(bits[p], bbox[p], size, domino, sc[0])
+    n_place = legal_moves(bits, bbox, p, size, domino, sc, 0)
     if n_place == 0:
         ac[0, 0] = DISCARD
         n_place = 1
     else:
-        masks_to_actions(sc[0], ac[0])
-    pre = kb[2]
-    points = _prepare(bits[p], bbox[p], size, pre)
-    holes = count_holes(bits[p], bbox[p], size)
+        moves_to_actions(sc, 0, size, ac, 0)
+    points = _prepare(bits, bbox, p, size, kb, 2)
+    holes = count_holes(bits, bbox, p, size)
+    has_row = st[ST_NEW_ROW] != 0
     n = 0
     for i in range(n_place):
         a = ac[0, i]
         if a == DISCARD:
             done = False
-            ok1 = 1 if is_centered(bbox[p], size) else 0
-            s1 = points + bonus_points(bbox[p], size, flags, False)
+            ok1 = 1 if is_centered(bbox, p, size) else 0
+            s1 = points + bonus_points(bbox, p, size, flags, False)
         else:
             done = complete
-            k1 = _after_key(bits[p], pre, bbox[p], size, flags, complete, domino, a, points, holes)
+            k1 = _after_key(kb, 2, flags, complete, domino, a, points, holes)
             ok1 = k1 >> S2_SHIFT
             s1 = k1 & S_MASK
-        if nfree == 0:
+        if not has_row:
             places[n] = a
             claims[n] = -1
             keys[n] = ((ok1 * 3) << OK_SHIFT) | (s1 << S2_SHIFT) | s1
             n += 1
             continue
         # the claimed domino's best spot in the kingdom after the placement: on a copy
-        _copy_kingdom(bits[p], bbox[p], kb[0], bb[0])
+        copy_kingdom(bits, bbox, p, kb, bb, 0)
         if a != DISCARD:
-            place(kb[0], bb[0], domino, a)
-        points2 = _prepare(kb[0], bb[0], size, kb[1])
-        holes2 = count_holes(kb[0], bb[0], size)
-        for j in range(nfree):
-            k2, _ = _best_spot_pre(kb[0], bb[0], size, flags, done, free[j] - CLAIM_BASE, kb[1],
+            place(kb, bb, 0, size, domino, a)
+        points2 = _prepare(kb, bb, 0, size, kb, 1)
+        holes2 = count_holes(kb, bb, 0, size)
+        for j in range(4):
+            if st[ST_NEW_ROW + j] == 0 or st[ST_NEW_OWNER + j] >= 0:
+                continue
+            k2, _ = _best_spot_pre(kb, bb, 0, size, flags, done, st[ST_NEW_ROW + j], kb, 1,
                                    points2, holes2, sc, ac, 1)
             ok2 = k2 >> S2_SHIFT
             s2 = k2 & S_MASK
             places[n] = a
-            claims[n] = free[j]
+            claims[n] = CLAIM_BASE + st[ST_NEW_ROW + j]
             keys[n] = ((ok1 * 2 + ok2) << OK_SHIFT) | (s2 << S2_SHIFT) | s1
             n += 1
     return n
 
 
-@njit(cache=True)
+@kernel
 def argmax_random(keys, n, rng):
     """Index of the largest of keys[:n], ties broken uniformly at random."""
     best = 0
@@ -380,38 +381,48 @@ def argmax_random(keys, n, rng):
     return best
 
 
-@njit(cache=True)
+@kernel
 def claim_keys(bits, bbox, st, claims, keys, kb, bb, sc, ac):
     """Claims of the player to claim with the key of each domino's best spot (ok << 20 | score)."""
     p = st[ST_PLAYER]
     size = st[ST_SIZE]
     n = free_claims(st, claims)
     complete = st[ST_DISCARDS + p] == 0
-    points = _prepare(bits[p], bbox[p], size, kb[1])
-    holes = count_holes(bits[p], bbox[p], size)
+    points = _prepare(bits, bbox, p, size, kb, 1)
+    holes = count_holes(bits, bbox, p, size)
     for j in range(n):
-        keys[j], _ = _best_spot_pre(bits[p], bbox[p], size, st[ST_FLAGS], complete,
-                                    claims[j] - CLAIM_BASE, kb[1], points, holes, sc, ac, 1)
+        keys[j], _ = _best_spot_pre(bits, bbox, p, size, st[ST_FLAGS], complete,
+                                    claims[j] - CLAIM_BASE, kb, 1, points, holes, sc, ac, 1)
     return n
 
 
-@njit(cache=True)
+@kernel
 def first_claim(st, rng):
     """The full greedy's first claim: the free domino with the most crowns on one half (random ties)."""
-    claims = np.empty(4, dtype=np.int64)
-    keys = np.empty(4, dtype=np.int64)
-    n = free_claims(st, claims)
-    for j in range(n):
-        d = claims[j] - CLAIM_BASE
-        keys[j] = max(TILE_CROWNS[d, 0], TILE_CROWNS[d, 1])
-    return claims[argmax_random(keys, n, rng)]
+    best_c = -1
+    best = -1
+    ties = 0
+    for j in range(4):
+        d = st[ST_NEW_ROW + j]
+        if d == 0 or st[ST_NEW_OWNER + j] >= 0:
+            continue
+        k = max(TILE_CROWNS[d, 0], TILE_CROWNS[d, 1])
+        if k > best:
+            best = k
+            best_c = CLAIM_BASE + d
+            ties = 1
+        elif k == best:
+            ties += 1
+            if rand_below(rng, ties) == 0:
+                best_c = CLAIM_BASE + d
+    return best_c
 
 
 # ---------------------------------------------------------------------------------------------
 # Fast greedy and playouts
 
 
-@njit(cache=True)
+@kernel
 def fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac):
     """The fast greedy's action for the player to act (see the module docstring)."""
     p = st[ST_PLAYER]
@@ -420,18 +431,18 @@ def fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac):
     complete = st[ST_DISCARDS + p] == 0
     if st[ST_PHASE] == PHASE_PLACE:
         domino = st[ST_CUR_ROW + st[ST_SLOT]]
-        n = legal_masks(bits[p], bbox[p], size, domino, sc[0])
+        n = legal_moves(bits, bbox, p, size, domino, sc, 0)
         if n == 0:
             return DISCARD
-        n = masks_to_actions(sc[0], ac[0])
-        points = _prepare(bits[p], bbox[p], size, kb[0])
-        holes = count_holes(bits[p], bbox[p], size)
+        n = moves_to_actions(sc, 0, size, ac, 0)
+        points = _prepare(bits, bbox, p, size, kb, 0)
+        holes = count_holes(bits, bbox, p, size)
         best = -1
         best_a = DISCARD
         ties = 0
         for i in range(n):
             a = ac[0, i]
-            k = _after_key(bits[p], kb[0], bbox[p], size, flags, complete, domino, a, points, holes)
+            k = _after_key(kb, 0, flags, complete, domino, a, points, holes)
             if k > best:
                 best = k
                 best_a = a
@@ -446,13 +457,13 @@ def fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac):
     best = -1
     best_c = -1
     ties = 0
-    points = _prepare(bits[p], bbox[p], size, kb[1])
-    holes = count_holes(bits[p], bbox[p], size)
+    points = _prepare(bits, bbox, p, size, kb, 1)
+    holes = count_holes(bits, bbox, p, size)
     for j in range(4):
         d = st[ST_NEW_ROW + j]
         if d == 0 or st[ST_NEW_OWNER + j] >= 0:
             continue
-        k, _ = _best_spot_pre(bits[p], bbox[p], size, flags, complete, d, kb[1], points, holes,
+        k, _ = _best_spot_pre(bits, bbox, p, size, flags, complete, d, kb, 1, points, holes,
                               sc, ac, 1)
         if k > best:
             best = k
@@ -465,35 +476,42 @@ def fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac):
     return best_c
 
 
-@njit(cache=True)
+@kernel
 def playout(bits, bbox, st, rng, policy, me, kb, bb, sc, ac):
     """Play the game to its end with a playout policy; `me` is the searching player."""
+    if policy == POLICY_RANDOM:
+        playout_random(bits, bbox, st, sc, rng)
+        return
     while st[ST_PHASE] != PHASE_OVER:
-        if policy == POLICY_RANDOM or (policy == POLICY_PLAYER_GREEDY and st[ST_PLAYER] != me):
-            a = random_action(bits, bbox, st, sc[2], rng)
+        if policy == POLICY_PLAYER_GREEDY and st[ST_PLAYER] != me:
+            a = random_action(bits, bbox, st, sc, rng)
         else:
             a = fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac)
         apply_action(bits, bbox, st, a)
 
 
-@njit(cache=True)
-def result_value(bits, bbox, st, me, measure, res, ranks, scr):
+@kernel
+def result_value(bits, bbox, st, me, measure, res, ranks):
     """The measure of a finished game for player `me`, a float in [0, 1] (score: points / 100)."""
-    score_game(bits, bbox, st, scr, res)
     players = st[ST_PLAYERS]
+    score_totals(bits, bbox, st, res)
     own = res[me, RES_TOTAL]
     if measure == MEASURE_SCORE:
         return own / 100.0
-    if measure == MEASURE_RATIO or measure == MEASURE_MARGIN:
-        best = 0
-        for q in range(players):
-            if q != me and res[q, RES_TOTAL] > best:
-                best = res[q, RES_TOTAL]
-        if measure == MEASURE_MARGIN:
-            return min(1.0, max(0.0, 0.5 + (own - best) / 200.0))
+    best = 0
+    for q in range(players):
+        if q != me and res[q, RES_TOTAL] > best:
+            best = res[q, RES_TOTAL]
+    if measure == MEASURE_MARGIN:
+        return min(1.0, max(0.0, 0.5 + (own - best) / 200.0))
+    if measure == MEASURE_RATIO:
         if own + best == 0:
             return 0.5
         return own / (own + best)
+    if own < best:
+        return 0.0
+    if own == best:  # the tie-breaks decide: they need the largest territories and the crowns
+        score_game(bits, bbox, st, res)
     rank_players(res, players, (st[ST_FLAGS] & FLAG_TIEBREAK_TERRITORY) != 0, ranks)
     if ranks[me] != 1:
         return 0.0
@@ -519,7 +537,7 @@ def playout_speed(bits, bbox, st, n, policy, rng):
         s[:] = st
         resample_deck(s, rng)
         playout(b, x, s, rng, policy, 0, kb, bb, sc, ac)
-        score_game(b, x, s, sc[2], res)
+        score_totals(b, x, s, res)
         total += res[0, RES_TOTAL]
     return total
 
@@ -554,7 +572,7 @@ def mce_run(bits, bbox, st, me, places, claims, n_cand, start, count, policy, me
         if claims[k] >= 0:
             apply_action(b, x, s, claims[k])
         playout(b, x, s, rng, policy, me, kb, bb, sc, ac)
-        sums[k] += result_value(b, x, s, me, measure, res, ranks, sc[2])
+        sums[k] += result_value(b, x, s, me, measure, res, ranks)
         visits[k] += 1
 
 
@@ -565,53 +583,45 @@ W_OPEN = 0.3     # per crown of a territory and open square next to it
 W_HOLE = 4.0     # per one-square hole (a wasted square, and Harmony out of reach)
 
 
-@njit(cache=True)
-def static_eval(bits, bbox, size, flags, complete):
+@kernel
+def static_eval(bits, bbox, p, size, flags, complete):
     """Points (territories + bonuses) plus potential: W_OPEN per crown of a territory and empty
     square of the kingdom's square next to it, minus W_HOLE per one-square hole. A float."""
     h = size // 2
-    if is_centered(bbox, size):
+    if is_centered(bbox, p, size):
         r0 = CENTER - h
         c0 = CENTER - h
     else:
-        r0 = bbox[0] - (size - (bbox[1] - bbox[0] + 1)) // 2
-        c0 = bbox[2] - (size - (bbox[3] - bbox[2] + 1)) // 2
+        r0 = bbox[p, 0] - (size - (bbox[p, 1] - bbox[p, 0] + 1)) // 2
+        c0 = bbox[p, 2] - (size - (bbox[p, 3] - bbox[p, 2] + 1)) // 2
         r0 = min(max(r0, 0), G - size)
         c0 = min(max(c0, 0), G - size)
-    row_mask = (1 << size) - 1
     region = 0
-    occ = 0
-    crown1 = 0
-    crown2 = 0
     for i in range(size):
-        sh = 8 * i
-        region |= row_mask << sh
-        occ |= ((bits[OCC, r0 + i] >> c0) & row_mask) << sh
-        crown1 |= ((bits[CROWN1, r0 + i] >> c0) & row_mask) << sh
-        crown2 |= ((bits[CROWN2, r0 + i] >> c0) & row_mask) << sh
+        region |= ((1 << size) - 1) << (8 * i)
+    occ = window(bits, p, size, OCC, r0, c0, size)
+    crown1 = window(bits, p, size, CROWN1, r0, c0, size)
+    crown2 = window(bits, p, size, CROWN2, r0, c0, size)
     empty = region & ~occ
     points = 0
     open_crowns = 0
     for t in range(1, 7):
-        rest = 0
-        for i in range(size):
-            rest |= ((bits[t, r0 + i] >> c0) & row_mask) << (8 * i)
+        rest = window(bits, p, size, t, r0, c0, size)
         while rest:
             comp = rest & -rest
             while True:
-                grown = (comp | (comp << 1) | (comp >> 1) | (comp << 8) | (comp >> 8)) & rest
+                grown = (comp | neighbours(comp, 8)) & rest
                 if grown == comp:
                     break
                 comp = grown
             crowns = popcount(comp & crown1) + 2 * popcount(comp & crown2)
             if crowns:
                 points += popcount(comp) * crowns
-                around = (comp << 1) | (comp >> 1) | (comp << 8) | (comp >> 8)
-                open_crowns += crowns * popcount(around & empty)
+                open_crowns += crowns * popcount(neighbours(comp, 8) & empty)
             rest &= ~comp
     # squares outside the window (a kingdom off its square) still score
-    full, _, _ = score_territories(bits, bbox)
+    full = territory_points(bits, bbox, p, size)
     if full > points:
         points = full
-    value = points + bonus_points(bbox, size, flags, complete) + W_OPEN * open_crowns
-    return value - W_HOLE * count_holes(bits, bbox, size)
+    value = points + bonus_points(bbox, p, size, flags, complete) + W_OPEN * open_crowns
+    return value - W_HOLE * count_holes(bits, bbox, p, size)

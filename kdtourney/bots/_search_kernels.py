@@ -7,15 +7,17 @@ kernels (state layout documented in `kdtourney.engine._kernels`).
 import numpy as np
 from numba import njit
 
-from kdtourney.bots._kernels import (OK_SHIFT, POLICY_GREEDY, S2_SHIFT, S_MASK, best_spot,
-                                     fast_greedy_action, free_claims, greedy_combos, kingdom_points,
-                                     playout, result_value, static_eval, work_buffers)
-from kdtourney.engine._kernels import (CLAIM_BASE, DISCARD, G, MAX_ACTIONS, PHASE_CLAIM,
-                                       PHASE_OVER, PHASE_PLACE, PLANES, RES_COLS, ST_CUR_ROW,
-                                       ST_DECK, ST_DECK_LEN, ST_DECK_POS, ST_DISCARDS, ST_FLAGS,
-                                       ST_KINGS, ST_LEN, ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE,
-                                       ST_PLAYER, ST_PLAYERS, ST_ROUND, ST_ROW_LEN, ST_SIZE,
-                                       ST_SLOT, apply_action, legal_masks, masks_to_actions, place,
+from kdtourney.bots._kernels import (KINGDOM_WIDTH, OK_SHIFT, POLICY_GREEDY, S2_SHIFT, S_MASK,
+                                     best_spot, fast_greedy_action, free_claims, greedy_combos,
+                                     kingdom_points, playout, result_value, static_eval,
+                                     work_buffers)
+from kdtourney.engine._base import kernel
+from kdtourney.engine._kernels import (CLAIM_BASE, DISCARD, MAX_ACTIONS, PHASE_CLAIM, PHASE_OVER,
+                                       PHASE_PLACE, RES_COLS, ST_CUR_ROW, ST_DECK, ST_DECK_LEN,
+                                       ST_DECK_POS, ST_DISCARDS, ST_FLAGS, ST_KINGS, ST_LEN,
+                                       ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE, ST_PLAYER, ST_PLAYERS,
+                                       ST_ROUND, ST_ROW_LEN, ST_SIZE, ST_SLOT, apply_action,
+                                       copy_kingdom, legal_moves, moves_to_actions, place,
                                        rand_below, random_action, resample_deck)
 from kdtourney.engine.tiles import TILE_CROWNS
 
@@ -35,9 +37,9 @@ from kdtourney.engine.tiles import TILE_CROWNS
 # comes from a seed made of the search seed and the path of outcome numbers that leads to it.
 #
 # Buffers per level L (0 = the root), from expecti_buffers(max_depth):
-#   gb int64[L, 1, PLANES, G], gx int64[L, 1, 4], gs int64[L, ST_LEN]: the node as a one-player
+#   gb int64[L, 1, KINGDOM_WIDTH], gx int64[L, 1, 4], gs int64[L, ST_LEN]: the node as a one-player
 #     game for greedy_combos (its kingdom, the domino to place, the row with the taken dominoes)
-#   mb int64[L, PLANES, G], mx int64[L, 4]: the kingdom after the move being valued
+#   mb int64[L, KINGDOM_WIDTH], mx int64[L, 4]: kingdom L is the one after the move being valued
 #   places, claims, keys, pick int64[L, 4 * MAX_ACTIONS]: the node's combinations, the searched ones
 #   pool int64[L, 48]: the unseen dominoes the next row is drawn from
 #   frame int64[L, F_COLS], fval float64[L, 2], fpath uint64[L]: the depth-first walk (an explicit
@@ -60,8 +62,8 @@ F_COLS = 13
 def expecti_buffers(max_depth):
     """The per-level buffers of expecti_move (see above), for searches up to `max_depth` turns."""
     n = max_depth + 1
-    return (np.zeros((n, 1, PLANES, G), dtype=np.int64), np.zeros((n, 1, 4), dtype=np.int64),
-            np.zeros((n, ST_LEN), dtype=np.int64), np.zeros((n, PLANES, G), dtype=np.int64),
+    return (np.zeros((n, 1, KINGDOM_WIDTH), dtype=np.int64), np.zeros((n, 1, 4), dtype=np.int64),
+            np.zeros((n, ST_LEN), dtype=np.int64), np.zeros((n, KINGDOM_WIDTH), dtype=np.int64),
             np.zeros((n, 4), dtype=np.int64), np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64),
             np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64), np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64),
             np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64), np.zeros((n, 48), dtype=np.int64),
@@ -69,7 +71,7 @@ def expecti_buffers(max_depth):
             np.zeros(n, dtype=np.uint64))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _outcome_rng(seed, path, s, rng):
     """Seed rng for outcome s of the chance node reached by `path`; returns the outcome's path."""
     child = (path + np.uint64(s + 1)) * np.uint64(0x9E3779B97F4A7C15)
@@ -78,30 +80,29 @@ def _outcome_rng(seed, path, s, rng):
     return child
 
 
-@njit(cache=True, inline="always")
-def _evaluate(bits, bbox, size, flags, complete, final):
-    """Points when the kingdom is final (no more dominoes to come), else the static evaluation."""
+@kernel(inline="always")
+def _evaluate(bits, bbox, p, size, flags, complete, final):
+    """Points of kingdom p when it is final (no more dominoes to come), else its static evaluation."""
     if final:
-        return float(kingdom_points(bits, bbox, size, flags, complete))
-    return static_eval(bits, bbox, size, flags, complete)
+        return float(kingdom_points(bits, bbox, p, size, flags, complete))
+    return static_eval(bits, bbox, p, size, flags, complete)
 
 
-@njit(cache=True)
-def _best_after(bits, bbox, size, flags, complete, domino, final, kb, bb, sc, ac):
-    """The best _evaluate after placing `domino` (discarded when it has no placement)."""
-    if legal_masks(bits, bbox, size, domino, sc[0]) == 0:
-        return _evaluate(bits, bbox, size, flags, False, final)
-    n = masks_to_actions(sc[0], ac[0])
+@kernel
+def _best_after(bits, bbox, p, size, flags, complete, domino, final, kb, bb, sc, ac):
+    """The best _evaluate of kingdom p after placing `domino` (discarded when it has no placement)."""
+    if legal_moves(bits, bbox, p, size, domino, sc, 0) == 0:
+        return _evaluate(bits, bbox, p, size, flags, False, final)
+    n = moves_to_actions(sc, 0, size, ac, 0)
     best = -1e300
     for i in range(n):
-        kb[0, :, :] = bits
-        bb[0, :] = bbox
-        place(kb[0], bb[0], domino, ac[0, i])
-        best = max(best, _evaluate(kb[0], bb[0], size, flags, complete, final))
+        copy_kingdom(bits, bbox, p, kb, bb, 0)
+        place(kb, bb, 0, size, domino, ac[0, i])
+        best = max(best, _evaluate(kb, bb, 0, size, flags, complete, final))
     return best
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _top(keys, n, width, pick):
     """Indices of the `width` largest of keys[:n] into pick (ties: the first); returns how many."""
     k = min(n, width) if width > 0 else n
@@ -137,8 +138,7 @@ def expecti_move(bits, bbox, st, me, places, claims, k, depth, width, samples, s
     kings = st[ST_KINGS]
     useed = np.uint64(seed)
     # the root: the real position, one move
-    gb[0, 0] = bits[me]
-    gx[0, 0] = bbox[me]
+    copy_kingdom(bits, bbox, me, gb[0], gx[0], 0)
     gs[0, :] = st
     places_[0, 0] = places[k]
     claims_[0, 0] = claims[k]
@@ -185,19 +185,18 @@ def expecti_move(bits, bbox, st, me, places, claims, k, depth, width, samples, s
             i = pick[lvl, f[F_MOVE]]
             a = places_[lvl, i]
             c = claims_[lvl, i] - CLAIM_BASE if claims_[lvl, i] >= 0 else 0
-            mb[lvl, :, :] = gb[lvl, 0]
-            mx[lvl, :] = gx[lvl, 0]
+            copy_kingdom(gb[lvl], gx[lvl], 0, mb, mx, lvl)
             comp = f[F_COMPLETE] == 1
             if a == DISCARD:
                 comp = False
             elif a >= 0:
-                place(mb[lvl], mx[lvl], f[F_DOMINO], a)
+                place(mb, mx, lvl, size, f[F_DOMINO], a)
             v = 0.0
             leaf = True
             if c == 0:  # the last round: nothing more to come
-                v = _evaluate(mb[lvl], mx[lvl], size, flags, comp, True)
+                v = _evaluate(mb, mx, lvl, size, flags, comp, True)
             elif f[F_DEPTH] <= 1:
-                v = _best_after(mb[lvl], mx[lvl], size, flags, comp, c, f[F_ROWS] == 0, kb, bb, sc, ac)
+                v = _best_after(mb, mx, lvl, size, flags, comp, c, f[F_ROWS] == 0, kb, bb, sc, ac)
             else:
                 leaf = False
             if leaf:
@@ -206,8 +205,7 @@ def expecti_move(bits, bbox, st, me, places, claims, k, depth, width, samples, s
                 continue
             # the next turn places c and claims from the next row, if one is left to draw
             nxt = lvl + 1
-            gb[nxt, 0] = mb[lvl]
-            gx[nxt, 0] = mx[lvl]
+            copy_kingdom(mb, mx, lvl, gb[nxt], gx[nxt], 0)
             gs[nxt, :] = gs[lvl]
             gs[nxt, ST_PHASE] = PHASE_PLACE
             gs[nxt, ST_PLAYER] = 0
@@ -322,14 +320,14 @@ TF_HMAX = 2
 TF_COLS = 3
 
 
-@njit(cache=True)
+@kernel
 def key_points(key):
     """A greedy key as points: s2 minus 10 for a bad placement and 5 for a bad spot of the claim."""
     ok = key >> OK_SHIFT
     return ((key >> S2_SHIFT) & S_MASK) - 10 * (1 - (ok >> 1)) - 5 * (1 - (ok & 1))
 
 
-@njit(cache=True)
+@kernel
 def _new_node(ti, tf, ncount, parent, action, prior):
     """A new first child of `parent`; returns its index, -1 when the tree is full."""
     i = ncount[0]
@@ -350,7 +348,7 @@ def _new_node(ti, tf, ncount, parent, action, prior):
     return i
 
 
-@njit(cache=True)
+@kernel
 def mcts_reset(ti, tf, ncount):
     """An empty tree: only the root."""
     ncount[0] = 1
@@ -426,7 +424,7 @@ def _expand_place(bits, bbox, st, node, ti, tf, ncount, places, claims, keys, kb
             return
 
 
-@njit(cache=True)
+@kernel
 def _expand_claims(bits, bbox, s, node, ti, tf, ncount, free, kb, bb, sc, ac):
     """A child for every free domino not yet a child, prior = its best spot's score."""
     nfree = free_claims(s, free)
@@ -441,13 +439,13 @@ def _expand_claims(bits, bbox, s, node, ti, tf, ncount, free, kb, bb, sc, ac):
             h = 5.0 * max(TILE_CROWNS[d, 0], TILE_CROWNS[d, 1])
         else:
             p = s[ST_PLAYER]
-            k, _ = best_spot(bits[p], bbox[p], s[ST_SIZE], s[ST_FLAGS], s[ST_DISCARDS + p] == 0, d,
+            k, _ = best_spot(bits, bbox, p, s[ST_SIZE], s[ST_FLAGS], s[ST_DISCARDS + p] == 0, d,
                              kb, bb, sc, ac, 1)
             h = float((k & S_MASK) - 5 * (1 - (k >> S2_SHIFT)))
         _new_node(ti, tf, ncount, node, free[j], h)
 
 
-@njit(cache=True)
+@kernel
 def _select(ti, tf, node, c, bias, widen, claim_phase, st):
     """UCB with progressive bias over the node's children legal now (availability updated).
 
@@ -520,7 +518,7 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
                 if policy == POLICY_GREEDY:
                     a = fast_greedy_action(b, x, s, rng, kb, bb, sc, ac)
                 else:
-                    a = random_action(b, x, s, sc[2], rng)
+                    a = random_action(b, x, s, sc, rng)
                 apply_action(b, x, s, a)
                 continue
             if node != 0 and ti[node, TI_VISITS] == 0:
@@ -545,7 +543,7 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
             rng[0] = useed
             resample_deck(s, rng)
         playout(b, x, s, rng, policy, me, kb, bb, sc, ac)
-        v = result_value(b, x, s, me, measure, res, ranks, sc[2])
+        v = result_value(b, x, s, me, measure, res, ranks)
         for i in range(plen):
             ti[path[i], TI_VISITS] += 1
             tf[path[i], TF_VALUE] += v

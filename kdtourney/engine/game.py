@@ -52,13 +52,13 @@ class _Table:
     """What every player sees: kingdoms, rows, scores, whose turn. Shared by Game and GameView."""
 
     rules: Rules
-    _bits: np.ndarray  # int64[players, PLANES, G]
+    _bits: np.ndarray  # int64[players, kingdom_width(size)]
     _bbox: np.ndarray  # int64[players, 4]
     _st: np.ndarray    # int64[ST_LEN]
     history: list[int]
 
     def _scratch(self):
-        return np.zeros((K.SCRATCH_ROWS, K.G), dtype=np.int64)
+        return np.zeros((1, K.SCRATCH), dtype=np.int64)
 
     @property
     def n_players(self) -> int:
@@ -127,16 +127,16 @@ class _Table:
 
     def legal_actions(self) -> list[int]:
         """The legal actions of the current player (empty when the game is over)."""
-        out = np.empty(K.MAX_ACTIONS, dtype=np.int64)
+        out = np.empty((1, K.MAX_ACTIONS), dtype=np.int64)
         n = K.legal_actions(self._bits, self._bbox, self._st, self._scratch(), out)
-        return out[:n].tolist()
+        return out[0, :n].tolist()
 
     def is_legal(self, action: int) -> bool:
         return bool(K.is_legal(self._bits, self._bbox, self._st, int(action), self._scratch()))
 
     def _results(self):
         res = np.zeros((self.rules.players, K.RES_COLS), dtype=np.int64)
-        K.score_game(self._bits, self._bbox, self._st, self._scratch(), res)
+        K.score_game(self._bits, self._bbox, self._st, res)
         return res
 
     def score(self, player: int) -> Score:
@@ -172,11 +172,7 @@ class Game(_Table):
     def __init__(self, rules: Rules | None = None, seed: int = 0):
         self.rules = rules if rules is not None else Rules()
         self.seed = int(seed)
-        players = self.rules.players
-        self._bits = np.zeros((players, K.PLANES, K.G), dtype=np.int64)
-        self._bbox = np.zeros((players, 4), dtype=np.int64)
-        self._st = np.zeros(K.ST_LEN, dtype=np.int64)
-        self._st[:K.ST_CUR_ROW] = header_of(self.rules)
+        self._bits, self._bbox, self._st = K.new_game_arrays(header_of(self.rules))
         K.init_game(self._bits, self._bbox, self._st, rng_state(self.seed))
         self.history = []
 

@@ -65,34 +65,30 @@ class Kingdom:
         if size not in (5, 7):
             raise ValueError(f"a kingdom is 5x5 or 7x7, not {size}x{size}")
         self.size = size
-        self._bits = np.zeros((K.PLANES, K.G), dtype=np.int64)
-        self._bbox = np.zeros(4, dtype=np.int64)
-        self._scratch = np.zeros((K.SCRATCH_ROWS, K.G), dtype=np.int64)
-        K.clear_kingdom(self._bits, self._bbox)
+        # kingdom 0 of the kernels' arrays (see kdtourney.engine._kernels)
+        self._bits = np.zeros((1, K.kingdom_width(size)), dtype=np.int64)
+        self._bbox = np.zeros((1, 4), dtype=np.int64)
+        self._scratch = np.zeros((1, K.SCRATCH), dtype=np.int64)
+        K.clear_kingdom(self._bits, self._bbox, 0, size)
 
     @classmethod
     def _from_arrays(cls, bits, bbox, size):
+        """A copy of a kingdom of a game: bits[p] and bbox[p] of the kernels' arrays."""
         kingdom = cls(size)
-        kingdom._bits[:] = bits
-        kingdom._bbox[:] = bbox
+        kingdom._bits[0] = bits
+        kingdom._bbox[0] = bbox
         return kingdom
 
     # -- squares --------------------------------------------------------------------------------
 
     def square(self, row: int, col: int) -> tuple[int, int]:
         """(terrain, crowns) of a square; terrain EMPTY or CASTLE where there is no land."""
-        r, c = row + K.CENTER, col + K.CENTER
-        if not (0 <= r < K.G and 0 <= c < K.G) or not (self._bits[K.OCC, r] >> c) & 1:
-            return EMPTY, 0
-        if (r, c) == (K.CENTER, K.CENTER):
-            return CASTLE, 0
-        terrain = next(t for t in range(1, 7) if (self._bits[t, r] >> c) & 1)
-        crowns = ((self._bits[K.CROWN1, r] >> c) & 1) + 2 * ((self._bits[K.CROWN2, r] >> c) & 1)
-        return terrain, int(crowns)
+        code = int(K.square(self._bits, 0, self.size, row + K.CENTER, col + K.CENTER))
+        return code >> 2, code & 3
 
     def bounds(self) -> tuple[int, int, int, int]:
         """(top, bottom, left, right) of the occupied rectangle, relative to the castle."""
-        rmin, rmax, cmin, cmax = (int(v) - K.CENTER for v in self._bbox)
+        rmin, rmax, cmin, cmax = (int(v) - K.CENTER for v in self._bbox[0])
         return rmin, rmax, cmin, cmax
 
     def squares(self) -> dict[tuple[int, int], tuple[int, int]]:
@@ -143,10 +139,8 @@ class Kingdom:
                 if terrain is None or crowns not in ("0", "1", "2", "3"):
                     raise ValueError(f"line {line_no}, column {j + 1}: {cell!r} is not a cell "
                                      "(C, ., or W/F/L/G/S/M followed by 0-3 crowns)")
-                r, c = i - ci + K.CENTER, j - cj + K.CENTER
-                K.set_square(kingdom._bits, r, c, terrain, int(crowns))
-                kingdom._bbox[:] = (min(kingdom._bbox[0], r), max(kingdom._bbox[1], r),
-                                    min(kingdom._bbox[2], c), max(kingdom._bbox[3], c))
+                K.put_square(kingdom._bits, kingdom._bbox, 0, size, i - ci + K.CENTER, j - cj + K.CENTER,
+                             terrain, int(crowns))
         return kingdom
 
     def to_text(self) -> str:
@@ -172,8 +166,7 @@ class Kingdom:
         return f"Kingdom.from_text({self.to_text()!r}, size={self.size})"
 
     def __eq__(self, other):
-        return (isinstance(other, Kingdom) and self.size == other.size
-                and np.array_equal(self._bits, other._bits))
+        return isinstance(other, Kingdom) and self.size == other.size and self.squares() == other.squares()
 
     def copy(self) -> "Kingdom":
         return Kingdom._from_arrays(self._bits, self._bbox, self.size)
@@ -190,10 +183,10 @@ class Kingdom:
         For a domino whose halves are identical, each pair of squares appears once.
         """
         self._check_domino(domino)
-        K.legal_masks(self._bits, self._bbox, self.size, domino, self._scratch)
-        actions = np.empty(K.MAX_ACTIONS, dtype=np.int64)
-        n = K.masks_to_actions(self._scratch, actions)
-        return [decode_placement(int(a)) for a in actions[:n]]
+        K.legal_moves(self._bits, self._bbox, 0, self.size, domino, self._scratch, 0)
+        actions = np.empty((1, K.MAX_ACTIONS), dtype=np.int64)
+        n = K.moves_to_actions(self._scratch, 0, self.size, actions, 0)
+        return [decode_placement(int(a)) for a in actions[0, :n]]
 
     def place(self, domino: int, placement: Placement) -> None:
         """Put a domino on the kingdom; an illegal placement raises ValueError."""
@@ -203,20 +196,20 @@ class Kingdom:
             action = encode_placement(placement, domino)
         except ValueError as err:
             raise ValueError(f"illegal placement of {TILES[domino]}: {err}") from None
-        if not K.is_legal_placement(self._bits, self._bbox, self.size, domino, action, self._scratch):
+        if not K.is_legal_placement(self._bits, self._bbox, 0, self.size, domino, action, self._scratch, 0):
             raise ValueError(f"illegal placement of {TILES[domino]} at {placement}")
-        K.place(self._bits, self._bbox, domino, action)
+        K.place(self._bits, self._bbox, 0, self.size, domino, action)
 
     def score(self, rules=None) -> Score:
         """Score by territories; with `rules`, plus their bonuses (Harmony: a full size x size grid)."""
-        points, largest, crowns = K.score_territories(self._bits, self._bbox)
+        points, largest, crowns = K.score_territories(self._bits, self._bbox, 0, self.size)
         bonus = 0
         if rules is not None:
             if rules.size != self.size:
                 raise ValueError(f"rules for {rules.size}x{rules.size} kingdoms do not apply to a "
                                  f"{self.size}x{self.size} kingdom")
-            full = sum(int(m).bit_count() for m in self._bits[K.OCC]) == self.size ** 2
-            bonus = int(K.bonus_points(self._bbox, self.size, flags_of(rules), full))
+            full = K.land_squares(self._bits, 0, self.size) == self.size ** 2
+            bonus = int(K.bonus_points(self._bbox, 0, self.size, flags_of(rules), full))
         return Score(int(points) + bonus, int(points), bonus, int(largest), int(crowns))
 
 

@@ -243,7 +243,7 @@ def _children(ti, node):
 def test_count_holes(text, holes):
     kingdom = Kingdom.from_text(text)
     bits, bbox = kingdom._bits, kingdom._bbox
-    assert BK.count_holes(bits, bbox, 5) == holes
+    assert K.count_holes(bits, bbox, 0, 5) == holes
 
 
 def test_greedy_keys_match_engine_scores():

@@ -62,14 +62,14 @@ def position_records(rules, seed):
         p = int(st[K.ST_PLAYER])
         size = int(st[K.ST_SIZE])
         flags = int(st[K.ST_FLAGS])
-        rec = {"step": step, "holes": int(BK.count_holes(bits[p], bbox[p], size))}
+        rec = {"step": step, "holes": int(K.count_holes(bits, bbox, p, size))}
         spots = []
         dominoes = _free_dominoes(st)
         if game.phase == "place":
             dominoes = [int(st[K.ST_CUR_ROW + st[K.ST_SLOT]])] + dominoes
         for d in dominoes:
             for complete in (True, False):
-                k, a = BK.best_spot(bits[p], bbox[p], size, flags, complete, d, *work, 1)
+                k, a = BK.best_spot(bits, bbox, p, size, flags, complete, d, *work, 1)
                 spots.append([int(k), int(a)])
         rec["best_spot"] = spots
         if game.phase == "place":
@@ -155,18 +155,17 @@ def test_after_key_equals_copy_place_and_score():
                 bits, bbox, st = game.arrays
                 if game.phase == "place" and game.legal_actions() != [K.DISCARD]:
                     p, size, domino = game.current_player, int(st[K.ST_SIZE]), game.domino_to_place
-                    points = BK._prepare(bits[p], bbox[p], size, kb[2])
-                    assert points == K.score_territories(bits[p], bbox[p])[0]
-                    holes = BK.count_holes(bits[p], bbox[p], size)
+                    points = BK._prepare(bits, bbox, p, size, kb, 2)
+                    assert points == K.score_territories(bits, bbox, p, size)[0]
+                    holes = K.count_holes(bits, bbox, p, size)
                     for action in game.legal_actions():
-                        BK._copy_kingdom(bits[p], bbox[p], kb[0], bb[0])
-                        K.place(kb[0], bb[0], domino, action)
+                        K.copy_kingdom(bits, bbox, p, kb, bb, 0)
+                        K.place(kb, bb, 0, size, domino, action)
                         for flags in range(4):
                             for complete in (True, False):
-                                want = (BK._spot_ok(kb[0], bb[0], size, holes) << BK.S2_SHIFT) | BK.kingdom_points(
-                                    kb[0], bb[0], size, flags, complete)
-                                got = BK._after_key(bits[p], kb[2], bbox[p], size, flags, complete, domino,
-                                                    action, points, holes)
+                                want = (BK._spot_ok(kb, bb, 0, size, holes) << BK.S2_SHIFT) | BK.kingdom_points(
+                                    kb, bb, 0, size, flags, complete)
+                                got = BK._after_key(kb, 2, flags, complete, domino, action, points, holes)
                                 assert got == want, (rules, seed, action, flags, complete)
                                 checked += 1
                 game.apply(rnd.choice(game.legal_actions()))
