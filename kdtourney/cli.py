@@ -81,6 +81,18 @@ class _Number(click.ParamType):
         return number
 
 
+_scheduler_option = click.option(
+    "--scheduler", metavar="ADDRESS", help="Play on a Dask cluster instead: tcp://HOST:PORT of a "
+    "running scheduler (or its scheduler file), or local:N for a local cluster of N worker "
+    "processes. Needs the dask extra.")
+
+
+def _refuse_workers_with_scheduler(opts):
+    if opts["scheduler"] is not None and opts["workers"] is not None:
+        raise _CommandError("--workers is for local processes; with --scheduler the cluster's "
+                            "workers play (local:N for N local ones)")
+
+
 _rule_options = _options(
     click.option("--dynasty", is_flag=True, default=False, help="Each table plays three deals in a "
                  "row; the totals decide."),
@@ -175,10 +187,7 @@ def _write_report(folder, no_report):
 @_session_options(
     "Tournament", seed="Tournament seed", name_default="the bots",
     resume="Finish the tournament stored in DIR.", last_line="final line",
-    cluster=[click.option("--scheduler", metavar="ADDRESS", help="Play on a Dask cluster instead: "
-                          "tcp://HOST:PORT of a running scheduler (or its scheduler file), or "
-                          "local:N for a local cluster of N worker processes. Needs the dask "
-                          "extra.")])
+    cluster=[_scheduler_option])
 @click.pass_context
 def run_command(ctx, **opts):
     """Play a tournament: every game stored in DIR/tournament.sqlite as soon as it is finished,
@@ -194,9 +203,7 @@ def run_command(ctx, **opts):
     from kdtourney.arena.progress import Reporter
 
     with _one_line(tour.ArenaError, store.StoreError):
-        if opts["scheduler"] is not None and opts["workers"] is not None:
-            raise _CommandError("--workers is for local processes; with --scheduler the cluster's "
-                                "workers play (local:N for N local ones)")
+        _refuse_workers_with_scheduler(opts)
         if opts["resume"]:
             _refuse_on_resume(ctx, _TOURNAMENT_PARAMS, "plays the stored tournament")
             folder = Path(opts["resume"])
@@ -228,8 +235,11 @@ def run_command(ctx, **opts):
     if not opts["quiet"]:
         _print_standings(folder)
     shown = _write_report(folder, opts["no_report"])
-    faults = store.load_faults(folder).shape[0]
-    click.echo(f"{shown}: {stored} games" + (f", {faults} faults" if faults else "")
+    faults = store.load_faults(folder)
+    forfeits = int((faults["kind"] != "failed").sum())
+    failed = faults.loc[faults["kind"] == "failed", "game"].nunique()
+    click.echo(f"{shown}: {stored} games" + (f", {forfeits} faults" if forfeits else "")
+               + (f", {failed} failed" if failed else "")
                + (f" ({outcome.played} played now)" if outcome.stored_before else ""))
 
 
@@ -239,11 +249,12 @@ def _print_standings(folder):
     from rich.console import Console
     from rich.table import Table
 
-    from kdtourney.arena.store import load_results
+    from kdtourney.arena.store import failed_games, load_results
 
     results = load_results(folder)
     if results.empty:
         return
+    failed = failed_games(folder)
     from kdtourney.report.ratings import bootstrap_elo
     from kdtourney.report.stats import entrant_summary
 
@@ -257,7 +268,8 @@ def _print_standings(folder):
                   box=box.SIMPLE_HEAD, pad_edge=False)  # no column rules: fits 80 columns
     columns = ["entrant", "seats", "win share", "score", "margin", "Elo"]
     with_faults = int("faults" in summary and summary["faults"].sum() > 0)
-    for column in columns + ["faults"] * with_faults:
+    with_failed = int(len(failed) > 0)  # games that could not be finished, per entrant seated
+    for column in columns + ["faults"] * with_faults + ["failed"] * with_failed:
         if column == "entrant":  # long specs fold; the figures never do
             table.add_column(column, overflow="fold")
         else:
@@ -270,7 +282,8 @@ def _print_standings(folder):
         table.add_row(str(entrant), str(int(row["games"])),
                       f"{row['win_share']:.3f} [{row['win_share_lo']:.2f}, {row['win_share_hi']:.2f}]",
                       f"{row['score']:.1f}", f"{row['margin']:+.1f}", rating,
-                      *[str(int(row["faults"]))] * with_faults)
+                      *[str(int(row["faults"]))] * with_faults,
+                      *[str(int(failed.get(entrant, 0)))] * with_failed)
     console = Console()
     if not console.is_terminal:
         console = Console(width=160)
@@ -294,8 +307,10 @@ def replay_command(folder, game):
 @click.option("--format", "fmt", metavar="csv|parquet", help="Default: from the file name "
               "(.parquet), else csv.")
 @click.option("-o", "--output", required=True, metavar="FILE")
-@click.option("--table", default="results", show_default=True, metavar="results|games|faults",
-              help="results: one row per player per game, with the game's block and n_players.")
+@click.option("--table", default="results", show_default=True,
+              metavar="results|games|faults|entrants",
+              help="results: one row per player per game, with the game's block and n_players; "
+              "entrants: what code played for each entrant (digest, identity).")
 def export_command(folder, fmt, output, table):
     """Write a table of the tournament in DIR to a CSV or Parquet file."""
     from kdtourney.arena.store import StoreError, export_table
@@ -324,6 +339,81 @@ def report_command(folder, anchor, open_page):
         import webbrowser
 
         webbrowser.open(path.resolve().as_uri())
+
+
+@main.command("ratings")
+@click.argument("folders", nargs=-1, required=True, metavar="FOLDER...")
+@click.option("--out", default="reports/ratings", show_default=True, metavar="DIR",
+              help="Write the page DIR/index.html.")
+@click.option("--anchor", metavar="NAME=ELO", help="Pin one entrant's Elo (default: mean 0), "
+              "e.g. --anchor greedy=0.")
+@click.option("--players", metavar="N[,N]", help="Player counts to pool, e.g. 2,4 (default: the "
+              "count with the most games).")
+def ratings_command(folders, out, anchor, players):
+    """One rating list over the games of many tournament folders (run and sprt alike; a folder
+    that holds folders is searched).
+
+    All games are fitted at once (Bradley-Terry, block-bootstrap intervals, as in a tournament's
+    report). An entrant is a name and the code that played for it: the same name with other code
+    is another entrant (name@digest). Games are pooled only under the same rules; each folder left
+    out and each entrant that no game connects to the others gets one line saying why. Prints the
+    list and writes DIR/index.html. Exit status 2 only when nothing can be rated.
+    """
+    import sys
+
+    from kdtourney.arena import store
+    from kdtourney.arena.tournament import ArenaError, parse_players
+    from kdtourney.report.html import ReportError, parse_anchor
+    from kdtourney.report.pool import PoolError, rating_list
+    from kdtourney.report.pool_html import write_rating_list
+
+    with _one_line(ArenaError, ReportError):
+        counts = parse_players(players) if players is not None else None
+        anchor = parse_anchor(anchor)
+    if store.exists(out):
+        raise _CommandError(f"{out} holds a tournament, whose report is {out}/index.html: choose "
+                            "another --out for the rating list")
+    try:
+        found = rating_list(folders, players=counts, anchor=anchor)
+    except PoolError as exc:
+        for line in exc.notes:
+            click.echo(line)
+        raise _CommandError(str(exc)) from None
+    _print_rating_list(found)
+    for line in found.notes():
+        click.echo(line)
+    command = " ".join(["kdtourney"] + sys.argv[1:]) if sys.argv[1:2] == ["ratings"] else None
+    try:
+        path = write_rating_list(found, out, command)
+    except OSError as exc:
+        raise _CommandError(f"cannot write the page into {out}: {exc.strerror or exc}") from None
+    click.echo(f"{path}: {len(found.rated)} entrants rated from {found.n_games} games in "
+               f"{found.n_folders} folders" + (f"; {len(found.skipped)} skipped"
+                                                if found.skipped else ""))
+
+
+def _print_rating_list(found):
+    """The rating list in the terminal: rank, entrant, Elo with interval, games, folders, code
+    (and failed games, when there are any)."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    players = "/".join(str(p) for p in found.players)
+    table = Table(title=f"rating list ({players}-player games; 95% block-bootstrap intervals)",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    with_failed = int(any(e.failed for e in found.rated))  # games that could not be finished
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("entrant", overflow="fold")
+    for column in ("Elo", "games", "folders", "code") + ("failed",) * with_failed:
+        table.add_column(column, justify="left" if column == "code" else "right", no_wrap=True)
+    for rank, e in enumerate(found.rated, 1):
+        table.add_row(str(rank), e.name, f"{e.elo:+.0f} [{e.lo:+.0f}, {e.hi:+.0f}]", str(e.games),
+                      str(len(e.folders)), e.digest or "unknown", *[str(e.failed)] * with_failed)
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)
+    console.print(table)
 
 
 # --- sprt (sequential A/B test of a bot change) --------------------------------------------------
@@ -367,7 +457,7 @@ _SPRT_PARAMS = ("candidate", "baseline", "elo0", "elo1", "alpha", "beta", "playe
 @_session_options(
     "Test", seed="Seed of the deals", name_default="sprt, the bots",
     resume="Continue the test stored in DIR (--max-games may change its cap).",
-    last_line="verdict line")
+    last_line="verdict line", cluster=[_scheduler_option])
 @click.pass_context
 def sprt_command(ctx, **opts):
     """Sequential A/B test: is --candidate at least --elo1 Elo stronger than --baseline (H1), or
@@ -392,6 +482,7 @@ def sprt_command(ctx, **opts):
     from kdtourney.arena import runner, sequential, store, tournament as tour
 
     with _one_line(tour.ArenaError, store.StoreError):
+        _refuse_workers_with_scheduler(opts)
         if opts["resume"]:
             _refuse_on_resume(ctx, _SPRT_PARAMS, "continues the stored test")
             folder = Path(opts["resume"])
@@ -417,7 +508,8 @@ def sprt_command(ctx, **opts):
         outcome = sequential.play_sprt(tournament, test, folder, registry,
                                        workers=opts["workers"], meta=meta,
                                        display=sequential.SprtDisplay(quiet=opts["quiet"]),
-                                       hang_timeout=opts["hang_timeout"])
+                                       hang_timeout=opts["hang_timeout"],
+                                       scheduler=opts["scheduler"])
     stored = outcome.state.stored
     if outcome.interrupted:
         click.echo(f"interrupted: {outcome.verdict_line()}; {stored} games stored in {folder}; "

@@ -68,6 +68,16 @@ FAULTY_BOTS = textwrap.dedent('''
             return super().act(view)
 
 
+    class Vanisher(_Base):
+        """Kills its process when it is freed, after its game (outside any bot call), in one game
+        in seven."""
+        name = "vanisher"
+
+        def __del__(self):
+            if getattr(self, "seed", 0) % 7 == 1:
+                os._exit(4)
+
+
     class Hanger(_Base):
         """Never answers its 6th decision of one game in eleven."""
         name = "hanger"
@@ -78,6 +88,41 @@ FAULTY_BOTS = textwrap.dedent('''
                     time.sleep(0.05)
             return super().act(view)
 ''')
+
+
+MINE = textwrap.dedent('''
+    from kdtourney.bots.random_bot import RandomBot
+
+
+    class Mine(RandomBot):
+        """Random, from a folder: the bot whose code a test changes."""
+        name = "mine"
+''')
+
+
+def dawdler(seconds):
+    """The source of `dawdler`: random, `seconds` per decision (a run that lasts)."""
+    return textwrap.dedent(f'''
+        import time
+
+        from kdtourney.bots.random_bot import RandomBot
+
+
+        class Dawdler(RandomBot):
+            """Random, {seconds} s per decision."""
+            name = "dawdler"
+
+            def act(self, view):
+                time.sleep({seconds})
+                return super().act(view)
+    ''')
+
+
+def write_bot(folder, name, source):
+    """`folder`/`name`.py holding `source`; returns the folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.py").write_text(source)
+    return folder
 
 
 def write_faulty_bots(folder):

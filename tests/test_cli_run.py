@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from arena_support import assert_same_store, comparable, snapshot, write_faulty_bots
+from arena_support import (MINE, assert_same_store, comparable, dawdler, snapshot, write_bot,
+                           write_faulty_bots)
 from click.testing import CliRunner
 
-from kdtourney.arena import load_config, load_games, load_results
+from kdtourney.arena import load_config, load_faults, load_games, load_results
 from kdtourney.cli import main
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
@@ -212,3 +213,103 @@ def test_bad_stores_and_other_tournaments_are_refused_and_kept(small, tmp_path):
     for args in (["export", other, "-o", tmp_path / "x.csv"], ["replay", foreign, "0"]):
         result = run(*args)
         assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+
+
+def test_changed_bot_code_refuses_to_resume_and_export_shows_identities(tmp_path):
+    bots = write_bot(tmp_path / "bots", "mine", MINE)
+    folder = tmp_path / "t"
+    args = ["run", "--bots", "mine,random", "--games", "4", "--seed", "2", "--bots-dir", bots,
+            "--out", folder, "--workers", "1", "--quiet", "--no-report"]
+    assert run(*args).exit_code == 0
+    exported = run("export", folder, "--table", "entrants", "-o", tmp_path / "e.csv")
+    assert exported.exit_code == 0, exported.output
+    entrants = pd.read_csv(tmp_path / "e.csv")
+    assert entrants["entrant"].tolist() == ["mine", "random"]
+    assert entrants["digest"].str.len().eq(12).all() and entrants["digest"].nunique() == 2
+    assert '"origin": "built-in"' in entrants["identity"][1]
+    assert load_config(folder)["kdtourney_version"]
+    before = snapshot(folder)
+    (bots / "mine.py").write_text(MINE + "\n\ndef helper():\n    return 1\n")
+    for again in (args, ["run", "--resume", folder, "--quiet", "--no-report"]):
+        result = run(*again)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.count("\n") == 1 and result.stderr.startswith(
+            f"Error: mine ({(bots / 'mine.py').resolve()}): its code changed since the games "
+            f"stored in {folder} (source_sha256 "), result.stderr
+        assert snapshot(folder) == before
+    (bots / "mine.py").write_text(MINE)  # the code that played: the run goes on
+    assert run(*args).exit_code == 0
+
+
+def test_a_store_from_before_identities_resumes_and_records_them(tmp_path):
+    folder = tmp_path / "old"
+    args = ["run", "--bots", "random,greedy", "--games", "8", "--seed", "3", "--out", folder,
+            "--workers", "1", "--no-report"]
+    assert run(*args, "--quiet").exit_code == 0
+    with sqlite3.connect(folder / "tournament.sqlite") as conn:  # as an older kdtourney left it
+        conn.execute("DROP TABLE entrants")
+        conn.execute("DELETE FROM config WHERE key = 'kdtourney_version'")
+        for table in ("results", "faults", "games"):
+            conn.execute(f"DELETE FROM {table} WHERE game >= 4")
+    conn.close()
+    unknown = run("export", folder, "--table", "entrants", "-o", tmp_path / "e.csv")
+    assert unknown.exit_code == 0 and pd.read_csv(tmp_path / "e.csv")["digest"].isna().all()
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    assert "the code of its 4 stored games is unknown" in result.stdout
+    assert load_config(folder)["meta"]["entrants_recorded_after"] == 4
+    from kdtourney.arena.store import load_entrants
+    assert load_entrants(folder)["digest"].str.len().eq(12).all()
+
+
+def test_a_folder_in_use_is_refused_and_a_killed_run_leaves_no_lock(tmp_path):
+    bots = write_bot(tmp_path / "bots", "dawdler", dawdler(0.005))
+    folder = tmp_path / "t"
+    args = ["run", "--bots", "dawdler,random", "--games", "40", "--seed", "5", "--bots-dir",
+            str(bots), "--workers", "1", "--out", str(folder), "--no-report"]
+    proc = subprocess.Popen([KDTOURNEY, *args, "--quiet"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_for_games(folder / "tournament.sqlite", 1)
+        second = run(*args)
+        assert proc.poll() is None, "the first run ended: make its games slower"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert second.exit_code == 2, second.output
+    assert second.stderr == (f"Error: {folder} is in use: another kdtourney run (process "
+                             f"{proc.pid}) is playing into it; wait for it to end, or choose "
+                             "another --out\n")
+    assert (folder / "tournament.lock").exists()  # left by the killed run, and not in the way
+    stored = len(load_games(folder))
+    resumed = run(*args, "--quiet")
+    assert resumed.exit_code == 0, resumed.output
+    assert resumed.stdout.strip() == f"{folder}: 40 games ({40 - stored} played now)"
+
+
+def test_failed_games_show_per_entrant_in_the_standings_and_the_report(tmp_path):
+    bots = write_faulty_bots(tmp_path / "bots")
+    folder = tmp_path / "t"
+    # game 2 kills its worker after the game, outside any bot call: after players + 2 = 4 losses
+    # it is stored as failed
+    result = run("run", "--bots", "vanisher,random", "--games", "8", "--seed", "19", "--bots-dir",
+                 bots, "--out", folder, "--workers", "2")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[-1] == f"{folder / 'index.html'}: 8 games, 1 failed"
+    assert "note: worker 0 died (exit code 4) in game 2; stored as a failed game" in lines or \
+        "note: worker 1 died (exit code 4) in game 2; stored as a failed game" in lines
+    table = lines[next(i for i, line in enumerate(lines) if line.lstrip().startswith("entrant")):]
+    assert table[0].split()[-1] == "failed"
+    for name in ("vanisher", "random"):
+        row = next(line for line in table if line.lstrip().startswith(name + " "))
+        assert row.split()[-1] == "1", row
+    faults = load_faults(folder)  # who sat there; no result, whoever was at fault
+    assert faults[["game", "seat", "entrant", "kind"]].values.tolist() == \
+        [[2, 0, "vanisher", "failed"], [2, 1, "random", "failed"]]
+    games = load_games(folder)
+    assert games.loc[games["game"] == 2, "status"].item() == "fault"
+    assert 2 not in set(load_results(folder)["game"])
+    page = (folder / "index.html").read_text()
+    assert "0 forfeits and 1 failed game, in 1 game." in page
+    assert page.count('<td class="num" data-sort="1"><span class="bad">1</span></td>') == 2

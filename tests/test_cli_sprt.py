@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from arena_support import snapshot
+from arena_support import MINE, dawdler, snapshot, write_bot
 from click.testing import CliRunner
 
 from kdtourney.arena import load_config, store
@@ -143,22 +143,6 @@ def test_run_resume_refuses_an_sprt(stored):
                                      f"sprt --resume {stored}")
 
 
-DAWDLER = '''
-import time
-
-from kdtourney.bots.random_bot import RandomBot
-
-
-class Dawdler(RandomBot):
-    """Random, 2 ms per decision: slow enough to be interrupted mid-test."""
-    name = "dawdler"
-
-    def act(self, view):
-        time.sleep(0.002)
-        return super().act(view)
-'''
-
-
 def test_ctrl_c_then_resume_reaches_the_uninterrupted_decision(tmp_path):
     import os
     import signal
@@ -166,9 +150,7 @@ def test_ctrl_c_then_resume_reaches_the_uninterrupted_decision(tmp_path):
     import sys
     import time
 
-    bots = tmp_path / "bots"
-    bots.mkdir()
-    (bots / "dawdler.py").write_text(DAWDLER)
+    bots = write_bot(tmp_path / "bots", "dawdler", dawdler(0.002))
     args = ["sprt", "--candidate", "greedy", "--baseline", "dawdler", "--max-games", "400",
             "--seed", "4", "--bots-dir", str(bots), "--workers", "1", "--no-report"]
     folder = tmp_path / "cut"
@@ -202,3 +184,21 @@ def test_ctrl_c_then_resume_reaches_the_uninterrupted_decision(tmp_path):
     assert whole.exit_code == 0, whole.output
     assert lines(resumed)[-1] == lines(whole)[-1] and lines(whole)[-1].startswith("H1 accepted")
     assert store.load_sprt(folder).equals(store.load_sprt(tmp_path / "whole"))
+
+
+def test_a_decided_test_refuses_new_code(tmp_path):
+    bots = write_bot(tmp_path / "bots", "mine", MINE)
+    folder = tmp_path / "t"
+    args = ("--candidate", "mine", "--baseline", "random", "--elo1", 200, "--max-games", 400,
+            "--seed", 5, "--bots-dir", bots, "--workers", 1, "--out", folder, "--no-report")
+    first = run(*args, "--quiet")
+    assert first.exit_code == 0 and lines(first)[0].startswith("H0 accepted"), first.output
+    before = snapshot(folder)
+    (bots / "mine.py").write_text(MINE.replace('Random, from', 'Random (better now), from'))
+    for again in (args, ("--resume", folder, "--no-report")):
+        result = run(*again)
+        assert result.exit_code == 2, result.output
+        out = result.output.strip().splitlines()
+        assert len(out) == 1 and out[0].startswith("Error: mine (") and \
+            "its code changed since the games stored in" in out[0], out
+        assert snapshot(folder) == before

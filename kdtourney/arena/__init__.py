@@ -3,7 +3,11 @@
     schedule.py    which games: formats, blocks of seat arrangements, seeds (pure functions)
     match.py       the game loop with the fairness rules (faults forfeit the game)
     runner.py      worker processes, batches, dead/hung workers, one commit per finished game
-    store.py       the SQLite store and its pandas API (load_results, load_games, export_table)
+    cluster.py     the same on a Dask cluster
+    workers.py     what a worker of either backend does: bot factories, warm-up
+    forfeit.py     games whose worker died or hung: replay, forfeit or fail (both backends)
+    store.py       the SQLite store and its pandas API (load_results, load_games, load_entrants,
+                   export_table), the folder lock
     tournament.py  the Tournament definition, checked from user input (prepare)
     progress.py    the terminal progress display
 """

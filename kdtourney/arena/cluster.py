@@ -32,31 +32,37 @@ scheduler.
 
 Lost and hung workers
 ---------------------
-Dask reschedules the tasks of a worker that dies (`distributed.scheduler.allowed-failures`, 3 by
-default, set so for `local:N`); the client commits a game once (by game index), so a replayed batch
-never counts twice. A batch that keeps killing workers (KilledWorker) is split and its games are
-played one per task; a single game that does so is stored as a failed game ('crash' on seat -1), as
-the local runner does when the culprit is unknown. Unlike a local run, the seat of a bot that kills
-its worker is not known (the worker's last state dies with it), so it is not made to forfeit.
-Every POLL_SECONDS the client asks each worker which game, seat and bot call it is in and since
-when; a worker without progress for `hang_timeout` seconds is killed (its nanny starts a new one)
-and its batch played again, the hung game alone; hung a second time, the bot deciding forfeits at
-that call (fault 'timeout'), as in a local run.
+A worker records every step (game, seat, bot call) in memory and in a small trace file that its
+nanny, the process that outlives it and starts a new one, can read. Every POLL_SECONDS the client
+asks the nannies where their dead workers were (`collect_deaths`) and each worker where it is
+(`progress`); a worker without progress for `hang_timeout` seconds is killed. Each loss goes to
+the same forfeit policy as in a local run (kdtourney.arena.forfeit): the game is played again alone
+(its task cancelled, so Dask does not replay it as it was), with the bot at fault forfeiting at that
+call from the second loss on, or stored as a failed game. The client commits a game once (by game
+index), so a replayed batch never counts twice. A batch that keeps killing workers before the
+client hears of it (KilledWorker after `distributed.scheduler.allowed-failures`, 3 by default, set
+so for `local:N`) is split and its games are played one per task; for a single game, losses no
+nanny could tell (workers without a nanny, a lost machine) count as losses outside any bot call.
 """
 
 from __future__ import annotations
 
 import collections
+import glob
 import hashlib
 import json
 import logging
 import os
+import struct
+import tempfile
 import threading
 import time
 import uuid
 
-from kdtourney.arena.match import TIMEOUT, play_match
+from kdtourney.arena.forfeit import DONE, FAIL, ForfeitPolicy
+from kdtourney.arena.match import play_match
 from kdtourney.arena.tournament import ArenaError, Tournament
+from kdtourney.arena.workers import bot_factories, main_module_hidden, warm_bots
 
 MAX_BATCH = 64               # games per task at most
 TARGET_TASK_SECONDS = 1.0    # play per task, once game durations are known
@@ -77,6 +83,8 @@ class WorkerError(Exception):
 _STATES: dict = {}             # content hash -> (tournament, factories, rules)
 _STATE_LOCK = threading.Lock()
 _PROGRESS = [-1, -1, -1, 0.0]  # game (-1 none, -2 setting up), seat, bot call, monotonic time
+_TRACE = struct.Struct("<3q")  # game, seat, call: a worker's last step, in a file that outlives it
+_TRACE_FD = [None]
 
 
 def _worker_address() -> str:
@@ -94,7 +102,6 @@ def _state(key, sources, tdict):
         state = _STATES.get(key)
         if state is not None:
             return state
-        from kdtourney.arena.runner import _factories, _warm_bots
         from kdtourney.bots.registry import BotRegistry, EntrantError
         from kdtourney.engine import warm_up
 
@@ -102,7 +109,7 @@ def _state(key, sources, tdict):
         tournament = Tournament.from_dict(tdict)
         registry = BotRegistry.from_sources(sources)
         try:
-            factories = _factories(registry, tournament.specs)
+            factories = bot_factories(registry, tournament.specs)
         except EntrantError as exc:
             raise WorkerError(f"worker {_worker_address()} cannot play {tournament.describe()}: "
                               f"{exc}") from None
@@ -111,7 +118,7 @@ def _state(key, sources, tdict):
         def touch():
             _PROGRESS[3] = time.monotonic()
 
-        _warm_bots(tournament, factories, touch)
+        warm_bots(tournament, factories, touch)
         state = (tournament, factories, {p: tournament.rules_for(p) for p in tournament.players})
         _STATES.clear()  # one tournament at a time per worker process
         _STATES[key] = state
@@ -127,24 +134,84 @@ def setup_worker(key, sources, tdict) -> dict:
     return dict(address=_worker_address(), kdtourney=__version__)
 
 
+_TRACE_NAME = "kdtourney-trace-"  # + nanny pid + "-" + worker pid
+
+
+def _trace_prefix(nanny_pid: int) -> str:
+    return os.path.join(tempfile.gettempdir(), f"{_TRACE_NAME}{nanny_pid}-")
+
+
+def _step(game: int, seat: int, call: int) -> None:
+    """Record where this worker is: in memory (for `progress`) and in its trace file, which its
+    nanny (the parent process, which outlives it) reads if it dies (`collect_deaths`)."""
+    _PROGRESS[:] = [game, seat, call, time.monotonic()]
+    if _TRACE_FD[0] is None:
+        import atexit
+
+        path = f"{_trace_prefix(os.getppid())}{os.getpid()}"
+        _TRACE_FD[0] = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+        atexit.register(_remove, path)
+    os.pwrite(_TRACE_FD[0], _TRACE.pack(game, seat, call), 0)
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 def play_batch(key, sources, tdict, batch) -> list:
     """Task: play [(GameSpec, forced faults)]; returns [(game index, MatchResult)]."""
     tournament, factories, rules = _state(key, sources, tdict)
-
-    def monitor(seat, call):
-        _PROGRESS[1:] = [seat, call, time.monotonic()]
-
     out = []
     try:
         for spec, forced in batch:
-            _PROGRESS[:] = [spec.game, -1, 0, time.monotonic()]
+            _step(spec.game, -1, 0)
             result = play_match(
                 rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
                 [factories[tournament.specs[e]] for e in spec.seats],
-                move_time_limit=tournament.move_time_limit, forced=forced, monitor=monitor)
+                move_time_limit=tournament.move_time_limit, forced=forced,
+                monitor=lambda seat, call, game=spec.game: _step(game, seat, call))
             out.append((spec.game, result))
     finally:
-        _PROGRESS[:] = [-1, -1, -1, time.monotonic()]
+        _step(-1, -1, -1)
+    return out
+
+
+def collect_deaths() -> list:
+    """Run on a nanny (client.run(..., nanny=True)): [(game, seat, bot call)] where each of its
+    worker processes that has died since was; each dead worker's trace is read once."""
+    import psutil
+
+    def alive(pid):
+        try:
+            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+
+    out = []
+    mine = _trace_prefix(os.getpid())
+    for path in glob.glob(os.path.join(tempfile.gettempdir(), f"{_TRACE_NAME}*")):
+        nanny, _, pid = os.path.basename(path)[len(_TRACE_NAME):].partition("-")
+        if not (nanny.isdigit() and pid.isdigit()) or alive(int(pid)):
+            continue
+        if not path.startswith(mine):  # left by a cluster killed as a whole: nobody reads it
+            if not alive(int(nanny)):
+                _remove(path)
+            continue
+        claimed = f"{path}.{uuid.uuid4().hex}"  # several nannies may share a process (local:N)
+        try:
+            os.rename(path, claimed)
+            with open(claimed, "rb") as f:
+                data = f.read(_TRACE.size)
+            os.unlink(claimed)
+        except OSError:
+            continue
+        if len(data) == _TRACE.size:
+            game, seat, call = _TRACE.unpack(data)
+            if game >= 0:
+                out.append((game, seat, call))
     return out
 
 
@@ -155,6 +222,9 @@ def progress() -> tuple:
 
 
 def _exit_now():
+    """Run on a hung worker: end it, its loss already counted (so its trace reports nothing)."""
+    if _TRACE_FD[0] is not None:
+        os.pwrite(_TRACE_FD[0], _TRACE.pack(-1, -1, -1), 0)
     os._exit(1)
 
 
@@ -216,8 +286,6 @@ class Cluster:
     def _start_local(self, distributed, address):
         import dask
 
-        from kdtourney.arena.runner import _main_module_hidden
-
         try:
             n = int(address.split(":", 1)[1])
         except ValueError:
@@ -225,7 +293,7 @@ class Cluster:
         if n < 1:
             raise ArenaError(f"--scheduler {address!r}: local:N needs a number of workers N >= 1")
         # worker processes are spawned (now and when one is replaced) without re-running __main__
-        self._hidden = _main_module_hidden()
+        self._hidden = main_module_hidden()
         self._hidden.__enter__()
         with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
             self.local = distributed.LocalCluster(
@@ -323,8 +391,7 @@ class _Play:
         self.committed: set[int] = set()
         self.inflight: dict = {}                 # future -> [game indexes]
         self.isolate: set[int] = set()           # games played one per task
-        self.forced: dict[int, dict] = collections.defaultdict(dict)
-        self.hangs: dict[int, int] = collections.Counter()
+        self.policy = ForfeitPolicy(specs, tournament.entrants)
         self.killed: set[str] = set()            # workers we killed (hung)
         self.game_seconds = None                 # running mean of a game's duration
         self.known: dict = {}
@@ -385,7 +452,7 @@ class _Play:
             if batch[0] not in self.isolate:
                 while self.pending and len(batch) < size and self.pending[0] not in self.isolate:
                     batch.append(self.pending.popleft())
-            games = [(self.specs[g], dict(self.forced.get(g, {}))) for g in batch]
+            games = [(self.specs[g], self.policy.forced(g)) for g in batch]
             future = self.client.submit(
                 play_batch, self.key, self.sources, self.tdict, games, pure=False,
                 key=f"kdtourney-games-{batch[0]}+{len(batch)}-{uuid.uuid4().hex[:8]}")
@@ -393,7 +460,7 @@ class _Play:
 
     def requeue(self, games):
         for g in reversed(games):
-            if g not in self.committed:
+            if g not in self.committed and g not in self.pending:
                 self.pending.appendleft(g)
 
     def finished(self, future) -> bool:
@@ -426,13 +493,14 @@ class _Play:
                 self.note(f"games {games[0]}..{games[-1]} killed {ALLOWED_FAILURES + 1} workers; "
                           "playing them one by one")
                 self.requeue(games)
-            else:
+            else:  # losses the nannies could not tell (no nanny, a machine lost) count unknown
                 g = games[0]
-                message = (f"the game killed its Dask worker {ALLOWED_FAILURES + 1} times "
-                           "(the bot at fault is not known on a cluster)")
-                self.committed.add(g)
-                self.sink.fail(g, message)
-                self.note(f"game {g}: {message}; stored as a failed game")
+                self.collect_deaths()
+                if g not in self.committed and not self.policy.losses[g]:
+                    self.lost(g, -1, -1, f"died {ALLOWED_FAILURES + 1} times",
+                              times=ALLOWED_FAILURES + 1)
+                if g not in self.committed:
+                    self.requeue([g])
             return True
         raise ArenaError(f"a worker failed: {_one_line(exc)}")
 
@@ -440,10 +508,11 @@ class _Play:
 
     def watch(self):
         workers = self.cluster.workers()
-        for addr in set(self.known) - set(workers):
-            if addr not in self.killed:  # (a killed one is counted when killed)
-                self.outcome.worker_losses += 1
-                self.note(f"worker {addr} was lost; its games are played again elsewhere")
+        gone = [addr for addr in set(self.known) - set(workers) if addr not in self.killed]
+        for addr in gone:  # (a killed one is counted when killed)
+            self.outcome.worker_losses += 1
+            self.note(f"worker {addr} was lost; its games are played again elsewhere")
+        self.collect_deaths()  # every time: a dead process may outlive its worker's removal
         self.known = workers
         if not workers:
             self.cluster.wait_for_workers()
@@ -459,36 +528,47 @@ class _Play:
             if game >= 0 and age > self.hang_timeout and game not in self.committed:
                 self.hung(addr, game, seat, call)
 
+    def collect_deaths(self):
+        """Ask the nannies where their dead workers were (`collect_deaths`), and blame those
+        games as the local runner does."""
+        try:
+            reports = self.client.run(collect_deaths, nanny=True, on_error="return")
+        except Exception:  # noqa: BLE001 - no nannies (or going away): the losses stay unknown
+            return
+        for deaths in reports.values():
+            if isinstance(deaths, list):
+                for game, seat, call in deaths:
+                    if game in self.wanted and game not in self.committed:
+                        self.lost(game, seat, call, "died")
+
     def hung(self, addr, game, seat, call):
         self.killed.add(addr)
         self.outcome.worker_losses += 1
-        self.hangs[game] += 1
         why = f"hung (no progress for {self.hang_timeout:g} s)"
-        note = f"worker {addr} {why} in game {game}"
-        spec = self.specs[game]
-        if self.hangs[game] >= 2 and seat >= 0 and seat not in self.forced[game]:
-            entrant = self.tournament.entrants[spec.seats[seat]]
-            self.forced[game][seat] = (call, TIMEOUT, f"the worker {why} during this bot's call "
-                                                      f"{call} (twice)")
-            note += f"; {entrant} (seat {seat}) forfeits it"
-        elif self.hangs[game] >= 2 + spec.n_players:
-            self.committed.add(game)
-            self.sink.fail(game, f"the worker {why} {self.hangs[game]} times in this game, "
-                                 "outside any bot call")
-            note += "; stored as a failed game"
-        else:
-            note += "; playing it again"
-        self.note(note)
-        for future, games in list(self.inflight.items()):
-            if game in games:
-                future.cancel()
-                del self.inflight[future]
-                self.isolate.add(game)
-                self.requeue(games)
+        self.lost(game, seat, call, why, addr, hung=True)
         try:
             self.client.run(_exit_now, workers=[addr], on_error="ignore")
         except Exception:  # noqa: BLE001 - it is gone, as wanted
             pass
+
+    def lost(self, game, seat, call, why, addr=None, hung=False, times=1):
+        """A worker died or hung in `game` (seat and call: where, -1 if not known): the forfeit
+        policy decides; the game's task is cancelled and the game played alone, or stored as a
+        failed game."""
+        action, what = self.policy.lost(game, seat, call, why, hung=hung, times=times)
+        where = f"worker {addr}" if addr else "a worker"
+        self.note(f"{where} {why} in game {game}; {what}")
+        if action == DONE:
+            return
+        if action == FAIL:
+            self.committed.add(game)
+            self.sink.fail(game, self.policy.failed_message(game))
+        self.isolate.add(game)
+        for future, games in list(self.inflight.items()):
+            if game in games:  # Dask would play it again as it was: play it as decided
+                future.cancel()
+                del self.inflight[future]
+                self.requeue(games)
 
     # the loop
 

@@ -22,6 +22,7 @@ class Reporter:
         self.live = None
         self.totals: dict[str, list] = {}
         self.faults = 0
+        self.failed = 0  # games that could not be finished
 
     # the runner's calls
 
@@ -33,6 +34,7 @@ class Reporter:
         for entrant, (n, wins, faults) in store.entrant_totals().items():
             self.totals[entrant] = [n, wins]
             self.faults += faults
+        self.failed = store.count_games() - store.count_finished()
         self._marks = [self.total * k // 4 for k in (1, 2, 3)]
         if self.quiet:
             return
@@ -60,7 +62,10 @@ class Reporter:
 
     def game(self, spec, results, faults):
         self.done += 1
-        self.faults += len(faults)
+        if results:
+            self.faults += len(faults)
+        else:  # a failed game: its faults say who sat there, not who forfeited
+            self.failed += 1
         for row in results:
             t = self.totals.setdefault(row["entrant"], [0, 0.0])
             t[0] += 1
@@ -93,6 +98,8 @@ class Reporter:
             text += f"  (+{len(rows) - 4} more)"
         if self.faults:
             text += f"  faults {self.faults}"
+        if self.failed:
+            text += f"  failed {self.failed}"
         return f"win share: {text}" if rows else "win share: -"
 
 

@@ -20,12 +20,9 @@ Dead and hung workers
 ---------------------
 A worker that dies (os._exit, a segfault, the OOM killer) or hangs (a single call into a bot, or
 the harness, making no progress for `hang_timeout` seconds: then the worker is killed) is replaced
-and its unfinished games are played again. A game that kills or hangs its worker a second time is
-played again with the bot that was deciding at the time forfeiting at that call (fault kind
-'crash' for a death, 'timeout' for a hang; see kdtourney.arena.match), so the other players still
-finish the game. If the deciding seat is unknown (the worker died outside any bot call), or a game
-keeps killing workers (more than players + 2 times), the game is stored with status 'fault', no
-player rows, and a 'crash' fault on seat -1.
+and its unfinished games are played again. The shared array tells which game, seat and bot call it
+was in; kdtourney.arena.forfeit decides, as for a Dask cluster, whether the game is played again
+as it was, with that seat's bot forfeiting at that call, or stored as a failed game.
 
 Determinism: a game's bots, seeds and deal depend only on the tournament and the game's index, so
 the store is the same whatever the number of workers and however often the run was interrupted
@@ -35,6 +32,7 @@ the store is the same whatever the number of workers and however often the run w
 from __future__ import annotations
 
 import collections
+import contextlib
 import datetime
 import multiprocessing as mp
 import os
@@ -47,11 +45,12 @@ from multiprocessing.connection import wait
 from pathlib import Path
 
 from kdtourney.arena import store as _store
-from kdtourney.arena.match import CRASH, TIMEOUT, MatchResult, play_match
+from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, failed_rows
+from kdtourney.arena.match import MatchResult, play_match
 from kdtourney.arena.tournament import ArenaError, Tournament, default_name, differences
+from kdtourney.arena.workers import bot_factories, main_module_hidden, warm_bots
 
 MAX_BATCH = 32            # games per task at most
-WARM_DECISIONS = 4        # decisions each entrant's bot plays in the warm-up game
 DEFAULT_HANG_TIMEOUT = 600.0
 _SLOT = 4                 # status array per worker: game, seat, call, monotonic time of the last step
 
@@ -74,43 +73,6 @@ def available_cores() -> int:
 
 # --- the worker process ------------------------------------------------------------------------
 
-def _factories(registry, specs):
-    """spec -> a callable making a new bot (resolved once per worker)."""
-    out = {}
-    for spec in specs:
-        entrant = registry.resolve(spec)
-        cls = registry.bots[entrant.name].cls
-        kwargs = entrant.kwargs
-        out[spec] = (lambda cls=cls, kwargs=kwargs: cls(**kwargs))
-    return out
-
-
-def _warm_bots(tournament: Tournament, factories, touch=lambda: None) -> None:
-    """A few decisions of each entrant's bot, so Numba-compiled bot kernels land in the cache."""
-    from kdtourney.engine import Game
-
-    rules = tournament.rules_for(tournament.players[0])
-    for spec in tournament.specs:
-        touch()
-        try:
-            bot = factories[spec]()
-            bot.setup(0, rules, 0)
-            game = Game(rules, 0)
-            asked = 0
-            while not game.is_over and asked < WARM_DECISIONS:
-                legal = game.legal_actions()
-                action = legal[0]
-                if game.current_player == 0:
-                    touch()
-                    choice = bot.act(game.view(0))
-                    asked += 1
-                    if choice in legal:
-                        action = choice
-                game.apply(action)
-        except Exception:  # a faulty bot shows its faults in the games, not here
-            pass
-
-
 def _worker_main(slot, conn, status, sources, tournament_dict, warm):
     """A worker: receives batches [(game spec, forced faults)], sends ('game', index, MatchResult)
     per game."""
@@ -121,14 +83,14 @@ def _worker_main(slot, conn, status, sources, tournament_dict, warm):
 
         tournament = Tournament.from_dict(tournament_dict)
         registry = BotRegistry.from_sources(sources)
-        factories = _factories(registry, tournament.specs)
+        factories = bot_factories(registry, tournament.specs)
         rules = {p: tournament.rules_for(p) for p in tournament.players}
         if warm:
             def touch():
                 status[base + 3] = time.monotonic()
                 status[base] = -2  # warming up
 
-            _warm_bots(tournament, factories, touch)
+            warm_bots(tournament, factories, touch)
             status[base] = -1
         conn.send(("ready",))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which stops
@@ -181,14 +143,16 @@ def _quick_exit(conn):
 
 @dataclass
 class RunOutcome:
-    """What a run did: the folder, games in the plan, stored before, played now, faults now,
-    worker deaths and hangs, seconds, whether Ctrl-C stopped it."""
+    """What a run did: the folder, games in the plan, stored before, played now, forfeits now,
+    games that could not be finished now, worker deaths and hangs, seconds, whether Ctrl-C
+    stopped it."""
 
     folder: Path
     total: int
     stored_before: int
     played: int = 0
     faults: int = 0
+    failed: int = 0
     worker_losses: int = 0
     seconds: float = 0.0
     interrupted: bool = False
@@ -242,20 +206,14 @@ class _Sink:
             self.reporter.game(spec, results, faults)
 
     def fail(self, game_index, message):
-        """Store a game that could not be played: status 'fault', no player rows, a 'crash' fault
-        on seat -1."""
+        """Store a game that could not be finished (kdtourney.arena.forfeit.failed_rows)."""
         spec = self.specs[game_index]
-        n = spec.n_players
-        moves = [] if len(spec.deal_seeds) == 1 else [[] for _ in spec.deal_seeds]
-        game = dict(game=spec.game, block=spec.block, arrangement=spec.arrangement, n_players=n,
-                    deal_seeds=list(spec.deal_seeds), status="fault", duration=0.0, moves=moves,
-                    error=message)
-        faults = [dict(seat=-1, entrant=None, kind=CRASH, message=message, call=None)]
-        self.st.add_game(game, [], faults)
+        game, results, faults = failed_rows(spec, self.tournament.entrants, message)
+        self.st.add_game(game, results, faults)
         self.outcome.played += 1
-        self.outcome.faults += 1
+        self.outcome.failed += 1
         if self.reporter is not None:
-            self.reporter.game(spec, [], faults)
+            self.reporter.game(spec, results, faults)
 
 
 def session_meta(name: str, registry_dirs=()) -> dict:
@@ -274,28 +232,71 @@ def session_meta(name: str, registry_dirs=()) -> dict:
                 bots_dirs=[str(Path(d).resolve()) for d in registry_dirs], created=_store.now())
 
 
-def open_for(tournament: Tournament, folder, meta: dict) -> _store.Store:
-    """The store of `folder` for this tournament: created if the folder has none; refused
-    (ArenaError) if it holds another tournament or is not a valid store."""
+def open_for(tournament: Tournament, folder, meta: dict,
+             identities: dict | None = None) -> tuple[_store.Store, list[str]]:
+    """The store of `folder` for this tournament and notes for the user: created (with the
+    entrants' `identities`) if the folder has none; refused (ArenaError) if it holds another
+    tournament, another entrant's code (`check_code`), or is not a valid store."""
     folder = Path(folder)
     if _store.exists(folder):
         try:
             st = _store.open_store(folder)
         except _store.StoreError as exc:
             raise ArenaError(str(exc)) from None
-        diff = differences(st.tournament, tournament.to_dict())
-        if diff:
+        try:
+            diff = differences(st.tournament, tournament.to_dict())
+            if diff:
+                more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
+                raise ArenaError(f"{folder} holds another tournament: {diff[0]}{more}; choose a "
+                                 f"new --out, or finish that one with --resume {folder}")
+            notes = check_code(st, identities, folder) if identities is not None else []
+        except BaseException:
             st.close()
-            more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
-            raise ArenaError(f"{folder} holds another tournament: {diff[0]}{more}; choose a new "
-                             f"--out, or finish that one with --resume {folder}")
+            raise
         sessions = st.meta.get("sessions", 0)
         st.update_meta(sessions=sessions + 1, last_command=meta.get("command"))
-        return st
+        return st, notes
     try:
-        return _store.Store.create(folder, tournament.to_dict(), dict(meta, sessions=1))
+        return _store.Store.create(folder, tournament.to_dict(), dict(meta, sessions=1),
+                                   identities), []
     except _store.StoreError as exc:
         raise ArenaError(str(exc)) from None
+
+
+def entrant_identities(registry, tournament: Tournament) -> dict:
+    """{entrant label: `BotRegistry.identity`} of every entrant of `tournament`."""
+    return {label: registry.identity(spec)
+            for label, spec in zip(tournament.entrants, tournament.specs)}
+
+
+def check_code(st: _store.Store, identities: dict, folder) -> list[str]:
+    """Check that every entrant's code is the code its stored games were played with: ArenaError
+    (one line naming the entrant and what changed) if not, so old and new games never mix. A store
+    made before identities were recorded gets them now; returns a note saying so."""
+    stored = st.entrants()
+    if stored is None:
+        done = st.count_games()
+        st.record_entrants(identities)
+        st.update_meta(entrants_recorded_after=done)
+        return [f"{folder} is older than kdtourney's record of what code plays: the code of its "
+                f"{done} stored games is unknown; the entrants' code is recorded from now on"]
+    for entrant, now in identities.items():
+        before = stored.get(entrant)
+        if before is not None and before.get("digest") != now["digest"]:
+            changed = [k for k in sorted(set(before) | set(now))
+                       if k not in ("digest", "origin") and before.get(k) != now.get(k)]
+            what = "; ".join(f"{k} {_short(before.get(k))} (stored) vs {_short(now.get(k))} (now)"
+                             for k in changed)
+            raise ArenaError(f"{entrant} ({now.get('origin', now['kind'])}): its code changed "
+                             f"since the games stored in {folder} ({what}); play the new code "
+                             "under a new --out, or restore the code that played")
+    return []
+
+
+def _short(value) -> str:
+    """A hash cut to 12 characters; anything else as it is."""
+    text = str(value)
+    return text[:12] if len(text) == 64 and all(c in "0123456789abcdef" for c in text) else text
 
 
 REPORTS = Path("reports")  # where new tournament folders go (relative to the working directory)
@@ -372,7 +373,8 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     workers: processes (default: all cores). reporter: an object with start/game/note/stop (see
     kdtourney.arena.progress), or None. Raises ArenaError for a store that is not this tournament's.
     scheduler: play on a Dask cluster instead of local processes (`workers` is then ignored):
-    tcp://HOST:PORT, a scheduler file, or local:N (see kdtourney.arena.cluster).
+    tcp://HOST:PORT, a scheduler file, or local:N (see kdtourney.arena.cluster), or an open
+    `Cluster` (left open: an SPRT plays its chunks on one).
     """
     started = time.perf_counter()
     workers = workers or available_cores()
@@ -380,26 +382,35 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
         raise ArenaError(f"--workers must be at least 1, not {workers}")
     plan = tournament.plan()
     specs = plan.games
-    cluster = None
-    if scheduler is not None:
-        from kdtourney.arena.cluster import Cluster
+    identities = entrant_identities(registry, tournament)
+    with contextlib.ExitStack() as stack:
+        cluster = None
+        if isinstance(scheduler, str):
+            from kdtourney.arena.cluster import Cluster
 
-        cluster = Cluster(scheduler)  # first: a bad address leaves the store untouched
-    try:
-        st = open_for(tournament, folder, meta or {})
-    except BaseException:
-        if cluster is not None:
-            cluster.close()
-        raise
-    try:
+            cluster = Cluster(scheduler)  # first: a bad address leaves the store untouched
+            stack.callback(cluster.close)
+        elif scheduler is not None:
+            cluster = scheduler
+        try:
+            stack.enter_context(_store.locked(folder))
+        except _store.StoreError as exc:
+            raise ArenaError(str(exc)) from None
+        st, notes = open_for(tournament, folder, meta or {}, identities)
+        stack.callback(st.close)
+        if reporter is not None:
+            stack.callback(reporter.stop)
         done = st.done_games()
         pending = collections.deque(g for g in range(len(specs)) if g not in done)
-        outcome = RunOutcome(folder=Path(folder), total=len(specs), stored_before=len(done))
+        outcome = RunOutcome(folder=Path(folder), total=len(specs), stored_before=len(done),
+                             notes=list(notes))
         hang_timeout = hang_timeout or default_hang_timeout(tournament.move_time_limit)
         if cluster is not None and pending:
             workers = sum(cluster.wait_for_workers().values())
         if reporter is not None:
             reporter.start(tournament, plan, st, workers=min(workers, max(1, len(pending))))
+            for note in notes:
+                reporter.note(note)
         if pending:
             try:
                 if cluster is not None:
@@ -413,12 +424,6 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
                 outcome.interrupted = True
         outcome.seconds = time.perf_counter() - started
         st.update_meta(games_stored=outcome.stored_before + outcome.played)
-    finally:
-        st.close()
-        if cluster is not None:
-            cluster.close()
-        if reporter is not None:
-            reporter.stop()
     return outcome
 
 
@@ -433,15 +438,14 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
         status[i] = -1.0
     sources = registry.source_files()
     tdict = tournament.to_dict()
-    deaths: dict[int, int] = collections.Counter()
-    forced: dict[int, dict] = collections.defaultdict(dict)
+    policy = ForfeitPolicy(specs, tournament.entrants)
     failed_starts = 0
 
     def spawn(slot, warm_first):
         parent_conn, child_conn = ctx.Pipe(duplex=True)
         process = ctx.Process(target=_worker_main, name=f"kdtourney-worker-{slot}", daemon=True,
                               args=(slot, child_conn, status, sources, tdict, warm_first))
-        with _main_module_hidden():
+        with main_module_hidden():
             process.start()
         child_conn.close()
         return _Worker(slot, process, parent_conn)
@@ -451,7 +455,7 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
     pool += [spawn(slot, False) for slot in range(1, n_workers)]
 
     sink = _Sink(tournament, specs, st, outcome, reporter)
-    commit, record_failure = sink.commit, sink.fail
+    commit = sink.commit
 
     def handle(worker, message):
         kind = message[0]
@@ -489,26 +493,15 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
         base = worker.slot * _SLOT
         current = int(status[base])
         seat, call = int(status[base + 1]), int(status[base + 2])
+        if current == -1 and worker.inflight:  # between games: the oldest unsent one was lost
+            current, seat, call = worker.inflight[0], -1, -1
         requeue = list(worker.inflight)
         if current in worker.inflight:
-            deaths[current] += 1
-            spec = specs[current]
-            note = f"worker {worker.slot} {why} in game {current}"
-            kind = TIMEOUT if why.startswith("hung") else CRASH
-            if deaths[current] >= 2:
-                if (seat >= 0 and seat not in forced[current]
-                        and deaths[current] <= spec.n_players + 2):
-                    entrant = tournament.entrants[spec.seats[seat]]
-                    forced[current][seat] = (call, kind, f"the worker {why} during this bot's "
-                                                         f"call {call} (twice)")
-                    note += f"; {entrant} (seat {seat}) forfeits it"
-                else:
-                    requeue.remove(current)
-                    record_failure(current, f"the worker {why} {deaths[current]} times in this "
-                                            "game, outside any bot call")
-                    note += "; stored as a failed game"
-            else:
-                note += "; playing it again"
+            action, what = policy.lost(current, seat, call, why, hung=why.startswith("hung"))
+            if action == FAIL:
+                requeue.remove(current)
+                sink.fail(current, policy.failed_message(current))
+            note = f"worker {worker.slot} {why} in game {current}; {what}"
             outcome.notes.append(note)
             if reporter is not None:
                 reporter.note(note)
@@ -531,7 +524,7 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
             batch = []
             while pending and len(batch) < size:
                 g = pending.popleft()
-                batch.append((specs[g], dict(forced.get(g, {}))))
+                batch.append((specs[g], policy.forced(g)))
             try:
                 worker.conn.send(batch)
             except (BrokenPipeError, OSError):
@@ -586,25 +579,6 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
             worker.conn.close()
 
 
-class _main_module_hidden:
-    """Start workers without re-importing the parent's __main__ (which 'spawn' does by default):
-    a worker needs only kdtourney and the bots, and a script calling run_tournament need not guard
-    itself with `if __name__ == "__main__"`."""
-
-    def __enter__(self):
-        self.main = sys.modules.get("__main__")
-        self.saved = {k: getattr(self.main, k) for k in ("__file__", "__spec__")
-                      if self.main is not None and hasattr(self.main, k)}
-        if "__file__" in self.saved:
-            del self.main.__file__
-        if "__spec__" in self.saved:
-            self.main.__spec__ = None
-
-    def __exit__(self, *exc):
-        for k, v in self.saved.items():
-            setattr(self.main, k, v)
-
-
 def _exit_code(process) -> str:
     process.join(1)
     code = process.exitcode
@@ -616,6 +590,6 @@ def _exit_code(process) -> str:
     return str(code)
 
 
-__all__ = ["run_tournament", "RunOutcome", "open_for", "session_meta", "rows_of", "default_hang_timeout",
-           "asked_folder", "stored_seed", "new_folder", "load_tournament", "stored_bots_dirs",
-           "check_entrants"]
+__all__ = ["run_tournament", "RunOutcome", "open_for", "session_meta", "rows_of",
+           "default_hang_timeout", "asked_folder", "stored_seed", "new_folder", "load_tournament",
+           "stored_bots_dirs", "check_entrants", "entrant_identities", "check_code"]

@@ -51,6 +51,7 @@ and reaches the decision an uninterrupted run reaches.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -250,18 +251,21 @@ def record(folder, tournament: Tournament, state: SprtState, sessions: int | Non
             st.update_meta(sessions=sessions)  # chunk runs do not count as sessions
 
 
-def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict) -> int:
-    """Create the store of a new test, or check that `folder` holds this test (refused otherwise:
-    ArenaError) and set its cap. Returns the session number."""
+def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict,
+              identities: dict | None = None) -> tuple[int, list[str]]:
+    """Create the store of a new test (with the entrants' `identities`), or check that `folder`
+    holds this test, played by this code (refused otherwise: ArenaError, see
+    `runner.check_code`), and set its cap. Returns the session number and notes for the user."""
     folder = Path(folder)
     if not store.exists(folder):
         try:
-            st = store.Store.create(folder, tournament.to_dict(), dict(meta, sessions=1))
+            st = store.Store.create(folder, tournament.to_dict(), dict(meta, sessions=1),
+                                    identities)
         except store.StoreError as exc:
             raise ArenaError(str(exc)) from None
         with st:
             st.set_config("sprt", test.to_dict())
-        return 1
+        return 1, []
     try:
         st = store.open_store(folder)
     except store.StoreError as exc:
@@ -279,10 +283,11 @@ def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict) -> int
             more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
             raise ArenaError(f"{folder} holds another SPRT: {diff[0]}{more}; choose a new "
                              f"--out, or continue that one with kdtourney sprt --resume {folder}")
+        notes = runner.check_code(st, identities, folder) if identities is not None else []
         sessions = int(st.meta.get("sessions", 0)) + 1
         st.update_meta(sessions=sessions, last_command=meta.get("command"))
         st.set_config("tournament", tournament.to_dict())  # this session's cap
-    return sessions
+    return sessions, notes
 
 
 def load_test(folder) -> tuple[Tournament, SprtTest, dict]:
@@ -382,14 +387,16 @@ class _ChunkFeed:
 def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
               workers: int | None = None, meta: dict | None = None, display=None,
               hang_timeout: float | None = None, chunk_seconds: float = CHUNK_SECONDS,
-              chunk_blocks: int | None = None) -> SprtOutcome:
+              chunk_blocks: int | None = None, scheduler: str | None = None) -> SprtOutcome:
     """Play chunks of blocks of `tournament` into `folder` until `test` decides or the cap
     (`tournament.games`) is reached; returns an SprtOutcome.
 
     registry: the BotRegistry the entrants were checked against; workers: processes (default: all
     cores); display: an SprtDisplay (or anything with its methods) or None; chunk_blocks: a fixed
-    chunk size in blocks (default: adaptive, see the module docstring). Raises ArenaError for a
-    folder holding another test, and for runner failures.
+    chunk size in blocks (default: adaptive, see the module docstring); scheduler: play on a
+    Dask cluster (as `runner.run_tournament`; one connection for all the chunks, `workers` is
+    then the cluster's). Raises ArenaError for a folder holding another test, and for runner
+    failures.
     """
     started = time.perf_counter()
     folder = Path(folder)
@@ -397,45 +404,59 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
     workers = workers or runner.available_cores()
     if workers < 1:
         raise ArenaError(f"--workers must be at least 1, not {workers}")
-    sessions = open_test(tournament, test, folder, meta)
-    state = evaluate(folder, tournament, test)
-    record(folder, tournament, state)
-    outcome = SprtOutcome(folder=folder, tournament=tournament, test=test, state=state,
-                          stored_before=state.stored)
-    cap = cap_blocks(tournament)
-    feed = _ChunkFeed(display)
-    if display is not None:
-        display.begin(tournament, test, state, workers)
-    rate = None
-    try:
-        while not state.decided and state.complete < cap:
-            end = chunk_end(state.complete, cap, workers, min_blocks=test.min_blocks,
-                            blocks_per_second=rate, seconds=chunk_seconds, blocks=chunk_blocks)
-            chunk = _Prefix(**{k: getattr(tournament, k) for k in Tournament.__dataclass_fields__},
-                            blocks=end)
-            ran = runner.run_tournament(chunk, folder, registry, workers=workers, meta=meta,
-                                        reporter=feed, hang_timeout=hang_timeout)
-            outcome.played += ran.played
-            outcome.chunks += 1
-            speed = feed.games_per_second()
-            rate = speed / tournament.players[0] if speed else None
+    with contextlib.ExitStack() as stack:
+        if scheduler is not None:
+            from kdtourney.arena.cluster import Cluster
+
+            scheduler = Cluster(scheduler)  # first: a bad address leaves the store untouched
+            stack.callback(scheduler.close)
+            workers = sum(scheduler.wait_for_workers().values())
+        try:
+            stack.enter_context(store.locked(folder))  # held through every chunk's run
+        except store.StoreError as exc:
+            raise ArenaError(str(exc)) from None
+        sessions, notes = open_test(tournament, test, folder, meta,
+                                    runner.entrant_identities(registry, tournament))
+        state = evaluate(folder, tournament, test)
+        record(folder, tournament, state)
+        outcome = SprtOutcome(folder=folder, tournament=tournament, test=test, state=state,
+                              stored_before=state.stored)
+        cap = cap_blocks(tournament)
+        feed = _ChunkFeed(display)
+        if display is not None:
+            display.begin(tournament, test, state, workers)
+            stack.callback(display.end)
+            for note in notes:
+                display.note(note)
+        rate = None
+        try:
+            while not state.decided and state.complete < cap:
+                end = chunk_end(state.complete, cap, workers, min_blocks=test.min_blocks,
+                                blocks_per_second=rate, seconds=chunk_seconds,
+                                blocks=chunk_blocks)
+                chunk = _Prefix(**{k: getattr(tournament, k)
+                                   for k in Tournament.__dataclass_fields__}, blocks=end)
+                ran = runner.run_tournament(chunk, folder, registry, workers=workers, meta=meta,
+                                            reporter=feed, hang_timeout=hang_timeout,
+                                            scheduler=scheduler)
+                outcome.played += ran.played
+                outcome.chunks += 1
+                speed = feed.games_per_second()
+                rate = speed / tournament.players[0] if speed else None
+                state = outcome.state = evaluate(folder, tournament, test)
+                record(folder, tournament, state, sessions)
+                if display is not None:
+                    display.update(state)
+                if ran.interrupted:
+                    outcome.interrupted = True
+                    break
+                if not state.decided and state.complete < end:  # cannot happen: all are stored
+                    raise ArenaError(f"blocks {state.complete} to {end - 1} are still incomplete "
+                                     "after a chunk")
+        except KeyboardInterrupt:
+            outcome.interrupted = True
             state = outcome.state = evaluate(folder, tournament, test)
             record(folder, tournament, state, sessions)
-            if display is not None:
-                display.update(state)
-            if ran.interrupted:
-                outcome.interrupted = True
-                break
-            if not state.decided and state.complete < end:  # cannot happen: every game is stored
-                raise ArenaError(f"blocks {state.complete} to {end - 1} are still incomplete "
-                                 "after a chunk")
-    except KeyboardInterrupt:
-        outcome.interrupted = True
-        state = outcome.state = evaluate(folder, tournament, test)
-        record(folder, tournament, state, sessions)
-    finally:
-        if display is not None:
-            display.end()
     if outcome.interrupted and state.decided:
         outcome.interrupted = False  # the decision was reached: nothing is left to play
     outcome.seconds = time.perf_counter() - started
@@ -541,7 +562,7 @@ class SprtDisplay:
     def game(self, spec, results, faults):
         self.played += 1
         self.pending += 1
-        self.faults += len(faults)
+        self.faults += len(faults) if results else 0  # a failed game's rows name its seats
 
     def note(self, text):
         if not self.quiet:

@@ -12,7 +12,12 @@ config   key TEXT PRIMARY KEY, value TEXT (JSON):
          tournament = what defines the games (entrants, format, players, rules, games, seed,
                       dynasty, move time limit): a run on an existing folder must match it,
          meta = everything else (name, command line, kdtourney/python/numba/numpy versions,
-                platform, created, updated, sessions).
+                platform, created, updated, sessions),
+         kdtourney_version = the kdtourney that created the store (or first recorded entrants).
+entrants one row per entrant: entrant TEXT PRIMARY KEY, digest TEXT, identity TEXT (JSON of
+         `BotRegistry.identity`: kind, digest, origin, source_sha256, ...): what code played,
+         written when the store is created and checked on every resume. Stores made before this
+         table existed lack it: their entrants' identities are unknown (digest None).
 games    game INTEGER PRIMARY KEY (the game index), block, arrangement, seed (the deal seed; the
          first of three for a dynasty), deal_seeds (JSON list), n_players, status ('ok'|'fault'),
          duration (s), moves (JSON list of ints; for a dynasty a list of three lists), error,
@@ -20,9 +25,11 @@ games    game INTEGER PRIMARY KEY (the game index), block, arrangement, seed (th
 results  one row per player per game, PRIMARY KEY (game, seat): entrant, score, rank, win_share,
          margin (own score minus best opponent's), largest_territory, crowns, discards, fault (0/1),
          time_total, time_max (decision times, s), decisions.
-faults   PRIMARY KEY (game, seat): entrant, kind ('exception'|'illegal'|'timeout'|'crash'),
-         message, call (which call into the bot: 0 = construction, then setup and act in order;
-         NULL when unknown). seat is -1 for a crash that could not be attributed to a seat.
+faults   PRIMARY KEY (game, seat): entrant, kind ('exception'|'illegal'|'timeout'|'crash': a
+         forfeit; 'failed': the game could not be finished, one row per seat, see
+         kdtourney.arena.forfeit), message, call (which call into the bot: 0 = construction, then
+         setup and act in order; NULL when unknown). Stores made before 'failed' rows existed
+         have one 'crash' row on seat -1 for a failed game.
 sprt     only in stores of `kdtourney sprt` (kdtourney.arena.sequential), whose config also has the
          key `sprt` (the test's parameters): one row per counted block of the sequential test, in
          block order: block (blocks counted so far, from 1), llr, lower, upper (the decision
@@ -32,14 +39,17 @@ sprt     only in stores of `kdtourney sprt` (kdtourney.arena.sequential), whose 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
+import os
 import sqlite3
 from pathlib import Path
 
 import pandas as pd
 
 STORE_FILE = "tournament.sqlite"
+LOCK_FILE = "tournament.lock"
 APPLICATION = "kdtourney"
 SCHEMA_VERSION = 1
 TABLES = ("games", "results", "faults")
@@ -62,6 +72,8 @@ CREATE TABLE faults (
     kind TEXT NOT NULL, message TEXT, call INTEGER, PRIMARY KEY (game, seat));
 CREATE INDEX results_entrant ON results (entrant);
 """
+_ENTRANTS_SCHEMA = ("CREATE TABLE IF NOT EXISTS entrants (entrant TEXT PRIMARY KEY, digest TEXT, "
+                    "identity TEXT)")
 
 RESULT_COLUMNS = ("game", "seat", "entrant", "score", "rank", "win_share", "margin",
                   "largest_territory", "crowns", "discards", "fault", "time_total", "time_max",
@@ -138,8 +150,9 @@ class Store:
         return cls(path, conn)
 
     @classmethod
-    def create(cls, folder, tournament: dict, meta: dict) -> "Store":
-        """A new store in `folder` (made if needed); StoreError if one is already there."""
+    def create(cls, folder, tournament: dict, meta: dict, entrants: dict | None = None) -> "Store":
+        """A new store in `folder` (made if needed); StoreError if one is already there.
+        entrants: {entrant: identity dict} (`BotRegistry.identity`), recorded with it."""
         folder = Path(folder)
         path = store_path(folder)
         if path.exists():
@@ -160,6 +173,8 @@ class Store:
                                  [(k, json.dumps(v, sort_keys=True)) for k, v in
                                   (("application", APPLICATION), ("schema_version", SCHEMA_VERSION),
                                    ("tournament", tournament), ("meta", meta))])
+                if entrants is not None:
+                    store._write_entrants(entrants)
         except sqlite3.Error as exc:  # e.g. another process created it at the same moment
             raise StoreError(f"cannot create {path}: {exc}") from None
         return store
@@ -177,11 +192,24 @@ class Store:
     def meta(self) -> dict:
         return self.config().get("meta", {})
 
+    def entrants(self) -> dict | None:
+        """{entrant: identity dict} as recorded; None for a store made before identities were
+        recorded (no `entrants` table)."""
+        conn = self._conn
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='entrants'"
+                            ).fetchone():
+            return None
+        return {e: json.loads(i) for e, i in conn.execute("SELECT entrant, identity FROM entrants")}
+
     def done_games(self) -> set[int]:
         return {r[0] for r in self._conn.execute("SELECT game FROM games")}
 
     def count_games(self) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+
+    def count_finished(self) -> int:
+        """Games with player rows (the others could not be finished)."""
+        return self._conn.execute("SELECT COUNT(DISTINCT game) FROM results").fetchone()[0]
 
     def entrant_totals(self) -> dict:
         """{entrant: (player-games, sum of win shares, faults)} over the stored results."""
@@ -195,6 +223,21 @@ class Store:
         with _transaction(self._conn):
             self._conn.execute("INSERT OR REPLACE INTO config (key, value) VALUES ('meta', ?)",
                                (json.dumps(meta, sort_keys=True),))
+
+    def record_entrants(self, entrants: dict) -> None:
+        """Record {entrant: identity dict} (and this kdtourney's version), in one transaction."""
+        with _transaction(self._conn):
+            self._write_entrants(entrants)
+
+    def _write_entrants(self, entrants: dict) -> None:
+        from kdtourney import __version__
+
+        conn = self._conn
+        conn.execute(_ENTRANTS_SCHEMA)
+        conn.executemany("INSERT OR REPLACE INTO entrants (entrant, digest, identity) VALUES (?, ?, ?)",
+                         [(e, i["digest"], json.dumps(i, sort_keys=True)) for e, i in entrants.items()])
+        conn.execute("INSERT OR REPLACE INTO config (key, value) VALUES ('kdtourney_version', ?)",
+                     (json.dumps(__version__),))
 
     def set_config(self, key: str, value) -> None:
         """Write one config entry (any JSON value), e.g. the `sprt` parameters."""
@@ -279,6 +322,56 @@ def open_store(folder) -> Store:
         raise StoreError(f"cannot open {path}: {exc}") from None
 
 
+_HELD: dict[str, list] = {}  # lock file -> [descriptor, holds] of the locks this process holds
+
+
+@contextlib.contextmanager
+def locked(folder):
+    """Hold the lock of a tournament folder while playing into it: a second process gets
+    StoreError (one line) instead of writing the same games. The lock is an flock on
+    `<folder>/tournament.lock` (made if needed, with the holder's process id inside for the
+    message): the kernel releases it when its process ends, however it ends, so a killed run leaves
+    no lock behind. Reentrant within a process (an SPRT holds it around its chunks' runs). An
+    existing store is checked first (read-only), so a foreign folder gets no lock file."""
+    import fcntl
+
+    folder = Path(folder)
+    if exists(folder):
+        _check(store_path(folder))
+    else:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the folder {folder}: {exc.strerror}") from None
+    key = str((folder / LOCK_FILE).resolve())
+    if key not in _HELD:
+        try:
+            fd = os.open(key, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise StoreError(f"cannot create {key}: {exc.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            os.close(fd)
+            raise StoreError(f"{folder} is in use: another kdtourney run "
+                             + (f"(process {holder}) " if holder.isdigit() else "")
+                             + "is playing into it; wait for it to end, or choose another --out"
+                             ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        _HELD[key] = [fd, 0]
+    _HELD[key][1] += 1
+    try:
+        yield
+    finally:
+        _HELD[key][1] -= 1
+        if not _HELD[key][1]:
+            fd = _HELD.pop(key)[0]
+            os.ftruncate(fd, 0)
+            os.close(fd)  # releases the lock
+
+
 def _read(folder, sql: str) -> pd.DataFrame:
     path = store_path(folder)
     _check(path)
@@ -296,24 +389,67 @@ def load_config(folder) -> dict:
     return _check(store_path(folder))
 
 
-def load_results(folder) -> pd.DataFrame:
+def load_results(folder, columns=None) -> pd.DataFrame:
     """One row per player per game, ordered by game and seat: the results columns plus `block`,
-    `n_players` and `status` of the game (what kdtourney.report reads)."""
-    df = _read(folder, f"SELECT {', '.join('r.' + c for c in RESULT_COLUMNS)}, g.block, "
-                       "g.n_players, g.status FROM results r JOIN games g ON g.game = r.game "
+    `n_players` and `status` of the game (what kdtourney.report reads). columns: only these of
+    them (reading fewer is faster), default all."""
+    game_columns = ("block", "n_players", "status")
+    columns = columns or RESULT_COLUMNS + game_columns
+    selected = ", ".join(("g." if c in game_columns else "r.") + c for c in columns)
+    df = _read(folder, f"SELECT {selected} FROM results r JOIN games g ON g.game = r.game "
                        "ORDER BY r.game, r.seat")
-    df["fault"] = df["fault"].astype(bool)
+    if "fault" in df:
+        df["fault"] = df["fault"].astype(bool)
     return df
 
 
-def load_games(folder) -> pd.DataFrame:
-    """One row per game, ordered by game; `moves` and `deal_seeds` stay JSON text."""
-    return _read(folder, "SELECT * FROM games ORDER BY game")
+def load_games(folder, columns=None) -> pd.DataFrame:
+    """One row per game, ordered by game; `moves` and `deal_seeds` stay JSON text. columns: only
+    these columns of the games table (reading no moves is much faster), default all."""
+    return _read(folder, f"SELECT {', '.join(columns) if columns else '*'} FROM games ORDER BY game")
 
 
 def load_faults(folder) -> pd.DataFrame:
     """One row per forfeit, ordered by game and seat."""
     return _read(folder, "SELECT * FROM faults ORDER BY game, seat")
+
+
+def load_entrants(folder) -> pd.DataFrame:
+    """One row per entrant: entrant, digest, identity (a dict, `BotRegistry.identity`): what code
+    played. A store made before identities were recorded gives every entrant of its tournament
+    with digest and identity None (unknown)."""
+    path = store_path(folder)
+    config = _check(path)
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='entrants'"
+                        ).fetchone():
+            df = pd.read_sql_query("SELECT entrant, digest, identity FROM entrants ORDER BY rowid",
+                                   conn)
+            df["identity"] = [json.loads(i) if i else None for i in df["identity"]]
+            return df
+    except (sqlite3.Error, pd.errors.DatabaseError, ValueError) as exc:
+        raise StoreError(f"cannot read {path}: {exc}") from None
+    finally:
+        conn.close()
+    entrants = config["tournament"].get("entrants") or []
+    return pd.DataFrame({"entrant": list(entrants), "digest": [None] * len(entrants),
+                         "identity": [None] * len(entrants)}, dtype=object)
+
+
+def _export_entrants(folder) -> pd.DataFrame:
+    """The entrants table as written by `export`: the identity as JSON text."""
+    df = load_entrants(folder)
+    df["identity"] = [None if i is None else json.dumps(i, sort_keys=True) for i in df["identity"]]
+    return df
+
+
+def failed_games(folder) -> pd.Series:
+    """{entrant: games it sat in that could not be finished} (its 'failed' faults), entrants
+    without any left out; named `failed`."""
+    faults = load_faults(folder)
+    failed = faults[faults["kind"] == "failed"]
+    return failed.groupby("entrant")["game"].nunique().rename("failed")
 
 
 def load_sprt(folder) -> pd.DataFrame:
@@ -332,7 +468,8 @@ def load_sprt(folder) -> pd.DataFrame:
                          for c in SPRT_COLUMNS})
 
 
-LOADERS = {"results": load_results, "games": load_games, "faults": load_faults}
+LOADERS = {"results": load_results, "games": load_games, "faults": load_faults,
+           "entrants": _export_entrants}
 EXPORT_FORMATS = ("csv", "parquet")
 
 
@@ -363,5 +500,5 @@ def export_table(folder, path, fmt: str = "csv", table: str = "results") -> int:
 
 
 __all__ = ["Store", "StoreError", "open_store", "load_results", "load_games", "load_faults",
-           "load_config", "load_sprt", "export_table", "store_path", "STORE_FILE",
-           "SCHEMA_VERSION", "RESULT_COLUMNS", "SPRT_COLUMNS", "TIMING_COLUMNS", "EXPORT_FORMATS"]
+           "load_entrants", "load_config", "locked", "failed_games", "load_sprt", "export_table", "store_path",
+           "STORE_FILE", "LOCK_FILE", "SCHEMA_VERSION", "RESULT_COLUMNS", "SPRT_COLUMNS", "TIMING_COLUMNS", "EXPORT_FORMATS"]

@@ -19,10 +19,22 @@ An entrant is a bot with parameters, written `NAME[:key=value]...`, e.g. `mcts:i
 Values become int, float, bool (true/false) or str. `BotRegistry.resolve` checks an entrant against
 the bot's parameters and converts the values to the types of their defaults; `BotRegistry.create`
 makes the bot.
+
+What code plays for an entrant: `BotRegistry.identity(spec)`, a JSON-able dict with a short `digest`
+over the code only (never paths), so the same code in two folders or two clones has one digest. For
+a Python bot, `source_sha256` hashes:
+- a folder bot: its module file and the folder's helper modules (`_*.py`, which any bot module of
+  the folder may import), as read when the registry was built (what the workers run);
+- an entry point: every file of the top-level package (or the single module) that defines the bot;
+- a built-in bot: every source file of `kdtourney.bots` (but the registry, which finds bots and
+  never plays) and `kdtourney.engine`: the built-ins share kernels and import one another, and the
+  engine decides what a bot sees and may do; the arena and report do not change how a bot plays.
 """
 
+import functools
 import hashlib
 import importlib
+import json
 import inspect
 import linecache
 import os
@@ -60,6 +72,61 @@ class DuplicateBotError(ValueError):
 
 class BotsDirError(ValueError):
     """A bots folder that was asked for does not exist."""
+
+
+# --- identity: what code plays --------------------------------------------------------------
+
+# the fields of an identity the digest covers, per kind: code only, never where it lives
+CODE_FIELDS = {"python": ("source_sha256",),
+               "kdtp": ("command", "file_sha256", "bot_name", "bot_version")}
+_NOT_PLAYING = ("bots/registry.py",)  # built-in sources that find bots but never play
+
+
+def files_sha256(files) -> str:
+    """sha256 over (relative name, bytes) pairs, in name order: names and contents count, not
+    where the files are."""
+    h = hashlib.sha256()
+    for name, data in sorted(files):
+        h.update(name.encode("utf-8") + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
+def code_digest(identity: dict) -> str:
+    """The short digest (12 hex characters of a sha256) of an identity's code fields."""
+    kind = identity["kind"]
+    code = {k: identity.get(k) for k in CODE_FIELDS[kind]}
+    text = json.dumps(dict(code, kind=kind), sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _tree_files(root: Path, prefix: str = ""):
+    """(name relative to root, bytes) of every file under `root`, caches left out."""
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            yield prefix + path.relative_to(root).as_posix(), path.read_bytes()
+
+
+@functools.lru_cache(maxsize=None)
+def builtin_sha256() -> str:
+    """The hash of what decides a built-in bot's play: the kdtourney.bots and kdtourney.engine
+    sources (see the module docstring)."""
+    import kdtourney.engine
+
+    here = Path(__file__).resolve().parent
+    files = [(name, data) for folder, prefix in ((here, "bots/"),
+                                                (Path(kdtourney.engine.__file__).parent, "engine/"))
+             for name, data in _tree_files(folder, prefix) if name not in _NOT_PLAYING]
+    return files_sha256(files)
+
+
+def _package_sha256(cls: type) -> str:
+    """The hash of the files of the top-level package (or single module) that defines `cls`."""
+    top = sys.modules[cls.__module__.split(".")[0]]
+    paths = getattr(top, "__path__", None)
+    if paths:
+        return files_sha256([f for i, p in enumerate(paths) for f in _tree_files(Path(p), f"{i}/")])
+    path = Path(top.__file__)
+    return files_sha256([(path.name, path.read_bytes())])
 
 
 # --- entrants ---------------------------------------------------------------------------------
@@ -261,6 +328,7 @@ class BotRegistry:
         self._broken: list[BrokenModule] = []
         self._broken_by_stem: dict[str, BrokenModule] = {}
         self._sources: dict[str, str] = {}
+        self._identities: dict[str, dict] = {}
 
     @classmethod
     def from_sources(cls, files: dict, *, entry_points: bool = True) -> "BotRegistry":
@@ -322,6 +390,30 @@ class BotRegistry:
                                    + (f"its parameters: {valid}" if valid else "it takes no parameters"))
             converted.append((key, _convert(info.name, key, value, params[key])))
         return Entrant(info.name, tuple(converted))
+
+    def identity(self, spec) -> dict:
+        """What code plays for the entrant `spec`: {"kind", "digest", ...} (see the module
+        docstring); EntrantError for an unknown bot. The same for any parameters of one bot."""
+        info = self._bots[self.resolve(spec).name]
+        if info.name not in self._identities:
+            code = self._code_identity(info)
+            self._identities[info.name] = dict(code, digest=code_digest(code))
+        return dict(self._identities[info.name])
+
+    def _code_identity(self, info: BotInfo) -> dict:
+        """The identity of a bot's code without its digest. External (KDTP) bots answer here
+        with {"kind": "kdtp", "command", "file_sha256", "bot_name", "bot_version"}."""
+        if info.origin == BUILT_IN:
+            source = builtin_sha256()
+        elif info.origin in self._sources:  # a folder module: as read, with the folder's helpers
+            folder = os.path.dirname(info.origin)
+            source = files_sha256(
+                (os.path.basename(o), text.encode("utf-8")) for o, text in self._sources.items()
+                if o == info.origin or (os.path.dirname(o) == folder
+                                        and os.path.basename(o).startswith(("_", "."))))
+        else:  # an entry point
+            source = _package_sha256(info.cls)
+        return {"kind": "python", "origin": info.origin, "source_sha256": source}
 
     def create(self, spec) -> Bot:
         """A new instance of the bot of `spec` (a string or an Entrant) with its parameters."""
@@ -513,5 +605,5 @@ def _convert(bot: str, key: str, value, default):
 
 
 __all__ = ["BotRegistry", "BotInfo", "BrokenModule", "Entrant", "EntrantError", "DuplicateBotError",
-           "BotsDirError", "parse_entrant", "format_value", "listing", "BUILTIN_MODULES", "ENTRY_POINT_GROUP",
-           "ENV_VAR"]
+           "BotsDirError", "parse_entrant", "format_value", "listing", "code_digest", "files_sha256",
+           "BUILTIN_MODULES", "ENTRY_POINT_GROUP", "ENV_VAR", "CODE_FIELDS"]

@@ -271,6 +271,20 @@ def write_actions(lay, right, down, left, up, out, row):
 
 
 @kernel(inline="always")
+def write_moves(right, down, left, up, out, row):
+    """The legal placements as direction << 6 | layout square of half a into out[row], in action
+    order; their number."""
+    n = 0
+    for d in range(4):
+        m = right if d == 0 else down if d == 1 else left if d == 2 else up
+        while m:
+            out[row, n] = (d << 6) | trailing_zeros(m)
+            n += 1
+            m &= m - 1
+    return n
+
+
+@kernel(inline="always")
 def has_move(lay, right, down, left, up, action):
     """True when place action `action` is among the legal placements."""
     d = action // (G * G)

@@ -34,7 +34,7 @@ from kdtourney.engine import Game, Rules
 from kdtourney.engine.tiles import TERRAIN_NAMES, TILES
 from kdtourney.report import plots, ratings, stats, svg
 
-__all__ = ["write_report", "build_context", "render", "parse_anchor", "ReportError",
+__all__ = ["write_report", "write_page", "build_context", "render", "parse_anchor", "ReportError",
            "REPORT_FILE"]
 
 REPORT_FILE = "index.html"
@@ -64,8 +64,13 @@ def write_report(tournament_dir, anchor=None, *, n_boot: int = 1000, seed: int =
     """
     folder = Path(tournament_dir)
     context = build_context(folder, anchor, n_boot=n_boot, seed=seed)
-    page = render(context)
     path = Path(out) if out is not None else folder / REPORT_FILE
+    write_page(render(context), path)
+    return path
+
+
+def write_page(page: str, path: Path) -> None:
+    """Write `page` to `path` atomically (a reader never sees half a page), readable by all."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".index-", suffix=".html", dir=path.parent)
     try:
@@ -81,7 +86,6 @@ def write_report(tournament_dir, anchor=None, *, n_boot: int = 1000, seed: int =
         except OSError:
             pass
         raise
-    return path
 
 
 def parse_anchor(anchor):
@@ -262,7 +266,9 @@ def build_context(folder, anchor=None, *, n_boot: int = 1000, seed: int = 0) -> 
     }
     ctx.update(_progress(tournament, meta, games, results))
     ctx["reproduce"] = _reproducibility(tournament, meta, config)
+    ctx["reproduce"]["entrants"] = _identities_view(_store.load_entrants(folder), meta)
     ctx["faults"] = _faults_view(faults)
+    ctx["failed_by_entrant"] = {str(e): int(n) for e, n in _store.failed_games(folder).items()}
 
     entrants_all = sorted(results["entrant"].astype(str).unique()) if len(results) else []
     ctx["entrants"] = entrants_all
@@ -373,9 +379,24 @@ def _reproducibility(tournament: dict, meta: dict, config: dict) -> dict:
             "schema": config.get("schema_version")}
 
 
+def _identities_view(entrants: pd.DataFrame, meta: dict) -> dict:
+    """What code played for each entrant (the store's `entrants` table), and since which game
+    when a store older than that table recorded it on a resume."""
+    rows = []
+    for r in entrants.itertuples():
+        identity = r.identity or {}
+        code = {k: v for k, v in identity.items() if k not in ("kind", "digest", "origin")}
+        rows.append({"entrant": str(r.entrant), "digest": r.digest or "unknown",
+                     "kind": identity.get("kind", ""), "origin": identity.get("origin", ""),
+                     "code": ", ".join(f"{k} {fmt_value(v)}" for k, v in sorted(code.items()))})
+    return {"rows": rows, "recorded_after": meta.get("entrants_recorded_after")}
+
+
 def _faults_view(faults: pd.DataFrame) -> dict:
+    """The faults table's rows, counts by entrant and kind, forfeits and failed games."""
     rows = []
     by_kind = []
+    failed = int(faults.loc[faults["kind"] == "failed", "game"].nunique()) if len(faults) else 0
     if len(faults):
         f = faults.copy()
         f["entrant"] = f["entrant"].fillna("(unknown)").astype(str)
@@ -387,7 +408,9 @@ def _faults_view(faults: pd.DataFrame) -> dict:
                          "message": "" if pd.isna(r.get("message")) else str(r["message"])})
         counts = f.groupby(["entrant", "kind"]).size()
         by_kind = [{"entrant": e, "kind": k, "count": int(n)} for (e, k), n in counts.items()]
-    return {"rows": rows, "total": int(len(faults)), "shown": len(rows), "by_kind": by_kind}
+    return {"rows": rows, "total": int(len(faults)), "shown": len(rows), "by_kind": by_kind,
+            "forfeits": int((faults["kind"] != "failed").sum()) if len(faults) else 0,
+            "failed": failed}
 
 
 def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: dict) -> dict:
@@ -706,10 +729,10 @@ def _asset(name: str) -> str:
     return files("kdtourney.report").joinpath("templates", name).read_text(encoding="utf-8")
 
 
-def render(context: dict) -> str:
-    """The page as a string (see `build_context`)."""
+def render(context: dict, template: str = "report.html.j2") -> str:
+    """The page as a string (see `build_context`; the rating list's page: `pool_html`)."""
     env = _environment()
-    template = env.get_template("report.html.j2")
+    template = env.get_template(template)
     return template.render(**context, css=Markup(_asset("report.css")), js=Markup(_asset("report.js")))
 
 

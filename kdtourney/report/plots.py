@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from html import escape
 
 import matplotlib
+import matplotlib.dates
 import matplotlib.patches
 import matplotlib.ticker
 
@@ -30,7 +31,7 @@ from matplotlib import rc_context  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 __all__ = ["Plot", "entrant_colors", "short", "elo_plot", "score_plot", "margin_plot", "h2h_plot",
-           "seat_plot", "convergence_plot", "llr_plot"]
+           "seat_plot", "convergence_plot", "llr_plot", "elo_dates_plot"]
 
 #: Okabe-Ito colour-blind-safe colours, then a few more distinguishable ones.
 COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
@@ -372,3 +373,63 @@ def llr_plot(sprt: pd.DataFrame) -> Plot:
     alt = (f"SPRT log-likelihood ratio after each block; after {int(last['block'])} blocks it is "
            f"{last['llr']:.2f}, bounds {last['lower']:.2f} and {last['upper']:.2f}.")
     return _svg(fig, alt, "llr")
+
+
+@_styled
+def elo_dates_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0") -> Plot:
+    """Each entrant's Elo (95% band) over the dates of its games, the versions of one bot joined in
+    date order: how a bot's rating moved as its versions came (the rating list, `report.pool`).
+
+    ``table``: one row per rated entrant with columns ``name``, ``label`` (the bot: versions
+    share it), ``elo``, ``lo``, ``hi``, ``first``, ``last`` (dates of its first and last game);
+    ``colors`` per name.
+    """
+    fig = _fig(7.2, 3.8)
+    ax = fig.subplots()
+    parts = []
+    hour = np.timedelta64(1, "h")
+    for label, versions in table.groupby("label", sort=False):
+        versions = versions.sort_values(["first", "last"])
+        prev = None
+        texts = []
+        for _, v in versions.iterrows():
+            c = colors.get(v["name"], "#333")
+            x0, x1 = _date(v["first"]), _date(v["last"])
+            x1 = max(x1, x0 + hour)  # a version played within minutes still shows
+            ax.fill_between([x0, x1], [v["lo"]] * 2, [v["hi"]] * 2, color=c, alpha=0.15, lw=0)
+            ax.plot([x0, x1], [v["elo"]] * 2, color=c, lw=2.2,
+                    label=short(label) if prev is None else None)
+            if prev is not None:
+                ax.plot([prev[0], x0], [prev[1], v["elo"]], color=c, lw=1, ls="--")
+            if len(versions) > 1 and v["name"] != label:
+                ax.annotate(short(v["name"][len(label):], 14), (x0, v["elo"]), xytext=(0, 4),
+                            textcoords="offset points", fontsize=7, color="#333")
+            prev = (x1, v["elo"])
+            texts.append(f"{_fmt_elo(v['elo'])} ({v['name']}, {_day(v['first'])} to "
+                         f"{_day(v['last'])})")
+        parts.append(f"{label}: " + ", then ".join(texts))
+    ax.axhline(0, color="#888", lw=0.8, ls="--")
+    start = min(_date(d) for d in table["first"])
+    end = max(_date(d) for d in table["last"]) + hour
+    pad = max((end - start) / 40, hour)
+    ax.set_xlim(start - pad, end + pad)
+    locator = matplotlib.dates.AutoDateLocator(minticks=3, maxticks=8)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(matplotlib.dates.ConciseDateFormatter(locator))
+    ax.set_xlabel("date of the games (UTC)")
+    ax.set_ylabel(f"Elo ({anchor_text})")
+    if table["label"].nunique() <= 12:
+        ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    alt = ("Elo against the dates of the games, with 95% bands; the versions of one bot are "
+           "joined by dashed lines. " + "; ".join(parts))
+    return _svg(fig, alt, "elodates")
+
+
+def _date(stamp) -> np.datetime64:
+    """A date for matplotlib's axis: UTC, without the time zone."""
+    return np.datetime64(pd.Timestamp(stamp).tz_convert(None) if pd.Timestamp(stamp).tzinfo
+                         else pd.Timestamp(stamp), "s")
+
+
+def _day(stamp) -> str:
+    return pd.Timestamp(stamp).strftime("%Y-%m-%d")

@@ -17,10 +17,10 @@ import pytest
 distributed = pytest.importorskip(
     "distributed", reason="the dask extra is not installed (pip install 'kdtourney[dask]')")
 
-from arena_support import assert_same_store  # noqa: E402
+from arena_support import assert_same_store, write_faulty_bots  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
-from kdtourney.arena import load_games, load_results, prepare  # noqa: E402
+from kdtourney.arena import load_faults, load_games, load_results, prepare, store  # noqa: E402
 from kdtourney.arena.runner import run_tournament  # noqa: E402
 from kdtourney.arena.tournament import ArenaError  # noqa: E402
 from kdtourney.bots.registry import BotRegistry  # noqa: E402
@@ -185,6 +185,18 @@ def test_same_store_as_a_local_run_with_shipped_bots(tmp_path, dask_processes, b
     assert load_games(tmp_path / "missing").empty
 
 
+def test_a_bot_that_kills_its_worker_forfeits_as_in_a_local_run(tmp_path, dask_processes):
+    registry = BotRegistry([write_faulty_bots(tmp_path / "bots")], env=False, cwd=False,
+                           entry_points=False)
+    t = prepare(registry, bots="crasher,random", games=12, seed=4)
+    out = run_tournament(t, tmp_path / "dask", registry, scheduler=dask_processes.address)
+    assert out.complete and out.failed == 0 and out.worker_losses >= 2
+    faults = load_faults(tmp_path / "dask")
+    assert faults[["entrant", "kind", "call"]].values.tolist() == [["crasher", "crash", 7]]
+    run_tournament(t, tmp_path / "local", registry, workers=1)
+    assert_same_store(tmp_path / "local", tmp_path / "dask")
+
+
 def stored(folder):
     path = Path(folder) / "tournament.sqlite"
     if not path.exists():
@@ -237,6 +249,22 @@ def test_local_cluster_from_the_command_line(tmp_path):
                                       "--games", "8", "--seed", "3", "--out",
                                       str(tmp_path / "local"), "--workers", "1", "--no-report"])
     assert local.exit_code == 0, local.output
+    assert_same_store(tmp_path / "local", folder)
+
+
+def test_sprt_on_a_local_cluster(tmp_path):
+    args = ["sprt", "--candidate", "greedy", "--baseline", "random", "--elo1", "10",
+            "--max-games", "400", "--seed", "3", "--no-report"]
+    folder = tmp_path / "dask"
+    done = subprocess.run([KDTOURNEY, *args, "--out", str(folder), "--scheduler", "local:2"],
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert "seed 3, 2 workers" in lines[0] and lines[-1].startswith("H1 accepted")
+    local = CliRunner().invoke(main, args + ["--out", str(tmp_path / "local"), "--workers", "1"])
+    assert local.exit_code == 0, local.output
+    assert local.stdout.splitlines()[-1] == lines[-1]
+    assert store.load_sprt(folder).equals(store.load_sprt(tmp_path / "local"))
     assert_same_store(tmp_path / "local", folder)
 
 

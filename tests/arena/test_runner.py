@@ -125,3 +125,4 @@ def test_a_hung_worker_is_replaced(tmp_path, faulty):
     assert set(faults["kind"]) == {"timeout"}
     assert faults["message"].str.contains("hung").all()
     assert out.worker_losses == 2 * len(faults)
+

@@ -144,7 +144,8 @@ def test_greedy_kernels_match_the_recorded_reference():
 
 def test_after_key_equals_copy_place_and_score():
     """The no-copy evaluation of one placement equals copying the kingdom, placing and scoring it
-    (every flag combination, with and without Harmony, every legal placement)."""
+    (every flag combination, with and without Harmony, every legal placement, by action and by the
+    greedy kernels' placement entries, which list the legal actions in order)."""
     kb, bb, sc, ac = BK.work_buffers()
     checked = 0
     for rules in (Rules(2), Rules(4), Rules(2, variant="duel")):
@@ -158,7 +159,10 @@ def test_after_key_equals_copy_place_and_score():
                     points = BK._prepare(bits, bbox, p, size, kb, 2)
                     assert points == K.score_territories(bits, bbox, p, size)[0]
                     holes = K.count_holes(bits, bbox, p, size)
-                    for action in game.legal_actions():
+                    n = BK._placements(bits, bbox, p, size, domino, sc, ac, 0)
+                    entries = [int(e) for e in ac[0, :n]]
+                    assert [BK._entry_action(bits, p, size, e) for e in entries] == game.legal_actions()
+                    for action, entry in zip(game.legal_actions(), entries):
                         K.copy_kingdom(bits, bbox, p, kb, bb, 0)
                         K.place(kb, bb, 0, size, domino, action)
                         for flags in range(4):
@@ -167,6 +171,8 @@ def test_after_key_equals_copy_place_and_score():
                                     kb, bb, 0, size, flags, complete)
                                 got = BK._after_key(kb, 2, flags, complete, domino, action, points, holes)
                                 assert got == want, (rules, seed, action, flags, complete)
+                                got = BK._entry_key(kb, 2, size, flags, complete, domino, entry, points, holes)
+                                assert got == want, (rules, seed, entry, flags, complete)
                                 checked += 1
                 game.apply(rnd.choice(game.legal_actions()))
     assert checked > 20000

@@ -422,3 +422,48 @@ def test_from_sources_round_trip(tmp_path):
     # a bot pickled in the scheduling process loads on the worker, as the worker's class
     copy = pickle.loads(shipped)
     assert type(copy) is there.bots["ship-bot"].cls and copy.depth == 3
+
+
+# --- identity: what code plays ----------------------------------------------------------------
+
+def test_identity_is_the_code_not_the_place(tmp_path):
+    write_bot(tmp_path / "a", "mybot.py", "id-bot")
+    write_bot(tmp_path / "a", "other.py", "id-other", cls="Other")
+    shutil.copytree(tmp_path / "a", tmp_path / "clone")
+    one, two = local([tmp_path / "a"]), local([tmp_path / "clone"])
+    first = one.identity("id-bot")
+    assert first == one.identity("id-bot:depth=5")  # parameters are the entrant's label, not code
+    assert first["kind"] == "python" and first["origin"] == str((tmp_path / "a" / "mybot.py").resolve())
+    assert len(first["digest"]) == 12 and len(first["source_sha256"]) == 64
+    clone = two.identity("id-bot")
+    assert clone["digest"] == first["digest"] and clone["origin"] != first["origin"]
+    # the module, and a helper it may import, are its code; another bot module is not
+    (tmp_path / "clone" / "other.py").write_text((tmp_path / "clone" / "other.py").read_text()
+                                                 + "\n# changed\n")
+    assert local([tmp_path / "clone"]).identity("id-bot")["digest"] == first["digest"]
+    (tmp_path / "clone" / "_helper.py").write_text("X = 1\n")
+    assert local([tmp_path / "clone"]).identity("id-bot")["digest"] != first["digest"]
+    (tmp_path / "a" / "mybot.py").write_text((tmp_path / "a" / "mybot.py").read_text() + "\n# v2\n")
+    assert one.identity("id-bot") == first  # a registry keeps the code it read
+    assert local([tmp_path / "a"]).identity("id-bot")["digest"] != first["digest"]
+    # a registry rebuilt from shipped sources (a worker) knows the same code
+    assert BotRegistry.from_sources(one.source_files(), entry_points=False).identity(
+        "id-bot")["digest"] == first["digest"]
+    builtin = one.identity("random")
+    assert builtin["origin"] == "built-in" and builtin["digest"] != first["digest"]
+    with pytest.raises(EntrantError, match="unknown bot"):
+        one.identity("nobot")
+
+
+def test_identity_of_an_entry_point_is_its_package(tmp_path, monkeypatch):
+    package = tmp_path / "pkgs" / "kdt_id_pkg"
+    write_bot(package, "bots.py", "pkg-bot")
+    (package / "__init__.py").write_text("")
+    (package / "weights.txt").write_text("1 2 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "pkgs"))
+    points = [metadata.EntryPoint("pkg", "kdt_id_pkg.bots", "kdtourney.bots")]
+    monkeypatch.setattr(registry_module, "_entry_points", lambda: points)
+    before = BotRegistry(env=False, cwd=False).identity("pkg-bot")
+    assert before["origin"] == "entry point pkg"
+    (package / "weights.txt").write_text("1 2 4\n")  # data of the package plays too
+    assert BotRegistry(env=False, cwd=False).identity("pkg-bot")["digest"] != before["digest"]

@@ -13,8 +13,11 @@ import shutil
 import subprocess
 
 import pytest
+from pool_support import simulate
 
 from kdtourney.report.html import write_report
+from kdtourney.report.pool import rating_list
+from kdtourney.report.pool_html import write_rating_list
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser"),
                              "/usr/bin/chromium") if p and os.path.exists(p)), None)
@@ -60,3 +63,15 @@ def test_page_without_selftest_is_quiet(tournaments, tmp_path):
     body = body_attributes(dump_dom(path, tmp_path))
     assert body.get("data-ready") == "ok" and "data-errors" not in body
     assert "data-selftest" not in body
+
+
+def test_rating_list_page_runs_and_sorts(tmp_path):
+    simulate(tmp_path / "runs" / "a", {"greedy": 0, "random": -300, "mine": 100}, blocks=12)
+    simulate(tmp_path / "runs" / "b", {"greedy": 0, "mine": 150}, blocks=12, code={"mine": "v2"})
+    path = write_rating_list(rating_list([tmp_path / "runs"], n_boot=100), tmp_path / "page")
+    dom = dump_dom(path, tmp_path)
+    body = body_attributes(dom)
+    assert body.get("data-ready") == "ok" and "data-errors" not in body, body
+    # the script made the list's headings sortable
+    table = re.search(r'<table[^>]*id="list-table".*?</thead>', dom, re.S).group(0)
+    assert table.count('aria-sort="none"') == table.count("<th ")

@@ -11,14 +11,14 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import EVIL_MESSAGE, EVIL_TEXT
-from kdtourney.arena.store import store_path
+from kdtourney.arena.store import load_entrants, store_path
 from kdtourney.cli import main
 from kdtourney.report.html import build_context, parse_anchor, ReportError, render, write_report
 
 ALL = ["two", "three", "four", "duel", "mixed", "dynasty", "single", "partial"]
 
 # every page has these; pages with results (all of ours) have the rest
-ALWAYS = ["standings", "faults", "reproducibility"]
+ALWAYS = ["standings", "faults", "reproducibility", "identities-table"]
 WITH_RESULTS = ["ratings", "convergence", "scores", "score-plot", "margins", "entrants", "seats",
                 "seat-plot", "seat-table", "kingdoms", "replay", "replay-data", "rp-game",
                 "rp-slider", "rp-start", "rp-prev", "rp-next", "rp-end", "intervals-note"]
@@ -196,3 +196,15 @@ def test_sprt_hook_draws_the_llr_path(tournaments, tmp_path):
     page = write_report(folder, n_boot=50).read_text()
     assert 'id="sprt"' in page and 'id="llr-plot"' in page and 'href="#sprt"' in page
     assert "log-likelihood ratio" in page
+
+
+def test_reproducibility_shows_what_code_played(pages, tournaments):
+    page = pages("three")
+    table = page[page.index('id="identities-table"'):]
+    table = table[:table.index("</table>")]
+    entrants = load_entrants(tournaments("three"))
+    assert len(entrants) == 3 and entrants["digest"].str.fullmatch("[0-9a-f]{12}").all()
+    for row in entrants.itertuples():
+        assert f"<th scope=\"row\">{html.escape(row.entrant)}</th><td><code>{row.digest}</code>" \
+            in table
+        assert row.identity["source_sha256"] in table

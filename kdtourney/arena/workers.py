@@ -1,0 +1,71 @@
+"""What a worker does to play a tournament's games, whichever backend runs it (the local
+runner's processes, kdtourney.arena.runner, or Dask workers, kdtourney.arena.cluster): the bot
+factories, the warm-up that fills Numba's cache, and starting worker processes without the
+parent's __main__."""
+
+from __future__ import annotations
+
+import sys
+
+from kdtourney.arena.tournament import Tournament
+
+WARM_DECISIONS = 4        # decisions each entrant's bot plays in the warm-up game
+
+
+def bot_factories(registry, specs):
+    """spec -> a callable making a new bot (resolved once per worker)."""
+    out = {}
+    for spec in specs:
+        entrant = registry.resolve(spec)
+        cls = registry.bots[entrant.name].cls
+        kwargs = entrant.kwargs
+        out[spec] = (lambda cls=cls, kwargs=kwargs: cls(**kwargs))
+    return out
+
+
+def warm_bots(tournament: Tournament, factories, touch=lambda: None) -> None:
+    """A few decisions of each entrant's bot, so Numba-compiled bot kernels land in the cache."""
+    from kdtourney.engine import Game
+
+    rules = tournament.rules_for(tournament.players[0])
+    for spec in tournament.specs:
+        touch()
+        try:
+            bot = factories[spec]()
+            bot.setup(0, rules, 0)
+            game = Game(rules, 0)
+            asked = 0
+            while not game.is_over and asked < WARM_DECISIONS:
+                legal = game.legal_actions()
+                action = legal[0]
+                if game.current_player == 0:
+                    touch()
+                    choice = bot.act(game.view(0))
+                    asked += 1
+                    if choice in legal:
+                        action = choice
+                game.apply(action)
+        except Exception:  # a faulty bot shows its faults in the games, not here
+            pass
+
+
+class main_module_hidden:
+    """Start workers without re-importing the parent's __main__ (which 'spawn' does by default):
+    a worker needs only kdtourney and the bots, and a script calling run_tournament need not guard
+    itself with `if __name__ == "__main__"`."""
+
+    def __enter__(self):
+        self.main = sys.modules.get("__main__")
+        self.saved = {k: getattr(self.main, k) for k in ("__file__", "__spec__")
+                      if self.main is not None and hasattr(self.main, k)}
+        if "__file__" in self.saved:
+            del self.main.__file__
+        if "__spec__" in self.saved:
+            self.main.__spec__ = None
+
+    def __exit__(self, *exc):
+        for k, v in self.saved.items():
+            setattr(self.main, k, v)
+
+
+__all__ = ["bot_factories", "warm_bots", "main_module_hidden", "WARM_DECISIONS"]

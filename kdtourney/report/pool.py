@@ -1,0 +1,491 @@
+"""One rating list over many tournament folders (`kdtourney ratings`).
+
+`rating_list(paths)` finds the tournament folders under `paths` (`run` and `sprt` stores alike; a
+folder that holds folders is searched), pools their games and rates every entrant with the same
+Bradley-Terry fit and block bootstrap as a tournament's report (`kdtourney.report.ratings`).
+
+Pooling
+-------
+- Blocks stay blocks: a block of one folder is one resampling unit; blocks of different folders are
+  different units (games are numbered `folder << 32 | game`, blocks likewise).
+- Games are pooled only under the same rules: variant, Harmony, Middle Kingdom, tiebreak, first
+  picks, dynasty, and the 3-player setup for 3-player games. The list takes the rules with the most
+  finished games, and one player count (the one with the most games) unless `players` names
+  several. Whatever else is listed, one line per folder, with the reason.
+- A folder with the same tournament, seed and code as another (a copy, or the same command run
+  again) holds the same games: they count once.
+- Failed games (no result) are not in the fit, as in a tournament's report; they are counted
+  against every entrant that sat in them (`failed`).
+
+Entrants
+--------
+An entrant is its name in the tournament (`mcts:iterations=500`) and the code that played for it
+(the digest of `BotRegistry.identity`, recorded in the store). The same name with the same digest
+in two folders is one entrant; the same name with other code is another, so an edited bot never
+inherits old results. A name with several codes keeps its plain name for the code that played
+last and shows the digest for the others (`greedy@3fa2c1`).
+
+Games whose code is unknown (stores from before the code was recorded, and in a store that
+recorded it on a resume, the games stored before: meta `entrants_recorded_after`) are the entrant
+`NAME@unknown`, pooled by name across folders (as rating lists that go by names do) and never with
+games whose code is known. Only a name that never played with known code keeps its plain name.
+
+An entrant that no game connects to the rated entrants (only self-play, or games only among a
+separate group) is unrated: the list says why instead of giving it a number.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kdtourney.arena import store as _store
+from kdtourney.arena.tournament import RULE_OPTIONS, Tournament
+from kdtourney.engine import Rules
+from kdtourney.report import ratings
+
+__all__ = ["rating_list", "find_tournaments", "RatingList", "Entrant", "Source", "PoolError",
+           "UNKNOWN"]
+
+UNKNOWN = "unknown"  # the version shown for games whose code is unknown
+_GAME_COLUMNS = ("game", "n_players", "finished_at")
+_SHIFT = 32  # game and block numbers of folder i start at i << 32
+
+
+class PoolError(ValueError):
+    """The list cannot be made: nothing can be rated (`notes`: the lines that say what was found
+    instead), or the anchor names no rated entrant. The message is one line."""
+
+    def __init__(self, message: str, notes=()):
+        super().__init__(message)
+        self.notes = list(notes)
+
+
+@dataclasses.dataclass
+class Source:
+    """One tournament folder and what the list took from it."""
+
+    folder: Path
+    kind: str  # "run" or "sprt"
+    description: str
+    stored: int  # games in the store
+    pooled: int  # games in the list
+    first: pd.Timestamp | None  # dates of the pooled games
+    last: pd.Timestamp | None
+    code: str  # what is known about the code that played
+    version: str | None  # the kdtourney that recorded the code
+    note: str | None = None  # what was left out, and why
+
+
+@dataclasses.dataclass
+class Entrant:
+    """One line of the list."""
+
+    name: str  # label, or label@digest / label@unknown when the label has several codes
+    label: str  # the name its tournaments gave it
+    digest: str | None  # None: code unknown
+    identity: dict | None
+    games: int
+    folders: list  # indices into RatingList.sources
+    first: pd.Timestamp | None
+    last: pd.Timestamp | None
+    failed: int = 0
+    elo: float = float("nan")
+    lo: float = float("nan")
+    hi: float = float("nan")
+    unrated: str | None = None  # why it has no rating
+
+
+@dataclasses.dataclass
+class RatingList:
+    entrants: list  # rated, strongest first, then the unrated
+    los: pd.DataFrame  # likelihood of superiority between the rated entrants
+    sources: list
+    skipped: list  # (folder, reason)
+    players: tuple
+    rules: dict
+    anchor: tuple | None
+    n_boot: int
+    n_games: int = 0  # games, blocks and folders of the rated entrants' games
+    n_blocks: int = 0
+    n_folders: int = 0
+
+    @property
+    def rated(self) -> list:
+        return [e for e in self.entrants if e.unrated is None]
+
+    def notes(self) -> list[str]:
+        """One line per skipped or partly pooled folder and per unrated entrant."""
+        lines = [f"skipped {folder}: {reason}" for folder, reason in self.skipped]
+        lines += [f"{s.folder}: {s.note}" for s in self.sources if s.note]
+        lines += [f"unrated {e.name}: {e.unrated}" for e in self.entrants if e.unrated]
+        return lines
+
+
+# --------------------------------------------------------------------------------------------------
+# Finding and reading the folders
+# --------------------------------------------------------------------------------------------------
+
+
+def find_tournaments(paths) -> tuple[list[Path], list[tuple[str, str]]]:
+    """The tournament folders in or under `paths` (each once, in the order given, subfolders
+    sorted), and (path, reason) for each path that holds none."""
+    found, skipped, seen = [], [], set()
+    for given in paths:
+        path = Path(given)
+        if not path.is_dir():
+            skipped.append((str(path), "no such folder" if not path.exists() else "not a folder"))
+            continue
+        here = []
+        for folder, subfolders, files in os.walk(path):
+            subfolders.sort()
+            if _store.STORE_FILE in files:
+                here.append(Path(folder))
+                subfolders.clear()  # a tournament folder holds one tournament
+        if not here:
+            skipped.append((str(path), f"no tournament in it (no {_store.STORE_FILE} in it or "
+                                       "below)"))
+        for folder in here:
+            key = folder.resolve()
+            if key not in seen:
+                seen.add(key)
+                found.append(folder)
+    return found, skipped
+
+
+@dataclasses.dataclass
+class _StoreData:
+    """What the list reads from one store."""
+
+    folder: Path
+    config: dict
+    results: pd.DataFrame  # game, block, entrant, rank, n_players
+    games: pd.DataFrame  # game, n_players, finished_at (UTC timestamps)
+    failed: pd.DataFrame  # game, entrant of 'failed' faults
+    digests: dict  # label -> digest (None: unknown)
+    identities: dict  # label -> identity dict
+    recorded_after: int  # games stored before the code was recorded
+
+    @property
+    def tournament(self) -> dict:
+        return self.config.get("tournament") or {}
+
+
+def _read(folder: Path) -> _StoreData:
+    """StoreError (one line) for a missing, corrupt, foreign or newer store."""
+    config = _store.load_config(folder)
+    results = _store.load_results(folder, ("game", "block", "entrant", "rank", "n_players"))
+    games = _store.load_games(folder, _GAME_COLUMNS)
+    meta = config.get("meta") or {}
+    fallback = pd.to_datetime(meta.get("updated") or meta.get("created"), utc=True, errors="coerce")
+    games["finished_at"] = pd.to_datetime(games["finished_at"], utc=True, errors="coerce",
+                                          format="ISO8601").fillna(fallback)
+    faults = _store.load_faults(folder)
+    failed = faults.loc[faults["kind"] == "failed", ["game", "entrant"]]
+    entrants = _store.load_entrants(folder)
+    digests = {str(e): d for e, d in zip(entrants["entrant"], entrants["digest"])}
+    identities = {str(e): i for e, i in zip(entrants["entrant"], entrants["identity"])}
+    recorded_after = meta.get("entrants_recorded_after")
+    return _StoreData(folder, config, results, games, failed, digests, identities,
+                  int(recorded_after) if isinstance(recorded_after, int) else 0)
+
+
+def _describe(st: _StoreData) -> str:
+    try:
+        return Tournament.from_dict(st.tournament).describe()
+    except (TypeError, ValueError, KeyError, IndexError):  # a store from another version
+        return ", ".join(str(e) for e in st.tournament.get("entrants") or [])
+
+
+def _code_text(st: _StoreData) -> str:
+    if not any(st.digests.values()):
+        return "unknown (a store from before kdtourney recorded it)"
+    if st.recorded_after:
+        return f"recorded after the first {st.recorded_after} games (those: unknown)"
+    return "recorded"
+
+
+# --------------------------------------------------------------------------------------------------
+# Rules
+# --------------------------------------------------------------------------------------------------
+
+
+def _rules(st: _StoreData, n_players: int) -> dict:
+    """The rules of the store's n-player games, as far as they decide a game's outcome."""
+    stored = st.tournament.get("rules") or {}
+    rules = {k: stored.get(k, Rules.__dataclass_fields__[k].default) for k in RULE_OPTIONS}
+    if n_players != 3:
+        del rules["three_player"]  # decides nothing outside 3-player games
+    rules["dynasty"] = bool(st.tournament.get("dynasty"))
+    return rules
+
+
+def _text(value) -> str:
+    return ("on" if value else "off") if isinstance(value, bool) else str(value)
+
+
+def _rule_difference(rules: dict, reference: dict) -> str:
+    keys = [k for k in reference if k in rules and rules[k] != reference[k]]
+    return ("other rules: " + ", ".join(f"{k.replace('_', '-')} {_text(rules[k])}" for k in keys)
+            + " (this list: " + ", ".join(f"{k.replace('_', '-')} {_text(reference[k])}"
+                                          for k in keys) + ")")
+
+
+def _choose(stores, players):
+    """(player counts, reference rules): the asked player counts (default: the count with the most
+    finished games), then the rules with the most finished games among them (None: no games)."""
+    counts = []  # (rules, player count, finished games) per store and player count
+    for st in stores:
+        for n, games in st.results.groupby("n_players")["game"].nunique().items():
+            counts.append((_rules(st, int(n)), int(n), int(games)))
+    if players is None:
+        per_count: dict = {}
+        for _, n, games in counts:
+            per_count[n] = per_count.get(n, 0) + games
+        if not per_count:
+            return (), None
+        players = (max(sorted(per_count), key=lambda n: per_count[n]),)
+    players = tuple(sorted(players))
+
+    def most(votes):
+        return max(votes, key=lambda k: votes[k]) if votes else None
+
+    votes: dict = {}
+    for rules, n, games in counts:
+        if n in players:
+            key = json.dumps({k: v for k, v in rules.items() if k != "three_player"})
+            votes[key] = votes.get(key, 0) + games
+    reference = most(votes)
+    if reference is None:
+        return players, None
+    reference = json.loads(reference)
+    setups: dict = {}
+    for rules, n, games in counts:
+        if n == 3 and n in players and all(rules[k] == v for k, v in reference.items()):
+            setups[rules["three_player"]] = setups.get(rules["three_player"], 0) + games
+    if setups:
+        reference["three_player"] = most(setups)
+    return players, reference
+
+
+def _left_out(st: _StoreData, players: tuple, reference: dict | None) -> tuple[set, list[str]]:
+    """(player counts of the store's games that the list takes, a reason per count it leaves)."""
+    taken, reasons = set(), []
+    asked = ",".join(str(p) for p in players)
+    for n in sorted(int(n) for n in st.games["n_players"].unique()):
+        rules = _rules(st, n)
+        if n not in players:
+            reasons.append(f"{n}-player games (this list: {asked}-player; --players "
+                           f"{','.join(str(p) for p in sorted(set(players) | {n}))} pools them "
+                           "together)")
+        elif reference is None or any(rules.get(k, v) != v for k, v in reference.items()):
+            reasons.append(_rule_difference(rules, reference or rules))
+        else:
+            taken.add(n)
+    return taken, reasons
+
+
+# --------------------------------------------------------------------------------------------------
+# The list
+# --------------------------------------------------------------------------------------------------
+
+
+def rating_list(paths, *, players=None, anchor=None, n_boot: int = 1000, seed: int = 0
+                ) -> RatingList:
+    """Pool the games of the tournament folders in or under `paths` and rate them (see the module
+    docstring). players: the player counts to pool (default: the most played one); anchor: None
+    (mean 0) or (name, Elo). PoolError (one line, and the notes) when nothing can be rated or the
+    anchor names no rated entrant."""
+    stores, skipped = _readable(paths)
+    players, reference = _choose(stores, players)
+    sources, results, failed = [], [], []
+    keys, identities = {}, {}  # (label, digest) -> entrant number; entrant number -> identity
+    for st in stores:
+        taken, reasons = _left_out(st, players, reference)
+        if not taken:
+            skipped.append((str(st.folder), "; ".join(reasons)))
+            continue
+        source, rows, seated = _pool(st, len(sources), taken, keys, identities)
+        if reasons:
+            source.note = (f"{source.pooled} of its {source.stored} games pooled; left out: "
+                           + "; ".join(reasons))
+        sources.append(source)
+        results.append(rows)
+        failed.append(seated)
+    if not results:
+        raise PoolError("nothing to rate: no finished games in "
+                        + ", ".join(str(p) for p in paths),
+                        [f"skipped {f}: {r}" for f, r in skipped])
+    results = pd.concat(results, ignore_index=True)
+    entrants = _entrants(results, pd.concat(failed, ignore_index=True), list(keys), identities)
+    results["entrant"] = np.array([e.name for e in entrants], dtype=object)[results["key"]]
+    out = RatingList(entrants=entrants, los=None, sources=sources, skipped=skipped,
+                     players=players, rules=reference, anchor=anchor, n_boot=n_boot)
+    _rate(out, results, seed)
+    return out
+
+
+def _readable(paths) -> tuple[list[_StoreData], list]:
+    """The stores with finished games under `paths`, each tournament once; (folder, reason) for
+    the rest."""
+    folders, skipped = find_tournaments(paths)
+    stores, seen = [], {}
+    for folder in folders:
+        try:
+            st = _read(folder)
+        except _store.StoreError as exc:
+            skipped.append((str(folder), str(exc)))
+            continue
+        if st.results.empty:
+            skipped.append((str(folder), "no finished games" if len(st.games) else
+                            "no games stored"))
+            continue
+        # a copy, or a re-run with the same seed and code, holds the same games: keep the one
+        # with the most
+        key = json.dumps([st.tournament, sorted(st.digests.items(), key=str)], sort_keys=True)
+        if key in seen:
+            other = seen[key]
+            keep, drop = (st, other) if len(st.games) > len(other.games) else (other, st)
+            seen[key] = keep
+            stores[stores.index(other)] = keep
+            skipped.append((str(drop.folder), f"the same games as {keep.folder} (the same "
+                                              "tournament, seed and code): counted once"))
+            continue
+        seen[key] = st
+        stores.append(st)
+    return stores, skipped
+
+
+def _pool(st: _StoreData, index: int, taken: set, keys: dict, identities: dict):
+    """(Source, result rows, failed seats) of the games of `st` with a player count in `taken`.
+    Rows: game and block numbered for the pool, key (the entrant's number in `keys`, which gains
+    the store's (label, digest) pairs), rank, folder, date."""
+    games = st.games[st.games["n_players"].isin(taken)]
+    rows = st.results[st.results["n_players"].isin(taken)]
+    # the games stored before the code was recorded (by the time they finished): code unknown
+    ordered = st.games.sort_values(["finished_at", "game"], kind="stable")
+    unknown = rows["game"].isin(ordered["game"].head(st.recorded_after)).to_numpy()
+    codes, labels = pd.factorize(rows["entrant"])
+    key = np.empty(len(rows), dtype=np.int64)
+    for known in (True, False):
+        part = unknown != known
+        number = np.zeros(len(labels), dtype=np.int64)
+        for c in np.unique(codes[part]):
+            label = str(labels[c])
+            digest = st.digests.get(label) if known else None
+            number[c] = keys.setdefault((label, digest), len(keys))
+            if digest:
+                identities.setdefault(int(number[c]), st.identities.get(label))
+        key[part] = number[codes[part]]
+    base = np.int64(index) << _SHIFT
+    date = st.games.set_index("game")["finished_at"]
+    pooled = pd.DataFrame({"game": base + rows["game"].to_numpy(np.int64),
+                           "block": base + rows["block"].to_numpy(np.int64), "key": key,
+                           "rank": rows["rank"].to_numpy(), "folder": index,
+                           "date": date.reindex(rows["game"]).to_numpy()})
+    old = set(ordered["game"].head(st.recorded_after))
+    fails = st.failed[st.failed["game"].isin(games["game"])]
+    seated = [keys.get((str(e), None if g in old else st.digests.get(str(e))))
+              for g, e in zip(fails["game"], fails["entrant"])]
+    failed = pd.DataFrame({"game": base + fails["game"].to_numpy(np.int64), "key": seated},
+                          dtype=object).dropna().astype(np.int64)  # no finished game: not listed
+    source = Source(folder=st.folder, kind="sprt" if "sprt" in st.config else "run",
+                    description=_describe(st), stored=int(len(st.games)),
+                    pooled=int(pooled["game"].nunique()), first=games["finished_at"].min(),
+                    last=games["finished_at"].max(), code=_code_text(st),
+                    version=st.config.get("kdtourney_version"))
+    return source, pooled, failed
+
+
+def _entrants(results: pd.DataFrame, failed: pd.DataFrame, keys: list, identities: dict
+              ) -> list[Entrant]:
+    """An Entrant per key, in key order, with the names of the list (see the module docstring)."""
+    by_key = results.groupby("key")
+    games = by_key["game"].nunique()
+    first, last = by_key["date"].min(), by_key["date"].max()
+    folders = by_key["folder"].unique()
+    failed_games = failed.groupby("key")["game"].nunique()
+    entrants = [Entrant(name=label, label=label, digest=digest, identity=identities.get(k),
+                        games=int(games[k]), folders=sorted(int(f) for f in folders[k]),
+                        first=first[k], last=last[k], failed=int(failed_games.get(k, 0)))
+                for k, (label, digest) in enumerate(keys)]
+    versions: dict = {}
+    for e in entrants:
+        versions.setdefault(e.label, []).append(e)
+    for label, group in versions.items():
+        if len(group) == 1:
+            continue
+        known = sorted((e for e in group if e.digest), key=lambda e: (e.last, e.digest))
+        for e in group:
+            if e.digest is None:
+                e.name = f"{label}@{UNKNOWN}"
+            elif e is not known[-1]:
+                e.name = f"{label}@{_short(e.digest, [o.digest for o in known if o is not e])}"
+    return entrants
+
+
+def _short(digest: str, others) -> str:
+    """The first 6 characters of `digest`, more if another digest starts the same."""
+    n = 6
+    while n < len(digest) and any(o.startswith(digest[:n]) for o in others):
+        n += 1
+    return digest[:n]
+
+
+def _rate(out: RatingList, results: pd.DataFrame, seed: int) -> None:
+    """Fit the entrants connected by games to the largest group (by pairwise encounters) and set
+    their Elo; the others get the reason they are unrated. PoolError if none can be rated."""
+    pc = ratings.pair_counts(results)
+    _, meetings = pc.totals()
+    parent = list(range(pc.n_entrants))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, j in zip(pc.pair_i, pc.pair_j):
+        parent[root(int(i))] = root(int(j))
+    weight: dict = {}
+    for i, m in zip(pc.pair_i, meetings):
+        weight[root(int(i))] = weight.get(root(int(i)), 0.0) + m
+    by_name = {e.name: e for e in out.entrants}
+    if not weight:
+        for e in out.entrants:
+            e.unrated = "no game against another entrant"
+        raise PoolError("nothing to rate: no game between two different entrants", out.notes())
+    main = max(sorted(weight), key=lambda r: weight[r])
+    rated = [n for k, n in enumerate(pc.entrants) if root(k) == main]
+    for k, name in enumerate(pc.entrants):
+        if root(k) == main:
+            continue
+        met = sorted({pc.entrants[j if i == k else i] for i, j in zip(pc.pair_i, pc.pair_j)
+                      if k in (i, j)})
+        by_name[name].unrated = ("no game against another entrant" if not met else
+                                 "no game connects it to the rated entrants (it met only "
+                                 + ", ".join(met[:3]) + (", ..." if len(met) > 3 else "") + ")")
+    anchor = out.anchor
+    if anchor is not None and anchor[0] not in rated:
+        if anchor[0] in by_name:
+            raise PoolError(f"cannot anchor at {anchor[0]}: it is unrated "
+                            f"({by_name[anchor[0]].unrated})")
+        shown = ", ".join(rated[:8]) + (", ..." if len(rated) > 8 else "")
+        raise PoolError(f"anchor entrant {anchor[0]!r} is not in the list (rated: {shown})")
+    if len(rated) < pc.n_entrants:
+        results = results[results["entrant"].isin(rated)]
+        pc = ratings.pair_counts(results)
+    out.n_games, out.n_blocks = int(results["game"].nunique()), pc.n_blocks
+    out.n_folders = int(results["folder"].nunique())
+    table = ratings.bootstrap_elo(pc, n_boot=out.n_boot, seed=seed, anchor=anchor)
+    for name, row in table.iterrows():
+        e = by_name[name]
+        e.elo, e.lo, e.hi = float(row["elo"]), float(row["lo"]), float(row["hi"])
+    out.los = ratings.los_matrix(table)
+    out.entrants.sort(key=lambda e: (e.unrated is not None, -e.elo if e.unrated is None else 0,
+                                     e.name))

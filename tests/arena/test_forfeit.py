@@ -1,0 +1,40 @@
+"""The forfeit policy both backends follow when a worker dies or hangs in a game."""
+
+from kdtourney.arena import prepare
+from kdtourney.arena.forfeit import DONE, FAIL, FAILED, REPLAY, ForfeitPolicy, failed_rows
+from kdtourney.bots.registry import BotRegistry
+
+
+def policy(players=2):
+    registry = BotRegistry(env=False, cwd=False, entry_points=False)
+    t = prepare(registry, bots="random,greedy", players=str(players), games=players, seed=1)
+    specs = t.plan().games
+    return ForfeitPolicy(specs, t.entrants), specs, t
+
+
+def test_the_second_loss_in_a_bot_call_makes_that_bot_forfeit():
+    p, specs, t = policy()
+    culprit = t.entrants[specs[1].seats[0]]
+    assert p.lost(1, 0, 7, "died (exit code 3)") == (REPLAY, "playing it again")
+    assert p.forced(1) == {}  # the first loss blames no one
+    assert p.lost(1, 0, 7, "died") == (REPLAY, f"{culprit} (seat 0) forfeits it")
+    assert p.forced(1) == {0: (7, "crash", "the worker died during this bot's call 7 "
+                                           "(2 losses of this game)")}
+    # a replay from before the forfeit dying at the same call is not a new loss
+    assert p.lost(1, 0, 7, "died") == (DONE, f"{culprit} (seat 0) forfeits it already")
+    assert p.losses[1] == 2
+    assert p.lost(0, 1, 3, "hung", hung=True)[0] == REPLAY
+    p.lost(0, 1, 3, "hung", hung=True)
+    assert p.forced(0)[1][:2] == (3, "timeout")
+
+
+def test_losses_outside_bot_calls_fail_the_game_after_players_plus_two():
+    p, specs, t = policy(players=4)
+    for _ in range(5):
+        assert p.lost(2, -1, -1, "died") == (REPLAY, "playing it again")
+    assert p.lost(2, -1, -1, "died") == (FAIL, "stored as a failed game")
+    game, results, faults = failed_rows(specs[2], t.entrants, p.failed_message(2))
+    assert game["status"] == "fault" and results == [] and len(game["moves"]) == 0
+    assert [(f["seat"], f["entrant"], f["kind"]) for f in faults] == \
+        [(s, t.entrants[e], FAILED) for s, e in enumerate(specs[2].seats)]
+    assert "6 times" in faults[0]["message"]
