@@ -45,15 +45,49 @@ def _registry(bots_dirs):
         return BotRegistry(bots_dirs)
 
 
+_bots_dir_option = click.option(
+    "--bots-dir", "bots_dirs", multiple=True, type=click.Path(file_okay=False), metavar="DIR",
+    help="A folder of bots, Python modules and TOML files (repeatable); searched before "
+    "KDTOURNEY_BOTS_DIR and ./bots/.")
+
+
 @main.command("bots")
-@click.option("--bots-dir", "bots_dirs", multiple=True, type=click.Path(file_okay=False),
-              metavar="DIR", help="A folder of bot modules (repeatable); searched before "
-              "KDTOURNEY_BOTS_DIR and ./bots/.")
+@_bots_dir_option
 def bots_command(bots_dirs):
-    """List the available bots, their parameters, and the bot modules that failed to import."""
+    """List the available bots, their parameters (and commands), and the bot files that failed to
+    load."""
     from kdtourney.bots.registry import listing
 
     click.echo(listing(_registry(bots_dirs)))
+
+
+@main.command("serve")
+@click.argument("spec", metavar="BOT[:key=value...]")
+@_bots_dir_option
+@click.option("--sources", type=click.Path(dir_okay=False), hidden=True,
+              help="The bot sources as the harness ships them (JSON {origin: text}), instead of "
+              "the bot folders: how `run --isolate` starts a bot.")
+def serve_command(spec, bots_dirs, sources):
+    """Play BOT as a KDTP bot on stdin/stdout: the bot side of the protocol kdtourney speaks with
+    bots in their own process (docs/protocol.md), for other harnesses and for tests.
+
+    Each game makes a new instance with the parameters of BOT, the game's options over them.
+    """
+    import json
+    import sys
+
+    from kdtourney.bots.registry import BotRegistry, EntrantError
+    from kdtourney.bots.serve import serve
+
+    if sources:
+        with _one_line(OSError, ValueError):
+            with open(sources, encoding="utf-8") as f:
+                registry = BotRegistry.from_sources(json.load(f))
+    else:
+        registry = _registry(bots_dirs)
+    with _one_line(EntrantError):
+        registry.resolve(spec)
+    sys.exit(serve(registry, spec))
 
 
 # --- run, replay, export (the arena) -------------------------------------------------------------
@@ -117,12 +151,22 @@ def _session_options(what, *, seed, name_default, resume, last_line, cluster=())
         click.option("--out", metavar="DIR", help=f"{what} folder (default reports/<name>)."),
         click.option("--name", help=f"{what} name (default: {name_default} and a time stamp)."),
         click.option("--bots-dir", "bots_dirs", multiple=True, metavar="DIR",
-                     help="A folder of bot modules (repeatable)."),
+                     help="A folder of bots, Python modules and TOML files (repeatable)."),
         click.option("--move-time-limit", type=_Number(float), metavar="SECONDS",
                      help="A decision taking longer forfeits the game."),
+        click.option("--move-time-margin", type=_Number(float, positive=False), metavar="SECONDS",
+                     help="Bots in their own process: how much longer than --move-time-limit the "
+                     "harness waits (pipes, scheduler) before the decision forfeits (default "
+                     "0.2)."),
+        click.option("--isolate", is_flag=True, help="Play every Python entrant in its own process "
+                     "(kdtourney serve): hidden information enforced by the operating system, the "
+                     "clock cuts as for external bots."),
+        click.option("--startup-timeout", type=_Number(float), metavar="SECONDS",
+                     help="Bots in their own process: seconds to start and answer hello (default "
+                     "20)."),
         click.option("--hang-timeout", type=_Number(float), metavar="SECONDS", help="A worker making "
                      "no progress this long is replaced (default 600; with --move-time-limit, 10x "
-                     "it, at least 30)."),
+                     "it, at least 30; at least --startup-timeout + 10)."),
         click.option("--resume", metavar="DIR", help=resume),
         click.option("--quiet", "-q", is_flag=True, help=f"Print only errors and the {last_line}."),
         click.option("--no-report", is_flag=True, help="Do not write DIR/index.html at the end."),
@@ -159,6 +203,12 @@ def _resumed_registry(bots_dirs, meta, tournament, what):
     registry = _registry(bots_dirs or runner.stored_bots_dirs(meta))
     runner.check_entrants(registry, tournament, what)
     return registry
+
+
+def _process_options(opts) -> dict:
+    """How bots in their own process are run (run_tournament's keyword arguments)."""
+    given = {k: opts[k] for k in ("move_time_margin", "startup_timeout") if opts[k] is not None}
+    return dict(given, isolate=opts["isolate"])
 
 
 def _write_report(folder, no_report):
@@ -222,11 +272,12 @@ def run_command(ctx, **opts):
             if folder is None:
                 folder = runner.new_folder(tournament)
             name = opts["name"] or folder.name
-        meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [])
+        meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [],
+                                   isolate=opts["isolate"])
         outcome = runner.run_tournament(tournament, folder, registry, workers=opts["workers"],
                                         meta=meta, reporter=Reporter(quiet=opts["quiet"]),
                                         hang_timeout=opts["hang_timeout"],
-                                        scheduler=opts["scheduler"])
+                                        scheduler=opts["scheduler"], **_process_options(opts))
     stored = outcome.stored_before + outcome.played
     if outcome.interrupted:
         click.echo(f"interrupted: {stored} of {outcome.total} games stored in {folder}; "
@@ -504,12 +555,13 @@ def sprt_command(ctx, **opts):
             if folder is None:
                 folder = runner.new_folder(tournament, prefix="sprt-")
             name = opts["name"] or folder.name
-        meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [])
+        meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [],
+                                   isolate=opts["isolate"])
         outcome = sequential.play_sprt(tournament, test, folder, registry,
                                        workers=opts["workers"], meta=meta,
                                        display=sequential.SprtDisplay(quiet=opts["quiet"]),
                                        hang_timeout=opts["hang_timeout"],
-                                       scheduler=opts["scheduler"])
+                                       scheduler=opts["scheduler"], **_process_options(opts))
     stored = outcome.state.stored
     if outcome.interrupted:
         click.echo(f"interrupted: {outcome.verdict_line()}; {stored} games stored in {folder}; "

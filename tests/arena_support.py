@@ -157,3 +157,15 @@ def snapshot(folder):
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     return path.read_bytes()
+
+
+def stored(folder):
+    """Games in the store of `folder` so far (0 without one), read while a run writes it."""
+    path = Path(folder) / "tournament.sqlite"
+    if not path.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1) as conn:
+            return conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0

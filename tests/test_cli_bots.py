@@ -1,5 +1,9 @@
-"""`kdtourney bots`: the listing, broken modules, and one-line errors with exit status 2."""
+"""`kdtourney bots`: the listing, broken modules, and one-line errors with exit status 2;
+`kdtourney serve`."""
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -8,6 +12,7 @@ from click.testing import CliRunner
 from kdtourney.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "bots"
+KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 
 
 @pytest.fixture(autouse=True)
@@ -66,3 +71,31 @@ def test_duplicate_name_is_one_line_and_exit_2(tmp_path):
     lines = result.output.splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: two bots are named 'crown-grabber': ")
     assert str(tmp_path / "a" / "crown.py") in lines[0] and str(tmp_path / "b" / "crown.py") in lines[0]
+
+
+def test_lists_external_bots_with_their_command(tmp_path):
+    folder = tmp_path / "ext"
+    folder.mkdir()
+    (folder / "here.toml").write_text(f'name = "here"\ncommand = ["{sys.executable}", "bot.py"]\n'
+                                      'description = "Plays in its own process"\n')
+    (folder / "gone.toml").write_text('name = "gone"\ncommand = ["./not-built"]\n[options]\ndepth = 2\n')
+    (folder / "bad.toml").write_text('name = "bad"\n')
+    result = bots("--bots-dir", "ext")
+    assert result.exit_code == 0, result.output
+    lines = [line.strip() for line in result.output.splitlines()]
+    at = lines.index("here        Plays in its own process")
+    assert lines[at + 1:at + 3] == ["from: ext/here.toml", f"command: {sys.executable} bot.py (found)"]
+    assert "command: ./not-built (NOT FOUND)" in lines and "parameters: depth=2" in lines
+    assert 'ext/bad.toml: no command: write command = ["./mybot", "--an-argument"]' in lines
+
+
+def test_serve_from_the_command_line():
+    hello = b'{"type": "hello", "protocol": "kdtp", "version": 1}\n{"type": "quit"}\n'
+    done = subprocess.run([KDTOURNEY, "serve", "mcts:iterations=5"], input=hello,
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["name"] == "mcts:iterations=5"
+    done = subprocess.run([KDTOURNEY, "serve", "nobot"], input=b"", capture_output=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == b""
+    assert done.stderr.decode().startswith("Error: unknown bot 'nobot'; available: ")
+    assert done.stderr.count(b"\n") == 1

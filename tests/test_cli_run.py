@@ -13,6 +13,7 @@ import pytest
 from arena_support import (MINE, assert_same_store, comparable, dawdler, snapshot, write_bot,
                            write_faulty_bots)
 from click.testing import CliRunner
+from kdtp_support import write_fake_bots
 
 from kdtourney.arena import load_config, load_faults, load_games, load_results
 from kdtourney.cli import main
@@ -215,6 +216,29 @@ def test_bad_stores_and_other_tournaments_are_refused_and_kept(small, tmp_path):
         assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
 
 
+def test_bots_in_their_own_process_are_checked_before_anything(tmp_path):
+    folder = write_fake_bots(tmp_path / "bots", ["exit-at-start", "no-hello"])
+    (folder / "broken.toml").write_text('name = "broken"\n')
+    cases = [
+        (["--bots", "broken,random"], "unknown bot 'broken'; available: "),
+        (["--bots", "broken,random"], "broken.toml is not a bot file: no command"),
+        (["--bots", "exit-at-start,random"], "exit-at-start.toml: the bot exited with status 3 "
+                                             "(while asked for hello) (stderr: cannot start: no "
+                                             "configuration)"),
+        (["--bots", "no-hello,random", "--startup-timeout", "1"],
+         "no-hello.toml: the bot did not answer hello within the start-up timeout of 1 s"),
+        (["--bots", "random,greedy", "--startup-timeout", "0"], "--startup-timeout must be positive"),
+        (["--bots", "random,greedy", "--move-time-margin", "-1"],
+         "--move-time-margin must not be negative"),
+    ]
+    for args, message in cases:
+        result = run("run", *args, "--bots-dir", folder, "--out", tmp_path / "t")
+        assert result.exit_code == 2, (args, result.output)
+        assert result.stderr.startswith("Error: ") and message in result.stderr, result.stderr
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
+        assert not (tmp_path / "t").exists()
+
+
 def test_changed_bot_code_refuses_to_resume_and_export_shows_identities(tmp_path):
     bots = write_bot(tmp_path / "bots", "mine", MINE)
     folder = tmp_path / "t"
@@ -313,3 +337,21 @@ def test_failed_games_show_per_entrant_in_the_standings_and_the_report(tmp_path)
     page = (folder / "index.html").read_text()
     assert "0 forfeits and 1 failed game, in 1 game." in page
     assert page.count('<td class="num" data-sort="1"><span class="bad">1</span></td>') == 2
+
+
+def test_a_toml_bot_is_identified_by_what_it_runs(tmp_path):
+    folder = write_fake_bots(tmp_path / "bots", ["first-legal"], at=-1)
+    out = tmp_path / "t"
+    args = ["run", "--bots", "first-legal,random", "--games", "2", "--seed", "1", "--bots-dir",
+            folder, "--out", out, "--workers", "1", "--quiet", "--no-report"]
+    assert run(*args).exit_code == 0
+    from kdtourney.arena.store import load_entrants
+    identity = load_entrants(out).set_index("entrant")["identity"]["first-legal"]
+    assert (identity["kind"], identity["bot_name"], identity["bot_version"]) == \
+        ("kdtp", "fake-first-legal", "0.1")
+    script = folder / "_fake_bot.py"
+    script.write_text(script.read_text() + "\n# a change\n")
+    result = run(*args)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
+    assert result.stderr.startswith(f"Error: first-legal ({folder / 'first-legal.toml'}): its code "
+                                    f"changed since the games stored in {out} (file_sha256 ")

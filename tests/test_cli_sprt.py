@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from arena_support import MINE, dawdler, snapshot, write_bot
 from click.testing import CliRunner
+from kdtp_support import write_fake_bots
 
 from kdtourney.arena import load_config, store
 from kdtourney.cli import main
@@ -184,6 +185,17 @@ def test_ctrl_c_then_resume_reaches_the_uninterrupted_decision(tmp_path):
     assert whole.exit_code == 0, whole.output
     assert lines(resumed)[-1] == lines(whole)[-1] and lines(whole)[-1].startswith("H1 accepted")
     assert store.load_sprt(folder).equals(store.load_sprt(tmp_path / "whole"))
+
+
+def test_an_isolated_sprt_with_a_bot_in_its_own_process(tmp_path):
+    folder = write_fake_bots(tmp_path / "bots", ["first-legal"], at=-1)
+    result = run("--candidate", "first-legal", "--baseline", "random", "--isolate",
+                 "--bots-dir", folder, "--max-games", 8, "--seed", 2, "--workers", 1,
+                 "--move-time-limit", 5, "--out", tmp_path / "t", "--no-report")
+    assert result.exit_code == 0, result.output
+    assert lines(result)[-1].startswith("undecided after 8 games (4 blocks)")
+    assert load_config(tmp_path / "t")["meta"]["isolate"] is True
+    assert store.load_faults(tmp_path / "t").empty
 
 
 def test_a_decided_test_refuses_new_code(tmp_path):

@@ -19,7 +19,11 @@ points included) and keeps it under a content hash, with the bots' factories. Be
 setup task per worker loads or compiles the engine kernels and plays a few decisions with every
 entrant's bot (one worker per host first, so the others load the Numba cache instead of compiling
 too). A worker that lacks a bot, or runs another kdtourney version, stops the run with a one-line
-error naming the worker.
+error naming the worker. Bots in their own process (TOML bots; with isolate, every bot) get a
+ProcessPool per worker process, checked in setup (a command that does not start there stops the
+run the same way) and closed when the client is done with the cluster (`release_bots`) or, by the
+`BotProcesses` worker plugin, when the worker closes; their faults carry their last stderr lines
+(no log files: workers share no filesystem with the client).
 
 Batches
 -------
@@ -64,6 +68,11 @@ from kdtourney.arena.match import play_match
 from kdtourney.arena.tournament import ArenaError, Tournament
 from kdtourney.arena.workers import bot_factories, main_module_hidden, warm_bots
 
+try:
+    from distributed.diagnostics.plugin import WorkerPlugin as _WorkerPlugin
+except ImportError:  # without the dask extra this module only says so (MISSING_EXTRA)
+    _WorkerPlugin = object
+
 MAX_BATCH = 64               # games per task at most
 TARGET_TASK_SECONDS = 1.0    # play per task, once game durations are known
 FIRST_BATCH = 4              # games per task before any duration is known
@@ -80,7 +89,7 @@ class WorkerError(Exception):
 
 # --- the worker side ---------------------------------------------------------------------------
 
-_STATES: dict = {}             # content hash -> (tournament, factories, rules)
+_STATES: dict = {}             # content hash -> (tournament, factories, rules, bot process pool)
 _STATE_LOCK = threading.Lock()
 _PROGRESS = [-1, -1, -1, 0.0]  # game (-1 none, -2 setting up), seat, bot call, monotonic time
 _TRACE = struct.Struct("<3q")  # game, seat, call: a worker's last step, in a file that outlives it
@@ -96,12 +105,14 @@ def _worker_address() -> str:
         return "?"
 
 
-def _state(key, sources, tdict):
-    """This worker's tournament, bot factories and rules for `key`, built and warmed once."""
+def _state(key, sources, tdict, settings, isolate):
+    """This worker's tournament, bot factories, rules and bot process pool for `key`, built and
+    warmed once; bots in their own process are started and checked here (WorkerError)."""
     with _STATE_LOCK:
         state = _STATES.get(key)
         if state is not None:
             return state
+        from kdtourney.bots.external import ProcessPool, StartupError
         from kdtourney.bots.registry import BotRegistry, EntrantError
         from kdtourney.engine import warm_up
 
@@ -109,28 +120,54 @@ def _state(key, sources, tdict):
         tournament = Tournament.from_dict(tdict)
         registry = BotRegistry.from_sources(sources)
         try:
-            factories = bot_factories(registry, tournament.specs)
-        except EntrantError as exc:
+            registry.start_check(tournament.specs, settings)
+        except (EntrantError, StartupError) as exc:
             raise WorkerError(f"worker {_worker_address()} cannot play {tournament.describe()}: "
                               f"{exc}") from None
+        _close_pools()  # one tournament at a time per worker process
+        pool = ProcessPool(settings)
+        factories = bot_factories(registry, tournament.specs, pool, isolate)
         warm_up()
 
         def touch():
             _PROGRESS[3] = time.monotonic()
 
-        warm_bots(tournament, factories, touch)
-        state = (tournament, factories, {p: tournament.rules_for(p) for p in tournament.players})
-        _STATES.clear()  # one tournament at a time per worker process
+        warm_bots(tournament, registry, touch)
+        state = (tournament, factories, {p: tournament.rules_for(p) for p in tournament.players},
+                 pool)
         _STATES[key] = state
         _PROGRESS[:] = [-1, -1, -1, time.monotonic()]
         return state
 
 
-def setup_worker(key, sources, tdict) -> dict:
+def _close_pools():
+    """Stop this worker's bot processes (a new tournament, the worker's end)."""
+    for state in _STATES.values():
+        state[3].close()
+    _STATES.clear()
+
+
+def release_bots():
+    """Run on every worker when the client is done with the cluster: stop the bot processes, which
+    would otherwise wait in a long-lived worker for the next tournament."""
+    with _STATE_LOCK:
+        _close_pools()
+
+
+class BotProcesses(_WorkerPlugin):
+    """Worker plugin: a worker stops its bot processes when it closes (or is restarted)."""
+
+    name = "kdtourney-bot-processes"
+
+    def teardown(self, worker):
+        release_bots()
+
+
+def setup_worker(key, sources, tdict, settings, isolate) -> dict:
     """Task: build and warm this worker's state; returns what the client checks."""
     from kdtourney import __version__
 
-    _state(key, sources, tdict)
+    _state(key, sources, tdict, settings, isolate)
     return dict(address=_worker_address(), kdtourney=__version__)
 
 
@@ -161,13 +198,14 @@ def _remove(path):
         pass
 
 
-def play_batch(key, sources, tdict, batch) -> list:
+def play_batch(key, sources, tdict, settings, isolate, batch) -> list:
     """Task: play [(GameSpec, forced faults)]; returns [(game index, MatchResult)]."""
-    tournament, factories, rules = _state(key, sources, tdict)
+    tournament, factories, rules, pool = _state(key, sources, tdict, settings, isolate)
     out = []
     try:
         for spec, forced in batch:
             _step(spec.game, -1, 0)
+            pool.game = spec.game
             result = play_match(
                 rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
                 [factories[tournament.specs[e]] for e in spec.seats],
@@ -225,6 +263,8 @@ def _exit_now():
     """Run on a hung worker: end it, its loss already counted (so its trace reports nothing)."""
     if _TRACE_FD[0] is not None:
         os.pwrite(_TRACE_FD[0], _TRACE.pack(-1, -1, -1), 0)
+    for state in _STATES.values():
+        state[3].kill_all()  # the bots first: os._exit runs no cleanup
     os._exit(1)
 
 
@@ -238,9 +278,9 @@ def _distributed():
     return distributed
 
 
-def content_key(sources: dict, tdict: dict) -> str:
+def content_key(sources: dict, tdict: dict, *settings) -> str:
     """A hash of what a worker builds its state from."""
-    text = json.dumps([sorted(sources.items()), tdict], sort_keys=True, default=str)
+    text = json.dumps([sorted(sources.items()), tdict, *settings], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -332,6 +372,11 @@ class Cluster:
         client = getattr(self, "client", None)
         if client is not None:
             try:
+                if client.status == "running":
+                    client.run(release_bots, on_error="ignore")
+            except Exception:  # noqa: BLE001 - a broken connection: the plugin's teardown is left
+                pass
+            try:
                 client.close(timeout=5)
             except Exception:  # noqa: BLE001 - closing a broken connection
                 pass
@@ -349,11 +394,13 @@ class Cluster:
 
     # playing
 
-    def play(self, tournament, specs, pending, sink, registry, outcome, reporter, hang_timeout):
+    def play(self, tournament, specs, pending, sink, registry, outcome, reporter, hang_timeout,
+             settings, isolate):
         """Play the games of `pending` (a deque of game indexes) on the cluster, committing each
-        through `sink` (kdtourney.arena.runner._Sink) once."""
+        through `sink` (kdtourney.arena.runner._Sink) once. settings, isolate: how bots in their
+        own process run (kdtourney.bots.external.ProcessSettings; every bot in its own)."""
         _Play(self, tournament, specs, pending, sink, registry, outcome, reporter,
-              hang_timeout).run()
+              hang_timeout, settings, isolate).run()
 
 
 def _probe(address: str) -> None:
@@ -379,14 +426,15 @@ def _takes_n_workers(client) -> bool:
 
 class _Play:
     def __init__(self, cluster, tournament, specs, pending, sink, registry, outcome, reporter,
-                 hang_timeout):
+                 hang_timeout, settings, isolate):
         self.cluster, self.client = cluster, cluster.client
         self.tournament, self.specs, self.pending = tournament, specs, pending
         self.sink, self.outcome, self.reporter = sink, outcome, reporter
         self.hang_timeout = hang_timeout
         self.sources = registry.source_files()
         self.tdict = tournament.to_dict()
-        self.key = content_key(self.sources, self.tdict)
+        self.bots = (settings, isolate)  # how bots in their own process run
+        self.key = content_key(self.sources, self.tdict, *self.bots)
         self.wanted = set(pending)
         self.committed: set[int] = set()
         self.inflight: dict = {}                 # future -> [game indexes]
@@ -407,6 +455,7 @@ class _Play:
         from kdtourney import __version__
 
         workers = self.cluster.wait_for_workers()
+        self.client.register_plugin(BotProcesses(), name=BotProcesses.name)
         self.known = dict(workers)
         by_host: dict[str, list] = collections.defaultdict(list)
         for addr in workers:
@@ -415,7 +464,8 @@ class _Play:
         rest = [a for addrs in by_host.values() for a in addrs[1:]]
         for group in (first, rest):  # the first worker of a host compiles, the others load
             futures = [self.client.submit(setup_worker, self.key, self.sources, self.tdict,
-                                          workers=[addr], allow_other_workers=False, pure=False,
+                                          *self.bots, workers=[addr], allow_other_workers=False,
+                                          pure=False,
                                           key=f"kdtourney-setup-{uuid.uuid4().hex[:12]}")
                        for addr in group]
             for future in futures:
@@ -454,7 +504,7 @@ class _Play:
                     batch.append(self.pending.popleft())
             games = [(self.specs[g], self.policy.forced(g)) for g in batch]
             future = self.client.submit(
-                play_batch, self.key, self.sources, self.tdict, games, pure=False,
+                play_batch, self.key, self.sources, self.tdict, *self.bots, games, pure=False,
                 key=f"kdtourney-games-{batch[0]}+{len(batch)}-{uuid.uuid4().hex[:8]}")
             self.inflight[future] = batch
 
@@ -602,4 +652,5 @@ def _one_line(exc) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[-1]}" if text else type(exc).__name__
 
 
-__all__ = ["Cluster", "WorkerError", "play_batch", "setup_worker", "content_key", "MISSING_EXTRA"]
+__all__ = ["Cluster", "WorkerError", "play_batch", "setup_worker", "release_bots", "content_key",
+           "MISSING_EXTRA"]

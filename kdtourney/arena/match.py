@@ -12,12 +12,18 @@ Contract with the bots
   the seat, including forced ones (a single legal action, e.g. a discard): the bot sees every
   position of its game, and the decision counts and times are comparable between bots.
 - Every call of `act` is timed with `time.perf_counter`.
+- After each deal, `finish(scores, ranks)` for every seat that has not forfeited; `close()` once
+  at the end for every seat (its exceptions are ignored: the game is decided).
+- A bot in its own process (`out_of_process`, kdtourney.bots.external) enforces the move time limit
+  itself: it stops waiting at the limit plus the margin and raises.
 
 Fairness (wrappers around the bot, never the engine)
 ----------------------------------------------------
-A bot whose construction, `setup` or `act` raises (kind 'exception'), whose `act` returns anything
-but one of the legal actions (kind 'illegal'), or whose decision takes longer than the move time
-limit (kind 'timeout') forfeits the game:
+A bot whose construction, `setup`, `act` or `finish` raises (kind 'exception'), whose `act` returns
+anything but one of the legal actions (kind 'illegal'), or whose decision takes longer than the
+move time limit (kind 'timeout') forfeits the game. A bot in its own process also forfeits when it
+exits or cannot be started (kind 'crash', with its last stderr lines) or breaks the protocol (kind
+'protocol': an answer that is not JSON, not the message expected, or a line too long):
 - the fault is recorded (seat, kind, message, which call);
 - from then on the bot is not asked again: its seat plays the first legal action, so the other
   players finish their game normally and the move list stays a complete, replayable game;
@@ -41,11 +47,15 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from kdtourney.bots.external import (BotExited, BotFailure, BotProtocolError, BotTimeout,
+                                     IllegalAnswer)
 from kdtourney.engine import Game, Rules, Score, rank_scores
 
-EXCEPTION, ILLEGAL, TIMEOUT, CRASH = "exception", "illegal", "timeout", "crash"
-FAULT_KINDS = (EXCEPTION, ILLEGAL, TIMEOUT, CRASH)
+EXCEPTION, ILLEGAL, TIMEOUT, CRASH, PROTOCOL = "exception", "illegal", "timeout", "crash", "protocol"
+FAULT_KINDS = (EXCEPTION, ILLEGAL, TIMEOUT, CRASH, PROTOCOL)
+_KIND_OF = {BotTimeout: TIMEOUT, BotExited: CRASH, BotProtocolError: PROTOCOL, IllegalAnswer: ILLEGAL}
 _MESSAGE_LIMIT = 500
+_STDERR_LIMIT = 2000
 
 
 @dataclass
@@ -68,13 +78,15 @@ class SeatResult:
 
 @dataclass
 class Fault:
-    """A forfeit: seat, kind (exception, illegal, timeout, crash), one-line message, and the index
-    of the bot call at fault (0 = construction, then setup and act calls in order)."""
+    """A forfeit: seat, kind (exception, illegal, timeout, crash, protocol), one-line message, the
+    index of the bot call at fault (0 = construction, then setup and act calls in order), and for a
+    bot in its own process its last stderr lines."""
 
     seat: int
     kind: str
     message: str
     call: int
+    stderr: str | None = None
 
 
 @dataclass
@@ -144,21 +156,26 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
     faults: dict[int, Fault] = {}
     seats = [SeatResult(seat=s) for s in range(n)]
 
-    def fault(seat, kind, message, at):
-        faults[seat] = Fault(seat, kind, message[:_MESSAGE_LIMIT], at)
+    def fault(seat, kind, message, at, stderr=None):
+        faults[seat] = Fault(seat, kind, message[:_MESSAGE_LIMIT], at,
+                             stderr[-_STDERR_LIMIT:] if stderr else None)
 
-    def call(seat, fn, *args):
-        """Call into the bot of `seat`: ("ok", value), ("raised", None) or ("forced", None)."""
+    def call(seat, fn, *args, counted=True):
+        """Call into the bot of `seat`: ("ok", value), ("raised", None) or ("forced", None).
+        `finish` is not counted: call indexes stay those of construction, setup and act."""
         index = calls[seat]
         if seat in forced and forced[seat][0] == index:
             _, kind, message = forced.pop(seat)
             fault(seat, kind, message, index)
             return "forced", None
-        calls[seat] += 1
+        calls[seat] += counted
         if monitor is not None:
             monitor(seat, index)
         try:
             return "ok", fn(*args)
+        except BotFailure as exc:  # a bot in its own process, which says how it failed
+            fault(seat, _KIND_OF[type(exc)], str(exc), index, exc.stderr)
+            return "raised", None
         except (Exception, SystemExit) as exc:  # a bot's failure is its forfeit, not ours
             fault(seat, EXCEPTION, exception_message(exc), index)
             return "raised", None
@@ -187,7 +204,8 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
                     result.time_total += elapsed
                     result.time_max = max(result.time_max, elapsed)
                 if status == "ok":
-                    if move_time_limit is not None and elapsed > move_time_limit:
+                    if move_time_limit is not None and elapsed > move_time_limit \
+                            and not bots[player].out_of_process:
                         fault(player, TIMEOUT, f"a decision took {elapsed:.3f} s, the limit is "
                                                f"{move_time_limit:g} s", calls[player] - 1)
                     else:
@@ -202,6 +220,11 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
                               calls[player] - 1)
             game.apply(game.legal_actions()[0])  # a forfeited seat plays the first legal action
         all_moves.append(list(game.history))
+        scores = game.scores()
+        ranks = rank_among([-r for r in game.ranking()], [s in faults for s in range(n)])
+        for seat in range(n):
+            if seat not in faults:
+                call(seat, bots[seat].finish, scores, ranks, counted=False)
         for seat in range(n):
             score = game.score(seat)
             t = totals[seat]
@@ -226,6 +249,12 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
         result.win_share = 1.0 / len(winners) if seat in winners else 0.0
         result.margin = t[0] - max(totals[o][0] for o in range(n) if o != seat)
         result.fault = faulted[seat]
+    for bot in bots:
+        if bot is not None:
+            try:
+                bot.close()
+            except Exception:  # noqa: BLE001 - the game is decided: a failing close changes nothing
+                pass
     if monitor is not None:
         monitor(-1, -1)
     moves = all_moves[0] if len(deal_seeds) == 1 else all_moves
@@ -234,4 +263,4 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
 
 
 __all__ = ["play_match", "MatchResult", "SeatResult", "Fault", "rank_among", "exception_message",
-           "FAULT_KINDS", "EXCEPTION", "ILLEGAL", "TIMEOUT", "CRASH"]
+           "FAULT_KINDS", "EXCEPTION", "ILLEGAL", "TIMEOUT", "CRASH", "PROTOCOL"]

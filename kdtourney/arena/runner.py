@@ -8,13 +8,23 @@ Parent and workers
 - Workers are started with the 'spawn' context (never fork after Numba threads). Before they start,
   the parent loads or compiles the engine's kernels (`kdtourney.engine.warm_up`), and the first
   worker plays a few decisions with each entrant's bot (Numba caches on disk) before the other
-  workers get games, so the other workers compile nothing.
+  workers get games, so the other workers compile nothing. Every worker loads the engine's kernels
+  before its first game, so no bot's call is charged with it.
 - Bots reach the workers as the parent's registry's sources (`BotRegistry.from_sources`): every
   worker plays with the code the parent checked.
 - Games go to workers in batches over one pipe per worker (guided: a batch is about a quarter of
   each worker's share of the games left, at most 32, so batches shrink towards the end; a worker
   holds at most two); results come back per game, and the parent commits each as it arrives.
   A shared array tells the parent which game, seat and bot call each worker is in, and since when.
+
+Bots in their own process
+-------------------------
+TOML bots (and, with `isolate`, every Python entrant, through `kdtourney serve`) play in processes
+of a `ProcessPool` per worker (kdtourney.bots.external), started once each before the run
+(`BotRegistry.start_check`). A worker records its bots' process groups in a shared array: if it
+dies, the parent kills them (the bots themselves die with it by PR_SET_PDEATHSIG, what they
+started would not); if the parent dies, the worker gets SIGTERM and kills them. Their stderr goes
+to FOLDER/logs/<entrant>.log.
 
 Dead and hung workers
 ---------------------
@@ -40,7 +50,7 @@ import signal
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import wait
 from pathlib import Path
 
@@ -49,18 +59,23 @@ from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, failed_rows
 from kdtourney.arena.match import MatchResult, play_match
 from kdtourney.arena.tournament import ArenaError, Tournament, default_name, differences
 from kdtourney.arena.workers import bot_factories, main_module_hidden, warm_bots
+from kdtourney.bots.external import (DEFAULT_MOVE_TIME_MARGIN, DEFAULT_STARTUP_TIMEOUT, QUIT_GRACE,
+                                     ProcessPool, ProcessSettings, StartupError, die_with_parent,
+                                     kill_group)
 
 MAX_BATCH = 32            # games per task at most
 DEFAULT_HANG_TIMEOUT = 600.0
 _SLOT = 4                 # status array per worker: game, seat, call, monotonic time of the last step
+_GROUPS = 64              # bot process groups recorded per worker
 
 
-def default_hang_timeout(move_time_limit: float | None) -> float:
+def default_hang_timeout(move_time_limit: float | None,
+                         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT) -> float:
     """Seconds without progress after which a worker counts as hung: 600, or with a move time limit
-    max(30, 10 x the limit)."""
+    max(30, 10 x the limit); at least 10 s more than a bot in its own process may take to start."""
     if move_time_limit is None:
-        return DEFAULT_HANG_TIMEOUT
-    return max(30.0, 10.0 * move_time_limit)
+        return max(DEFAULT_HANG_TIMEOUT, startup_timeout + 10.0)
+    return max(30.0, 10.0 * move_time_limit, startup_timeout + 10.0)
 
 
 def available_cores() -> int:
@@ -73,25 +88,42 @@ def available_cores() -> int:
 
 # --- the worker process ------------------------------------------------------------------------
 
-def _worker_main(slot, conn, status, sources, tournament_dict, warm):
+def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, settings, isolate):
     """A worker: receives batches [(game spec, forced faults)], sends ('game', index, MatchResult)
-    per game."""
+    per game. Its bots in their own process are recorded in `groups` (their process groups, which
+    the parent kills should this worker die) and stopped when it ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
+    pool = ProcessPool(settings, track=lambda pids: _record_groups(groups, slot, pids))
+    _exit_with_parent(pool)
+    try:
+        _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate)
+    finally:
+        pool.close()
+    _quick_exit(conn)
+
+
+def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate):
     base = slot * _SLOT
     try:
         from kdtourney.bots.registry import BotRegistry
+        from kdtourney.engine import warm_up
 
         tournament = Tournament.from_dict(tournament_dict)
         registry = BotRegistry.from_sources(sources)
-        factories = bot_factories(registry, tournament.specs)
+        factories = bot_factories(registry, tournament.specs, pool, isolate)
         rules = {p: tournament.rules_for(p) for p in tournament.players}
-        if warm:
-            def touch():
-                status[base + 3] = time.monotonic()
-                status[base] = -2  # warming up
 
-            warm_bots(tournament, factories, touch)
-            status[base] = -1
+        def touch():
+            status[base + 3] = time.monotonic()
+            status[base] = -2  # warming up
+
+        # Loading the engine's kernels takes a fresh process a good part of a second (several on a
+        # loaded machine): in the first game it would count against the seat called last.
+        touch()
+        warm_up()
+        if warm:
+            warm_bots(tournament, registry, touch)
+        status[base] = -1
         conn.send(("ready",))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which stops
         conn.send(("fatal", "".join(traceback.format_exception_only(type(exc), exc)).strip()))
@@ -111,10 +143,11 @@ def _worker_main(slot, conn, status, sources, tournament_dict, warm):
         except EOFError:
             batch = None
         if batch is None:
-            _quick_exit(conn)
+            return
         for spec, forced in batch:
             current[0] = spec.game
             status[base] = spec.game
+            pool.game = spec.game
             monitor(-1, 0)
             try:
                 result = play_match(
@@ -125,6 +158,34 @@ def _worker_main(slot, conn, status, sources, tournament_dict, warm):
                 conn.send(("fatal", f"game {spec.game}: " + traceback.format_exc()))
                 return
             conn.send(("game", spec.game, result))
+
+
+def _record_groups(groups, slot, pids):
+    """Write a worker's bot process groups to its part of the shared array (0: none)."""
+    base = slot * _GROUPS
+    for i in range(_GROUPS):
+        groups[base + i] = pids[i] if i < len(pids) else 0
+
+
+def _kill_groups(groups, slot):
+    """Kill the recorded bot process groups of a worker (dead, or gone past its time to exit)."""
+    base = slot * _GROUPS
+    for i in range(_GROUPS):
+        if groups[base + i] > 0:
+            kill_group(int(groups[base + i]))
+            groups[base + i] = 0
+
+
+def _exit_with_parent(pool):
+    """Should the parent die (even by SIGKILL), this worker gets SIGTERM: it kills its bots' process
+    groups and exits."""
+    def handler(signum, frame):
+        pool.kill_all()
+        os._exit(1)
+
+    signal.signal(signal.SIGTERM, handler)
+    parent = mp.parent_process()
+    die_with_parent(signal.SIGTERM, parent.pid if parent is not None else None)
 
 
 def _quick_exit(conn):
@@ -183,7 +244,7 @@ def rows_of(tournament: Tournament, spec, result: MatchResult) -> tuple[dict, li
         row.update(game=spec.game, entrant=tournament.entrants[spec.seats[seat.seat]])
         results.append(row)
     faults = [dict(seat=f.seat, entrant=tournament.entrants[spec.seats[f.seat]], kind=f.kind,
-                   message=f.message, call=f.call) for f in result.faults]
+                   message=f.message, call=f.call, stderr=f.stderr) for f in result.faults]
     return game, results, faults
 
 
@@ -216,9 +277,10 @@ class _Sink:
             self.reporter.game(spec, results, faults)
 
 
-def session_meta(name: str, registry_dirs=()) -> dict:
+def session_meta(name: str, registry_dirs=(), isolate: bool = False) -> dict:
     """What the store keeps about the run besides the tournament: name, command line, versions,
-    platform, the bot folders (absolute; --resume reuses them)."""
+    platform, the bot folders (absolute; --resume reuses them), whether Python bots were
+    isolated."""
     import platform
 
     import numba
@@ -229,7 +291,8 @@ def session_meta(name: str, registry_dirs=()) -> dict:
     return dict(name=name, command=" ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
                 kdtourney=__version__, python=platform.python_version(), numba=numba.__version__,
                 numpy=numpy.__version__, platform=platform.platform(),
-                bots_dirs=[str(Path(d).resolve()) for d in registry_dirs], created=_store.now())
+                bots_dirs=[str(Path(d).resolve()) for d in registry_dirs], created=_store.now(),
+                isolate=bool(isolate))
 
 
 def open_for(tournament: Tournament, folder, meta: dict,
@@ -260,6 +323,17 @@ def open_for(tournament: Tournament, folder, meta: dict,
         return _store.Store.create(folder, tournament.to_dict(), dict(meta, sessions=1),
                                    identities), []
     except _store.StoreError as exc:
+        raise ArenaError(str(exc)) from None
+
+
+def start_bots(registry, tournament: Tournament, startup_timeout: float | None = None):
+    """Start every TOML bot of `tournament` once and exchange hello (its answer goes into the
+    bot's identity); ArenaError naming the file of a bot that does not start or answer within
+    `startup_timeout` seconds."""
+    settings = ProcessSettings(startup_timeout=startup_timeout or DEFAULT_STARTUP_TIMEOUT)
+    try:
+        registry.start_check(tournament.specs, settings)
+    except StartupError as exc:
         raise ArenaError(str(exc)) from None
 
 
@@ -300,6 +374,7 @@ def _short(value) -> str:
 
 
 REPORTS = Path("reports")  # where new tournament folders go (relative to the working directory)
+LOGS = "logs"              # the entrants' stderr logs, in the tournament folder
 
 
 def asked_folder(out=None, name=None) -> Path | None:
@@ -366,7 +441,10 @@ def check_entrants(registry, tournament: Tournament, what: str = "tournament") -
 
 def run_tournament(tournament: Tournament, folder, registry, *, workers: int | None = None,
                    meta: dict | None = None, reporter=None, hang_timeout: float | None = None,
-                   warm: bool = True, scheduler: str | None = None) -> RunOutcome:
+                   warm: bool = True, scheduler: str | None = None, isolate: bool = False,
+                   move_time_margin: float = DEFAULT_MOVE_TIME_MARGIN,
+                   startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+                   check_bots: bool = True) -> RunOutcome:
     """Play the games of `tournament` that `folder`'s store lacks; returns a RunOutcome.
 
     registry: the BotRegistry the entrants were checked against (its sources go to the workers).
@@ -375,11 +453,20 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     scheduler: play on a Dask cluster instead of local processes (`workers` is then ignored):
     tcp://HOST:PORT, a scheduler file, or local:N (see kdtourney.arena.cluster), or an open
     `Cluster` (left open: an SPRT plays its chunks on one).
+    Bots in their own process (TOML bots; with `isolate`, every bot, through `kdtourney serve`):
+    `move_time_margin` seconds are granted beyond the move time limit, `startup_timeout` seconds
+    to answer hello; with `check_bots` each TOML bot is started once before anything else
+    (ArenaError naming its file if one does not start); their stderr goes to
+    FOLDER/logs/<entrant>.log.
     """
     started = time.perf_counter()
     workers = workers or available_cores()
     if workers < 1:
         raise ArenaError(f"--workers must be at least 1, not {workers}")
+    settings = ProcessSettings(tournament.move_time_limit, move_time_margin, startup_timeout,
+                               str(Path(folder) / LOGS))
+    if check_bots:
+        start_bots(registry, tournament, startup_timeout)
     plan = tournament.plan()
     specs = plan.games
     identities = entrant_identities(registry, tournament)
@@ -404,7 +491,8 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
         pending = collections.deque(g for g in range(len(specs)) if g not in done)
         outcome = RunOutcome(folder=Path(folder), total=len(specs), stored_before=len(done),
                              notes=list(notes))
-        hang_timeout = hang_timeout or default_hang_timeout(tournament.move_time_limit)
+        hang_timeout = hang_timeout or default_hang_timeout(tournament.move_time_limit,
+                                                            startup_timeout)
         if cluster is not None and pending:
             workers = sum(cluster.wait_for_workers().values())
         if reporter is not None:
@@ -416,10 +504,11 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
                 if cluster is not None:
                     cluster.play(tournament, specs, pending, _Sink(tournament, specs, st, outcome,
                                                                    reporter),
-                                 registry, outcome, reporter, hang_timeout)
+                                 registry, outcome, reporter, hang_timeout,
+                                 replace(settings, log_dir=None), isolate)
                 else:
                     _play(tournament, specs, pending, st, registry, min(workers, len(pending)),
-                          outcome, reporter, hang_timeout, warm)
+                          outcome, reporter, hang_timeout, warm, settings, isolate)
             except KeyboardInterrupt:
                 outcome.interrupted = True
         outcome.seconds = time.perf_counter() - started
@@ -428,7 +517,7 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
 
 
 def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter, hang_timeout,
-          warm):
+          warm, settings, isolate):
     from kdtourney.engine import warm_up
 
     warm_up()  # compile or load every engine kernel once, before any worker starts
@@ -436,6 +525,7 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
     status = ctx.RawArray("d", _SLOT * n_workers)
     for i in range(len(status)):
         status[i] = -1.0
+    groups = ctx.RawArray("q", _GROUPS * n_workers)
     sources = registry.source_files()
     tdict = tournament.to_dict()
     policy = ForfeitPolicy(specs, tournament.entrants)
@@ -444,7 +534,8 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
     def spawn(slot, warm_first):
         parent_conn, child_conn = ctx.Pipe(duplex=True)
         process = ctx.Process(target=_worker_main, name=f"kdtourney-worker-{slot}", daemon=True,
-                              args=(slot, child_conn, status, sources, tdict, warm_first))
+                              args=(slot, child_conn, status, groups, sources, tdict, warm_first,
+                                    settings, isolate))
         with main_module_hidden():
             process.start()
         child_conn.close()
@@ -486,6 +577,7 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
             worker.process.kill()
         worker.process.join(5)
         worker.conn.close()
+        _kill_groups(groups, worker.slot)  # its bots died with it; what they started goes now
         if not worker.ready:
             failed_starts += 1
             if failed_starts > 3:
@@ -570,13 +662,14 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
                 worker.conn.send(None)
             except (BrokenPipeError, OSError):
                 pass
-        deadline = time.monotonic() + 2.0
+        deadline = time.monotonic() + 2.0 + QUIT_GRACE  # a worker quits its bots first
         for worker in pool:
             worker.process.join(max(0.0, deadline - time.monotonic()))
             if worker.process.is_alive():
                 worker.process.kill()
                 worker.process.join(2)
             worker.conn.close()
+            _kill_groups(groups, worker.slot)
 
 
 def _exit_code(process) -> str:
@@ -592,4 +685,4 @@ def _exit_code(process) -> str:
 
 __all__ = ["run_tournament", "RunOutcome", "open_for", "session_meta", "rows_of",
            "default_hang_timeout", "asked_folder", "stored_seed", "new_folder", "load_tournament",
-           "stored_bots_dirs", "check_entrants", "entrant_identities", "check_code"]
+           "stored_bots_dirs", "check_entrants", "entrant_identities", "check_code", "start_bots"]

@@ -387,7 +387,8 @@ class _ChunkFeed:
 def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
               workers: int | None = None, meta: dict | None = None, display=None,
               hang_timeout: float | None = None, chunk_seconds: float = CHUNK_SECONDS,
-              chunk_blocks: int | None = None, scheduler: str | None = None) -> SprtOutcome:
+              chunk_blocks: int | None = None, scheduler: str | None = None,
+              **bots) -> SprtOutcome:
     """Play chunks of blocks of `tournament` into `folder` until `test` decides or the cap
     (`tournament.games`) is reached; returns an SprtOutcome.
 
@@ -395,8 +396,9 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
     cores); display: an SprtDisplay (or anything with its methods) or None; chunk_blocks: a fixed
     chunk size in blocks (default: adaptive, see the module docstring); scheduler: play on a
     Dask cluster (as `runner.run_tournament`; one connection for all the chunks, `workers` is
-    then the cluster's). Raises ArenaError for a folder holding another test, and for runner
-    failures.
+    then the cluster's); bots: how bots in their own process run (isolate, move_time_margin,
+    startup_timeout: see runner.run_tournament; TOML bots are started once, before anything).
+    Raises ArenaError for a folder holding another test, and for runner failures.
     """
     started = time.perf_counter()
     folder = Path(folder)
@@ -415,6 +417,7 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
             stack.enter_context(store.locked(folder))  # held through every chunk's run
         except store.StoreError as exc:
             raise ArenaError(str(exc)) from None
+        runner.start_bots(registry, tournament, bots.get("startup_timeout"))
         sessions, notes = open_test(tournament, test, folder, meta,
                                     runner.entrant_identities(registry, tournament))
         state = evaluate(folder, tournament, test)
@@ -438,7 +441,7 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
                                    for k in Tournament.__dataclass_fields__}, blocks=end)
                 ran = runner.run_tournament(chunk, folder, registry, workers=workers, meta=meta,
                                             reporter=feed, hang_timeout=hang_timeout,
-                                            scheduler=scheduler)
+                                            scheduler=scheduler, check_bots=False, **bots)
                 outcome.played += ran.played
                 outcome.chunks += 1
                 speed = feed.games_per_second()

@@ -25,11 +25,13 @@ games    game INTEGER PRIMARY KEY (the game index), block, arrangement, seed (th
 results  one row per player per game, PRIMARY KEY (game, seat): entrant, score, rank, win_share,
          margin (own score minus best opponent's), largest_territory, crowns, discards, fault (0/1),
          time_total, time_max (decision times, s), decisions.
-faults   PRIMARY KEY (game, seat): entrant, kind ('exception'|'illegal'|'timeout'|'crash': a
-         forfeit; 'failed': the game could not be finished, one row per seat, see
+faults   PRIMARY KEY (game, seat): entrant, kind ('exception'|'illegal'|'timeout'|'crash'|
+         'protocol': a forfeit; 'failed': the game could not be finished, one row per seat, see
          kdtourney.arena.forfeit), message, call (which call into the bot: 0 = construction, then
-         setup and act in order; NULL when unknown). Stores made before 'failed' rows existed
-         have one 'crash' row on seat -1 for a failed game.
+         setup and act in order; NULL when unknown), stderr (a bot in its own process: its last
+         stderr lines; stores made before this column get it when next opened for writing).
+         Stores made before 'failed' rows existed have one 'crash' row on seat -1 for a failed
+         game.
 sprt     only in stores of `kdtourney sprt` (kdtourney.arena.sequential), whose config also has the
          key `sprt` (the test's parameters): one row per counted block of the sequential test, in
          block order: block (blocks counted so far, from 1), llr, lower, upper (the decision
@@ -69,7 +71,7 @@ CREATE TABLE results (
     PRIMARY KEY (game, seat));
 CREATE TABLE faults (
     game INTEGER NOT NULL REFERENCES games(game), seat INTEGER NOT NULL, entrant TEXT,
-    kind TEXT NOT NULL, message TEXT, call INTEGER, PRIMARY KEY (game, seat));
+    kind TEXT NOT NULL, message TEXT, call INTEGER, stderr TEXT, PRIMARY KEY (game, seat));
 CREATE INDEX results_entrant ON results (entrant);
 """
 _ENTRANTS_SCHEMA = ("CREATE TABLE IF NOT EXISTS entrants (entrant TEXT PRIMARY KEY, digest TEXT, "
@@ -277,9 +279,10 @@ class Store:
                 f"({', '.join('?' * len(RESULT_COLUMNS))})",
                 [tuple(_plain(r[c]) for c in RESULT_COLUMNS) for r in results])
             conn.executemany(
-                "INSERT INTO faults (game, seat, entrant, kind, message, call) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO faults (game, seat, entrant, kind, message, call, stderr) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?)",
                 [(game["game"], f["seat"], f.get("entrant"), f["kind"], f.get("message"),
-                  f.get("call")) for f in faults])
+                  f.get("call"), f.get("stderr")) for f in faults])
 
     def close(self) -> None:
         if self._conn is not None:
@@ -317,7 +320,11 @@ def open_store(folder) -> Store:
     path = store_path(folder)
     _check(path)
     try:
-        return Store._connect(path)
+        store = Store._connect(path)
+        columns = {r[1] for r in store._conn.execute("PRAGMA table_info(faults)")}
+        if "stderr" not in columns:  # a store made before faults kept the bots' stderr
+            store._conn.execute("ALTER TABLE faults ADD COLUMN stderr TEXT")
+        return store
     except sqlite3.Error as exc:
         raise StoreError(f"cannot open {path}: {exc}") from None
 
@@ -410,8 +417,11 @@ def load_games(folder, columns=None) -> pd.DataFrame:
 
 
 def load_faults(folder) -> pd.DataFrame:
-    """One row per forfeit, ordered by game and seat."""
-    return _read(folder, "SELECT * FROM faults ORDER BY game, seat")
+    """One row per forfeit, ordered by game and seat (stderr None where the store has none)."""
+    df = _read(folder, "SELECT * FROM faults ORDER BY game, seat")
+    if "stderr" not in df:
+        df["stderr"] = None
+    return df
 
 
 def load_entrants(folder) -> pd.DataFrame:

@@ -12,26 +12,25 @@ from kdtourney.arena.tournament import Tournament
 WARM_DECISIONS = 4        # decisions each entrant's bot plays in the warm-up game
 
 
-def bot_factories(registry, specs):
-    """spec -> a callable making a new bot (resolved once per worker)."""
-    out = {}
-    for spec in specs:
-        entrant = registry.resolve(spec)
-        cls = registry.bots[entrant.name].cls
-        kwargs = entrant.kwargs
-        out[spec] = (lambda cls=cls, kwargs=kwargs: cls(**kwargs))
-    return out
+def bot_factories(registry, specs, pool=None, isolate=False):
+    """spec -> a callable making a new bot (resolved once per worker); a bot in its own process (a
+    TOML bot; with `isolate`, every bot) plays in a process of `pool`
+    (kdtourney.bots.external.ProcessPool)."""
+    return {spec: registry.factory(spec, pool, isolate) for spec in specs}
 
 
-def warm_bots(tournament: Tournament, factories, touch=lambda: None) -> None:
-    """A few decisions of each entrant's bot, so Numba-compiled bot kernels land in the cache."""
+def warm_bots(tournament: Tournament, registry, touch=lambda: None) -> None:
+    """A few decisions of each Python entrant's bot, in this process, so Numba-compiled bot kernels
+    land in the cache (the processes of isolated bots then load them from there)."""
     from kdtourney.engine import Game
 
     rules = tournament.rules_for(tournament.players[0])
     for spec in tournament.specs:
+        if registry.program(spec) is not None:  # a TOML bot: no code of ours to compile
+            continue
         touch()
         try:
-            bot = factories[spec]()
+            bot = registry.create(spec)
             bot.setup(0, rules, 0)
             game = Game(rules, 0)
             asked = 0

@@ -11,10 +11,12 @@ class Bot:
     Subclass it, set the class attribute `name` (how tournaments call the bot) and implement `act`.
     Parameters are the keyword arguments of `__init__`, each with a default; `setup` is called
     before every game with the bot's seat, the rules and a seed that the bot should use for all
-    its randomness, so that a game can be replayed exactly.
+    its randomness, so that a game can be replayed exactly; `finish` after it, `close` when the
+    instance is no longer needed.
     """
 
     name: str = ""
+    out_of_process = False  # True for a bot in another process: the harness's clock cuts it
 
     def setup(self, seat: int, rules: Rules, seed: int) -> None:
         """Called before each game."""
@@ -22,6 +24,13 @@ class Bot:
     def act(self, view: GameView) -> int:
         """Return one element of `view.legal_actions()`."""
         raise NotImplementedError  # abstract
+
+    def finish(self, scores: list[int], ranks: list[int]) -> None:
+        """Called after each game the bot played to the end: every seat's final score and rank
+        (1 = best; a seat that forfeited is last)."""
+
+    def close(self) -> None:
+        """Called once when the harness is done with this instance, after its last game."""
 
     @classmethod
     def description(cls) -> str:

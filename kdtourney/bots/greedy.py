@@ -70,17 +70,23 @@ class TurnPlan:
         self.expect = None
 
     def remember(self, view, place, claim):
-        self.expect = (len(view.history) + 1, int(place), int(claim)) if claim >= 0 else None
+        self.expect = (_turn(view), int(claim)) if claim >= 0 else None
 
     def recall(self, view):
-        """The remembered claim when the view is the position right after the remembered place."""
+        """The remembered claim when the view is the claim decision of the remembered turn (the
+        position alone says so: a view rebuilt in another process has no move history)."""
         expect, self.expect = self.expect, None
         if expect is None or view.phase != "claim":
             return None
-        length, place, claim = expect
-        if len(view.history) == length and view.history[-1] == place and claim in view.legal_actions():
+        turn, claim = expect
+        if _turn(view) == turn and claim in view.legal_actions():
             return claim
         return None
+
+
+def _turn(view):
+    """A king's turn: round, player, and the claims made in the new row before it."""
+    return view.round, view.current_player, sum(owner >= 0 for _, owner in view.new_row)
 
 
 def check_budget(iterations, time):

@@ -6,7 +6,9 @@ Where bots come from, in this order:
   the environment variable KDTOURNEY_BOTS_DIR (an os.pathsep-separated list), then `./bots/` under
   the working directory when it exists. Every `*.py` file of such a folder is a bot module, except
   those whose name starts with `_` or `.`, which are helpers a bot module may import (the folder is on
-  sys.path while its modules are imported, and only then);
+  sys.path while its modules are imported, and only then). Every `*.toml` file declares a bot in its
+  own process, any language, speaking KDTP (kdtourney.bots.external.load_toml: name, command,
+  description, [options]);
 - installed packages, through the entry-point group `kdtourney.bots`: an entry point names a module
   (its bots are found like a folder module's) or one Bot subclass, e.g. in pyproject.toml
   `[project.entry-points."kdtourney.bots"] mybots = "mypackage.bots"`.
@@ -18,7 +20,8 @@ one name raise DuplicateBotError naming both places.
 An entrant is a bot with parameters, written `NAME[:key=value]...`, e.g. `mcts:iterations=2000:c=0.7`.
 Values become int, float, bool (true/false) or str. `BotRegistry.resolve` checks an entrant against
 the bot's parameters and converts the values to the types of their defaults; `BotRegistry.create`
-makes the bot.
+makes the bot, `BotRegistry.factory` a maker of fresh instances, in this process or (a TOML bot,
+or any bot with isolate=True) in a process of its own.
 
 What code plays for an entrant: `BotRegistry.identity(spec)`, a JSON-able dict with a short `digest`
 over the code only (never paths), so the same code in two folders or two clones has one digest. For
@@ -29,6 +32,8 @@ a Python bot, `source_sha256` hashes:
 - a built-in bot: every source file of `kdtourney.bots` (but the registry, which finds bots and
   never plays) and `kdtourney.engine`: the built-ins share kernels and import one another, and the
   engine decides what a bot sees and may do; the arena and report do not change how a bot plays.
+For a TOML bot (kind "kdtp"): the command as declared, the sha256 of the file it runs, and the
+name and version it answers to hello (`program_identity`).
 """
 
 import functools
@@ -36,9 +41,11 @@ import hashlib
 import importlib
 import json
 import inspect
+import json
 import linecache
 import os
 import re
+import shlex
 import sys
 import tempfile
 import traceback
@@ -48,6 +55,8 @@ from importlib import metadata
 from pathlib import Path
 
 from kdtourney.bots.base import Bot
+from kdtourney.bots.external import (ExternalBot, ProcessPool, ProcessSettings, Program,
+                                     check_programs, load_toml, serve_program)
 
 BUILTIN_MODULES = ("kdtourney.bots.random_bot", "kdtourney.bots.greedy", "kdtourney.bots.mce",
                    "kdtourney.bots.mcts", "kdtourney.bots.expectimax")
@@ -229,13 +238,15 @@ def parse_entrant(spec) -> Entrant:
 
 @dataclass(frozen=True)
 class BotInfo:
-    """An available bot. origin: "built-in", a file path, or "entry point NAME (dist)"."""
+    """An available bot. origin: "built-in", a file path, or "entry point NAME (dist)";
+    program: how to start it, for a bot in its own process (declared by a TOML file), else None."""
 
     name: str
     cls: type
     origin: str
     description: str
     parameters: dict
+    program: Program | None = None
 
 
 @dataclass(frozen=True)
@@ -328,6 +339,7 @@ class BotRegistry:
         self._broken: list[BrokenModule] = []
         self._broken_by_stem: dict[str, BrokenModule] = {}
         self._sources: dict[str, str] = {}
+        self._hellos: dict[Program, dict] = {}
         self._identities: dict[str, dict] = {}
 
     @classmethod
@@ -369,8 +381,9 @@ class BotRegistry:
         return list(self._broken)
 
     def source_files(self) -> dict[str, str]:
-        """{origin path: text} of every `.py` file of the bot folders used (helpers included), as
-        read when the registry was built; `BotRegistry.from_sources` rebuilds the bots from it."""
+        """{origin path: text} of every `.py` and `.toml` file of the bot folders used (helpers
+        included), as read when the registry was built; `BotRegistry.from_sources` rebuilds the
+        bots from it (a TOML bot's command still runs from the folder of its origin)."""
         return dict(self._sources)
 
     def resolve(self, spec) -> Entrant:
@@ -401,8 +414,9 @@ class BotRegistry:
         return dict(self._identities[info.name])
 
     def _code_identity(self, info: BotInfo) -> dict:
-        """The identity of a bot's code without its digest. External (KDTP) bots answer here
-        with {"kind": "kdtp", "command", "file_sha256", "bot_name", "bot_version"}."""
+        """The identity of a bot's code without its digest (a TOML bot: `program_identity`)."""
+        if info.program is not None:
+            return self.program_identity(info.name)
         if info.origin == BUILT_IN:
             source = builtin_sha256()
         elif info.origin in self._sources:  # a folder module: as read, with the folder's helpers
@@ -416,12 +430,66 @@ class BotRegistry:
         return {"kind": "python", "origin": info.origin, "source_sha256": source}
 
     def create(self, spec) -> Bot:
-        """A new instance of the bot of `spec` (a string or an Entrant) with its parameters."""
+        """A new instance of the bot of `spec` (a string or an Entrant) with its parameters (a bot in
+        its own process: started at its first `setup`, stopped at `close`)."""
         entrant = self.resolve(spec)
         try:
-            return self._bots[entrant.name].cls(**entrant.kwargs)
+            return self.factory(entrant)()
         except (TypeError, ValueError) as exc:
             raise EntrantError(f"{entrant.spec}: {exc}") from exc
+
+    def factory(self, spec, pool: ProcessPool | None = None, isolate: bool = False):
+        """A callable making a new instance of the bot of `spec` per call. A TOML bot, or with
+        `isolate` any bot (through `kdtourney serve`), plays in a process of `pool` (default: a
+        pool of its own per instance, closed with it)."""
+        entrant = self.resolve(spec)
+        info = self._bots[entrant.name]
+        if info.program is None and not isolate:
+            return lambda cls=info.cls, kwargs=entrant.kwargs: cls(**kwargs)
+        options = dict(info.parameters, **entrant.kwargs) if info.program is not None else {}
+        if pool is not None:
+            program = self.program(entrant, pool, isolate)
+            return lambda: pool.bot(program, entrant.spec, options)
+
+        def own_pool():
+            pool = ProcessPool()
+            return ExternalBot(pool, self.program(entrant, pool, isolate), entrant.spec, options,
+                               owns_pool=True)
+        return own_pool
+
+    def program(self, spec, pool: ProcessPool | None = None, isolate: bool = False) -> Program | None:
+        """How the entrant `spec` is started in its own process: a TOML bot's command, or with
+        `isolate` a Python bot's `kdtourney serve` (its sources in a file of `pool`); None for a bot
+        that plays in this process."""
+        entrant = self.resolve(spec)
+        info = self._bots[entrant.name]
+        if info.program is not None or not isolate:
+            return info.program
+        text = json.dumps(self._sources, sort_keys=True)
+        name = f"sources-{hashlib.sha256(text.encode()).hexdigest()[:12]}.json"
+        return serve_program(entrant.spec, pool.file(name, text))
+
+    def start_check(self, specs, settings: ProcessSettings | None = None) -> dict:
+        """Start once every TOML bot among the entrants `specs` and exchange hello: {spec: the
+        bot's hello}. StartupError (one line naming the TOML file) for one that does not start
+        or answer within the start-up timeout. (Python bots played isolated run kdtourney's own
+        `serve`: a failure there shows in the games' faults.)"""
+        programs = {spec: self.program(spec) for spec in specs}
+        hellos = check_programs([p for p in programs.values() if p is not None],
+                                settings or ProcessSettings())
+        self._hellos.update(hellos)
+        return {spec: hellos[p] for spec, p in programs.items() if p is not None}
+
+    def program_identity(self, spec) -> dict | None:
+        """The code identity of a TOML bot (kind "kdtp": declared command, sha256 of the file it
+        runs, the name and version it answers to hello; origin: the TOML file, for display, not in
+        the digest); None for a Python bot. Starts the bot once if `start_check` has not."""
+        info = self._bots[self.resolve(spec).name]
+        if info.program is None:
+            return None
+        if info.program not in self._hellos:
+            self.start_check([info.name])
+        return dict(info.program.identity(self._hellos[info.program]), origin=info.origin)
 
     def __contains__(self, name) -> bool:
         return name in self._bots
@@ -460,6 +528,18 @@ class BotRegistry:
                 self._add(cls, BUILT_IN)
 
     def _load_folder(self, folder: Path, origin_folder: str):
+        for path in sorted(folder.glob("*.toml")):
+            origin = os.path.join(origin_folder, path.name)
+            try:
+                self._sources[origin] = path.read_text(encoding="utf-8")
+                declared = load_toml(path, origin)
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                self._add_broken(origin, str(exc) if isinstance(exc, ValueError) else
+                                 _error_line(exc), path.stem)
+                continue
+            program = declared.program
+            self._register(BotInfo(program.name, ExternalBot, origin, declared.description,
+                                   declared.options, program), origin)
         for path in sorted(folder.glob("*.py")):
             origin = os.path.join(origin_folder, path.name)
             try:
@@ -528,19 +608,26 @@ class BotRegistry:
             self._add_broken(origin, f"{cls.__qualname__}: every parameter needs a default; "
                                      f"{', '.join(missing)} has none", name)
             return
+        self._register(BotInfo(name, cls, origin, cls.description(), parameters), origin)
+
+    def _register(self, info: BotInfo, origin: str):
+        name = info.name
+        if not _NAME.match(name):
+            self._add_broken(origin, f"the bot name {name!r} is not letters, digits, _ . and -", "")
+            return
         old = self._bots.get(name)
         if old is not None:
-            if old.cls is cls:  # the same class reached twice (e.g. an entry point to a built-in)
-                return
-            raise DuplicateBotError(f"two bots are named {name!r}: {_where(old.cls, old.origin)} "
-                                    f"and {_where(cls, origin)}")
-        self._bots[name] = BotInfo(name, cls, origin, cls.description(), parameters)
+            if old.cls is info.cls and old.program is None:  # one class reached twice (e.g. an
+                return                                       # entry point to a built-in)
+            raise DuplicateBotError(f"two bots are named {name!r}: {_where(old)} and {_where(info)}")
+        self._bots[name] = info
 
     def _unknown_bot(self, name: str) -> str:
         text = f"unknown bot {name!r}; available: {', '.join(sorted(self._bots)) or 'none'}"
         broken = self._broken_by_stem.get(name)
         if broken is not None:
-            text += f" ({broken.origin} failed to import: {broken.error})"
+            how = "is not a bot file" if broken.origin.endswith(".toml") else "failed to import"
+            text += f" ({broken.origin} {how}: {broken.error})"
         return text
 
 
@@ -561,6 +648,9 @@ def listing(registry: BotRegistry) -> str:
     for name, info in bots.items():
         lines.append(f"  {name:<{width}}{info.description or '(no description)'}")
         lines.append(f"  {pad}from: {short(info.origin)}")
+        if info.program is not None:
+            found = "found" if info.program.executable else "NOT FOUND"
+            lines.append(f"  {pad}command: {shlex.join(info.program.declared)} ({found})")
         if info.parameters:
             params = " ".join(f"{k}={_show(v)}" for k, v in info.parameters.items())
             lines.append(f"  {pad}parameters: {params}")
@@ -570,10 +660,12 @@ def listing(registry: BotRegistry) -> str:
     return "\n".join(lines)
 
 
-def _where(cls: type, origin: str) -> str:
-    if origin == BUILT_IN:
-        return f"{cls.__module__}.{cls.__qualname__} (built-in)"
-    return f"{cls.__qualname__} in {origin}"
+def _where(info: BotInfo) -> str:
+    if info.program is not None:
+        return info.origin
+    if info.origin == BUILT_IN:
+        return f"{info.cls.__module__}.{info.cls.__qualname__} (built-in)"
+    return f"{info.cls.__qualname__} in {info.origin}"
 
 
 def _show(value) -> str:

@@ -240,6 +240,35 @@ def square(bits, p, size, r, c):
     return _rows.square(bits, p, r, c)
 
 
+@kernel
+def list_squares(bits, bbox, p, size, out):
+    """Write every occupied square of kingdom p, castle included (terrain CASTLE), to out
+    int64[>= 49, 4] as (row, col, terrain, crowns), row and col relative to the castle, row by
+    row and left to right; return their number."""
+    n = 0
+    for r in range(bbox[p, 0], bbox[p, 1] + 1):
+        for c in range(bbox[p, 2], bbox[p, 3] + 1):
+            code = square(bits, p, size, r, c)
+            if code:
+                out[n, 0] = r - CENTER
+                out[n, 1] = c - CENTER
+                out[n, 2] = code >> 2
+                out[n, 3] = code & 3
+                n += 1
+    return n
+
+
+@kernel
+def set_squares(bits, bbox, p, size, squares, n):
+    """Make kingdom p the castle and the n squares (row, col, terrain, crowns) of squares
+    int64[>= n, 4], row and col relative to the castle, terrain WHEAT..MINE, spanning at most
+    size x size squares (no legality check)."""
+    clear_kingdom(bits, bbox, p, size)
+    for i in range(n):
+        put_square(bits, bbox, p, size, squares[i, 0] + CENTER, squares[i, 1] + CENTER, squares[i, 2],
+                   squares[i, 3])
+
+
 @kernel(inline="always")
 def window(bits, p, size, plane, r0, c0, n):
     """Plane `plane` over the n x n grid squares from (r0, c0) (n <= 7), packed 8 bits a row: bit

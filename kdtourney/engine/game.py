@@ -16,7 +16,8 @@ Actions are ints (see `kdtourney.engine._kernels`):
 import numpy as np
 
 from kdtourney.engine import _kernels as K
-from kdtourney.engine.kingdom import Kingdom, Score, decode_placement, encode_placement, flags_of
+from kdtourney.engine.kingdom import (Kingdom, Score, decode_placement, encode_placement, flags_of,
+                                      square_array)
 from kdtourney.engine.rules import Rules
 from kdtourney.engine.tiles import TILES
 
@@ -89,13 +90,21 @@ class _Table:
         return int(K.domino_to_place(self._st)) or None
 
     def _row(self, row, owner):
-        return [(int(self._st[row + j]), int(self._st[owner + j]))
-                for j in range(4) if self._st[row + j] != 0]
+        dominoes, owners = self._st[row:row + 4].tolist(), self._st[owner:owner + 4].tolist()
+        return [(d, o) for d, o in zip(dominoes, owners) if d != 0]
 
     @property
     def current_row(self) -> list[tuple[int, int]]:
         """The row being placed this round: (domino, owner seat or -1) lowest first."""
         return self._row(K.ST_CUR_ROW, K.ST_CUR_OWNER)
+
+    @property
+    def placed(self) -> list[bool]:
+        """Per domino of `current_row`: whether its owner has placed (or discarded) it already; an
+        unclaimed domino (3 players, "bga") is never placed."""
+        slot, phase = int(self._st[K.ST_SLOT]), int(self._st[K.ST_PHASE])
+        return [owner >= 0 and (phase == K.PHASE_OVER or j < slot or (j == slot and phase == K.PHASE_CLAIM))
+                for j, (_, owner) in enumerate(self.current_row)]
 
     @property
     def new_row(self) -> list[tuple[int, int]]:
@@ -106,12 +115,12 @@ class _Table:
     @property
     def first_order(self) -> list[int]:
         """The seats in the order their kings claimed the first row."""
-        return [int(p) for p in self._st[K.ST_FIRST_ORDER:K.ST_FIRST_ORDER + self.rules.players
-                                         * self.rules.kings_per_player]]
+        return self._st[K.ST_FIRST_ORDER:K.ST_FIRST_ORDER + self.rules.players
+                        * self.rules.kings_per_player].tolist()
 
     def drawn(self) -> list[int]:
         """Every domino drawn so far (the rows, placed and discarded ones), in drawing order."""
-        return [int(d) for d in self._st[K.ST_DECK:K.ST_DECK + self._st[K.ST_DECK_POS]]]
+        return self._st[K.ST_DECK:K.ST_DECK + self._st[K.ST_DECK_POS]].tolist()
 
     def unseen(self) -> list[int]:
         """Dominoes not drawn yet, ascending: the rest of the deck and those out of the game."""
@@ -124,6 +133,10 @@ class _Table:
     def kingdom(self, player: int) -> Kingdom:
         """A copy of a player's kingdom."""
         return Kingdom._from_arrays(self._bits[player], self._bbox[player], self.rules.size)
+
+    def square_array(self, player: int) -> np.ndarray:
+        """`kingdom(player).square_array()` without copying the kingdom."""
+        return square_array(self._bits, self._bbox, player, self.rules.size)
 
     def legal_actions(self) -> list[int]:
         """The legal actions of the current player (empty when the game is over)."""
@@ -231,6 +244,90 @@ class GameView(_Table):
         self._st[K.ST_DECK + pos:] = 0
         self.history = list(game.history)
 
+    @classmethod
+    def from_public(cls, rules: Rules, player: int, *, phase: str, round: int, kingdoms,
+                    current_row, placed, new_row, first_order, drawn, discards) -> "GameView":
+        """`player`'s view at one of its decisions, rebuilt from public facts, as another process
+        receives them (kdtourney.bots.kdtp): the view equals the one `Game.view(player)` gives,
+        but for `history` (empty: moves are not public facts here) and the order of `drawn()`
+        (the earlier dominoes ascending, then the current and the new row).
+
+        phase "place" or "claim", round: as the properties of the same names; kingdoms: a Kingdom
+        per seat; current_row, new_row: (domino, owner seat or -1), lowest first; placed: per
+        domino of current_row, as the `placed` property; first_order: the seats in the order their
+        kings claim the first row; drawn: every domino drawn so far, in any order; discards: per
+        seat. Facts that do not fit together (a row out of order, the wrong player to act, ...)
+        raise ValueError.
+        """
+        def check(ok, message):
+            if not ok:
+                raise ValueError(message)
+
+        n, kings = rules.players, rules.players * rules.kings_per_player
+        check(0 <= player < n, f"seat {player} is not a seat of a {n}-player game")
+        check(phase in ("place", "claim"), f"phase must be 'place' or 'claim', not {phase!r}")
+        check(len(kingdoms) == n and all(k.size == rules.size for k in kingdoms),
+              f"a {n}-player game needs {n} kingdoms of {rules.size}x{rules.size}")
+        check(len(discards) == n and all(d >= 0 for d in discards), "one discard count per seat")
+        check(sorted(first_order) == sorted(s // rules.kings_per_player for s in range(kings)),
+              f"first_order {list(first_order)} is not an order of the {kings} kings")
+        check(len(placed) == len(current_row), "one placed flag per domino of the current row")
+        drawn = set(drawn)
+        rows = [d for d, _ in current_row] + [d for d, _ in new_row]
+        check(drawn <= _ALL_DOMINOES and drawn.issuperset(rows),
+              "drawn must hold the dominoes of both rows, numbers 1..48")
+        for row in (current_row, new_row):
+            check(len(row) <= 4 and [d for d, _ in row] == sorted({d for d, _ in row})
+                  and all(-1 <= o < n for _, o in row), f"a row is up to 4 distinct dominoes, "
+                  f"lowest first, each with an owner seat or -1: {list(row)}")
+        owned = [j for j, (_, o) in enumerate(current_row) if o >= 0]
+        done = [j for j in owned if placed[j]]
+        check(done == owned[:len(done)] and not any(placed[j] for j, (_, o) in enumerate(current_row)
+                                                    if o < 0),
+              "only claimed dominoes are placed, lowest first")
+        claims = sum(o >= 0 for _, o in new_row)
+        if round == 0:
+            check(phase == "claim" and not current_row and claims < kings,
+                  "round 0 has no current row and only claims")
+            slot, acting = claims, first_order[claims]
+        elif phase == "place":
+            check(len(done) < len(owned) and claims == (len(done) if new_row else 0),
+                  "a place decision needs a domino left to place, every king before it having "
+                  "claimed")
+            slot = owned[len(done)]
+        else:
+            check(bool(done) and bool(new_row) and claims == len(done) - 1,
+                  "a claim decision follows a placement and needs a new row")
+            slot = done[-1]
+        if round > 0:
+            acting = current_row[slot][1]
+        check(acting == player, f"seat {acting} is to act, not seat {player}")
+        pos = len(drawn)
+        rows_drawn = round + (1 if new_row else 0)
+        check(1 <= rows_drawn <= rules.rounds and pos == rows_drawn * rules.row_length,
+              f"{pos} dominoes drawn, but round {round} has drawn {rows_drawn} rows of "
+              f"{rules.row_length}")
+
+        view = cls.__new__(cls)
+        view.rules, view.player, view.history = rules, player, []
+        view._bits = np.empty((n, K.kingdom_width(rules.size)), dtype=np.int64)
+        view._bbox = np.empty((n, 4), dtype=np.int64)
+        for p, kingdom in enumerate(kingdoms):
+            view._bits[p], view._bbox[p] = kingdom._bits[0], kingdom._bbox[0]
+        st = header_of(rules).tolist() + [0] * (K.ST_LEN - K.ST_CUR_ROW)  # a list: set item by item
+        st[K.ST_DECK_POS], st[K.ST_ROUND], st[K.ST_SLOT], st[K.ST_PLAYER] = pos, round, slot, player
+        st[K.ST_PHASE] = K.PHASE_PLACE if phase == "place" else K.PHASE_CLAIM
+        for offset, owners, row in ((K.ST_CUR_ROW, K.ST_CUR_OWNER, current_row),
+                                    (K.ST_NEW_ROW, K.ST_NEW_OWNER, new_row)):
+            st[owners:owners + 4] = [-1] * 4
+            for j, (domino, owner) in enumerate(row):
+                st[offset + j], st[owners + j] = domino, owner
+        st[K.ST_FIRST_ORDER:K.ST_FIRST_ORDER + 4] = list(first_order) + [-1] * (4 - kings)
+        st[K.ST_DISCARDS:K.ST_DISCARDS + n] = discards
+        st[K.ST_DECK:K.ST_DECK + pos] = sorted(drawn.difference(rows)) + rows
+        view._st = np.array(st, dtype=np.int64)
+        return view
+
     def determinize(self, rng) -> Game:
         """A Game with this view's public state and the unseen dominoes in random order.
 
@@ -245,6 +342,9 @@ class GameView(_Table):
         K.resample_deck(game._st, rng_state(rng))
         game.history = list(self.history)
         return game
+
+
+_ALL_DOMINOES = frozenset(TILES)
 
 
 def rank_scores(scores: list[Score], tiebreak: str = "crowns") -> list[int]:

@@ -74,9 +74,36 @@ class Kingdom:
     @classmethod
     def _from_arrays(cls, bits, bbox, size):
         """A copy of a kingdom of a game: bits[p] and bbox[p] of the kernels' arrays."""
+        kingdom = cls.__new__(cls)
+        kingdom.size = size
+        kingdom._bits = bits[np.newaxis].copy()
+        kingdom._bbox = bbox[np.newaxis].copy()
+        kingdom._scratch = np.zeros((1, K.SCRATCH), dtype=np.int64)
+        return kingdom
+
+    @classmethod
+    def from_squares(cls, squares, size: int = 5) -> "Kingdom":
+        """The kingdom of these squares: a dict {(row, col): (terrain, crowns)} as `squares()` gives
+        it, or (row, col, terrain, crowns) rows; the castle at (0, 0) may be listed. Squares off the
+        grid, given twice, a second castle, a bad terrain or crown count raise ValueError (the
+        placement rules are not checked: any land the rules allow, and more, can be described)."""
+        rows = [(r, c, t, k) for (r, c), (t, k) in squares.items()] if isinstance(squares, dict) \
+            else squares
+        cells = [cell for cell in rows if not (cell[2] == CASTLE and cell[0] == cell[1] == 0)]
+        for row, col, terrain, crowns in cells:
+            if terrain not in TERRAIN_LETTERS or crowns not in (0, 1, 2, 3):
+                raise ValueError(f"square ({row}, {col}): {(terrain, crowns)!r} is not a terrain "
+                                 "code 1..6 with 0-3 crowns")
+        squares = [(row, col) for row, col, _, _ in cells] + [(0, 0)]
+        if len(set(squares)) < len(squares):
+            raise ValueError("a square is given twice (or is the castle's)")
+        rows, cols = [r for r, _ in squares], [c for _, c in squares]
+        height, width = max(rows) - min(rows) + 1, max(cols) - min(cols) + 1
+        if height > size or width > size:
+            raise ValueError(f"the squares span {height}x{width}, more than a {size}x{size} kingdom")
         kingdom = cls(size)
-        kingdom._bits[0] = bits
-        kingdom._bbox[0] = bbox
+        if cells:
+            K.set_squares(kingdom._bits, kingdom._bbox, 0, size, np.array(cells, dtype=np.int64), len(cells))
         return kingdom
 
     # -- squares --------------------------------------------------------------------------------
@@ -92,22 +119,18 @@ class Kingdom:
         return rmin, rmax, cmin, cmax
 
     def squares(self) -> dict[tuple[int, int], tuple[int, int]]:
-        """Every occupied square, castle included: {(row, col): (terrain, crowns)}."""
-        top, bottom, left, right = self.bounds()
-        cells = {}
-        for row in range(top, bottom + 1):
-            for col in range(left, right + 1):
-                terrain, crowns = self.square(row, col)
-                if terrain != EMPTY:
-                    cells[(row, col)] = (terrain, crowns)
-        return cells
+        """Every occupied square, castle included: {(row, col): (terrain, crowns)}, row by row."""
+        return {(r, c): (t, k) for r, c, t, k in self.square_array().tolist()}
+
+    def square_array(self) -> np.ndarray:
+        """`squares()` as an int64 array of (row, col, terrain, crowns) rows, row by row."""
+        return square_array(self._bits, self._bbox, 0, self.size)
 
     # -- text -----------------------------------------------------------------------------------
 
     @classmethod
     def from_text(cls, text: str, size: int = 5) -> "Kingdom":
         """Parse the text format (see `to_text`); bad text raises ValueError naming line and column."""
-        kingdom = cls(size)
         lines = text.splitlines()
         numbered = [(n, line.split()) for n, line in enumerate(lines, start=1)]
         while numbered and not numbered[0][1]:
@@ -130,6 +153,7 @@ class Kingdom:
             raise ValueError(f"line {numbered[0][0]}, column 1: the grid is {len(numbered)}x{width}, "
                              f"larger than the kingdom's {size}x{size}")
         ci, cj = castles[0]
+        squares = []
         for i, (line_no, cells) in enumerate(numbered):
             for j, cell in enumerate(cells):
                 if cell in ("C", "."):
@@ -139,9 +163,8 @@ class Kingdom:
                 if terrain is None or crowns not in ("0", "1", "2", "3"):
                     raise ValueError(f"line {line_no}, column {j + 1}: {cell!r} is not a cell "
                                      "(C, ., or W/F/L/G/S/M followed by 0-3 crowns)")
-                K.put_square(kingdom._bits, kingdom._bbox, 0, size, i - ci + K.CENTER, j - cj + K.CENTER,
-                             terrain, int(crowns))
-        return kingdom
+                squares.append((i - ci, j - cj, terrain, int(crowns)))
+        return cls.from_squares(squares, size)
 
     def to_text(self) -> str:
         """One line per row of the occupied rectangle; cells `C`, `.`, or terrain letter + crowns."""
@@ -169,7 +192,7 @@ class Kingdom:
         return isinstance(other, Kingdom) and self.size == other.size and self.squares() == other.squares()
 
     def copy(self) -> "Kingdom":
-        return Kingdom._from_arrays(self._bits, self._bbox, self.size)
+        return Kingdom._from_arrays(self._bits[0], self._bbox[0], self.size)
 
     # -- rules ----------------------------------------------------------------------------------
 
@@ -211,6 +234,12 @@ class Kingdom:
             full = K.land_squares(self._bits, 0, self.size) == self.size ** 2
             bonus = int(K.bonus_points(self._bbox, 0, self.size, flags_of(rules), full))
         return Score(int(points) + bonus, int(points), bonus, int(largest), int(crowns))
+
+
+def square_array(bits, bbox, p, size) -> np.ndarray:
+    """The occupied squares of kingdom p of the kernels' arrays (see Kingdom.square_array)."""
+    out = np.empty((49, 4), dtype=np.int64)
+    return out[:K.list_squares(bits, bbox, p, size, out)]
 
 
 def flags_of(rules) -> int:

@@ -405,7 +405,8 @@ def _faults_view(faults: pd.DataFrame) -> dict:
             seat = int(r["seat"]) if _finite(r["seat"]) else -1
             rows.append({"game": int(r["game"]), "seat": seat + 1 if seat >= 0 else DASH,
                          "entrant": r["entrant"], "kind": r["kind"],
-                         "message": "" if pd.isna(r.get("message")) else str(r["message"])})
+                         "message": "" if pd.isna(r.get("message")) else str(r["message"]),
+                         "stderr": "" if pd.isna(r.get("stderr")) else str(r["stderr"])})
         counts = f.groupby(["entrant", "kind"]).size()
         by_kind = [{"entrant": e, "kind": k, "count": int(n)} for (e, k), n in counts.items()]
     return {"rows": rows, "total": int(len(faults)), "shown": len(rows), "by_kind": by_kind,

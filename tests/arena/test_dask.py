@@ -5,7 +5,6 @@ import json
 import os
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -17,8 +16,9 @@ import pytest
 distributed = pytest.importorskip(
     "distributed", reason="the dask extra is not installed (pip install 'kdtourney[dask]')")
 
-from arena_support import assert_same_store, write_faulty_bots  # noqa: E402
+from arena_support import assert_same_store, stored, write_faulty_bots  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
+from kdtp_support import left_behind, new_marker, write_fake_bots  # noqa: E402
 
 from kdtourney.arena import load_faults, load_games, load_results, prepare, store  # noqa: E402
 from kdtourney.arena.runner import run_tournament  # noqa: E402
@@ -184,6 +184,26 @@ def test_same_store_as_a_local_run_with_shipped_bots(tmp_path, dask_processes, b
     assert time.monotonic() - started < 60
     assert load_games(tmp_path / "missing").empty
 
+    # a bot in its own process: its faults carry its last stderr lines (a cluster keeps no log
+    # files); a command that does not start on a worker stops the run naming the bot and worker
+    marker = new_marker()
+    fakes = BotRegistry([write_fake_bots(tmp_path / "fakes", ["exit-mid-game", "first-legal",
+                                                               "absent-on-workers"], marker=marker)],
+                        env=False, cwd=False, entry_points=False)
+    t = prepare(fakes, lineup="exit-mid-game,first-legal", games=2, seed=1)
+    out = run_tournament(t, tmp_path / "fake", fakes, scheduler=dask_processes.address)
+    faults = load_faults(tmp_path / "fake")
+    assert out.complete and list(faults["kind"]) == ["crash", "crash"]
+    assert all(s.endswith("Traceback: something broke") for s in faults["stderr"])
+    assert not (tmp_path / "fake" / "logs").exists()
+    assert left_behind(marker) == []  # the workers live on, their bot processes do not
+    t = prepare(fakes, lineup="absent-on-workers,random", games=2, seed=1)
+    with pytest.raises(ArenaError) as err:
+        run_tournament(t, tmp_path / "absent", fakes, scheduler=dask_processes.address)
+    message = str(err.value)
+    assert "\n" not in message and "worker tcp://127.0.0.1:" in message
+    assert "absent-on-workers.toml: the bot exited with status 3 (while asked for hello)" in message
+
 
 def test_a_bot_that_kills_its_worker_forfeits_as_in_a_local_run(tmp_path, dask_processes):
     registry = BotRegistry([write_faulty_bots(tmp_path / "bots")], env=False, cwd=False,
@@ -195,17 +215,6 @@ def test_a_bot_that_kills_its_worker_forfeits_as_in_a_local_run(tmp_path, dask_p
     assert faults[["entrant", "kind", "call"]].values.tolist() == [["crasher", "crash", 7]]
     run_tournament(t, tmp_path / "local", registry, workers=1)
     assert_same_store(tmp_path / "local", tmp_path / "dask")
-
-
-def stored(folder):
-    path = Path(folder) / "tournament.sqlite"
-    if not path.exists():
-        return 0
-    try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1) as conn:
-            return conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
 
 
 def test_a_worker_killed_mid_run(tmp_path, dask_processes, bots_folder):

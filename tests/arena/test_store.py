@@ -38,9 +38,26 @@ def test_round_trip(tmp_path):
     assert games["moves"][0] == "[1001,5,676]" and games["seed"].tolist() == [11, 12]
     faults = store.load_faults(tmp_path / "t")
     assert faults.to_dict("records") == [dict(game=1, seat=0, entrant="a", kind="illegal",
-                                              message="9999", call=7)]
+                                              message="9999", call=7, stderr=None)]
     with sqlite3.connect(store.store_path(tmp_path / "t")) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_faults_keep_the_stderr_of_bots_and_older_stores_get_the_column(tmp_path):
+    with Store.create(tmp_path, TOURNAMENT, {}) as st:
+        add(st, 0)
+    with sqlite3.connect(store.store_path(tmp_path)) as conn:  # as a store made before the column
+        conn.execute("ALTER TABLE faults DROP COLUMN stderr")
+        conn.execute("INSERT INTO faults VALUES (0, 1, 'b', 'crash', 'old', NULL)")
+    conn.close()
+    assert store.load_faults(tmp_path)["stderr"].tolist() == [None]  # read: nothing changes
+    with open_store(tmp_path) as st:  # opened to add games: the column is added
+        st.add_game(dict(game=1, block=0, arrangement=1, n_players=2, deal_seeds=[12],
+                         status="fault", duration=0.1, moves=[], error="x"), [],
+                    [dict(seat=0, entrant="a", kind="crash", message="exited with status 1",
+                          call=3, stderr="Traceback ...\nValueError: no")])
+    stderr = store.load_faults(tmp_path)["stderr"]
+    assert stderr.isna()[0] and stderr[1] == "Traceback ...\nValueError: no"
 
 
 def test_a_failed_insert_stores_nothing_of_that_game(tmp_path):

@@ -5,8 +5,8 @@ import random
 import numpy as np
 import pytest
 
-from kdtourney.engine import (DISCARD, Game, Kingdom, Rules, Score, claim_action, decode_placement,
-                              rank_scores)
+from kdtourney.engine import (DISCARD, Game, GameView, Kingdom, Rules, Score, claim_action,
+                              decode_placement, rank_scores)
 
 ALL_RULES = [Rules(2), Rules(3), Rules(3, three_player="bga"), Rules(4), Rules(2, variant="duel")]
 
@@ -281,3 +281,84 @@ def test_actions_decode_to_the_squares_of_the_kingdom():
     expected = Kingdom(5)
     expected.place(domino, decode_placement(action))
     assert game.kingdom(player) == expected
+
+
+def rebuilt(view):
+    """The view rebuilt from its public facts, as another process would (GameView.from_public)."""
+    n = view.n_players
+    return GameView.from_public(
+        view.rules, view.current_player, phase=view.phase, round=view.round,
+        kingdoms=[Kingdom.from_squares(view.kingdom(p).squares(), view.rules.size) for p in range(n)],
+        current_row=view.current_row, placed=view.placed, new_row=view.new_row,
+        first_order=view.first_order, drawn=reversed(view.drawn()),
+        discards=[view.discards(p) for p in range(n)])
+
+
+@pytest.mark.parametrize("rules", ALL_RULES + [Rules(2, first_picks="abba", harmony=True)], ids=str)
+def test_a_view_rebuilt_from_public_facts_plays_like_the_view(rules):
+    def check(game):
+        view = game.view(game.current_player)
+        other = rebuilt(view)
+        without_order = [0, 1, 2, 3, 4, 6, 8, 9]  # neither drawn()'s order nor the history
+        assert [public(other)[i] for i in without_order] == [public(view)[i] for i in without_order]
+        assert sorted(other.drawn()) == sorted(view.drawn()) and other.history == []
+        assert other.placed == view.placed and other.first_order == view.first_order
+        assert other.legal_actions() == view.legal_actions()
+        assert [other.discards(p) for p in range(rules.players)] == \
+            [view.discards(p) for p in range(rules.players)]
+        # the same randomness gives the same future: search bots decide alike
+        a, b = view.determinize(11), other.determinize(11)
+        while not a.is_over:
+            a.apply(a.legal_actions()[0])
+            b.apply(b.legal_actions()[0])
+        assert a.history[len(view.history):] == b.history and a.scores() == b.scores()
+
+    for seed in range(2):
+        play_random(rules, seed, policy_seed=seed, on_decision=check)
+
+
+def test_placed_follows_the_turn():
+    game = Game(Rules(2), 4)
+    while game.round == 0:
+        assert game.placed == []
+        game.apply(game.legal_actions()[0])
+    seen = []
+    while game.round == 1:
+        seen.append(game.placed)
+        game.apply(game.legal_actions()[0])
+    assert seen == [[False] * 4, [True, False, False, False], [True, False, False, False],
+                    [True, True, False, False], [True, True, False, False],
+                    [True, True, True, False], [True, True, True, False], [True] * 4]
+
+
+def test_facts_that_do_not_fit_together_are_refused():
+    game = play_random(Rules(3), 1)
+    view = Game(Rules(3), 1).view(0)
+    facts = dict(phase="claim", round=0, kingdoms=[Kingdom(5)] * 3, current_row=[],
+                 placed=[], new_row=view.new_row, first_order=view.first_order,
+                 drawn=view.drawn(), discards=[0, 0, 0])
+    acting = view.current_player
+    assert GameView.from_public(Rules(3), acting, **facts).legal_actions() == view.legal_actions()
+    with pytest.raises(ValueError, match=f"seat {acting} is to act"):
+        GameView.from_public(Rules(3), (acting + 1) % 3, **facts)
+    with pytest.raises(ValueError, match="4 dominoes drawn, but round 0 has drawn 1 rows of 3"):
+        GameView.from_public(Rules(3), acting, **dict(facts, drawn=view.drawn() + view.unseen()[:1]))
+    with pytest.raises(ValueError, match="lowest first"):
+        GameView.from_public(Rules(3), acting, **dict(facts, new_row=view.new_row[::-1]))
+    with pytest.raises(ValueError, match="3 kingdoms"):
+        GameView.from_public(Rules(3), acting, **dict(facts, kingdoms=[Kingdom(7)] * 3))
+    assert game.is_over
+
+
+def test_kingdoms_from_squares_and_back():
+    game = play_random(Rules(2, variant="duel"), 5)
+    for p in range(2):
+        kingdom = game.kingdom(p)
+        squares = kingdom.squares()
+        assert squares[(0, 0)] == (7, 0) and list(squares) == sorted(squares)
+        assert Kingdom.from_squares(squares, 7) == kingdom
+        assert Kingdom.from_squares([(r, c, t, k) for (r, c), (t, k) in squares.items()], 7) == kingdom
+    with pytest.raises(ValueError, match="span 6x1, more than a 5x5"):
+        Kingdom.from_squares({(r, 0): (1, 0) for r in range(1, 6)})
+    with pytest.raises(ValueError, match=r"\(9, 0\)"):
+        Kingdom.from_squares({(1, 0): (1, 0), (0, 1): (9, 0)})

@@ -1,0 +1,161 @@
+"""Bots in their own process (KDTP/1): the protocol's cost per decision, and games per second.
+
+    python benchmarks/bench_kdtp.py [--games 40] [--arena-games 96]
+
+1. Overhead per decision: a bot that answers the first legal action plays seat 0 of 4-player games
+   against three in-process `random` bots, through the arena's game loop (play_match) in this
+   process: in-process (a Python class), as a C program and as a plain Python program over KDTP
+   (benchmarks/kdtp/). `*_us_per_decision` is the mean wall time of seat 0's decisions as the
+   harness measures it (building the state, the pipe both ways, the bot, checking the answer);
+   `*_overhead_us` is that minus the in-process figure. On a busy machine the wall time is mostly
+   waiting for the scheduler (two process switches a decision), so the CPU time is given too:
+   `*_cpu_us_per_decision` = this process's CPU time over the games, minus the in-process run's,
+   plus the bot process's, per decision of seat 0.
+2. Games per second of `greedy` against `random` at 4-player tables (`--bots greedy,random
+   --players 4`, a round robin) with greedy in-process, isolated (`--isolate`), and as the C
+   example (examples/c), on 1 and 2 workers. `*_steady_games_per_s` counts from the first stored
+   game on (process start-up excluded); `*_wall_s` is the whole run.
+
+Needs gcc. Prints `name: value` lines. Timings move with other work on the machine: compare
+figures taken in one run.
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kdtourney.arena import prepare
+from kdtourney.arena.match import play_match
+from kdtourney.arena.runner import run_tournament
+from kdtourney.arena.schedule import bot_seed
+from kdtourney.bots import Bot
+from kdtourney.bots.external import ProcessPool, ProcessSettings
+from kdtourney.bots.registry import BotRegistry
+from kdtourney.engine import Rules, warm_up
+
+HERE = Path(__file__).resolve().parent
+EXAMPLES = HERE.parent / "examples"
+
+
+class FirstLegal(Bot):
+    """Answers the first legal action."""
+
+    name = "first-legal"
+
+    def act(self, view):
+        return view.legal_actions()[0]
+
+
+class Clock:
+    """A reporter that notes when the first and last games are stored."""
+
+    def start(self, *args, **kwargs):
+        self.first = self.last = None
+        self.count = 0
+
+    def game(self, *args):
+        self.first = self.first or time.perf_counter()
+        self.last = time.perf_counter()
+        self.count += 1
+
+    def note(self, text):
+        print(f"# note: {text}")
+
+    def stop(self):
+        pass
+
+
+def build(folder: Path) -> Path:
+    """The trivial bots and the C example, built and declared in `folder`."""
+    subprocess.run(["gcc", "-O2", "-o", str(folder / "first_legal"), str(HERE / "kdtp" / "first_legal.c")],
+                   check=True)
+    subprocess.run(["gcc", "-O2", "-o", str(folder / "greedy_bot"),
+                    str(EXAMPLES / "c" / "greedy_bot.c")], check=True)
+    shutil.copy(EXAMPLES / "c" / "c-greedy.toml", folder)
+    (folder / "first-legal-c.toml").write_text('name = "first-legal-c"\ncommand = ["./first_legal"]\n')
+    (folder / "first-legal-py.toml").write_text(
+        f'name = "first-legal-py"\ncommand = ["{sys.executable}", "{HERE / "kdtp" / "first_legal.py"}"]\n')
+    return folder
+
+
+def children_cpu() -> float:
+    """CPU seconds used so far by the live child processes of this process."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if entry.name.isdigit() and int(fields[1]) == os.getpid():
+            total += int(fields[11]) + int(fields[12])  # utime, stime in clock ticks
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def per_decision(registry, games: int) -> dict:
+    """{bot: (wall us, CPU us)} per decision of seat 0, by how the first-legal bot plays."""
+    rules = Rules(4)
+    random_bot = registry.factory("random")
+    out = {}
+    with ProcessPool(ProcessSettings()) as pool:
+        makers = {"in_process": FirstLegal, "c_kdtp": registry.factory("first-legal-c", pool),
+                  "python_kdtp": registry.factory("first-legal-py", pool)}
+        for name, make in makers.items():
+            play_match(rules, [0], [[0]] * 4, [make] + [random_bot] * 3)  # start the process
+            total = decisions = 0
+            cpu, bot_cpu = time.process_time(), children_cpu()
+            for g in range(games):
+                result = play_match(rules, [1000 + g], [[bot_seed(1, g, s)] for s in range(4)],
+                                    [make] + [random_bot] * 3)
+                assert not result.faults, result.faults
+                total += result.seats[0].time_total
+                decisions += result.seats[0].decisions
+            cpu = time.process_time() - cpu + children_cpu() - bot_cpu
+            out[name] = (1e6 * total / decisions, 1e6 * cpu / decisions)
+    base = out["in_process"][1]
+    return {name: (wall, cpu - base if name != "in_process" else cpu)
+            for name, (wall, cpu) in out.items()}
+
+
+def games_per_second(registry, games: int) -> None:
+    for label, bots, isolate in (("greedy_in_process", "greedy,random", False),
+                                 ("greedy_isolated", "greedy,random", True),
+                                 ("c_greedy_kdtp", "c-greedy,random", False)):
+        t = prepare(registry, bots=bots, players="4", games=games, seed=1)
+        for workers in (1, 2):
+            clock = Clock()
+            with tempfile.TemporaryDirectory() as tmp:
+                started = time.perf_counter()
+                run_tournament(t, Path(tmp) / "t", registry, workers=workers, reporter=clock,
+                               isolate=isolate)
+                wall = time.perf_counter() - started
+            steady = (clock.count - 1) / (clock.last - clock.first)
+            print(f"{label}_{workers}w_steady_games_per_s: {steady:.1f}")
+            print(f"{label}_{workers}w_wall_s: {wall:.1f}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=40, help="games per bot for the overhead")
+    parser.add_argument("--arena-games", type=int, default=96, help="games per arena run")
+    args = parser.parse_args()
+    if shutil.which("gcc") is None:
+        sys.exit("bench_kdtp needs gcc")
+    warm_up()
+    with tempfile.TemporaryDirectory() as tmp:
+        registry = BotRegistry([build(Path(tmp))], env=False, cwd=False, entry_points=False)
+        figures = per_decision(registry, args.games)
+        for name, (wall, _) in figures.items():
+            print(f"{name}_us_per_decision: {wall:.1f}")
+        for name in ("c_kdtp", "python_kdtp"):
+            print(f"{name}_overhead_us: {figures[name][0] - figures['in_process'][0]:.1f}")
+            print(f"{name}_cpu_us_per_decision: {figures[name][1]:.1f}")
+        games_per_second(registry, args.arena_games)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+"""`python -m kdtourney`: the command line (how an isolated bot's `kdtourney serve` is started)."""
+
+from kdtourney.cli import main
+
+main(prog_name="kdtourney")

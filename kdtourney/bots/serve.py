@@ -1,0 +1,125 @@
+"""The bot side of KDTP/1: any bot the registry knows, as a program on stdin/stdout
+(`kdtourney serve BOT[:key=value...]`).
+
+The bot plays exactly as in-process: before each game a new instance is made (the entrant's
+parameters, then the `game` message's options over them) and set up with the game's seat, rules
+and seed; each `act` is rebuilt into the GameView an in-process bot gets (`kdtp.view_of`) and the
+bot's answer is sent back; `result` reaches `Bot.finish`. A bot that raises ends the program with
+status 1 (the traceback on stderr, for the harness's fault); a message kdtourney cannot read ends
+it with status 2.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+from kdtourney.bots import kdtp
+from kdtourney.bots.registry import BotRegistry, Entrant, EntrantError
+
+
+class _Stop(Exception):
+    """End the program with `code`."""
+
+    def __init__(self, code: int, message: str = ""):
+        super().__init__(message)
+        self.code = code
+
+
+def serve(registry: BotRegistry, spec, stdin=None, stdout=None, stderr=None) -> int:
+    """Play `spec` over KDTP on the binary streams stdin/stdout until `quit` or the end of
+    stdin; returns the exit status. EntrantError (before anything is read) for a bad spec."""
+    from kdtourney import __version__
+
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    stderr = stderr or sys.stderr
+    entrant = registry.resolve(spec)
+    bot = rules = None
+
+    def send(message):
+        stdout.write(kdtp.encode(message))
+        stdout.flush()
+
+    try:
+        for line in stdin:
+            try:
+                message = kdtp.decode(line)
+            except kdtp.ProtocolError as exc:
+                raise _Stop(2, f"Error: the harness sent {exc}") from None
+            kind = message["type"]
+            if kind == "hello":
+                if message.get("protocol") != kdtp.PROTOCOL or message.get("version") != kdtp.VERSION:
+                    raise _Stop(2, f"Error: this bot speaks {kdtp.PROTOCOL}/{kdtp.VERSION}, the "
+                                   f"harness {message.get('protocol')}/{message.get('version')}")
+                send({"type": "hello", "name": entrant.spec, "version": __version__,
+                      "author": "kdtourney serve"})
+            elif kind == "game":
+                if bot is not None:
+                    _call(bot.close)
+                rules = _read(kdtp.rules_of, message)
+                bot = _call(registry.create, _with_options(registry, entrant, message))
+                _call(bot.setup, message["seat"], rules, message["seed"])
+            elif kind == "act":
+                if bot is None:
+                    raise _Stop(2, "Error: the harness sent act before game")
+                view = _read(kdtp.view_of, message, rules)
+                _check_legal(view, message)
+                send(kdtp.action_message(_call(bot.act, view)))
+            elif kind == "result":
+                if bot is not None:
+                    _call(bot.finish, message.get("scores"), message.get("ranks"))
+            elif kind == "quit":
+                break
+            # other types: a later protocol's, ignored
+    except _Stop as stop:
+        if str(stop):
+            print(str(stop), file=stderr, flush=True)
+        return stop.code
+    finally:
+        if bot is not None:
+            try:
+                bot.close()
+            except Exception:  # noqa: BLE001 - exiting anyway
+                pass
+    return 0
+
+
+def _with_options(registry, entrant: Entrant, game: dict) -> Entrant:
+    """The entrant with the game's options over its own parameters, checked like a spec."""
+    options = game.get("options") or {}
+    if not isinstance(options, dict):
+        raise _Stop(2, f"Error: the game's options are {options!r}, not an object")
+    params = dict(entrant.params, **options)
+    try:
+        return registry.resolve(Entrant(entrant.name, params))
+    except EntrantError as exc:
+        raise _Stop(2, f"Error: the game's options: {exc}") from None
+
+
+def _read(decoder, *args):
+    try:
+        return decoder(*args)
+    except kdtp.ProtocolError as exc:
+        raise _Stop(2, f"Error: {exc}") from None
+
+
+def _call(fn, *args):
+    """Call into the bot; an exception ends the program (status 1) with its traceback."""
+    try:
+        return fn(*args)
+    except Exception as exc:  # noqa: BLE001 - the bot's failure, reported on stderr
+        tb = "".join(traceback.format_exception(exc)).rstrip()
+        raise _Stop(1, tb) from None
+
+
+def _check_legal(view, act):
+    """The harness's legal actions must be as many as the rebuilt view's: anything else means the
+    two sides do not play the same game, and the bot must not play on a wrong view."""
+    ours, theirs = len(view.legal_actions()), len(act.get("legal", ()))
+    if ours != theirs:
+        raise _Stop(2, f"Error: the act lists {theirs} legal actions, its state has {ours}: the "
+                       "harness and kdtourney do not play the same game")
+
+
+__all__ = ["serve"]

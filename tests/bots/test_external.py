@@ -1,0 +1,158 @@
+"""Bots in their own process, the harness side: TOML declarations in bot folders, the start-up
+check, and one bot process answering against the clock."""
+
+import sys
+from pathlib import Path
+
+import pytest
+from kdtp_support import left_behind, new_marker, write_fake_bots
+
+from kdtourney.bots.external import (BotProtocolError, BotTimeout, ExternalBot, ProcessPool,
+                                     ProcessSettings, StartupError)
+from kdtourney.bots.registry import BotRegistry, EntrantError, listing
+from kdtourney.engine import Game, Rules
+
+
+def registry_of(folder):
+    return BotRegistry([folder], env=False, cwd=False, entry_points=False)
+
+
+@pytest.mark.parametrize("text, error", [
+    ('name = "x"\ncommand = [', "not a readable TOML file"),
+    ('name = "x"\n', "no command"),
+    ('name = "x"\ncommand = []\n', "no command"),
+    ('command = ["./x"]\n', "no name"),
+    ('name = "x"\ncommand = ["./x"]\nflavour = 1\n', "unknown key 'flavour'"),
+    ('name = "x"\ncommand = ["./x"]\n[options]\ndepth = [1, 2]\n', "option depth"),
+])
+def test_a_bad_bot_file_is_reported_with_its_error(tmp_path, text, error):
+    (tmp_path / "x.toml").write_text(text)
+    registry = registry_of(tmp_path)
+    assert "x" not in registry
+    [broken] = registry.broken
+    assert broken.origin.endswith("x.toml") and error in broken.error
+    with pytest.raises(EntrantError, match=rf"unknown bot 'x'.*x\.toml"):
+        registry.resolve("x")
+
+
+def test_a_bot_file_declares_a_bot_with_typed_options(tmp_path):
+    (tmp_path / "deep.toml").write_text(
+        'name = "deep"\ndescription = "Searches deep"\ncommand = ["./deep", "--fast"]\n'
+        '[options]\ndepth = 2\nwidth = 0.5\nbook = "none"\nverbose = false\n')
+    (tmp_path / "noded.toml").write_text('name = "noded"\ncommand = "node bot.js --quiet"\n')
+    (tmp_path / "bot.js").write_text("")
+    registry = registry_of(tmp_path)
+    info = registry.bots["deep"]
+    assert info.program.command == (str(tmp_path / "deep"), "--fast")
+    assert info.program.cwd == str(tmp_path) and info.parameters["depth"] == 2
+    assert registry.resolve("deep:depth=3:width=1").spec == "deep:depth=3:width=1.0"
+    with pytest.raises(EntrantError, match="parameter depth expects an integer"):
+        registry.resolve("deep:depth=deeper")
+    with pytest.raises(EntrantError, match="deep has no parameter 'colour'"):
+        registry.resolve("deep:colour=red")
+    bot = registry.create("deep:depth=3")
+    assert isinstance(bot, ExternalBot) and bot.options == {"depth": 3, "width": 0.5,
+                                                             "book": "none", "verbose": False}
+    bot.close()  # never started: nothing to stop
+    assert registry.bots["noded"].program.command == ("node", "bot.js", "--quiet")
+    assert registry.bots["noded"].program.file_run() == str(tmp_path / "bot.js")
+    text = listing(registry)
+    assert "deep" in text and "command: ./deep --fast (NOT FOUND)" in text
+    assert "parameters: depth=2 width=0.5 book=none verbose=false" in text
+
+
+def test_toml_bots_travel_with_the_sources(tmp_path):
+    (tmp_path / "deep.toml").write_text('name = "deep"\ncommand = ["./deep"]\n')
+    registry = registry_of(tmp_path)
+    remote = BotRegistry.from_sources(registry.source_files(), entry_points=False)
+    assert remote.bots["deep"].program == registry.bots["deep"].program  # runs from its folder
+
+
+def test_the_start_up_check_names_the_file_of_a_bot_that_does_not_start(tmp_path):
+    marker = new_marker()
+    folder = write_fake_bots(tmp_path, ["exit-at-start", "no-hello", "illegal"], marker=marker)
+    (folder / "missing.toml").write_text('name = "missing"\ncommand = ["./not-built-yet"]\n')
+    registry = registry_of(folder)
+    settings = ProcessSettings(startup_timeout=1.0)
+    hellos = registry.start_check(["illegal", "random", "greedy"], settings)
+    assert hellos == {"illegal": {"name": "fake-illegal", "version": "0.1", "author": None}}
+    with pytest.raises(StartupError, match=r"exit-at-start\.toml: the bot exited with status 3 "
+                                           r"\(while asked for hello\) \(stderr: cannot start: no "
+                                           r"configuration\)"):
+        registry.start_check(["exit-at-start"], settings)
+    with pytest.raises(StartupError, match=r"no-hello\.toml: the bot did not answer hello within "
+                                           r"the start-up timeout of 1 s"):
+        registry.start_check(["no-hello"], settings)
+    with pytest.raises(StartupError, match=r"missing\.toml: the bot cannot start ./not-built-yet: "
+                                           r"No such file or directory"):
+        registry.start_check(["missing"], settings)
+    assert left_behind(marker) == []
+
+
+def test_identity_of_a_toml_bot(tmp_path):
+    folder = write_fake_bots(tmp_path, ["illegal"])
+    identity = registry_of(folder).program_identity("illegal")
+    assert identity["kind"] == "kdtp" and identity["command"][0] == sys.executable
+    assert identity["bot_name"] == "fake-illegal" and identity["bot_version"] == "0.1"
+    assert len(identity["file_sha256"]) == 64
+    moved = write_fake_bots(tmp_path / "elsewhere", ["illegal"])
+    assert registry_of(moved).program_identity("illegal")["file_sha256"] == identity["file_sha256"]
+
+
+def test_the_clock_cuts_at_the_limit_plus_the_margin(tmp_path):
+    marker = new_marker()
+    folder = write_fake_bots(tmp_path, ["late"], at=0, marker=marker, late=1.0)
+    registry = registry_of(folder)
+    rules = Rules(2)
+    view = Game(rules, 1).view(Game(rules, 1).current_player)
+    with ProcessPool(ProcessSettings(move_time_limit=0.5, margin=2.0)) as pool:
+        bot = registry.factory("late", pool)()
+        bot.setup(view.player, rules, 1)
+        assert bot.act(view) in view.legal_actions()  # late, but within the margin
+        bot.close()
+    with ProcessPool(ProcessSettings(move_time_limit=0.2, margin=0.3)) as pool:
+        bot = registry.factory("late", pool)()
+        bot.setup(view.player, rules, 1)
+        with pytest.raises(BotTimeout, match="within the move time limit of 0.2 s \\+ 0.3 s") as late:
+            bot.act(view)
+        assert late.value.stderr == "misbehaving: late"
+        bot.close()
+    assert left_behind(marker) == []
+
+
+def test_an_answer_nobody_asked_for_is_a_protocol_fault(tmp_path):
+    registry = registry_of(write_fake_bots(tmp_path, ["twice"], at=0))
+    rules = Rules(2)
+    game = Game(rules, 1)
+    seat = game.current_player
+    with ProcessPool(ProcessSettings(move_time_limit=5.0)) as pool:
+        bot = registry.factory("twice", pool)()
+        bot.setup(seat, rules, 1)
+        game.apply(bot.act(game.view(seat)))  # answered twice: the second answer waits
+        while game.current_player != seat:
+            game.apply(game.legal_actions()[0])
+        with pytest.raises(BotProtocolError, match=r'wrote \{"type": "action", .* before it was '
+                                                  r'asked for act'):
+            bot.act(game.view(seat))
+        bot.close()
+
+
+def test_an_isolated_folder_bot_plays_as_it_does_in_process():
+    examples = Path(__file__).resolve().parents[2] / "examples" / "bots"
+    registry = registry_of(examples)
+    rules = Rules(3, harmony=True)
+    with ProcessPool(ProcessSettings()) as pool:
+        isolated = registry.factory("crown-grabber:prefer_high=false", pool, isolate=True)()
+        local = registry.create("crown-grabber:prefer_high=false")
+        game = Game(rules, 4)
+        for bot in (isolated, local):
+            bot.setup(1, rules, 9)
+        while not game.is_over:
+            if game.current_player == 1:
+                view = game.view(1)
+                action = local.act(view)
+                assert isolated.act(view) == action
+            else:
+                action = game.legal_actions()[0]
+            game.apply(action)
+        isolated.close()

@@ -1,0 +1,153 @@
+"""Helpers for the tests of bots in their own process: a fake KDTP bot that misbehaves on demand,
+TOML files for it, and a scan of /proc for processes left behind."""
+
+import os
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+# A KDTP bot in plain Python (no kdtourney import: it starts in a few tens of milliseconds). It
+# answers the first legal action, except at act number AT (0-based) of the games listed in GAMES
+# (all when empty), where it does what BEHAVIOUR says. MARKER is in its command line and in its
+# children's.
+FAKE_BOT = textwrap.dedent(r'''
+    import json, os, signal, subprocess, sys, time
+
+    behaviour, at, marker, late, games = sys.argv[1:6]
+    at, late, games = int(at), float(late), [int(g) for g in games.split(",") if g]
+    if behaviour == "exit-at-start" or (behaviour == "crash-then-refuse" and os.path.exists("refuse")) \
+            or (behaviour == "absent-on-workers" and os.environ.get("KDTOURNEY_TEST_DASK_WORKER")):
+        print("cannot start: no configuration", file=sys.stderr, flush=True)
+        sys.exit(3)
+    if behaviour == "no-hello":
+        time.sleep(3600)
+    if behaviour == "slow-with-child":
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", marker])
+
+    def send(message):
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
+    acts = 0
+    for line in sys.stdin:
+        message = json.loads(line)
+        kind = message["type"]
+        if kind == "hello":
+            send({"type": "hello", "name": "fake-" + behaviour, "version": "0.1"})
+        elif kind == "game":
+            acts, game = 0, message["game"]
+            send({"type": "log", "text": f"game {game} seat {message['seat']}"})
+        elif kind == "act":
+            legal = message["legal"]
+            if behaviour == "flood":
+                sys.stderr.write(("x" * 1023 + "\n") * 256)  # 256 KiB a decision
+            if behaviour == "slow-with-child":
+                time.sleep(0.05)
+            if acts == at and (not games or game in games):
+                print(f"misbehaving: {behaviour}", file=sys.stderr, flush=True)
+                if behaviour in ("exit-mid-game", "crash-then-refuse"):
+                    if behaviour == "crash-then-refuse":
+                        open("refuse", "w").close()
+                    print("Traceback: something broke", file=sys.stderr, flush=True)
+                    sys.exit(1)
+                if behaviour == "non-json":
+                    sys.stdout.write("I place my domino at the top left\n")
+                elif behaviour == "not-action":
+                    send({"type": "move", "action": legal[0]})
+                elif behaviour == "illegal":
+                    send({"type": "action", "action": {"claim": 99}})
+                elif behaviour == "twice":
+                    send({"type": "action", "action": legal[0]})
+                    send({"type": "log", "text": "and once more"})
+                    send({"type": "action", "action": legal[-1]})
+                elif behaviour == "late":
+                    time.sleep(late)
+                    send({"type": "action", "action": legal[0]})
+                elif behaviour == "never":
+                    time.sleep(3600)
+                elif behaviour == "huge-line":
+                    sys.stdout.write("[" + "1," * (2 << 20) + "1]\n")
+                elif behaviour == "close-stdout":
+                    os.close(1)
+                    time.sleep(3600)
+                elif behaviour == "child-holds-pipe":
+                    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", marker])
+                    sys.exit(0)
+                elif behaviour == "kill-worker" and not os.path.exists("killed"):  # once
+                    open("killed", "w").close()
+                    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", marker])
+                    os.kill(os.getppid(), signal.SIGKILL)
+                    time.sleep(3600)
+                else:
+                    send({"type": "action", "action": legal[0]})
+                sys.stdout.flush()
+            else:
+                send({"type": "action", "action": legal[0]})
+            acts += 1
+        elif kind == "quit":
+            break
+''')
+
+
+def new_marker() -> str:
+    return f"kdtp-test-{uuid.uuid4().hex[:12]}"
+
+
+def write_fake_bots(folder: Path, behaviours, at: int = 2, marker: str = "kdtp-test",
+                    late: float = 0.0, games=()) -> Path:
+    """A bots folder with _fake_bot.py and one TOML file per behaviour, bot name = behaviour."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "_fake_bot.py").write_text(FAKE_BOT)
+    for behaviour in behaviours:
+        command = [sys.executable, "_fake_bot.py", behaviour, str(at), marker, str(late),
+                   ",".join(map(str, games))]
+        (folder / f"{behaviour}.toml").write_text(
+            f'name = "{behaviour}"\ncommand = [{", ".join(_quoted(a) for a in command)}]\n')
+    return folder
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def processes_with(marker: str) -> list[int]:
+    """The pids of live processes whose command line holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def our_zombies() -> list[int]:
+    """Children of this process that have exited and were never reaped."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] == "Z" and int(fields[1]) == os.getpid():
+            found.append(int(entry.name))
+    return found
+
+
+def left_behind(marker: str, wait: float = 5.0) -> list[int]:
+    """Processes with `marker` still running after `wait` seconds (killing takes a moment)."""
+    deadline = time.monotonic() + wait
+    while True:
+        found = processes_with(marker)
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
