@@ -6,8 +6,10 @@ from kdtourney.bots import _kernels as BK
 from kdtourney.bots import _search_kernels as SK
 from kdtourney.bots.base import Bot
 from kdtourney.bots.greedy import check_budget, check_choice, check_number, run_budget
+from kdtourney.engine import _kernels as K
 from kdtourney.engine._kernels import rand_u64
 from kdtourney.engine.game import rng_state
+from kdtourney.engine.kingdom import square_array
 
 _CHUNK = 256  # iterations per kernel call with an iteration budget (the tree may grow between)
 REUSE = {"none": 0, "turn": 1, "game": 2}
@@ -53,7 +55,7 @@ class MCTSBot(Bot):
         self._rng = rng_state(0)
         self._ti, self._tf = self._arrays(1 << 15)
         self._ncount = np.zeros(1, dtype=np.int64)
-        self._expect = None  # (history length, action played, its node) of the last decision
+        self._expect = None  # (action played, own squares after it, its node) of the last decision
         self.last_iterations = 0
 
     @staticmethod
@@ -83,15 +85,36 @@ class MCTSBot(Bot):
         SK.mcts_reset(self._ti, self._tf, self._ncount)
 
     def _reused(self, view):
-        """The node of this decision in the last decision's tree, or -1."""
+        """The node of this decision in the last decision's tree, or -1. The position alone says
+        whether this is the decision the last move led to (a view rebuilt in another process has
+        no move history, and its kingdoms may be laid out otherwise in the kernels' words): the own
+        squares are as that move left them, and a claimed domino is ours."""
         expect, self._expect = self._expect, None
         if expect is None:
             return -1
-        length, action, node = expect
+        action, squares, node = expect
         level = REUSE["game"] if action >= SK.CLAIM_BASE else REUSE["turn"]
-        if self.reuse < level or len(view.history) <= length or view.history[length] != action:
+        if self.reuse < level or not np.array_equal(view.square_array(view.player), squares):
             return -1
+        if action >= SK.CLAIM_BASE:
+            st = view.arrays[2]
+            domino = action - SK.CLAIM_BASE
+            if not any(st[row + j] == domino and st[owner + j] == view.player for j in range(4)
+                       for row, owner in ((K.ST_NEW_ROW, K.ST_NEW_OWNER),
+                                          (K.ST_CUR_ROW, K.ST_CUR_OWNER))):
+                return -1
         return node
+
+    @staticmethod
+    def _squares_after(view, action):
+        """The own kingdom's squares after `action` (changed only by a placement)."""
+        bits, bbox, st = view.arrays
+        size = st[K.ST_SIZE]
+        if not 0 <= action < K.DISCARD:
+            return view.square_array(view.player)
+        b, x = bits.copy(), bbox.copy()
+        K.place(b, x, view.player, size, st[K.ST_CUR_ROW + st[K.ST_SLOT]], action)
+        return square_array(b, x, view.player, size)
 
     def act(self, view):
         legal = view.legal_actions()
@@ -122,5 +145,5 @@ class MCTSBot(Bot):
                 best, best_node, best_key = int(self._ti[ch, SK.TI_ACTION]), ch, key
             ch = self._ti[ch, SK.TI_NEXT]
         if best_node >= 0:
-            self._expect = (len(view.history), best, best_node)
+            self._expect = (best, self._squares_after(view, best), best_node)
         return best
