@@ -1,19 +1,37 @@
 """Engine speed, one core: prints `name: value` lines.
 
     python benchmarks/bench_engine.py [--seconds 2]
+    python benchmarks/bench_engine.py --compare-c ../kdref [--rounds 5] [--core 0]
 
 random_4p_games_per_s: whole 4-player games (deck, first picks, every decision uniformly random
-among the legal ones), scored with Harmony and Middle Kingdom, warm. The enumeration and scoring
-figures run on the positions met in such games. cold/warm start: `kdtourney run --no-report` of a
-2-game tournament (process start to exit) with an empty Numba cache, then with the cache it filled.
+among the legal ones), scored with Harmony and Middle Kingdom as a playout scores them, warm. The
+per-position figures run on the positions met in 100 such games (kept small enough to stay in the
+cache, as in a game): a random placement decision (count the legal placements and select one),
+the list of every legal placement, the score of a final kingdom (territories and both bonuses),
+and the full public score (also the largest territory and the crowns). Playouts: from the start
+of a 4-player game with both bonuses, as the search bots run them. cold/warm start: `kdtourney
+run --no-report` of a 2-game tournament (process start to exit) with an empty Numba cache, then
+with the cache it filled.
+
+--compare-c DIR builds the C yardstick in DIR (its kdref.c and Makefile) in a temporary folder,
+with benchmarks/yardstick_parts.c beside it for the per-position parts, pins this process and
+the C programs to one core, and runs both engines back to back, --rounds times, keeping the best
+of each. Every figure is CPU time, so that time slices taken by other processes on a shared machine
+do not count (wall-clock figures are taken with `--seconds` alone): the C whole game is the
+yardstick's process time over 200,000 games, the C parts are timed by yardstick_parts.c on
+positions of the yardstick's own random games.
 """
 
 import argparse
 import os
+import re
+import resource
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 from numba import njit
@@ -22,59 +40,128 @@ from kdtourney.engine import Rules, warm_up
 from kdtourney.engine import _kernels as K
 from kdtourney.engine.game import header_of, rng_state
 
+RULES = Rules(players=4, harmony=True, middle_kingdom=True)
+PARTS_GAMES = 100
+
 
 @njit(cache=True)
-def collect_positions(header, n_games, rng, kingdoms, boxes, dominoes):
-    """Kingdoms and dominoes of the place decisions of n_games random games; returns their count."""
+def collect_positions(header, n_games, rng):
+    """Kingdoms and dominoes of every place decision of n_games random games, and the final
+    kingdoms: (bits, bbox, dominoes, final_bits, final_bbox)."""
+    bits, bbox, st = K.new_game_arrays(header)
     players = header[K.ST_PLAYERS]
-    bits = np.zeros((players, K.PLANES, K.G), dtype=np.int64)
-    bbox = np.zeros((players, 4), dtype=np.int64)
-    st = np.zeros(K.ST_LEN, dtype=np.int64)
-    scr = np.zeros((K.SCRATCH_ROWS, K.G), dtype=np.int64)
+    width = bits.shape[1]
+    cap = n_games * 48
+    kb = np.zeros((cap, width), dtype=np.int64)
+    kx = np.zeros((cap, 4), dtype=np.int64)
+    dominoes = np.zeros(cap, dtype=np.int64)
+    fb = np.zeros((n_games * players, width), dtype=np.int64)
+    fx = np.zeros((n_games * players, 4), dtype=np.int64)
+    sc = K.scratch(1)
     n = 0
+    nf = 0
     for _ in range(n_games):
         st[:K.ST_CUR_ROW] = header
         K.init_game(bits, bbox, st, rng)
         while st[K.ST_PHASE] != K.PHASE_OVER:
-            if st[K.ST_PHASE] == K.PHASE_PLACE and n < len(dominoes):
-                p = st[K.ST_PLAYER]
-                kingdoms[n] = bits[p]
-                boxes[n] = bbox[p]
+            if st[K.ST_PHASE] == K.PHASE_PLACE and n < cap:
+                K.copy_kingdom(bits, bbox, st[K.ST_PLAYER], kb, kx, n)
                 dominoes[n] = K.domino_to_place(st)
                 n += 1
-            K.apply_action(bits, bbox, st, K.random_action(bits, bbox, st, scr, rng))
-    return n
+            K.apply_action(bits, bbox, st, K.random_action(bits, bbox, st, sc, rng))
+        for p in range(players):
+            K.copy_kingdom(bits, bbox, p, fb, fx, nf)
+            nf += 1
+    return kb[:n], kx[:n], dominoes[:n], fb, fx
 
 
 @njit(cache=True)
-def enumerate_all(kingdoms, boxes, dominoes, size, reps):
-    scr = np.zeros((K.SCRATCH_ROWS, K.G), dtype=np.int64)
-    out = np.empty(K.MAX_ACTIONS, dtype=np.int64)
+def place_decisions(bits, bbox, dominoes, size, reps, rng):
+    """reps x every position: a random placement decision (not played)."""
+    sc = K.scratch(1)
     total = 0
     for _ in range(reps):
         for i in range(len(dominoes)):
-            K.legal_masks(kingdoms[i], boxes[i], size, dominoes[i], scr)
-            total += K.masks_to_actions(scr, out)
+            total += K.random_placement(bits, bbox, i, size, dominoes[i], sc, 0, rng)
     return total
 
 
 @njit(cache=True)
-def score_all(kingdoms, boxes, reps):
+def enumerations(bits, bbox, dominoes, size, reps):
+    """reps x every position: every legal placement listed."""
+    sc = K.scratch(1)
+    out = np.empty((1, K.MAX_ACTIONS), dtype=np.int64)
     total = 0
     for _ in range(reps):
-        for i in range(len(boxes)):
-            total += K.score_territories(kingdoms[i], boxes[i])[0]
+        for i in range(len(dominoes)):
+            K.legal_moves(bits, bbox, i, size, dominoes[i], sc, 0)
+            n = K.moves_to_actions(sc, 0, size, out, 0)
+            total += n + out[0, max(n - 1, 0)]
     return total
 
 
-def rate(run, units_per_call, seconds):
-    """Best units per second over calls of `run` repeated for about `seconds`."""
-    best = 0.0
+@njit(cache=True)
+def scorings(bits, bbox, size, flags, reps):
+    """reps x every kingdom: territory points and both bonuses, as a game's end scores them."""
+    total = 0
+    for _ in range(reps):
+        for i in range(len(bbox)):
+            total += K.territory_points(bits, bbox, i, size) + K.bonus_points(bbox, i, size, flags, True)
+    return total
+
+
+@njit(cache=True)
+def full_scorings(bits, bbox, size, reps):
+    """reps x every kingdom: the public score (also the largest territory and the crowns)."""
+    total = 0
+    for _ in range(reps):
+        for i in range(len(bbox)):
+            points, largest, crowns = K.score_territories(bits, bbox, i, size)
+            total += points + largest + crowns
+    return total
+
+
+class Engine:
+    """The Numba engine's figures: ns per game and per position part."""
+
+    def __init__(self, clock):
+        self.clock = clock  # time.perf_counter (wall) or time.thread_time (CPU)
+        self.header = header_of(RULES)
+        self.flags = int(self.header[K.ST_FLAGS])
+        self.res = np.zeros((RULES.players, K.RES_COLS), dtype=np.int64)
+        self.pos = collect_positions(self.header, PARTS_GAMES, rng_state(2))
+        self.parts(1)
+        self.game_ns(10)
+
+    def game_ns(self, games):
+        t = self.clock()
+        K.random_games(self.header, games, rng_state(1), self.res)
+        return (self.clock() - t) * 1e9 / games
+
+    def parts(self, reps):
+        bits, bbox, dominoes, fbits, fbbox = self.pos
+        out = {}
+        t = self.clock()
+        place_decisions(bits, bbox, dominoes, 5, reps, rng_state(3))
+        out["place_decision"] = (self.clock() - t) * 1e9 / (reps * len(dominoes))
+        t = self.clock()
+        enumerations(bits, bbox, dominoes, 5, reps)
+        out["enumeration"] = (self.clock() - t) * 1e9 / (reps * len(dominoes))
+        t = self.clock()
+        scorings(fbits, fbbox, 5, self.flags, reps)
+        out["scoring"] = (self.clock() - t) * 1e9 / (reps * len(fbbox))
+        t = self.clock()
+        full_scorings(fbits, fbbox, 5, reps)
+        out["full_scoring"] = (self.clock() - t) * 1e9 / (reps * len(fbbox))
+        return out
+
+
+def best_of(run, seconds):
+    """Smallest value of run() over repeated calls for about `seconds`."""
+    best = run()
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
-        t = time.perf_counter()
-        run()
-        best = max(best, units_per_call / (time.perf_counter() - t))
+        best = min(best, run())
     return best
 
 
@@ -89,42 +176,107 @@ def start_time(cache_dir):
         return time.perf_counter() - t
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=2.0, help="time per figure")
-    args = parser.parse_args()
-    warm_up()
-
-    rules = Rules(players=4, harmony=True, middle_kingdom=True)
-    header = header_of(rules)
-    res = np.zeros((4, K.RES_COLS), dtype=np.int64)
+def standalone(seconds):
+    engine = Engine(time.perf_counter)
     games = 20_000
-    K.random_games(header, 10, rng_state(0), res)
-    print(f"random_4p_games_per_s: {rate(lambda: K.random_games(header, games, rng_state(1), res), games, args.seconds):,.0f}")
-
-    cap = 100_000
-    kingdoms = np.zeros((cap, K.PLANES, K.G), dtype=np.int64)
-    boxes = np.zeros((cap, 4), dtype=np.int64)
-    dominoes = np.zeros(cap, dtype=np.int64)
-    n = collect_positions(header, cap // 48 + 1, rng_state(2), kingdoms, boxes, dominoes)
-    kingdoms, boxes, dominoes = kingdoms[:n], boxes[:n], dominoes[:n]
-    enumerate_all(kingdoms[:10], boxes[:10], dominoes[:10], 5, 1)
-    score_all(kingdoms[:10], boxes[:10], 1)
-    print(f"legal_placement_enumerations_per_s: {rate(lambda: enumerate_all(kingdoms, boxes, dominoes, 5, 1), n, args.seconds):,.0f}")
-    print(f"scorings_per_s: {rate(lambda: score_all(kingdoms, boxes, 1), n, args.seconds):,.0f}")
+    print(f"random_4p_games_per_s: {1e9 / best_of(lambda: engine.game_ns(games), seconds):,.0f}")
+    parts = {}
+    end = time.perf_counter() + seconds
+    while not parts or time.perf_counter() < end:
+        for name, ns in engine.parts(20).items():
+            parts[name] = min(parts.get(name, ns), ns)
+    print(f"place_decisions_per_s: {1e9 / parts['place_decision']:,.0f}")
+    print(f"legal_placement_enumerations_per_s: {1e9 / parts['enumeration']:,.0f}")
+    print(f"scorings_per_s: {1e9 / parts['scoring']:,.0f}")
+    print(f"full_scorings_per_s: {1e9 / parts['full_scoring']:,.0f}")
 
     from kdtourney.bots import _kernels as B  # the playout policies live with the bots
     from kdtourney.engine import Game
-    bits, bbox, st = Game(rules, 3).arrays
+    bits, bbox, st = Game(RULES, 3).arrays
     for name, policy in (("random", B.POLICY_RANDOM), ("greedy", B.POLICY_GREEDY)):
         B.playout_speed(bits, bbox, st, 2, policy, rng_state(0))
-        reps = 5000 if policy == B.POLICY_RANDOM else 300
-        figure = rate(lambda: B.playout_speed(bits, bbox, st, reps, policy, rng_state(4)), reps, args.seconds)
-        print(f"{name}_playouts_4p_per_s: {figure:,.0f}")
+        reps = 5000 if policy == B.POLICY_RANDOM else 500
+
+        def run():
+            t = time.perf_counter()
+            B.playout_speed(bits, bbox, st, reps, policy, rng_state(4))
+            return (time.perf_counter() - t) / reps
+        print(f"{name}_playouts_4p_per_s: {1 / best_of(run, seconds):,.0f}")
 
     with tempfile.TemporaryDirectory() as cache:
         print(f"cold_start_s: {start_time(cache):.2f}")
         print(f"warm_start_s: {start_time(cache):.2f}")
+
+
+def build_yardstick(source, folder):
+    """Build kdref (with its Makefile) and yardstick_parts from `source` in `folder`."""
+    for name in ("kdref.c", "Makefile"):
+        if not (source / name).is_file():
+            sys.exit(f"Error: {source} has no {name}: --compare-c wants the C yardstick's folder")
+        shutil.copy(source / name, folder / name)
+    make = subprocess.run(["make", "-C", str(folder), "kdref"], capture_output=True, text=True)
+    if make.returncode != 0:
+        sys.exit(f"Error: building the yardstick failed: {make.stderr.strip().splitlines()[-1:]}")
+    parts = Path(__file__).resolve().parent / "yardstick_parts.c"
+    cc = subprocess.run([os.environ.get("CC", "cc"), "-std=c11", "-O3", "-march=native", "-I", str(folder),
+                         "-o", str(folder / "parts"), str(parts), "-lm"], capture_output=True, text=True)
+    if cc.returncode != 0:
+        sys.exit(f"Error: building {parts.name} failed: {cc.stderr.strip().splitlines()[-1:]}")
+
+
+def children_cpu_s():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def c_figures(folder, games):
+    """(ns per whole game, {part: ns}) of one run of each C program: CPU time (the whole game: of
+    the process, its start included, which is well under 1% of it)."""
+    t = children_cpu_s()
+    subprocess.run([str(folder / "kdref"), "random", str(games), "1"], capture_output=True, text=True, check=True)
+    game_ns = (children_cpu_s() - t) * 1e9 / games
+    run = subprocess.run([str(folder / "parts"), str(PARTS_GAMES), "20", "1"], capture_output=True, text=True, check=True)
+    parts = {m.group(1): float(m.group(2)) for m in re.finditer(r"(\w+)_ns=([\d.]+)", run.stdout)}
+    return game_ns, parts
+
+
+def compare(source, rounds, core):
+    os.sched_setaffinity(0, {core})  # the C programs inherit it: both engines on the same core
+    engine = Engine(time.thread_time)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        build_yardstick(source, folder)
+        c_figures(folder, 1000)
+        best = {}
+        for _ in range(rounds):  # back to back, alternating; the best of each
+            game_ns, parts = c_figures(folder, 200_000)
+            for name, ns in [("game", game_ns)] + list(parts.items()):
+                best[("C", name)] = min(best.get(("C", name), ns), ns)
+            game_ns = engine.game_ns(100_000)
+            for name, ns in [("game", game_ns)] + list(engine.parts(20).items()):
+                best[("Numba", name)] = min(best.get(("Numba", name), ns), ns)
+    print(f"C yardstick vs Numba engine, one core (cpu {core}), best of {rounds} rounds back to back; "
+          "ratio = C time / Numba time")
+    for name, what in (("game", "whole random 4-player game, both bonuses"),
+                       ("place_decision", "random placement decision (count + select)"),
+                       ("enumeration", "legal placements listed"),
+                       ("scoring", "final kingdom scored, both bonuses")):
+        c, numba = best[("C", name)], best[("Numba", name)]
+        print(f"{what:44s} C {c:8.1f} ns   Numba {numba:8.1f} ns   ratio {c / numba:.2f}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=2.0, help="time per figure")
+    parser.add_argument("--compare-c", metavar="DIR", type=Path, help="the C yardstick's folder")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of the side-by-side comparison")
+    parser.add_argument("--core", type=int, default=0, help="the core of the side-by-side comparison")
+    args = parser.parse_args()
+    warm_up()
+    if args.compare_c is not None:
+        compare(args.compare_c, args.rounds, args.core)
+    else:
+        standalone(args.seconds)
 
 
 if __name__ == "__main__":

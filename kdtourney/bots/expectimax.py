@@ -1,36 +1,49 @@
-"""`expectimax`: depth-limited expectimax over the next row with a static evaluation."""
+"""`expectimax`: iterative-deepening expectimax over the bot's turns, chance nodes for the next rows."""
+
+import time as _time
 
 import numpy as np
 
-from kdtourney.bots import _kernels as BK
-from kdtourney.bots.greedy import TurnBot, candidates, check_budget, check_number, run_budget
+from kdtourney.bots import _search_kernels as SK
+from kdtourney.bots.greedy import TurnBot, candidates, check_budget, check_number
 from kdtourney.engine._kernels import rand_u64
+
+MAX_DEPTH = 13  # turns: no game has more
 
 
 class ExpectimaxBot(TurnBot):
-    """Expectimax over the next row (sampled chance nodes), static evaluation with potential.
+    """Iterative-deepening expectimax over its own turns, chance nodes for the next rows.
 
-    The moves are whole turns, the `width` best (placement, claim) combinations by the full
-    greedy's evaluation. A move's value is the expected best static evaluation after placing the
-    claimed domino (depth 1), or after placing it and then the best domino the bot can still get
-    from a sampled next row (depth 2: chance nodes are next rows drawn from the unseen dominoes,
-    with the kings ahead of the bot taking random ones first). The static evaluation counts points
-    with the rules' bonuses, plus 0.3 per crown of a territory and empty square next to it, minus 4
-    per one-square hole. All moves are valued on the same sampled outcomes.
+    A move is a whole turn, a (placement, claim) combination; a node searches the `width` best by
+    the full greedy's evaluation (the move ordering). After a move a chance node draws `samples`
+    next rows from the dominoes the bot has not seen; the kings that pick before the bot (those
+    whose claimed dominoes are numbered lower) take random ones, and the bot's next turn places the
+    domino it claimed and claims from the rest. The other kingdoms are not modelled. At the depth
+    limit a kingdom is valued by a static evaluation: points with the rules' bonuses, plus 0.3 per
+    crown of a territory and empty square next to it, minus 4 per one-square hole, after placing
+    the claimed domino at its best spot; a finished kingdom by its points. Every move is valued on
+    the same sampled rows.
 
-    iterations: sampled chance outcomes per decision, over all moves (or time: seconds per
-    decision, which wins when given). depth: 1 or 2. width: moves considered (0 = all).
+    The search deepens one turn at a time (depth 1: this turn only) until the budget is spent or
+    the game's end is reached, and plays the best move of the deepest depth searched to the end,
+    or of the next depth when its search, best move first, had covered that move.
+
+    iterations: max nodes (turns searched) per decision (or time: seconds per decision, which wins
+    when given). width: moves searched per turn. samples: rows drawn per chance node.
+    depth: the deepest search, in turns.
     """
 
     name = "expectimax"
 
-    def __init__(self, iterations=200, time=None, depth=2, width=8):
+    def __init__(self, iterations=1000, time=None, width=6, samples=4, depth=MAX_DEPTH):
         super().__init__()
         self.iterations, self.time = check_budget(iterations, time)
-        if isinstance(depth, bool) or depth not in (1, 2):
-            raise ValueError(f"depth must be 1 or 2, not {depth!r}")
-        self.depth = depth
-        self.width = check_number("width", width, 0, integer=True)
+        self.width = check_number("width", width, 1, integer=True)
+        self.samples = check_number("samples", samples, 1, integer=True)
+        self.depth = check_number("depth", depth, 1, integer=True)
+        self._buffers = SK.expecti_buffers(min(self.depth, MAX_DEPTH))
+        self.last_depth = 0
+        self.last_iterations = 0
 
     def decide(self, view):
         cand = candidates(view, self._work).top(self.width)
@@ -38,19 +51,42 @@ class ExpectimaxBot(TurnBot):
         return int(cand.places[best]), int(cand.claims[best])
 
     def _search(self, view, cand):
+        """Index of the move to play; sets last_depth (deepest depth completed) and
+        last_iterations (nodes searched)."""
         bits, bbox, st = view.arrays
-        n = len(cand)
-        sums = np.zeros(n, dtype=np.float64)
-        visits = np.zeros(n, dtype=np.int64)
         seed = int(rand_u64(self._rng)) >> 1  # an int64 for the kernel
-
-        def step(start, count):
-            BK.expecti_run(bits, bbox, st, view.player, cand.places, cand.claims, n, start, count,
-                           self.depth, seed, sums, visits)
-
-        # whole outcomes: every move is valued on the same samples
-        iterations = None if self.iterations is None else max(1, self.iterations // n) * n
-        run_budget(step, iterations, self.time, n)
-        mean = np.where(visits > 0, sums / np.maximum(visits, 1), -1e300)
-        order = np.lexsort((-np.arange(n), cand.keys, mean))
-        return int(order[-1])
+        order = list(np.argsort(-cand.keys, kind="stable"))  # greedy order; later the last depth's
+        best, self.last_depth = order[0], 0
+        stats = np.zeros(2, dtype=np.int64)
+        start = _time.perf_counter()
+        rate = None  # nodes per second, once measured
+        for depth in range(1, min(self.depth, MAX_DEPTH) + 1):
+            values = np.full(len(cand), SK.NOT_DONE)
+            stats[1] = 0
+            cut = False
+            for k in order:
+                if self.time is None:
+                    limit = self.iterations
+                else:
+                    left = self.time - (_time.perf_counter() - start)
+                    limit = stats[0] + (int(0.9 * rate * left) if rate else 1 << 62)
+                v = SK.expecti_move(bits, bbox, st, view.player, cand.places, cand.claims, k, depth,
+                                    self.width, self.samples, seed, limit, stats, self._buffers)
+                if v == SK.NOT_DONE:
+                    cut = True
+                    break
+                values[k] = v
+                if self.time is not None:
+                    rate = stats[0] / max(_time.perf_counter() - start, 1e-6)
+            # ties go to the earlier move in the search order
+            searched = [k for k in order if values[k] != SK.NOT_DONE]
+            if not cut or (searched and searched[0] == order[0]):
+                best = max(searched, key=lambda k: values[k])
+            if cut:
+                break
+            self.last_depth = depth
+            order = sorted(order, key=lambda k: -values[k])
+            if stats[1] < depth - 1:  # the game ends within the search: deeper is the same
+                break
+        self.last_iterations = int(stats[0])
+        return int(best)

@@ -3,83 +3,147 @@
 import numpy as np
 
 from kdtourney.bots import _kernels as BK
+from kdtourney.bots import _search_kernels as SK
 from kdtourney.bots.base import Bot
 from kdtourney.bots.greedy import check_budget, check_choice, check_number, run_budget
+from kdtourney.engine import _kernels as K
+from kdtourney.engine._kernels import rand_u64
 from kdtourney.engine.game import rng_state
+from kdtourney.engine.kingdom import square_array
 
 _CHUNK = 256  # iterations per kernel call with an iteration budget (the tree may grow between)
+REUSE = {"none": 0, "turn": 1, "game": 2}
 
 
 class MCTSBot(Bot):
     """Determinized UCT over its own decisions, progressive bias from the greedy evaluation.
 
-    Every iteration samples a new determinization (the unseen dominoes reshuffled with the bot's
-    seeded rng), walks one tree of the bot's own decisions (keyed by its action sequence; the other
-    players' moves in between are played by the playout policy), adds one node and plays out.
-    Tree policy: unvisited legal children first, best greedy prior first; then
+    Every iteration deals the unseen dominoes anew (from the bot's seeded rng), walks one tree of
+    the bot's own decisions (keyed by its action sequence; the other players' moves in between are
+    played by the playout policy), adds one node and plays out. Tree policy: among the children a
+    node may consider (at a place decision visited n times, the 1 + widen sqrt(n) with the best
+    greedy evaluation), unvisited legal children first, best greedy prior first; then
     Q + c sqrt(ln(availability) / n) + bias (h - h_best) / 100 / (n + 1), where h is the child's
     greedy evaluation in points and availability counts the iterations in which the child was legal.
-    The move played is the most visited root child. Each decision (place, claim) is searched anew.
+    The root's children are compared on the same deals (the k-th visit of each gets deal k).
+    The move played is the most visited root child. reuse: the tree of the decision before is kept
+    when this decision is the one its move led to: none, turn (from the place to the claim
+    decision of a turn) or game (also from a claim to the next turn's placement).
 
     iterations: tree iterations per decision (or time: seconds per decision, which wins when given).
-    c: exploration constant. bias: weight of the progressive bias. policy: random | greedy |
-    player-greedy. measure: wdl | score | ratio (all in [0, 1]; score is points / 100).
+    c: exploration constant. bias: weight of the progressive bias. widen: progressive widening
+    (0: every placement at once). policy: random | greedy | player-greedy. measure: wdl | score |
+    ratio | margin (all in [0, 1]; score is points / 100, margin is 0.5 + victory margin / 200).
 
-    Defaults tuned with benchmarks/bench_bots.py (4 players, bonuses on, against three greedy, 0.1 s
-    a decision, 100 games each): policy greedy +10.1 (player-greedy +5.0 in 40 games), bias 5
-    +14.0 (1: +10.1, 10: +12.1), c 0.2 (0.1: +13.5, 0.4: +11.9), measure ratio (score: +10.1).
+    Defaults measured with benchmarks/bench_bots.py (4 players, bonuses on, against three greedy,
+    200 games each, 1000 iterations): reuse game +14.5 +- 2.0, turn +13.6 +- 2.0; c 0.1 +13.6;
+    measure margin +14.3 +- 2.3; widen 0 with reuse none +13.7 +- 2.2 (the tree's parameters
+    matter less than the interval; policy greedy, bias 5 and c 0.2 were tuned before at 0.1 s).
     """
 
     name = "mcts"
 
-    def __init__(self, iterations=1000, time=None, c=0.2, bias=5.0, policy="greedy",
-                 measure="ratio"):
+    def __init__(self, iterations=1000, time=None, c=0.2, bias=5.0, widen=1.0, reuse="game",
+                 policy="greedy", measure="ratio"):
         self.iterations, self.time = check_budget(iterations, time)
         self.c = float(check_number("c", c))
         self.bias = float(check_number("bias", bias))
+        self.widen = float(check_number("widen", widen))
+        self.reuse = check_choice("reuse", reuse, REUSE)
         self.policy = check_choice("policy", policy, BK.POLICIES)
         self.measure = check_choice("measure", measure, BK.MEASURES)
         self._rng = rng_state(0)
-        self._grow(1 << 15)
+        self._ti, self._tf = self._arrays(1 << 15)
         self._ncount = np.zeros(1, dtype=np.int64)
+        self._expect = None  # (action played, own squares after it, its node) of the last decision
         self.last_iterations = 0
 
+    @staticmethod
+    def _arrays(cap):
+        return np.zeros((cap, SK.TI_COLS), dtype=np.int64), np.zeros((cap, SK.TF_COLS), dtype=np.float64)
+
     def _grow(self, cap):
-        ti = np.zeros((cap, BK.TI_COLS), dtype=np.int64)
-        tf = np.zeros((cap, BK.TF_COLS), dtype=np.float64)
-        if hasattr(self, "_ti"):
-            ti[:len(self._ti)] = self._ti
-            tf[:len(self._tf)] = self._tf
+        ti, tf = self._arrays(cap)
+        ti[:len(self._ti)] = self._ti
+        tf[:len(self._tf)] = self._tf
         self._ti, self._tf = ti, tf
 
     def setup(self, seat, rules, seed):
         self._rng = rng_state(seed)
+        self._expect = None
+
+    def _root(self, view):
+        """Make the tree's root this position: the subtree of the move played last when this is
+        the decision it led to (and reuse allows), else an empty tree."""
+        node = self._reused(view)
+        if node >= 0:
+            ti, tf = self._arrays(len(self._ti))
+            ncount = np.zeros(1, dtype=np.int64)
+            if SK.mcts_subtree(self._ti, self._tf, node, ti, tf, ncount):
+                self._ti, self._tf, self._ncount = ti, tf, ncount
+                return
+        SK.mcts_reset(self._ti, self._tf, self._ncount)
+
+    def _reused(self, view):
+        """The node of this decision in the last decision's tree, or -1. The position alone says
+        whether this is the decision the last move led to (a view rebuilt in another process has
+        no move history, and its kingdoms may be laid out otherwise in the kernels' words): the own
+        squares are as that move left them, and a claimed domino is ours."""
+        expect, self._expect = self._expect, None
+        if expect is None:
+            return -1
+        action, squares, node = expect
+        level = REUSE["game"] if action >= SK.CLAIM_BASE else REUSE["turn"]
+        if self.reuse < level or not np.array_equal(view.square_array(view.player), squares):
+            return -1
+        if action >= SK.CLAIM_BASE:
+            st = view.arrays[2]
+            domino = action - SK.CLAIM_BASE
+            if not any(st[row + j] == domino and st[owner + j] == view.player for j in range(4)
+                       for row, owner in ((K.ST_NEW_ROW, K.ST_NEW_OWNER),
+                                          (K.ST_CUR_ROW, K.ST_CUR_OWNER))):
+                return -1
+        return node
+
+    @staticmethod
+    def _squares_after(view, action):
+        """The own kingdom's squares after `action` (changed only by a placement)."""
+        bits, bbox, st = view.arrays
+        size = st[K.ST_SIZE]
+        if not 0 <= action < K.DISCARD:
+            return view.square_array(view.player)
+        b, x = bits.copy(), bbox.copy()
+        K.place(b, x, view.player, size, st[K.ST_CUR_ROW + st[K.ST_SLOT]], action)
+        return square_array(b, x, view.player, size)
 
     def act(self, view):
         legal = view.legal_actions()
         if len(legal) == 1:
+            self._expect = None
             return legal[0]
+        self._root(view)
         bits, bbox, st = view.arrays
-        BK.mcts_reset(self._ti, self._tf, self._ncount)
+        seed = int(rand_u64(self._rng)) >> 1  # an int64 for the kernel
 
-        def step(start, count):
+        def run(start, count):
             done = 0
             while done < count:  # in chunks, so that the tree can grow in between
                 if self._ncount[0] > len(self._ti) // 2:
                     self._grow(2 * len(self._ti))
                 n = min(_CHUNK, count - done)
-                BK.mcts_run(bits, bbox, st, view.player, self._ti, self._tf, self._ncount, n,
-                            self.c, self.bias, self.policy, self.measure, self._rng)
+                SK.mcts_run(bits, bbox, st, view.player, self._ti, self._tf, self._ncount, n,
+                            self.c, self.bias, self.widen, self.policy, self.measure, seed)
                 done += n
 
-        done = run_budget(step, self.iterations, self.time, 32)
-        self.last_iterations = done
-        best, best_key = legal[0], None
-        ch = self._ti[0, BK.TI_FIRST]
+        self.last_iterations = run_budget(run, self.iterations, self.time, 32)
+        best, best_node, best_key = legal[0], -1, None
+        ch = self._ti[0, SK.TI_FIRST]
         while ch >= 0:
-            n = self._ti[ch, BK.TI_VISITS]
-            key = (n, self._tf[ch, BK.TF_VALUE] / max(n, 1))
+            n = self._ti[ch, SK.TI_VISITS]
+            key = (n, self._tf[ch, SK.TF_VALUE] / max(n, 1))
             if best_key is None or key > best_key:
-                best, best_key = int(self._ti[ch, BK.TI_ACTION]), key
-            ch = self._ti[ch, BK.TI_NEXT]
+                best, best_node, best_key = int(self._ti[ch, SK.TI_ACTION]), ch, key
+            ch = self._ti[ch, SK.TI_NEXT]
+        if best_node >= 0:
+            self._expect = (best, self._squares_after(view, best), best_node)
         return best

@@ -1,60 +1,31 @@
 """Numba kernels of the engine: arrays and ints in, arrays and ints out. No validation here.
 
-One kingdom is `bits[PLANES, G]`, int64 row masks on a G x G grid (G = 13) with the castle fixed at
-(CENTER, CENTER); bit c of row r is the square (r, c). `bbox[4]` is rmin, rmax, cmin, cmax of the
-occupied squares, castle included. A 5x5 kingdom uses at most rows and columns 2..10 of the grid,
-a 7x7 one 0..12.
+A game is `bits[players, width]`, `bbox[players, 4]` and `st[ST_LEN]`. Kingdom p is row p of bits
+(how its planes are stored depends on the size: `_word64` for 5x5, one 64-bit word per plane;
+`_rows` for 7x7, row masks on the grid; `kingdom_width(size)` slots) and bbox[p] (rmin, rmax,
+cmin, cmax of its occupied grid squares, castle included). The kingdom functions below take
+(bits, bbox, p, size) and dispatch on the size; grid, planes and actions are described in `_base`.
+st is the int64 vector laid out by the ST_* offsets below.
 
-    plane 0       OCC     occupied squares, castle included
-    planes 1..6           squares of terrain WHEAT..MINE (the castle is in none of them)
-    plane 7       CROWN1  squares whose crown count has bit 0 set (1 or 3 crowns)
-    plane 8       CROWN2  squares whose crown count has bit 1 set (2 or 3 crowns)
-    planes 9..14  NEAR+t  squares orthogonally next to terrain t or to the castle (kept up to date
-                          by set_square, so that legality is a few mask operations per row)
-
-            col 0 1 2 3 4 5 6 7 8 9 10 11 12
-      row 0     . . . . . . . . . . .  .  .
-      row 6     . . . . . . C . . . .  .  .     castle at (6, 6)
-      row 12    . . . . . . . . . . .  .  .
-
-A whole game is `bits[players, PLANES, G]`, `bbox[players, 4]` and `st[ST_LEN]`, the int64 vector
-laid out by the ST_* offsets below. Actions are ints:
-
-    0 .. 675        place: (direction * G + row) * G + col; (row, col) is the grid square of half a,
-                    direction is where half b lies from half a: 0 right, 1 down, 2 left, 3 up
-    DISCARD = 676   discard the domino (legal only when it has no legal placement)
-    CLAIM_BASE + n  claim domino number n of the new row (1001 .. 1048)
+Scratch space is passed as a 2D array and a row (`sc, lvl`; `scratch(levels)`), never as a
+slice: a slice is a new array object whose reference counting Numba cannot always remove from a
+hot loop. For the same reason a kingdom is (bits, p), not bits[p].
 
 Randomness comes from `rng`, a uint64[1] splitmix64 state, so that a seed fixes everything.
 """
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core.extending import intrinsic
+from numba import njit
 
 from kdtourney import _jit_cache  # noqa: F401  (before any njit(cache=True): caches outside the package)
-from kdtourney.engine.tiles import CASTLE, TILE_CROWNS, TILE_TERRAIN
+from kdtourney.engine import _rows, _word64
+from kdtourney.engine._base import (CENTER, CLAIM_BASE, CROWN1, CROWN2, DIR_COL, DIR_ROW, DISCARD,
+                                    G, MAX_ACTIONS, N_PLACE_ACTIONS, OCC, kernel, popcount, select_bit)
+from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
-G = 13
-CENTER = 6
-CASTLE_BIT = 1 << CENTER
-OCC = 0
-CROWN1 = 7
-CROWN2 = 8
-NEAR = 8           # planes NEAR + t (9..14): squares next to terrain t or to the castle
-PLANES = 15
-DIR_ROW = np.array([0, 1, 0, -1], dtype=np.int64)
-DIR_COL = np.array([1, 0, -1, 0], dtype=np.int64)
-N_PLACE_ACTIONS = 4 * G * G
-DISCARD = N_PLACE_ACTIONS
-CLAIM_BASE = 1000
-MAX_ACTIONS = N_PLACE_ACTIONS  # an upper bound on the number of legal actions
 
-# Scratch (int64[SCRATCH_ROWS, G]): rows 0..3 legal masks per direction; row WINDOW holds the
-# first and last grid row that legal_masks wrote.
-SCRATCH_ROWS = 5
-WINDOW = 4
+SCRATCH = max(_rows.SCRATCH, 5)  # columns of a scratch row: the rows path's masks, or 4 words and a layout
+_LAYOUT_SLOT = 4
 
 # Game state offsets.
 ST_PLAYERS = 0
@@ -100,30 +71,10 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 
 
 # ---------------------------------------------------------------------------------------------
-# Bit counting (LLVM's ctpop and cttz: one instruction each on current CPUs)
-
-
-@intrinsic
-def popcount(typingctx, x):
-    """Number of set bits of an int64."""
-    def codegen(context, builder, signature, args):
-        return builder.ctpop(args[0])
-    return types.int64(types.int64), codegen
-
-
-@intrinsic
-def trailing_zeros(typingctx, x):
-    """Index of the lowest set bit of a non-zero int64."""
-    def codegen(context, builder, signature, args):
-        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
-    return types.int64(types.int64), codegen
-
-
-# ---------------------------------------------------------------------------------------------
 # Random numbers
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def rand_u64(rng):
     """Next splitmix64 output; rng: uint64[1] state."""
     s = rng[0] + _GOLDEN
@@ -133,283 +84,264 @@ def rand_u64(rng):
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def rand_below(rng, n):
     """Uniform int in [0, n) for 0 < n < 2**31."""
     return np.int64(((rand_u64(rng) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
 
 
 # ---------------------------------------------------------------------------------------------
-# One kingdom
+# One kingdom: (bits, bbox, p, size)
+
+
+@kernel
+def kingdom_width(size):
+    """int64 slots of one kingdom in bits."""
+    return _word64.WIDTH if size == _word64.SIZE else _rows.WIDTH
 
 
 @njit(cache=True)
-def clear_kingdom(bits, bbox):
-    """Empty kingdom with only the castle: bits int64[PLANES, G], bbox int64[4]."""
-    bits[:, :] = 0
-    bits[OCC, CENTER] = CASTLE_BIT
-    for t in range(1, 7):  # the castle is wild: every terrain may connect to it
-        bits[NEAR + t, CENTER - 1] = CASTLE_BIT
-        bits[NEAR + t, CENTER + 1] = CASTLE_BIT
-        bits[NEAR + t, CENTER] = (CASTLE_BIT << 1) | (CASTLE_BIT >> 1)
-    bbox[0] = CENTER
-    bbox[1] = CENTER
-    bbox[2] = CENTER
-    bbox[3] = CENTER
+def scratch(levels):
+    """Scratch rows for legal placements (sc, with lvl < levels)."""
+    return np.zeros((levels, SCRATCH), dtype=np.int64)
 
 
-@njit(cache=True)
-def legal_masks(bits, bbox, size, domino, scr):
-    """Legal placements of `domino` as row masks of half a's square, one set per direction.
-
-    bits int64[PLANES, G], bbox int64[4], scr int64[SCRATCH_ROWS, G]: rows 0..3 receive the masks
-    of the window rows scr[WINDOW, 0] ..= scr[WINDOW, 1] (other rows are stale). Returns the number
-    of distinct placements; a domino with two identical halves only uses directions 0 and 1.
-    """
-    ta = TILE_TERRAIN[domino, 0]
-    tb = TILE_TERRAIN[domino, 1]
-    symmetric = ta == tb and TILE_CROWNS[domino, 0] == TILE_CROWNS[domino, 1]
-    other_way = 0 if symmetric else -1  # directions 2 and 3 repeat 0 and 1 for a symmetric domino
-    na_plane = NEAR + ta
-    nb_plane = NEAR + tb
-    # Rows of half a: inside the size x size limit, and at most two rows from the kingdom (one
-    # half must touch it).
-    r0 = max(bbox[1] - size + 1, bbox[0] - 2, 0)
-    r1 = min(bbox[0] + size - 1, bbox[1] + 2, G - 1)
-    c0 = max(bbox[3] - size + 1, 0)
-    c1 = min(bbox[2] + size - 1, G - 1)
-    window = ((1 << (c1 + 1)) - 1) ^ ((1 << c0) - 1)
-    scr[WINDOW, 0] = r0
-    scr[WINDOW, 1] = r1
-    n = 0
-    e_above = 0  # empty squares of the rows above, here and below, rolled down the window
-    e = ~bits[OCC, r0] & window
-    nb_above = bits[nb_plane, r0 - 1] if r0 > 0 else 0
-    nb = bits[nb_plane, r0]
-    for r in range(r0, r1 + 1):
-        if r < r1:
-            e_below = ~bits[OCC, r + 1] & window
-            nb_below = bits[nb_plane, r + 1]
-        else:
-            e_below = 0
-            nb_below = 0
-        na = bits[na_plane, r]
-        m = e & (e >> 1) & (na | (nb >> 1))
-        scr[0, r] = m
-        n += popcount(m)
-        m = e & e_below & (na | nb_below)
-        scr[1, r] = m
-        n += popcount(m)
-        m = e & (e << 1) & (na | (nb << 1)) & other_way
-        scr[2, r] = m
-        n += popcount(m)
-        m = e & e_above & (na | nb_above) & other_way
-        scr[3, r] = m
-        n += popcount(m)
-        e_above = e
-        e = e_below
-        nb_above = nb
-        nb = nb_below
-    return n
+@kernel
+def clear_kingdom(bits, bbox, p, size):
+    """Kingdom p: the castle alone."""
+    if size == _word64.SIZE:
+        _word64.clear(bits, p)
+    else:
+        _rows.clear(bits, p)
+    for i in range(4):
+        bbox[p, i] = CENTER
 
 
-@njit(cache=True)
-def masks_to_actions(scr, out):
-    """Write the placement actions of the masks in scr rows 0..3 to out; return their number."""
-    n = 0
-    for d in range(4):
-        for r in range(scr[WINDOW, 0], scr[WINDOW, 1] + 1):
-            m = scr[d, r]
-            while m:
-                out[n] = (d * G + r) * G + trailing_zeros(m)
-                n += 1
-                m &= m - 1
-    return n
+@kernel(inline="always")
+def copy_kingdom(bits, bbox, p, to_bits, to_bbox, q):
+    """Kingdom p of (bits, bbox) into kingdom q of (to_bits, to_bbox)."""
+    for i in range(bits.shape[1]):
+        to_bits[q, i] = bits[p, i]
+    for i in range(4):
+        to_bbox[q, i] = bbox[p, i]
 
 
-@njit(cache=True, inline="always")
-def _select_bit(m, k):
-    """Index of the k-th (0-based) set bit of a row mask (< 2**16), by halving without branches."""
-    pos = 0
-    for width in (8, 4, 2, 1):
-        low = popcount(m & ((1 << width) - 1))
-        up = np.int64(k >= low)
-        pos += width * up
-        k -= low * up
-        m >>= width * up
-    return pos
+@kernel(inline="always")
+def legal_moves(bits, bbox, p, size, domino, sc, lvl):
+    """The legal placements of `domino` into scratch row sc[lvl]; returns their number."""
+    if size == _word64.SIZE:
+        right, down, left, up = _word64.moves(bits, p, domino)
+        sc[lvl, 0] = right
+        sc[lvl, 1] = down
+        sc[lvl, 2] = left
+        sc[lvl, 3] = up
+        sc[lvl, _LAYOUT_SLOT] = bits[p, _word64.LAYOUT]
+        return popcount(right) + popcount(down) + popcount(left) + popcount(up)
+    return _rows.moves(bits, bbox, p, size, domino, sc, lvl)
 
 
-@njit(cache=True, inline="always")
-def kth_action(scr, k):
-    """The k-th (0-based) placement action of the masks in scr rows 0..3, in masks_to_actions order."""
-    for d in range(4):
-        for r in range(scr[WINDOW, 0], scr[WINDOW, 1] + 1):
-            m = scr[d, r]
-            c = popcount(m)
-            if k < c:
-                return (d * G + r) * G + _select_bit(m, k)
-            k -= c
-    return DISCARD
+@kernel(inline="always")
+def moves_to_actions(sc, lvl, size, out, row):
+    """The place actions of the placements in sc[lvl] into out[row], in action order; their number."""
+    if size == _word64.SIZE:
+        return _word64.write_actions(sc[lvl, _LAYOUT_SLOT], sc[lvl, 0], sc[lvl, 1], sc[lvl, 2], sc[lvl, 3],
+                                     out, row)
+    return _rows.write_actions(sc, lvl, out, row)
 
 
-@njit(cache=True)
-def is_legal_placement(bits, bbox, size, domino, action, scr):
-    """True when place-action `action` is a legal placement of `domino`."""
+@kernel
+def is_legal_placement(bits, bbox, p, size, domino, action, sc, lvl):
+    """True when place action `action` is a legal placement of `domino`."""
     if action < 0 or action >= N_PLACE_ACTIONS:
         return False
-    legal_masks(bits, bbox, size, domino, scr)
-    d = action // (G * G)
-    r = (action // G) % G
-    c = action % G
-    return scr[WINDOW, 0] <= r <= scr[WINDOW, 1] and (scr[d, r] >> c) & 1 == 1
+    if size == _word64.SIZE:
+        right, down, left, up = _word64.moves(bits, p, domino)
+        return _word64.has_move(bits[p, _word64.LAYOUT], right, down, left, up, action)
+    _rows.moves(bits, bbox, p, size, domino, sc, lvl)
+    return _rows.has_move(sc, lvl, action)
 
 
-@njit(cache=True, inline="always")
-def set_square(bits, r, c, terrain, crowns):
-    """Put one square of land on the grid (no legality check)."""
-    bit = 1 << c
-    bits[OCC, r] |= bit
-    bits[terrain, r] |= bit
-    bits[CROWN1, r] |= bit * (crowns & 1)  # multiplications, not branches: crowns are random
-    bits[CROWN2, r] |= bit * ((crowns >> 1) & 1)
-    near = bits[NEAR + terrain]
-    near[r] |= (bit << 1) | (bit >> 1)
-    if r > 0:
-        near[r - 1] |= bit
-    if r < G - 1:
-        near[r + 1] |= bit
+@kernel(inline="always")
+def random_placement(bits, bbox, p, size, domino, sc, lvl, rng):
+    """A uniformly random legal placement of `domino` (DISCARD when there is none): the placements
+    are counted and the chosen one selected, never listed."""
+    if size == _word64.SIZE:
+        right, down, left, up = _word64.moves(bits, p, domino)
+        n = popcount(right) + popcount(down) + popcount(left) + popcount(up)
+        if n == 0:
+            return DISCARD
+        d, q = _word64.kth_move(right, down, left, up, rand_below(rng, n))
+        return _word64.move_action(bits[p, _word64.LAYOUT], d, q)
+    n = _rows.moves(bits, bbox, p, size, domino, sc, lvl)
+    if n == 0:
+        return DISCARD
+    return _rows.kth_action(sc, lvl, rand_below(rng, n))
 
 
-@njit(cache=True)
-def list_squares(bits, bbox, out):
-    """Write every occupied square, castle included (terrain CASTLE), to out int64[>= 49, 4] as
-    (row, col, terrain, crowns), row and col relative to the castle, row by row and left to right;
-    return their number."""
-    n = 0
-    for r in range(bbox[0], bbox[1] + 1):
-        m = bits[OCC, r]
-        while m:
-            c = trailing_zeros(m)
-            m &= m - 1
-            terrain = 1
-            if r == CENTER and c == CENTER:
-                terrain = CASTLE
-            else:
-                while not (bits[terrain, r] >> c) & 1:
-                    terrain += 1
-            out[n, 0] = r - CENTER
-            out[n, 1] = c - CENTER
-            out[n, 2] = terrain
-            out[n, 3] = ((bits[CROWN1, r] >> c) & 1) + 2 * ((bits[CROWN2, r] >> c) & 1)
-            n += 1
-    return n
+@kernel(inline="always")
+def play_random_placement(bits, bbox, p, size, domino, sc, lvl, rng):
+    """Play random_placement's choice (the same draw); returns False when the domino is discarded
+    (the caller counts it). Skips the action's encoding where it can."""
+    if size == _word64.SIZE:
+        right, down, left, up = _word64.moves(bits, p, domino)
+        n = popcount(right) + popcount(down) + popcount(left) + popcount(up)
+        if n == 0:
+            return False
+        d, q = _word64.kth_move(right, down, left, up, rand_below(rng, n))
+        lay = bits[p, _word64.LAYOUT]
+        if lay == _word64.START:
+            place(bits, bbox, p, size, domino, _word64.move_action(lay, d, q))
+        else:
+            _word64.put_move(bits, bbox, p, domino, d, q)
+        return True
+    action = random_placement(bits, bbox, p, size, domino, sc, lvl, rng)
+    if action == DISCARD:
+        return False
+    place(bits, bbox, p, size, domino, action)
+    return True
 
 
-@njit(cache=True)
-def set_squares(bits, bbox, squares, n):
-    """Make bits/bbox the kingdom of the castle and the n squares (row, col, terrain, crowns) of
-    squares int64[>= n, 4], row and col relative to the castle, terrain WHEAT..MINE (no legality
-    check)."""
-    clear_kingdom(bits, bbox)
-    for i in range(n):
-        r = squares[i, 0] + CENTER
-        c = squares[i, 1] + CENTER
-        set_square(bits, r, c, squares[i, 2], squares[i, 3])
-        bbox[0] = min(bbox[0], r)
-        bbox[1] = max(bbox[1], r)
-        bbox[2] = min(bbox[2], c)
-        bbox[3] = max(bbox[3], c)
-
-
-@njit(cache=True, inline="always")
-def place(bits, bbox, domino, action):
-    """Put `domino` on the squares of place-action `action` (no legality check)."""
+@kernel(inline="always")
+def place(bits, bbox, p, size, domino, action):
+    """Put `domino` on the squares of place action `action` (no legality check)."""
     d = action // (G * G)
     r = (action // G) % G
     c = action % G
     rb = r + DIR_ROW[d]
     cb = c + DIR_COL[d]
-    set_square(bits, r, c, TILE_TERRAIN[domino, 0], TILE_CROWNS[domino, 0])
-    set_square(bits, rb, cb, TILE_TERRAIN[domino, 1], TILE_CROWNS[domino, 1])
-    bbox[0] = min(bbox[0], r, rb)
-    bbox[1] = max(bbox[1], r, rb)
-    bbox[2] = min(bbox[2], c, cb)
-    bbox[3] = max(bbox[3], c, cb)
+    bbox[p, 0] = min(bbox[p, 0], r, rb)
+    bbox[p, 1] = max(bbox[p, 1], r, rb)
+    bbox[p, 2] = min(bbox[p, 2], c, cb)
+    bbox[p, 3] = max(bbox[p, 3], c, cb)
+    if size == _word64.SIZE:
+        _word64.place(bits, bbox, p, domino, r, c, rb, cb)
+    else:
+        _rows.put_square(bits, p, r, c, TILE_TERRAIN[domino, 0], TILE_CROWNS[domino, 0])
+        _rows.put_square(bits, p, rb, cb, TILE_TERRAIN[domino, 1], TILE_CROWNS[domino, 1])
 
 
-@njit(cache=True, inline="always")
-def _packed(bits, plane, r0, r1, c0):
-    """Rows r0..r1 of a plane, shifted to start at column c0, packed 8 bits a row into one int64.
-
-    A kingdom is at most 7 wide, so bit 7 of every packed row stays 0 and stops the shifts in
-    `score_territories` from wrapping from one row into the next.
-    """
-    w = 0
-    for r in range(r0, r1 + 1):
-        w |= ((bits[plane, r] >> c0) & 0x7F) << (8 * (r - r0))
-    return w
-
-
-@njit(cache=True, inline="always")
-def _territories(rest, crown1, crown2):
-    """(points, largest squares) of the territories in packed word `rest` (one terrain)."""
-    points = 0
-    largest = 0
-    while rest:
-        comp = rest & -rest
-        while True:  # flood fill: grow by one square in every direction until it stops
-            grown = (comp | (comp << 1) | (comp >> 1) | (comp << 8) | (comp >> 8)) & rest
-            if grown == comp:
-                break
-            comp = grown
-        squares = popcount(comp)
-        points += squares * (popcount(comp & crown1) + 2 * popcount(comp & crown2))
-        largest = max(largest, squares)
-        rest &= ~comp
-    return points, largest
+@kernel
+def put_square(bits, bbox, p, size, r, c, terrain, crowns):
+    """One square of land of `terrain` with `crowns` on grid square (r, c) (no legality check)."""
+    bbox[p, 0] = min(bbox[p, 0], r)
+    bbox[p, 1] = max(bbox[p, 1], r)
+    bbox[p, 2] = min(bbox[p, 2], c)
+    bbox[p, 3] = max(bbox[p, 3], c)
+    if size == _word64.SIZE:
+        _word64.put_square(bits, bbox, p, r, c, terrain, crowns)
+    else:
+        _rows.put_square(bits, p, r, c, terrain, crowns)
 
 
-@njit(cache=True)
-def score_territories(bits, bbox):
-    """Whole kingdom without bonuses: returns (territory points, largest territory, crowns)."""
-    r0 = bbox[0]
-    r1 = bbox[1]
-    c0 = bbox[2]
-    crown1 = _packed(bits, CROWN1, r0, r1, c0)
-    crown2 = _packed(bits, CROWN2, r0, r1, c0)
-    points = 0
-    largest = 0
-    for t in range(1, 7):
-        p, big = _territories(_packed(bits, t, r0, r1, c0), crown1, crown2)
-        points += p
-        largest = max(largest, big)
-    return points, largest, popcount(crown1) + 2 * popcount(crown2)
+@kernel
+def square(bits, p, size, r, c):
+    """terrain * 4 + crowns of grid square (r, c): 0 when empty, 4 * CASTLE for the castle."""
+    if size == _word64.SIZE:
+        return _word64.square(bits, p, r, c)
+    return _rows.square(bits, p, r, c)
 
 
-@njit(cache=True)
-def is_centered(bbox, size):
+@kernel
+def list_squares(bits, bbox, p, size, out):
+    """Write every occupied square of kingdom p, castle included (terrain CASTLE), to out
+    int64[>= 49, 4] as (row, col, terrain, crowns), row and col relative to the castle, row by
+    row and left to right; return their number."""
+    n = 0
+    for r in range(bbox[p, 0], bbox[p, 1] + 1):
+        for c in range(bbox[p, 2], bbox[p, 3] + 1):
+            code = square(bits, p, size, r, c)
+            if code:
+                out[n, 0] = r - CENTER
+                out[n, 1] = c - CENTER
+                out[n, 2] = code >> 2
+                out[n, 3] = code & 3
+                n += 1
+    return n
+
+
+@kernel
+def set_squares(bits, bbox, p, size, squares, n):
+    """Make kingdom p the castle and the n squares (row, col, terrain, crowns) of squares
+    int64[>= n, 4], row and col relative to the castle, terrain WHEAT..MINE, spanning at most
+    size x size squares (no legality check)."""
+    clear_kingdom(bits, bbox, p, size)
+    for i in range(n):
+        put_square(bits, bbox, p, size, squares[i, 0] + CENTER, squares[i, 1] + CENTER, squares[i, 2],
+                   squares[i, 3])
+
+
+@kernel(inline="always")
+def window(bits, p, size, plane, r0, c0, n):
+    """Plane `plane` over the n x n grid squares from (r0, c0) (n <= 7), packed 8 bits a row: bit
+    8 * i + j is grid square (r0 + i, c0 + j)."""
+    if size == _word64.SIZE:
+        return _word64.window(bits, p, plane, r0, c0, n)
+    return _rows.window(bits, p, plane, r0, c0, n)
+
+
+@kernel(inline="always")
+def territory_points(bits, bbox, p, size):
+    """Points of the territories (squares x crowns), without bonuses."""
+    if size == _word64.SIZE:
+        return _word64.points(bits, p)
+    return _rows.points(bits, bbox, p)
+
+
+@kernel
+def score_territories(bits, bbox, p, size):
+    """(territory points, largest territory, crowns), without bonuses."""
+    if size == _word64.SIZE:
+        return (_word64.points(bits, p), _word64.largest(bits, p),
+                popcount(bits[p, CROWN1]) + 2 * popcount(bits[p, CROWN2]))
+    crowns = 0
+    for r in range(G):
+        crowns += popcount(bits[p, CROWN1 * G + r]) + 2 * popcount(bits[p, CROWN2 * G + r])
+    return _rows.points(bits, bbox, p), _rows.largest(bits, bbox, p), crowns
+
+
+@kernel
+def land_squares(bits, p, size):
+    """Occupied squares, castle included."""
+    if size == _word64.SIZE:
+        return popcount(bits[p, OCC])
+    return _rows.land_squares(bits, p)
+
+
+@kernel(inline="always")
+def is_centered(bbox, p, size):
     """Middle Kingdom: every square within the size x size square centred on the castle."""
     h = size // 2
-    return bbox[0] >= CENTER - h and bbox[1] <= CENTER + h and bbox[2] >= CENTER - h and bbox[3] <= CENTER + h
+    return (bbox[p, 0] >= CENTER - h and bbox[p, 1] <= CENTER + h
+            and bbox[p, 2] >= CENTER - h and bbox[p, 3] <= CENTER + h)
 
 
-@njit(cache=True)
-def bonus_points(bbox, size, flags, complete):
+@kernel(inline="always")
+def bonus_points(bbox, p, size, flags, complete):
     """Harmony (+5, when `complete`) and Middle Kingdom (+10) as switched on in `flags`."""
     bonus = 0
     if flags & FLAG_HARMONY and complete:
         bonus += 5
-    if flags & FLAG_MIDDLE and is_centered(bbox, size):
+    if flags & FLAG_MIDDLE and is_centered(bbox, p, size):
         bonus += 10
     return bonus
+
+
+@kernel
+def count_holes(bits, bbox, p, size):
+    """One-square holes: empty squares that no domino can ever cover. The squares that can still be
+    filled are those of the size x size square centred on the castle while the kingdom is centred,
+    else those of any size x size square around the kingdom."""
+    centered = is_centered(bbox, p, size)
+    if size == _word64.SIZE:
+        return _word64.holes(bits, p, centered)
+    return _rows.holes(bits, bbox, p, size, centered)
 
 
 # ---------------------------------------------------------------------------------------------
 # A game
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _draw_row(st):
     """Draw the next row into NEW_ROW, ascending; an empty row when the deck is used up."""
     n = st[ST_ROW_LEN]
@@ -438,12 +370,12 @@ def _draw_row(st):
     st[ST_DECK_POS] = pos + n
 
 
-@njit(cache=True)
+@kernel
 def init_game(bits, bbox, st, rng):
     """Set up a game from the header of st (ST_PLAYERS .. ST_FLAGS): deck, first pick order, first row."""
     players = st[ST_PLAYERS]
     for p in range(players):
-        clear_kingdom(bits[p], bbox[p])
+        clear_kingdom(bits, bbox, p, st[ST_SIZE])
     for j in range(ST_CUR_ROW, ST_LEN):
         st[j] = 0
     for j in range(4):
@@ -479,7 +411,7 @@ def init_game(bits, bbox, st, rng):
     st[ST_PLAYER] = st[ST_FIRST_ORDER]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _next_turn(st):
     """Move to the next king of the current row, or to the next round, or end the game."""
     slot = st[ST_SLOT] + 1
@@ -504,7 +436,7 @@ def _next_turn(st):
         slot = 0
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def domino_to_place(st):
     """The domino the acting king places now, 0 outside a place phase."""
     if st[ST_PHASE] != PHASE_PLACE:
@@ -512,21 +444,21 @@ def domino_to_place(st):
     return st[ST_CUR_ROW + st[ST_SLOT]]
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _place_turn(bits, bbox, st, action):
     """The player to act places (or discards) the domino of its slot."""
     p = st[ST_PLAYER]
     if action == DISCARD:
         st[ST_DISCARDS + p] += 1
     else:
-        place(bits[p], bbox[p], st[ST_CUR_ROW + st[ST_SLOT]], action)
+        place(bits, bbox, p, st[ST_SIZE], st[ST_CUR_ROW + st[ST_SLOT]], action)
     if st[ST_NEW_ROW] != 0:
         st[ST_PHASE] = PHASE_CLAIM
     else:
         _next_turn(st)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _claim_slot(st, j):
     """The player to act claims the domino at index j of the new row."""
     st[ST_NEW_OWNER + j] = st[ST_PLAYER]
@@ -541,7 +473,7 @@ def _claim_slot(st, j):
         _next_turn(st)
 
 
-@njit(cache=True)
+@kernel
 def apply_action(bits, bbox, st, action):
     """Play `action` for the player to act (no legality check)."""
     if st[ST_PHASE] == PHASE_PLACE:
@@ -553,9 +485,10 @@ def apply_action(bits, bbox, st, action):
             return
 
 
-@njit(cache=True)
-def legal_actions(bits, bbox, st, scr, out):
-    """Write the legal actions of the player to act to out (int64[MAX_ACTIONS]); return their number."""
+@kernel
+def legal_actions(bits, bbox, st, sc, out):
+    """Write the legal actions of the player to act to out[0] (out: int64[1, MAX_ACTIONS]); return
+    their number. Uses scratch row sc[0]."""
     phase = st[ST_PHASE]
     if phase == PHASE_OVER:
         return 0
@@ -563,19 +496,19 @@ def legal_actions(bits, bbox, st, scr, out):
         n = 0
         for j in range(4):
             if st[ST_NEW_ROW + j] != 0 and st[ST_NEW_OWNER + j] < 0:
-                out[n] = CLAIM_BASE + st[ST_NEW_ROW + j]
+                out[0, n] = CLAIM_BASE + st[ST_NEW_ROW + j]
                 n += 1
         return n
-    p = st[ST_PLAYER]
-    if legal_masks(bits[p], bbox[p], st[ST_SIZE], domino_to_place(st), scr) == 0:
-        out[0] = DISCARD
+    size = st[ST_SIZE]
+    if legal_moves(bits, bbox, st[ST_PLAYER], size, domino_to_place(st), sc, 0) == 0:
+        out[0, 0] = DISCARD
         return 1
-    return masks_to_actions(scr, out)
+    return moves_to_actions(sc, 0, size, out, 0)
 
 
-@njit(cache=True)
-def is_legal(bits, bbox, st, action, scr):
-    """True when `action` is legal for the player to act."""
+@kernel
+def is_legal(bits, bbox, st, action, sc):
+    """True when `action` is legal for the player to act. Uses scratch row sc[0]."""
     phase = st[ST_PHASE]
     if phase == PHASE_CLAIM:
         for j in range(4):
@@ -586,12 +519,12 @@ def is_legal(bits, bbox, st, action, scr):
         p = st[ST_PLAYER]
         d = domino_to_place(st)
         if action == DISCARD:
-            return legal_masks(bits[p], bbox[p], st[ST_SIZE], d, scr) == 0
-        return is_legal_placement(bits[p], bbox[p], st[ST_SIZE], d, action, scr)
+            return legal_moves(bits, bbox, p, st[ST_SIZE], d, sc, 0) == 0
+        return is_legal_placement(bits, bbox, p, st[ST_SIZE], d, action, sc, 0)
     return False
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _random_free_slot(st, rng):
     """Index in the new row of a uniformly random free domino."""
     free = 0
@@ -607,43 +540,82 @@ def _random_free_slot(st, rng):
     return chosen
 
 
-@njit(cache=True)
+@kernel
 def random_claim(st, rng):
     """A uniformly random claim among the free dominoes of the new row."""
     return CLAIM_BASE + st[ST_NEW_ROW + _random_free_slot(st, rng)]
 
 
-@njit(cache=True)
-def random_action(bits, bbox, st, scr, rng):
-    """A uniformly random legal action of the player to act."""
+@kernel
+def random_action(bits, bbox, st, sc, rng):
+    """A uniformly random legal action of the player to act. Uses scratch row sc[0]."""
     if st[ST_PHASE] == PHASE_CLAIM:
         return random_claim(st, rng)
-    p = st[ST_PLAYER]
-    n = legal_masks(bits[p], bbox[p], st[ST_SIZE], domino_to_place(st), scr)
-    if n == 0:
-        return DISCARD
-    return kth_action(scr, rand_below(rng, n))
+    return random_placement(bits, bbox, st[ST_PLAYER], st[ST_SIZE], domino_to_place(st), sc, 0, rng)
 
 
-@njit(cache=True)
-def playout_random(bits, bbox, st, scr, rng):
-    """Play uniformly random legal actions until the game is over."""
-    # Written out rather than through random_action: LLVM then keeps the loop tight (+25% games/s).
-    while st[ST_PHASE] != PHASE_OVER:
+@kernel(inline="always")
+def _round_start(st):
+    """True in a place phase before any king of the current row has acted."""
+    if st[ST_PHASE] != PHASE_PLACE:
+        return False
+    for j in range(4):
+        if st[ST_NEW_OWNER + j] >= 0:
+            return False
+    first = 0
+    while st[ST_CUR_OWNER + first] < 0:
+        first += 1
+    return st[ST_SLOT] == first
+
+
+@kernel
+def playout_random(bits, bbox, st, sc, rng):
+    """Play uniformly random legal actions until the game is over. Uses scratch row sc[0].
+
+    Decision by decision up to the start of a round, then round by round: the turn order and the
+    claims without the state machine of apply_action (the same actions and random draws)."""
+    size = st[ST_SIZE]
+    while st[ST_PHASE] != PHASE_OVER and not _round_start(st):
         if st[ST_PHASE] == PHASE_CLAIM:
             _claim_slot(st, _random_free_slot(st, rng))
-            continue
-        p = st[ST_PLAYER]
-        n = legal_masks(bits[p], bbox[p], st[ST_SIZE], domino_to_place(st), scr)
-        _place_turn(bits, bbox, st, DISCARD if n == 0 else kth_action(scr, rand_below(rng, n)))
+        else:
+            _place_turn(bits, bbox, st, random_placement(bits, bbox, st[ST_PLAYER], size, domino_to_place(st),
+                                                         sc, 0, rng))
+    if st[ST_PHASE] == PHASE_OVER:
+        return
+    while True:
+        last = st[ST_NEW_ROW] == 0
+        free = 0  # new-row slots still free, one bit each
+        for j in range(4):
+            free |= np.int64(st[ST_NEW_ROW + j] != 0) << j
+        for j in range(4):
+            p = st[ST_CUR_OWNER + j]
+            if p < 0:
+                continue
+            if not play_random_placement(bits, bbox, p, size, st[ST_CUR_ROW + j], sc, 0, rng):
+                st[ST_DISCARDS + p] += 1
+            if not last:
+                k = select_bit(free, rand_below(rng, popcount(free)))
+                st[ST_NEW_OWNER + k] = p
+                free &= ~(1 << k)
+        if last:
+            break
+        for j in range(4):
+            st[ST_CUR_ROW + j] = st[ST_NEW_ROW + j]
+            st[ST_CUR_OWNER + j] = st[ST_NEW_OWNER + j]
+        _draw_row(st)
+        st[ST_ROUND] += 1
+    st[ST_PHASE] = PHASE_OVER
+    st[ST_PLAYER] = -1
+    st[ST_SLOT] = -1
 
 
-@njit(cache=True)
-def score_game(bits, bbox, st, scr, res):
+@kernel
+def score_game(bits, bbox, st, res):
     """Every player's score by the game's rules into res int64[players, RES_COLS]."""
     for p in range(st[ST_PLAYERS]):
-        points, largest, crowns = score_territories(bits[p], bbox[p])
-        bonus = bonus_points(bbox[p], st[ST_SIZE], st[ST_FLAGS], st[ST_DISCARDS + p] == 0)
+        points, largest, crowns = score_territories(bits, bbox, p, st[ST_SIZE])
+        bonus = bonus_points(bbox, p, st[ST_SIZE], st[ST_FLAGS], st[ST_DISCARDS + p] == 0)
         res[p, RES_TOTAL] = points + bonus
         res[p, RES_TERRITORIES] = points
         res[p, RES_BONUS] = bonus
@@ -651,7 +623,19 @@ def score_game(bits, bbox, st, scr, res):
         res[p, RES_CROWNS] = crowns
 
 
-@njit(cache=True)
+@kernel
+def score_totals(bits, bbox, st, res):
+    """score_game's RES_TOTAL, RES_TERRITORIES and RES_BONUS columns only (the tie-break columns
+    need every territory flooded, crownless ones too)."""
+    for p in range(st[ST_PLAYERS]):
+        points = territory_points(bits, bbox, p, st[ST_SIZE])
+        bonus = bonus_points(bbox, p, st[ST_SIZE], st[ST_FLAGS], st[ST_DISCARDS + p] == 0)
+        res[p, RES_TOTAL] = points + bonus
+        res[p, RES_TERRITORIES] = points
+        res[p, RES_BONUS] = bonus
+
+
+@kernel
 def rank_players(res, players, tiebreak_territory, ranks):
     """Ranks (1 = best, equals share a rank) by total, largest territory, then crowns."""
     for p in range(players):
@@ -669,7 +653,7 @@ def rank_players(res, players, tiebreak_territory, ranks):
         ranks[p] = better + 1
 
 
-@njit(cache=True)
+@kernel
 def resample_deck(st, rng):
     """Replace the undrawn part of the deck by a random order of the dominoes not yet seen."""
     pos = st[ST_DECK_POS]
@@ -689,21 +673,30 @@ def resample_deck(st, rng):
 
 
 @njit(cache=True)
+def new_game_arrays(header):
+    """Zeroed (bits, bbox, st) for a game with this state header (st: header filled in)."""
+    players = header[ST_PLAYERS]
+    st = np.zeros(ST_LEN, dtype=np.int64)
+    st[:ST_CUR_ROW] = header
+    return (np.zeros((players, kingdom_width(header[ST_SIZE])), dtype=np.int64),
+            np.zeros((players, 4), dtype=np.int64), st)
+
+
+@njit(cache=True)
 def random_games(header, n_games, rng, res):
-    """Play n_games uniformly random games from scratch (deck, picks, moves) and score them.
+    """Play n_games uniformly random games from scratch (deck, picks, moves) and score them as a
+    playout does (`score_totals`).
 
     header: int64[ST_CUR_ROW] state header (players, size, row length, kings, deck length, flags);
-    res: int64[players, RES_COLS], summed over the games (so the work cannot be optimised away).
+    res: int64[players, RES_COLS], the totals summed over the games (so the work cannot be
+    optimised away).
     """
-    players = header[ST_PLAYERS]
-    bits = np.zeros((players, PLANES, G), dtype=np.int64)
-    bbox = np.zeros((players, 4), dtype=np.int64)
-    st = np.zeros(ST_LEN, dtype=np.int64)
-    scr = np.zeros((SCRATCH_ROWS, G), dtype=np.int64)
-    one = np.zeros((players, RES_COLS), dtype=np.int64)
+    bits, bbox, st = new_game_arrays(header)
+    sc = scratch(1)
+    one = np.zeros((header[ST_PLAYERS], RES_COLS), dtype=np.int64)
     for _ in range(n_games):
         st[:ST_CUR_ROW] = header
         init_game(bits, bbox, st, rng)
-        playout_random(bits, bbox, st, scr, rng)
-        score_game(bits, bbox, st, scr, one)
+        playout_random(bits, bbox, st, sc, rng)
+        score_totals(bits, bbox, st, one)
         res += one

@@ -60,13 +60,13 @@ class _Table:
     """
 
     rules: Rules
-    _bits: np.ndarray  # int64[players, PLANES, G]
+    _bits: np.ndarray  # int64[players, kingdom_width(size)]
     _bbox: np.ndarray  # int64[players, 4]
     _st: np.ndarray    # int64[ST_LEN]
     history: list[int]
 
     def _scratch(self):
-        return np.zeros((K.SCRATCH_ROWS, K.G), dtype=np.int64)
+        return np.zeros((1, K.SCRATCH), dtype=np.int64)
 
     @property
     def n_players(self) -> int:
@@ -142,20 +142,20 @@ class _Table:
 
     def square_array(self, player: int) -> np.ndarray:
         """`kingdom(player).square_array()` without copying the kingdom."""
-        return square_array(self._bits[player], self._bbox[player])
+        return square_array(self._bits, self._bbox, player, self.rules.size)
 
     def legal_actions(self) -> list[int]:
         """The legal actions of the current player (empty when the game is over)."""
-        out = np.empty(K.MAX_ACTIONS, dtype=np.int64)
+        out = np.empty((1, K.MAX_ACTIONS), dtype=np.int64)
         n = K.legal_actions(self._bits, self._bbox, self._st, self._scratch(), out)
-        return out[:n].tolist()
+        return out[0, :n].tolist()
 
     def is_legal(self, action: int) -> bool:
         return bool(K.is_legal(self._bits, self._bbox, self._st, int(action), self._scratch()))
 
     def _results(self):
         res = np.zeros((self.n_players, K.RES_COLS), dtype=np.int64)
-        K.score_game(self._bits, self._bbox, self._st, self._scratch(), res)
+        K.score_game(self._bits, self._bbox, self._st, res)
         return res
 
     def score(self, player: int) -> Score:
@@ -192,11 +192,7 @@ class Game(_Table):
     def __init__(self, rules: Rules | None = None, seed: int = 0):
         self.rules = rules if rules is not None else Rules()
         self.seed = int(seed)
-        players = self.rules.players
-        self._bits = np.zeros((players, K.PLANES, K.G), dtype=np.int64)
-        self._bbox = np.zeros((players, 4), dtype=np.int64)
-        self._st = np.zeros(K.ST_LEN, dtype=np.int64)
-        self._st[:K.ST_CUR_ROW] = header_of(self.rules)
+        self._bits, self._bbox, self._st = K.new_game_arrays(header_of(self.rules))
         K.init_game(self._bits, self._bbox, self._st, rng_state(self.seed))
         self.history = []
 
@@ -321,10 +317,10 @@ class GameView(_Table):
 
         view = cls.__new__(cls)
         view.rules, view.player, view.history = rules, player, []
-        view._bits = np.empty((n, K.PLANES, K.G), dtype=np.int64)
+        view._bits = np.empty((n, K.kingdom_width(rules.size)), dtype=np.int64)
         view._bbox = np.empty((n, 4), dtype=np.int64)
         for p, kingdom in enumerate(kingdoms):
-            view._bits[p], view._bbox[p] = kingdom._bits, kingdom._bbox
+            view._bits[p], view._bbox[p] = kingdom._bits[0], kingdom._bbox[0]
         st = header_of(rules).tolist() + [0] * (K.ST_LEN - K.ST_CUR_ROW)  # a list: set item by item
         st[K.ST_DECK_POS], st[K.ST_ROUND], st[K.ST_SLOT], st[K.ST_PLAYER] = pos, round, slot, player
         st[K.ST_PHASE] = K.PHASE_PLACE if phase == "place" else K.PHASE_CLAIM

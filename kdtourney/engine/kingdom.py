@@ -65,18 +65,20 @@ class Kingdom:
         if size not in (5, 7):
             raise ValueError(f"a kingdom is 5x5 or 7x7, not {size}x{size}")
         self.size = size
-        self._bits = np.zeros((K.PLANES, K.G), dtype=np.int64)
-        self._bbox = np.zeros(4, dtype=np.int64)
-        self._scratch = np.zeros((K.SCRATCH_ROWS, K.G), dtype=np.int64)
-        K.clear_kingdom(self._bits, self._bbox)
+        # kingdom 0 of the kernels' arrays (see kdtourney.engine._kernels)
+        self._bits = np.zeros((1, K.kingdom_width(size)), dtype=np.int64)
+        self._bbox = np.zeros((1, 4), dtype=np.int64)
+        self._scratch = np.zeros((1, K.SCRATCH), dtype=np.int64)
+        K.clear_kingdom(self._bits, self._bbox, 0, size)
 
     @classmethod
     def _from_arrays(cls, bits, bbox, size):
+        """A copy of a kingdom of a game: bits[p] and bbox[p] of the kernels' arrays."""
         kingdom = cls.__new__(cls)
         kingdom.size = size
-        kingdom._bits = bits.copy()
-        kingdom._bbox = bbox.copy()
-        kingdom._scratch = np.zeros((K.SCRATCH_ROWS, K.G), dtype=np.int64)
+        kingdom._bits = bits[np.newaxis].copy()
+        kingdom._bbox = bbox[np.newaxis].copy()
+        kingdom._scratch = np.zeros((1, K.SCRATCH), dtype=np.int64)
         return kingdom
 
     @classmethod
@@ -101,25 +103,19 @@ class Kingdom:
             raise ValueError(f"the squares span {height}x{width}, more than a {size}x{size} kingdom")
         kingdom = cls(size)
         if cells:
-            K.set_squares(kingdom._bits, kingdom._bbox, np.array(cells, dtype=np.int64), len(cells))
+            K.set_squares(kingdom._bits, kingdom._bbox, 0, size, np.array(cells, dtype=np.int64), len(cells))
         return kingdom
 
     # -- squares --------------------------------------------------------------------------------
 
     def square(self, row: int, col: int) -> tuple[int, int]:
         """(terrain, crowns) of a square; terrain EMPTY or CASTLE where there is no land."""
-        r, c = row + K.CENTER, col + K.CENTER
-        if not (0 <= r < K.G and 0 <= c < K.G) or not (self._bits[K.OCC, r] >> c) & 1:
-            return EMPTY, 0
-        if (r, c) == (K.CENTER, K.CENTER):
-            return CASTLE, 0
-        terrain = next(t for t in range(1, 7) if (self._bits[t, r] >> c) & 1)
-        crowns = ((self._bits[K.CROWN1, r] >> c) & 1) + 2 * ((self._bits[K.CROWN2, r] >> c) & 1)
-        return terrain, int(crowns)
+        code = int(K.square(self._bits, 0, self.size, row + K.CENTER, col + K.CENTER))
+        return code >> 2, code & 3
 
     def bounds(self) -> tuple[int, int, int, int]:
         """(top, bottom, left, right) of the occupied rectangle, relative to the castle."""
-        rmin, rmax, cmin, cmax = (int(v) - K.CENTER for v in self._bbox)
+        rmin, rmax, cmin, cmax = (int(v) - K.CENTER for v in self._bbox[0])
         return rmin, rmax, cmin, cmax
 
     def squares(self) -> dict[tuple[int, int], tuple[int, int]]:
@@ -128,7 +124,7 @@ class Kingdom:
 
     def square_array(self) -> np.ndarray:
         """`squares()` as an int64 array of (row, col, terrain, crowns) rows, row by row."""
-        return square_array(self._bits, self._bbox)
+        return square_array(self._bits, self._bbox, 0, self.size)
 
     # -- text -----------------------------------------------------------------------------------
 
@@ -193,11 +189,10 @@ class Kingdom:
         return f"Kingdom.from_text({self.to_text()!r}, size={self.size})"
 
     def __eq__(self, other):
-        return (isinstance(other, Kingdom) and self.size == other.size
-                and np.array_equal(self._bits, other._bits))
+        return isinstance(other, Kingdom) and self.size == other.size and self.squares() == other.squares()
 
     def copy(self) -> "Kingdom":
-        return Kingdom._from_arrays(self._bits, self._bbox, self.size)
+        return Kingdom._from_arrays(self._bits[0], self._bbox[0], self.size)
 
     # -- rules ----------------------------------------------------------------------------------
 
@@ -211,10 +206,10 @@ class Kingdom:
         For a domino whose halves are identical, each pair of squares appears once.
         """
         self._check_domino(domino)
-        K.legal_masks(self._bits, self._bbox, self.size, domino, self._scratch)
-        actions = np.empty(K.MAX_ACTIONS, dtype=np.int64)
-        n = K.masks_to_actions(self._scratch, actions)
-        return [decode_placement(int(a)) for a in actions[:n]]
+        K.legal_moves(self._bits, self._bbox, 0, self.size, domino, self._scratch, 0)
+        actions = np.empty((1, K.MAX_ACTIONS), dtype=np.int64)
+        n = K.moves_to_actions(self._scratch, 0, self.size, actions, 0)
+        return [decode_placement(int(a)) for a in actions[0, :n]]
 
     def place(self, domino: int, placement: Placement) -> None:
         """Put a domino on the kingdom; an illegal placement raises ValueError."""
@@ -224,27 +219,27 @@ class Kingdom:
             action = encode_placement(placement, domino)
         except ValueError as err:
             raise ValueError(f"illegal placement of {TILES[domino]}: {err}") from None
-        if not K.is_legal_placement(self._bits, self._bbox, self.size, domino, action, self._scratch):
+        if not K.is_legal_placement(self._bits, self._bbox, 0, self.size, domino, action, self._scratch, 0):
             raise ValueError(f"illegal placement of {TILES[domino]} at {placement}")
-        K.place(self._bits, self._bbox, domino, action)
+        K.place(self._bits, self._bbox, 0, self.size, domino, action)
 
     def score(self, rules=None) -> Score:
         """Score by territories; with `rules`, plus their bonuses (Harmony: a full size x size grid)."""
-        points, largest, crowns = K.score_territories(self._bits, self._bbox)
+        points, largest, crowns = K.score_territories(self._bits, self._bbox, 0, self.size)
         bonus = 0
         if rules is not None:
             if rules.size != self.size:
                 raise ValueError(f"rules for {rules.size}x{rules.size} kingdoms do not apply to a "
                                  f"{self.size}x{self.size} kingdom")
-            full = sum(int(m).bit_count() for m in self._bits[K.OCC]) == self.size ** 2
-            bonus = int(K.bonus_points(self._bbox, self.size, flags_of(rules), full))
+            full = K.land_squares(self._bits, 0, self.size) == self.size ** 2
+            bonus = int(K.bonus_points(self._bbox, 0, self.size, flags_of(rules), full))
         return Score(int(points) + bonus, int(points), bonus, int(largest), int(crowns))
 
 
-def square_array(bits, bbox) -> np.ndarray:
-    """The occupied squares of a kingdom's arrays (see Kingdom.square_array)."""
+def square_array(bits, bbox, p, size) -> np.ndarray:
+    """The occupied squares of kingdom p of the kernels' arrays (see Kingdom.square_array)."""
     out = np.empty((49, 4), dtype=np.int64)
-    return out[:K.list_squares(bits, bbox, out)]
+    return out[:K.list_squares(bits, bbox, p, size, out)]
 
 
 def flags_of(rules) -> int:

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from kdtourney.bots import _kernels as BK
+from kdtourney.bots import _search_kernels as SK
 from kdtourney.bots.base import Bot
 from kdtourney.bots.expectimax import ExpectimaxBot
 from kdtourney.bots.greedy import GreedyBot, candidates
@@ -12,6 +13,8 @@ from kdtourney.bots.mce import MCEBot
 from kdtourney.bots.mcts import MCTSBot
 from kdtourney.engine import Game, Kingdom, Rules, TILES
 from kdtourney.engine import _kernels as K
+
+MCTS_VISITS = SK.TI_VISITS
 
 SETUPS = {
     "2p": Rules(players=2),
@@ -27,7 +30,9 @@ SMALL = {
     "mce-random-wdl": (MCEBot, {"iterations": 24, "policy": "random", "measure": "wdl", "candidates": 6}),
     "mcts": (MCTSBot, {"iterations": 24}),
     "mcts-greedy-score": (MCTSBot, {"iterations": 24, "policy": "greedy", "measure": "score"}),
-    "expectimax": (ExpectimaxBot, {"iterations": 6}),
+    "mcts-no-reuse-no-widening": (MCTSBot, {"iterations": 24, "reuse": "none", "widen": 0}),
+    "mcts-reuse-turn-margin": (MCTSBot, {"iterations": 24, "reuse": "turn", "measure": "margin"}),
+    "expectimax": (ExpectimaxBot, {"iterations": 40}),
     "expectimax-depth1": (ExpectimaxBot, {"iterations": 6, "depth": 1}),
 }
 
@@ -113,8 +118,9 @@ def test_contract(cls):
     (MCEBot, {"iterations": 0}), (MCEBot, {"time": -1}), (MCEBot, {"policy": "smart"}),
     (MCEBot, {"measure": "elo"}), (MCEBot, {"candidates": -2}), (MCEBot, {"iterations": 2.5}),
     (MCTSBot, {"c": -1}), (MCTSBot, {"iterations": "many"}), (MCTSBot, {"policy": "x"}),
-    (MCTSBot, {"bias": "big"}), (ExpectimaxBot, {"depth": 0}), (ExpectimaxBot, {"depth": 9}),
-    (ExpectimaxBot, {"iterations": 0}),
+    (MCTSBot, {"bias": "big"}), (MCTSBot, {"widen": -1}), (MCTSBot, {"reuse": "always"}),
+    (ExpectimaxBot, {"depth": 0}), (ExpectimaxBot, {"depth": 1.5}), (ExpectimaxBot, {"width": 0}),
+    (ExpectimaxBot, {"samples": 0}), (ExpectimaxBot, {"iterations": 0}),
 ])
 def test_bad_parameters_are_clear_errors(cls, params):
     key = next(iter(params))
@@ -127,6 +133,99 @@ def test_time_budget_plays():
     for cls in (MCEBot, MCTSBot, ExpectimaxBot):
         game, _ = play(rules, [cls(time=0.002), FirstLegal()], seed=2)
         assert game.is_over
+
+
+# -- the searches ------------------------------------------------------------------------------
+
+
+def position(rules, rounds, phase="place", seed=6):
+    """A position of a greedy game after `rounds` rounds, at the first `phase` decision."""
+    game = Game(rules, seed)
+    bots = [GreedyBot() for _ in range(rules.players)]
+    for seat, bot in enumerate(bots):
+        bot.setup(seat, rules, seat)
+    while game.round < rounds or game.phase != phase:
+        p = game.current_player
+        game.apply(bots[p].act(game.view(p)))
+    return game
+
+
+def test_expectimax_searches_deeper_with_a_larger_budget():
+    game = position(SETUPS["4p-bonuses"], 3)
+    depths = []
+    for iterations in (10, 100, 3000):
+        bot = ExpectimaxBot(iterations=iterations)
+        bot.setup(game.current_player, game.rules, 1)
+        bot.decide(game.view(game.current_player))
+        assert bot.last_iterations <= iterations + 1
+        depths.append(bot.last_depth)
+    assert depths == [1, 2, 3]
+
+
+def test_expectimax_cut_off_plays_the_deepest_completed_answer():
+    """A budget that ends where depth 3 begins gives the depth-2 search's move."""
+    game = position(SETUPS["4p-bonuses"], 4)
+    view = game.view(game.current_player)
+    deep2 = ExpectimaxBot(iterations=10**6, depth=2)
+    deep2.setup(game.current_player, game.rules, 1)
+    want = deep2.decide(view)
+    cut = ExpectimaxBot(iterations=deep2.last_iterations)
+    cut.setup(game.current_player, game.rules, 1)
+    assert cut.decide(view) == want
+    assert cut.last_depth == deep2.last_depth == 2
+
+
+@pytest.mark.parametrize("reuse, kept", [("none", False), ("turn", True)])
+def test_mcts_claim_decision_continues_the_place_decision_search(reuse, kept):
+    game = position(SETUPS["4p-bonuses"], 3)
+    p = game.current_player
+    bot = MCTSBot(iterations=100, reuse=reuse)
+    bot.setup(p, game.rules, 1)
+    game.apply(bot.act(game.view(p)))
+    inherited = bot._ti[bot._expect[2], MCTS_VISITS]
+    assert game.current_player == p and game.phase == "claim" and inherited > 0
+    bot.act(game.view(p))
+    assert bot._ti[0, MCTS_VISITS] == 100 + (inherited if kept else 0)
+
+
+def _subtree(ti, tf, node):
+    """The subtree of node, depth first: (action, visits, value, children) per node."""
+    out = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        children = []
+        ch = ti[n, SK.TI_FIRST]
+        while ch >= 0:
+            children.append(ch)
+            ch = ti[ch, SK.TI_NEXT]
+        out.append((ti[n, SK.TI_ACTION], ti[n, MCTS_VISITS], tf[n, SK.TF_VALUE], len(children)))
+        stack += children[::-1]
+    return out
+
+
+def test_mcts_subtree_copy_keeps_the_subtree():
+    game = position(SETUPS["4p"], 2)
+    bits, bbox, st = game.arrays
+    ti = np.zeros((1 << 14, SK.TI_COLS), dtype=np.int64)
+    tf = np.zeros((1 << 14, SK.TF_COLS))
+    ncount = np.zeros(1, dtype=np.int64)
+    SK.mcts_reset(ti, tf, ncount)
+    SK.mcts_run(bits, bbox, st, game.current_player, ti, tf, ncount, 300, 0.2, 5.0, 1.0,
+                BK.POLICY_GREEDY, BK.MEASURE_RATIO, 3)
+    child = max(_children(ti, 0), key=lambda ch: ti[ch, MCTS_VISITS])
+    want = _subtree(ti, tf, child)
+    ti2, tf2, n2 = np.zeros_like(ti), np.zeros_like(tf), np.zeros(1, dtype=np.int64)
+    assert SK.mcts_subtree(ti, tf, child, ti2, tf2, n2)
+    assert _subtree(ti2, tf2, 0) == want and n2[0] == len(want) > 10
+    assert not SK.mcts_subtree(ti, tf, child, ti2[:5], tf2[:5], n2)  # too small: refused
+
+
+def _children(ti, node):
+    ch = ti[node, SK.TI_FIRST]
+    while ch >= 0:
+        yield ch
+        ch = ti[ch, SK.TI_NEXT]
 
 
 # -- the greedy's evaluation -------------------------------------------------------------------
@@ -144,7 +243,7 @@ def test_time_budget_plays():
 def test_count_holes(text, holes):
     kingdom = Kingdom.from_text(text)
     bits, bbox = kingdom._bits, kingdom._bbox
-    assert BK.count_holes(bits, bbox, 5) == holes
+    assert K.count_holes(bits, bbox, 0, 5) == holes
 
 
 def test_greedy_keys_match_engine_scores():

@@ -62,14 +62,14 @@ def position_records(rules, seed):
         p = int(st[K.ST_PLAYER])
         size = int(st[K.ST_SIZE])
         flags = int(st[K.ST_FLAGS])
-        rec = {"step": step, "holes": int(BK.count_holes(bits[p], bbox[p], size))}
+        rec = {"step": step, "holes": int(K.count_holes(bits, bbox, p, size))}
         spots = []
         dominoes = _free_dominoes(st)
         if game.phase == "place":
             dominoes = [int(st[K.ST_CUR_ROW + st[K.ST_SLOT]])] + dominoes
         for d in dominoes:
             for complete in (True, False):
-                k, a = BK.best_spot(bits[p], bbox[p], size, flags, complete, d, *work, 1)
+                k, a = BK.best_spot(bits, bbox, p, size, flags, complete, d, *work, 1)
                 spots.append([int(k), int(a)])
         rec["best_spot"] = spots
         if game.phase == "place":
@@ -114,7 +114,7 @@ GAMES = {
     "mcts50_duel_hm": (RULES["duel_hm"], 15, lambda: MCTSBot(iterations=50)),
     "mce100_4p_hm": (RULES["4p_hm"], 16, lambda: MCEBot(iterations=100)),
     "mce100_2p": (RULES["2p"], 17, lambda: MCEBot(iterations=100)),
-    "expectimax8_4p_hm": (RULES["4p_hm"], 18, lambda: ExpectimaxBot(iterations=8)),
+    "expectimax120_4p_hm": (RULES["4p_hm"], 18, lambda: ExpectimaxBot(iterations=120)),
 }
 
 
@@ -144,7 +144,8 @@ def test_greedy_kernels_match_the_recorded_reference():
 
 def test_after_key_equals_copy_place_and_score():
     """The no-copy evaluation of one placement equals copying the kingdom, placing and scoring it
-    (every flag combination, with and without Harmony, every legal placement)."""
+    (every flag combination, with and without Harmony, every legal placement, by action and by the
+    greedy kernels' placement entries, which list the legal actions in order)."""
     kb, bb, sc, ac = BK.work_buffers()
     checked = 0
     for rules in (Rules(2), Rules(4), Rules(2, variant="duel")):
@@ -155,19 +156,23 @@ def test_after_key_equals_copy_place_and_score():
                 bits, bbox, st = game.arrays
                 if game.phase == "place" and game.legal_actions() != [K.DISCARD]:
                     p, size, domino = game.current_player, int(st[K.ST_SIZE]), game.domino_to_place
-                    points = BK._prepare(bits[p], bbox[p], size, kb[2])
-                    assert points == K.score_territories(bits[p], bbox[p])[0]
-                    holes = BK.count_holes(bits[p], bbox[p], size)
-                    for action in game.legal_actions():
-                        BK._copy_kingdom(bits[p], bbox[p], kb[0], bb[0])
-                        K.place(kb[0], bb[0], domino, action)
+                    points = BK._prepare(bits, bbox, p, size, kb, 2)
+                    assert points == K.score_territories(bits, bbox, p, size)[0]
+                    holes = K.count_holes(bits, bbox, p, size)
+                    n = BK._placements(bits, bbox, p, size, domino, sc, ac, 0)
+                    entries = [int(e) for e in ac[0, :n]]
+                    assert [BK._entry_action(bits, p, size, e) for e in entries] == game.legal_actions()
+                    for action, entry in zip(game.legal_actions(), entries):
+                        K.copy_kingdom(bits, bbox, p, kb, bb, 0)
+                        K.place(kb, bb, 0, size, domino, action)
                         for flags in range(4):
                             for complete in (True, False):
-                                want = (BK._spot_ok(kb[0], bb[0], size, holes) << BK.S2_SHIFT) | BK.kingdom_points(
-                                    kb[0], bb[0], size, flags, complete)
-                                got = BK._after_key(bits[p], kb[2], bbox[p], size, flags, complete, domino,
-                                                    action, points, holes)
+                                want = (BK._spot_ok(kb, bb, 0, size, holes) << BK.S2_SHIFT) | BK.kingdom_points(
+                                    kb, bb, 0, size, flags, complete)
+                                got = BK._after_key(kb, 2, flags, complete, domino, action, points, holes)
                                 assert got == want, (rules, seed, action, flags, complete)
+                                got = BK._entry_key(kb, 2, size, flags, complete, domino, entry, points, holes)
+                                assert got == want, (rules, seed, entry, flags, complete)
                                 checked += 1
                 game.apply(rnd.choice(game.legal_actions()))
     assert checked > 20000

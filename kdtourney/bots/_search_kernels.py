@@ -1,0 +1,549 @@
+"""Numba kernels of the tree searches (`expectimax`, `mcts`): arrays and ints in, arrays and ints out.
+
+Built on the greedy evaluation and the playouts of `kdtourney.bots._kernels` and on the engine
+kernels (state layout documented in `kdtourney.engine._kernels`).
+"""
+
+import numpy as np
+from numba import njit
+
+from kdtourney.bots._kernels import (KINGDOM_WIDTH, OK_SHIFT, POLICY_GREEDY, S2_SHIFT, S_MASK,
+                                     best_spot, fast_greedy_action, free_claims, greedy_combos,
+                                     kingdom_points, playout, result_value, static_eval,
+                                     work_buffers)
+from kdtourney.engine._base import kernel
+from kdtourney.engine._kernels import (CLAIM_BASE, DISCARD, MAX_ACTIONS, PHASE_CLAIM, PHASE_OVER,
+                                       PHASE_PLACE, RES_COLS, ST_CUR_ROW, ST_DECK, ST_DECK_LEN,
+                                       ST_DECK_POS, ST_DISCARDS, ST_FLAGS, ST_KINGS, ST_LEN,
+                                       ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE, ST_PLAYER, ST_PLAYERS,
+                                       ST_ROUND, ST_ROW_LEN, ST_SIZE, ST_SLOT, apply_action,
+                                       copy_kingdom, legal_moves, moves_to_actions, place,
+                                       rand_below, random_action, resample_deck)
+from kdtourney.engine.tiles import TILE_CROWNS
+
+# ---------------------------------------------------------------------------------------------
+# Expectimax over the searching player's turns
+#
+# A max node is one of the player's turns: place the domino it holds (`domino`), then claim one of
+# the free dominoes of the row on the table. Its moves are the `width` best (placement, claim)
+# combinations by the greedy's key (greedy_combos, which is also the move ordering). After a move,
+# a chance node draws the next row from the dominoes the player has not seen (`samples` draws):
+# the kings whose claimed dominoes are numbered below the player's pick first, and take random
+# dominoes of it; the player's next turn places the domino it claimed and claims from what is
+# left. The other players' kingdoms are not modelled. At the depth limit a move is valued by the
+# static evaluation (bots/_kernels.py static_eval: points with potential) after placing the
+# claimed domino at its best spot too; a kingdom that gets no more dominoes is valued by its
+# points. Every move of a node is valued on the same chance outcomes: outcome s of a chance node
+# comes from a seed made of the search seed and the path of outcome numbers that leads to it.
+#
+# Buffers per level L (0 = the root), from expecti_buffers(max_depth):
+#   gb int64[L, 1, KINGDOM_WIDTH], gx int64[L, 1, 4], gs int64[L, ST_LEN]: the node as a one-player
+#     game for greedy_combos (its kingdom, the domino to place, the row with the taken dominoes)
+#   mb int64[L, KINGDOM_WIDTH], mx int64[L, 4]: kingdom L is the one after the move being valued
+#   places, claims, keys, pick int64[L, 4 * MAX_ACTIONS]: the node's combinations, the searched ones
+#   pool int64[L, 48]: the unseen dominoes the next row is drawn from
+#   frame int64[L, F_COLS], fval float64[L, 2], fpath uint64[L]: the depth-first walk (an explicit
+#     stack: Numba's cache does not keep recursive functions, numba issue 6061)
+#   stats int64[2]: max nodes searched, deepest level reached
+
+NOT_DONE = -1e300  # value of a root move whose search was cut off by the node limit
+
+# frame columns: the node's depth left, domino to place, Harmony still possible (0/1), rows left
+# to draw after the row on the table, unseen dominoes (bit set); its moves and the one being
+# valued; that move's claim, Harmony after it, kings picking before the player next round, chance
+# outcomes (rows drawn) and the next one, unseen dominoes to draw from. fval: best value, sum of
+# the move's outcome values.
+F_DEPTH, F_DOMINO, F_COMPLETE, F_ROWS, F_UNSEEN, F_MOVES, F_MOVE = 0, 1, 2, 3, 4, 5, 6
+F_CLAIM, F_COMP, F_AHEAD, F_OUTCOMES, F_NEXT, F_POOL = 7, 8, 9, 10, 11, 12
+F_COLS = 13
+
+
+@njit(cache=True)
+def expecti_buffers(max_depth):
+    """The per-level buffers of expecti_move (see above), for searches up to `max_depth` turns."""
+    n = max_depth + 1
+    return (np.zeros((n, 1, KINGDOM_WIDTH), dtype=np.int64), np.zeros((n, 1, 4), dtype=np.int64),
+            np.zeros((n, ST_LEN), dtype=np.int64), np.zeros((n, KINGDOM_WIDTH), dtype=np.int64),
+            np.zeros((n, 4), dtype=np.int64), np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64),
+            np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64), np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64),
+            np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64), np.zeros((n, 48), dtype=np.int64),
+            np.zeros((n, F_COLS), dtype=np.int64), np.zeros((n, 2), dtype=np.float64),
+            np.zeros(n, dtype=np.uint64))
+
+
+@kernel(inline="always")
+def _outcome_rng(seed, path, s, rng):
+    """Seed rng for outcome s of the chance node reached by `path`; returns the outcome's path."""
+    child = (path + np.uint64(s + 1)) * np.uint64(0x9E3779B97F4A7C15)
+    child ^= child >> np.uint64(29)
+    rng[0] = seed ^ child
+    return child
+
+
+@kernel(inline="always")
+def _evaluate(bits, bbox, p, size, flags, complete, final):
+    """Points of kingdom p when it is final (no more dominoes to come), else its static evaluation."""
+    if final:
+        return float(kingdom_points(bits, bbox, p, size, flags, complete))
+    return static_eval(bits, bbox, p, size, flags, complete)
+
+
+@kernel
+def _best_after(bits, bbox, p, size, flags, complete, domino, final, kb, bb, sc, ac):
+    """The best _evaluate of kingdom p after placing `domino` (discarded when it has no placement)."""
+    if legal_moves(bits, bbox, p, size, domino, sc, 0) == 0:
+        return _evaluate(bits, bbox, p, size, flags, False, final)
+    n = moves_to_actions(sc, 0, size, ac, 0)
+    best = -1e300
+    for i in range(n):
+        copy_kingdom(bits, bbox, p, kb, bb, 0)
+        place(kb, bb, 0, size, domino, ac[0, i])
+        best = max(best, _evaluate(kb, bb, 0, size, flags, complete, final))
+    return best
+
+
+@kernel(inline="always")
+def _top(keys, n, width, pick):
+    """Indices of the `width` largest of keys[:n] into pick (ties: the first); returns how many."""
+    k = min(n, width) if width > 0 else n
+    for j in range(k):
+        best = -1
+        for i in range(n):
+            taken = False
+            for q in range(j):
+                if pick[q] == i:
+                    taken = True
+                    break
+            if not taken and (best < 0 or keys[i] > keys[best]):
+                best = i
+        pick[j] = best
+    return k
+
+
+@njit(cache=True)
+def expecti_move(bits, bbox, st, me, places, claims, k, depth, width, samples, seed, limit, stats,
+                 buffers):
+    """Value of root move k (place places[k], claim claims[k]; -1: none) searched `depth` turns
+    deep, or NOT_DONE when stats[0] (max nodes searched, added to) passes `limit`.
+
+    st: the real game with player `me` to act; only what `me` may know is used (the undrawn deck
+    enters only as the set of unseen dominoes). stats[1] gets the deepest level reached.
+    """
+    gb, gx, gs, mb, mx, places_, claims_, keys, pick, pool, frame, fval, fpath = buffers
+    kb, bb, sc, ac = work_buffers()
+    rng = np.zeros(1, dtype=np.uint64)
+    size = st[ST_SIZE]
+    flags = st[ST_FLAGS]
+    row_len = st[ST_ROW_LEN]
+    kings = st[ST_KINGS]
+    useed = np.uint64(seed)
+    # the root: the real position, one move
+    copy_kingdom(bits, bbox, me, gb[0], gx[0], 0)
+    gs[0, :] = st
+    places_[0, 0] = places[k]
+    claims_[0, 0] = claims[k]
+    pick[0, 0] = 0
+    unseen = 0
+    for d in range(1, 49):
+        unseen |= 1 << d
+    for j in range(st[ST_DECK_POS]):
+        unseen &= ~(1 << st[ST_DECK + j])
+    frame[0, F_DEPTH] = depth
+    frame[0, F_DOMINO] = st[ST_CUR_ROW + st[ST_SLOT]] if st[ST_PHASE] == PHASE_PLACE else 0
+    frame[0, F_COMPLETE] = 1 if st[ST_DISCARDS + me] == 0 else 0
+    frame[0, F_ROWS] = (st[ST_DECK_LEN] - st[ST_DECK_POS]) // row_len
+    frame[0, F_UNSEEN] = unseen
+    fpath[0] = 0
+    lvl = 0
+    entered = True
+    while True:
+        if entered:  # a new max node: its moves
+            entered = False
+            stats[0] += 1
+            if stats[0] > limit:
+                return NOT_DONE
+            stats[1] = max(stats[1], lvl)
+            if lvl == 0:
+                n = 1
+            else:
+                n = greedy_combos(gb[lvl], gx[lvl], gs[lvl], places_[lvl], claims_[lvl], keys[lvl],
+                                  kb, bb, sc, ac)
+                n = _top(keys[lvl], n, width, pick[lvl])
+            frame[lvl, F_MOVES] = n
+            frame[lvl, F_MOVE] = 0
+            frame[lvl, F_OUTCOMES] = 0
+            fval[lvl, 0] = -1e300
+        f = frame[lvl]
+        if f[F_MOVE] == f[F_MOVES]:  # the node is done: back to the chance node above
+            v = fval[lvl, 0]
+            if lvl == 0:
+                return v
+            lvl -= 1
+            fval[lvl, 1] += v
+            continue
+        if f[F_OUTCOMES] == 0:  # start valuing the next move
+            i = pick[lvl, f[F_MOVE]]
+            a = places_[lvl, i]
+            c = claims_[lvl, i] - CLAIM_BASE if claims_[lvl, i] >= 0 else 0
+            copy_kingdom(gb[lvl], gx[lvl], 0, mb, mx, lvl)
+            comp = f[F_COMPLETE] == 1
+            if a == DISCARD:
+                comp = False
+            elif a >= 0:
+                place(mb, mx, lvl, size, f[F_DOMINO], a)
+            v = 0.0
+            leaf = True
+            if c == 0:  # the last round: nothing more to come
+                v = _evaluate(mb, mx, lvl, size, flags, comp, True)
+            elif f[F_DEPTH] <= 1:
+                v = _best_after(mb, mx, lvl, size, flags, comp, c, f[F_ROWS] == 0, kb, bb, sc, ac)
+            else:
+                leaf = False
+            if leaf:
+                fval[lvl, 0] = max(fval[lvl, 0], v)
+                f[F_MOVE] += 1
+                continue
+            # the next turn places c and claims from the next row, if one is left to draw
+            nxt = lvl + 1
+            copy_kingdom(mb, mx, lvl, gb[nxt], gx[nxt], 0)
+            gs[nxt, :] = gs[lvl]
+            gs[nxt, ST_PHASE] = PHASE_PLACE
+            gs[nxt, ST_PLAYER] = 0
+            gs[nxt, ST_SLOT] = 0
+            gs[nxt, ST_CUR_ROW] = c
+            gs[nxt, ST_DISCARDS] = 0 if comp else 1
+            ahead = 0
+            for j in range(4):
+                d = gs[lvl, ST_NEW_ROW + j]
+                if d != 0 and d < c:
+                    ahead += 1
+            f[F_CLAIM] = c
+            f[F_COMP] = 1 if comp else 0
+            f[F_AHEAD] = min(ahead, kings - 1)
+            f[F_OUTCOMES] = 1 if f[F_ROWS] == 0 else samples
+            f[F_NEXT] = 0
+            npool = 0
+            for d in range(1, 49):
+                if (f[F_UNSEEN] >> d) & 1:
+                    pool[lvl, npool] = d
+                    npool += 1
+            f[F_POOL] = npool
+            fval[lvl, 1] = 0.0
+        if f[F_NEXT] == f[F_OUTCOMES]:  # every outcome valued: the move's value
+            v = fval[lvl, 1] / f[F_OUTCOMES]
+            fval[lvl, 0] = max(fval[lvl, 0], v)
+            f[F_MOVE] += 1
+            f[F_OUTCOMES] = 0
+            continue
+        # the next chance outcome, then down to the next turn
+        s = f[F_NEXT]
+        f[F_NEXT] += 1
+        nxt = lvl + 1
+        g = frame[nxt]
+        g[F_DEPTH] = f[F_DEPTH] - 1
+        g[F_DOMINO] = f[F_CLAIM]
+        g[F_COMPLETE] = f[F_COMP]
+        if f[F_ROWS] == 0:
+            for j in range(4):
+                gs[nxt, ST_NEW_ROW + j] = 0
+                gs[nxt, ST_NEW_OWNER + j] = -1
+            g[F_ROWS] = 0
+            g[F_UNSEEN] = f[F_UNSEEN]
+            fpath[nxt] = fpath[lvl]
+        else:
+            fpath[nxt] = _outcome_rng(useed, fpath[lvl], s, rng)
+            # the next row: unseen dominoes (a partial Fisher-Yates on a copy of the pool)
+            npool = f[F_POOL]
+            pool[nxt, :npool] = pool[lvl, :npool]
+            drawn = 0
+            for j in range(min(row_len, npool)):
+                m = j + rand_below(rng, npool - j)
+                t = pool[nxt, m]
+                pool[nxt, m] = pool[nxt, j]
+                pool[nxt, j] = t
+                drawn |= 1 << t
+            # ascending; the kings ahead take random ones
+            j = 0
+            for d in range(1, 49):
+                if (drawn >> d) & 1:
+                    gs[nxt, ST_NEW_ROW + j] = d
+                    gs[nxt, ST_NEW_OWNER + j] = -1
+                    j += 1
+            for q in range(j, 4):
+                gs[nxt, ST_NEW_ROW + q] = 0
+                gs[nxt, ST_NEW_OWNER + q] = -1
+            for q in range(min(f[F_AHEAD], j - 1)):
+                t = rand_below(rng, j - q)
+                for jj in range(j):  # the t-th domino not yet taken
+                    if gs[nxt, ST_NEW_OWNER + jj] < 0:
+                        if t == 0:
+                            gs[nxt, ST_NEW_OWNER + jj] = 1
+                            break
+                        t -= 1
+            g[F_ROWS] = f[F_ROWS] - 1
+            g[F_UNSEEN] = f[F_UNSEEN] & ~drawn
+        lvl = nxt
+        entered = True
+
+
+# ---------------------------------------------------------------------------------------------
+# MCTS: determinized UCT over the searching player's own decisions
+#
+# The tree holds only the searching player's decisions; the other players' actions between two of
+# them are played by the playout policy. A node is an own decision reached by a sequence of own
+# actions; its children are the actions of that decision (engine actions: a placement, DISCARD, or
+# a claim). Place decisions have the same legal actions in every determinization (they depend
+# only on the own kingdom and the own claimed domino), so a place node gets all its children at
+# once, best prior first; a claim node gets a child for each free domino the first time it is seen
+# free (the row depends on the determinization), and a child's availability counts the visits in
+# which it was legal (information-set UCT).
+#
+# Progressive widening: a place node visited n times chooses among its 1 + widen sqrt(n) children
+# of best prior only, so that a new node does not spend its first visits on every placement.
+# Common random numbers: the deal of an iteration (the unseen dominoes' order, and every random
+# choice of the playout) is the k-th deal of the decision's seed when the root child chosen has k
+# visits, so that the root children are compared on the same deals.
+#
+#   ti int64[cap, TI_COLS]: first child, next sibling, action, visits, availability
+#   tf float64[cap, TF_COLS]: value sum, prior h (points), best prior among the node's children
+#   ncount int64[1]: nodes in use (node 0 is the root)
+
+TI_FIRST = 0
+TI_NEXT = 1
+TI_ACTION = 2
+TI_VISITS = 3
+TI_AVAIL = 4
+TI_COLS = 5
+TF_VALUE = 0
+TF_PRIOR = 1
+TF_HMAX = 2
+TF_COLS = 3
+
+
+@kernel
+def key_points(key):
+    """A greedy key as points: s2 minus 10 for a bad placement and 5 for a bad spot of the claim."""
+    ok = key >> OK_SHIFT
+    return ((key >> S2_SHIFT) & S_MASK) - 10 * (1 - (ok >> 1)) - 5 * (1 - (ok & 1))
+
+
+@kernel
+def _new_node(ti, tf, ncount, parent, action, prior):
+    """A new first child of `parent`; returns its index, -1 when the tree is full."""
+    i = ncount[0]
+    if i >= ti.shape[0]:
+        return -1
+    ncount[0] = i + 1
+    ti[i, TI_FIRST] = -1
+    ti[i, TI_NEXT] = ti[parent, TI_FIRST]
+    ti[i, TI_ACTION] = action
+    ti[i, TI_VISITS] = 0
+    ti[i, TI_AVAIL] = 0
+    tf[i, TF_VALUE] = 0.0
+    tf[i, TF_PRIOR] = prior
+    tf[i, TF_HMAX] = -1e9
+    ti[parent, TI_FIRST] = i
+    if prior > tf[parent, TF_HMAX]:
+        tf[parent, TF_HMAX] = prior
+    return i
+
+
+@kernel
+def mcts_reset(ti, tf, ncount):
+    """An empty tree: only the root."""
+    ncount[0] = 1
+    ti[0, TI_FIRST] = -1
+    ti[0, TI_NEXT] = -1
+    ti[0, TI_ACTION] = -1
+    ti[0, TI_VISITS] = 0
+    ti[0, TI_AVAIL] = 0
+    tf[0, TF_VALUE] = 0.0
+    tf[0, TF_PRIOR] = 0.0
+    tf[0, TF_HMAX] = -1e9
+
+
+@njit(cache=True)
+def mcts_subtree(ti, tf, node, ti2, tf2, ncount2):
+    """Copy the subtree of `node` into ti2, tf2 (as root 0, children in the same order); returns
+    False when it does not fit."""
+    if ti2.shape[0] < 1:
+        return False
+    queue = np.empty(ti2.shape[0], dtype=np.int64)  # old index of new node i
+    queue[0] = node
+    ti2[0, :] = ti[node]
+    tf2[0, :] = tf[node]
+    ti2[0, TI_NEXT] = -1
+    n = 1
+    head = 0
+    while head < n:
+        old = queue[head]
+        prev = -1
+        ch = ti[old, TI_FIRST]
+        ti2[head, TI_FIRST] = -1
+        while ch >= 0:
+            if n >= ti2.shape[0]:
+                return False
+            queue[n] = ch
+            ti2[n, :] = ti[ch]
+            tf2[n, :] = tf[ch]
+            ti2[n, TI_NEXT] = -1
+            if prev < 0:
+                ti2[head, TI_FIRST] = n
+            else:
+                ti2[prev, TI_NEXT] = n
+            prev = n
+            n += 1
+            ch = ti[ch, TI_NEXT]
+        head += 1
+    ncount2[0] = n
+    return True
+
+
+@njit(cache=True)
+def _expand_place(bits, bbox, st, node, ti, tf, ncount, places, claims, keys, kb, bb, sc, ac):
+    """All placements of a place node as children, best prior (greedy combination) first."""
+    n = greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac)
+    # one prior per placement (combinations come grouped by placement), kept in keys[:m]
+    m = 0
+    i = 0
+    while i < n:
+        a = places[i]
+        h = key_points(keys[i])
+        j = i + 1
+        while j < n and places[j] == a:
+            h = max(h, key_points(keys[j]))
+            j += 1
+        places[m] = a
+        keys[m] = h
+        m += 1
+        i = j
+    # inserted worst first, so that the list runs best first (ties: the first found first)
+    order = np.argsort(-keys[:m], kind="mergesort")
+    for q in range(m - 1, -1, -1):
+        if _new_node(ti, tf, ncount, node, places[order[q]], float(keys[order[q]])) < 0:
+            return
+
+
+@kernel
+def _expand_claims(bits, bbox, s, node, ti, tf, ncount, free, kb, bb, sc, ac):
+    """A child for every free domino not yet a child, prior = its best spot's score."""
+    nfree = free_claims(s, free)
+    for j in range(nfree):
+        ch = ti[node, TI_FIRST]
+        while ch >= 0 and ti[ch, TI_ACTION] != free[j]:
+            ch = ti[ch, TI_NEXT]
+        if ch >= 0:
+            continue
+        d = free[j] - CLAIM_BASE
+        if s[ST_ROUND] == 0:
+            h = 5.0 * max(TILE_CROWNS[d, 0], TILE_CROWNS[d, 1])
+        else:
+            p = s[ST_PLAYER]
+            k, _ = best_spot(bits, bbox, p, s[ST_SIZE], s[ST_FLAGS], s[ST_DISCARDS + p] == 0, d,
+                             kb, bb, sc, ac, 1)
+            h = float((k & S_MASK) - 5 * (1 - (k >> S2_SHIFT)))
+        _new_node(ti, tf, ncount, node, free[j], h)
+
+
+@kernel
+def _select(ti, tf, node, c, bias, widen, claim_phase, st):
+    """UCB with progressive bias over the node's children legal now (availability updated).
+
+    Place nodes: only the first 1 + widen sqrt(visits) children (best priors) when widen > 0.
+    Unvisited legal children come first, the best prior among them; then
+    Q + c sqrt(ln(avail) / n) + bias (h - hmax) / 100 / (n + 1).
+    """
+    best = -1
+    best_u = -1e300
+    fresh = -1
+    fresh_h = -1e300
+    hmax = tf[node, TF_HMAX]
+    allowed = 1 << 62
+    if widen > 0 and not claim_phase:
+        allowed = 1 + int(widen * np.sqrt(ti[node, TI_VISITS]))
+    ch = ti[node, TI_FIRST]
+    while ch >= 0 and allowed > 0:
+        allowed -= 1
+        legal = True
+        if claim_phase:
+            legal = False
+            d = ti[ch, TI_ACTION] - CLAIM_BASE
+            for j in range(4):
+                if st[ST_NEW_ROW + j] == d and st[ST_NEW_OWNER + j] < 0:
+                    legal = True
+        if legal:
+            ti[ch, TI_AVAIL] += 1
+            n = ti[ch, TI_VISITS]
+            if n == 0:
+                if tf[ch, TF_PRIOR] > fresh_h:
+                    fresh_h = tf[ch, TF_PRIOR]
+                    fresh = ch
+            elif fresh < 0:
+                u = (tf[ch, TF_VALUE] / n + c * np.sqrt(np.log(ti[ch, TI_AVAIL]) / n)
+                     + bias * (tf[ch, TF_PRIOR] - hmax) / 100.0 / (n + 1))
+                if u > best_u:
+                    best_u = u
+                    best = ch
+        ch = ti[ch, TI_NEXT]
+    return fresh if fresh >= 0 else best
+
+
+@njit(cache=True)
+def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, measure, seed):
+    """`count` iterations of determinized UCT from st (the searching player `me` to act), the
+    tree's root being this position; deals from `seed` (common random numbers, see above)."""
+    kb, bb, sc, ac = work_buffers()
+    places = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
+    claims = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
+    keys = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
+    free = np.empty(4, dtype=np.int64)
+    rng = np.zeros(1, dtype=np.uint64)
+    b = bits.copy()
+    x = bbox.copy()
+    s = st.copy()
+    res = np.zeros((st[ST_PLAYERS], RES_COLS), dtype=np.int64)
+    ranks = np.zeros(st[ST_PLAYERS], dtype=np.int64)
+    path = np.empty(256, dtype=np.int64)
+    useed = np.uint64(seed)
+    for _ in range(count):
+        b[:] = bits
+        x[:] = bbox
+        s[:] = st
+        node = 0
+        plen = 1
+        path[0] = 0
+        dealt = False
+        while s[ST_PHASE] != PHASE_OVER:
+            if s[ST_PLAYER] != me:
+                if policy == POLICY_GREEDY:
+                    a = fast_greedy_action(b, x, s, rng, kb, bb, sc, ac)
+                else:
+                    a = random_action(b, x, s, sc, rng)
+                apply_action(b, x, s, a)
+                continue
+            if node != 0 and ti[node, TI_VISITS] == 0:
+                break  # a new leaf: play out from here
+            claim_phase = s[ST_PHASE] == PHASE_CLAIM
+            if claim_phase:
+                _expand_claims(b, x, s, node, ti, tf, ncount, free, kb, bb, sc, ac)
+            elif ti[node, TI_FIRST] < 0:
+                _expand_place(b, x, s, node, ti, tf, ncount, places, claims, keys, kb, bb, sc, ac)
+            ch = _select(ti, tf, node, c, bias, widen, claim_phase, s)
+            if ch < 0:
+                break  # the tree is full
+            if not dealt:  # the root's decision does not depend on the deal: deal k of child k
+                dealt = True
+                rng[0] = useed ^ (np.uint64(ti[ch, TI_VISITS] + 1) * np.uint64(0x9E3779B97F4A7C15))
+                resample_deck(s, rng)
+            apply_action(b, x, s, ti[ch, TI_ACTION])
+            node = ch
+            path[plen] = ch
+            plen += 1
+        if not dealt:  # the tree is full at the root
+            rng[0] = useed
+            resample_deck(s, rng)
+        playout(b, x, s, rng, policy, me, kb, bb, sc, ac)
+        v = result_value(b, x, s, me, measure, res, ranks)
+        for i in range(plen):
+            ti[path[i], TI_VISITS] += 1
+            tf[path[i], TF_VALUE] += v

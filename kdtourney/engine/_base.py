@@ -1,0 +1,181 @@
+"""What every engine kernel shares: the grid, the planes of a kingdom, the actions, and bit-board
+helpers (LLVM's bit instructions; neighbours and territories on one int64 word of squares).
+
+The grid. Actions and bounding boxes use a G x G grid (G = 13) with the castle fixed at (CENTER,
+CENTER); a 5x5 kingdom uses at most rows and columns 2..10 of it, a 7x7 one 0..12.
+
+The planes of a kingdom, each a set of squares:
+
+    OCC           occupied squares, castle included
+    1 .. 6        squares of terrain WHEAT .. MINE (the castle is in none of them)
+    CROWN1        squares whose crown count has bit 0 set (1 or 3 crowns)
+    CROWN2        squares whose crown count has bit 1 set (2 or 3 crowns)
+    NEAR + t      squares orthogonally next to terrain t or to the castle, so that the legal
+                  placements are a few mask operations
+
+How a kingdom stores them depends on its size (`_word64` for 5x5, `_rows` for 7x7).
+
+A word of squares lays rows out one after the other, `stride` bits apart, without guard bits: a
+shift by one carries the last square of a row into the next row's first. Callers keep such
+"wrapped neighbours" out of what they count (`_word64` explains why its layouts never meet them).
+"""
+
+import numpy as np
+from llvmlite import binding as llvm
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils, config
+from numba.core.codegen import get_host_cpu_features
+from numba.core.extending import intrinsic
+
+from kdtourney import _jit_cache  # noqa: F401  (before any njit(cache=True): caches outside the package)
+from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
+
+G = 13
+CENTER = 6
+OCC = 0
+CROWN1 = 7
+CROWN2 = 8
+NEAR = 8           # planes NEAR + t (9..14)
+PLANES = 15
+DIR_ROW = np.array([0, 1, 0, -1], dtype=np.int64)
+DIR_COL = np.array([1, 0, -1, 0], dtype=np.int64)
+
+# Actions are ints:
+#     0 .. 675        place: (direction * G + row) * G + col; (row, col) is the grid square of half
+#                     a, direction is where half b lies from half a: 0 right, 1 down, 2 left, 3 up
+#     DISCARD = 676   discard the domino (legal only when it has no legal placement)
+#     CLAIM_BASE + n  claim domino number n of the new row (1001 .. 1048)
+# A domino with two identical halves is only placed pointing right or down (directions 0 and 1).
+N_PLACE_ACTIONS = 4 * G * G
+DISCARD = N_PLACE_ACTIONS
+CLAIM_BASE = 1000
+MAX_ACTIONS = N_PLACE_ACTIONS  # an upper bound on the number of legal actions
+
+# 1 for a domino whose two halves are identical (terrain and crowns)
+TILE_SYMMETRIC = np.array([int(TILE_TERRAIN[d, 0] == TILE_TERRAIN[d, 1] and TILE_CROWNS[d, 0] == TILE_CROWNS[d, 1])
+                           for d in range(len(TILE_TERRAIN))], dtype=np.int64)
+TILE_SYMMETRIC.flags.writeable = False
+
+
+# ---------------------------------------------------------------------------------------------
+# Compiling
+
+
+def kernel(function=None, *, inline="never"):
+    """Decorator of a kernel that allocates nothing: njit, cached, compiled without Numba's
+    reference counting. Array arguments of inlined helpers would otherwise be counted in and out
+    in the hot loops (an atomic operation and a call each), and LLVM cannot always remove them.
+    `@kernel` or `@kernel(inline="always")`."""
+    decorate = njit(cache=True, inline=inline, _nrt=False)
+    return decorate if function is None else decorate(function)
+
+
+# ---------------------------------------------------------------------------------------------
+# LLVM bit instructions
+
+
+@intrinsic
+def popcount(typingctx, x):
+    """Number of set bits of an int64."""
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+    return types.int64(types.int64), codegen
+
+
+@intrinsic
+def trailing_zeros(typingctx, x):
+    """Index of the lowest set bit of a non-zero int64."""
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+    return types.int64(types.int64), codegen
+
+
+@intrinsic
+def lshr(typingctx, x, n):
+    """x shifted right by n (0 <= n < 64), filling with zeros (`>>` on an int64 copies the sign)."""
+    def codegen(context, builder, signature, args):
+        return builder.lshr(args[0], args[1])
+    return types.int64(types.int64, types.int64), codegen
+
+
+@intrinsic
+def _pdep(typingctx, x, mask):
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(64)])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.bmi.pdep.64")
+        return builder.call(fn, args)
+    return types.int64(types.int64, types.int64), codegen
+
+
+@kernel(inline="always")
+def _select_pdep(m, k):
+    """Index of the k-th (0-based) set bit of m: BMI2's bit deposit."""
+    return trailing_zeros(_pdep(1 << k, m))
+
+
+@kernel(inline="always")
+def _select_halving(m, k):
+    """Index of the k-th (0-based) set bit of m: halving by popcounts, no branches on k."""
+    pos = 0
+    for width in (32, 16, 8, 4, 2, 1):
+        low = popcount(m & ((1 << width) - 1))
+        up = np.int64(k >= low)
+        pos += width * up
+        k -= low * up
+        m = lshr(m, width * up)
+    return pos
+
+
+def _fast_pdep():
+    """True when the code is compiled for a CPU with a fast pdep (AMD before Zen 3 microcodes it)."""
+    cpu = config.CPU_NAME or llvm.get_host_cpu_name()
+    features = config.CPU_FEATURES if config.CPU_FEATURES is not None else get_host_cpu_features()
+    return "+bmi2" in features.split(",") and cpu not in ("znver1", "znver2", "generic", "host")
+
+
+select_bit = _select_pdep if _fast_pdep() else _select_halving
+
+
+# ---------------------------------------------------------------------------------------------
+# Words of squares
+
+
+@kernel(inline="always")
+def neighbours(b, stride):
+    """Squares orthogonally next to those of b (wrapped neighbours included)."""
+    return (b << 1) | lshr(b, 1) | (b << stride) | lshr(b, stride)
+
+
+@kernel(inline="always")
+def flood(seed, mask, stride):
+    """The squares of `mask` connected to `seed` (a subset of mask)."""
+    while True:
+        grown = (seed | neighbours(seed, stride)) & mask
+        if grown == seed:
+            return seed
+        seed = grown
+
+
+@kernel(inline="always")
+def terrain_points(land, crown1, crown2, stride):
+    """Points (squares x crowns) of the territories in `land` (one terrain); only crowned
+    territories are flooded, the others score nothing."""
+    points = 0
+    crowned = land & (crown1 | crown2)
+    while crowned:
+        comp = flood(crowned & -crowned, land, stride)
+        points += popcount(comp) * (popcount(comp & crown1) + 2 * popcount(comp & crown2))
+        crowned &= ~comp
+    return points
+
+
+@kernel(inline="always")
+def largest_territory(land, stride):
+    """Squares of the largest territory in `land` (one terrain)."""
+    largest = 0
+    while land:
+        comp = flood(land & -land, land, stride)
+        largest = max(largest, popcount(comp))
+        land &= ~comp
+    return largest
