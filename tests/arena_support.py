@@ -131,21 +131,26 @@ def write_faulty_bots(folder):
     return folder
 
 
-def comparable(folder):
+def comparable(folder, blocks=None):
     """The store's games, results and faults without timing columns, sorted: equal for the same
-    tournament however it was run."""
+    tournament however it was run. `blocks`: only the games of the first that many blocks (an
+    SPRT's counted ones; how far the chunk of its decision played on depends on timing)."""
     out = {}
-    for table, load in (("games", store.load_games), ("results", store.load_results),
+    games = store.load_games(folder)
+    if blocks is not None:
+        games = games[games["block"] < blocks]
+    for table, load in (("games", lambda _: games), ("results", store.load_results),
                         ("faults", store.load_faults)):
         df = load(folder)
+        df = df[df["game"].isin(games["game"])]
         df = df.drop(columns=[c for c in store.TIMING_COLUMNS.get(table, ()) if c in df])
         keys = ["game", "seat"] if "seat" in df else ["game"]
         out[table] = df.sort_values(keys).reset_index(drop=True)
     return out
 
 
-def assert_same_store(a, b, ignore_timeouts=False):
-    x, y = comparable(a), comparable(b)
+def assert_same_store(a, b, blocks=None):
+    x, y = comparable(a, blocks), comparable(b, blocks)
     for table in x:
         pd.testing.assert_frame_equal(x[table], y[table], check_dtype=False, obj=table)
 
