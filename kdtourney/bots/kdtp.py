@@ -24,6 +24,8 @@ import numpy as np
 
 from kdtourney.engine import (CLAIM_BASE, DISCARD, TILES, GameView, Kingdom, Rules,
                               decode_placement)
+from kdtourney.engine import _kernels as K
+from kdtourney.engine.kingdom import square_array
 from kdtourney.engine.tiles import CASTLE, TERRAIN_LETTERS
 
 PROTOCOL = "kdtp"
@@ -96,44 +98,66 @@ def quit_message() -> dict:
 
 def act_line(view: GameView, legal: list[int], time_left_s: float | None) -> bytes:
     """The `act` line of the view's decision (`legal`: the view's legal actions): the state holds
-    what the acting player may know, from the view's public API. Written as text from cached
-    pieces (a square, an action): it is built for every decision of every bot in its own process.
+    what the acting player may know. Built for every decision of every bot in its own process, so
+    it reads the view's raw state (`GameView.arrays`) once and takes the text of what rarely
+    changes (kingdoms, unseen dominoes, actions) from caches keyed by its content.
     """
     rules = view.rules
-    kingdoms = ",".join(map(_kingdom_text, (view.square_array(p) for p in range(rules.players))))
-    current = ",".join(f'{{"domino":{d},"seat":{_seat(o)},"placed":{_BOOL[done]}}}'
-                       for (d, o), done in zip(view.current_row, view.placed))
-    new = ",".join(f'{{"domino":{d},"seat":{_seat(o)}}}' for d, o in view.new_row)
+    bits, bbox, st = view.arrays
+    s = st.tolist()
+    pos, round_, phase = s[K.ST_DECK_POS], s[K.ST_ROUND], s[K.ST_PHASE]
+    kingdoms = ",".join([_kingdom_text(bits[p], bbox[p]) for p in range(rules.players)])
+    # the row's dominoes come first (0: none); zip ends with the last one's `placed` flag
+    current = ",".join([f'{{"domino":{d},"seat":{_SEAT[o]},"placed":{_BOOL[done]}}}'
+                        for d, o, done in zip(s[K.ST_CUR_ROW:K.ST_CUR_ROW + 4],
+                                              s[K.ST_CUR_OWNER:K.ST_CUR_OWNER + 4], view.placed)])
+    new = ",".join([f'{{"domino":{d},"seat":{_SEAT[o]}}}' for d, o
+                    in zip(s[K.ST_NEW_ROW:K.ST_NEW_ROW + 4], s[K.ST_NEW_OWNER:K.ST_NEW_OWNER + 4])
+                    if d])
     to_place = view.domino_to_place
-    unseen = view.unseen()
+    kings = rules.players * rules.kings_per_player
     state = (f'{{"kingdoms":[{kingdoms}],"scores":[{_ints(view.scores())}],'
              f'"current_row":[{current}],"next_row":[{new}],'
              f'"to_place":{"null" if to_place is None else to_place},'
-             f'"deck_left":{rules.dominoes_in_play - (len(TILES) - len(unseen))},'
-             f'"unseen":[{_ints(unseen)}],"first_order":[{_ints(view.first_order)}]}}')
-    return (f'{{"type":"act","seat":{view.player},"phase":"{view.phase}","round":{view.round},'
+             f'"deck_left":{rules.dominoes_in_play - pos},'
+             f'"unseen":[{_unseen_text(s[K.ST_DECK:K.ST_DECK + pos])}],'
+             f'"first_order":[{_ints(s[K.ST_FIRST_ORDER:K.ST_FIRST_ORDER + kings])}]}}')
+    return (f'{{"type":"act","seat":{view.player},"phase":"{_PHASES[phase]}","round":{round_},'
             f'"state":{state},"legal":[{",".join(map(action_text, legal))}],'
-            f'"time_left_s":{json.dumps(time_left_s)}}}\n').encode()
+            f'"time_left_s":{"null" if time_left_s is None else json.dumps(time_left_s)}}}\n'
+            ).encode()
 
 
 _BOOL = {False: "false", True: "true"}
-_KINGDOMS: dict = {}  # the text of the kingdoms seen lately: most do not change between decisions
+_SEAT = {-1: "null", 0: "0", 1: "1", 2: "2", 3: "3"}  # an owner in the state: -1 is nobody
+_PHASES = {K.PHASE_PLACE: "place", K.PHASE_CLAIM: "claim"}
+_CACHE_SIZE = 4096
+_KINGDOMS: dict = {}  # kingdom bits -> text: most kingdoms do not change between decisions
+_UNSEEN: dict = {}    # drawn dominoes -> text of the unseen ones: changes once a round
 
 
-def _kingdom_text(squares) -> str:
-    """'[[r,c,"T",k],...]' of a kingdom's square_array()."""
-    key = squares.tobytes()
+def _kingdom_text(bits, bbox) -> str:
+    """'[[r,c,"T",k],...]' of a kingdom's arrays (one player's part of `GameView.arrays`)."""
+    key = bits.tobytes()  # the bounding box follows from the bits
     text = _KINGDOMS.get(key)
     if text is None:
-        if len(_KINGDOMS) > 4096:
+        if len(_KINGDOMS) > _CACHE_SIZE:
             _KINGDOMS.clear()
-        text = _KINGDOMS[key] = "[" + ",".join([f'[{r},{c},"{LETTERS[t]}",{k}]'
-                                                for r, c, t, k in squares.tolist()]) + "]"
+        text = _KINGDOMS[key] = "[" + ",".join([f'[{r},{c},"{LETTERS[t]}",{k}]' for r, c, t, k
+                                                in square_array(bits, bbox).tolist()]) + "]"
     return text
 
 
-def _seat(owner: int) -> str:
-    return str(owner) if owner >= 0 else "null"
+def _unseen_text(drawn: list) -> str:
+    """The dominoes not in `drawn`, ascending, as JSON numbers without the brackets."""
+    key = tuple(drawn)
+    text = _UNSEEN.get(key)
+    if text is None:
+        if len(_UNSEEN) > _CACHE_SIZE:
+            _UNSEEN.clear()
+        drawn = set(drawn)
+        text = _UNSEEN[key] = _ints(d for d in TILES if d not in drawn)
+    return text
 
 
 def _ints(values) -> str:
@@ -168,6 +192,18 @@ def action_text(action: int) -> str:
     if text is None:
         text = _TEXTS[action] = canonical(action_to_wire(action))
     return text
+
+
+_LINES: dict[int, bytes] = {}
+
+
+def action_line(action: int) -> bytes:
+    """The line of the answer `action` written compactly (as `kdtourney serve` writes it), cached:
+    the harness takes an answer that is exactly this line without parsing it."""
+    line = _LINES.get(action)
+    if line is None:
+        line = _LINES[action] = encode(action_message(action))
+    return line
 
 
 # --- the bot side ------------------------------------------------------------------------------
@@ -260,4 +296,5 @@ def action_message(action) -> dict:
 
 __all__ = ["PROTOCOL", "VERSION", "MAX_LINE", "ProtocolError", "encode", "decode", "hello",
            "dominoes", "game_message", "result_message", "quit_message", "act_line",
-           "action_to_wire", "action_text", "canonical", "rules_of", "view_of", "action_message"]
+           "action_to_wire", "action_text", "action_line", "canonical", "rules_of", "view_of",
+           "action_message"]
