@@ -106,7 +106,7 @@ def act_line(view: GameView, legal: list[int], time_left_s: float | None) -> byt
     bits, bbox, st = view.arrays
     s = st.tolist()
     pos, round_, phase = s[K.ST_DECK_POS], s[K.ST_ROUND], s[K.ST_PHASE]
-    kingdoms = ",".join([_kingdom_text(bits[p], bbox[p]) for p in range(rules.players)])
+    kingdoms = _kingdoms_text(bits, bbox)
     # the row's dominoes come first (0: none); zip ends with the last one's `placed` flag
     current = ",".join([f'{{"domino":{d},"seat":{_SEAT[o]},"placed":{_BOOL[done]}}}'
                         for d, o, done in zip(s[K.ST_CUR_ROW:K.ST_CUR_ROW + 4],
@@ -136,16 +136,32 @@ _KINGDOMS: dict = {}  # kingdom bits -> text: most kingdoms do not change betwee
 _UNSEEN: dict = {}    # drawn dominoes -> text of the unseen ones: changes once a round
 
 
-def _kingdom_text(bits, bbox) -> str:
-    """'[[r,c,"T",k],...]' of a kingdom's arrays (one player's part of `GameView.arrays`)."""
-    key = bits.tobytes()  # the bounding box follows from the bits
-    text = _KINGDOMS.get(key)
-    if text is None:
-        if len(_KINGDOMS) > _CACHE_SIZE:
-            _KINGDOMS.clear()
-        text = _KINGDOMS[key] = "[" + ",".join([f'[{r},{c},"{LETTERS[t]}",{k}]' for r, c, t, k
-                                                in square_array(bits, bbox).tolist()]) + "]"
-    return text
+def _kingdoms_text(bits, bbox) -> str:
+    """'[[r,c,"T",k],...],...' of every player's kingdom (their part of `GameView.arrays`)."""
+    raw = bits.tobytes()  # a kingdom's bounding box follows from its bits
+    size = len(raw) // len(bits)
+    texts = []
+    for p in range(len(bits)):
+        key = raw[p * size:(p + 1) * size]
+        text = _KINGDOMS.get(key)
+        if text is None:
+            if len(_KINGDOMS) > _CACHE_SIZE:
+                _KINGDOMS.clear()
+            squares = square_array(bits[p], bbox[p])
+            squares[:, 2] = _LETTER_CODES[squares[:, 2]]
+            text = _KINGDOMS[key] = _squares_format(len(squares)) % tuple(squares.ravel().tolist())
+        texts.append(text)
+    return ",".join(texts)
+
+
+_LETTER_CODES = np.zeros(max(LETTERS) + 1, dtype=np.int64)  # terrain -> its letter, for "%c"
+_LETTER_CODES[list(LETTERS)] = [ord(letter) for letter in LETTERS.values()]
+
+
+@lru_cache(maxsize=None)
+def _squares_format(n: int) -> str:
+    """The format of a kingdom of n squares, to fill with (row, col, letter, crowns) per square."""
+    return "[" + ",".join(['[%d,%d,"%c",%d]'] * n) + "]"
 
 
 def _unseen_text(drawn: list) -> str:
