@@ -88,6 +88,11 @@ def test_actions_on_the_wire():
     assert kdtp.action_message(9999)["action"] == 9999
     assert kdtp.action_message(True)["action"] is True
     assert kdtp.action_message(None)["action"] is None
+    # an answer written exactly as serve writes it is taken without parsing: it must mean the same
+    for action in (DISCARD, CLAIM_BASE + 31, place):
+        assert kdtp.encode(kdtp.action_message(action)) == kdtp.action_line(action) + b"\n"
+        assert kdtp.canonical(kdtp.decode(kdtp.action_line(action))["action"]) \
+            == kdtp.action_text(action)
 
 
 @pytest.mark.parametrize("line, error", [
