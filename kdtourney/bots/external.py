@@ -737,6 +737,7 @@ class ExternalBot(Bot):
             finally:
                 self.pool.started(process)
         process.game = self.pool.game
+        kdtp.load_kernels()
         message = kdtp.game_message(self.pool.game, seat, rules, int(seed), self.options,
                                     self.pool.settings.move_time_limit)
         process.send(kdtp.encode(message), time.monotonic() + WRITE_TIMEOUT, "game")

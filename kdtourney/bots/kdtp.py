@@ -142,6 +142,11 @@ def _kingdoms_text(bits, bbox) -> str:
         .tobytes().decode("ascii")
 
 
+def load_kernels() -> None:
+    """Load (or, the first time, compile) the kernel of `act_line` now: not in a timed decision."""
+    _kingdoms_text(np.zeros((1, K.PLANES, K.G), np.int64), np.zeros((1, 4), np.int64))
+
+
 _KINGDOM_BYTES = 2 + 49 * len('[-6,-6,"C",3],')  # at most, for one kingdom of up to 7x7 squares
 _LETTER_CODES = np.zeros(max(LETTERS) + 1, dtype=np.uint8)  # terrain -> the code of its letter
 _LETTER_CODES[list(LETTERS)] = [ord(letter) for letter in LETTERS.values()]
@@ -337,6 +342,6 @@ def action_message(action) -> dict:
 
 
 __all__ = ["PROTOCOL", "VERSION", "MAX_LINE", "ProtocolError", "encode", "decode", "hello",
-           "dominoes", "game_message", "result_message", "quit_message", "act_line",
+           "dominoes", "game_message", "result_message", "quit_message", "act_line", "load_kernels",
            "action_to_wire", "action_text", "action_line", "canonical", "rules_of", "view_of",
            "action_message"]
