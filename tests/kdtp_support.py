@@ -58,6 +58,8 @@ FAKE_BOT = textwrap.dedent(r'''
                     send({"type": "move", "action": legal[0]})
                 elif behaviour == "illegal":
                     send({"type": "action", "action": {"claim": 99}})
+                elif behaviour == "illegal-compact":  # an action, written as kdtourney would
+                    sys.stdout.write('{"type":"action","action":{"discard":true}}\n')
                 elif behaviour == "twice":
                     send({"type": "action", "action": legal[0]})
                     send({"type": "log", "text": "and once more"})

@@ -737,7 +737,7 @@ class ExternalBot(Bot):
             finally:
                 self.pool.started(process)
         process.game = self.pool.game
-        kdtp.load_kernels()
+        kdtp.warm_up()
         message = kdtp.game_message(self.pool.game, seat, rules, int(seed), self.options,
                                     self.pool.settings.move_time_limit)
         process.send(kdtp.encode(message), time.monotonic() + WRITE_TIMEOUT, "game")
@@ -751,14 +751,17 @@ class ExternalBot(Bot):
         process = self._process
         process.expect_silence("act")
         process.send(kdtp.act_line(view, legal, left), deadline, "act")
-        # a legal answer written compactly, as most bots write it, is known without parsing it
-        message = process.receive(deadline, "act", {kdtp.action_line(a): a for a in legal})
-        if not isinstance(message, dict):
-            return message
-        if message["type"] != "action" or "action" not in message:
-            process.fail(BotProtocolError, f"answered act with {_show(message)}, not "
-                                           '{"type": "action", "action": ...}')
-        answer = kdtp.canonical(message["action"])
+        # an answer written compactly, as most bots write it, is known without parsing it
+        message = process.receive(deadline, "act", kdtp.answer_lines())
+        if isinstance(message, int):  # an action, by its compact line
+            if message in legal:
+                return message
+            answer = kdtp.action_text(message)
+        else:
+            if message["type"] != "action" or "action" not in message:
+                process.fail(BotProtocolError, f"answered act with {_show(message)}, not "
+                                               '{"type": "action", "action": ...}')
+            answer = kdtp.canonical(message["action"])
         texts = {kdtp.action_text(a): a for a in legal}
         if answer not in texts:
             raise IllegalAnswer(f"answered {answer[:100]}, not one of the {len(legal)} legal "

@@ -142,9 +142,11 @@ def _kingdoms_text(bits, bbox) -> str:
         .tobytes().decode("ascii")
 
 
-def load_kernels() -> None:
-    """Load (or, the first time, compile) the kernel of `act_line` now: not in a timed decision."""
+def warm_up() -> None:
+    """Load (the first time: compile) the kernel of `act_line` and build `answer_lines` now, not
+    in a bot's timed decision."""
     _kingdoms_text(np.zeros((1, K.PLANES, K.G), np.int64), np.zeros((1, 4), np.int64))
+    answer_lines()
 
 
 _KINGDOM_BYTES = 2 + 49 * len('[-6,-6,"C",3],')  # at most, for one kingdom of up to 7x7 squares
@@ -241,16 +243,12 @@ def action_text(action: int) -> str:
     return text
 
 
-_LINES: dict[int, bytes] = {}
-
-
-def action_line(action: int) -> bytes:
-    """The line (without its '\\n') of the answer `action` written compactly, as `kdtourney serve`
-    writes it; cached: the harness takes an answer that is exactly this line without parsing it."""
-    line = _LINES.get(action)
-    if line is None:
-        line = _LINES[action] = encode(action_message(action))[:-1]
-    return line
+@lru_cache(maxsize=1)
+def answer_lines() -> dict:
+    """{the line (without its '\\n') of an answer written compactly, as `kdtourney serve` writes
+    it: its action} for every engine action: the harness takes such a line without parsing it."""
+    actions = [*range(K.N_PLACE_ACTIONS), DISCARD, *range(CLAIM_BASE + 1, CLAIM_BASE + 49)]
+    return {encode(action_message(a))[:-1]: a for a in actions}
 
 
 # --- the bot side ------------------------------------------------------------------------------
@@ -342,6 +340,6 @@ def action_message(action) -> dict:
 
 
 __all__ = ["PROTOCOL", "VERSION", "MAX_LINE", "ProtocolError", "encode", "decode", "hello",
-           "dominoes", "game_message", "result_message", "quit_message", "act_line", "load_kernels",
-           "action_to_wire", "action_text", "action_line", "canonical", "rules_of", "view_of",
+           "dominoes", "game_message", "result_message", "quit_message", "act_line", "warm_up",
+           "action_to_wire", "action_text", "answer_lines", "canonical", "rules_of", "view_of",
            "action_message"]

@@ -89,10 +89,11 @@ def test_actions_on_the_wire():
     assert kdtp.action_message(True)["action"] is True
     assert kdtp.action_message(None)["action"] is None
     # an answer written exactly as serve writes it is taken without parsing: it must mean the same
-    for action in (DISCARD, CLAIM_BASE + 31, place):
-        assert kdtp.encode(kdtp.action_message(action)) == kdtp.action_line(action) + b"\n"
-        assert kdtp.canonical(kdtp.decode(kdtp.action_line(action))["action"]) \
-            == kdtp.action_text(action)
+    lines = kdtp.answer_lines()
+    assert len(lines) == 725  # every placement, the discard, every claim
+    for line, action in lines.items():
+        assert kdtp.encode(kdtp.action_message(action)) == line + b"\n"
+        assert kdtp.canonical(kdtp.decode(line)["action"]) == kdtp.action_text(action)
 
 
 @pytest.mark.parametrize("line, error", [
