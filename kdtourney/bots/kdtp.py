@@ -100,8 +100,8 @@ def quit_message() -> dict:
 def act_line(view: GameView, legal: list[int], time_left_s: float | None) -> bytes:
     """The `act` line of the view's decision (`legal`: the view's legal actions): the state holds
     what the acting player may know. Built for every decision of every bot in its own process, so
-    it reads the view's raw state (`GameView.arrays`) once and takes the text of what rarely
-    changes (kingdoms, unseen dominoes, actions) from caches keyed by its content.
+    it reads the view's raw state (`GameView.arrays`) once, has a kernel write the kingdoms, and
+    takes the text of the unseen dominoes and of the actions from caches.
     """
     rules = view.rules
     bits, bbox, st = view.arrays
@@ -149,7 +149,7 @@ def warm_up() -> None:
     answer_lines()
 
 
-_KINGDOM_BYTES = 2 + 49 * len('[-6,-6,"C",3],')  # at most, for one kingdom of up to 7x7 squares
+_KINGDOM_BYTES = 2 + 49 * len('[-6,-6,"C",3],')  # at most: a 7x7 kingdom and the comma after it
 _LETTER_CODES = np.zeros(max(LETTERS) + 1, dtype=np.uint8)  # terrain -> the code of its letter
 _LETTER_CODES[list(LETTERS)] = [ord(letter) for letter in LETTERS.values()]
 
