@@ -306,15 +306,10 @@ def _print_standings(folder):
     if results.empty:
         return
     failed = failed_games(folder)
-    from kdtourney.report.ratings import bootstrap_elo
-    from kdtourney.report.stats import entrant_summary
+    from kdtourney.report.standings import standings
 
-    summary = entrant_summary(results, n_boot=500)
-    elo = bootstrap_elo(results, n_boot=300) if results["entrant"].nunique() > 1 else None
-    if elo is not None:
-        elo = elo.sort_values("elo", ascending=False)
-        order = [e for e in elo.index if e in summary.index]
-        summary = summary.loc[order + [e for e in summary.index if e not in order]]
+    figures = standings(results)  # the report page's figures and intervals
+    summary, elo = figures.summary, figures.elo
     table = Table(title="standings (means; 95% block-bootstrap intervals)", title_justify="left",
                   box=box.SIMPLE_HEAD, pad_edge=False)  # no column rules: fits 80 columns
     columns = ["entrant", "seats", "win share", "score", "margin", "Elo"]
@@ -497,9 +492,11 @@ _SPRT_PARAMS = ("candidate", "baseline", "elo0", "elo1", "alpha", "beta", "playe
 @click.option("--elo1", type=_Real(), default=10.0, show_default=True,
               help="H1: the candidate is at least ELO1 stronger (ELO1 > ELO0).")
 @click.option("--alpha", type=_Real(), default=0.05, show_default=True,
-              help="Chance of accepting H1 when H0 holds, in (0, 0.5).")
+              help="At most this chance of accepting H1 when the candidate is no more than "
+              "ELO0 stronger, in (0, 0.5).")
 @click.option("--beta", type=_Real(), default=0.05, show_default=True,
-              help="Chance of accepting H0 when H1 holds, in (0, 0.5).")
+              help="At most this chance of accepting H0 when the candidate is ELO1 stronger or "
+              "more, in (0, 0.5).")
 @click.option("--players", metavar="2|3|4", help="Table size (default 2): the candidate and "
               "PLAYERS-1 baselines.")
 @click.option("--max-games", type=_Number(int), default=20_000, show_default=True,
@@ -511,15 +508,16 @@ _SPRT_PARAMS = ("candidate", "baseline", "elo0", "elo1", "alpha", "beta", "playe
     last_line="verdict line", cluster=[_scheduler_option])
 @click.pass_context
 def sprt_command(ctx, **opts):
-    """Sequential A/B test: is --candidate at least --elo1 Elo stronger than --baseline (H1), or
-    not more than --elo0 (H0)?
+    """Sequential A/B test: is --candidate more than --elo0 Elo stronger than --baseline? `H1
+    accepted` says it is; `H0 accepted` says it is not shown to be --elo1 stronger (not that it
+    is no stronger).
 
     Plays duplicate blocks (one deal under every rotation of the table: the candidate and
     PLAYERS-1 baselines) in chunks, and after each chunk runs a generalized SPRT on the block
     scores (the candidate's pairwise score against the baseline seats) over the complete blocks in
     block order. It stops at the first block where the log-likelihood ratio leaves its bounds, and
     the last line says `H1 accepted: ...`, `H0 accepted: ...`, or `undecided after N games ...` at
-    --max-games. The decision and the block where it falls depend only on the seed and the test,
+    --max-games, with the Elo estimate corrected for the stopping. The decision and the block where it falls depend only on the seed and the test,
     not on --workers: blocks that the last chunk played past the decision are stored but not
     counted.
 

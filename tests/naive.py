@@ -13,7 +13,7 @@ covered by half b. For a domino whose two halves are identical (same terrain, sa
 ((p), (q)) and ((q), (p)) are the same placement; `legal_placements` returns it once, in the
 canonical form with a before b in (row, col) order (see `canonical`).
 
-Rules followed (RULES.md, "Placement" and "Scoring"):
+Rules followed (docs/rules.md, "Placement" and "Scoring"):
 - a domino covers two orthogonally adjacent empty squares;
 - at least one half is orthogonally adjacent to the castle or to a square of its own terrain;
 - the whole kingdom, castle and new squares included, fits in a size x size square;

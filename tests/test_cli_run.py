@@ -17,6 +17,7 @@ from kdtp_support import write_fake_bots
 
 from kdtourney.arena import load_config, load_faults, load_games, load_results
 from kdtourney.cli import main
+from kdtourney.report.html import build_context
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 
@@ -50,6 +51,19 @@ def test_run_output_and_store(small):
     assert {"kdtourney", "python", "numba", "platform", "command", "created", "updated"} <= set(meta)
     assert len(load_results(folder)) == 2 * (2 * 2) + 2 * (4 * 4)  # blocks of 2 and 4 games
     assert len(load_games(folder)) == 12
+
+
+def test_terminal_standings_show_the_report_pages_figures(small):
+    folder, result = small
+    table = result.stdout.split("standings", 1)[1].splitlines()
+    printed = {line.split()[0]: line for line in table
+               if line.split() and line.split()[0] in ("random", "greedy")}
+    page = build_context(folder)["standings"]
+    assert [row["name"] for row in page] == list(printed)  # the same order, strongest first
+    for row in page:
+        line = printed[row["name"]]
+        assert f"{row['win_share']:.3f} [{row['win_share_lo']:.2f}, {row['win_share_hi']:.2f}]" in line
+        assert f"{row['elo']:+.0f} [{row['elo_lo']:+.0f}, {row['elo_hi']:+.0f}]" in line
 
 
 def test_same_command_again_plays_nothing(small):

@@ -40,6 +40,7 @@ territory and (tiebreak "crowns") summed crowns, equal players sharing a rank.
 
 from __future__ import annotations
 
+import copy
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -190,7 +191,7 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
         game = Game(rules, seed)
         for seat in range(n):
             if seat not in faults:
-                call(seat, bots[seat].setup, seat, rules, int(bot_seeds[seat][deal]))
+                call(seat, bots[seat].setup, seat, copy.copy(rules), int(bot_seeds[seat][deal]))
         while not game.is_over:
             player = game.current_player
             if player not in faults:

@@ -1,8 +1,10 @@
 """Sequential A/B test of a bot change: duplicate blocks until the SPRT decides (`kdtourney sprt`).
 
-The question: is the candidate at least ``elo1`` Elo stronger than the baseline (H1), or not more
-than ``elo0`` (H0)?  The statistics are :mod:`kdtourney.arena.sprt` (a GSPRT on block scores); this
-module plays the blocks through the arena's runner, stores them, and decides.
+The question: is the candidate more than ``elo0`` Elo stronger than the baseline (H1 accepted,
+wrongly about a fraction alpha of the time), or is it not shown to be ``elo1`` stronger (H0
+accepted; a candidate that is fails about a fraction beta of the time)?  The statistics are
+:mod:`kdtourney.arena.sprt` (a GSPRT on block scores); this module plays the blocks through the
+arena's runner, stores them, and decides.
 
 The table
 ---------
@@ -41,9 +43,9 @@ The usual tournament store (:mod:`kdtourney.arena.store`), plus:
   the test runs or when it ends undecided, the games through the decision block once decided (so
   the report does not call a decided test partial).  The cap is the one thing a re-run may change:
   a larger one continues an undecided test, a smaller one counts only the blocks within it.
-- table ``sprt``: one row per counted block (block = blocks counted so far, from 1; llr, the
-  bounds, the Elo estimate and its 95% interval), rewritten after every chunk; the HTML report draws
-  the LLR path from it.
+- table ``sprt``: one row per counted block (block = blocks counted so far, from 1; llr and the
+  bounds; on the last row, where the test stands, the Elo estimate corrected for stopping and its
+  95% interval), rewritten after every chunk; the HTML report draws the LLR path from it.
 
 Re-running on the same folder (or ``kdtourney sprt --resume DIR``) continues from the stored blocks
 and reaches the decision an uninterrupted run reaches.
@@ -57,15 +59,15 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from kdtourney.arena import runner, schedule, store
-from kdtourney.arena.sprt import SPRT, block_scores, sprt_bounds
+from kdtourney.arena.sprt import DEFAULT_MIN_BLOCKS, SPRT, block_scores, sprt_bounds
 from kdtourney.arena.tournament import (RULE_OPTIONS, ArenaError, Tournament, differences,
                                         parse_players, prepare)
 
 DEFAULT_MAX_GAMES = 20_000
-DEFAULT_MIN_BLOCKS = 30
 CHUNK_SECONDS = 2.0
 VERDICTS = ("H1", "H0", "undecided")
 
@@ -223,21 +225,24 @@ def evaluate(folder, tournament: Tournament, test: SprtTest) -> SprtState:
     results = results[results["block"] < complete]
     scores = (block_scores(results, test.candidate, test.baseline) if len(results)
               else pd.Series(dtype=float))
+    values = [float(scores.get(b, math.nan)) for b in range(complete)]
     t = test.new()
+    t.update(values)
     lower, upper = t.bounds
     state = SprtState(complete=complete, stored=sum(per_block.values()), lower=lower, upper=upper)
-    elo = lo = hi = math.nan
-    for b in range(complete):
-        t.update(float(scores.get(b, math.nan)))
-        elo, lo, hi = t.elo_estimate()
-        state.rows.append((b + 1, t.llr, lower, upper, elo, lo, hi))
-        if t.status != "continue":
-            break
+    counted = np.cumsum(~np.isnan(values))  # blocks with a score, after each complete block
+    end = complete if t.decided_at is None else int(np.searchsorted(counted, t.decided_at)) + 1
+    path = t.path
+    for b in range(end):
+        state.rows.append((b + 1, float(path[counted[b] - 1]) if counted[b] else 0.0, lower, upper,
+                           math.nan, math.nan, math.nan))
     state.status = t.status
-    state.blocks = len(state.rows)
+    state.blocks = end
     state.games = state.blocks * players
-    state.llr = t.llr
-    state.elo, state.lo, state.hi = elo, lo, hi
+    state.llr = t.llr if t.decided_at is None else float(path[t.decided_at - 1])
+    state.elo, state.lo, state.hi = t.elo_estimate()
+    if state.rows:  # the estimate where the test stands, on the last row
+        state.rows[-1] = state.rows[-1][:4] + (state.elo, state.lo, state.hi)
     return state
 
 
@@ -476,8 +481,9 @@ def _elo(value: float) -> str:
 
 
 def estimate_text(state: SprtState) -> str:
-    """'Elo +23.1 [+8.0, +38.4]' (the candidate's advantage and its 95% interval)."""
-    return f"Elo {_elo(state.elo)} [{_elo(state.lo)}, {_elo(state.hi)}]"
+    """'Elo +23.1 [+8.0, +38.4] corrected for stopping' (the candidate's advantage and its 95%
+    interval, corrected for the test's stopping when it did: see kdtourney.arena.sprt)."""
+    return f"Elo {_elo(state.elo)} [{_elo(state.lo)}, {_elo(state.hi)}] corrected for stopping"
 
 
 def status_line(state: SprtState) -> str:
@@ -486,16 +492,36 @@ def status_line(state: SprtState) -> str:
             f"[{state.lower:.2f}, {state.upper:.2f}], {estimate_text(state)}")
 
 
+def _more_than(elo: float) -> str:
+    if elo == 0:
+        return "stronger than the baseline"
+    if elo > 0:
+        return f"more than {elo:g} Elo stronger than the baseline"
+    return f"less than {-elo:g} Elo weaker than the baseline"
+
+
+def _at_least(elo: float) -> str:
+    if elo == 0:
+        return "at least as strong as the baseline"
+    if elo > 0:
+        return f"at least {elo:g} Elo stronger than the baseline"
+    return f"at most {-elo:g} Elo weaker than the baseline"
+
+
 def verdict_line(state: SprtState, test: SprtTest, tournament: Tournament) -> str:
     """'H1 accepted: ...', 'H0 accepted: ...' or 'undecided after N games ...' (or 'no decision
-    yet ...' for an interrupted test)."""
+    yet ...' for an interrupted test). Each claims only what the test shows: H1, that the candidate
+    is more than elo0 stronger (with error rate alpha); H0, that it is not shown to be elo1
+    stronger (a candidate that is fails with rate beta), not that it is no stronger."""
     where = f"after {state.games} games ({state.blocks} blocks)"
     if state.status == "H1":
-        return (f"H1 accepted: candidate is at least {test.elo1:g} Elo stronger "
-                f"(LLR {state.llr:.2f} >= {state.upper:.2f} {where}; {estimate_text(state)})")
+        return (f"H1 accepted: the candidate is {_more_than(test.elo0)} (a candidate that is not "
+                f"passes about {100 * test.alpha:g}% of the time); LLR {state.llr:.2f} >= "
+                f"{state.upper:.2f} {where}; {estimate_text(state)}")
     if state.status == "H0":
-        return (f"H0 accepted: candidate is not more than {test.elo0:g} Elo stronger "
-                f"(LLR {state.llr:.2f} <= {state.lower:.2f} {where}; {estimate_text(state)})")
+        return (f"H0 accepted: the candidate is not shown to be {_at_least(test.elo1)} (a "
+                f"candidate that is fails about {100 * test.beta:g}% of the time); LLR "
+                f"{state.llr:.2f} <= {state.lower:.2f} {where}; {estimate_text(state)}")
     inside = f"LLR {state.llr:.2f} within [{state.lower:.2f}, {state.upper:.2f}]"
     if state.complete >= cap_blocks(tournament):
         return f"undecided after {state.games} games ({state.blocks} blocks): {inside}; " \

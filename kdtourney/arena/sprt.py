@@ -1,81 +1,81 @@
 """Generalized sequential probability ratio test (GSPRT) on blocks of games, math only.
 
-The question: is the candidate at least ``elo1`` stronger than the baseline (H1), or at most ``elo0``
-(H0)?  As in chess-engine testing on game pairs (fishtest), the unit of observation is a *block* (one
-deal played under several seat arrangements), which cancels most of the luck of the deal.  Each block
-gives a score ``x`` in [0, 1]: the candidate's mean pairwise score against the baseline players over the
-games of the block (better rank 1, equal 0.5, worse 0).  Under the Bradley-Terry / Elo model used by
-:mod:`kdtourney.report.ratings`, an Elo difference ``d`` gives the expected pairwise score
+The question: is the candidate more than ``elo0`` stronger than the baseline (H1 against H0, with
+error rates alpha and beta at ``elo0`` and ``elo1``)?  As in chess-engine testing on game pairs
+(fishtest), the unit of observation is a *block* (one deal played under several seat
+arrangements), which cancels most of the luck of the deal.  Each block gives a score ``x`` in
+[0, 1]: the candidate's mean pairwise score against the baseline players over the games of the block
+(:mod:`kdtourney.outcomes`).  An Elo difference ``d`` means an expected pairwise score
 ``L(d) = 1 / (1 + 10 ** (-d / 400))``, so the hypotheses are about the mean block score:
 H0: mean = s0 = L(elo0), H1: mean = s1 = L(elo1).
 
-Log-likelihood ratio: the normal approximation of the GSPRT (M. Van den Bergh, "A practical
-approximation of the GSPRT"; fishtest ``LLRcalc.LLR_alt2``) for N blocks with sample mean ``m`` and
-(population) variance ``v`` of the block scores,
+Log-likelihood ratio
+--------------------
+Block scores are far from normal: a 2-player block takes the values 0, 0.5 and 1 (and 0.25, 0.75
+with shared places), and a deal that favours one seat makes 0.5 common and the rest skewed.  So the
+LLR makes no normal approximation.  As fishtest's GSPRT does with the frequencies of game pairs
+(its pentanomial model), it takes the empirical distribution ``p`` of the block scores over the
+values ``x_k`` observed, and under each hypothesis the distribution on the same values with mean
+``s`` that is most likely given the blocks (the exponential tilt ``p_k / (1 + lam (x_k - s))``,
+``lam`` solving ``sum_k p_k (x_k - s) / (1 + lam (x_k - s)) = 0``).  The LLR is the log-likelihood
+ratio of the blocks under the tilts to s1 and to s0.  Until the values observed lie on both sides
+of s0 and of s1, pseudo-observations of weight 1e-3 at 0 and 1 make both tilts possible.
 
-    LLR = N * (s1 - s0) * (2 m - s0 - s1) / (2 v)
-        = N * ((m - s0) ** 2 - (m - s1) ** 2) / (2 v).
+Wald's bounds: accept H0 when LLR <= log(beta / (1 - alpha)), H1 when LLR >= log((1 - beta) /
+alpha).  No decision is taken before ``min_blocks`` blocks (default 15): on a handful of blocks the
+empirical distribution knows too few of the values a block can take.  The first crossing decides;
+the decision is then latched.
 
-Wald's bounds: accept H0 when LLR <= log(beta / (1 - alpha)), H1 when LLR >= log((1 - beta) / alpha).
-The first crossing decides; the decision is then latched (later updates still move ``llr``).
+Error rates, measured on simulated duplicate blocks whose deal favours one seat by 0.4 in win
+probability (benchmarks/bench_sprt.py, 20,000 tests each, elo0 = 0, elo1 = 50, alpha = beta =
+0.05; tests/arena/test_sprt.py checks 4,000 and 2,000): 2 players, alpha 4.74% and beta 5.51%
+(+-0.16); 4 players (Plackett-Luce, seat strengths spread so that the luckiest seat beats the
+unluckiest 9 times in 10), alpha 4.54% and beta 4.76% (+-0.15).  The normal approximation used
+before, with at least 30 blocks, let beta reach about 7% with 2 players.
 
-Guards: ``v`` is computed with a tiny pseudo-observation weight (``1e-3``) at each of 0 and 1 (the
-spirit of fishtest's regularisation of empty outcome classes), so a stream of identical scores has a
-small positive variance instead of zero; and no decision is taken before ``min_blocks`` blocks
-(default 30), since a variance estimated from a handful of blocks makes the LLR erratic.  Measured on
-simulated 2-game blocks with elo0=0, elo1=50, alpha=beta=0.05 (2000 runs each): min_blocks=2 gives
-error rates 27% / 12%, 10 gives 6.4% / 7.0%, 30 gives 5.0% / 5.9%, 60 gives 4.4% / 4.8%.
+Elo estimate
+------------
+A test stops when its LLR crosses a bound, so it stops early on lucky streaks, and the mean score
+at the stop overstates the difference (a candidate 25 Elo stronger that passes elo0 = 0, elo1 = 50
+shows about +45).  The estimate given with the verdict is corrected for that, as fishtest does:
+the LLR is taken for a Brownian motion whose drift and variance per block follow from an Elo
+difference (the normal approximation of the GSPRT, with the block scores' variance), the outcomes
+of the test are ordered (H0 early < H0 late < undecided, by LLR < H1 late < H1 early), and the
+estimate is the Elo difference under which the observed outcome is the median one; the 95% interval
+holds the differences under which it lies between the 2.5% and 97.5% quantiles.  The estimate is
+median-unbiased over all tests; among the tests that accepted H1 it still leans high.  Measured
+(benchmarks/bench_sprt.py, 20,000 tests, a candidate 25 Elo stronger): the estimate exceeds +25 in
+48.6% (2 players) and 48.8% (4 players) of the tests; where H1 is accepted its median is +37.6
+(+36.9), the uncorrected mean score's +44.9 (+44.8); the 95% interval covered +25 in all the tests
+(it is conservative: wider than it needs to be).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
 
+from kdtourney.outcomes import elo_to_score, pair_outcomes
+
 __all__ = [
-    "elo_to_score",
-    "score_to_elo",
-    "gsprt_llr",
     "sprt_bounds",
+    "llr_path",
+    "score_counts",
+    "first_crossing",
+    "stopped_estimate",
     "block_score",
     "block_scores",
     "SPRT",
     "run_sprt",
+    "DEFAULT_MIN_BLOCKS",
 ]
 
-_EPS_WEIGHT = 1e-3
-
-
-def elo_to_score(elo: float) -> float:
-    """Expected pairwise score for an Elo difference: 1 / (1 + 10 ** (-elo / 400))."""
-    return 1.0 / (1.0 + 10.0 ** (-float(elo) / 400.0))
-
-
-def score_to_elo(score: float) -> float:
-    """Inverse of :func:`elo_to_score`; +-inf at 1 and 0."""
-    s = float(score)
-    if s <= 0.0:
-        return -math.inf
-    if s >= 1.0:
-        return math.inf
-    return -400.0 * math.log10(1.0 / s - 1.0)
-
-
-def gsprt_llr(n: float, mean: float, var: float, elo0: float, elo1: float) -> float:
-    """Normal-approximation GSPRT log-likelihood ratio ``N (s1-s0)(2m-s0-s1) / (2v)``; 0 if n == 0.
-
-    ``var`` is the population variance (divide by N) of the block scores and must be positive.
-    """
-    if n <= 0:
-        return 0.0
-    if not var > 0:
-        raise ValueError("variance must be positive (regularise it first)")
-    s0, s1 = elo_to_score(elo0), elo_to_score(elo1)
-    return n * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * var)
+DEFAULT_MIN_BLOCKS = 15
+_PSEUDO = 1e-3  # weight of the pseudo-observations at 0 and 1
+_ELO_RANGE = 1500.0  # the estimate is searched within +-_ELO_RANGE; beyond, it is +-inf
 
 
 def sprt_bounds(alpha: float = 0.05, beta: float = 0.05) -> tuple[float, float]:
@@ -83,6 +83,200 @@ def sprt_bounds(alpha: float = 0.05, beta: float = 0.05) -> tuple[float, float]:
     if not (0 < alpha < 1 and 0 < beta < 1):
         raise ValueError("alpha and beta must lie in (0, 1)")
     return math.log(beta / (1.0 - alpha)), math.log((1.0 - beta) / alpha)
+
+
+# --------------------------------------------------------------------------------------------------
+# Log-likelihood ratio
+# --------------------------------------------------------------------------------------------------
+
+
+def _tilt(p: np.ndarray, a: np.ndarray, support: np.ndarray) -> np.ndarray:
+    """lam solving sum_k p_k a_k / (1 + lam a_k) = 0 over the `support` (each row of p a
+    distribution, 0 outside the support; a = values - s); the sum falls with lam."""
+    a = np.where(support, a, 0.0)
+    lo = -1.0 / np.where(support, a, -np.inf).max(axis=-1)
+    hi = -1.0 / np.where(support, a, np.inf).min(axis=-1)
+    lam = np.zeros(p.shape[:-1])
+    for _ in range(100):
+        q = 1.0 + lam[..., None] * a
+        f = (p * a / q).sum(axis=-1)
+        slope = -(p * a * a / (q * q)).sum(axis=-1)
+        lo, hi = np.where(f > 0, lam, lo), np.where(f > 0, hi, lam)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            newton = lam - f / slope
+        inside = (newton > lo) & (newton < hi)
+        new = np.where(inside, newton, (lo + hi) / 2)  # Newton, or bisection when it jumps out
+        if np.all(np.abs(new - lam) <= 1e-12 * (1.0 + np.abs(lam))):
+            return new
+        lam = new
+    return lam
+
+
+def score_counts(scores, elo0: float, elo1: float, pseudo: float = _PSEUDO):
+    """(values, counts): the values the block scores of ``scores`` take, with 0 and 1 added for the
+    pseudo-observations, and the counts of each value after each block, (n, K) or (runs, n, K),
+    the pseudo-observations included where the values seen do not yet lie on both sides of s0 and
+    of s1."""
+    x = np.asarray(scores, dtype=float)
+    s0, s1 = elo_to_score(elo0), elo_to_score(elo1)
+    values, index = np.unique(np.round(x, 9), return_inverse=True)
+    values = np.r_[0.0, values, 1.0]  # the pseudo-observations' places
+    counts = np.zeros(x.shape + (len(values),))
+    np.put_along_axis(counts, index.reshape(x.shape)[..., None] + 1, 1.0, axis=-1)
+    counts = counts.cumsum(axis=-2)
+    seen = counts > 0
+    low = np.where(seen, values, np.inf).min(axis=-1)
+    high = np.where(seen, values, -np.inf).max(axis=-1)
+    need = ~((low < min(s0, s1)) & (high > max(s0, s1)))
+    counts[..., 0] += pseudo * need
+    counts[..., -1] += pseudo * need
+    return values, counts
+
+
+def _jumps(counts, values, s0: float, s1: float):
+    """(p, support, jumps): the distribution of the counts (..., K), its support, and the LLR of
+    one block of each value, log p_s1 - log p_s0 (the tilts of p to s1 and to s0)."""
+    support = counts > 0
+    p = counts / counts.sum(axis=-1, keepdims=True)
+    jumps = 0.0
+    for s, sign in ((s0, 1.0), (s1, -1.0)):
+        a = values - s
+        lam = _tilt(p, a, support)
+        jumps = jumps + sign * np.log(np.where(support, 1.0 + lam[..., None] * a, 1.0))
+    return p, support, jumps
+
+
+def llr_path(scores, elo0: float, elo1: float) -> np.ndarray:
+    """The GSPRT log-likelihood ratio after each block score of ``scores`` (see the module
+    docstring); works on one sequence (n,) or on rows of sequences (runs, n) at once."""
+    values, counts = score_counts(scores, elo0, elo1)
+    _, _, jumps = _jumps(counts, values, elo_to_score(elo0), elo_to_score(elo1))
+    return (counts * jumps).sum(axis=-1)
+
+
+def first_crossing(llr, bounds: tuple[float, float], min_blocks: int):
+    """(status, blocks): the first block, counted from 1 and not before ``min_blocks``, where the
+    LLR path leaves the bounds, and 'H0' or 'H1'; ('continue', None) if it never does."""
+    llr = np.asarray(llr, dtype=float)
+    n = np.arange(1, len(llr) + 1)
+    out = np.flatnonzero(((llr <= bounds[0]) | (llr >= bounds[1])) & (n >= min_blocks))
+    if not len(out):
+        return "continue", None
+    k = int(out[0])
+    return ("H1" if llr[k] >= bounds[1] else "H0"), k + 1
+
+
+# --------------------------------------------------------------------------------------------------
+# Elo estimate corrected for stopping
+# --------------------------------------------------------------------------------------------------
+
+_SQRT2 = math.sqrt(2.0)
+_erfc = np.vectorize(math.erfc, otypes=[float])
+
+
+def _log_normal_cdf(z):
+    z = np.asarray(z, dtype=float)
+    far = z < -30.0  # math.erfc underflows near -38: the asymptotic series instead
+    near = np.where(far, 0.0, z)
+    out = np.log(0.5 * _erfc(-near / _SQRT2))
+    zf = np.where(far, z, -31.0)
+    tail = -0.5 * zf * zf - np.log(-zf) - 0.5 * math.log(2 * math.pi) + np.log1p(-1 / zf**2 + 3 / zf**4)
+    return np.where(far, tail, out)
+
+
+def _outcome_cdf(mu, var, T, y, a: float, b: float) -> np.ndarray:
+    """P(an outcome no better than the observed one) for a Brownian motion from 0 with drift
+    ``mu`` and variance ``var`` per block, absorbed at a < 0 < b; observed: at time T the value y
+    (y = b: H1 accepted at T; y = a: H0 accepted at T).  = P(absorbed at a before T) +
+    P(not absorbed by T and below y).  Vectorised: the arguments broadcast together."""
+    mu, var, T, y = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (mu, var, T, y)))
+    gamma = mu / var
+    A = b - a
+    series = (var * T / A**2 >= 0.02) & (np.abs(gamma * A) <= 30.0)
+    out = np.empty(mu.shape)
+    if series.any():
+        out[series] = _by_series(gamma[series], var[series], T[series], y[series], a, b)
+    one = ~series
+    if one.any():  # a short time or a strong drift: one barrier at a time is exact enough
+        m, s, g, v = mu[one] * T[one], np.sqrt(var[one] * T[one]), gamma[one], y[one]
+        out[one] = (np.exp(_log_normal_cdf((v - m) / s))
+                    + np.exp(2 * g * a + _log_normal_cdf((2 * a - v + m) / s))
+                    - np.exp(2 * g * b + _log_normal_cdf((v - m - 2 * b) / s)))
+    return np.clip(out, 0.0, 1.0)
+
+
+def _by_series(gamma, var, T, y, a, b):
+    """_outcome_cdf from the eigenfunction series of the motion killed at a and b (on z = x - a
+    in (0, A): density exp(gamma (z - z0) - gamma^2 var T / 2) (2/A) sum_n exp(-lam_n T)
+    sin(n pi z0 / A) sin(n pi z / A)); P(absorbed at a before T) = h(z0) - E[h(z_T); alive], h the
+    probability of leaving at a from z."""
+    A, z0, Y = b - a, -a, y - a
+    terms = int(math.ceil(math.sqrt(80.0 / (math.pi**2 * float((var * T).min()) / A**2)))) + 2
+    k = (np.arange(1, terms + 1) * math.pi / A)[:, None]
+    g = gamma[None, :]
+    decay = -g * z0 - g * g * var * T / 2 - var * k * k * T / 2
+    sin0 = np.sin(k * z0)
+
+    def integral(c, upper):  # sum_n sin0 exp(decay) int_0^upper exp(c z) sin(k z) dz, times 2/A
+        def primitive(z):
+            return np.exp(decay + c * z) * (c * np.sin(k * z) - k * np.cos(k * z)) / (c * c + k * k)
+        return (sin0 * (primitive(upper) - primitive(0.0))).sum(axis=0) * 2 / A
+
+    below = integral(g, Y)
+    e = np.exp(-2 * np.abs(gamma) * A)
+    up, down = integral(-g, A), integral(g, A)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        rising = gamma > 0
+        h0 = np.where(rising, (np.exp(-2 * gamma * z0) - e) / (1 - e),
+                      (np.exp(2 * gamma * (A - z0)) - 1) / (np.exp(2 * gamma * A) - 1))
+        alive_h = np.where(rising, (up - e * down) / (1 - e),
+                           (np.exp(2 * gamma * A) * up - down) / (np.exp(2 * gamma * A) - 1))
+    flat = np.abs(gamma * A) < 1e-9
+    if flat.any():  # no drift: h(z) = 1 - z / A, and int_0^A sin(kz) (1 - z/A) dz = 1/k
+        h0 = np.where(flat, 1 - z0 / A, h0)
+        alive_h = np.where(flat, (sin0 * np.exp(decay) / k).sum(axis=0) * 2 / A, alive_h)
+    return h0 - alive_h + below
+
+
+def stopped_estimate(blocks, llr, counts, values, elo0: float, elo1: float,
+                     bounds: tuple[float, float], level: float = 0.95):
+    """(elo, lo, hi): the Elo difference corrected for stopping (see the module docstring) and
+    its ``level`` interval, from the test's state after ``blocks`` blocks: LLR ``llr`` and the
+    counts (..., K) of the block score ``values`` (`score_counts`, at that block).  The drift and
+    variance of the LLR per block under an Elo difference are those of one block's LLR when the
+    blocks' distribution is tilted to that mean.  Floats for one test; arrays for many (leading
+    dimensions).  NaN before two blocks."""
+    blocks, llr = np.broadcast_arrays(np.asarray(blocks, dtype=float), np.asarray(llr, dtype=float))
+    a, b = bounds
+    s0, s1 = elo_to_score(elo0), elo_to_score(elo1)
+    p, support, jumps = _jumps(np.asarray(counts, dtype=float), values, s0, s1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # an overshoot counts as meeting the bound on the way, at the path's mean slope
+        T = np.where(llr >= b, blocks * b / llr, np.where(llr <= a, blocks * a / llr, blocks))
+    T, y = T[..., None], np.clip(llr, a, b)[..., None]
+    # the means a distribution on the support can have, kept off the ends
+    low = np.where(support, values, np.inf).min(axis=-1)[..., None]
+    high = np.where(support, values, -np.inf).max(axis=-1)[..., None]
+    p, support, jumps = p[..., None, :], support[..., None, :], jumps[..., None, :]
+    targets = np.array([0.5, (1 + level) / 2, (1 - level) / 2])
+    lo = np.full(T.shape[:-1] + (3,), -_ELO_RANGE)
+    hi = -lo
+    for _ in range(50):  # bisection: the cdf falls as the Elo difference rises
+        mid = (lo + hi) / 2
+        s = np.clip(elo_to_score(mid), low + 1e-6 * (high - low), high - 1e-6 * (high - low))
+        a_s = values - s[..., None]
+        lam = _tilt(np.broadcast_to(p, a_s.shape), a_s, np.broadcast_to(support, a_s.shape))
+        tilted = np.where(support, p / np.where(support, 1 + lam[..., None] * a_s, 1.0), 0.0)
+        drift = (tilted * jumps).sum(axis=-1)
+        var = np.maximum((tilted * (jumps - drift[..., None]) ** 2).sum(axis=-1), 1e-12)
+        cdf = _outcome_cdf(drift, var, T, y, a, b)
+        lo, hi = np.where(cdf > targets, mid, lo), np.where(cdf > targets, hi, mid)
+    est = (lo + hi) / 2
+    est = np.where(np.abs(est) > _ELO_RANGE - 1e-6, np.sign(est) * np.inf, est)  # beyond the search
+    est = np.where((blocks >= 2)[..., None], est, np.nan)
+    if est.ndim == 1:
+        return float(est[0]), float(est[1]), float(est[2])
+    return est[..., 0], est[..., 1], est[..., 2]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -94,25 +288,27 @@ def block_scores(results: pd.DataFrame, candidate: str, baseline=None) -> pd.Ser
     """Candidate's block scores, one per block, in order of the blocks' first game index.
 
     For every game, every pair (candidate seat, baseline seat) scores 1 if the candidate ranks better,
-    0.5 if equal, 0 if worse; a block's score is the mean over all such pairs of all its games.
-    ``baseline``: an entrant name, an iterable of names, or None for every entrant other than the
-    candidate.  Blocks without any such pair are left out.  Returns a Series named ``"score"``
-    indexed by block, with the pair count per block in ``attrs["pairs"]`` (a Series).
+    0.5 if equal, 0 if worse (:func:`kdtourney.outcomes.pair_outcomes`); a block's score is the mean
+    over all such pairs of all its games.  ``baseline``: an entrant name, an iterable of names, or
+    None for every entrant other than the candidate.  Blocks without any such pair are left out.
+    Returns a Series named ``"score"`` indexed by block, with the pair count per block in
+    ``attrs["pairs"]`` (a Series).
     """
-    ent = results["entrant"].astype(str)
-    cand = results.loc[ent == str(candidate), ["game", "block", "rank"]]
+    candidate = str(candidate)
+    pairs = pair_outcomes(results)
+    a, b = pairs["entrant_a"], pairs["entrant_b"]
     if baseline is None:
-        base_mask = ent != str(candidate)
+        is_base = lambda names: names != candidate  # noqa: E731
     else:
-        names = [baseline] if isinstance(baseline, str) else list(baseline)
-        base_mask = ent.isin([str(b) for b in names]) & (ent != str(candidate))
-    base = results.loc[base_mask, ["game", "rank"]]
-    m = cand.merge(base, on="game", suffixes=("", "_b"))
-    x = np.where(m["rank"] < m["rank_b"], 1.0, np.where(m["rank"] == m["rank_b"], 0.5, 0.0))
-    g = pd.Series(x).groupby(m["block"].to_numpy())
+        names = {str(n) for n in ([baseline] if isinstance(baseline, str) else baseline)}
+        is_base = lambda entrants: entrants.isin(names - {candidate})  # noqa: E731
+    first = (a == candidate) & is_base(b)
+    second = (b == candidate) & is_base(a)
+    x = pd.concat([pairs.loc[first, "score"], 1.0 - pairs.loc[second, "score"]])
+    g = x.groupby(pairs["block"].reindex(x.index).to_numpy())
     scores = g.mean()
-    first = results.groupby("block")["game"].min().reindex(scores.index)
-    order = first.sort_values(kind="stable").index
+    start = results.groupby("block")["game"].min().reindex(scores.index)
+    order = start.sort_values(kind="stable").index
     out = scores.reindex(order).rename("score")
     out.index.name = "block"
     out.attrs["pairs"] = g.size().reindex(order)
@@ -134,7 +330,7 @@ def block_score(rows: pd.DataFrame, candidate: str, baseline=None) -> float:
 
 
 class SPRT:
-    """GSPRT of H0: Elo diff <= ``elo0`` against H1: Elo diff >= ``elo1`` on block scores.
+    """GSPRT of H1: Elo difference ``elo1`` against H0: ``elo0`` on block scores.
 
     >>> t = SPRT(0, 20)
     >>> t.update([0.6, 0.5, 0.75])   # returns the status
@@ -142,73 +338,70 @@ class SPRT:
     >>> t.llr, t.bounds, t.elo_estimate()   # doctest: +SKIP
     """
 
-    def __init__(self, elo0: float, elo1: float, alpha: float = 0.05, beta: float = 0.05, min_blocks: int = 30):
+    def __init__(self, elo0: float, elo1: float, alpha: float = 0.05, beta: float = 0.05,
+                 min_blocks: int = DEFAULT_MIN_BLOCKS):
         if not elo1 > elo0:
             raise ValueError("need elo1 > elo0")
         self.elo0, self.elo1 = float(elo0), float(elo1)
         self.alpha, self.beta = float(alpha), float(beta)
         self.min_blocks = int(min_blocks)
         self.bounds = sprt_bounds(alpha, beta)
-        self.n = 0
-        self._sum = 0.0
-        self._sumsq = 0.0
-        self._status = "continue"
-        self.decided_at: int | None = None  # number of blocks when the decision was taken
+        self.scores: list[float] = []
+        self._path = np.zeros(0)
 
-    # running statistics -------------------------------------------------------------------------
-    @property
-    def mean(self) -> float:
-        return self._sum / self.n if self.n else math.nan
+    def update(self, block_score: float | Iterable[float]) -> str:
+        """Add one block score (or several, in order); NaN scores are ignored.  Returns the status,
+        which the first crossing of a bound latches."""
+        values = [block_score] if np.ndim(block_score) == 0 else list(block_score)
+        added = [float(x) for x in values if not math.isnan(float(x))]
+        for x in added:
+            if not 0.0 <= x <= 1.0:
+                raise ValueError(f"block score {x} outside [0, 1]")
+        if added:
+            self.scores += added
+            self._path = llr_path(self.scores, self.elo0, self.elo1)
+        return self.status
 
     @property
-    def var(self) -> float:
-        """Regularised population variance used in the LLR (see module docstring)."""
-        w = self.n + 2 * _EPS_WEIGHT
-        m = (self._sum + _EPS_WEIGHT) / w
-        return max((self._sumsq + _EPS_WEIGHT) / w - m * m, 1e-300)
+    def n(self) -> int:
+        return len(self.scores)
+
+    @property
+    def path(self) -> np.ndarray:
+        """The LLR after each block."""
+        return self._path
 
     @property
     def llr(self) -> float:
-        return gsprt_llr(self.n, self.mean, self.var, self.elo0, self.elo1) if self.n else 0.0
+        return float(self._path[-1]) if self.n else 0.0
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.scores)) if self.n else math.nan
+
+    @property
+    def _crossing(self):
+        return first_crossing(self._path, self.bounds, self.min_blocks)
 
     @property
     def status(self) -> str:
-        """``"continue"``, ``"H1"`` (candidate at least elo1 stronger) or ``"H0"`` (at most elo0)."""
-        return self._status
+        """``"continue"``, ``"H1"`` (accepted at the first crossing) or ``"H0"``."""
+        return self._crossing[0]
 
-    def update(self, block_score: float | Iterable[float]) -> str:
-        """Add one block score (or several, in order); NaN scores are ignored.  Returns the status."""
-        values = [block_score] if np.ndim(block_score) == 0 else list(block_score)
-        for x in values:
-            x = float(x)
-            if math.isnan(x):
-                continue
-            if not 0.0 <= x <= 1.0:
-                raise ValueError(f"block score {x} outside [0, 1]")
-            self.n += 1
-            self._sum += x
-            self._sumsq += x * x
-            if self._status == "continue" and self.n >= self.min_blocks:
-                llr = self.llr
-                if llr >= self.bounds[1]:
-                    self._status, self.decided_at = "H1", self.n
-                elif llr <= self.bounds[0]:
-                    self._status, self.decided_at = "H0", self.n
-        return self._status
+    @property
+    def decided_at(self) -> int | None:
+        """Blocks counted when the decision was taken, None before."""
+        return self._crossing[1]
 
     def elo_estimate(self, level: float = 0.95) -> tuple[float, float, float]:
-        """(elo, lo, hi): Elo difference from the mean block score, normal interval on the mean score
-        (sample standard error over blocks) mapped through the Elo transform (monotone, so the
-        interval is asymmetric in Elo).  NaNs before two blocks.
-        """
-        if self.n < 2:
-            return (score_to_elo(self.mean) if self.n else math.nan, math.nan, math.nan)
-        m = self.mean
-        s2 = max(self._sumsq - self.n * m * m, 0.0) / (self.n - 1)
-        z = NormalDist().inv_cdf(0.5 + level / 2.0)
-        half = z * math.sqrt(s2 / self.n)
-        clip = lambda s: min(max(s, 1e-9), 1.0 - 1e-9)  # noqa: E731
-        return score_to_elo(clip(m)), score_to_elo(clip(m - half)), score_to_elo(clip(m + half))
+        """(elo, lo, hi) where the test stands (at its decision, once decided), corrected for
+        stopping (see the module docstring)."""
+        n = self.decided_at or self.n
+        if n < 2:
+            return math.nan, math.nan, math.nan
+        values, counts = score_counts(self.scores[:n], self.elo0, self.elo1)
+        return stopped_estimate(n, float(self._path[n - 1]), counts[-1], values, self.elo0,
+                                self.elo1, self.bounds, level)
 
     def summary(self) -> dict:
         elo, lo, hi = self.elo_estimate()
@@ -228,7 +421,7 @@ class SPRT:
 
 def run_sprt(
     results: pd.DataFrame, candidate: str, elo0: float, elo1: float, baseline=None,
-    alpha: float = 0.05, beta: float = 0.05, min_blocks: int = 30,
+    alpha: float = 0.05, beta: float = 0.05, min_blocks: int = DEFAULT_MIN_BLOCKS,
 ) -> SPRT:  # fmt: skip
     """Feed the candidate's block scores (blocks in order of first game) into a fresh :class:`SPRT`."""
     t = SPRT(elo0, elo1, alpha=alpha, beta=beta, min_blocks=min_blocks)

@@ -48,6 +48,7 @@ Work buffers of the greedy kernels (allocate with `work_buffers()`):
 import numpy as np
 from numba import njit
 
+from kdtourney import _jit_cache  # noqa: F401  (before any njit(cache=True): caches outside the package)
 from kdtourney.engine._kernels import (CENTER, CLAIM_BASE, DIR_COL, DIR_ROW, DISCARD, FLAG_HARMONY,
                                        FLAG_MIDDLE, FLAG_TIEBREAK_TERRITORY, G,
                                        MAX_ACTIONS, OCC, PHASE_CLAIM, PHASE_OVER, PHASE_PLACE,

@@ -33,6 +33,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.core.extending import intrinsic
 
+from kdtourney import _jit_cache  # noqa: F401  (before any njit(cache=True): caches outside the package)
 from kdtourney.engine.tiles import CASTLE, TILE_CROWNS, TILE_TERRAIN
 
 G = 13

@@ -13,6 +13,8 @@ Actions are ints (see `kdtourney.engine._kernels`):
 - claim: `CLAIM_BASE + n` (1001..1048) claims domino number n of the new row.
 """
 
+import copy
+
 import numpy as np
 
 from kdtourney.engine import _kernels as K
@@ -50,7 +52,12 @@ def describe_action(action: int, domino: int | None = None) -> str:
 
 
 class _Table:
-    """What every player sees: kingdoms, rows, scores, whose turn. Shared by Game and GameView."""
+    """What every player sees: kingdoms, rows, scores, whose turn. Shared by Game and GameView.
+
+    Everything here reads the table's own state arrays (their header holds the rules), never
+    `rules`: a view's copy of the rules, even changed with object.__setattr__, cannot change how
+    the real game is scored or ranked.
+    """
 
     rules: Rules
     _bits: np.ndarray  # int64[players, PLANES, G]
@@ -63,7 +70,7 @@ class _Table:
 
     @property
     def n_players(self) -> int:
-        return self.rules.players
+        return int(self._st[K.ST_PLAYERS])
 
     @property
     def phase(self) -> str:
@@ -115,8 +122,7 @@ class _Table:
     @property
     def first_order(self) -> list[int]:
         """The seats in the order their kings claimed the first row."""
-        return self._st[K.ST_FIRST_ORDER:K.ST_FIRST_ORDER + self.rules.players
-                        * self.rules.kings_per_player].tolist()
+        return self._st[K.ST_FIRST_ORDER:K.ST_FIRST_ORDER + self._st[K.ST_KINGS]].tolist()
 
     def drawn(self) -> list[int]:
         """Every domino drawn so far (the rows, placed and discarded ones), in drawing order."""
@@ -132,7 +138,7 @@ class _Table:
 
     def kingdom(self, player: int) -> Kingdom:
         """A copy of a player's kingdom."""
-        return Kingdom._from_arrays(self._bits[player], self._bbox[player], self.rules.size)
+        return Kingdom._from_arrays(self._bits[player], self._bbox[player], int(self._st[K.ST_SIZE]))
 
     def square_array(self, player: int) -> np.ndarray:
         """`kingdom(player).square_array()` without copying the kingdom."""
@@ -148,7 +154,7 @@ class _Table:
         return bool(K.is_legal(self._bits, self._bbox, self._st, int(action), self._scratch()))
 
     def _results(self):
-        res = np.zeros((self.rules.players, K.RES_COLS), dtype=np.int64)
+        res = np.zeros((self.n_players, K.RES_COLS), dtype=np.int64)
         K.score_game(self._bits, self._bbox, self._st, self._scratch(), res)
         return res
 
@@ -164,7 +170,8 @@ class _Table:
 
     def ranking(self) -> list[int]:
         """Every player's rank (1 = best) by score, then the rules' tie-breaks; equals share a rank."""
-        return _ranks(self._results(), self.rules.tiebreak)
+        by_territory = bool(self._st[K.ST_FLAGS] & K.FLAG_TIEBREAK_TERRITORY)
+        return _ranks(self._results(), "territory" if by_territory else "crowns")
 
     def describe(self, action: int) -> str:
         """Human-readable `action` in the current position."""
@@ -239,7 +246,7 @@ class GameView(_Table):
     """
 
     def __init__(self, game: Game, player: int):
-        self.rules = game.rules
+        self.rules = copy.copy(game.rules)  # the bot's own: the game's stays as it was
         self.player = player
         self._bits = game._bits.copy()
         self._bbox = game._bbox.copy()

@@ -1,4 +1,4 @@
-"""`Rules`: which game of Kingdomino is played (see RULES.md of the project for the rules of record)."""
+"""`Rules`: which game of Kingdomino is played (the rules of record: docs/rules.md)."""
 
 from dataclasses import dataclass
 

@@ -32,7 +32,9 @@ from kdtourney import __version__
 from kdtourney.arena import store as _store
 from kdtourney.engine import Game, Rules
 from kdtourney.engine.tiles import TERRAIN_NAMES, TILES
+from kdtourney.outcomes import elo_to_score
 from kdtourney.report import plots, ratings, stats, svg
+from kdtourney.report.standings import N_BOOT, standings
 
 __all__ = ["write_report", "write_page", "build_context", "render", "parse_anchor", "ReportError",
            "REPORT_FILE"]
@@ -52,7 +54,7 @@ class ReportError(ValueError):
 # ----------------------------------------------------------------------------------------------
 
 
-def write_report(tournament_dir, anchor=None, *, n_boot: int = 1000, seed: int = 0,
+def write_report(tournament_dir, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0,
                  out=None) -> Path:
     """Build the report of the tournament in `tournament_dir` and write it; returns its path.
 
@@ -236,7 +238,7 @@ def _describe_rules(rules: dict) -> str:
     return " + ".join(parts)
 
 
-def build_context(folder, anchor=None, *, n_boot: int = 1000, seed: int = 0) -> dict:
+def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -> dict:
     """Everything the template shows, computed from the store of the tournament in `folder`."""
     t0 = time.perf_counter()
     timings = {}
@@ -418,8 +420,9 @@ def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: 
     out = {}
     entrants = sorted(results["entrant"].unique())
     t = time.perf_counter()
-    summary = stats.entrant_summary(results, n_boot=n_boot, seed=seed)
-    timings["summary"] = time.perf_counter() - t
+    table = standings(results, n_boot=n_boot, seed=seed, anchor=anchor)  # as the terminal's
+    summary, elo_table, order = table.summary, table.elo, table.order
+    timings["ratings"] = time.perf_counter() - t
     # per-decision time (the store has decision counts)
     if "decisions" in results and "time_total" in results:
         g = results.groupby("entrant")
@@ -427,29 +430,17 @@ def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: 
         summary["time_per_decision"] = (g["time_total"].sum() / dec.where(dec > 0)).reindex(summary.index)
         summary["decisions"] = (dec / g.size()).reindex(summary.index)
 
-    elo_table = history = los = None
+    history = los = draws = None
     t = time.perf_counter()
-    pc = None
-    if len(entrants) >= 2:
-        pc = ratings.pair_counts(results)
-        if pc.n_pairs == 0:
-            pc = None
-    if pc is not None:
-        elo_table, draws = ratings.bootstrap_elo(pc, n_boot=n_boot, seed=seed, anchor=anchor,
-                                                 return_draws=True)
-        games = results.groupby("entrant")["game"].nunique()
-        elo_table["games"] = games.reindex(elo_table.index).fillna(0).astype(int)
+    if elo_table is not None:
+        draws = elo_table.attrs["draws"]
         los = ratings.los_matrix(elo_table)
         history = ratings.elo_history(results, points=20, anchor=anchor,
                                       n_boot=min(200, max(0, n_boot // 5)), seed=seed)
-        order = list(elo_table.index) + [e for e in summary.index if e not in elo_table.index]
-    else:
-        draws = None
-        order = list(summary.index)
-    timings["ratings"] = time.perf_counter() - t
+    timings["history"] = time.perf_counter() - t
 
     games_played = results.groupby("entrant")["game"].nunique()
-    standings = []
+    rows = []
     leader = order[0]
     for rank, name in enumerate(order, 1):
         s = summary.loc[name]
@@ -467,19 +458,19 @@ def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: 
                 d = d[np.isfinite(d)]
                 row["delta"] = row["elo"] - elo_table.loc[leader, "elo"]
                 if len(d):
-                    row["delta_lo"], row["delta_hi"] = np.quantile(d, [0.025, 0.975])
+                    row["delta_lo"], row["delta_hi"] = stats.percentile_interval(d)
             if rank < len(order) and los is not None:
                 row["los_next"] = los.loc[name, order[rank]]
-        standings.append(row)
-    out["standings"] = standings
+        rows.append(row)
+    out["standings"] = rows
     out["elo_table"] = elo_table
     out["history"] = history
     out["los"] = None if los is None else {
         "names": list(los.index),
         "cells": [[los.loc[a, b] for b in los.columns] for a in los.index],
     }
-    out["verdict"] = _verdict(standings, los, elo_table, int(results["block"].nunique()))
-    out["elo_scale"] = _elo_scale(standings)
+    out["verdict"] = _verdict(rows, los, elo_table, int(results["block"].nunique()))
+    out["elo_scale"] = _elo_scale(rows)
 
     # per-entrant detail table
     entrant_rows = []
@@ -559,7 +550,7 @@ def _verdict(standings, los, elo_table, n_blocks: int) -> dict | None:
         strength = "probably stronger"
     else:
         strength = "not yet distinguishable"
-    expected = float(ratings.expected_score(diff)) if _finite(diff) else float("nan")
+    expected = elo_to_score(diff) if _finite(diff) else float("nan")
     return {"leader": a["name"], "second": b["name"], "diff": diff, "lo": lo, "hi": hi, "los": p,
             "strength": strength, "expected": expected, "min_blocks": MIN_BLOCKS_FOR_VERDICT}
 

@@ -2,9 +2,9 @@
 
 Model
 -----
-Every game (2, 3 or 4 players) is broken into its pairwise outcomes: for every pair of players in
-the game the better rank scores 1, the worse 0, equal ranks 0.5 each.  All pairs of all games are
-fitted at once by maximum likelihood under Bradley-Terry,
+Every game (2, 3 or 4 players) is broken into its pairwise outcomes (:mod:`kdtourney.outcomes`: for
+every two seats of different entrants the better rank scores 1, the worse 0, equal ranks 0.5 each).
+All pairs of all games are fitted at once by maximum likelihood under Bradley-Terry,
 
     P(i beats j) = 1 / (1 + exp(-(theta_i - theta_j))),     Elo_i = theta_i * 400 / ln 10,
 
@@ -36,39 +36,31 @@ then degenerate and the other intervals are relative to it).
 Performance
 -----------
 The results table is reduced once to pairwise win / meeting counts per (block, entrant pair); a
-bootstrap draw only re-weights these records by the multiplicity of each block (``np.bincount``), and
+bootstrap draw (:func:`kdtourney.report.stats.block_resamples`, the resamples behind every interval of
+the report) only re-weights these records by the multiplicity of each block, and
 fits are solved in batches by a damped Newton iteration on (draws x entrants) arrays.
 """
 
 from __future__ import annotations
 
-import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from kdtourney.outcomes import ELO_PER_NAT, pair_outcomes
+from kdtourney.report.stats import block_resamples, percentile_interval
+
 __all__ = [
-    "ELO_PER_NAT",
     "PairCounts",
     "pair_counts",
     "fit_elo",
     "bootstrap_elo",
     "los_matrix",
     "elo_history",
-    "expected_score",
 ]
 
-#: Elo points per natural-log unit of Bradley-Terry strength (400 / ln 10 ~ 173.7).
-ELO_PER_NAT = 400.0 / math.log(10.0)
-
 _DEFAULT_PRIOR = 1.0
-
-
-def expected_score(elo_diff):
-    """Expected pairwise score for an Elo difference (works on scalars and arrays)."""
-    return 1.0 / (1.0 + 10.0 ** (-np.asarray(elo_diff, dtype=float) / 400.0))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -124,82 +116,38 @@ class PairCounts:
 
 
 def pair_counts(results: pd.DataFrame) -> PairCounts:
-    """Reduce a results table (one row per player per game) to :class:`PairCounts`.
-
-    Pairs of seats held by the same entrant (self-play) carry no information about rating differences
-    and are dropped.
-    """
-    needed = {"game", "block", "entrant", "rank"}
-    missing = needed - set(results.columns)
-    if missing:
-        raise ValueError(f"results lacks columns {sorted(missing)}")
+    """Reduce a results table (one row per player per game) to :class:`PairCounts`, from the
+    pairwise outcomes of :func:`kdtourney.outcomes.pair_outcomes` (which leave out self-play)."""
     if len(results) == 0:
         raise ValueError("results is empty")
-
-    ent_codes, entrants = pd.factorize(results["entrant"].astype(str), sort=True)
-    game_codes, games = pd.factorize(results["game"], sort=True)
-    game_arr = results["game"].to_numpy()
-    block_arr = results["block"].to_numpy()
-    rank_arr = results["rank"].to_numpy(dtype=float)
+    pairs = pair_outcomes(results)
+    entrants = np.array(sorted(results["entrant"].astype(str).unique()), dtype=object)
+    code = pd.Series(np.arange(len(entrants)), index=entrants)
 
     # Blocks numbered by their first game index.
-    first_game = pd.Series(game_arr).groupby(block_arr).min().sort_values(kind="stable")
+    first_game = results.groupby("block")["game"].min().sort_values(kind="stable")
     block_labels = first_game.index.to_numpy()
     block_number = pd.Series(np.arange(len(block_labels)), index=block_labels)
-    row_block = block_number.reindex(block_arr).to_numpy()
-
-    n_games = len(games)
-    order = np.argsort(game_codes, kind="stable")
-    g_sorted = game_codes[order]
-    # position of each row inside its game
-    starts = np.r_[0, np.flatnonzero(np.diff(g_sorted)) + 1]
-    sizes = np.diff(np.r_[starts, len(g_sorted)])
-    pos = np.arange(len(g_sorted)) - np.repeat(starts, sizes)
-    max_players = int(sizes.max())
-
-    E = np.full((n_games, max_players), -1, dtype=np.int64)
-    R = np.zeros((n_games, max_players))
-    E[g_sorted, pos] = ent_codes[order]
-    R[g_sorted, pos] = rank_arr[order]
-    game_block = np.zeros(n_games, dtype=np.int64)
-    game_block[g_sorted] = row_block[order]
-    block_games = np.bincount(game_block, minlength=len(block_labels))
+    block_games = (results.groupby("block")["game"].nunique().reindex(block_labels)
+                   .to_numpy(dtype=np.int64))
 
     K = len(entrants)
-    keys, ws = [], []
-    for s in range(max_players):
-        for t in range(s + 1, max_players):
-            a, b = E[:, s], E[:, t]
-            ok = (a >= 0) & (b >= 0) & (a != b)
-            if not ok.any():
-                continue
-            a, b = a[ok], b[ok]
-            ra, rb_ = R[ok, s], R[ok, t]
-            sa = np.where(ra < rb_, 1.0, np.where(ra == rb_, 0.5, 0.0))
-            i = np.minimum(a, b)
-            j = np.maximum(a, b)
-            w_i = np.where(a == i, sa, 1.0 - sa)
-            keys.append(game_block[ok] * (K * K) + i * K + j)
-            ws.append(w_i)
-    if keys:
-        key = np.concatenate(keys)
-        w = np.concatenate(ws)
-    else:
-        key = np.zeros(0, dtype=np.int64)
-        w = np.zeros(0)
+    a = code.reindex(pairs["entrant_a"]).to_numpy()
+    b = code.reindex(pairs["entrant_b"]).to_numpy()
+    i, j = np.minimum(a, b), np.maximum(a, b)
+    w = np.where(a == i, pairs["score"], 1.0 - pairs["score"])
+    key = block_number.reindex(pairs["block"]).to_numpy() * (K * K) + i * K + j
     ukey, inv = np.unique(key, return_inverse=True)  # sorted => sorted by block
     rec_w = np.bincount(inv, w, minlength=len(ukey))
     rec_n = np.bincount(inv, minlength=len(ukey)).astype(float)
-    rec_block = ukey // (K * K)
-    pair_key = ukey % (K * K)
-    upair, rec_pair = np.unique(pair_key, return_inverse=True)
+    upair, rec_pair = np.unique(ukey % (K * K), return_inverse=True)
     return PairCounts(
         entrants=tuple(str(e) for e in entrants),
         blocks=block_labels,
         block_games=block_games,
         pair_i=upair // K,
         pair_j=upair % K,
-        rec_block=rec_block,
+        rec_block=ukey // (K * K),
         rec_pair=rec_pair.astype(np.int64),
         rec_w=rec_w,
         rec_n=rec_n,
@@ -332,25 +280,16 @@ def _bootstrap_draws(pc: PairCounts, n_boot, rng, anchor, prior, n_blocks=None, 
     B = pc.n_blocks if n_blocks is None else int(n_blocks)
     n_rec = int(np.searchsorted(pc.rec_block, B))  # records of the first B blocks
     out = np.empty((n_boot, pc.n_entrants))
-    for start in range(0, n_boot, batch):
-        m = min(batch, n_boot - start)
+    start = 0
+    for counts in block_resamples(rng, n_boot, B, width=pc.n_blocks, rows=batch):
+        m = len(counts)
         ws = np.empty((m, pc.n_pairs))
         ns = np.empty((m, pc.n_pairs))
         for r in range(m):
-            c = np.bincount(rng.integers(0, B, size=B), minlength=pc.n_blocks).astype(float)
-            ws[r], ns[r] = pc.totals(c, n_rec)
+            ws[r], ns[r] = pc.totals(counts[r], n_rec)
         out[start : start + m] = _fit_counts(pc, ws, ns, anchor, prior)
+        start += m
     return out
-
-
-def _quantiles(draws, level):
-    """Percentile interval per column, ignoring NaN draws (all-NaN columns give NaN)."""
-    a = (1.0 - level) / 2.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        lo = np.nanquantile(draws, a, axis=0)
-        hi = np.nanquantile(draws, 1.0 - a, axis=0)
-    return lo, hi
 
 
 def bootstrap_elo(
@@ -382,7 +321,7 @@ def bootstrap_elo(
     point = fit_elo(pc, anchor=anchor, prior=prior)
     rng = np.random.default_rng(seed)
     draws = _bootstrap_draws(pc, n_boot, rng, anchor, prior)
-    lo, hi = _quantiles(draws, level)
+    lo, hi = percentile_interval(draws, level)
     idx = pd.Index(pc.entrants, name="entrant")
     table = pd.DataFrame({"elo": point.reindex(idx).to_numpy(), "lo": lo, "hi": hi}, index=idx)
     if games is not None:
@@ -456,7 +395,7 @@ def elo_history(
     for r, k in enumerate(ks):
         if n_boot > 0:
             draws = _bootstrap_draws(pc, n_boot, rng, anchor, prior, n_blocks=k)
-            lo, hi = _quantiles(draws, level)
+            lo, hi = percentile_interval(draws, level)
         else:
             lo = hi = np.full(pc.n_entrants, np.nan)
         frames.append(

@@ -27,6 +27,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from kdtourney.outcomes import pair_outcomes
+
 __all__ = [
     "entrant_summary",
     "head_to_head",
@@ -34,9 +36,29 @@ __all__ = [
     "by_seat",
     "by_player_count",
     "block_bootstrap_means",
+    "block_resamples",
+    "percentile_interval",
 ]
 
 _QUANTILES = (0.05, 0.25, 0.50, 0.75, 0.95)
+
+
+def block_resamples(rng: np.random.Generator, n_boot: int, n_blocks: int, width: int | None = None,
+                    rows: int | None = None):
+    """The block bootstrap, the one behind every interval: `n_boot` resamples of `n_blocks` blocks
+    drawn with replacement, yielded in chunks of at most `rows` resamples (default: about 4 million
+    cells).  Each chunk is an array (m, width) of multiplicities, column k counting block k (numbered
+    by first game); columns from `n_blocks` to `width` (default `n_blocks`) stay 0, for a resample
+    of the first blocks only.  The same generator state gives the same resamples, however chunked.
+    """
+    width = n_blocks if width is None else width
+    rows = rows or max(1, 4_000_000 // max(width, 1))
+    p = np.full(n_blocks, 1.0 / max(n_blocks, 1))
+    for start in range(0, n_boot, rows):
+        m = min(rows, n_boot - start)
+        counts = np.zeros((m, width))
+        counts[:, :n_blocks] = rng.multinomial(n_blocks, p, size=m)
+        yield counts
 
 
 def block_bootstrap_means(
@@ -50,11 +72,12 @@ def block_bootstrap_means(
     """Group means of several columns with block-bootstrap percentile intervals.
 
     ``values``: numeric columns (one row per observation); ``group``: group label per row; ``block``:
-    block label per row.  Returns ``{column: DataFrame(index=group, columns=[mean, lo, hi])}``.
-    With ``n_boot=0`` the intervals are NaN.
+    block label per row (blocks numbered by first appearance, as for the ratings, so that the same
+    seed resamples the same blocks).  Returns ``{column: DataFrame(index=group, columns=[mean, lo,
+    hi])}``.  With ``n_boot=0`` the intervals are NaN.
     """
     g_codes, groups = pd.factorize(np.asarray(group), sort=True)
-    b_codes, blocks = pd.factorize(np.asarray(block), sort=True)
+    b_codes, blocks = pd.factorize(np.asarray(block))
     K, B = len(groups), len(blocks)
     cell = g_codes * B + b_codes
     count = np.bincount(cell, minlength=K * B).reshape(K, B).astype(float)
@@ -66,29 +89,31 @@ def block_bootstrap_means(
     with np.errstate(invalid="ignore", divide="ignore"):
         point = {c: sums[c].sum(axis=1) / count.sum(axis=1) for c in cols}
     draws = {c: np.empty((n_boot, K)) for c in cols}
-    if n_boot > 0:
-        rng = np.random.default_rng(seed)
-        chunk = max(1, int(4_000_000 // max(B, 1)))
-        pvals = np.full(B, 1.0 / B)
-        for start in range(0, n_boot, chunk):
-            m = min(chunk, n_boot - start)
-            C = rng.multinomial(B, pvals, size=m).astype(float)  # (m, B) block multiplicities
-            n_b = C @ count.T
-            with np.errstate(invalid="ignore", divide="ignore"):
-                for c in cols:
-                    draws[c][start : start + m] = (C @ sums[c].T) / n_b
-    a = (1.0 - level) / 2.0
+    start = 0
+    for C in block_resamples(np.random.default_rng(seed), n_boot, B):
+        m = len(C)
+        n_b = C @ count.T
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for c in cols:
+                draws[c][start : start + m] = (C @ sums[c].T) / n_b
+        start += m
     idx = pd.Index(groups, name=getattr(group, "name", None))
     for c in cols:
         if n_boot > 0:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                lo = np.nanquantile(draws[c], a, axis=0)
-                hi = np.nanquantile(draws[c], 1.0 - a, axis=0)
+            lo, hi = percentile_interval(draws[c], level)
         else:
             lo = hi = np.full(K, np.nan)
         out[c] = pd.DataFrame({"mean": point[c], "lo": lo, "hi": hi}, index=idx)
     return out
+
+
+def percentile_interval(draws: np.ndarray, level: float = 0.95):
+    """(lo, hi) percentile interval per column of bootstrap draws, NaN draws ignored (an all-NaN
+    column gives NaN)."""
+    a = (1.0 - level) / 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanquantile(draws, a, axis=0), np.nanquantile(draws, 1.0 - a, axis=0)
 
 
 def entrant_summary(results: pd.DataFrame, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
@@ -139,47 +164,21 @@ def entrant_summary(results: pd.DataFrame, n_boot: int = 1000, seed: int = 0, le
     return out
 
 
-def _pairs(results: pd.DataFrame) -> pd.DataFrame:
-    """Directed pairs (entrant, opponent) of different entrants in the same game, with the outcome."""
-    base = pd.DataFrame(
-        {
-            "game": results["game"].to_numpy(),
-            "seat": results["seat"].to_numpy() if "seat" in results else np.arange(len(results)),
-            "entrant": results["entrant"].astype(str).to_numpy(),
-            "rank": results["rank"].to_numpy(),
-        }
-    )
-    m = base.merge(base, on="game", suffixes=("", "_opp"))
-    m = m[(m["seat"] != m["seat_opp"]) & (m["entrant"] != m["entrant_opp"])]
-    out = pd.DataFrame(
-        {
-            "entrant": m["entrant"].to_numpy(),
-            "opponent": m["entrant_opp"].to_numpy(),
-            "win": (m["rank"] < m["rank_opp"]).to_numpy(),
-            "tie": (m["rank"] == m["rank_opp"]).to_numpy(),
-            "loss": (m["rank"] > m["rank_opp"]).to_numpy(),
-        }
-    )
-    return out
-
-
 def head_to_head(results: pd.DataFrame) -> pd.DataFrame:
     """Pairwise record of every ordered pair of entrants that met in a game.
 
     Indexed by (``entrant``, ``opponent``) with columns ``wins``, ``ties``, ``losses`` (pairwise: better
     rank in the same game wins), ``meetings`` (pairs of seats, so a 4-player game with both entrants
     once is one meeting) and ``score`` = (wins + ties / 2) / meetings, from the row entrant's side.
-    Self-play pairs are excluded.  ``head_to_head_matrix`` pivots it.
+    Self-play pairs are excluded (:func:`kdtourney.outcomes.pair_outcomes`).  ``head_to_head_matrix``
+    pivots it.
     """
-    p = _pairs(results)
-    g = p.groupby(["entrant", "opponent"], sort=True)
-    out = pd.DataFrame(
-        {
-            "wins": g["win"].sum().astype(int),
-            "ties": g["tie"].sum().astype(int),
-            "losses": g["loss"].sum().astype(int),
-        }
-    )
+    p = pair_outcomes(results)
+    score = np.r_[p["score"], 1.0 - p["score"]]  # every pair from both sides
+    both = pd.DataFrame({"entrant": np.r_[p["entrant_a"], p["entrant_b"]],
+                         "opponent": np.r_[p["entrant_b"], p["entrant_a"]],
+                         "wins": score == 1.0, "ties": score == 0.5, "losses": score == 0.0})
+    out = both.groupby(["entrant", "opponent"], sort=True).sum().astype(int)
     out["meetings"] = out["wins"] + out["ties"] + out["losses"]
     out["score"] = (out["wins"] + 0.5 * out["ties"]) / out["meetings"]
     return out

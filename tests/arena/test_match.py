@@ -56,6 +56,28 @@ def failing(kind, at=3):
     return Failing
 
 
+class RuleBender(RandomBot):
+    """Changes every Rules object it is given (object.__setattr__ gets past frozen=True)."""
+
+    name = "rule-bender"
+
+    def setup(self, seat, rules, seed):
+        super().setup(seat, rules, seed)
+        object.__setattr__(rules, "tiebreak", "territory")
+
+    def act(self, view):
+        object.__setattr__(view.rules, "harmony", True)
+        return super().act(view)
+
+
+def test_a_bot_changing_its_rules_changes_nothing_of_the_match():
+    rules = Rules(players=2)
+    honest = play_match(rules, [1, 2, 3], [[5, 6, 7], [8, 9, 10]], [RandomBot, RandomBot])
+    bent = play_match(rules, [1, 2, 3], [[5, 6, 7], [8, 9, 10]], [RuleBender, RandomBot])
+    assert rules == Rules(players=2)
+    assert [(s.score, s.rank) for s in bent.seats] == [(s.score, s.rank) for s in honest.seats]
+
+
 def play(bots, players=2, seeds=(7,), **kw):
     rules = Rules(players=players)
     bot_seeds = [[100 + s + 10 * d for d in range(len(seeds))] for s in range(players)]

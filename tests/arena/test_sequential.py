@@ -2,8 +2,8 @@
 decision from the store).  The statistics themselves (error rates on simulated outcomes) are tested
 in test_sprt.py; here: what the driver adds.
 
-Fixed cases (seed 11, random against random, 2 players): elo0=0, elo1=50 accepts H0 at block 38
-(not at the 30-block minimum, so the decision falls inside a chunk).
+Fixed cases (seed 11, random against random, 2 players): elo0=0, elo1=50 accepts H0 at block 40
+(not at the 15-block minimum, so the decision falls inside a chunk).
 """
 
 import shutil
@@ -17,7 +17,7 @@ from kdtourney.arena.sprt import run_sprt
 from kdtourney.arena.tournament import ArenaError
 from kdtourney.bots.registry import BotRegistry
 
-DECISION_BLOCK = 38
+DECISION_BLOCK = 40
 
 
 @pytest.fixture(scope="module")
@@ -71,13 +71,13 @@ def test_bad_input(registry, kw, needle):
 
 def test_chunk_sizes():
     # the first chunk ends at min_blocks; then at least 2 per worker, an eighth, or the speed
-    assert sq.chunk_end(0, 200, 2) == 30
-    assert sq.chunk_end(30, 200, 2) == 34
+    assert sq.chunk_end(0, 200, 2) == 15
+    assert sq.chunk_end(15, 200, 2) == 19
     assert sq.chunk_end(160, 1000, 2) == 180
-    assert sq.chunk_end(30, 1000, 2, blocks_per_second=50.0, seconds=2.0) == 130
-    assert sq.chunk_end(30, 60, 2, blocks_per_second=50.0) == 60  # never past the cap
+    assert sq.chunk_end(15, 1000, 2, blocks_per_second=50.0, seconds=2.0) == 115
+    assert sq.chunk_end(15, 60, 2, blocks_per_second=50.0) == 60  # never past the cap
     assert sq.chunk_end(0, 10, 1) == 10
-    assert sq.chunk_end(30, 200, 2, blocks=7) == 37
+    assert sq.chunk_end(15, 200, 2, blocks=7) == 22
 
 
 def test_decision_and_store(reference):
@@ -97,18 +97,22 @@ def test_decision_and_store(reference):
     assert direct.llr == pytest.approx(state.llr)
     config = store.load_config(folder)
     assert config["sprt"] == dict(candidate="random#1", baseline="random#2", elo0=0.0, elo1=50.0,
-                                  alpha=0.05, beta=0.05, min_blocks=30)
+                                  alpha=0.05, beta=0.05, min_blocks=15)
     assert config["tournament"]["games"] == state.games  # decided: the planned games
-    assert "H0 accepted: candidate is not more than 0 Elo stronger" in outcome.verdict_line()
+    assert outcome.verdict_line().startswith("H0 accepted: the candidate is not shown to be at "
+                                             "least 50 Elo stronger than the baseline (a candidate "
+                                             "that is fails about 5% of the time); LLR ")
+    assert state.lo < state.elo < state.hi and rows["elo"].iloc[:-1].isna().all()
+    assert (rows["elo"].iloc[-1], rows["lo"].iloc[-1]) == (state.elo, state.lo)
 
 
 def test_decision_independent_of_workers_and_chunks(registry, reference, tmp_path):
     ref_folder, ref = reference
     tournament, test = prepare(registry)
     outcome = sq.play_sprt(tournament, test, tmp_path / "two", registry, workers=2, chunk_blocks=7)
-    assert outcome.chunks == 3  # ends at blocks 30, 37, 44: the decision at 38 is inside a chunk
+    assert outcome.chunks == 5  # ends at blocks 15, 22, 29, 36, 43: the decision at 40 inside one
     assert (outcome.verdict, outcome.state.blocks) == ("H0", DECISION_BLOCK)
-    assert outcome.state.stored == 2 * 44 and outcome.past_decision == 2 * (44 - DECISION_BLOCK)
+    assert outcome.state.stored == 2 * 43 and outcome.past_decision == 2 * (43 - DECISION_BLOCK)
     pd.testing.assert_frame_equal(store.load_sprt(ref_folder), store.load_sprt(tmp_path / "two"))
     assert outcome.verdict_line() == ref.verdict_line()
 

@@ -1,168 +1,106 @@
-"""Tests for kdtourney.arena.sprt: formula, block scores, and operating characteristics by simulation."""
+"""Tests for kdtourney.arena.sprt: the LLR, block scores, and what the test promises, measured on
+simulated duplicate blocks (tests/sprt_support.py)."""
 
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
+from results_support import results_table
+from sprt_support import decisions, duplicate_blocks
 
-from kdtourney.arena.sprt import (
-    SPRT,
-    block_score,
-    block_scores,
-    elo_to_score,
-    gsprt_llr,
-    run_sprt,
-    score_to_elo,
-    sprt_bounds,
-)
+from kdtourney.arena.sprt import SPRT, block_score, block_scores, llr_path, run_sprt, sprt_bounds
+from kdtourney.outcomes import ELO_PER_NAT, elo_to_score, score_to_elo
+
+# ------------------------------------------------------------------------------- the LLR
 
 
-def two_player_blocks(rng, elo_diff, n, games=2, tie=0.1):
-    """Block scores of n blocks of `games` 2-player games; expected pairwise score = L(elo_diff)."""
-    s = elo_to_score(elo_diff)
-    u = rng.random((n, games))
-    x = np.where(u < s - tie / 2, 1.0, np.where(u < s + tie / 2, 0.5, 0.0))
-    return x.mean(axis=1)
-
-
-def four_player_blocks(rng, elo_diff, n, games=4):
-    """Candidate vs 3 equal baselines in Plackett-Luce 4-player games (pairwise marginals are BT)."""
-    theta = np.array([elo_diff, 0.0, 0.0, 0.0]) * math.log(10) / 400
-    perf = theta + rng.gumbel(size=(n, games, 4))
-    x = (perf[:, :, :1] > perf[:, :, 1:]).mean(axis=(1, 2))
-    return x
-
-
-def decide(make_stream, elo0, elo1, runs, seed, max_blocks=20000):
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(runs):
-        t = SPRT(elo0, elo1)
-        while t.status == "continue" and t.n < max_blocks:
-            t.update(make_stream(rng, 200))
-        out.append(t.status)
-    out = np.array(out)
-    return {k: float((out == k).mean()) for k in ("H0", "H1", "continue")}
-
-
-# ------------------------------------------------------------------------------- formula
-
-
-def test_elo_score_conversions():
-    assert elo_to_score(0) == 0.5
-    assert elo_to_score(400) == pytest.approx(10 / 11)
-    assert score_to_elo(elo_to_score(123.4)) == pytest.approx(123.4)
-    assert score_to_elo(1.0) == math.inf and score_to_elo(0.0) == -math.inf
-
-
-def test_bounds_and_llr_formula():
+def test_bounds():
     lo, hi = sprt_bounds(0.05, 0.05)
     assert lo == pytest.approx(-math.log(19)) and hi == pytest.approx(math.log(19))
     lo, hi = sprt_bounds(0.05, 0.10)
     assert lo == pytest.approx(math.log(0.10 / 0.95)) and hi == pytest.approx(math.log(0.90 / 0.05))
-    s0, s1 = elo_to_score(0), elo_to_score(10)
-    n, m, v = 1000, 0.51, 0.04
-    llr = gsprt_llr(n, m, v, 0, 10)
-    assert llr == pytest.approx(n * (s1 - s0) * (2 * m - s0 - s1) / (2 * v))
-    assert llr == pytest.approx(n * ((m - s0) ** 2 - (m - s1) ** 2) / (2 * v))
-    assert gsprt_llr(n, (s0 + s1) / 2, v, 0, 10) == pytest.approx(0.0)
-    assert gsprt_llr(0, 0.5, 0.0, 0, 10) == 0.0
-    with pytest.raises(ValueError):
-        gsprt_llr(10, 0.5, 0.0, 0, 10)
 
 
-def test_class_matches_formula_and_latches():
-    rng = np.random.default_rng(0)
-    x = two_player_blocks(rng, 30, 500)
-    t = SPRT(0, 30, min_blocks=10**9)  # never decide: compare the running statistics only
-    t.update(x[:200])
-    t.update(x[200])
-    t.update(list(x[201:]) + [float("nan")])  # NaN is ignored
-    assert t.n == 500
-    assert t.mean == pytest.approx(x.mean())
-    assert t.var == pytest.approx(x.var(), rel=1e-3)  # regularisation is negligible here
-    assert t.llr == pytest.approx(gsprt_llr(500, x.mean(), x.var(), 0, 30), rel=1e-3)
-    assert t.status == "continue"
+def test_llr_is_the_likelihood_ratio_of_the_best_distributions_with_the_two_means():
+    # three values: the distributions on them with a given mean are one-parameter; search them
+    scores = np.array([0, 0.5, 0.5, 1, 0.5, 1, 0.5, 0.5, 1, 0.5])
+    counts = np.array([np.sum(scores == v) for v in (0, 0.5, 1)])
+
+    def best_loglik(mean):  # p0 + p1 + p2 = 1, p1 / 2 + p2 = mean: p2 = mean - p1 / 2
+        p1 = np.linspace(1e-6, 1 - 1e-6, 200001)
+        p2 = mean - p1 / 2
+        p0 = 1 - p1 - p2
+        ok = (p0 > 0) & (p2 > 0)
+        return np.max(counts @ np.log(np.vstack([p0[ok], p1[ok], p2[ok]])))
+
+    s0, s1 = elo_to_score(0), elo_to_score(50)
+    assert llr_path(scores, 0, 50)[-1] == pytest.approx(best_loglik(s1) - best_loglik(s0), abs=1e-6)
+
+
+def test_class_latches_the_first_crossing_and_ignores_nan():
+    t = SPRT(0, 50, min_blocks=30)
+    assert t.update([0.5] * 5 + [float("nan")]) == "continue" and t.n == 5
     with pytest.raises(ValueError):
         t.update(1.5)
-    # latching: a strong stream decides H1, a later run of losses does not undo it
-    u = SPRT(0, 50)
-    u.update(np.ones(40) * 0.75 + rng.normal(0, 0.01, 40).clip(-0.2, 0.2))
-    assert u.status == "H1" and u.decided_at == 30  # min_blocks
-    u.update(np.zeros(100))
-    assert u.status == "H1" and u.llr < 0
+    t.update(np.tile([1.0, 0.25, 1.0, 1.0], 10))
+    assert t.path[24] > t.bounds[1]  # crossed after 25 blocks, but
+    assert t.status == "H1" and t.decided_at == 30  # no decision before min_blocks
+    t.update(np.zeros(100))
+    assert t.status == "H1" and t.llr < 0  # the verdict stays
 
 
-def test_constant_tie_stream_never_accepts_h1():
+def test_identical_players_never_accept_h1_on_ties():
     t = SPRT(0, 10)
-    for k in range(200):
-        status = t.update(0.5)
-        assert status != "H1"
-        if k + 1 < t.min_blocks:
-            assert status == "continue"
+    t.update(np.full(200, 0.5))
     assert t.status == "H0" and np.isfinite(t.llr)
-    assert t.elo_estimate()[0] == pytest.approx(0.0)
-
-
-# ------------------------------------------------------------------------------- operating characteristics
-
-
-def test_error_rates_two_player_blocks():
-    # nominal: accept H1 95% of the time when the true difference is elo1, H0 95% when it is elo0.
-    # 1000 runs => sd ~0.7 points; observed with these seeds: 96.6% and 94.6%.
-    runs = 1000
-    at_h1 = decide(lambda r, n: two_player_blocks(r, 50.0, n), 0.0, 50.0, runs, seed=1)
-    at_h0 = decide(lambda r, n: two_player_blocks(r, 0.0, n), 0.0, 50.0, runs, seed=2)
-    assert at_h1["continue"] == 0 and at_h0["continue"] == 0
-    assert 0.92 <= at_h1["H1"] <= 0.99, at_h1
-    assert 0.92 <= at_h0["H0"] <= 0.99, at_h0
-
-
-def test_identical_players_tie_heavy_stream_alpha():
-    # identical players, half the games tied: H0 (elo0=0) is true; H1 at most ~alpha (observed 4.7%)
-    res = decide(lambda r, n: two_player_blocks(r, 0.0, n, tie=0.5), 0.0, 30.0, 1000, seed=3)
-    assert res["H1"] <= 0.05 + 0.025, res
-
-
-def test_error_rates_four_player_blocks():
-    # observed with these seeds: H1 97.3% at elo1, H0 95.3% at elo0 (300 runs, sd ~1.3 points)
-    at_h1 = decide(lambda r, n: four_player_blocks(r, 20.0, n), 0.0, 20.0, 300, seed=4)
-    at_h0 = decide(lambda r, n: four_player_blocks(r, 0.0, n), 0.0, 20.0, 300, seed=5)
-    assert at_h1["H1"] >= 0.90, at_h1
-    assert at_h0["H0"] >= 0.90, at_h0
-
-
-def test_elo_estimate_interval():
-    rng = np.random.default_rng(9)
-    t = SPRT(0, 10, min_blocks=10**9)
-    t.update(two_player_blocks(rng, 80.0, 4000))
     elo, lo, hi = t.elo_estimate()
-    assert lo < 80.0 < hi and lo < elo < hi
-    assert 5 < hi - lo < 40
-    # coverage of the 95% interval over repetitions
-    hits = 0
-    for _ in range(200):
-        u = SPRT(0, 10, min_blocks=10**9)
-        u.update(two_player_blocks(rng, 80.0, 300))
-        _, lo, hi = u.elo_estimate()
-        hits += lo <= 80.0 <= hi
-    assert 0.88 <= hits / 200 <= 0.99
+    assert lo < 0 < hi and lo < elo < hi
+
+
+# ------------------------------------------------------------------------------- promises
+
+
+@pytest.mark.parametrize("players, runs", [(2, 4000), (4, 2000)])
+def test_error_rates_hold_on_duplicate_blocks_with_seat_luck(players, runs):
+    # measured with 20,000 tests each (benchmarks/bench_sprt.py): 2 players alpha 4.7%, beta 5.5%;
+    # 4 players alpha 4.5%, beta 4.8%.  Each is up to 0.5 points off 5%, so 1,000 tests each
+    # (sampling error +-0.7 points) pass this check for only 3 (2 players) and 8 (4 players) of
+    # seeds 0-9.  With these runs it passed for 6 of seeds 0-7 (2 players) and 2 of seeds 0-2
+    # (4 players): not yet the margin the issue asks for (see the report on issue 11).
+    rng = np.random.default_rng(0)
+    blocks = 300 if players == 2 else 200
+    at_elo0, _, _ = decisions(duplicate_blocks(rng, 0, runs, blocks, players), 0, 50, estimate=False)
+    at_elo1, _, _ = decisions(duplicate_blocks(rng, 50, runs, blocks, players), 0, 50, estimate=False)
+    assert np.mean(at_elo0 == "continue") + np.mean(at_elo1 == "continue") <= 0.002
+    alpha, beta = np.mean(at_elo0 == "H1"), np.mean(at_elo1 == "H0")
+    assert abs(alpha - 0.05) <= 0.01 and abs(beta - 0.05) <= 0.01, (alpha, beta)
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_the_estimate_with_the_verdict_is_corrected_for_stopping(players):
+    # a candidate 25 Elo stronger, tested at elo0=0, elo1=50: the mean score where the test stops
+    # overstates it when H1 is accepted (about +45); the estimate given less so (about +37), and
+    # its 95% interval covers the truth.  Measured with 20,000 tests (benchmarks/bench_sprt.py):
+    # P(estimate > 25) 0.486 (2 players), 0.488 (4); coverage 100.0%.  This check passed for
+    # each of seeds 0-9 (2 players) and 0-8 (4 players).
+    rng = np.random.default_rng(0)
+    scores = duplicate_blocks(rng, 25, 1000, 300 if players == 2 else 200, players)
+    status, at, (elo, lo, hi) = decisions(scores, 0, 50)
+    mean = (scores * (np.arange(scores.shape[1]) < at[:, None])).sum(axis=1) / at
+    naive = score_to_elo(mean)
+    passed = status == "H1"
+    assert np.median(naive[passed]) > 40  # the uncorrected figure, as printed before
+    assert np.median(elo[passed]) < np.median(naive[passed]) - 5
+    assert 0.45 <= np.mean(elo > 25) <= 0.55  # median-unbiased over all tests
+    # the 95% interval is conservative (wider than it needs to be)
+    assert np.mean((lo <= 25) & (25 <= hi)) >= 0.97
 
 
 # ------------------------------------------------------------------------------- block scores
 
 
-def make_rows(games):
-    out = []
-    for g, (block, players) in enumerate(games):
-        for seat, (e, r) in enumerate(players):
-            out.append((g, block, len(players), seat, e, r))
-    return pd.DataFrame(out, columns=["game", "block", "n_players", "seat", "entrant", "rank"])
-
-
 def test_block_score_hand_made():
-    df = make_rows(
+    df = results_table(
         [
             (7, [("cand", 2), ("base", 1), ("base", 2), ("other", 4)]),  # vs base: 0, 0.5 ; vs other: 1
             (7, [("base", 3), ("cand", 1), ("other", 2), ("base", 3)]),  # vs base: 1, 1 ; vs other: 1
@@ -185,10 +123,10 @@ def test_run_sprt_on_results_table():
     games = []
     for b in range(400):
         for _ in range(2):
-            perf = np.array([100.0, 0.0]) * math.log(10) / 400 + rng.gumbel(size=2)
+            perf = np.array([100.0, 0.0]) / ELO_PER_NAT + rng.gumbel(size=2)
             r = (-perf).argsort().argsort() + 1
             games.append((b, [("cand", int(r[0])), ("base", int(r[1]))]))
-    df = make_rows(games)
+    df = results_table(games)
     t = run_sprt(df, "cand", 0, 50, baseline="base")
     manual = SPRT(0, 50)
     manual.update(block_scores(df, "cand", "base").to_numpy())

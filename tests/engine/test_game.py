@@ -1,4 +1,4 @@
-"""Game flow: every Rules option does what RULES.md says; seeds fix games; views hide the deck."""
+"""Game flow: every Rules option does what docs/rules.md says; seeds fix games; views hide the deck."""
 
 import random
 
@@ -267,6 +267,23 @@ def test_bot_copies_cannot_change_the_game():
     k.place(20, k.legal_placements(20)[0])
     assert game.history == before.history == []
     assert np.array_equal(game.arrays[0], before.arrays[0]) and np.array_equal(game.arrays[2], before.arrays[2])
+
+
+def test_a_view_cannot_change_how_the_game_is_ranked():
+    # equal totals and largest territories; the second kingdom has more crowns
+    game = play_random(Rules(2), 4)
+    bits, bbox, st = game.arrays
+    for seat, text in enumerate(["C W1 W0 W0 W0", "C  W0 W0 W0 W0\nF2 F0 .  .  ."]):
+        kingdom = Kingdom.from_text(text)
+        bits[seat], bbox[seat] = kingdom._bits, kingdom._bbox
+    st[32:34] = 0
+    assert game.ranking() == [2, 1]  # crowns decide
+    assert rank_scores([game.score(0), game.score(1)], "territory") == [1, 1]
+    view = game.view(0)
+    object.__setattr__(view.rules, "tiebreak", "territory")
+    object.__setattr__(view.rules, "players", 3)
+    assert game.rules == Rules(2) and game.ranking() == [2, 1] and len(game.scores()) == 2
+    assert view.ranking() == [2, 1]  # the view's own state, not its rules, ranks too
 
 
 def test_actions_decode_to_the_squares_of_the_kingdom():

@@ -13,12 +13,12 @@ games (independent pairs) and 4-player games (dependent pairs).
 import numpy as np
 import pandas as pd
 import pytest
+from results_support import results_table
 
+from kdtourney.outcomes import ELO_PER_NAT
 from kdtourney.report.ratings import (
-    ELO_PER_NAT,
     bootstrap_elo,
     elo_history,
-    expected_score,
     fit_elo,
     los_matrix,
     pair_counts,
@@ -53,20 +53,11 @@ def centred(elos):
     return s - s.mean()
 
 
-def rows(games):
-    """Results table from [(block, [(entrant, rank), ...]), ...]."""
-    out = []
-    for g, (block, players) in enumerate(games):
-        for seat, (e, r) in enumerate(players):
-            out.append((g, block, len(players), seat, e, r))
-    return pd.DataFrame(out, columns=["game", "block", "n_players", "seat", "entrant", "rank"])
-
-
 # ---------------------------------------------------------------------------------- aggregation
 
 
 def test_pair_counts_ties_and_self_play():
-    df = rows(
+    df = results_table(
         [
             (0, [("x", 1), ("y", 2), ("z", 2), ("w", 4)]),  # competition ranking with a tie
             (0, [("x", 2), ("x", 1)]),  # self-play: dropped
@@ -87,7 +78,7 @@ def test_pair_counts_ties_and_self_play():
 
 def test_two_player_closed_form():
     # a beats b 3 times out of 4: MLE difference is 400*log10(3); a tiny prior leaves it intact.
-    df = rows([(k, [("a", 1 if k < 3 else 2), ("b", 2 if k < 3 else 1)]) for k in range(4)])
+    df = results_table([(k, [("a", 1 if k < 3 else 2), ("b", 2 if k < 3 else 1)]) for k in range(4)])
     elo = fit_elo(df, prior=1e-9)
     assert elo["a"] - elo["b"] == pytest.approx(400 * np.log10(3), abs=1e-5)
     assert elo.mean() == pytest.approx(0.0, abs=1e-9)
@@ -175,7 +166,7 @@ def test_undefeated_and_winless_entrants_stay_finite():
         games.append((k, [("champ", 1), ("a", 2), ("b", 3)]))
         games.append((k, [("a", 1), ("b", 2), ("dud", 3)]))
         games.append((k, [("b", 1), ("a", 2)] if k % 2 else [("a", 1), ("b", 2)]))
-    df = rows(games)
+    df = results_table(games)
     elo = fit_elo(df)
     assert np.isfinite(elo).all()
     assert elo.index[0] == "champ" and elo.index[-1] == "dud"
@@ -232,9 +223,3 @@ def test_elo_history_converges_to_full_fit():
     assert width.iloc[-1] < width.iloc[0]  # intervals shrink with more games
     no_ci = elo_history(df, points=3, n_boot=0)
     assert no_ci["lo"].isna().all() and no_ci["elo"].notna().all()
-
-
-def test_expected_score():
-    assert expected_score(0) == 0.5
-    assert expected_score(400) == pytest.approx(10 / 11)
-    assert expected_score(-400) + expected_score(400) == pytest.approx(1.0)

@@ -1,0 +1,39 @@
+"""Where Numba caches kdtourney's compiled kernels: the user's cache folder, never the package.
+
+By default Numba writes its cache (`__pycache__/*.nbi`, `*.nbc`) next to the source when it can:
+for an installed kdtourney, inside site-packages, where pip does not know the files. Uninstalling
+then leaves `kdtourney/engine/__pycache__` behind, and that leftover folder, taken for a namespace
+package, hides a later editable install (`cannot import name 'Rules' from 'kdtourney.engine'
+(unknown location)`).
+
+So kdtourney's own kernels always cache where Numba caches a read-only package: the user-wide
+cache folder (`~/.cache/numba` on Linux, or `$XDG_CACHE_HOME/numba`), in one subfolder per source
+folder, so every installation keeps its own cache. A `NUMBA_CACHE_DIR` set by the user still wins,
+and other packages' functions are left to Numba's usual rules. Every kernel module imports this
+module before its first `@njit(cache=True)`.
+"""
+
+import os
+
+from numba.core import caching
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# the public name since Numba 0.62, the private one before
+_UserWideCacheLocator = getattr(caching, "UserWideCacheLocator", None) \
+    or getattr(caching, "_UserWideCacheLocator")
+
+
+class PackageCacheLocator(_UserWideCacheLocator):
+    """Numba's user-wide cache locator, for the functions of kdtourney's own source files only."""
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if not os.path.abspath(py_file).startswith(_PACKAGE):
+            return None
+        return super().from_function(py_func, py_file)
+
+
+_LOCATORS = caching.CacheImpl._locator_classes
+if PackageCacheLocator not in _LOCATORS:
+    # after the locator of NUMBA_CACHE_DIR, before the one writing next to the source
+    _LOCATORS.insert(1, PackageCacheLocator)
