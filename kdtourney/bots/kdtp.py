@@ -23,6 +23,7 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
+from kdtourney import _jit_cache  # noqa: F401  (before any njit(cache=True): caches outside the package)
 from kdtourney.engine import (CLAIM_BASE, DISCARD, TILES, GameView, Kingdom, Rules,
                               decode_placement)
 from kdtourney.engine import _kernels as K
