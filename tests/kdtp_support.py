@@ -58,10 +58,13 @@ FAKE_BOT = textwrap.dedent(r'''
                     send({"type": "move", "action": legal[0]})
                 elif behaviour == "illegal":
                     send({"type": "action", "action": {"claim": 99}})
-                elif behaviour == "twice":
-                    send({"type": "action", "action": legal[0]})
-                    send({"type": "log", "text": "and once more"})
-                    send({"type": "action", "action": legal[-1]})
+                elif behaviour == "illegal-compact":  # an action, written as kdtourney would
+                    sys.stdout.write('{"type":"action","action":{"discard":true}}\n')
+                elif behaviour == "twice":  # in one write: all there before the next act
+                    sys.stdout.write("".join(json.dumps(m) + "\n" for m in (
+                        {"type": "action", "action": legal[0]},
+                        {"type": "log", "text": "and once more"},
+                        {"type": "action", "action": legal[-1]})))
                 elif behaviour == "late":
                     time.sleep(late)
                     send({"type": "action", "action": legal[0]})

@@ -21,9 +21,13 @@ import json
 from functools import lru_cache
 
 import numpy as np
+from numba import njit
 
+from kdtourney import _jit_cache  # noqa: F401  (before any njit(cache=True): caches outside the package)
 from kdtourney.engine import (CLAIM_BASE, DISCARD, TILES, GameView, Kingdom, Rules,
                               decode_placement)
+from kdtourney.engine import _kernels as K
+from kdtourney.engine._kernels import list_squares
 from kdtourney.engine.tiles import CASTLE, TERRAIN_LETTERS
 
 PROTOCOL = "kdtp"
@@ -96,44 +100,114 @@ def quit_message() -> dict:
 
 def act_line(view: GameView, legal: list[int], time_left_s: float | None) -> bytes:
     """The `act` line of the view's decision (`legal`: the view's legal actions): the state holds
-    what the acting player may know, from the view's public API. Written as text from cached
-    pieces (a square, an action): it is built for every decision of every bot in its own process.
+    what the acting player may know. Built for every decision of every bot in its own process, so
+    it reads the view's raw state (`GameView.arrays`) once, has a kernel write the kingdoms, and
+    takes the text of the unseen dominoes and of the actions from caches.
     """
     rules = view.rules
-    kingdoms = ",".join(map(_kingdom_text, (view.square_array(p) for p in range(rules.players))))
-    current = ",".join(f'{{"domino":{d},"seat":{_seat(o)},"placed":{_BOOL[done]}}}'
-                       for (d, o), done in zip(view.current_row, view.placed))
-    new = ",".join(f'{{"domino":{d},"seat":{_seat(o)}}}' for d, o in view.new_row)
+    bits, bbox, st = view.arrays
+    s = st.tolist()
+    pos, round_, phase = s[K.ST_DECK_POS], s[K.ST_ROUND], s[K.ST_PHASE]
+    kingdoms = _kingdoms_text(bits, bbox)
+    # the row's dominoes come first (0: none); zip ends with the last one's `placed` flag
+    current = ",".join([f'{{"domino":{d},"seat":{_SEAT[o]},"placed":{_BOOL[done]}}}'
+                        for d, o, done in zip(s[K.ST_CUR_ROW:K.ST_CUR_ROW + 4],
+                                              s[K.ST_CUR_OWNER:K.ST_CUR_OWNER + 4], view.placed)])
+    new = ",".join([f'{{"domino":{d},"seat":{_SEAT[o]}}}' for d, o
+                    in zip(s[K.ST_NEW_ROW:K.ST_NEW_ROW + 4], s[K.ST_NEW_OWNER:K.ST_NEW_OWNER + 4])
+                    if d])
     to_place = view.domino_to_place
-    unseen = view.unseen()
+    kings = rules.players * rules.kings_per_player
     state = (f'{{"kingdoms":[{kingdoms}],"scores":[{_ints(view.scores())}],'
              f'"current_row":[{current}],"next_row":[{new}],'
              f'"to_place":{"null" if to_place is None else to_place},'
-             f'"deck_left":{rules.dominoes_in_play - (len(TILES) - len(unseen))},'
-             f'"unseen":[{_ints(unseen)}],"first_order":[{_ints(view.first_order)}]}}')
-    return (f'{{"type":"act","seat":{view.player},"phase":"{view.phase}","round":{view.round},'
+             f'"deck_left":{rules.dominoes_in_play - pos},'
+             f'"unseen":[{_unseen_text(s[K.ST_DECK:K.ST_DECK + pos])}],'
+             f'"first_order":[{_ints(s[K.ST_FIRST_ORDER:K.ST_FIRST_ORDER + kings])}]}}')
+    return (f'{{"type":"act","seat":{view.player},"phase":"{_PHASES[phase]}","round":{round_},'
             f'"state":{state},"legal":[{",".join(map(action_text, legal))}],'
-            f'"time_left_s":{json.dumps(time_left_s)}}}\n').encode()
+            f'"time_left_s":{"null" if time_left_s is None else json.dumps(time_left_s)}}}\n'
+            ).encode()
 
 
 _BOOL = {False: "false", True: "true"}
-_KINGDOMS: dict = {}  # the text of the kingdoms seen lately: most do not change between decisions
+_SEAT = {-1: "null", 0: "0", 1: "1", 2: "2", 3: "3"}  # an owner in the state: -1 is nobody
+_PHASES = {K.PHASE_PLACE: "place", K.PHASE_CLAIM: "claim"}
+_UNSEEN: dict = {}  # drawn dominoes -> text of the unseen ones: changes once a round
 
 
-def _kingdom_text(squares) -> str:
-    """'[[r,c,"T",k],...]' of a kingdom's square_array()."""
-    key = squares.tobytes()
-    text = _KINGDOMS.get(key)
+def _kingdoms_text(bits, bbox) -> str:
+    """'[[r,c,"T",k],...],...' of every player's kingdom (their part of `GameView.arrays`)."""
+    out = np.empty(len(bits) * _KINGDOM_BYTES, dtype=np.uint8)
+    return out[:_write_kingdoms(bits, bbox, _LETTER_CODES, np.empty((49, 4), np.int64), out)] \
+        .tobytes().decode("ascii")
+
+
+def warm_up() -> None:
+    """Load (the first time: compile) the kernel of `act_line` and build `answer_lines` now, not
+    in a bot's timed decision."""
+    _kingdoms_text(np.zeros((1, K.PLANES, K.G), np.int64), np.zeros((1, 4), np.int64))
+    answer_lines()
+
+
+_KINGDOM_BYTES = 2 + 49 * len('[-6,-6,"C",3],')  # at most: a 7x7 kingdom and the comma after it
+_LETTER_CODES = np.zeros(max(LETTERS) + 1, dtype=np.uint8)  # terrain -> the code of its letter
+_LETTER_CODES[list(LETTERS)] = [ord(letter) for letter in LETTERS.values()]
+
+
+@njit(cache=True)
+def _write_kingdoms(bits, bbox, letters, squares, out):
+    """Write the kingdoms' text (see _kingdoms_text) to `out` (uint8) and return its length. The
+    kernel writes text: as Python, this took most of an act line's time."""
+    n = 0
+    for p in range(bits.shape[0]):
+        if p > 0:
+            out[n] = 44  # ,
+            n += 1
+        out[n] = 91  # [
+        n += 1
+        for i in range(list_squares(bits[p], bbox[p], squares)):
+            if i > 0:
+                out[n] = 44
+                n += 1
+            out[n] = 91
+            n = _write_int(out, n + 1, squares[i, 0])
+            out[n] = 44
+            n = _write_int(out, n + 1, squares[i, 1])
+            out[n], out[n + 1], out[n + 2], out[n + 3] = 44, 34, letters[squares[i, 2]], 34  # ,"T"
+            out[n + 4] = 44
+            n = _write_int(out, n + 5, squares[i, 3])
+            out[n] = 93  # ]
+            n += 1
+        out[n] = 93
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def _write_int(out, n, value):
+    """Write `value` (-99..99) in decimal at out[n]; return the position after it."""
+    if value < 0:
+        out[n] = 45  # -
+        n += 1
+        value = -value
+    if value >= 10:
+        out[n] = 48 + value // 10
+        n += 1
+    out[n] = 48 + value % 10
+    return n + 1
+
+
+def _unseen_text(drawn: list) -> str:
+    """The dominoes not in `drawn`, ascending, as JSON numbers without the brackets."""
+    key = tuple(drawn)
+    text = _UNSEEN.get(key)
     if text is None:
-        if len(_KINGDOMS) > 4096:
-            _KINGDOMS.clear()
-        text = _KINGDOMS[key] = "[" + ",".join([f'[{r},{c},"{LETTERS[t]}",{k}]'
-                                                for r, c, t, k in squares.tolist()]) + "]"
+        if len(_UNSEEN) > 4096:
+            _UNSEEN.clear()
+        drawn = set(drawn)
+        text = _UNSEEN[key] = _ints(d for d in TILES if d not in drawn)
     return text
-
-
-def _seat(owner: int) -> str:
-    return str(owner) if owner >= 0 else "null"
 
 
 def _ints(values) -> str:
@@ -168,6 +242,14 @@ def action_text(action: int) -> str:
     if text is None:
         text = _TEXTS[action] = canonical(action_to_wire(action))
     return text
+
+
+@lru_cache(maxsize=1)
+def answer_lines() -> dict:
+    """{the line (without its '\\n') of an answer written compactly, as `kdtourney serve` writes
+    it: its action} for every engine action: the harness takes such a line without parsing it."""
+    actions = [*range(K.N_PLACE_ACTIONS), DISCARD, *range(CLAIM_BASE + 1, CLAIM_BASE + 49)]
+    return {encode(action_message(a))[:-1]: a for a in actions}
 
 
 # --- the bot side ------------------------------------------------------------------------------
@@ -259,5 +341,6 @@ def action_message(action) -> dict:
 
 
 __all__ = ["PROTOCOL", "VERSION", "MAX_LINE", "ProtocolError", "encode", "decode", "hello",
-           "dominoes", "game_message", "result_message", "quit_message", "act_line",
-           "action_to_wire", "action_text", "canonical", "rules_of", "view_of", "action_message"]
+           "dominoes", "game_message", "result_message", "quit_message", "act_line", "warm_up",
+           "action_to_wire", "action_text", "answer_lines", "canonical", "rules_of", "view_of",
+           "action_message"]

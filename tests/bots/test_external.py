@@ -1,14 +1,15 @@
 """Bots in their own process, the harness side: TOML declarations in bot folders, the start-up
 check, and one bot process answering against the clock."""
 
+import re
 import sys
 from pathlib import Path
 
 import pytest
 from kdtp_support import left_behind, new_marker, write_fake_bots
 
-from kdtourney.bots.external import (BotProtocolError, BotTimeout, ExternalBot, ProcessPool,
-                                     ProcessSettings, StartupError)
+from kdtourney.bots.external import (BotProtocolError, BotTimeout, ExternalBot, IllegalAnswer,
+                                     ProcessPool, ProcessSettings, StartupError)
 from kdtourney.bots.registry import BotRegistry, EntrantError, listing
 from kdtourney.engine import Game, Rules
 
@@ -135,6 +136,19 @@ def test_an_answer_nobody_asked_for_is_a_protocol_fault(tmp_path):
                                                   r'asked for act'):
             bot.act(game.view(seat))
         bot.close()
+
+
+def test_an_illegal_answer_is_refused_however_it_is_written(tmp_path):
+    registry = registry_of(write_fake_bots(tmp_path, ["illegal", "illegal-compact"], at=0))
+    rules = Rules(2)
+    view = Game(rules, 1).view(Game(rules, 1).current_player)  # a claim: discarding is illegal
+    with ProcessPool(ProcessSettings(move_time_limit=5.0)) as pool:
+        for name, answer in (("illegal", '{"claim":99}'), ("illegal-compact", '{"discard":true}')):
+            bot = registry.factory(name, pool)()
+            bot.setup(view.player, rules, 1)
+            with pytest.raises(IllegalAnswer, match=f"answered {re.escape(answer)}, not one of "):
+                bot.act(view)
+            bot.close()
 
 
 def test_an_isolated_folder_bot_plays_as_it_does_in_process():

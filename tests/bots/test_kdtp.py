@@ -88,6 +88,12 @@ def test_actions_on_the_wire():
     assert kdtp.action_message(9999)["action"] == 9999
     assert kdtp.action_message(True)["action"] is True
     assert kdtp.action_message(None)["action"] is None
+    # an answer written exactly as serve writes it is taken without parsing: it must mean the same
+    lines = kdtp.answer_lines()
+    assert len(lines) == 725  # every placement, the discard, every claim
+    for line, action in lines.items():
+        assert kdtp.encode(kdtp.action_message(action)) == line + b"\n"
+        assert kdtp.canonical(kdtp.decode(line)["action"]) == kdtp.action_text(action)
 
 
 @pytest.mark.parametrize("line, error", [
