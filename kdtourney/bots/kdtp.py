@@ -108,7 +108,7 @@ def act_line(view: GameView, legal: list[int], time_left_s: float | None) -> byt
     bits, bbox, st = view.arrays
     s = st.tolist()
     pos, round_, phase = s[K.ST_DECK_POS], s[K.ST_ROUND], s[K.ST_PHASE]
-    kingdoms = _kingdoms_text(bits, bbox)
+    kingdoms = _kingdoms_text(bits, bbox, s[K.ST_SIZE])
     # the row's dominoes come first (0: none); zip ends with the last one's `placed` flag
     current = ",".join([f'{{"domino":{d},"seat":{_SEAT[o]},"placed":{_BOOL[done]}}}'
                         for d, o, done in zip(s[K.ST_CUR_ROW:K.ST_CUR_ROW + 4],
@@ -136,17 +136,18 @@ _PHASES = {K.PHASE_PLACE: "place", K.PHASE_CLAIM: "claim"}
 _UNSEEN: dict = {}  # drawn dominoes -> text of the unseen ones: changes once a round
 
 
-def _kingdoms_text(bits, bbox) -> str:
-    """'[[r,c,"T",k],...],...' of every player's kingdom (their part of `GameView.arrays`)."""
+def _kingdoms_text(bits, bbox, size) -> str:
+    """'[[r,c,"T",k],...],...' of every player's kingdom (their part of `GameView.arrays`; size:
+    the kingdoms' width, 5 or 7)."""
     out = np.empty(len(bits) * _KINGDOM_BYTES, dtype=np.uint8)
-    return out[:_write_kingdoms(bits, bbox, _LETTER_CODES, np.empty((49, 4), np.int64), out)] \
-        .tobytes().decode("ascii")
+    return out[:_write_kingdoms(bits, bbox, size, _LETTER_CODES, np.empty((49, 4), np.int64),
+                                out)].tobytes().decode("ascii")
 
 
 def warm_up() -> None:
     """Load (the first time: compile) the kernel of `act_line` and build `answer_lines` now, not
     in a bot's timed decision."""
-    _kingdoms_text(np.zeros((1, K.PLANES, K.G), np.int64), np.zeros((1, 4), np.int64))
+    _kingdoms_text(np.zeros((1, K.kingdom_width(5)), np.int64), np.zeros((1, 4), np.int64), 5)
     answer_lines()
 
 
@@ -156,7 +157,7 @@ _LETTER_CODES[list(LETTERS)] = [ord(letter) for letter in LETTERS.values()]
 
 
 @njit(cache=True)
-def _write_kingdoms(bits, bbox, letters, squares, out):
+def _write_kingdoms(bits, bbox, size, letters, squares, out):
     """Write the kingdoms' text (see _kingdoms_text) to `out` (uint8) and return its length. The
     kernel writes text: as Python, this took most of an act line's time."""
     n = 0
@@ -166,7 +167,7 @@ def _write_kingdoms(bits, bbox, letters, squares, out):
             n += 1
         out[n] = 91  # [
         n += 1
-        for i in range(list_squares(bits[p], bbox[p], squares)):
+        for i in range(list_squares(bits, bbox, p, size, squares)):
             if i > 0:
                 out[n] = 44
                 n += 1
