@@ -464,16 +464,22 @@ def first_claim(st, rng):
         d = st[ST_NEW_ROW + j]
         if d == 0 or st[ST_NEW_OWNER + j] >= 0:
             continue
-        k = max(TILE_CROWNS[d, 0], TILE_CROWNS[d, 1])
-        if k > best:
-            best = k
+        take, best, ties = _running_best(max(TILE_CROWNS[d, 0], TILE_CROWNS[d, 1]), best, ties, rng)
+        if take:
             best_c = CLAIM_BASE + d
-            ties = 1
-        elif k == best:
-            ties += 1
-            if rand_below(rng, ties) == 0:
-                best_c = CLAIM_BASE + d
     return best_c
+
+
+@kernel(inline="always")
+def _running_best(k, best, ties, rng):
+    """One step of a running maximum with uniformly random ties (reservoir sampling): whether `k`
+    is the choice now, and the new best and number of ties. Draws only on a tie."""
+    if k > best:
+        return True, k, 1
+    if k == best:
+        ties += 1
+        return rand_below(rng, ties) == 0, best, ties
+    return False, best, ties
 
 
 # ---------------------------------------------------------------------------------------------
@@ -498,15 +504,11 @@ def fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac):
         best_i = 0
         ties = 0
         for i in range(n):
-            k = _entry_key(kb, 0, size, flags, complete, domino, ac[0, i], points, holes)
-            if k > best:
-                best = k
+            take, best, ties = _running_best(
+                _entry_key(kb, 0, size, flags, complete, domino, ac[0, i], points, holes), best,
+                ties, rng)
+            if take:
                 best_i = i
-                ties = 1
-            elif k == best:
-                ties += 1
-                if rand_below(rng, ties) == 0:
-                    best_i = i
         return _entry_action(bits, p, size, ac[0, best_i])
     if st[ST_ROUND] == 0:
         return first_claim(st, rng)
@@ -521,14 +523,9 @@ def fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac):
             continue
         k, _ = _best_spot_pre(bits, bbox, p, size, flags, complete, d, kb, 1, points, holes,
                               sc, ac, 1)
-        if k > best:
-            best = k
+        take, best, ties = _running_best(k, best, ties, rng)
+        if take:
             best_c = CLAIM_BASE + d
-            ties = 1
-        elif k == best:
-            ties += 1
-            if rand_below(rng, ties) == 0:
-                best_c = CLAIM_BASE + d
     return best_c
 
 
