@@ -162,15 +162,24 @@ def is_legal_placement(bits, bbox, p, size, domino, action, sc, lvl):
 
 
 @kernel(inline="always")
+def _random_word_move(bits, p, domino, rng):
+    """A uniformly random legal placement of `domino` in 5x5 kingdom p as (direction, square of
+    its layout), counted and selected; direction -1 (and no draw) when there is none."""
+    right, down, left, up = _word64.moves(bits, p, domino)
+    n = popcount(right) + popcount(down) + popcount(left) + popcount(up)
+    if n == 0:
+        return -1, 0
+    return _word64.kth_move(right, down, left, up, rand_below(rng, n))
+
+
+@kernel(inline="always")
 def random_placement(bits, bbox, p, size, domino, sc, lvl, rng):
     """A uniformly random legal placement of `domino` (DISCARD when there is none): the placements
     are counted and the chosen one selected, never listed."""
     if size == _word64.SIZE:
-        right, down, left, up = _word64.moves(bits, p, domino)
-        n = popcount(right) + popcount(down) + popcount(left) + popcount(up)
-        if n == 0:
+        d, q = _random_word_move(bits, p, domino, rng)
+        if d < 0:
             return DISCARD
-        d, q = _word64.kth_move(right, down, left, up, rand_below(rng, n))
         return _word64.move_action(bits[p, _word64.LAYOUT], d, q)
     n = _rows.moves(bits, bbox, p, size, domino, sc, lvl)
     if n == 0:
@@ -183,11 +192,9 @@ def play_random_placement(bits, bbox, p, size, domino, sc, lvl, rng):
     """Play random_placement's choice (the same draw); returns False when the domino is discarded
     (the caller counts it). Skips the action's encoding where it can."""
     if size == _word64.SIZE:
-        right, down, left, up = _word64.moves(bits, p, domino)
-        n = popcount(right) + popcount(down) + popcount(left) + popcount(up)
-        if n == 0:
+        d, q = _random_word_move(bits, p, domino, rng)
+        if d < 0:
             return False
-        d, q = _word64.kth_move(right, down, left, up, rand_below(rng, n))
         lay = bits[p, _word64.LAYOUT]
         if lay == _word64.START:
             place(bits, bbox, p, size, domino, _word64.move_action(lay, d, q))
