@@ -122,7 +122,7 @@ def act_line(view: GameView, legal: list[int], time_left_s: float | None) -> byt
              f'"current_row":[{current}],"next_row":[{new}],'
              f'"to_place":{"null" if to_place is None else to_place},'
              f'"deck_left":{rules.dominoes_in_play - pos},'
-             f'"unseen":[{_unseen_text(s[K.ST_DECK:K.ST_DECK + pos])}],'
+             f'"unseen":[{_unseen_text(tuple(s[K.ST_DECK:K.ST_DECK + pos]))}],'
              f'"first_order":[{_ints(s[K.ST_FIRST_ORDER:K.ST_FIRST_ORDER + kings])}]}}')
     return (f'{{"type":"act","seat":{view.player},"phase":"{_PHASES[phase]}","round":{round_},'
             f'"state":{state},"legal":[{",".join(map(action_text, legal))}],'
@@ -133,9 +133,6 @@ def act_line(view: GameView, legal: list[int], time_left_s: float | None) -> byt
 _BOOL = {False: "false", True: "true"}
 _SEAT = {-1: "null", 0: "0", 1: "1", 2: "2", 3: "3"}  # an owner in the state: -1 is nobody
 _PHASES = {K.PHASE_PLACE: "place", K.PHASE_CLAIM: "claim"}
-_UNSEEN: dict = {}  # drawn dominoes -> text of the unseen ones: changes once a round
-
-
 def _kingdoms_text(bits, bbox, size) -> str:
     """'[[r,c,"T",k],...],...' of every player's kingdom (their part of `GameView.arrays`; size:
     the kingdoms' width, 5 or 7)."""
@@ -199,16 +196,11 @@ def _write_int(out, n, value):
     return n + 1
 
 
-def _unseen_text(drawn: list) -> str:
+@lru_cache(maxsize=4096)  # the drawn dominoes change once a round
+def _unseen_text(drawn: tuple) -> str:
     """The dominoes not in `drawn`, ascending, as JSON numbers without the brackets."""
-    key = tuple(drawn)
-    text = _UNSEEN.get(key)
-    if text is None:
-        if len(_UNSEEN) > 4096:
-            _UNSEEN.clear()
-        drawn = set(drawn)
-        text = _UNSEEN[key] = _ints(d for d in TILES if d not in drawn)
-    return text
+    drawn = set(drawn)
+    return _ints(d for d in TILES if d not in drawn)
 
 
 def _ints(values) -> str:
