@@ -32,6 +32,7 @@ import numpy as np
 
 from kdtourney.arena.match import play_match
 from kdtourney.bots import _kernels as BK
+from kdtourney.bots.base import Bot
 from kdtourney.bots.greedy import GreedyBot
 from kdtourney.bots.random_bot import RandomBot
 from kdtourney.bots.registry import BotRegistry, parse_entrant
@@ -57,7 +58,7 @@ def expand(spec, default):
     return [(spec, f"{spec}:{kind}={text}", (kind, value)) for text, (kind, value) in default]
 
 
-class Counting:
+class Counting(Bot):
     """Wraps a bot: sums the search iterations (`last_iterations`) of decisions with a choice."""
 
     def __init__(self, bot):
@@ -65,6 +66,12 @@ class Counting:
 
     def setup(self, seat, rules, seed):
         self.bot.setup(seat, rules, seed)
+
+    def finish(self, scores, ranks):
+        self.bot.finish(scores, ranks)
+
+    def close(self):
+        self.bot.close()
 
     def act(self, view):
         action = self.bot.act(view)

@@ -138,10 +138,10 @@ class MCTSBot(Bot):
         self.last_iterations = run_budget(run, self.iterations, self.time, 32)
         best, best_node, best_key = legal[0], -1, None
         ch = self._ti[0, SK.TI_FIRST]
-        while ch >= 0:
+        while ch >= 0:  # a kept claim node also has children for the dominoes of other deals' rows
             n = self._ti[ch, SK.TI_VISITS]
             key = (n, self._tf[ch, SK.TF_VALUE] / max(n, 1))
-            if best_key is None or key > best_key:
+            if self._ti[ch, SK.TI_ACTION] in legal and (best_key is None or key > best_key):
                 best, best_node, best_key = int(self._ti[ch, SK.TI_ACTION]), ch, key
             ch = self._ti[ch, SK.TI_NEXT]
         if best_node >= 0:

@@ -188,6 +188,23 @@ def test_mcts_claim_decision_continues_the_place_decision_search(reuse, kept):
     assert bot._ti[0, MCTS_VISITS] == 100 + (inherited if kept else 0)
 
 
+def test_mcts_plays_only_a_legal_claim_from_a_kept_tree():
+    # A kept claim node has children for the dominoes of every row its iterations dealt: the one
+    # visited most may not be on the table now.
+    game = position(SETUPS["4p-bonuses"], 3, phase="claim")
+    view = game.view(game.current_player)
+    assert len(view.legal_actions()) > 1
+    bot = MCTSBot(iterations=1)
+    bot.setup(game.current_player, game.rules, 1)
+    SK.mcts_reset(bot._ti, bot._tf, bot._ncount)
+    other = next(K.CLAIM_BASE + d for d in range(1, 49) if K.CLAIM_BASE + d not in view.legal_actions())
+    node = SK._new_node(bot._ti, bot._tf, bot._ncount, 0, other, 0.0)
+    bot._ti[node, MCTS_VISITS] = bot._ti[node, SK.TI_AVAIL] = 10**6
+    bot._tf[node, SK.TF_VALUE] = 10**6
+    bot._root = lambda view: None  # this tree, as if kept from the place decision
+    assert bot.act(view) in view.legal_actions()
+
+
 def _subtree(ti, tf, node):
     """The subtree of node, depth first: (action, visits, value, children) per node."""
     out = []
