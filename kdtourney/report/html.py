@@ -34,6 +34,8 @@ from kdtourney.engine import Game, Rules
 from kdtourney.engine.tiles import TERRAIN_NAMES, TILES
 from kdtourney.outcomes import elo_to_score
 from kdtourney.report import plots, ratings, stats, svg
+from kdtourney.report.fmt import (DASH, finite, fmt_ci, fmt_elo, fmt_num, fmt_pct, fmt_signed,
+                                  fmt_time, fmt_value)
 from kdtourney.report.standings import N_BOOT, standings
 
 __all__ = ["write_report", "write_page", "build_context", "render", "parse_anchor", "ReportError",
@@ -110,74 +112,6 @@ def parse_anchor(anchor):
     if not math.isfinite(value):
         raise ReportError(f"anchor value {value!r} is not a finite number")
     return str(name), value
-
-
-# ----------------------------------------------------------------------------------------------
-# Formatting (also the template's filters)
-# ----------------------------------------------------------------------------------------------
-
-MINUS = "\u2212"
-DASH = "\u2014"
-
-
-def _finite(x) -> bool:
-    try:
-        return x is not None and math.isfinite(float(x))
-    except (TypeError, ValueError):
-        return False
-
-
-def fmt_num(x, digits: int = 1) -> str:
-    return f"{float(x):.{digits}f}".replace("-", MINUS) if _finite(x) else DASH
-
-
-def fmt_signed(x, digits: int = 1) -> str:
-    if not _finite(x):
-        return DASH
-    s = f"{float(x):+.{digits}f}"
-    if float(s) == 0:
-        s = f"{0:.{digits}f}"
-    return s.replace("-", MINUS)
-
-
-def fmt_elo(x) -> str:
-    return fmt_signed(x, 0)
-
-
-def fmt_pct(x, digits: int = 1) -> str:
-    return f"{100 * float(x):.{digits}f}%" if _finite(x) else DASH
-
-
-def fmt_ci(lo, hi, kind: str = "num", digits: int = 1) -> str:
-    """'lo to hi' in the given format, or '' when the interval is unknown."""
-    if not (_finite(lo) and _finite(hi)):
-        return ""
-    f = {"num": lambda v: fmt_num(v, digits), "signed": lambda v: fmt_signed(v, digits),
-         "elo": fmt_elo, "pct": lambda v: fmt_pct(v, digits)}[kind]
-    return f"{f(lo)} to {f(hi)}"
-
-
-def fmt_time(seconds) -> str:
-    """A duration in s / ms / µs, 3 significant digits."""
-    if not _finite(seconds):
-        return DASH
-    s = float(seconds)
-    if s >= 1:
-        return f"{s:.3g} s"
-    if s >= 1e-3:
-        return f"{s * 1e3:.3g} ms"
-    return f"{s * 1e6:.3g} \u00b5s"
-
-
-def fmt_value(v) -> str:
-    """A config value as text: JSON for lists and dicts, plain otherwise."""
-    if isinstance(v, (dict, list, tuple)):
-        return json.dumps(v, sort_keys=True)
-    if v is None:
-        return "none"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)
 
 
 def _json_for_script(data) -> Markup:
@@ -404,7 +338,7 @@ def _faults_view(faults: pd.DataFrame) -> dict:
         f["entrant"] = f["entrant"].fillna("(unknown)").astype(str)
         f["kind"] = f["kind"].astype(str)
         for _, r in f.head(_FAULT_ROWS).iterrows():
-            seat = int(r["seat"]) if _finite(r["seat"]) else -1
+            seat = int(r["seat"]) if finite(r["seat"]) else -1
             rows.append({"game": int(r["game"]), "seat": seat + 1 if seat >= 0 else DASH,
                          "entrant": r["entrant"], "kind": r["kind"],
                          "message": "" if pd.isna(r.get("message")) else str(r["message"]),
@@ -478,7 +412,7 @@ def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: 
         s = summary.loc[name]
         row = {"name": name, **{k: (v.item() if hasattr(v, "item") else v) for k, v in s.items()}}
         for k in ("games", "blocks", "faults"):
-            if k in row and _finite(row[k]):
+            if k in row and finite(row[k]):
                 row[k] = int(row[k])
         entrant_rows.append(row)
     out["entrant_rows"] = entrant_rows
@@ -544,20 +478,20 @@ def _verdict(standings, los, elo_table, n_blocks: int) -> dict | None:
     lo, hi = -b.get("delta_hi", float("nan")), -b.get("delta_lo", float("nan"))
     if n_blocks < MIN_BLOCKS_FOR_VERDICT:
         strength = "too few blocks to tell"
-    elif _finite(p) and p >= 0.99:
+    elif finite(p) and p >= 0.99:
         strength = "clearly stronger"
-    elif _finite(p) and p >= 0.95:
+    elif finite(p) and p >= 0.95:
         strength = "probably stronger"
     else:
         strength = "not yet distinguishable"
-    expected = elo_to_score(diff) if _finite(diff) else float("nan")
+    expected = elo_to_score(diff) if finite(diff) else float("nan")
     return {"leader": a["name"], "second": b["name"], "diff": diff, "lo": lo, "hi": hi, "los": p,
             "strength": strength, "expected": expected, "min_blocks": MIN_BLOCKS_FOR_VERDICT}
 
 
 def _elo_scale(standings) -> dict | None:
     """A common scale for the small interval bars of the standings table."""
-    vals = [v for r in standings for v in (r.get("elo_lo"), r.get("elo_hi"), r.get("elo")) if _finite(v)]
+    vals = [v for r in standings for v in (r.get("elo_lo"), r.get("elo_hi"), r.get("elo")) if finite(v)]
     if not vals:
         return None
     lo, hi = min(vals + [0.0]), max(vals + [0.0])
@@ -711,8 +645,8 @@ def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(str(root)), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(num=fmt_num, signed=fmt_signed, elo=fmt_elo, pct=fmt_pct, ci=fmt_ci,
-                       time=fmt_time, value=fmt_value, finite=_finite)
-    env.globals.update(finite=_finite, bar=_interval_bar, los_color=_los_color,
+                       time=fmt_time, value=fmt_value, finite=finite)
+    env.globals.update(finite=finite, bar=_interval_bar, los_color=_los_color,
                        h2h_color=_h2h_color)
     return env
 
@@ -730,7 +664,7 @@ def render(context: dict, template: str = "report.html.j2") -> str:
 
 def _interval_bar(row, scale, color="#0072B2") -> Markup:
     """A small inline SVG of an Elo estimate and its interval on the table's common scale."""
-    if not scale or not _finite(row.get("elo")):
+    if not scale or not finite(row.get("elo")):
         return Markup("")
     w, h = 120, 14
     span = scale["hi"] - scale["lo"]
@@ -738,8 +672,8 @@ def _interval_bar(row, scale, color="#0072B2") -> Markup:
     def x(v):
         return 2 + (w - 4) * (float(v) - scale["lo"]) / span
 
-    lo = row.get("elo_lo") if _finite(row.get("elo_lo")) else row["elo"]
-    hi = row.get("elo_hi") if _finite(row.get("elo_hi")) else row["elo"]
+    lo = row.get("elo_lo") if finite(row.get("elo_lo")) else row["elo"]
+    hi = row.get("elo_hi") if finite(row.get("elo_hi")) else row["elo"]
     return Markup(
         f'<svg class="ibar" viewBox="0 0 {w} {h}" width="{w}" height="{h}" aria-hidden="true" '
         f'focusable="false"><line x1="{x(0):.1f}" y1="1" x2="{x(0):.1f}" y2="{h - 1}" '
@@ -750,7 +684,7 @@ def _interval_bar(row, scale, color="#0072B2") -> Markup:
 
 def _los_color(p) -> str:
     """Background of an LOS cell: green when the row is surely stronger, red when surely weaker."""
-    if not _finite(p):
+    if not finite(p):
         return "transparent"
     d = float(p) - 0.5
     if d >= 0:

@@ -30,6 +30,8 @@ import pandas as pd  # noqa: E402
 from matplotlib import rc_context  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from kdtourney.report.fmt import fmt_elo  # noqa: E402
+
 __all__ = ["Plot", "entrant_colors", "short", "elo_plot", "score_plot", "margin_plot", "h2h_plot",
            "seat_plot", "convergence_plot", "llr_plot", "elo_dates_plot"]
 
@@ -117,10 +119,6 @@ def _fig(width: float, height: float) -> Figure:
     return fig
 
 
-def _fmt_elo(x) -> str:
-    return "n/a" if not np.isfinite(x) else f"{x:+.0f}".replace("-", "\u2212")
-
-
 # ----------------------------------------------------------------------------------------------
 # Elo
 # ----------------------------------------------------------------------------------------------
@@ -142,7 +140,7 @@ def elo_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0") -> 
         ax.plot([lo, lo], [yi - 0.18, yi + 0.18], color=c, lw=1.2)
         ax.plot([hi, hi], [yi - 0.18, yi + 0.18], color=c, lw=1.2)
         ax.plot([row["elo"]], [yi], "o", color=c, ms=7, mec="white", mew=1.2)
-        ax.annotate(_fmt_elo(row["elo"]), (row["elo"], yi), xytext=(0, 7), textcoords="offset points",
+        ax.annotate(fmt_elo(row["elo"]), (row["elo"], yi), xytext=(0, 7), textcoords="offset points",
                     ha="center", va="bottom", fontsize=8, color="#222")
     ax.axvline(0, color="#888", lw=0.8, ls="--")
     ax.set_yticks(y, [short(e) for e in t.index])
@@ -150,7 +148,7 @@ def elo_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0") -> 
     ax.grid(axis="y", visible=False)
     ax.set_xlabel(f"Elo ({anchor_text}); bars: 95% interval")
     alt = "Elo ratings with 95% intervals, strongest first. " + "; ".join(
-        f"{e}: {_fmt_elo(r['elo'])} ({_fmt_elo(r['lo'])} to {_fmt_elo(r['hi'])})" for e, r in t.iterrows())
+        f"{e}: {fmt_elo(r['elo'])} ({fmt_elo(r['lo'])} to {fmt_elo(r['hi'])})" for e, r in t.iterrows())
     return _svg(fig, alt, "elo")
 
 
@@ -342,8 +340,8 @@ def convergence_plot(history: pd.DataFrame, order, colors: dict) -> Plot:
                             alpha=0.15, lw=0)
         ax.plot(x, h["elo"].to_numpy(dtype=float), color=c, lw=1.8, label=short(e), marker="o", ms=2.5)
         first, last = h.iloc[0], h.iloc[-1]
-        parts.append(f"{e}: {_fmt_elo(first['elo'])} after {int(first['games'])} games, "
-                     f"{_fmt_elo(last['elo'])} after {int(last['games'])}")
+        parts.append(f"{e}: {fmt_elo(first['elo'])} after {int(first['games'])} games, "
+                     f"{fmt_elo(last['elo'])} after {int(last['games'])}")
     ax.axhline(0, color="#888", lw=0.8, ls="--")
     ax.set_xlabel("games played")
     ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
@@ -405,7 +403,7 @@ def elo_dates_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0
                 ax.annotate(short(v["name"][len(label):], 14), (x0, v["elo"]), xytext=(0, 4),
                             textcoords="offset points", fontsize=7, color="#333")
             prev = (x1, v["elo"])
-            texts.append(f"{_fmt_elo(v['elo'])} ({v['name']}, {_day(v['first'])} to "
+            texts.append(f"{fmt_elo(v['elo'])} ({v['name']}, {_day(v['first'])} to "
                          f"{_day(v['last'])})")
         parts.append(f"{label}: " + ", then ".join(texts))
     ax.axhline(0, color="#888", lw=0.8, ls="--")
