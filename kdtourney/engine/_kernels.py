@@ -377,6 +377,23 @@ def _draw_row(st):
     st[ST_DECK_POS] = pos + n
 
 
+@kernel(inline="always")
+def _next_round(st):
+    """The new row becomes the current row, with its claims; the next row is drawn."""
+    for j in range(4):
+        st[ST_CUR_ROW + j] = st[ST_NEW_ROW + j]
+        st[ST_CUR_OWNER + j] = st[ST_NEW_OWNER + j]
+    _draw_row(st)
+    st[ST_ROUND] += 1
+
+
+@kernel(inline="always")
+def _end_game(st):
+    st[ST_PHASE] = PHASE_OVER
+    st[ST_PLAYER] = -1
+    st[ST_SLOT] = -1
+
+
 @kernel
 def init_game(bits, bbox, st, rng):
     """Set up a game from the header of st (ST_PLAYERS .. ST_FLAGS): deck, first pick order, first row."""
@@ -431,15 +448,9 @@ def _next_turn(st):
             st[ST_PHASE] = PHASE_PLACE
             return
         if st[ST_NEW_ROW] == 0:
-            st[ST_PHASE] = PHASE_OVER
-            st[ST_PLAYER] = -1
-            st[ST_SLOT] = -1
+            _end_game(st)
             return
-        for j in range(4):
-            st[ST_CUR_ROW + j] = st[ST_NEW_ROW + j]
-            st[ST_CUR_OWNER + j] = st[ST_NEW_OWNER + j]
-        _draw_row(st)
-        st[ST_ROUND] += 1
+        _next_round(st)
         slot = 0
 
 
@@ -607,14 +618,8 @@ def playout_random(bits, bbox, st, sc, rng):
                 free &= ~(1 << k)
         if last:
             break
-        for j in range(4):
-            st[ST_CUR_ROW + j] = st[ST_NEW_ROW + j]
-            st[ST_CUR_OWNER + j] = st[ST_NEW_OWNER + j]
-        _draw_row(st)
-        st[ST_ROUND] += 1
-    st[ST_PHASE] = PHASE_OVER
-    st[ST_PLAYER] = -1
-    st[ST_SLOT] = -1
+        _next_round(st)
+    _end_game(st)
 
 
 @kernel
