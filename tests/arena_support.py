@@ -1,5 +1,6 @@
 """Helpers for the arena and `kdtourney run` tests: faulty bots, store comparison."""
 
+import contextlib
 import sqlite3
 import textwrap
 from pathlib import Path
@@ -170,7 +171,7 @@ def stored(folder):
     if not path.exists():
         return 0
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1) as conn:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)) as conn:
             return conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
     except sqlite3.OperationalError:
         return 0

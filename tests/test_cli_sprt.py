@@ -5,11 +5,10 @@ random against random with seed 11 and elo1=50 accepts H0 at block 40 (see
 tests/arena/test_sequential.py, which also checks the worker-count independence of the decision).
 """
 
-import sqlite3
 from pathlib import Path
 
 import pytest
-from arena_support import MINE, dawdler, snapshot, write_bot
+from arena_support import MINE, dawdler, snapshot, stored, write_bot
 from click.testing import CliRunner
 from kdtp_support import write_fake_bots
 
@@ -167,13 +166,8 @@ def test_ctrl_c_then_resume_reaches_the_uninterrupted_decision(tmp_path):
                             text=True)
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # interrupt once a dozen games are stored
-            try:
-                with sqlite3.connect(f"file:{folder / 'tournament.sqlite'}?mode=ro", uri=True) as c:
-                    if c.execute("SELECT COUNT(*) FROM games").fetchone()[0] >= 12:
-                        break
-            except sqlite3.Error:
-                pass
+        while stored(folder) < 12:  # interrupt once a dozen games are stored
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.02)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
