@@ -8,7 +8,8 @@ tests/arena/test_sequential.py, which also checks the worker-count independence 
 from pathlib import Path
 
 import pytest
-from arena_support import MINE, dawdler, snapshot, stored, write_bot
+from arena_support import MINE, dawdler, snapshot, write_bot
+from arena_support import stored as stored_games
 from click.testing import CliRunner
 from kdtp_support import write_fake_bots
 
@@ -166,7 +167,7 @@ def test_ctrl_c_then_resume_reaches_the_uninterrupted_decision(tmp_path):
                             text=True)
     try:
         deadline = time.monotonic() + 60
-        while stored(folder) < 12:  # interrupt once a dozen games are stored
+        while stored_games(folder) < 12:  # interrupt once a dozen games are stored
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.02)
         proc.send_signal(signal.SIGINT)
@@ -177,12 +178,12 @@ def test_ctrl_c_then_resume_reaches_the_uninterrupted_decision(tmp_path):
     assert proc.returncode == 130, (out, err)
     assert err.startswith("interrupted: no decision yet after ") and \
         err.strip().endswith(f"continue with: kdtourney sprt --resume {folder}"), err
-    stored = len(store.load_games(folder))
-    assert 12 <= stored < 208  # interrupted before the decision (after 104 blocks)
+    cut = len(store.load_games(folder))
+    assert 12 <= cut < 208  # interrupted before the decision (after 104 blocks)
     resumed = run("--resume", folder, "--workers", 2, "--no-report")  # bots folder from the store
     assert resumed.exit_code == 0, resumed.output
     now = len(store.load_games(folder))
-    assert f"{folder}: {now} games stored ({now - stored} played now)" in resumed.stdout
+    assert f"{folder}: {now} games stored ({now - cut} played now)" in resumed.stdout
     whole = run(*args[1:], "--out", tmp_path / "whole", "--quiet")
     assert whole.exit_code == 0, whole.output
     assert lines(resumed)[-1] == lines(whole)[-1] and lines(whole)[-1].startswith("H1 accepted")
