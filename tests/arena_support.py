@@ -1,6 +1,7 @@
 """Helpers for the arena and `kdtourney run` tests: faulty bots, store comparison."""
 
 import contextlib
+import signal
 import sqlite3
 import textwrap
 from pathlib import Path
@@ -163,6 +164,13 @@ def snapshot(folder):
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     return path.read_bytes()
+
+
+def default_ctrl_c():
+    """preexec_fn of a command a test interrupts with SIGINT: Ctrl-C acts as in a terminal even
+    when the tests run where SIGINT is ignored (a background job of a shell without job control,
+    whose children inherit that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def stored(folder):

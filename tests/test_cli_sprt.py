@@ -8,7 +8,7 @@ tests/arena/test_sequential.py, which also checks the worker-count independence 
 from pathlib import Path
 
 import pytest
-from arena_support import MINE, dawdler, snapshot, write_bot
+from arena_support import MINE, dawdler, default_ctrl_c, snapshot, write_bot
 from arena_support import stored as stored_games
 from click.testing import CliRunner
 from kdtp_support import write_fake_bots
@@ -164,7 +164,7 @@ def test_ctrl_c_then_resume_reaches_the_uninterrupted_decision(tmp_path):
     folder = tmp_path / "cut"
     proc = subprocess.Popen([str(Path(sys.executable).parent / "kdtourney"), *args, "--out",
                              str(folder)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=default_ctrl_c)
     try:
         deadline = time.monotonic() + 60
         while stored_games(folder) < 12:  # interrupt once a dozen games are stored

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from arena_support import comparable, stored
+from arena_support import comparable, default_ctrl_c, stored
 from kdtp_support import left_behind, new_marker, our_zombies, processes_with, write_fake_bots
 
 from kdtourney.arena import load_faults, load_games, load_results, prepare
@@ -129,7 +129,8 @@ def test_an_interrupted_run_leaves_nothing_running(tmp_path, how):
     run = subprocess.Popen([KDTOURNEY, "run", "--bots-dir", str(folder), "--lineup",
                             "slow-with-child,random", "--games", "400", "--seed", "1",
                             "--workers", "1", "--out", str(out), "--no-report", "--quiet"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           preexec_fn=default_ctrl_c)
     try:
         deadline = time.monotonic() + 120
         while stored(out) < 2:
