@@ -148,9 +148,28 @@ def our_zombies() -> list[int]:
 
 def left_behind(marker: str, wait: float = 5.0) -> list[int]:
     """Processes with `marker` still running after `wait` seconds (killing takes a moment)."""
+    return _after(lambda: processes_with(marker), wait)
+
+
+def still_running(pids, wait: float = 5.0) -> list[int]:
+    """Those of `pids` still running (not zombies) after `wait` seconds: a worker told of its
+    parent's death, or the resource tracker reading the end of its pipe, takes a moment."""
+    return _after(lambda: [pid for pid in pids if _state(pid) not in (None, "Z")], wait)
+
+
+def _after(find, wait):
+    """find() once it is empty, or when `wait` seconds have passed."""
     deadline = time.monotonic() + wait
     while True:
-        found = processes_with(marker)
+        found = find()
         if not found or time.monotonic() > deadline:
             return found
         time.sleep(0.1)
+
+
+def _state(pid):
+    """A process's state letter (Z: exited, not reaped), None when it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from arena_support import MINE, dawdler, default_ctrl_c, snapshot, write_bot
-from arena_support import stored as stored_games
+from arena_support import stored as stored_games  # this module has a `stored` fixture
 from click.testing import CliRunner
 from kdtp_support import write_fake_bots
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from arena_support import comparable, default_ctrl_c, stored
-from kdtp_support import left_behind, new_marker, our_zombies, processes_with, write_fake_bots
+from kdtp_support import (left_behind, new_marker, our_zombies, processes_with, still_running,
+                          write_fake_bots)
 
 from kdtourney.arena import load_faults, load_games, load_results, prepare
 from kdtourney.arena.runner import run_tournament
@@ -149,23 +150,6 @@ def test_an_interrupted_run_leaves_nothing_running(tmp_path, how):
     # bots, their children and (killed parent: told by the parent-death signal) the workers
     assert left_behind(marker, wait=10) == []
     assert still_running(workers, wait=10) == []
-
-
-def still_running(pids, wait):
-    """Those of `pids` still running (not zombies) after up to `wait` seconds: a worker told of
-    its parent's death, or the resource tracker reading the end of its pipe, takes a moment."""
-    deadline = time.monotonic() + wait
-    while True:
-        found = []
-        for pid in pids:
-            try:
-                if "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]:
-                    found.append(pid)
-            except OSError:
-                pass  # gone
-        if not found or time.monotonic() > deadline:
-            return found
-        time.sleep(0.1)
 
 
 def test_the_same_store_in_process_isolated_and_as_a_command(tmp_path):
