@@ -424,6 +424,13 @@ def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
 
 
 @kernel
+def key_points(key):
+    """A greedy key as points: s2 minus 10 for a bad placement and 5 for a bad spot of the claim."""
+    ok = key >> OK_SHIFT
+    return ((key >> S2_SHIFT) & S_MASK) - 10 * (1 - (ok >> 1)) - 5 * (1 - (ok & 1))
+
+
+@kernel
 def argmax_random(keys, n, rng):
     """Index of the largest of keys[:n], ties broken uniformly at random."""
     best = 0
@@ -627,54 +634,3 @@ def mce_run(bits, bbox, st, me, places, claims, n_cand, start, count, policy, me
         playout(b, x, s, rng, policy, me, kb, bb, sc, ac)
         sums[k] += result_value(b, x, s, me, measure, res, ranks)
         visits[k] += 1
-
-
-# ---------------------------------------------------------------------------------------------
-# The static evaluation of the expectimax search (kdtourney/bots/_search_kernels.py)
-
-W_OPEN = 0.3     # per crown of a territory and open square next to it
-W_HOLE = 4.0     # per one-square hole (a wasted square, and Harmony out of reach)
-
-
-@kernel
-def static_eval(bits, bbox, p, size, flags, complete):
-    """Points (territories + bonuses) plus potential: W_OPEN per crown of a territory and empty
-    square of the kingdom's square next to it, minus W_HOLE per one-square hole. A float."""
-    h = size // 2
-    if is_centered(bbox, p, size):
-        r0 = CENTER - h
-        c0 = CENTER - h
-    else:
-        r0 = bbox[p, 0] - (size - (bbox[p, 1] - bbox[p, 0] + 1)) // 2
-        c0 = bbox[p, 2] - (size - (bbox[p, 3] - bbox[p, 2] + 1)) // 2
-        r0 = min(max(r0, 0), G - size)
-        c0 = min(max(c0, 0), G - size)
-    region = 0
-    for i in range(size):
-        region |= ((1 << size) - 1) << (8 * i)
-    occ = window(bits, p, size, OCC, r0, c0, size)
-    crown1 = window(bits, p, size, CROWN1, r0, c0, size)
-    crown2 = window(bits, p, size, CROWN2, r0, c0, size)
-    empty = region & ~occ
-    points = 0
-    open_crowns = 0
-    for t in range(1, 7):
-        rest = window(bits, p, size, t, r0, c0, size)
-        while rest:
-            comp = rest & -rest
-            while True:
-                grown = (comp | neighbours(comp, 8)) & rest
-                if grown == comp:
-                    break
-                comp = grown
-            crowns = popcount(comp & crown1) + 2 * popcount(comp & crown2)
-            if crowns:
-                points += popcount(comp) * crowns
-                open_crowns += crowns * popcount(neighbours(comp, 8) & empty)
-            rest &= ~comp
-    # squares outside the window (a kingdom off its square) still score
-    full = territory_points(bits, bbox, p, size)
-    if full > points:
-        points = full
-    value = points + bonus_points(bbox, p, size, flags, complete) + W_OPEN * open_crowns
-    return value - W_HOLE * count_holes(bits, bbox, p, size)

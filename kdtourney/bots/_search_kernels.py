@@ -7,17 +7,16 @@ kernels (state layout documented in `kdtourney.engine._kernels`).
 import numpy as np
 from numba import njit
 
-from kdtourney.bots._kernels import (KINGDOM_WIDTH, OK_SHIFT, POLICY_GREEDY, S2_SHIFT, S_MASK,
-                                     best_spot, fast_greedy_action, free_claims, greedy_combos,
-                                     kingdom_points, playout, result_value, static_eval,
-                                     work_buffers)
+from kdtourney.bots._kernels import (KINGDOM_WIDTH, POLICY_GREEDY, S2_SHIFT, S_MASK, best_spot,
+                                     fast_greedy_action, free_claims, greedy_combos, key_points,
+                                     playout, result_value, work_buffers)
 from kdtourney.engine._base import kernel
 from kdtourney.engine._kernels import (CLAIM_BASE, DISCARD, MAX_ACTIONS, PHASE_CLAIM, PHASE_OVER,
                                        PHASE_PLACE, RES_COLS, ST_CUR_ROW, ST_DECK, ST_DECK_LEN,
                                        ST_DECK_POS, ST_DISCARDS, ST_FLAGS, ST_KINGS, ST_LEN,
                                        ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE, ST_PLAYER, ST_PLAYERS,
                                        ST_ROUND, ST_ROW_LEN, ST_SIZE, ST_SLOT, apply_action,
-                                       copy_kingdom, legal_moves, moves_to_actions, place,
+                                       copy_kingdom, place,
                                        rand_below, random_action, resample_deck)
 from kdtourney.engine.tiles import TILE_CROWNS
 
@@ -30,11 +29,15 @@ from kdtourney.engine.tiles import TILE_CROWNS
 # a chance node draws the next row from the dominoes the player has not seen (`samples` draws):
 # the kings whose claimed dominoes are numbered below the player's pick first, and take random
 # dominoes of it; the player's next turn places the domino it claimed and claims from what is
-# left. The other players' kingdoms are not modelled. At the depth limit a move is valued by the
-# static evaluation (bots/_kernels.py static_eval: points with potential) after placing the
-# claimed domino at its best spot too; a kingdom that gets no more dominoes is valued by its
-# points. Every move of a node is valued on the same chance outcomes: outcome s of a chance node
-# comes from a seed made of the search seed and the path of outcome numbers that leads to it.
+# left. The other players' kingdoms are not modelled. At the depth limit a move is valued by its
+# greedy key, which greedy_combos has already computed (no copy of the kingdom): the points after
+# the placement and after the claimed domino's best spot, less the key's penalties for a new hole
+# or an off-centre kingdom (key_points); a kingdom that gets no more dominoes is valued by those
+# points alone. It costs nothing more than the move ordering, so the search goes deeper in the same
+# time, which pays more than a richer evaluation (bench_bots.py: a static evaluation counting
+# potential was as strong from depth 3 on and 2.5x slower). Every move of a node is valued on the
+# same chance outcomes: outcome s of a chance node comes from a seed made of the search seed and
+# the path of outcome numbers that leads to it.
 #
 # Buffers per level L (0 = the root), from expecti_buffers(max_depth):
 #   gb int64[L, 1, KINGDOM_WIDTH], gx int64[L, 1, 4], gs int64[L, ST_LEN]: the node as a one-player
@@ -81,25 +84,12 @@ def _outcome_rng(seed, path, s, rng):
 
 
 @kernel(inline="always")
-def _evaluate(bits, bbox, p, size, flags, complete, final):
-    """Points of kingdom p when it is final (no more dominoes to come), else its static evaluation."""
+def _leaf_value(key, final):
+    """A move's value at the depth limit from its greedy key: the points after it when the kingdom
+    gets no more dominoes, else those points less the key's penalties."""
     if final:
-        return float(kingdom_points(bits, bbox, p, size, flags, complete))
-    return static_eval(bits, bbox, p, size, flags, complete)
-
-
-@kernel
-def _best_after(bits, bbox, p, size, flags, complete, domino, final, kb, bb, sc, ac):
-    """The best _evaluate of kingdom p after placing `domino` (discarded when it has no placement)."""
-    if legal_moves(bits, bbox, p, size, domino, sc, 0) == 0:
-        return _evaluate(bits, bbox, p, size, flags, False, final)
-    n = moves_to_actions(sc, 0, size, ac, 0)
-    best = -1e300
-    for i in range(n):
-        copy_kingdom(bits, bbox, p, kb, bb, 0)
-        place(kb, bb, 0, size, domino, ac[0, i])
-        best = max(best, _evaluate(kb, bb, 0, size, flags, complete, final))
-    return best
+        return float((key >> S2_SHIFT) & S_MASK)
+    return float(key_points(key))
 
 
 @kernel(inline="always")
@@ -121,9 +111,10 @@ def _top(keys, n, width, pick):
 
 
 @njit(cache=True)
-def expecti_move(bits, bbox, st, me, places, claims, k, depth, width, samples, seed, limit, stats,
-                 buffers):
-    """Value of root move k (place places[k], claim claims[k]; -1: none) searched `depth` turns
+def expecti_move(bits, bbox, st, me, places, claims, root_keys, k, depth, width, samples, seed,
+                 limit, stats, buffers):
+    """Value of root move k (place places[k], claim claims[k]; -1: none; greedy key root_keys[k])
+    searched `depth` turns
     deep, or NOT_DONE when stats[0] (max nodes searched, added to) passes `limit`.
 
     st: the real game with player `me` to act; only what `me` may know is used (the undrawn deck
@@ -133,7 +124,6 @@ def expecti_move(bits, bbox, st, me, places, claims, k, depth, width, samples, s
     kb, bb, sc, ac = work_buffers()
     rng = np.zeros(1, dtype=np.uint64)
     size = st[ST_SIZE]
-    flags = st[ST_FLAGS]
     row_len = st[ST_ROW_LEN]
     kings = st[ST_KINGS]
     useed = np.uint64(seed)
@@ -142,6 +132,7 @@ def expecti_move(bits, bbox, st, me, places, claims, k, depth, width, samples, s
     gs[0, :] = st
     places_[0, 0] = places[k]
     claims_[0, 0] = claims[k]
+    keys[0, 0] = root_keys[k]
     pick[0, 0] = 0
     unseen = 0
     for d in range(1, 49):
@@ -185,24 +176,17 @@ def expecti_move(bits, bbox, st, me, places, claims, k, depth, width, samples, s
             i = pick[lvl, f[F_MOVE]]
             a = places_[lvl, i]
             c = claims_[lvl, i] - CLAIM_BASE if claims_[lvl, i] >= 0 else 0
+            if c == 0 or f[F_DEPTH] <= 1:  # c == 0: the last round, nothing more to come
+                v = _leaf_value(keys[lvl, i], c == 0 or f[F_ROWS] == 0)
+                fval[lvl, 0] = max(fval[lvl, 0], v)
+                f[F_MOVE] += 1
+                continue
             copy_kingdom(gb[lvl], gx[lvl], 0, mb, mx, lvl)
             comp = f[F_COMPLETE] == 1
             if a == DISCARD:
                 comp = False
             elif a >= 0:
                 place(mb, mx, lvl, size, f[F_DOMINO], a)
-            v = 0.0
-            leaf = True
-            if c == 0:  # the last round: nothing more to come
-                v = _evaluate(mb, mx, lvl, size, flags, comp, True)
-            elif f[F_DEPTH] <= 1:
-                v = _best_after(mb, mx, lvl, size, flags, comp, c, f[F_ROWS] == 0, kb, bb, sc, ac)
-            else:
-                leaf = False
-            if leaf:
-                fval[lvl, 0] = max(fval[lvl, 0], v)
-                f[F_MOVE] += 1
-                continue
             # the next turn places c and claims from the next row, if one is left to draw
             nxt = lvl + 1
             copy_kingdom(mb, mx, lvl, gb[nxt], gx[nxt], 0)
@@ -318,13 +302,6 @@ TF_VALUE = 0
 TF_PRIOR = 1
 TF_HMAX = 2
 TF_COLS = 3
-
-
-@kernel
-def key_points(key):
-    """A greedy key as points: s2 minus 10 for a bad placement and 5 for a bad spot of the claim."""
-    ok = key >> OK_SHIFT
-    return ((key >> S2_SHIFT) & S_MASK) - 10 * (1 - (ok >> 1)) - 5 * (1 - (ok & 1))
 
 
 @kernel

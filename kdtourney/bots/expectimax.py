@@ -19,14 +19,15 @@ class ExpectimaxBot(TurnBot):
     next rows from the dominoes the bot has not seen; the kings that pick before the bot (those
     whose claimed dominoes are numbered lower) take random ones, and the bot's next turn places the
     domino it claimed and claims from the rest. The other kingdoms are not modelled. At the depth
-    limit a kingdom is valued by a static evaluation: points with the rules' bonuses, plus 0.3 per
-    crown of a territory and empty square next to it, minus 4 per one-square hole, after placing
-    the claimed domino at its best spot; a finished kingdom by its points. Every move is valued on
-    the same sampled rows.
+    limit a move is valued by its greedy key: the points after it and after the claimed domino's
+    best spot, less the greedy's penalties for a new one-square hole or an off-centre kingdom; a
+    kingdom that gets no more dominoes by its points alone. Every move is valued on the same
+    sampled rows.
 
-    The search deepens one turn at a time (depth 1: this turn only) until the budget is spent or
-    the game's end is reached, and plays the best move of the deepest depth searched to the end,
-    or of the next depth when its search, best move first, had covered that move.
+    Depth 1 (this turn only) is the greedy's order. The search deepens one turn at a time from
+    depth 2 until the budget is spent or the game's end is reached, and plays the best move of the
+    deepest depth searched to the end, or of the next depth when its search, best move first, had
+    covered that move.
 
     iterations: max nodes (turns searched) per decision (or time: seconds per decision, which wins
     when given). width: moves searched per turn. samples: rows drawn per chance node.
@@ -55,12 +56,13 @@ class ExpectimaxBot(TurnBot):
         last_iterations (nodes searched)."""
         bits, bbox, st = view.arrays
         seed = int(rand_u64(self._rng)) >> 1  # an int64 for the kernel
-        order = list(np.argsort(-cand.keys, kind="stable"))  # greedy order; later the last depth's
-        best, self.last_depth = order[0], 0
+        # depth 1 values each move by its greedy key alone: the greedy's order, no search needed
+        order = list(np.argsort(-cand.keys, kind="stable"))  # later the last depth's
+        best, self.last_depth = order[0], 1
         stats = np.zeros(2, dtype=np.int64)
         start = _time.perf_counter()
         rate = None  # nodes per second, once measured
-        for depth in range(1, min(self.depth, MAX_DEPTH) + 1):
+        for depth in range(2, min(self.depth, MAX_DEPTH) + 1):
             values = np.full(len(cand), SK.NOT_DONE)
             stats[1] = 0
             cut = False
@@ -70,8 +72,9 @@ class ExpectimaxBot(TurnBot):
                 else:
                     left = self.time - (_time.perf_counter() - start)
                     limit = stats[0] + (int(0.9 * rate * left) if rate else 1 << 62)
-                v = SK.expecti_move(bits, bbox, st, view.player, cand.places, cand.claims, k, depth,
-                                    self.width, self.samples, seed, limit, stats, self._buffers)
+                v = SK.expecti_move(bits, bbox, st, view.player, cand.places, cand.claims, cand.keys,
+                                    k, depth, self.width, self.samples, seed, limit, stats,
+                                    self._buffers)
                 if v == SK.NOT_DONE:
                     cut = True
                     break

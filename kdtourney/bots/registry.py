@@ -39,7 +39,6 @@ name and version it answers to hello (`program_identity`).
 import functools
 import hashlib
 import importlib
-import json
 import inspect
 import json
 import linecache

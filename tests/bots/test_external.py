@@ -32,7 +32,7 @@ def test_a_bad_bot_file_is_reported_with_its_error(tmp_path, text, error):
     assert "x" not in registry
     [broken] = registry.broken
     assert broken.origin.endswith("x.toml") and error in broken.error
-    with pytest.raises(EntrantError, match=rf"unknown bot 'x'.*x\.toml"):
+    with pytest.raises(EntrantError, match=r"unknown bot 'x'.*x\.toml"):
         registry.resolve("x")
 
 
