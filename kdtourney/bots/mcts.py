@@ -35,15 +35,18 @@ class MCTSBot(Bot):
     (0: every placement at once). policy: random | greedy | player-greedy. measure: wdl | score |
     ratio | margin (all in [0, 1]; score is points / 100, margin is 0.5 + victory margin / 200).
 
-    Defaults measured with benchmarks/bench_bots.py (4 players, bonuses on, against three greedy,
-    200 games each, 1000 iterations): reuse game +14.5 +- 2.0, turn +13.6 +- 2.0; c 0.1 +13.6;
-    measure margin +14.3 +- 2.3; widen 0 with reuse none +13.7 +- 2.2 (the tree's parameters
-    matter less than the interval; policy greedy, bias 5 and c 0.2 were tuned before at 0.1 s).
+    Defaults measured with benchmarks/bench_bots.py (4 players, bonuses on, against three greedy).
+    reuse turn over game, paired on the same deals: +0.96 +- 0.95 at 4000 iterations, +0.7 +- 0.85
+    at 0.1 s (400 games each): the next turn's node kept by game holds statistics of iterations
+    that dealt other rows than the one now on the table, and they outweigh the new search's.
+    At 1000 iterations (200 games each, reuse game): c 0.2 +14.5 +- 2.0, c 0.1 +13.6; measure
+    margin +14.3 +- 2.3; widen 0 with reuse none +13.7 +- 2.2 (policy greedy, bias 5 and c 0.2 were
+    tuned before at 0.1 s).
     """
 
     name = "mcts"
 
-    def __init__(self, iterations=1000, time=None, c=0.2, bias=5.0, widen=1.0, reuse="game",
+    def __init__(self, iterations=1000, time=None, c=0.2, bias=5.0, widen=1.0, reuse="turn",
                  policy="greedy", measure="ratio"):
         self.iterations, self.time = check_budget(iterations, time)
         self.c = float(check_number("c", c))

@@ -31,7 +31,7 @@ SMALL = {
     "mcts": (MCTSBot, {"iterations": 24}),
     "mcts-greedy-score": (MCTSBot, {"iterations": 24, "policy": "greedy", "measure": "score"}),
     "mcts-no-reuse-no-widening": (MCTSBot, {"iterations": 24, "reuse": "none", "widen": 0}),
-    "mcts-reuse-turn-margin": (MCTSBot, {"iterations": 24, "reuse": "turn", "measure": "margin"}),
+    "mcts-reuse-game-margin": (MCTSBot, {"iterations": 24, "reuse": "game", "measure": "margin"}),
     "expectimax": (ExpectimaxBot, {"iterations": 40}),
     "expectimax-depth1": (ExpectimaxBot, {"iterations": 6, "depth": 1}),
 }
