@@ -114,8 +114,8 @@ def _top(keys, n, width, pick):
 def expecti_move(bits, bbox, st, me, places, claims, root_keys, k, depth, width, samples, seed,
                  limit, stats, buffers):
     """Value of root move k (place places[k], claim claims[k]; -1: none; greedy key root_keys[k])
-    searched `depth` turns
-    deep, or NOT_DONE when stats[0] (max nodes searched, added to) passes `limit`.
+    searched `depth` turns deep, or NOT_DONE when stats[0] (max nodes searched, added to) passes
+    `limit`.
 
     st: the real game with player `me` to act; only what `me` may know is used (the undrawn deck
     enters only as the set of unseen dominoes). stats[1] gets the deepest level reached.
