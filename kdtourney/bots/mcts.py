@@ -37,8 +37,9 @@ class MCTSBot(Bot):
 
     Defaults measured with benchmarks/bench_bots.py (4 players, bonuses on, against three greedy).
     reuse turn over game, paired on the same deals: +0.96 +- 0.95 at 4000 iterations, +0.7 +- 0.85
-    at 0.1 s (400 games each): the next turn's node kept by game holds statistics of iterations
-    that dealt other rows than the one now on the table, and they outweigh the new search's.
+    at 0.1 s (400 games each). Likely why (not proven): the next turn's node kept by game holds
+    statistics of iterations that dealt other rows than the one now on the table, about as many
+    as the new search's own.
     At 1000 iterations (200 games each, reuse game): c 0.2 +14.5 +- 2.0, c 0.1 +13.6; measure
     margin +14.3 +- 2.3; widen 0 with reuse none +13.7 +- 2.2 (policy greedy, bias 5 and c 0.2 were
     tuned before at 0.1 s).
