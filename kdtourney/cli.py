@@ -65,24 +65,23 @@ def bots_command(bots_dirs):
 @click.argument("spec", metavar="BOT[:key=value...]")
 @_bots_dir_option
 @click.option("--sources", type=click.Path(dir_okay=False), hidden=True,
-              help="The bot sources as the harness ships them (JSON {origin: text}), instead of "
-              "the bot folders: how `run --isolate` starts a bot.")
+              help="The bot files as the harness ships them (registry.encode_sources), instead "
+              "of the bot folders: how `run --isolate` starts a bot.")
 def serve_command(spec, bots_dirs, sources):
     """Play BOT as a KDTP bot on stdin/stdout: the bot side of the protocol kdtourney speaks with
     bots in their own process (docs/protocol.md), for other harnesses and for tests.
 
     Each game makes a new instance with the parameters of BOT, the game's options over them.
     """
-    import json
     import sys
 
-    from kdtourney.bots.registry import BotRegistry, EntrantError
+    from kdtourney.bots.registry import BotRegistry, EntrantError, decode_sources
     from kdtourney.bots.serve import serve
 
     if sources:
         with _one_line(OSError, ValueError):
             with open(sources, encoding="utf-8") as f:
-                registry = BotRegistry.from_sources(json.load(f))
+                registry = BotRegistry.from_sources(decode_sources(f.read()))
     else:
         registry = _registry(bots_dirs)
     with _one_line(EntrantError):
@@ -154,13 +153,20 @@ def _session_options(what, *, seed, name_default, resume, last_line, cluster=())
                      help="A folder of bots, Python modules and TOML files (repeatable)."),
         click.option("--move-time-limit", type=_Number(float), metavar="SECONDS",
                      help="A decision taking longer forfeits the game."),
+        click.option("--time-control", metavar="BANK+INC", help="A clock per bot and game: BANK "
+                     "seconds, INC seconds added after each decision, e.g. 10+0.1; a bot over "
+                     "its bank forfeits (fault time). Combines with --move-time-limit."),
+        click.option("--first-move-time", type=_Number(float), metavar="SECONDS",
+                     help="The limit of a bot's first decision of each game instead of the move "
+                     "limit and the bank (which it does not draw on), e.g. 1.0; needs "
+                     "--move-time-limit or --time-control."),
         click.option("--move-time-margin", type=_Number(float, positive=False), metavar="SECONDS",
-                     help="Bots in their own process: how much longer than --move-time-limit the "
-                     "harness waits (pipes, scheduler) before the decision forfeits (default "
-                     "0.2)."),
+                     help="Every seat: how much longer than its clock allows a decision may take "
+                     "(pipes, scheduler) before it forfeits (default 0.2). Stored: a resume "
+                     "keeps it."),
         click.option("--isolate", is_flag=True, help="Play every Python entrant in its own process "
                      "(kdtourney serve): hidden information enforced by the operating system, the "
-                     "clock cuts as for external bots."),
+                     "clock cuts as for external bots. Stored: a resume keeps it."),
         click.option("--startup-timeout", type=_Number(float), metavar="SECONDS",
                      help="Bots in their own process: seconds to start and answer hello (default "
                      "20)."),
@@ -177,7 +183,7 @@ def _session_options(what, *, seed, name_default, resume, last_line, cluster=())
 # (_RULE_PARAMS: tournament.RULE_OPTIONS and dynasty; cli.py imports no engine at start)
 _RULE_PARAMS = ("dynasty", "variant", "three_player", "harmony", "middle_kingdom", "tiebreak",
                 "first_picks")
-_STORED_PARAMS = ("seed", "move_time_limit", "out", "name")
+_STORED_PARAMS = ("seed", "move_time_limit", "time_control", "first_move_time", "out", "name")
 _TOURNAMENT_PARAMS = ("bots", "games", "players", *_RULE_PARAMS, "gauntlet", "lineup",
                       *_STORED_PARAMS)
 
@@ -205,10 +211,20 @@ def _resumed_registry(bots_dirs, meta, tournament, what):
     return registry
 
 
-def _process_options(opts) -> dict:
-    """How bots in their own process are run (run_tournament's keyword arguments)."""
-    given = {k: opts[k] for k in ("move_time_margin", "startup_timeout") if opts[k] is not None}
-    return dict(given, isolate=opts["isolate"])
+def _process_options(ctx, opts, folder) -> dict:
+    """How the bots are played (run_tournament's keyword arguments): the play settings stored in
+    `folder` with those given on the command line over them (refused where they differ), and the
+    start-up timeout."""
+    from kdtourney.arena import play, store
+
+    asked = {}
+    if _given(ctx, "isolate"):
+        asked["isolate"] = True
+    if opts["move_time_margin"] is not None:
+        asked["margin"] = float(opts["move_time_margin"])
+    stored = play.stored_settings(store.load_config(folder)) if store.exists(folder) else None
+    given = {k: opts[k] for k in ("startup_timeout",) if opts[k] is not None}
+    return dict(given, play=play.settle(stored, asked, folder))
 
 
 def _write_report(folder, no_report):
@@ -268,16 +284,17 @@ def run_command(ctx, **opts):
                 registry, bots=opts["bots"], players=opts["players"], games=opts["games"],
                 seed=seed, gauntlet=opts["gauntlet"], lineup=opts["lineup"],
                 dynasty=opts["dynasty"], move_time_limit=opts["move_time_limit"],
+                time_control=opts["time_control"], first_move_time=opts["first_move_time"],
                 **{k: opts[k] for k in tour.RULE_OPTIONS})
             if folder is None:
                 folder = runner.new_folder(tournament)
             name = opts["name"] or folder.name
-        meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [],
-                                   isolate=opts["isolate"])
+        meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [])
         outcome = runner.run_tournament(tournament, folder, registry, workers=opts["workers"],
                                         meta=meta, reporter=Reporter(quiet=opts["quiet"]),
                                         hang_timeout=opts["hang_timeout"],
-                                        scheduler=opts["scheduler"], **_process_options(opts))
+                                        scheduler=opts["scheduler"],
+                                        **_process_options(ctx, opts, folder))
     stored = outcome.stored_before + outcome.played
     if outcome.interrupted:
         click.echo(f"interrupted: {stored} of {outcome.total} games stored in {folder}; "
@@ -549,17 +566,18 @@ def sprt_command(ctx, **opts):
                 elo0=opts["elo0"], elo1=opts["elo1"], alpha=opts["alpha"], beta=opts["beta"],
                 players=opts["players"], max_games=opts["max_games"], seed=seed,
                 dynasty=opts["dynasty"], move_time_limit=opts["move_time_limit"],
+                time_control=opts["time_control"], first_move_time=opts["first_move_time"],
                 **{k: opts[k] for k in tour.RULE_OPTIONS})
             if folder is None:
                 folder = runner.new_folder(tournament, prefix="sprt-")
             name = opts["name"] or folder.name
-        meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [],
-                                   isolate=opts["isolate"])
+        meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [])
         outcome = sequential.play_sprt(tournament, test, folder, registry,
                                        workers=opts["workers"], meta=meta,
                                        display=sequential.SprtDisplay(quiet=opts["quiet"]),
                                        hang_timeout=opts["hang_timeout"],
-                                       scheduler=opts["scheduler"], **_process_options(opts))
+                                       scheduler=opts["scheduler"],
+                                       **_process_options(ctx, opts, folder))
     stored = outcome.state.stored
     if outcome.interrupted:
         click.echo(f"interrupted: {outcome.verdict_line()}; {stored} games stored in {folder}; "

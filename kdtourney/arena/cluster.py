@@ -209,7 +209,7 @@ def play_batch(key, sources, tdict, settings, isolate, batch) -> list:
             result = play_match(
                 rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
                 [factories[tournament.specs[e]] for e in spec.seats],
-                move_time_limit=tournament.move_time_limit, forced=forced,
+                clock=tournament.time_control, margin=settings.margin, forced=forced,
                 monitor=lambda seat, call, game=spec.game: _step(game, seat, call))
             out.append((spec.game, result))
     finally:
@@ -280,7 +280,9 @@ def _distributed():
 
 def content_key(sources: dict, tdict: dict, *settings) -> str:
     """A hash of what a worker builds its state from."""
-    text = json.dumps([sorted(sources.items()), tdict, *settings], sort_keys=True, default=str)
+    from kdtourney.bots.registry import sources_digest
+
+    text = json.dumps([sources_digest(sources), tdict, *settings], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -11,17 +11,20 @@ Contract with the bots
 - `setup(seat, rules, seed)` before every deal, then `act(game.view(seat))` for *every* decision of
   the seat, including forced ones (a single legal action, e.g. a discard): the bot sees every
   position of its game, and the decision counts and times are comparable between bots.
-- Every call of `act` is timed with `time.perf_counter`.
+- Every call of `act` is timed with `time.perf_counter` (wall time) and checked against the seat's
+  clock (kdtourney.bots.clock): the same rule for every seat, in this process or its own; the view
+  says how long the decision may take (`view.time_left`, None: no limit).
 - After each deal, `finish(scores, ranks)` for every seat that has not forfeited; `close()` once
   at the end for every seat (its exceptions are ignored: the game is decided).
-- A bot in its own process (`out_of_process`, kdtourney.bots.external) enforces the move time limit
-  itself: it stops waiting at the limit plus the margin and raises.
+- A bot in its own process (`out_of_process`, kdtourney.bots.external) stops waiting at
+  `view.time_left` plus the margin and raises: the other seats go on at once.
 
 Fairness (wrappers around the bot, never the engine)
 ----------------------------------------------------
 A bot whose construction, `setup`, `act` or `finish` raises (kind 'exception'), whose `act` returns
-anything but one of the legal actions (kind 'illegal'), or whose decision takes longer than the
-move time limit (kind 'timeout') forfeits the game. A bot in its own process also forfeits when it
+anything but one of the legal actions (kind 'illegal'), or whose decision takes longer than its
+clock allows (kind 'timeout' past the move limit or the first-decision limit, 'time' past what is
+left of its bank) forfeits the game. A bot in its own process also forfeits when it
 exits or cannot be started (kind 'crash', with its last stderr lines) or breaks the protocol (kind
 'protocol': an answer that is not JSON, not the message expected, or a line too long):
 - the fault is recorded (seat, kind, message, which call);
@@ -48,12 +51,13 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from kdtourney.bots.clock import TIME, TIMEOUT, SeatClock, TimeControl
 from kdtourney.bots.external import (BotExited, BotFailure, BotProtocolError, BotTimeout,
                                      IllegalAnswer)
 from kdtourney.engine import Game, Rules, Score, rank_scores
 
-EXCEPTION, ILLEGAL, TIMEOUT, CRASH, PROTOCOL = "exception", "illegal", "timeout", "crash", "protocol"
-FAULT_KINDS = (EXCEPTION, ILLEGAL, TIMEOUT, CRASH, PROTOCOL)
+EXCEPTION, ILLEGAL, CRASH, PROTOCOL = "exception", "illegal", "crash", "protocol"
+FAULT_KINDS = (EXCEPTION, ILLEGAL, TIMEOUT, TIME, CRASH, PROTOCOL)
 _KIND_OF = {BotTimeout: TIMEOUT, BotExited: CRASH, BotProtocolError: PROTOCOL, IllegalAnswer: ILLEGAL}
 _MESSAGE_LIMIT = 500
 _STDERR_LIMIT = 2000
@@ -79,7 +83,7 @@ class SeatResult:
 
 @dataclass
 class Fault:
-    """A forfeit: seat, kind (exception, illegal, timeout, crash, protocol), one-line message, the
+    """A forfeit: seat, kind (exception, illegal, timeout, time, crash, protocol), one-line message, the
     index of the bot call at fault (0 = construction, then setup and act calls in order), and for a
     bot in its own process its last stderr lines."""
 
@@ -140,11 +144,14 @@ def rank_among(keys: list, faulted: list[bool]) -> list[int]:
 
 
 def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequence[int]],
-               factories: Sequence[Callable], *, move_time_limit: float | None = None,
-               forced: dict | None = None, monitor: Callable | None = None) -> MatchResult:
+               factories: Sequence[Callable], *, clock: TimeControl | None = None,
+               margin: float = 0.0, forced: dict | None = None,
+               monitor: Callable | None = None) -> MatchResult:
     """Play one game (one deal seed) or a dynasty (three) and return its result.
 
     factories: per seat, a callable returning a new Bot. bot_seeds[seat][deal]: setup seeds.
+    clock: the time control (None: no limit); margin: seconds tolerated beyond what a decision
+    may take, for every seat (kdtourney.bots.clock).
     forced: {seat: (call, kind, message)}: instead of making call number `call` of that seat, record
     that fault (used by the runner after a bot killed or hung its worker). monitor(seat, call): told
     before every call into a bot, and monitor(-1, -1) at the end (the runner's watchdog).
@@ -161,9 +168,10 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
         faults[seat] = Fault(seat, kind, message[:_MESSAGE_LIMIT], at,
                              stderr[-_STDERR_LIMIT:] if stderr else None)
 
-    def call(seat, fn, *args, counted=True):
+    def call(seat, fn, *args, counted=True, timeout_kind=TIMEOUT):
         """Call into the bot of `seat`: ("ok", value), ("raised", None) or ("forced", None).
-        `finish` is not counted: call indexes stay those of construction, setup and act."""
+        `finish` is not counted: call indexes stay those of construction, setup and act.
+        timeout_kind: the fault of a bot in its own process cut at its deadline."""
         index = calls[seat]
         if seat in forced and forced[seat][0] == index:
             _, kind, message = forced.pop(seat)
@@ -175,7 +183,8 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
         try:
             return "ok", fn(*args)
         except BotFailure as exc:  # a bot in its own process, which says how it failed
-            fault(seat, _KIND_OF[type(exc)], str(exc), index, exc.stderr)
+            kind = _KIND_OF[type(exc)]
+            fault(seat, timeout_kind if kind == TIMEOUT else kind, str(exc), index, exc.stderr)
             return "raised", None
         except (Exception, SystemExit) as exc:  # a bot's failure is its forfeit, not ours
             fault(seat, EXCEPTION, exception_message(exc), index)
@@ -189,6 +198,7 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
     totals = [[0, 0, 0, 0] for _ in range(n)]  # score, largest territory, crowns, discards
     for deal, seed in enumerate(deal_seeds):
         game = Game(rules, seed)
+        clocks = [SeatClock(clock, margin) for _ in range(n)]  # each deal is a game for the clock
         for seat in range(n):
             if seat not in faults:
                 call(seat, bots[seat].setup, seat, copy.copy(rules), int(bot_seeds[seat][deal]))
@@ -196,8 +206,10 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
             player = game.current_player
             if player not in faults:
                 view = game.view(player)
+                seat_clock = clocks[player]
+                view.time_left, timeout_kind = seat_clock.allowed()
                 t0 = time.perf_counter()
-                status, choice = call(player, bots[player].act, view)
+                status, choice = call(player, bots[player].act, view, timeout_kind=timeout_kind)
                 elapsed = time.perf_counter() - t0
                 if status != "forced":
                     result = seats[player]
@@ -205,10 +217,13 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
                     result.time_total += elapsed
                     result.time_max = max(result.time_max, elapsed)
                 if status == "ok":
-                    if move_time_limit is not None and elapsed > move_time_limit \
-                            and not bots[player].out_of_process:
-                        fault(player, TIMEOUT, f"a decision took {elapsed:.3f} s, the limit is "
-                                               f"{move_time_limit:g} s", calls[player] - 1)
+                    over = seat_clock.over(elapsed)
+                    seat_clock.charge(elapsed)
+                    if over is not None:
+                        what = "what was left of its bank" if over == TIME else "the limit"
+                        fault(player, over, f"a decision took {elapsed:.3f} s; {what}: "
+                                            f"{view.time_left:.3f} s + {margin:g} s margin",
+                              calls[player] - 1)
                     else:
                         if _is_int(choice):
                             try:
@@ -264,4 +279,4 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
 
 
 __all__ = ["play_match", "MatchResult", "SeatResult", "Fault", "rank_among", "exception_message",
-           "FAULT_KINDS", "EXCEPTION", "ILLEGAL", "TIMEOUT", "CRASH", "PROTOCOL"]
+           "FAULT_KINDS", "EXCEPTION", "ILLEGAL", "TIMEOUT", "TIME", "CRASH", "PROTOCOL"]

@@ -57,11 +57,12 @@ from pathlib import Path
 from kdtourney.arena import store as _store
 from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, failed_rows
 from kdtourney.arena.match import MatchResult, play_match
+from kdtourney.arena.play import CONFIG_KEY as PLAY_KEY
+from kdtourney.arena.play import PlaySettings, settle, stored_settings
 from kdtourney.arena.tournament import ArenaError, Tournament, default_name, differences
 from kdtourney.arena.workers import bot_factories, main_module_hidden, warm_bots
-from kdtourney.bots.external import (DEFAULT_MOVE_TIME_MARGIN, DEFAULT_STARTUP_TIMEOUT, QUIT_GRACE,
-                                     ProcessPool, ProcessSettings, StartupError, die_with_parent,
-                                     kill_group)
+from kdtourney.bots.external import (DEFAULT_STARTUP_TIMEOUT, QUIT_GRACE, ProcessPool,
+                                     ProcessSettings, StartupError, die_with_parent, kill_group)
 
 MAX_BATCH = 32            # games per task at most
 DEFAULT_HANG_TIMEOUT = 600.0
@@ -153,7 +154,8 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate):
                 result = play_match(
                     rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
                     [factories[tournament.specs[e]] for e in spec.seats],
-                    move_time_limit=tournament.move_time_limit, forced=forced, monitor=monitor)
+                    clock=tournament.time_control, margin=pool.settings.margin, forced=forced,
+                    monitor=monitor)
             except BaseException:  # noqa: BLE001 - a harness bug: the parent stops the tournament
                 conn.send(("fatal", f"game {spec.game}: " + traceback.format_exc()))
                 return
@@ -277,10 +279,9 @@ class _Sink:
             self.reporter.game(spec, results, faults)
 
 
-def session_meta(name: str, registry_dirs=(), isolate: bool = False) -> dict:
-    """What the store keeps about the run besides the tournament: name, command line, versions,
-    platform, the bot folders (absolute; --resume reuses them), whether Python bots were
-    isolated."""
+def session_meta(name: str, registry_dirs=()) -> dict:
+    """What the store keeps about the run besides the tournament and the play settings: name,
+    command line, versions, platform, the bot folders (absolute; --resume reuses them)."""
     import platform
 
     import numba
@@ -291,15 +292,15 @@ def session_meta(name: str, registry_dirs=(), isolate: bool = False) -> dict:
     return dict(name=name, command=" ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
                 kdtourney=__version__, python=platform.python_version(), numba=numba.__version__,
                 numpy=numpy.__version__, platform=platform.platform(),
-                bots_dirs=[str(Path(d).resolve()) for d in registry_dirs], created=_store.now(),
-                isolate=bool(isolate))
+                bots_dirs=[str(Path(d).resolve()) for d in registry_dirs], created=_store.now())
 
 
-def open_for(tournament: Tournament, folder, meta: dict,
-             identities: dict | None = None) -> tuple[_store.Store, list[str]]:
+def open_for(tournament: Tournament, folder, meta: dict, identities: dict | None = None,
+             play: PlaySettings | None = None) -> tuple[_store.Store, list[str]]:
     """The store of `folder` for this tournament and notes for the user: created (with the
-    entrants' `identities`) if the folder has none; refused (ArenaError) if it holds another
-    tournament, another entrant's code (`check_code`), or is not a valid store."""
+    entrants' `identities` and the `play` settings) if the folder has none; refused (ArenaError)
+    if it holds another tournament, another entrant's code (`check_code`), games played under
+    other play settings (`record_play`), or is not a valid store."""
     folder = Path(folder)
     if _store.exists(folder):
         try:
@@ -313,6 +314,7 @@ def open_for(tournament: Tournament, folder, meta: dict,
                 raise ArenaError(f"{folder} holds another tournament: {diff[0]}{more}; choose a "
                                  f"new --out, or finish that one with --resume {folder}")
             notes = check_code(st, identities, folder) if identities is not None else []
+            record_play(st, play or PlaySettings(), folder)
         except BaseException:
             st.close()
             raise
@@ -320,10 +322,19 @@ def open_for(tournament: Tournament, folder, meta: dict,
         st.update_meta(sessions=sessions + 1, last_command=meta.get("command"))
         return st, notes
     try:
-        return _store.Store.create(folder, tournament.to_dict(), dict(meta, sessions=1),
-                                   identities), []
+        st = _store.Store.create(folder, tournament.to_dict(), dict(meta, sessions=1), identities)
     except _store.StoreError as exc:
         raise ArenaError(str(exc)) from None
+    record_play(st, play or PlaySettings(), folder)
+    return st, []
+
+
+def record_play(st: _store.Store, play: PlaySettings, folder) -> None:
+    """Check `play` against the play settings `st` records (ArenaError naming the first that
+    differs, `kdtourney.arena.play.settle`) and record them (a store older than the record gets
+    it now)."""
+    settle(stored_settings(st.config()), play.to_dict(), folder)
+    st.set_config(PLAY_KEY, play.to_dict())
 
 
 def start_bots(registry, tournament: Tournament, startup_timeout: float | None = None):
@@ -441,9 +452,8 @@ def check_entrants(registry, tournament: Tournament, what: str = "tournament") -
 
 def run_tournament(tournament: Tournament, folder, registry, *, workers: int | None = None,
                    meta: dict | None = None, reporter=None, hang_timeout: float | None = None,
-                   warm: bool = True, scheduler: str | None = None, isolate: bool = False,
-                   move_time_margin: float = DEFAULT_MOVE_TIME_MARGIN,
-                   startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+                   warm: bool = True, scheduler: str | None = None,
+                   play: PlaySettings | None = None, startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
                    check_bots: bool = True) -> RunOutcome:
     """Play the games of `tournament` that `folder`'s store lacks; returns a RunOutcome.
 
@@ -453,9 +463,10 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     scheduler: play on a Dask cluster instead of local processes (`workers` is then ignored):
     tcp://HOST:PORT, a scheduler file, or local:N (see kdtourney.arena.cluster), or an open
     `Cluster` (left open: an SPRT plays its chunks on one).
-    Bots in their own process (TOML bots; with `isolate`, every bot, through `kdtourney serve`):
-    `move_time_margin` seconds are granted beyond the move time limit, `startup_timeout` seconds
-    to answer hello; with `check_bots` each TOML bot is started once before anything else
+    play: how the bots are played (kdtourney.arena.play: isolate, the margin beyond the clock;
+    default PlaySettings()), recorded with a new store and checked against an existing one's.
+    Bots in their own process (TOML bots; with `play.isolate`, every bot, through `kdtourney
+    serve`): `startup_timeout` seconds to answer hello; with `check_bots` each TOML bot is started once before anything else
     (ArenaError naming its file if one does not start); their stderr goes to
     FOLDER/logs/<entrant>.log.
     """
@@ -463,7 +474,8 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     workers = workers or available_cores()
     if workers < 1:
         raise ArenaError(f"--workers must be at least 1, not {workers}")
-    settings = ProcessSettings(tournament.move_time_limit, move_time_margin, startup_timeout,
+    play = play or PlaySettings()
+    settings = ProcessSettings(tournament.move_time_limit, play.margin, startup_timeout,
                                str(Path(folder) / LOGS))
     if check_bots:
         start_bots(registry, tournament, startup_timeout)
@@ -483,7 +495,7 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
             stack.enter_context(_store.locked(folder))
         except _store.StoreError as exc:
             raise ArenaError(str(exc)) from None
-        st, notes = open_for(tournament, folder, meta or {}, identities)
+        st, notes = open_for(tournament, folder, meta or {}, identities, play)
         stack.callback(st.close)
         if reporter is not None:
             stack.callback(reporter.stop)
@@ -491,8 +503,8 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
         pending = collections.deque(g for g in range(len(specs)) if g not in done)
         outcome = RunOutcome(folder=Path(folder), total=len(specs), stored_before=len(done),
                              notes=list(notes))
-        hang_timeout = hang_timeout or default_hang_timeout(tournament.move_time_limit,
-                                                            startup_timeout)
+        hang_timeout = hang_timeout or default_hang_timeout(
+            tournament.time_control.longest_decision, startup_timeout)
         if cluster is not None and pending:
             workers = sum(cluster.wait_for_workers().values())
         if reporter is not None:
@@ -505,10 +517,10 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
                     cluster.play(tournament, specs, pending, _Sink(tournament, specs, st, outcome,
                                                                    reporter),
                                  registry, outcome, reporter, hang_timeout,
-                                 replace(settings, log_dir=None), isolate)
+                                 replace(settings, log_dir=None), play.isolate)
                 else:
                     _play(tournament, specs, pending, st, registry, min(workers, len(pending)),
-                          outcome, reporter, hang_timeout, warm, settings, isolate)
+                          outcome, reporter, hang_timeout, warm, settings, play.isolate)
             except KeyboardInterrupt:
                 outcome.interrupted = True
         outcome.seconds = time.perf_counter() - started

@@ -63,6 +63,7 @@ import numpy as np
 import pandas as pd
 
 from kdtourney.arena import runner, schedule, store
+from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.sprt import DEFAULT_MIN_BLOCKS, SPRT, block_scores, sprt_bounds
 from kdtourney.arena.tournament import (RULE_OPTIONS, ArenaError, Tournament, differences,
                                         parse_players, prepare)
@@ -115,6 +116,7 @@ def prepare_test(registry, *, candidate: str | None, baseline: str | None, elo0:
                  elo1: float = 10.0, alpha: float = 0.05, beta: float = 0.05, players=None,
                  max_games: int = DEFAULT_MAX_GAMES, seed: int | None = None,
                  dynasty: bool = False, move_time_limit: float | None = None,
+                 time_control: str | None = None, first_move_time: float | None = None,
                  min_blocks: int = DEFAULT_MIN_BLOCKS, **rules) -> tuple[Tournament, SprtTest]:
     """Check user input and build the tournament (a gauntlet of the candidate against the
     baseline, `max_games` games at most) and the test. Raises ArenaError (one line)."""
@@ -141,7 +143,8 @@ def prepare_test(registry, *, candidate: str | None, baseline: str | None, elo0:
     # a round robin of the two specs checks everything (bots, parameters, rules, seed) and labels
     # them (the same spec twice: spec#1, spec#2); the table is the candidate's gauntlet
     both = prepare(registry, bots=[candidate, baseline], players=sizes, games=max_games, seed=seed,
-                   dynasty=dynasty, move_time_limit=move_time_limit, **rules)
+                   dynasty=dynasty, move_time_limit=move_time_limit, time_control=time_control,
+                   first_move_time=first_move_time, **rules)
     tournament = replace(both, format=schedule.GAUNTLET, candidate=0)
     try:
         schedule.compositions(tournament.format, 2, sizes[0], 0)
@@ -257,10 +260,11 @@ def record(folder, tournament: Tournament, state: SprtState, sessions: int | Non
 
 
 def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict,
-              identities: dict | None = None) -> tuple[int, list[str]]:
-    """Create the store of a new test (with the entrants' `identities`), or check that `folder`
-    holds this test, played by this code (refused otherwise: ArenaError, see
-    `runner.check_code`), and set its cap. Returns the session number and notes for the user."""
+              identities: dict | None = None, play=None) -> tuple[int, list[str]]:
+    """Create the store of a new test (with the entrants' `identities` and the `play` settings),
+    or check that `folder` holds this test, played by this code under these play settings
+    (refused otherwise: ArenaError, see `runner.check_code` and `runner.record_play`), and set
+    its cap. Returns the session number and notes for the user."""
     folder = Path(folder)
     if not store.exists(folder):
         try:
@@ -270,6 +274,7 @@ def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict,
             raise ArenaError(str(exc)) from None
         with st:
             st.set_config("sprt", test.to_dict())
+            runner.record_play(st, play or PlaySettings(), folder)
         return 1, []
     try:
         st = store.open_store(folder)
@@ -289,6 +294,7 @@ def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict,
             raise ArenaError(f"{folder} holds another SPRT: {diff[0]}{more}; choose a new "
                              f"--out, or continue that one with kdtourney sprt --resume {folder}")
         notes = runner.check_code(st, identities, folder) if identities is not None else []
+        runner.record_play(st, play or PlaySettings(), folder)
         sessions = int(st.meta.get("sessions", 0)) + 1
         st.update_meta(sessions=sessions, last_command=meta.get("command"))
         st.set_config("tournament", tournament.to_dict())  # this session's cap
@@ -401,8 +407,8 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
     cores); display: an SprtDisplay (or anything with its methods) or None; chunk_blocks: a fixed
     chunk size in blocks (default: adaptive, see the module docstring); scheduler: play on a
     Dask cluster (as `runner.run_tournament`; one connection for all the chunks, `workers` is
-    then the cluster's); bots: how bots in their own process run (isolate, move_time_margin,
-    startup_timeout: see runner.run_tournament; TOML bots are started once, before anything).
+    then the cluster's); bots: how the bots are played (play: PlaySettings, startup_timeout:
+    see runner.run_tournament; TOML bots are started once, before anything).
     Raises ArenaError for a folder holding another test, and for runner failures.
     """
     started = time.perf_counter()
@@ -424,7 +430,8 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
             raise ArenaError(str(exc)) from None
         runner.start_bots(registry, tournament, bots.get("startup_timeout"))
         sessions, notes = open_test(tournament, test, folder, meta,
-                                    runner.entrant_identities(registry, tournament))
+                                    runner.entrant_identities(registry, tournament),
+                                    bots.get("play"))
         state = evaluate(folder, tournament, test)
         record(folder, tournament, state)
         outcome = SprtOutcome(folder=folder, tournament=tournament, test=test, state=state,

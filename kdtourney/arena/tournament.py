@@ -15,6 +15,7 @@ import secrets
 from dataclasses import asdict, dataclass, field
 
 from kdtourney.arena import schedule
+from kdtourney.bots.clock import TimeControl, parse_time_control
 from kdtourney.engine import Rules
 
 RULE_OPTIONS = ("variant", "three_player", "harmony", "middle_kingdom", "tiebreak", "first_picks")
@@ -32,7 +33,8 @@ class Tournament:
     entrants: labels; specs: the canonical entrant spec of each label; format: round-robin,
     gauntlet or lineup; candidate: entrant index (gauntlet); lineup: entrant index per seat;
     players: table sizes, alternating by block; rules: the Rules options other than players;
-    games: games asked for (the plan rounds up to whole blocks); seed; dynasty; move_time_limit (s).
+    games: games asked for (the plan rounds up to whole blocks); seed; dynasty; move_time_limit (s);
+    clock: the rest of the time control, {"bank_s", "increment_s", "first_move_s"} (None: none).
     """
 
     entrants: tuple
@@ -46,6 +48,12 @@ class Tournament:
     lineup: tuple | None = None
     dynasty: bool = False
     move_time_limit: float | None = None
+    clock: dict | None = None
+
+    @property
+    def time_control(self) -> TimeControl:
+        """The time control every seat plays under (kdtourney.bots.clock)."""
+        return TimeControl(move_s=self.move_time_limit, **(self.clock or {}))
 
     def rules_for(self, players: int) -> Rules:
         return Rules(players=players, **self.rules)
@@ -143,10 +151,12 @@ def parse_players(text) -> tuple:
 
 def prepare(registry, *, bots=None, players=None, games: int = 100, seed: int | None = None,
             gauntlet: str | None = None, lineup=None, dynasty: bool = False,
-            move_time_limit: float | None = None, **rules) -> Tournament:
+            move_time_limit: float | None = None, time_control: str | None = None,
+            first_move_time: float | None = None, **rules) -> Tournament:
     """Check user input and build the Tournament. registry: a BotRegistry (bots are checked against
     it: known bot, known parameters). bots / lineup: lists of specs or comma-separated text;
-    players: table sizes (default 2; a lineup's length); seed None: a fresh one. Raises ArenaError.
+    players: table sizes (default 2; a lineup's length); seed None: a fresh one; time_control:
+    'BANK+INCREMENT' seconds (`clock_of`). Raises ArenaError.
     """
     from kdtourney.bots.registry import EntrantError
 
@@ -156,6 +166,7 @@ def prepare(registry, *, bots=None, players=None, games: int = 100, seed: int | 
         raise ArenaError(f"--games must be a positive number of games, not {games}")
     if move_time_limit is not None and not move_time_limit > 0:
         raise ArenaError(f"--move-time-limit must be a positive number of seconds, not {move_time_limit:g}")
+    clock = clock_of(move_time_limit, time_control, first_move_time)
     if seed is not None and not 0 <= seed < 2**63:
         raise ArenaError(f"--seed must be between 0 and 2**63-1, not {seed}")
     if lineup and (bots or gauntlet):
@@ -218,12 +229,31 @@ def prepare(registry, *, bots=None, players=None, games: int = 100, seed: int | 
         entrants=tuple(labels), specs=tuple(specs), format=fmt, players=players, games=games,
         seed=secrets.randbits(32) if seed is None else int(seed), rules=full, candidate=candidate,
         lineup=seats, dynasty=bool(dynasty),
-        move_time_limit=None if move_time_limit is None else float(move_time_limit))
+        move_time_limit=None if move_time_limit is None else float(move_time_limit), clock=clock)
     try:
         schedule.compositions(fmt, len(labels), players[0], candidate, seats)
     except schedule.ScheduleError as exc:
         raise ArenaError(str(exc)) from None
     return tournament
+
+
+def clock_of(move_time_limit: float | None, time_control: str | None,
+             first_move_time: float | None) -> dict | None:
+    """The `clock` of a Tournament from the command line's --time-control BANK+INCREMENT and
+    --first-move-time (None when neither is given); ArenaError for bad values."""
+    if time_control is None and first_move_time is None:
+        return None
+    try:
+        bank, increment = parse_time_control(time_control) if time_control is not None \
+            else (None, None)
+        control = TimeControl(move_s=move_time_limit, bank_s=bank, increment_s=increment,
+                              first_move_s=first_move_time)
+    except ValueError as exc:
+        text = str(exc)
+        if text.startswith("a first-decision limit"):
+            text = "--first-move-time needs --move-time-limit or --time-control"
+        raise ArenaError(text) from None
+    return {k: v for k, v in control.wire().items() if k != "move_s"}
 
 
 def default_name(tournament: Tournament, stamp: str) -> str:
@@ -234,4 +264,4 @@ def default_name(tournament: Tournament, stamp: str) -> str:
 
 
 __all__ = ["Tournament", "ArenaError", "prepare", "differences", "parse_players", "split_list",
-           "default_name", "RULE_OPTIONS"]
+           "default_name", "clock_of", "RULE_OPTIONS"]

@@ -5,7 +5,7 @@ import time as _time
 import numpy as np
 
 from kdtourney.bots import _search_kernels as SK
-from kdtourney.bots.greedy import TurnBot, candidates, check_budget, check_number
+from kdtourney.bots.greedy import TurnBot, candidates, check_budget, check_number, time_budget
 from kdtourney.engine._kernels import rand_u64
 
 MAX_DEPTH = 13  # turns: no game has more
@@ -60,6 +60,7 @@ class ExpectimaxBot(TurnBot):
         order = list(np.argsort(-cand.keys, kind="stable"))  # later the last depth's
         best, self.last_depth = order[0], 1
         stats = np.zeros(2, dtype=np.int64)
+        budget = time_budget(self.time, view)
         start = _time.perf_counter()
         rate = None  # nodes per second, once measured
         for depth in range(2, min(self.depth, MAX_DEPTH) + 1):
@@ -67,10 +68,10 @@ class ExpectimaxBot(TurnBot):
             stats[1] = 0
             cut = False
             for k in order:
-                if self.time is None:
+                if budget is None:
                     limit = self.iterations
                 else:
-                    left = self.time - (_time.perf_counter() - start)
+                    left = budget - (_time.perf_counter() - start)
                     limit = stats[0] + (int(0.9 * rate * left) if rate else 1 << 62)
                 v = SK.expecti_move(bits, bbox, st, view.player, cand.places, cand.claims, cand.keys,
                                     k, depth, self.width, self.samples, seed, limit, stats,
@@ -79,7 +80,7 @@ class ExpectimaxBot(TurnBot):
                     cut = True
                     break
                 values[k] = v
-                if self.time is not None:
+                if budget is not None:
                     rate = stats[0] / max(_time.perf_counter() - start, 1e-6)
             # ties go to the earlier move in the search order
             searched = [k for k in order if values[k] != SK.NOT_DONE]

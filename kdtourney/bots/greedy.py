@@ -114,6 +114,19 @@ def check_number(what, value, low=0.0, integer=False):
     return value
 
 
+CLOCK_SHARE = 0.8  # of what the harness's clock leaves a decision, a time budget spends at most
+
+
+def time_budget(time, view):
+    """The seconds a `time=` budget spends on this decision: `time`, but at most CLOCK_SHARE of
+    what the harness's clock leaves it (`view.time_left`), so a bank running low is not overdrawn;
+    None (an iteration budget) stays None."""
+    left = getattr(view, "time_left", None)
+    if time is None or left is None:
+        return time
+    return min(time, CLOCK_SHARE * left)
+
+
 def run_budget(step, iterations, time, chunk0):
     """Call step(start, count) until `iterations` units are done, or until `time` seconds have
     passed (units in growing chunks, so that the clock is read rarely). Returns the units done."""

@@ -266,7 +266,8 @@ def rules_of(game: dict) -> Rules:
 
 def view_of(act: dict, rules: Rules) -> GameView:
     """The GameView of an `act` message under `rules`: equal to the view an in-process bot gets
-    (see `GameView.from_public`); ProtocolError for a state that does not fit the rules."""
+    (see `GameView.from_public`), `time_left` from the act's `time_left_s`; ProtocolError for a
+    state that does not fit the rules."""
     try:
         state = act["state"]
         seat, phase, round_ = act["seat"], act["phase"], act["round"]
@@ -282,10 +283,13 @@ def view_of(act: dict, rules: Rules) -> GameView:
         discards = [handled[p] - (sizes[p] - 1) // 2 for p in range(n)]
         unseen = set(state["unseen"])
         first_order = state.get("first_order") or _first_order_guess(new, seat, round_, rules)
-        return GameView.from_public(
+        view = GameView.from_public(
             rules, seat, phase=phase, round=round_, kingdoms=kingdoms, current_row=current,
             placed=placed, new_row=new, first_order=first_order,
             drawn=[d for d in TILES if d not in unseen], discards=discards)
+        left = act.get("time_left_s")
+        view.time_left = None if left is None else float(left)
+        return view
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise ProtocolError(f"an act whose state kdtourney cannot read: {type(exc).__name__}: "
                             f"{exc}") from None

@@ -4,7 +4,7 @@ import numpy as np
 
 from kdtourney.bots import _kernels as BK
 from kdtourney.bots.greedy import (TurnBot, candidates, check_budget, check_choice, check_number,
-                                   run_budget)
+                                   run_budget, time_budget)
 
 
 class MCEBot(TurnBot):
@@ -49,7 +49,7 @@ class MCEBot(TurnBot):
             BK.mce_run(bits, bbox, st, me, cand.places, cand.claims, n, start, count,
                        self.policy, self.measure, self._rng, sums, visits)
 
-        self.last_playouts = run_budget(step, self.iterations, self.time, n)
+        self.last_playouts = run_budget(step, self.iterations, time_budget(self.time, view), n)
         mean = np.where(visits > 0, sums / np.maximum(visits, 1), -1.0)
         # best mean; ties (and unvisited moves) go to the better greedy key, then the first
         order = np.lexsort((-np.arange(n), cand.keys, mean))

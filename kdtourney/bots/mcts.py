@@ -5,7 +5,8 @@ import numpy as np
 from kdtourney.bots import _kernels as BK
 from kdtourney.bots import _search_kernels as SK
 from kdtourney.bots.base import Bot
-from kdtourney.bots.greedy import check_budget, check_choice, check_number, run_budget
+from kdtourney.bots.greedy import (check_budget, check_choice, check_number, run_budget,
+                                   time_budget)
 from kdtourney.engine import _kernels as K
 from kdtourney.engine._kernels import rand_u64
 from kdtourney.engine.game import rng_state
@@ -139,7 +140,7 @@ class MCTSBot(Bot):
                             self.c, self.bias, self.widen, self.policy, self.measure, seed)
                 done += n
 
-        self.last_iterations = run_budget(run, self.iterations, self.time, 32)
+        self.last_iterations = run_budget(run, self.iterations, time_budget(self.time, view), 32)
         best, best_node, best_key = legal[0], -1, None
         ch = self._ti[0, SK.TI_FIRST]
         while ch >= 0:  # a kept claim node also has children for the dominoes of other deals' rows

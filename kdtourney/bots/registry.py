@@ -36,6 +36,8 @@ For a TOML bot (kind "kdtp"): the command as declared, the sha256 of the file it
 name and version it answers to hello (`program_identity`).
 """
 
+import ast
+import base64
 import functools
 import hashlib
 import importlib
@@ -45,6 +47,7 @@ import linecache
 import os
 import re
 import shlex
+import shutil
 import sys
 import tempfile
 import traceback
@@ -63,6 +66,8 @@ ENTRY_POINT_GROUP = "kdtourney.bots"
 ENV_VAR = "KDTOURNEY_BOTS_DIR"
 CWD_FOLDER = "bots"
 BUILT_IN = "built-in"
+FILES_VAR = "KDTOURNEY_FILES"   # a folder bot module's list of the files it needs beside it
+BUNDLE_LIMIT = 64 << 20         # bytes a folder bot's files may hold (they travel to every worker)
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*\Z")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -112,6 +117,107 @@ def _tree_files(root: Path, prefix: str = ""):
     for path in sorted(root.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
             yield prefix + path.relative_to(root).as_posix(), path.read_bytes()
+
+
+def tree(root: Path) -> list[Path]:
+    """`root` itself if it is a file, else every file under it, sorted; caches (__pycache__,
+    .pyc) and hidden entries (a name starting with '.', such as .git) left out."""
+    if root.is_file():
+        return [root]
+    found = []
+    for path in sorted(root.rglob("*")):
+        parts = path.relative_to(root).parts
+        if path.is_file() and path.suffix != ".pyc" and "__pycache__" not in parts \
+                and not any(part.startswith(".") for part in parts):
+            found.append(path)
+    return found
+
+
+def declared_files(source: str) -> list[str]:
+    """The paths a folder bot module lists in `KDTOURNEY_FILES = [...]` (a top-level assignment
+    of a list of strings, read from the source without running it); [] without one. ValueError
+    for a value that is not such a list."""
+    try:
+        body = ast.parse(source).body
+    except (SyntaxError, ValueError):
+        return []  # importing the module reports it
+    for node in body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == FILES_VAR
+                                                for t in node.targets):
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                value = None
+            if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+                raise ValueError(f"{FILES_VAR} must be a list of paths written out, e.g. "
+                                 f"{FILES_VAR} = [\"wlib\", \"weights.json\"]")
+            return list(value)
+    return []
+
+
+def bundle_files(folder: Path, paths) -> dict[str, bytes]:
+    """{name relative to `folder`: bytes} of the listed paths (a folder: every file under it,
+    see `tree`). ValueError (one line) for a path outside `folder` or missing, or files holding
+    more than BUNDLE_LIMIT bytes in all."""
+    root = folder.resolve()
+    found: dict[str, Path] = {}
+    for rel in paths:
+        path = folder / rel
+        try:
+            path.resolve().relative_to(root)
+        except ValueError:
+            raise ValueError(f"{FILES_VAR}: {rel!r} is outside the bot's folder") from None
+        if not path.exists():
+            raise ValueError(f"{FILES_VAR}: {rel!r} does not exist in {folder}")
+        for file in tree(path):
+            found[file.relative_to(folder).as_posix()] = file
+    size = sum(file.stat().st_size for file in found.values())
+    if size > BUNDLE_LIMIT:
+        raise ValueError(f"{FILES_VAR}: the files hold {size / (1 << 20):.1f} MiB, over the "
+                         f"{BUNDLE_LIMIT >> 20} MiB a bot may take to every worker; list only "
+                         "what the bot reads")
+    return {name: file.read_bytes() for name, file in found.items()}
+
+
+def encode_sources(files: dict) -> str:
+    """`BotRegistry.source_files()` as JSON text (file contents in base64), for a file."""
+    return json.dumps({folder: {name: base64.b64encode(data).decode("ascii")
+                                for name, data in sorted(names.items())}
+                       for folder, names in sorted(files.items())})
+
+
+def decode_sources(text: str) -> dict:
+    """The inverse of `encode_sources`."""
+    return {folder: {name: base64.b64decode(data) for name, data in names.items()}
+            for folder, names in json.loads(text).items()}
+
+
+def unpacked(names: dict) -> Path:
+    """A folder holding the files `names` ({relative name: bytes}), named by their content under
+    the temporary folder (kdtourney-bots-UID/DIGEST): written once per machine, then shared by
+    every worker and run that ships the same files."""
+    digest = files_sha256(names.items())[:24]
+    base = Path(tempfile.gettempdir(), f"kdtourney-bots-{os.getuid() if hasattr(os, 'getuid') else 0}")
+    folder = base / digest
+    if folder.is_dir():
+        return folder
+    base.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{digest}-", dir=base))
+    for name, data in names.items():
+        path = partial / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    try:
+        os.rename(partial, folder)  # atomic: another worker may have won the race
+    except OSError:
+        shutil.rmtree(partial, ignore_errors=True)
+    return folder
+
+
+def sources_digest(files: dict) -> str:
+    """A sha256 over `BotRegistry.source_files()`: the same bots shipped give the same digest."""
+    return files_sha256((f"{folder}\0{name}", data) for folder, names in files.items()
+                        for name, data in names.items())
 
 
 @functools.lru_cache(maxsize=None)
@@ -276,10 +382,11 @@ def module_name_for(origin: str) -> str:
 
 
 def _exec_file(path: Path, origin: str, source: str) -> types.ModuleType:
-    """Import the file `path` (text `source`) as a fresh module whose file is `origin`."""
+    """Import the file `path` (text `source`) as a fresh module whose code is `origin`'s (its
+    tracebacks name `origin`) and whose `__file__` is `path` (its files lie beside it)."""
     name = module_name_for(origin)
     module = types.ModuleType(name)
-    module.__file__ = origin
+    module.__file__ = str(path)
     if str(path) != origin:  # loaded from shipped source: let tracebacks show its lines
         linecache.cache[origin] = (len(source), None, source.splitlines(True), origin)
     folder = str(path.parent)
@@ -337,32 +444,26 @@ class BotRegistry:
         self._bots: dict[str, BotInfo] = {}
         self._broken: list[BrokenModule] = []
         self._broken_by_stem: dict[str, BrokenModule] = {}
-        self._sources: dict[str, str] = {}
+        self._files: dict[str, dict[str, bytes]] = {}  # bots folder -> {relative name: bytes}
+        self._bundles: dict[str, list[str]] = {}       # folder bot module -> its files' names
         self._hellos: dict[Program, dict] = {}
         self._identities: dict[str, dict] = {}
 
     @classmethod
     def from_sources(cls, files: dict, *, entry_points: bool = True) -> "BotRegistry":
-        """A registry of the built-ins, the folder modules shipped as `files` ({origin path: text},
-        from `source_files()`) and, with entry_points, the installed entry points: how a remote
-        worker gets the bots of the process that scheduled the games.
+        """A registry of the built-ins, the bot folders shipped as `files` (from `source_files()`)
+        and, with entry_points, the installed entry points: how a worker gets the bots of the
+        process that scheduled the games.
 
-        The files are written to a temporary folder per original folder (so helper imports between
-        them work) and imported under the names and origins they had in the original process.
+        Each folder's files are unpacked once per machine into a folder named by their content
+        (`unpacked`), and imported from there under the names and origins they had in the
+        original process: a bot finds its files beside its module's `__file__`.
         """
         registry = cls.__new__(cls)
         registry._reset()
         registry._load_builtins()
-        by_folder: dict[str, list[str]] = {}
-        for origin in files:
-            by_folder.setdefault(os.path.dirname(origin), []).append(origin)
-        with tempfile.TemporaryDirectory(prefix="kdtourney-bots-") as tmp:
-            for i, (folder, origins) in enumerate(by_folder.items()):
-                local = Path(tmp, str(i))
-                local.mkdir()
-                for origin in origins:
-                    Path(local, os.path.basename(origin)).write_text(files[origin], encoding="utf-8")
-                registry._load_folder(local, folder)
+        for folder, names in files.items():
+            registry._load_folder(unpacked(names), folder)
         if entry_points:
             registry._load_entry_points()
         return registry
@@ -379,11 +480,12 @@ class BotRegistry:
         """The bot modules that failed to import."""
         return list(self._broken)
 
-    def source_files(self) -> dict[str, str]:
-        """{origin path: text} of every `.py` and `.toml` file of the bot folders used (helpers
-        included), as read when the registry was built; `BotRegistry.from_sources` rebuilds the
-        bots from it (a TOML bot's command still runs from the folder of its origin)."""
-        return dict(self._sources)
+    def source_files(self) -> dict[str, dict[str, bytes]]:
+        """{bots folder: {name relative to it: bytes}}: every top-level `.py` and `.toml` file of
+        the bot folders used and the files their bots list in KDTOURNEY_FILES, as read when the
+        registry was built; `BotRegistry.from_sources` rebuilds the bots from it (a TOML bot's
+        command still runs from the folder of its origin)."""
+        return {folder: dict(names) for folder, names in self._files.items()}
 
     def resolve(self, spec) -> Entrant:
         """The Entrant of `spec` checked against its bot: known bot, known parameters, values of
@@ -418,12 +520,11 @@ class BotRegistry:
             return self.program_identity(info.name)
         if info.origin == BUILT_IN:
             source = builtin_sha256()
-        elif info.origin in self._sources:  # a folder module: as read, with the folder's helpers
-            folder = os.path.dirname(info.origin)
-            source = files_sha256(
-                (os.path.basename(o), text.encode("utf-8")) for o, text in self._sources.items()
-                if o == info.origin or (os.path.dirname(o) == folder
-                                        and os.path.basename(o).startswith(("_", "."))))
+        elif info.origin in self._bundles:  # a folder module: its files, as read
+            files = self._files[os.path.dirname(info.origin)]
+            names = [name for name in self._bundles[info.origin] if name in files]
+            return {"kind": "python", "origin": info.origin, "files": names,
+                    "source_sha256": files_sha256((name, files[name]) for name in names)}
         else:  # an entry point
             source = _package_sha256(info.cls)
         return {"kind": "python", "origin": info.origin, "source_sha256": source}
@@ -464,9 +565,8 @@ class BotRegistry:
         info = self._bots[entrant.name]
         if info.program is not None or not isolate:
             return info.program
-        text = json.dumps(self._sources, sort_keys=True)
-        name = f"sources-{hashlib.sha256(text.encode()).hexdigest()[:12]}.json"
-        return serve_program(entrant.spec, pool.file(name, text))
+        name = f"sources-{sources_digest(self._files)[:12]}.json"
+        return serve_program(entrant.spec, pool.file(name, encode_sources(self._files)))
 
     def start_check(self, specs, settings: ProcessSettings | None = None) -> dict:
         """Start once every TOML bot among the entrants `specs` and exchange hello: {spec: the
@@ -527,10 +627,12 @@ class BotRegistry:
                 self._add(cls, BUILT_IN)
 
     def _load_folder(self, folder: Path, origin_folder: str):
+        """The bots of `folder` (this machine's copy of the bots folder `origin_folder`)."""
+        files = self._files.setdefault(origin_folder, {})
         for path in sorted(folder.glob("*.toml")):
             origin = os.path.join(origin_folder, path.name)
             try:
-                self._sources[origin] = path.read_text(encoding="utf-8")
+                files[path.name] = path.read_bytes()
                 declared = load_toml(path, origin)
             except (OSError, UnicodeDecodeError, ValueError) as exc:
                 self._add_broken(origin, str(exc) if isinstance(exc, ValueError) else
@@ -539,16 +641,27 @@ class BotRegistry:
             program = declared.program
             self._register(BotInfo(program.name, ExternalBot, origin, declared.description,
                                    declared.options, program), origin)
-        for path in sorted(folder.glob("*.py")):
+        modules = sorted(folder.glob("*.py"))
+        helpers = [p.name for p in modules if p.name.startswith(("_", "."))]
+        for path in modules:
             origin = os.path.join(origin_folder, path.name)
             try:
-                source = path.read_text(encoding="utf-8")
+                data = path.read_bytes()
+                source = data.decode("utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 self._add_broken(origin, _error_line(exc), path.stem)
                 continue
-            self._sources[origin] = source
-            if path.name.startswith(("_", ".")):
+            files[path.name] = data
+            if path.name in helpers:
                 continue
+            try:
+                extra = bundle_files(folder, declared_files(source))
+            except (OSError, ValueError) as exc:
+                self._add_broken(origin, str(exc) if isinstance(exc, ValueError) else
+                                 _error_line(exc), path.stem)
+                continue
+            files.update(extra)
+            self._bundles[origin] = [path.name, *helpers, *sorted(set(extra) - {path.name})]
             try:
                 module = _exec_file(path, origin, source)
             except (Exception, SystemExit) as exc:  # a bot module's failure is reported, not fatal
@@ -697,4 +810,5 @@ def _convert(bot: str, key: str, value, default):
 
 __all__ = ["BotRegistry", "BotInfo", "BrokenModule", "Entrant", "EntrantError", "DuplicateBotError",
            "BotsDirError", "parse_entrant", "format_value", "listing", "code_digest", "files_sha256",
-           "BUILTIN_MODULES", "ENTRY_POINT_GROUP", "ENV_VAR", "CODE_FIELDS"]
+           "encode_sources", "decode_sources", "sources_digest", "unpacked", "BUILTIN_MODULES",
+           "ENTRY_POINT_GROUP", "ENV_VAR", "CODE_FIELDS", "FILES_VAR", "BUNDLE_LIMIT"]

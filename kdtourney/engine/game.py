@@ -241,6 +241,8 @@ class GameView(_Table):
     for search.
     """
 
+    time_left = None  # seconds this decision may take, set by the harness (None: no limit)
+
     def __init__(self, game: Game, player: int):
         self.rules = copy.copy(game.rules)  # the bot's own: the game's stays as it was
         self.player = player

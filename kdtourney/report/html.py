@@ -196,6 +196,7 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
         "tournament": tournament,
         "meta": meta,
         "rules_text": _describe_rules(rules),
+        "clock_text": _describe_clock(tournament),
         "n_boot": n_boot,
         "anchor": anchor,
         "seat_colors": SEAT_COLORS,
@@ -205,6 +206,8 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
     ctx["reproduce"]["entrants"] = _identities_view(_store.load_entrants(folder), meta)
     ctx["faults"] = _faults_view(faults)
     ctx["failed_by_entrant"] = {str(e): int(n) for e, n in _store.failed_games(folder).items()}
+    over_time = faults[faults["kind"].isin(("timeout", "time"))] if len(faults) else faults
+    ctx["time_forfeits"] = {str(e): int(n) for e, n in over_time.groupby("entrant").size().items()}
 
     entrants_all = sorted(results["entrant"].astype(str).unique()) if len(results) else []
     ctx["entrants"] = entrants_all
@@ -294,6 +297,18 @@ _REPRO_KEYS = [
 ]
 
 
+def _describe_clock(tournament: dict) -> str:
+    """'clock: 10+0.1 s a game, first decision 1 s', or '' without a time limit."""
+    from kdtourney.bots.clock import TimeControl
+
+    try:
+        control = TimeControl(move_s=tournament.get("move_time_limit"),
+                              **(tournament.get("clock") or {}))
+    except (TypeError, ValueError):
+        return ""
+    return f"clock: {control.describe()}" if control.limited else ""
+
+
 def _reproducibility(tournament: dict, meta: dict, config: dict) -> dict:
     """The command line and versions first, then every recorded setting, as (key, text) pairs."""
     merged = dict(meta)
@@ -309,6 +324,7 @@ def _reproducibility(tournament: dict, meta: dict, config: dict) -> dict:
                 used.add(k)
                 break
     settings = [(k, fmt_value(v)) for k, v in sorted(tournament.items()) if k != "rules"]
+    settings += [(f"play: {k}", fmt_value(v)) for k, v in sorted((config.get("play") or {}).items())]
     rules = [(k, fmt_value(v)) for k, v in sorted((tournament.get("rules") or {}).items())]
     other_meta = [(k, fmt_value(v)) for k, v in sorted(meta.items()) if k not in used]
     return {"highlights": highlights, "settings": settings, "rules": rules, "meta": other_meta,

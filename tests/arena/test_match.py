@@ -7,6 +7,7 @@ import pytest
 
 from kdtourney.arena.match import play_match, rank_among
 from kdtourney.bots.base import Bot
+from kdtourney.bots.clock import TimeControl
 from kdtourney.bots.random_bot import RandomBot
 from kdtourney.engine import Game, Rules
 
@@ -146,11 +147,59 @@ def test_a_bot_that_cannot_be_made_forfeits():
 
 
 def test_move_time_limit():
-    res = play([failing("slow"), First], move_time_limit=0.02)
+    res = play([failing("slow"), First], clock=TimeControl(move_s=0.02))
     [fault] = res.faults
-    assert fault.kind == "timeout" and "limit is 0.02 s" in fault.message
+    assert fault.kind == "timeout" and "the limit: 0.020 s + 0 s margin" in fault.message
     assert res.seats[0].time_max >= 0.05 and res.seats[0].rank == 2
-    assert not play([failing("slow"), First], move_time_limit=5).faults
+    assert not play([failing("slow"), First], clock=TimeControl(move_s=5)).faults
+    # the margin is every seat's: within the limit plus the margin is in time
+    assert not play([failing("slow"), First], clock=TimeControl(move_s=0.02), margin=1.0).faults
+
+
+class Sleeper(Bot):
+    """Sleeps `first` seconds on its first decision of a game, `each` on the others; notes the
+    time it was given."""
+
+    name = "sleeper"
+    first, each = 0.0, 0.05
+
+    def setup(self, seat, rules, seed):
+        self.decisions, self.given = 0, []
+
+    def act(self, view):
+        self.given.append(view.time_left)
+        time.sleep(self.first if self.decisions == 0 else self.each)
+        self.decisions += 1
+        return view.legal_actions()[0]
+
+
+def test_an_empty_bank_forfeits_with_fault_time():
+    res = play([Sleeper, First], clock=TimeControl(bank_s=0.2, increment_s=0.0))
+    [fault] = res.faults
+    assert fault.seat == 0 and fault.kind == "time" and "left of its bank" in fault.message
+    assert 3 <= res.seats[0].decisions <= 6  # 0.05 s a decision from a 0.2 s bank
+    # an increment covering each decision keeps the bank full: no forfeit in a whole game
+    assert not play([Sleeper, First], clock=TimeControl(bank_s=0.2, increment_s=0.2)).faults
+
+
+def test_the_first_decision_has_its_own_allowance():
+    class SlowStart(Sleeper):
+        first, each = 0.3, 0.0
+
+    clock = TimeControl(move_s=0.1, first_move_s=1.0)
+    bots = []
+
+    def make():
+        bots.append(SlowStart())
+        return bots[-1]
+    assert not play([make, First], clock=clock).faults
+    assert bots[0].given[0] == 1.0 and set(bots[0].given[1:]) == {0.1}
+    [fault] = play([SlowStart, First], clock=TimeControl(move_s=0.1)).faults
+    assert fault.kind == "timeout" and fault.call == 2  # construction 0, setup 1, first act 2
+    # with a bank: the first decision does not draw on it
+    bots.clear()
+    assert not play([make, First], clock=TimeControl(bank_s=0.2, first_move_s=1.0)).faults
+    assert bots[0].given[:2] == [1.0, 0.2]
 
 
 def test_forced_fault_and_monitor():
@@ -184,3 +233,17 @@ def test_rank_among():
     assert rank_among([3, 5, 5, 1], [False] * 4) == [3, 1, 1, 4]
     assert rank_among([3, 5, 5, 1], [False, True, False, False]) == [2, 4, 1, 3]
     assert rank_among([(10, 2), (10, 3)], [False, False]) == [2, 1]
+
+
+def test_search_bots_on_a_time_budget_spend_within_the_bank():
+    from kdtourney.bots.greedy import time_budget
+    from kdtourney.bots.mcts import MCTSBot
+
+    class View:
+        time_left = 0.5
+    assert time_budget(2.0, View()) == pytest.approx(0.4) and time_budget(0.1, View()) == 0.1
+    assert time_budget(None, View()) is None and time_budget(2.0, object()) == 2.0
+    play([lambda: MCTSBot(iterations=50), First])  # compiled (or loaded) outside the clock
+    # 1 s a decision would empty a 0.5 s bank at once; the bot spends what the clock leaves it
+    res = play([lambda: MCTSBot(time=1.0), First], clock=TimeControl(bank_s=0.5), margin=0.1)
+    assert not res.faults and res.seats[0].time_total < 0.6

@@ -399,11 +399,10 @@ def test_from_sources_round_trip(tmp_path):
     (tmp_path / "other" / "broken.py").write_text("1/0\n")
     here = local([folder, tmp_path / "other"])
     files = here.source_files()
-    origin = str((folder / "shipbot.py").resolve())
-    assert set(files) == {origin, str((folder / "_kdt_ship_helper.py").resolve()),
-                          str((tmp_path / "other" / "shipbot.py").resolve()),
-                          str((tmp_path / "other" / "broken.py").resolve())}
-    assert files[origin] == (folder / "shipbot.py").read_text()
+    shipped_folder, other = str(folder.resolve()), str((tmp_path / "other").resolve())
+    assert {f: set(names) for f, names in files.items()} == {
+        shipped_folder: {"shipbot.py", "_kdt_ship_helper.py"}, other: {"shipbot.py", "broken.py"}}
+    assert files[shipped_folder]["shipbot.py"] == (folder / "shipbot.py").read_bytes()
     shipped = pickle.dumps(here.create("ship-bot:depth=3"))  # a bot sent to a worker
 
     shutil.rmtree(folder)  # the worker does not have the files
@@ -467,3 +466,85 @@ def test_identity_of_an_entry_point_is_its_package(tmp_path, monkeypatch):
     assert before["origin"] == "entry point pkg"
     (package / "weights.txt").write_text("1 2 4\n")  # data of the package plays too
     assert BotRegistry(env=False, cwd=False).identity("pkg-bot")["digest"] != before["digest"]
+
+
+# --- a bot of several files: KDTOURNEY_FILES --------------------------------------------------
+
+def write_bundled_bot(folder: Path, weight: int = 3) -> Path:
+    """A folder bot importing its package wlib/ (with a submodule) and reading weights.json."""
+    (folder / "wlib").mkdir(parents=True, exist_ok=True)
+    (folder / "wlib" / "__init__.py").write_text("from wlib.net import score\n")
+    (folder / "wlib" / "net.py").write_text("def score(w):\n    return w * 2\n")
+    (folder / "weights.json").write_text(f'{{"w": {weight}}}')
+    return write_bot(folder, "wbot.py", "w-bot", extra='''
+        import json
+        from pathlib import Path
+
+        import wlib
+
+        KDTOURNEY_FILES = ["wlib", "weights.json"]
+        WEIGHT = wlib.score(json.loads((Path(__file__).parent / "weights.json").read_text())["w"])
+        ''')
+
+
+def forget_wlib():
+    for name in [m for m in sys.modules if m == "wlib" or m.startswith("wlib.")]:
+        del sys.modules[name]
+
+
+def test_a_bot_ships_its_package_and_data(tmp_path):
+    folder = tmp_path / "bundled"
+    write_bundled_bot(folder)
+    (folder / "notes.txt").write_text("not the bot's")
+    forget_wlib()
+    here = local([folder])
+    assert sys.modules[here.bots["w-bot"].cls.__module__].WEIGHT == 6
+    shipped = here.source_files()[str(folder.resolve())]
+    assert set(shipped) == {"wbot.py", "wlib/__init__.py", "wlib/net.py", "weights.json"}
+    identity = here.identity("w-bot")
+    assert identity["files"] == ["wbot.py", "weights.json", "wlib/__init__.py", "wlib/net.py"]
+    files = here.source_files()
+    shutil.rmtree(folder)  # a worker elsewhere: only what was shipped
+    forget_wlib()
+    there = BotRegistry.from_sources(files, entry_points=False)
+    assert not there.broken
+    assert sys.modules[there.bots["w-bot"].cls.__module__].WEIGHT == 6
+    assert there.identity("w-bot")["digest"] == identity["digest"]
+    forget_wlib()
+
+
+@pytest.mark.parametrize("change", ["weights.json", "wlib/net.py", "wlib/extra.py"])
+def test_a_bots_data_and_subpackage_are_its_identity(tmp_path, change):
+    folder = tmp_path / "bundled"
+    write_bundled_bot(folder)
+    forget_wlib()
+    before = local([folder]).identity("w-bot")["digest"]
+    forget_wlib()
+    (folder / "notes.txt").write_text("not listed: not the bot's")
+    assert local([folder]).identity("w-bot")["digest"] == before
+    forget_wlib()
+    path = folder / change
+    path.write_text('{"w": 4}' if change.endswith(".json") else
+                    (path.read_text() if path.exists() else "") + "\n# changed\n")
+    assert local([folder]).identity("w-bot")["digest"] != before
+    forget_wlib()
+
+
+@pytest.mark.parametrize("files,error", [
+    ('["../outside.json"]', "'../outside.json' is outside the bot's folder"),
+    ('["missing.json"]', "'missing.json' does not exist"),
+    ('"weights.json"', "must be a list of paths written out"),
+    ('[name for name in "ab"]', "must be a list of paths written out"),
+    ('["big.bin"]', "the files hold 0.1 MiB, over the 0 MiB a bot may take to every worker")])
+def test_bad_bot_files_are_a_broken_module(tmp_path, monkeypatch, files, error):
+    monkeypatch.setattr(registry_module, "BUNDLE_LIMIT", 1000)
+    folder = tmp_path / "b"
+    write_bot(folder, "fbot.py", "f-bot", extra=f"KDTOURNEY_FILES = {files}\n")
+    (tmp_path / "outside.json").write_text("{}")
+    (folder / "big.bin").write_bytes(b"x" * 100_000)
+    reg = local([folder])
+    assert "f-bot" not in reg.bots
+    [broken] = reg.broken
+    assert error in broken.error
+    with pytest.raises(EntrantError, match="KDTOURNEY_FILES"):
+        reg.resolve("fbot")

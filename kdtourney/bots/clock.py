@@ -1,0 +1,130 @@
+"""Game clocks: how long a bot may take for each decision, the same rule for every seat.
+
+A `TimeControl` is what a tournament sets: a limit per decision (`move_s`), a bank per game
+(`bank_s`) with an increment added after each decision (`increment_s`, Fischer style), and a
+limit for the bot's first decision of a game (`first_move_s`), any of them absent (None). A
+`SeatClock` keeps one seat's bank through one game (each deal of a dynasty is a game for the
+clock, as the bot gets a `game` message before each).
+
+The rule, for in-process bots and bots in their own process alike:
+- a decision may take `allowed()` seconds: the first decision of a game `first_move_s` when it is
+  set (the bank is neither charged nor credited for it); any other decision the smaller of
+  `move_s` and what is left of the bank;
+- the harness measures the decision's wall time around the bot's call (for a bot in its own
+  process: from writing `act` to reading the answer) and the seat forfeits when it exceeds the
+  allowed time plus the margin (the harness's tolerance for its own overheads: pipes, the
+  scheduler), with fault `time` when the bank was the binding limit, `timeout` otherwise;
+- the bank is charged the decision's time (never below zero), then credited the increment.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass
+
+TIMEOUT, TIME = "timeout", "time"   # fault kinds: over the move limit, over the bank
+_CONTROL = re.compile(r"\s*(\d*\.?\d+)\s*(?:\+\s*(\d*\.?\d+))?\s*\Z")
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """A tournament's time control, in seconds; None where a part does not apply."""
+
+    move_s: float | None = None
+    bank_s: float | None = None
+    increment_s: float | None = None
+    first_move_s: float | None = None
+
+    def __post_init__(self):
+        for key, value in asdict(self).items():
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not math.isfinite(value) or value < 0 or (value == 0 and key != "increment_s"):
+                raise ValueError(f"{key} must be a positive number of seconds, not {value!r}")
+            object.__setattr__(self, key, float(value))
+        if self.increment_s is not None and self.bank_s is None:
+            raise ValueError("an increment needs a bank")
+        if self.first_move_s is not None and self.move_s is None and self.bank_s is None:
+            raise ValueError("a first-decision limit needs a move limit or a bank")
+
+    @property
+    def limited(self) -> bool:
+        return self.move_s is not None or self.bank_s is not None
+
+    @property
+    def longest_decision(self) -> float | None:
+        """The longest a single decision may take, None when only a bank bounds it."""
+        if self.move_s is None:
+            return None
+        return max(self.move_s, self.first_move_s or 0.0)
+
+    def wire(self) -> dict:
+        """The `time` object of a KDTP `game` message: every field, null where it does not apply."""
+        return asdict(self)
+
+    def describe(self) -> str:
+        """'10+0.1 s a game, first decision 1 s, 0.5 s a decision', or 'no limit'."""
+        parts = []
+        if self.bank_s is not None:
+            parts.append(f"{self.bank_s:g}+{self.increment_s or 0:g} s a game")
+        if self.first_move_s is not None:
+            parts.append(f"first decision {self.first_move_s:g} s")
+        if self.move_s is not None:
+            parts.append(f"{self.move_s:g} s a decision")
+        return ", ".join(parts) or "no limit"
+
+
+def parse_time_control(text: str) -> tuple[float, float]:
+    """'10+0.1' -> (10.0, 0.1); '60' -> (60.0, 0.0): a bank in seconds and its increment.
+    ValueError (one line) for anything else."""
+    match = _CONTROL.match(text or "")
+    try:
+        bank = float(match.group(1))
+        increment = float(match.group(2)) if match.group(2) is not None else 0.0
+    except (AttributeError, ValueError):
+        raise ValueError(f"--time-control expects BANK+INCREMENT in seconds, e.g. 10+0.1, not "
+                         f"{text!r}") from None
+    if not (math.isfinite(bank) and bank > 0 and math.isfinite(increment) and increment >= 0):
+        raise ValueError(f"--time-control {text}: the bank must be positive and the increment not "
+                         "negative")
+    return bank, increment
+
+
+class SeatClock:
+    """One seat's clock through one game (see the module docstring)."""
+
+    def __init__(self, control: TimeControl | None, margin: float = 0.0):
+        self.control = control or TimeControl()
+        self.margin = margin
+        self.bank = self.control.bank_s
+        self.first = True
+
+    def allowed(self) -> tuple[float | None, str]:
+        """(seconds the next decision may take, None: no limit; the fault kind past it)."""
+        c = self.control
+        if self.first and c.first_move_s is not None:
+            return c.first_move_s, TIMEOUT
+        if self.bank is not None and (c.move_s is None or self.bank <= c.move_s):
+            return self.bank, TIME
+        return c.move_s, TIMEOUT
+
+    def over(self, elapsed: float) -> str | None:
+        """The fault a decision of `elapsed` seconds earns (checked before `charge`), None if none."""
+        allowed, kind = self.allowed()
+        if allowed is not None and elapsed > allowed + self.margin:
+            return kind
+        return None
+
+    def charge(self, elapsed: float) -> None:
+        """The decision took `elapsed` seconds."""
+        if self.first and self.control.first_move_s is not None:
+            self.first = False
+            return
+        self.first = False
+        if self.bank is not None:
+            self.bank = max(0.0, self.bank - elapsed) + (self.control.increment_s or 0.0)
+
+
+__all__ = ["TimeControl", "SeatClock", "parse_time_control", "TIME", "TIMEOUT"]

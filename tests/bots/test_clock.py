@@ -1,0 +1,49 @@
+"""Game clocks: the time control's parts and one seat's clock through a game (no timing here)."""
+
+import pytest
+
+from kdtourney.bots.clock import TIME, TIMEOUT, SeatClock, TimeControl, parse_time_control
+
+
+def test_parse_time_control():
+    assert parse_time_control("10+0.1") == (10.0, 0.1)
+    assert parse_time_control(" 60 ") == (60.0, 0.0)
+    assert parse_time_control(".5+0") == (0.5, 0.0)
+    for bad in ("", "ten", "10+", "+1", "0+1", "10+0.1+2", "-3"):
+        with pytest.raises(ValueError, match="--time-control"):
+            parse_time_control(bad)
+
+
+def test_a_time_control_checks_its_parts():
+    with pytest.raises(ValueError, match="increment needs a bank"):
+        TimeControl(increment_s=0.1)
+    with pytest.raises(ValueError, match="first-decision limit needs"):
+        TimeControl(first_move_s=1.0)
+    with pytest.raises(ValueError, match="move_s must be a positive"):
+        TimeControl(move_s=0)
+    assert TimeControl(bank_s=10, increment_s=0.1, first_move_s=1).wire() == {
+        "move_s": None, "bank_s": 10.0, "increment_s": 0.1, "first_move_s": 1.0}
+    assert TimeControl().describe() == "no limit" and not TimeControl().limited
+    assert TimeControl(0.5, 10, 0.1, 1).describe() == \
+        "10+0.1 s a game, first decision 1 s, 0.5 s a decision"
+
+
+def test_a_bank_is_charged_and_credited():
+    clock = SeatClock(TimeControl(move_s=0.5, bank_s=1.0, increment_s=0.1))
+    assert clock.allowed() == (0.5, TIMEOUT)  # the move limit binds while the bank is larger
+    clock.charge(0.4)
+    assert clock.allowed() == (0.5, TIMEOUT) and clock.bank == pytest.approx(0.7)
+    clock.charge(0.45)
+    assert clock.allowed() == (pytest.approx(0.35), TIME)  # now the bank binds
+    assert clock.over(0.36) == TIME and clock.over(0.34) is None
+    clock.charge(2.0)  # never below zero: then the increment
+    assert clock.bank == pytest.approx(0.1)
+
+
+def test_the_first_decision_is_outside_the_bank_and_the_margin_counts():
+    clock = SeatClock(TimeControl(move_s=0.1, bank_s=2.0, first_move_s=1.0), margin=0.2)
+    assert clock.allowed() == (1.0, TIMEOUT)
+    assert clock.over(1.15) is None and clock.over(1.25) == TIMEOUT
+    clock.charge(0.9)
+    assert clock.bank == 2.0 and clock.allowed() == (0.1, TIMEOUT)
+    assert SeatClock(None).allowed() == (None, TIMEOUT) and SeatClock(None).over(1e9) is None
