@@ -31,6 +31,7 @@ from pathlib import Path
 
 from kdtourney.arena import prepare
 from kdtourney.arena.match import play_match
+from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.runner import run_tournament
 from kdtourney.arena.schedule import bot_seed
 from kdtourney.bots import Bot
@@ -135,7 +136,7 @@ def games_per_second(registry, games: int) -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 started = time.perf_counter()
                 run_tournament(t, Path(tmp) / "t", registry, workers=workers, reporter=clock,
-                               isolate=isolate)
+                               play=PlaySettings(isolate=isolate))
                 wall = time.perf_counter() - started
             steady = (clock.count - 1) / (clock.last - clock.first)
             print(f"{label}_{workers}w_steady_games_per_s: {steady:.1f}")

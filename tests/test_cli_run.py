@@ -369,3 +369,94 @@ def test_a_toml_bot_is_identified_by_what_it_runs(tmp_path):
     assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
     assert result.stderr.startswith(f"Error: first-legal ({folder / 'first-legal.toml'}): its code "
                                     f"changed since the games stored in {out} (file_sha256 ")
+
+
+# --- game clocks and play settings ------------------------------------------------------------
+
+SLOW_START = '''
+import time
+
+from kdtourney.bots.random_bot import RandomBot
+
+
+class SlowStart(RandomBot):
+    """Random; 0.4 s on its first decision of a game, 0.05 s on the others."""
+    name = "slow-start"
+
+    def setup(self, seat, rules, seed):
+        super().setup(seat, rules, seed)
+        self.first = True
+
+    def act(self, view):
+        time.sleep(0.4 if self.first else 0.05)
+        self.first = False
+        return super().act(view)
+'''
+
+
+def test_time_control_forfeits_on_an_empty_bank_and_grants_the_first_decision(tmp_path):
+    bots = write_bot(tmp_path / "bots", "slow_start", SLOW_START)
+    common = ["run", "--bots", "slow-start,random", "--games", "2", "--seed", "4", "--bots-dir",
+              bots, "--workers", "1", "--quiet", "--move-time-margin", "0.1"]
+    # a 0.3 s bank: the first decision (0.4 s) is over it
+    result = run(*common, "--time-control", "0.3+0", "--out", tmp_path / "bank")
+    assert result.exit_code == 0, result.output
+    faults = load_faults(tmp_path / "bank")
+    assert faults["entrant"].eq("slow-start").all() and faults["kind"].eq("time").all()
+    assert len(faults) == 2 and faults["call"].eq(2).all()  # its first decision, every game
+    tournament = load_config(tmp_path / "bank")["tournament"]
+    assert tournament["clock"] == {"bank_s": 0.3, "increment_s": 0.0, "first_move_s": None}
+    page = build_context(tmp_path / "bank")
+    assert page["time_forfeits"] == {"slow-start": 2} and page["clock_text"] == "clock: 0.3+0 s a game"
+    # a first-decision allowance of 1 s, then 0.05 s a decision from a 0.3+0.1 bank: no forfeit
+    result = run(*common, "--time-control", "0.3+0.1", "--first-move-time", "1",
+                 "--out", tmp_path / "first")
+    assert result.exit_code == 0, result.output
+    assert load_faults(tmp_path / "first").empty
+    # a move limit of 0.2 s with the same allowance: also none; without it, a timeout at once
+    assert run(*common, "--move-time-limit", "0.2", "--first-move-time", "1",
+               "--out", tmp_path / "move").exit_code == 0
+    assert load_faults(tmp_path / "move").empty
+    assert run(*common, "--move-time-limit", "0.2", "--out", tmp_path / "bare").exit_code == 0
+    assert load_faults(tmp_path / "bare")["kind"].eq("timeout").all()
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--time-control", "10+"], "--time-control expects BANK+INCREMENT in seconds, e.g. 10+0.1, "
+                                "not '10+'"),
+    (["--time-control", "0+1"], "--time-control 0+1: the bank must be positive and the "
+                                "increment not negative"),
+    (["--first-move-time", "1"], "--first-move-time needs --move-time-limit or --time-control"),
+    (["--first-move-time", "0", "--time-control", "1"], "--first-move-time must be positive, not 0")])
+def test_bad_time_controls(tmp_path, args, message):
+    result = run("run", "--bots", "random,greedy", "--out", tmp_path / "t", *args)
+    assert result.exit_code == 2 and result.stderr == f"Error: {message}\n", result.output
+    assert not (tmp_path / "t").exists()
+
+
+def test_resume_takes_the_stored_play_settings_and_refuses_others(tmp_path):
+    folder = tmp_path / "t"
+    args = ["run", "--bots", "random,greedy", "--games", "8", "--seed", "3", "--out", folder,
+            "--workers", "1", "--quiet", "--no-report", "--time-control", "5+0.5"]
+    assert run(*args, "--move-time-margin", "0.5").exit_code == 0
+    assert load_config(folder)["play"] == {"isolate": False, "margin": 0.5}
+    before = snapshot(folder)
+    for again, message in [
+            (args + ["--move-time-margin", "0.3"],
+             f"{folder} was played with --move-time-margin 0.5, not 0.3: one store holds games "
+             "played one way; drop --move-time-margin to go on as stored, or play under a new "
+             "--out"),
+            (["run", "--resume", folder, "--isolate"],
+             f"{folder} was played with --isolate off, not on:"),
+            (["run", "--resume", folder, "--time-control", "5+1"],
+             "--resume DIR plays the stored tournament: drop --time-control"),
+            (args[:-1] + ["6+0.5"], f"{folder} holds another tournament: clock.bank_s: 5.0 "
+                                    "(stored) vs 6.0 (now)")]:
+        result = run(*again)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith(f"Error: {message}") and result.stderr.count("\n") == 1, \
+            result.stderr
+        assert snapshot(folder) == before
+    # the same command without the margin, and --resume, go on with the stored one
+    assert run(*args).exit_code == 0 and run("run", "--resume", folder, "-q").exit_code == 0
+    assert load_config(folder)["play"] == {"isolate": False, "margin": 0.5}

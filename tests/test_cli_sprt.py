@@ -197,7 +197,7 @@ def test_an_isolated_sprt_with_a_bot_in_its_own_process(tmp_path):
                  "--move-time-limit", 5, "--out", tmp_path / "t", "--no-report")
     assert result.exit_code == 0, result.output
     assert lines(result)[-1].startswith("undecided after 8 games (4 blocks)")
-    assert load_config(tmp_path / "t")["meta"]["isolate"] is True
+    assert load_config(tmp_path / "t")["play"]["isolate"] is True
     assert store.load_faults(tmp_path / "t").empty
 
 

@@ -17,6 +17,7 @@ from kdtp_support import (left_behind, new_marker, our_zombies, processes_with, 
                           write_fake_bots)
 
 from kdtourney.arena import load_faults, load_games, load_results, prepare
+from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.runner import run_tournament
 from kdtourney.bots.external import LOG_BYTES
 from kdtourney.bots.registry import BotRegistry
@@ -49,7 +50,7 @@ def test_misbehaving_bots_forfeit_and_the_tournament_completes(tmp_path):
     t = prepare(registry, bots=behaviours, gauntlet="random", players="2", games=20, seed=1,
                 move_time_limit=1.0)
     started = time.monotonic()
-    out = run_tournament(t, tmp_path / "t", registry, workers=2, move_time_margin=1.0)
+    out = run_tournament(t, tmp_path / "t", registry, workers=2, play=PlaySettings(margin=1.0))
     assert out.complete and out.played == 20 and out.worker_losses == 0
     assert time.monotonic() - started < 120  # four cut decisions each cost about two seconds
     games = load_games(tmp_path / "t")
@@ -157,7 +158,8 @@ def test_the_same_store_in_process_isolated_and_as_a_command(tmp_path):
     bots = "greedy,mcts:iterations=30,expectimax:iterations=10"
     t = prepare(registry, bots=bots, players="3", games=6, seed=5)
     run_tournament(t, tmp_path / "in", registry, workers=1)
-    isolated = run_tournament(t, tmp_path / "iso", registry, workers=2, isolate=True)
+    isolated = run_tournament(t, tmp_path / "iso", registry, workers=2,
+                              play=PlaySettings(isolate=True))
     assert isolated.complete and load_faults(tmp_path / "iso").empty
     same_store(tmp_path / "in", tmp_path / "iso")
 
