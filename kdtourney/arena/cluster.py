@@ -66,7 +66,7 @@ import uuid
 from kdtourney.arena.forfeit import DONE, FAIL, ForfeitPolicy
 from kdtourney.arena.match import play_match
 from kdtourney.arena.tournament import ArenaError, Tournament
-from kdtourney.arena.workers import bot_factories, main_module_hidden, warm_bots
+from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_bots
 
 try:
     from distributed.diagnostics.plugin import WorkerPlugin as _WorkerPlugin
@@ -105,7 +105,7 @@ def _worker_address() -> str:
         return "?"
 
 
-def _state(key, sources, tdict, settings, isolate):
+def _state(key, sources, tdict, settings, isolate, identities):
     """This worker's tournament, bot factories, rules and bot process pool for `key`, built and
     warmed once; bots in their own process are started and checked here (WorkerError)."""
     with _STATE_LOCK:
@@ -124,6 +124,10 @@ def _state(key, sources, tdict, settings, isolate):
         except (EntrantError, StartupError) as exc:
             raise WorkerError(f"worker {_worker_address()} cannot play {tournament.describe()}: "
                               f"{exc}") from None
+        try:
+            check_loaded(registry, tournament, identities, f"worker {_worker_address()}")
+        except ArenaError as exc:
+            raise WorkerError(str(exc)) from None
         _close_pools()  # one tournament at a time per worker process
         pool = ProcessPool(settings)
         factories = bot_factories(registry, tournament.specs, pool, isolate)
@@ -163,11 +167,11 @@ class BotProcesses(_WorkerPlugin):
         release_bots()
 
 
-def setup_worker(key, sources, tdict, settings, isolate) -> dict:
+def setup_worker(key, sources, tdict, settings, isolate, identities) -> dict:
     """Task: build and warm this worker's state; returns what the client checks."""
     from kdtourney import __version__
 
-    _state(key, sources, tdict, settings, isolate)
+    _state(key, sources, tdict, settings, isolate, identities)
     return dict(address=_worker_address(), kdtourney=__version__)
 
 
@@ -198,9 +202,10 @@ def _remove(path):
         pass
 
 
-def play_batch(key, sources, tdict, settings, isolate, batch) -> list:
+def play_batch(key, sources, tdict, settings, isolate, identities, batch) -> list:
     """Task: play [(GameSpec, forced faults)]; returns [(game index, MatchResult)]."""
-    tournament, factories, rules, pool = _state(key, sources, tdict, settings, isolate)
+    tournament, factories, rules, pool = _state(key, sources, tdict, settings, isolate,
+                                                identities)
     out = []
     try:
         for spec, forced in batch:
@@ -397,12 +402,14 @@ class Cluster:
     # playing
 
     def play(self, tournament, specs, pending, sink, registry, outcome, reporter, hang_timeout,
-             settings, isolate):
+             settings, isolate, identities):
         """Play the games of `pending` (a deque of game indexes) on the cluster, committing each
         through `sink` (kdtourney.arena.runner._Sink) once. settings, isolate: how bots in their
-        own process run (kdtourney.bots.external.ProcessSettings; every bot in its own)."""
+        own process run (kdtourney.bots.external.ProcessSettings; every bot in its own);
+        identities: {entrant: identity} as the store records them, which every worker checks
+        what it loads against."""
         _Play(self, tournament, specs, pending, sink, registry, outcome, reporter,
-              hang_timeout, settings, isolate).run()
+              hang_timeout, settings, isolate, identities).run()
 
 
 def _probe(address: str) -> None:
@@ -428,14 +435,14 @@ def _takes_n_workers(client) -> bool:
 
 class _Play:
     def __init__(self, cluster, tournament, specs, pending, sink, registry, outcome, reporter,
-                 hang_timeout, settings, isolate):
+                 hang_timeout, settings, isolate, identities):
         self.cluster, self.client = cluster, cluster.client
         self.tournament, self.specs, self.pending = tournament, specs, pending
         self.sink, self.outcome, self.reporter = sink, outcome, reporter
         self.hang_timeout = hang_timeout
         self.sources = registry.source_files()
         self.tdict = tournament.to_dict()
-        self.bots = (settings, isolate)  # how bots in their own process run
+        self.bots = (settings, isolate, identities)  # how the bots run, and what code
         self.key = content_key(self.sources, self.tdict, *self.bots)
         self.wanted = set(pending)
         self.committed: set[int] = set()

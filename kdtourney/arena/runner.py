@@ -60,7 +60,7 @@ from kdtourney.arena.match import MatchResult, play_match
 from kdtourney.arena.play import CONFIG_KEY as PLAY_KEY
 from kdtourney.arena.play import PlaySettings, settle, stored_settings
 from kdtourney.arena.tournament import ArenaError, Tournament, default_name, differences
-from kdtourney.arena.workers import bot_factories, main_module_hidden, warm_bots
+from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_bots
 from kdtourney.bots.external import (DEFAULT_STARTUP_TIMEOUT, QUIT_GRACE, ProcessPool,
                                      ProcessSettings, StartupError, die_with_parent, kill_group)
 
@@ -89,7 +89,8 @@ def available_cores() -> int:
 
 # --- the worker process ------------------------------------------------------------------------
 
-def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, settings, isolate):
+def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, settings, isolate,
+                 identities):
     """A worker: receives batches [(game spec, forced faults)], sends ('game', index, MatchResult)
     per game. Its bots in their own process are recorded in `groups` (their process groups, which
     the parent kills should this worker die) and stopped when it ends."""
@@ -97,20 +98,27 @@ def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, set
     pool = ProcessPool(settings, track=lambda pids: _record_groups(groups, slot, pids))
     _exit_with_parent(pool)
     try:
-        _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate)
+        _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities)
     finally:
         pool.close()
     _quick_exit(conn)
 
 
-def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate):
+def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities):
     base = slot * _SLOT
     try:
+        import platform
+
         from kdtourney.bots.registry import BotRegistry
         from kdtourney.engine import warm_up
 
         tournament = Tournament.from_dict(tournament_dict)
         registry = BotRegistry.from_sources(sources)
+        try:
+            check_loaded(registry, tournament, identities, f"{platform.node()} (worker {slot})")
+        except ArenaError as exc:
+            conn.send(("refused", str(exc)))
+            return
         factories = bot_factories(registry, tournament.specs, pool, isolate)
         rules = {p: tournament.rules_for(p) for p in tournament.players}
 
@@ -517,10 +525,11 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
                     cluster.play(tournament, specs, pending, _Sink(tournament, specs, st, outcome,
                                                                    reporter),
                                  registry, outcome, reporter, hang_timeout,
-                                 replace(settings, log_dir=None), play.isolate)
+                                 replace(settings, log_dir=None), play.isolate, identities)
                 else:
                     _play(tournament, specs, pending, st, registry, min(workers, len(pending)),
-                          outcome, reporter, hang_timeout, warm, settings, play.isolate)
+                          outcome, reporter, hang_timeout, warm, settings, play.isolate,
+                          identities)
             except KeyboardInterrupt:
                 outcome.interrupted = True
         outcome.seconds = time.perf_counter() - started
@@ -529,7 +538,7 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
 
 
 def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter, hang_timeout,
-          warm, settings, isolate):
+          warm, settings, isolate, identities):
     from kdtourney.engine import warm_up
 
     warm_up()  # compile or load every engine kernel once, before any worker starts
@@ -547,7 +556,7 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
         parent_conn, child_conn = ctx.Pipe(duplex=True)
         process = ctx.Process(target=_worker_main, name=f"kdtourney-worker-{slot}", daemon=True,
                               args=(slot, child_conn, status, groups, sources, tdict, warm_first,
-                                    settings, isolate))
+                                    settings, isolate, identities))
         with main_module_hidden():
             process.start()
         child_conn.close()
@@ -571,6 +580,8 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
             worker.ready = True
         elif kind == "fatal":
             raise ArenaError(f"a worker failed: {message[1].strip().splitlines()[-1]}")
+        elif kind == "refused":  # it did not load what the store recorded
+            raise ArenaError(message[1])
 
     def drain(worker):
         """Read whatever a (possibly dead) worker has sent."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from kdtourney.arena.tournament import Tournament
+from kdtourney.arena.tournament import ArenaError, Tournament
 
 WARM_DECISIONS = 4        # decisions each entrant's bot plays in the warm-up game
 
@@ -17,6 +17,26 @@ def bot_factories(registry, specs, pool=None, isolate=False):
     TOML bot; with `isolate`, every bot) plays in a process of `pool`
     (kdtourney.bots.external.ProcessPool)."""
     return {spec: registry.factory(spec, pool, isolate) for spec in specs}
+
+
+def check_loaded(registry, tournament: Tournament, recorded: dict, machine: str) -> None:
+    """Every entrant's bot as this worker loaded it is the code the store recorded (`recorded`:
+    {label: identity}); ArenaError, one line naming the entrant and `machine`, for the first that
+    is not. A TOML bot this worker has not started is checked on its files and command, with the
+    name and version the bot gave where it was started."""
+    for label, spec in zip(tournament.entrants, tournament.specs):
+        want = recorded.get(label)
+        if not want or not want.get("digest"):
+            continue
+        registry.assume_hello(spec, want)
+        have = registry.identity(spec)
+        if have["digest"] != want["digest"]:
+            changed = [k for k in sorted(set(want) | set(have))
+                       if k not in ("digest", "origin") and want.get(k) != have.get(k)]
+            raise ArenaError(f"{label} on {machine}: the bot loaded there is not the code the "
+                             f"store recorded (digest {have['digest']} there, {want['digest']} "
+                             f"recorded; differs in {', '.join(changed) or 'its code'}): give "
+                             "every machine the same bot")
 
 
 def warm_bots(tournament: Tournament, registry, touch=lambda: None) -> None:
@@ -67,4 +87,4 @@ class main_module_hidden:
             setattr(self.main, k, v)
 
 
-__all__ = ["bot_factories", "warm_bots", "main_module_hidden", "WARM_DECISIONS"]
+__all__ = ["bot_factories", "check_loaded", "warm_bots", "main_module_hidden", "WARM_DECISIONS"]

@@ -579,6 +579,15 @@ class BotRegistry:
         self._hellos.update(hellos)
         return {spec: hellos[p] for spec, p in programs.items() if p is not None}
 
+    def assume_hello(self, spec, identity: dict) -> None:
+        """For a TOML bot not started in this process: take the name and version it answered
+        to hello from `identity` (a recorded one), so that `identity` needs no start. Nothing
+        for a Python bot, or a TOML bot started here already."""
+        program = self._bots[self.resolve(spec).name].program
+        if program is not None and program not in self._hellos:
+            self._hellos[program] = {"name": identity.get("bot_name"),
+                                     "version": identity.get("bot_version")}
+
     def program_identity(self, spec) -> dict | None:
         """The code identity of a TOML bot (kind "kdtp": declared command, sha256 of the file it
         runs, the name and version it answers to hello; origin: the TOML file, for display, not in
