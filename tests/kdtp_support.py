@@ -35,7 +35,8 @@ FAKE_BOT = textwrap.dedent(r'''
         message = json.loads(line)
         kind = message["type"]
         if kind == "hello":
-            send({"type": "hello", "name": "fake-" + behaviour, "version": "0.1"})
+            other = behaviour == "other-build-on-workers" and os.environ.get("KDTOURNEY_TEST_DASK_WORKER")
+            send({"type": "hello", "name": "fake-" + behaviour, "version": "0.2" if other else "0.1"})
         elif kind == "game":
             acts, game = 0, message["game"]
             send({"type": "log", "text": f"game {game} seat {message['seat']}"})

@@ -307,3 +307,26 @@ def test_scheduler_with_workers_and_without_the_extra(tmp_path, monkeypatch):
     assert result.output == ("Error: --scheduler needs the dask extra: "
                              "pip install 'kdtourney[dask]'\n")
     assert not (tmp_path / "t").exists()
+
+
+def test_bots_of_several_files_and_what_workers_load(tmp_path, dask_processes):
+    import shutil
+
+    examples = Path(__file__).resolve().parents[2] / "examples" / "bundle"
+    folder = shutil.copytree(examples, tmp_path / "bundle")
+    registry = BotRegistry([folder], env=False, cwd=False, entry_points=False)
+    shutil.rmtree(folder)  # the workers get the module, its package and its weights as shipped
+    t = prepare(registry, bots="terrain-taster,random", games=4, seed=3)
+    out = run_tournament(t, tmp_path / "t", registry, scheduler=dask_processes.address)
+    assert out.complete and load_faults(tmp_path / "t").empty
+    # a bot that is another build on the workers: one line naming the entrant and the worker
+    fakes = BotRegistry([write_fake_bots(tmp_path / "fakes", ["other-build-on-workers"])],
+                        env=False, cwd=False, entry_points=False)
+    t = prepare(fakes, bots="other-build-on-workers,random", games=2, seed=1)
+    with pytest.raises(ArenaError) as err:
+        run_tournament(t, tmp_path / "other", fakes, scheduler=dask_processes.address)
+    message = str(err.value)
+    assert "\n" not in message and message.startswith(
+        "other-build-on-workers on worker tcp://127.0.0.1:")
+    assert "the bot loaded there is not the code the store recorded" in message
+    assert "differs in bot_version" in message and load_games(tmp_path / "other").empty

@@ -126,3 +126,17 @@ def test_a_hung_worker_is_replaced(tmp_path, faulty):
     assert faults["message"].str.contains("hung").all()
     assert out.worker_losses == 2 * len(faults)
 
+
+
+def test_a_bot_of_several_files_plays_in_every_worker(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[2] / "examples" / "bundle"
+    folder = shutil.copytree(examples, tmp_path / "bundle")
+    registry = BotRegistry([folder], env=False, cwd=False, entry_points=False)
+    shutil.rmtree(folder)  # the workers get the module, its package and its weights as shipped
+    t = prepare(registry, bots="terrain-taster,random", players="2", games=8, seed=2)
+    out = run_tournament(t, tmp_path / "t", registry, workers=2)
+    assert out.complete and load_faults(tmp_path / "t").empty
+    assert set(load_results(tmp_path / "t")["entrant"]) == {"terrain-taster", "random"}
