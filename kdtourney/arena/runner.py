@@ -115,7 +115,8 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
         tournament = Tournament.from_dict(tournament_dict)
         registry = BotRegistry.from_sources(sources)
         try:
-            check_loaded(registry, tournament, identities, f"{platform.node()} (worker {slot})")
+            check_loaded(registry, tournament, identities, f"{platform.node()} (worker {slot})",
+                         local=True)
         except ArenaError as exc:
             conn.send(("refused", str(exc)))
             return

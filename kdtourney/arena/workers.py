@@ -19,24 +19,30 @@ def bot_factories(registry, specs, pool=None, isolate=False):
     return {spec: registry.factory(spec, pool, isolate) for spec in specs}
 
 
-def check_loaded(registry, tournament: Tournament, recorded: dict, machine: str) -> None:
+def check_loaded(registry, tournament: Tournament, recorded: dict, machine: str,
+                 local: bool = False) -> None:
     """Every entrant's bot as this worker loaded it is the code the store recorded (`recorded`:
     {label: identity}); ArenaError, one line naming the entrant and `machine`, for the first that
-    is not. A TOML bot this worker has not started is checked on its files and command, with the
-    name and version the bot gave where it was started."""
+    is not. A TOML bot this worker has not started is checked with the name and version it gave
+    where it was started. `local`: a worker on the machine that hashed the TOML bots' files at
+    the start of the run, which their processes may write to since: their files are not hashed
+    again."""
+    from kdtourney.bots.registry import CODE_FIELDS
+
     for label, spec in zip(tournament.entrants, tournament.specs):
         want = recorded.get(label)
         if not want or not want.get("digest"):
             continue
         registry.assume_hello(spec, want)
         have = registry.identity(spec)
-        if have["digest"] != want["digest"]:
-            changed = [k for k in sorted(set(want) | set(have))
-                       if k not in ("digest", "origin") and want.get(k) != have.get(k)]
+        fields = [k for k in CODE_FIELDS[want["kind"]]
+                  if not (local and want["kind"] == "kdtp" and k == "files_sha256")]
+        changed = [k for k in fields if want.get(k) != have.get(k)]
+        if have["kind"] != want["kind"] or changed:
             raise ArenaError(f"{label} on {machine}: the bot loaded there is not the code the "
                              f"store recorded (digest {have['digest']} there, {want['digest']} "
-                             f"recorded; differs in {', '.join(changed) or 'its code'}): give "
-                             "every machine the same bot")
+                             f"recorded; differs in {', '.join(changed) or 'kind'}): give every "
+                             "machine the same bot")
 
 
 def warm_bots(tournament: Tournament, registry, touch=lambda: None) -> None:

@@ -140,3 +140,22 @@ def test_a_bot_of_several_files_plays_in_every_worker(tmp_path):
     out = run_tournament(t, tmp_path / "t", registry, workers=2)
     assert out.complete and load_faults(tmp_path / "t").empty
     assert set(load_results(tmp_path / "t")["entrant"]) == {"terrain-taster", "random"}
+
+
+def test_a_worker_stops_on_code_other_than_the_store_recorded():
+    from pathlib import Path
+
+    from kdtourney.arena.workers import check_loaded
+
+    examples = Path(__file__).resolve().parents[2] / "examples" / "bundle"
+    registry = BotRegistry([examples], env=False, cwd=False, entry_points=False)
+    t = prepare(registry, bots="terrain-taster,random", games=2, seed=1)
+    recorded = {label: registry.identity(spec) for label, spec in zip(t.entrants, t.specs)}
+    check_loaded(registry, t, recorded, "here")  # the same code: nothing to say
+    other = dict(recorded["terrain-taster"], source_sha256="0" * 64, digest="abcdef123456")
+    with pytest.raises(ArenaError) as err:
+        check_loaded(registry, t, dict(recorded, **{"terrain-taster": other}), "m1 (worker 0)")
+    assert str(err.value) == (
+        f"terrain-taster on m1 (worker 0): the bot loaded there is not the code the store "
+        f"recorded (digest {recorded['terrain-taster']['digest']} there, abcdef123456 recorded; "
+        "differs in source_sha256): give every machine the same bot")
