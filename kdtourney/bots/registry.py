@@ -58,7 +58,7 @@ from pathlib import Path
 
 from kdtourney.bots.base import Bot
 from kdtourney.bots.external import (ExternalBot, ProcessPool, ProcessSettings, Program,
-                                     check_programs, load_toml, serve_program)
+                                     check_programs, load_toml, program_identity, serve_program)
 
 BUILTIN_MODULES = ("kdtourney.bots.random_bot", "kdtourney.bots.greedy", "kdtourney.bots.mce",
                    "kdtourney.bots.mcts", "kdtourney.bots.expectimax")
@@ -597,7 +597,7 @@ class BotRegistry:
             return None
         if info.program not in self._hellos:
             self.start_check([info.name])
-        return dict(info.program.identity(self._hellos[info.program]), origin=info.origin)
+        return dict(program_identity(info.program, self._hellos[info.program]), origin=info.origin)
 
     def __contains__(self, name) -> bool:
         return name in self._bots

@@ -9,7 +9,7 @@ import pytest
 from kdtp_support import left_behind, new_marker, write_fake_bots
 
 from kdtourney.bots.external import (BotProtocolError, BotTimeout, ExternalBot, IllegalAnswer,
-                                     ProcessPool, ProcessSettings, StartupError)
+                                     ProcessPool, ProcessSettings, StartupError, file_run)
 from kdtourney.bots.registry import BotRegistry, EntrantError, listing
 from kdtourney.engine import Game, Rules
 
@@ -56,7 +56,7 @@ def test_a_bot_file_declares_a_bot_with_typed_options(tmp_path):
                                                              "book": "none", "verbose": False}
     bot.close()  # never started: nothing to stop
     assert registry.bots["noded"].program.command == ("node", "bot.js", "--quiet")
-    assert registry.bots["noded"].program.file_run() == str(tmp_path / "bot.js")
+    assert file_run(registry.bots["noded"].program) == str(tmp_path / "bot.js")
     text = listing(registry)
     assert "deep" in text and "command: ./deep --fast (NOT FOUND)" in text
     assert "parameters: depth=2 width=0.5 book=none verbose=false" in text

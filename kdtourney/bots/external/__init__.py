@@ -1,0 +1,30 @@
+"""Bots in their own process: the harness side of KDTP/1 (the wire format is kdtourney.bots.kdtp).
+
+A `Program` is how to start a bot: a command declared in a TOML file of a bots folder, or
+`kdtourney serve SPEC` for a Python bot played in isolation. An `ExternalBot` is a `Bot` whose
+`setup`, `act` and `finish` talk to such a process; the arena plays it like any other bot.
+
+One module per concern:
+- declaration: `Program`, the TOML declaration (`load_toml`), `serve_program`;
+- identity: the code identity of a TOML bot;
+- launch: starting a process (its own session, death with its parent), killing its group;
+- process: one `BotProcess`, KDTP lines with deadlines, its stderr and log, the failures;
+- pool: the `ProcessPool` of a worker process and the start-up check (`check_programs`);
+- bot: `ExternalBot`, the `Bot` adapter.
+"""
+
+from kdtourney.bots.external.bot import ExternalBot
+from kdtourney.bots.external.declaration import Declared, Program, load_toml, serve_program
+from kdtourney.bots.external.identity import file_run, program_identity
+from kdtourney.bots.external.launch import die_with_parent, kill_group, start_process
+from kdtourney.bots.external.pool import ProcessPool, check_programs, log_name
+from kdtourney.bots.external.process import (DEFAULT_MOVE_TIME_MARGIN, DEFAULT_STARTUP_TIMEOUT,
+                                             LOG_BYTES, QUIT_GRACE, BotExited, BotFailure,
+                                             BotProcess, BotProtocolError, BotTimeout,
+                                             IllegalAnswer, ProcessSettings, StartupError)
+
+__all__ = ["Program", "Declared", "ProcessSettings", "ProcessPool", "ExternalBot", "BotProcess",
+           "BotFailure", "BotTimeout", "BotExited", "BotProtocolError", "IllegalAnswer",
+           "StartupError", "load_toml", "serve_program", "check_programs", "kill_group",
+           "die_with_parent", "start_process", "file_run", "program_identity", "log_name",
+           "DEFAULT_MOVE_TIME_MARGIN", "DEFAULT_STARTUP_TIMEOUT", "QUIT_GRACE", "LOG_BYTES"]

@@ -1,0 +1,88 @@
+"""`ExternalBot`: the `Bot` adapter of a bot process, for one game."""
+
+from __future__ import annotations
+
+import time
+
+from kdtourney.bots import kdtp
+from kdtourney.bots.base import Bot
+from kdtourney.bots.external.declaration import Program
+from kdtourney.bots.external.process import (WRITE_TIMEOUT, BotFailure, BotProcess,
+                                             BotProtocolError, IllegalAnswer, show)
+
+
+class ExternalBot(Bot):
+    """A bot in another process, for one game (a dynasty's three deals): `setup` sends `game`
+    (starting the process if needed), `act` sends `act` and waits for the action until the move
+    time limit plus the margin, `finish` sends `result`, `close` gives the process back."""
+
+    out_of_process = True
+
+    def __init__(self, pool: "ProcessPool", program: Program, spec: str, options: dict,
+                 owns_pool: bool = False):
+        self.pool, self.program, self.spec, self.options = pool, program, spec, dict(options)
+        self.name = program.name
+        self.owns_pool = owns_pool  # close() closes the pool too
+        self._process: BotProcess | None = None
+
+    def setup(self, seat, rules, seed):
+        if self._process is None:
+            self._process = self.pool.lend(self.program, self.spec)
+        process = self._process
+        if not process.alive():
+            if process.proc is not None:  # died since its last game: a fresh one
+                self.pool.give_back(self.program, self.spec, process)
+                process = self._process = self.pool.lend(self.program, self.spec)
+            process.game = self.pool.game  # what it writes while starting is logged in this game
+            try:
+                process.start()
+            finally:
+                self.pool.started(process)
+        process.game = self.pool.game
+        kdtp.warm_up()
+        message = kdtp.game_message(self.pool.game, seat, rules, int(seed), self.options,
+                                    self.pool.settings.move_time_limit)
+        process.send(kdtp.encode(message), time.monotonic() + WRITE_TIMEOUT, "game")
+
+    def act(self, view):
+        started = time.monotonic()
+        limit = self.pool.settings.move_time_limit
+        deadline = None if limit is None else started + limit + self.pool.settings.margin
+        legal = view.legal_actions()
+        left = None if limit is None else max(0.0, limit - (time.monotonic() - started))
+        process = self._process
+        process.expect_silence("act")
+        process.send(kdtp.act_line(view, legal, left), deadline, "act")
+        # an answer written compactly, as most bots write it, is known without parsing it
+        message = process.receive(deadline, "act", kdtp.answer_lines())
+        if isinstance(message, int):  # an action, by its compact line
+            if message in legal:
+                return message
+            answer = kdtp.action_text(message)
+        else:
+            if message["type"] != "action" or "action" not in message:
+                process.fail(BotProtocolError, f"answered act with {show(message)}, not "
+                                               '{"type": "action", "action": ...}')
+            answer = kdtp.canonical(message["action"])
+        texts = {kdtp.action_text(a): a for a in legal}
+        if answer not in texts:
+            raise IllegalAnswer(f"answered {answer[:100]}, not one of the {len(legal)} legal "
+                                f"actions of its {view.phase} decision in round {view.round}",
+                                process.stderr_tail())
+        return texts[answer]
+
+    def finish(self, scores, ranks):
+        process = self._process
+        if process is not None and process.alive():
+            try:
+                process.send(kdtp.encode(kdtp.result_message(scores, ranks)),
+                             time.monotonic() + WRITE_TIMEOUT, "result")
+            except BotFailure:
+                pass  # broken now: restarted before the next game
+
+    def close(self):
+        if self._process is not None:
+            self.pool.give_back(self.program, self.spec, self._process)
+            self._process = None
+        if self.owns_pool:
+            self.pool.close()

@@ -1,0 +1,90 @@
+"""What a bot is before it runs: a `Program` (how to start it) declared by a TOML file of a bots
+folder (`load_toml`), or `kdtourney serve SPEC` for a Python bot played in its own process."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Program:
+    """How to start a bot. name: the bot's name in the registry; command: the argv, its program
+    resolved; cwd: the working directory; origin: the TOML file (or 'kdtourney serve');
+    declared: the command as the TOML file wrote it."""
+
+    name: str
+    command: tuple
+    cwd: str
+    origin: str
+    declared: tuple = ()
+
+    @property
+    def executable(self) -> str | None:
+        """The program the command runs, as found (a path), None when it is not there."""
+        first = self.command[0]
+        if os.sep in first:
+            return first if os.access(first, os.X_OK) and os.path.isfile(first) else None
+        return shutil.which(first)
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A bot declared by a TOML file: its program, description and default options."""
+
+    program: Program
+    description: str
+    options: dict
+
+
+def load_toml(path: Path, origin: str | None = None) -> Declared:
+    """The bot a TOML file declares: `name`, `command` (a list, or a string split like a shell
+    would), optional `description` and `[options]` (defaults: int, float, bool or str). Relative
+    paths in the command resolve against the file's folder, which is also the working directory.
+    ValueError with a one-line message for a file that is not such a declaration."""
+    origin = origin or str(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"not a readable TOML file: {exc}") from None
+    unknown = sorted(set(data) - {"name", "command", "description", "options"})
+    if unknown:
+        raise ValueError(f"unknown key {unknown[0]!r} (a bot file has name, command, description "
+                         "and [options])")
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError("no name: write name = \"mybot\"")
+    command = data.get("command")
+    if isinstance(command, str):
+        command = shlex.split(command)
+    if not command or not isinstance(command, list) or not command[0] \
+            or not all(isinstance(a, str) for a in command):
+        raise ValueError("no command: write command = [\"./mybot\", \"--an-argument\"]")
+    options = data.get("options", {})
+    if not isinstance(options, dict):
+        raise ValueError("options must be a table: [options] then key = default lines")
+    for key, value in options.items():
+        if not isinstance(value, (bool, int, float, str)):
+            raise ValueError(f"option {key} = {value!r}: a default is an int, float, bool or string")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise ValueError("description must be a string")
+    folder = str(Path(origin).parent)
+    first = command[0]
+    if os.sep in first and not os.path.isabs(first):
+        first = os.path.normpath(os.path.join(folder, first))
+    program = Program(name=name, command=(first, *command[1:]), cwd=folder, origin=origin,
+                      declared=tuple(command))
+    return Declared(program, description.strip(), dict(options))
+
+
+def serve_program(spec: str, sources_file: str) -> Program:
+    """`kdtourney serve SPEC` with the bot sources of `sources_file` (JSON {origin: text}): a
+    Python bot in its own process, exactly as the harness would play it in-process."""
+    command = (sys.executable, "-m", "kdtourney", "serve", spec, "--sources", sources_file)
+    return Program(name=spec, command=command, cwd=os.getcwd(), origin="kdtourney serve")

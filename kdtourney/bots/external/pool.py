@@ -1,0 +1,145 @@
+"""The bot processes of one worker process (`ProcessPool`), and the start-up check.
+
+A game borrows the processes it needs (`ExternalBot`), one per entrant and seat in use, gives them
+back at `close`, and the next game reuses them, so a slow start (a JVM) is paid once. A process
+that crashed, timed out or broke the protocol is killed and a new one started for the next game.
+`ProcessPool.close` sends `quit`, waits 2 s, then kills what is left.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+import shutil
+import tempfile
+import time
+
+from kdtourney.bots.external.bot import ExternalBot
+from kdtourney.bots.external.declaration import Program
+from kdtourney.bots.external.launch import kill_group
+from kdtourney.bots.external.process import (QUIT_GRACE, BotFailure, BotProcess, ProcessSettings,
+                                             StartupError)
+
+
+def log_name(spec: str) -> str:
+    """The log file of an entrant: its spec with what a file name cannot hold replaced."""
+    return re.sub(r"[^A-Za-z0-9_.=+-]+", "_", spec) + ".log"
+
+
+class ProcessPool:
+    """The bot processes of one worker process.
+
+    track: called with the list of the live bots' process groups whenever it changes (the local
+    runner's parent kills them if this worker dies). `game`: the game index being played, for the
+    `game` messages and the logs.
+    """
+
+    def __init__(self, settings: ProcessSettings | None = None, track=None):
+        self.settings = settings or ProcessSettings()
+        self.track = track
+        self.game = 0
+        self._idle: dict = collections.defaultdict(list)   # (program, spec) -> [BotProcess]
+        self._all: list[BotProcess] = []
+        self._tmp = None
+
+    def file(self, name: str, text: str) -> str:
+        """A file of this pool's temporary folder (removed at close), written once."""
+        if self._tmp is None:
+            self._tmp = tempfile.mkdtemp(prefix="kdtourney-pool-")
+        path = os.path.join(self._tmp, name)
+        if not os.path.exists(path):
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        return path
+
+    def bot(self, program: Program, spec: str, options: dict) -> ExternalBot:
+        """A new ExternalBot for one game of the entrant `spec`."""
+        return ExternalBot(self, program, spec, options)
+
+    def lend(self, program: Program, spec: str) -> BotProcess:
+        """A live process of this entrant, started if none is idle (not started yet: the bot's
+        first `setup` starts it)."""
+        idle = self._idle[(program, spec)]
+        while idle:
+            process = idle.pop()
+            if process.alive():
+                return process
+            self._retire(process)
+        log = None if self.settings.log_dir is None else os.path.join(self.settings.log_dir,
+                                                                      log_name(spec))
+        process = BotProcess(program, self.settings, log)
+        self._all.append(process)
+        return process
+
+    def started(self, process: BotProcess) -> None:
+        self._tracked()
+
+    def give_back(self, program: Program, spec: str, process: BotProcess) -> None:
+        if process.alive():
+            self._idle[(program, spec)].append(process)
+        else:
+            self._retire(process)
+
+    def _retire(self, process: BotProcess) -> None:
+        process.stop(grace=0)
+        if process in self._all:
+            self._all.remove(process)
+        self._tracked()
+
+    def _tracked(self):
+        if self.track is not None:
+            self.track([p.pid for p in self._all if p.proc is not None and p.proc.poll() is None])
+
+    def kill_all(self) -> None:
+        """Kill every bot's process group now, without a word (this process is going away)."""
+        for process in self._all:
+            if process.pid is not None and not process.stopped:
+                kill_group(process.pid)
+
+    def close(self) -> None:
+        """quit to every bot, 2 s to exit, then kill what is left (and their children)."""
+        processes, self._all = self._all, []
+        self._idle.clear()
+        for process in processes:
+            process.quit()
+        deadline = time.monotonic() + QUIT_GRACE
+        for process in processes:
+            process.stop(grace=max(0.0, deadline - time.monotonic()))
+        if self.track is not None:
+            self.track([])
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+# --- the start-up check ------------------------------------------------------------------------
+
+def check_programs(programs, settings: ProcessSettings) -> dict:
+    """Start each Program once, exchange hello, quit: {program: its hello}. StartupError naming the
+    program's origin for the first one that does not start or answer. All are started at once, so
+    the check takes about the slowest start."""
+    processes = [BotProcess(program, settings) for program in dict.fromkeys(programs)]
+    try:
+        for process in processes:
+            _named(process, process.spawn)
+        return {process.program: _named(process, process.handshake) for process in processes}
+    finally:
+        for process in processes:
+            process.quit()
+        for process in processes:
+            process.stop()
+
+
+def _named(process: BotProcess, step):
+    try:
+        return step()
+    except BotFailure as exc:
+        stderr = f" (stderr: {' | '.join(exc.stderr.splitlines()[-3:])})" if exc.stderr else ""
+        raise StartupError(f"{process.program.origin}: the bot {exc}{stderr}") from None

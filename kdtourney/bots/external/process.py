@@ -1,0 +1,402 @@
+"""One bot process and the harness's side of KDTP/1 with it: sending and receiving lines with
+deadlines, the stderr drain and the entrant's log, stopping it. Failures raise `BotFailure`
+subclasses, which the arena turns into faults (kdtourney.arena.match) with the bot's last stderr
+lines.
+
+- Waiting is the harness's: replies are read from a non-blocking pipe through a selector with a
+  deadline (the move time limit plus the margin; the start-up timeout for `hello`), never with a
+  blocking readline; a line longer than `kdtp.MAX_LINE` is a protocol error. A pidfd (where the
+  system has one) tells at once that the bot exited even while a child holds its pipes.
+- stderr is drained continuously by a thread (a bot is never blocked writing it): the last lines
+  are kept for faults, and every line goes to the entrant's log file while it is under LOG_BYTES.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import select
+import selectors
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+
+from kdtourney.bots import kdtp
+from kdtourney.bots.external.declaration import Program
+from kdtourney.bots.external.launch import kill_group, start_process
+
+DEFAULT_MOVE_TIME_MARGIN = 0.2   # s the harness waits beyond --move-time-limit (pipes, scheduler)
+DEFAULT_STARTUP_TIMEOUT = 20.0   # s for a new process to answer hello (a JVM, a network loading)
+QUIT_GRACE = 2.0                 # s a bot has to exit after quit before it is killed
+WRITE_TIMEOUT = 5.0              # s a message without an answer (game, result) may take to write
+TAIL_LINES = 10                  # stderr lines a fault keeps
+TAIL_WIDTH = 300                 # characters kept of each
+LOG_BYTES = 8 << 20              # bytes of an entrant's log file, beyond which lines are dropped
+_READ = 1 << 16
+
+
+# --- failures ----------------------------------------------------------------------------------
+
+class BotFailure(Exception):
+    """An out-of-process bot failed; `stderr`: its last stderr lines (may be empty)."""
+
+    def __init__(self, message: str, stderr: str = ""):
+        super().__init__(message)
+        self.stderr = stderr
+
+
+class BotTimeout(BotFailure):
+    """No answer by the deadline."""
+
+
+class BotExited(BotFailure):
+    """The process exited, closed its output, or could not be started."""
+
+
+class BotProtocolError(BotFailure):
+    """An answer that is not KDTP: not JSON, not the expected message, a line too long."""
+
+
+class IllegalAnswer(BotFailure):
+    """A well-formed action that is not one of the legal actions sent."""
+
+
+class StartupError(ValueError):
+    """A program that does not start or does not answer hello; one line naming its origin."""
+
+
+# --- settings ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ProcessSettings:
+    """How out-of-process bots are run. move_time_limit: seconds per decision (None: no limit);
+    margin: seconds waited beyond it; startup_timeout: seconds for hello; log_dir: the folder of
+    the entrants' stderr logs (None: only the last lines are kept, for faults)."""
+
+    move_time_limit: float | None = None
+    margin: float = DEFAULT_MOVE_TIME_MARGIN
+    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
+    log_dir: str | None = None
+
+
+
+# --- one bot process ---------------------------------------------------------------------------
+
+class BotProcess:
+    """One running bot: its pipes, its stderr drain, and the harness's side of the exchange."""
+
+    def __init__(self, program: Program, settings: ProcessSettings, log_path: str | None = None):
+        self.program, self.settings, self.log_path = program, settings, log_path
+        self.proc = None
+        self.hello: dict | None = None
+        self.game = None                     # the game being played (for the log)
+        self.broken = False
+        self._buffer = bytearray()
+        self._scanned = 0                    # bytes of the buffer known to hold no newline
+        self._tail = collections.deque(maxlen=TAIL_LINES)
+        self._log_fd = None
+        self._log_lock = threading.Lock()
+        self._draining = False               # the drain is taking in a chunk
+        self._drain = None
+        self._selector = None
+        self._pidfd = None
+        self.stopped = False
+        self.started_at = 0.0
+
+    # starting
+
+    @property
+    def pid(self) -> int | None:
+        return None if self.proc is None else self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc is not None and not self.broken and self.proc.poll() is None
+
+    def start(self) -> dict:
+        """Start the process and exchange hello; returns the bot's hello. BotExited (could not
+        start, exited), BotTimeout (no hello within the start-up timeout), BotProtocolError."""
+        self.spawn()
+        return self.handshake()
+
+    def spawn(self) -> None:
+        """Start the process (BotExited if it cannot be), its stderr drain and its log."""
+        try:
+            self.proc = start_process(self.program)
+        except OSError as exc:
+            self.broken = True
+            raise BotExited(f"cannot start {shlex.join(self.program.declared or self.program.command)}"
+                            f": {exc.strerror or exc}") from None
+        self.started_at = time.monotonic()
+        self._drain = threading.Thread(target=self._drain_stderr, args=(self.proc.stderr.fileno(),),
+                                       name=f"kdtourney-stderr-{self.proc.pid}", daemon=True)
+        self._drain.start()
+        os.set_blocking(self.proc.stdout.fileno(), False)
+        os.set_blocking(self.proc.stdin.fileno(), False)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self.proc.stdout.fileno(), selectors.EVENT_READ, "out")
+        try:
+            self._pidfd = os.pidfd_open(self.proc.pid)
+            self._selector.register(self._pidfd, selectors.EVENT_READ, "exit")
+        except (AttributeError, OSError):
+            self._pidfd = None
+
+    def handshake(self) -> dict:
+        """hello and its answer, within the start-up timeout counted from the start."""
+        deadline = self.started_at + self.settings.startup_timeout
+        self.send(kdtp.encode(kdtp.hello()), deadline, "hello")
+        answer = self.receive(deadline, "hello")
+        if answer["type"] != "hello" or not isinstance(answer.get("name"), str):
+            self.fail(BotProtocolError, f"answered {show(answer)} to hello, not "
+                                        '{"type": "hello", "name": ...}')
+        self.hello = {k: answer.get(k) for k in ("name", "version", "author")}
+        return self.hello
+
+    # talking
+
+    def send(self, line: bytes, deadline: float | None, what: str) -> None:
+        """Write one line before `deadline` (monotonic seconds, None: no limit)."""
+        fd = self.proc.stdin.fileno()
+        view = memoryview(line)
+        while view:
+            try:
+                view = view[os.write(fd, view):]
+                continue
+            except BlockingIOError:
+                pass
+            except (BrokenPipeError, ConnectionResetError):
+                self.fail(BotExited, f"{self._gone()} (while sending {what})")
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                self.fail(BotTimeout, f"does not read its input (while sending {what})")
+            with selectors.DefaultSelector() as writing:
+                writing.register(fd, selectors.EVENT_WRITE)
+                writing.select(left)
+
+    def receive(self, deadline: float | None, what: str, known: dict | None = None):
+        """The next message before `deadline`; `log` messages on the way go to the log. A line
+        that is a key of `known` is not parsed: its value is returned."""
+        while True:
+            line = self._next_line(deadline, what)
+            if known is not None and line in known:
+                return known[line]
+            message = self._message(line, what)
+            if message is not None:
+                return message
+
+    def expect_silence(self, what: str) -> None:
+        """Before asking: what the bot wrote since its last answer may only be `log` lines (an
+        answer to nothing would be taken for the next answer)."""
+        self._read_stdout(what)
+        while (line := self._pop_line()) is not None:
+            message = self._message(line, what)
+            if message is not None:
+                self.fail(BotProtocolError, f"wrote {show(message)} before it was asked for {what}")
+
+    def _message(self, line: bytes, what: str) -> dict | None:
+        """The message of a line; None for a `log` message, which goes to the log."""
+        try:
+            message = kdtp.decode(line)
+        except kdtp.ProtocolError as exc:
+            self.fail(BotProtocolError, f"answered {what} with {exc}")
+        if message["type"] == "log":
+            self._log(f"log: {message.get('text')}".encode(errors="replace"))
+            return None
+        return message
+
+    def _pop_line(self) -> bytes | None:
+        """The first complete line of what was read, None if there is none yet."""
+        end = self._buffer.find(b"\n", self._scanned)
+        if end < 0:
+            self._scanned = len(self._buffer)
+            return None
+        line = bytes(self._buffer[:end])
+        del self._buffer[:end + 1]
+        self._scanned = 0
+        return line
+
+    def _next_line(self, deadline, what) -> bytes:
+        while True:
+            line = self._pop_line()
+            if line is not None:
+                return line
+            if len(self._buffer) > kdtp.MAX_LINE:
+                self.fail(BotProtocolError, f"answered {what} with a line longer than "
+                                            f"{kdtp.MAX_LINE} bytes")
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                self.fail(BotTimeout, self._late(what))
+            if self._pidfd is None:  # no pidfd: look at the process now and then
+                left = 0.1 if left is None else min(left, 0.1)
+            events = self._selector.select(left)
+            if self._read_stdout(what):
+                continue
+            exited = any(key.data == "exit" for key, _ in events) or (
+                self._pidfd is None and self.proc.poll() is not None)
+            if exited:
+                self._read_stdout(what)
+                if b"\n" not in self._buffer:
+                    self.fail(BotExited, f"{self._gone()} (while asked for {what})")
+
+    def _read_stdout(self, what) -> bool:
+        """Append what stdout has to the buffer; True if anything came. EOF: BotExited."""
+        got = False
+        while len(self._buffer) <= kdtp.MAX_LINE:
+            try:
+                chunk = os.read(self.proc.stdout.fileno(), _READ)
+            except BlockingIOError:
+                return got
+            if not chunk:
+                if got:
+                    return True
+                try:  # exiting closes stdout a moment before the exit status is there
+                    self.proc.wait(0.5)
+                except subprocess.TimeoutExpired:
+                    self.fail(BotExited, f"closed its standard output (while asked for {what})")
+                self.fail(BotExited, f"{self._gone()} (while asked for {what})")
+            self._buffer += chunk
+            got = True
+            if len(chunk) < _READ:  # the pipe is empty now (a read takes what a pipe has)
+                return True
+        return got
+
+    def _late(self, what: str) -> str:
+        if what == "hello":
+            return f"did not answer hello within the start-up timeout of " \
+                   f"{self.settings.startup_timeout:g} s"
+        limit = self.settings.move_time_limit
+        return f"no answer to {what} within the move time limit of {limit:g} s + " \
+               f"{self.settings.margin:g} s margin"
+
+    def _gone(self) -> str:
+        code = self.proc.poll()
+        if code is None:
+            return "stopped reading its input"
+        if code < 0:
+            try:
+                return f"was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"was killed by signal {-code}"
+        return f"exited with status {code}"
+
+    def fail(self, kind: type, message: str):
+        """Kill the bot (it is restarted for the next game) and raise `kind` with its stderr."""
+        self.broken = True
+        self.stop(grace=0)
+        raise kind(message, self.stderr_tail())
+
+    # stderr and the log
+
+    def _drain_stderr(self, fd: int):
+        partial = b""
+        while True:
+            self._draining = False
+            try:
+                chunk = os.read(fd, _READ)
+            except OSError:
+                break
+            self._draining = True
+            if not chunk:
+                break
+            lines = (partial + chunk).split(b"\n")
+            partial = lines.pop()
+            if len(partial) > 4096:  # a line without end: keep it in pieces
+                lines.append(partial)
+                partial = b""
+            for line in lines:
+                self._tail.append(line[:TAIL_WIDTH].decode("utf-8", errors="replace").rstrip())
+                self._log(line)
+        if partial:
+            self._tail.append(partial[:TAIL_WIDTH].decode("utf-8", errors="replace").rstrip())
+            self._log(partial)
+
+    def _log(self, line: bytes):
+        """One line to the entrant's log (from the stderr drain, or a `log` message)."""
+        with self._log_lock:
+            if self.log_path is None:
+                return
+            if self._log_fd is None:  # opened at the first line: a quiet bot leaves no empty log
+                try:
+                    os.makedirs(os.path.dirname(self.log_path), exist_ok=True)
+                    self._log_fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+                                           0o644)
+                except OSError:
+                    self.log_path = None
+                    return
+            if os.fstat(self._log_fd).st_size > LOG_BYTES:  # the file: all processes' lines
+                line = f"... (more output; a log keeps about {LOG_BYTES >> 20} MiB)".encode()
+                self.log_path = None  # this process logs no more
+            prefix = f"[pid {self.pid} game {self.game}] ".encode()
+            try:  # one write per line: O_APPEND keeps the lines of several processes apart
+                os.write(self._log_fd, prefix + line + b"\n")
+            except OSError:
+                pass
+
+    def stderr_tail(self) -> str:
+        """The last stderr lines, once the drain has taken in what the bot wrote so far (all of
+        it when the bot has exited; else waiting at most 0.2 s for the pipe to be empty)."""
+        if self._drain is not None and self.proc is not None:
+            if self.proc.poll() is not None:
+                self._drain.join(1.0)
+            else:
+                deadline = time.monotonic() + 0.2
+                fd = self.proc.stderr.fileno()
+                while (self._draining or select.select([fd], [], [], 0)[0]) \
+                        and time.monotonic() < deadline:
+                    time.sleep(0.002)
+        return "\n".join(self._tail)
+
+    # stopping
+
+    def quit(self) -> None:
+        """Ask the bot to exit (no waiting)."""
+        if self.alive():
+            try:
+                self.send(kdtp.encode(kdtp.quit_message()), time.monotonic() + 0.2, "quit")
+            except BotFailure:
+                pass
+
+    def stop(self, grace: float = QUIT_GRACE) -> None:
+        """Wait up to `grace` seconds for the bot to exit, then kill its process group; reap it.
+        Once only: afterwards its pid may belong to another process."""
+        if self.proc is None or self.stopped:
+            return
+        self.stopped = self.broken = True
+        try:
+            self.proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            pass
+        kill_group(self.proc.pid)  # the group: children it started go too
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        if self._selector is not None:
+            self._selector.close()
+            self._selector = None
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        if self._drain is not None:
+            self._drain.join(1.0)
+        with self._log_lock:
+            if self._log_fd is not None:
+                os.close(self._log_fd)
+                self._log_fd = None
+            self.log_path = None
+        if self.proc.stderr is not None and not (self._drain and self._drain.is_alive()):
+            self.proc.stderr.close()
+
+
+def show(message) -> str:
+    """A message for an error line: its JSON, cut at 80 characters."""
+    text = json.dumps(message)
+    return text if len(text) <= 80 else text[:77] + "..."
