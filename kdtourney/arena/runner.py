@@ -484,7 +484,7 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     if workers < 1:
         raise ArenaError(f"--workers must be at least 1, not {workers}")
     play = play or PlaySettings()
-    settings = ProcessSettings(tournament.move_time_limit, play.margin, startup_timeout,
+    settings = ProcessSettings(tournament.time_control, play.margin, startup_timeout,
                                str(Path(folder) / LOGS))
     if check_bots:
         start_bots(registry, tournament, startup_timeout)

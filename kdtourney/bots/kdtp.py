@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from kdtourney import _jit_cache  # noqa: F401  (before any njit(cache=True): caches outside the package)
+from kdtourney.bots.clock import TimeControl
 from kdtourney.engine import (CLAIM_BASE, DISCARD, TILES, GameView, Kingdom, Rules,
                               decode_placement)
 from kdtourney.engine import _kernels as K
@@ -82,12 +83,14 @@ def dominoes() -> list:
 
 
 def game_message(game: int, seat: int, rules: Rules, seed: int, options: dict,
-                 move_s: float | None) -> dict:
-    """The `game` message before each game (each deal of a dynasty)."""
+                 time_control: TimeControl | None) -> dict:
+    """The `game` message before each game (each deal of a dynasty); `time`: the time control,
+    every field, null where it does not apply (kdtourney.bots.clock)."""
     return {"type": "game", "game": game, "seat": seat, "players": rules.players,
             "kings": rules.kings_per_player, "size": rules.size,
             "rules": {k: getattr(rules, k) for k in RULE_KEYS}, "dominoes": dominoes(),
-            "seed": seed, "options": dict(options), "time": {"move_s": move_s}}
+            "seed": seed, "options": dict(options),
+            "time": (time_control or TimeControl()).wire()}
 
 
 def result_message(scores, ranks) -> dict:

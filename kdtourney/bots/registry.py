@@ -26,14 +26,16 @@ or any bot with isolate=True) in a process of its own.
 What code plays for an entrant: `BotRegistry.identity(spec)`, a JSON-able dict with a short `digest`
 over the code only (never paths), so the same code in two folders or two clones has one digest. For
 a Python bot, `source_sha256` hashes:
-- a folder bot: its module file and the folder's helper modules (`_*.py`, which any bot module of
-  the folder may import), as read when the registry was built (what the workers run);
+- a folder bot: its module file, the folder's helper modules (`_*.py`, which any bot module of
+  the folder may import) and the files it lists in `KDTOURNEY_FILES` (its package, its data), as
+  read when the registry was built (what the workers run);
 - an entry point: every file of the top-level package (or the single module) that defines the bot;
 - a built-in bot: every source file of `kdtourney.bots` (but the registry, which finds bots and
   never plays) and `kdtourney.engine`: the built-ins share kernels and import one another, and the
   engine decides what a bot sees and may do; the arena and report do not change how a bot plays.
-For a TOML bot (kind "kdtp"): the command as declared, the sha256 of the file it runs, and the
-name and version it answers to hello (`program_identity`).
+For a TOML bot (kind "kdtp"): the command as declared, a sha256 over every file it can read when
+it runs (its folder, what its command resolves to, the TOML's `files`), and the name and version
+it answers to hello (kdtourney.bots.external.identity).
 """
 
 import ast
@@ -91,7 +93,7 @@ class BotsDirError(ValueError):
 
 # the fields of an identity the digest covers, per kind: code only, never where it lives
 CODE_FIELDS = {"python": ("source_sha256",),
-               "kdtp": ("command", "file_sha256", "bot_name", "bot_version")}
+               "kdtp": ("command", "files_sha256", "bot_name", "bot_version")}
 _NOT_PLAYING = ("bots/registry.py",)  # built-in sources that find bots but never play
 
 
@@ -589,9 +591,9 @@ class BotRegistry:
                                      "version": identity.get("bot_version")}
 
     def program_identity(self, spec) -> dict | None:
-        """The code identity of a TOML bot (kind "kdtp": declared command, sha256 of the file it
-        runs, the name and version it answers to hello; origin: the TOML file, for display, not in
-        the digest); None for a Python bot. Starts the bot once if `start_check` has not."""
+        """The code identity of a TOML bot (kind "kdtp": declared command, sha256 of its files,
+        the name and version it answers to hello; origin: the TOML file, for display, not in the
+        digest); None for a Python bot. Starts the bot once if `start_check` has not."""
         info = self._bots[self.resolve(spec).name]
         if info.program is None:
             return None

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 from kdtp_support import left_behind, new_marker, write_fake_bots
 
+from kdtourney.bots.clock import TimeControl
 from kdtourney.bots.external import (BotProtocolError, BotTimeout, ExternalBot, IllegalAnswer,
-                                     ProcessPool, ProcessSettings, StartupError, file_run)
-from kdtourney.bots.registry import BotRegistry, EntrantError, listing
+                                     ProcessPool, ProcessSettings, StartupError, program_identity)
+from kdtourney.bots.external.identity import run_paths
+from kdtourney.bots.registry import BotRegistry, EntrantError, code_digest, listing
 from kdtourney.engine import Game, Rules
 
 
@@ -56,7 +58,7 @@ def test_a_bot_file_declares_a_bot_with_typed_options(tmp_path):
                                                              "book": "none", "verbose": False}
     bot.close()  # never started: nothing to stop
     assert registry.bots["noded"].program.command == ("node", "bot.js", "--quiet")
-    assert file_run(registry.bots["noded"].program) == str(tmp_path / "bot.js")
+    assert run_paths(registry.bots["noded"].program) == [tmp_path / "bot.js"]
     text = listing(registry)
     assert "deep" in text and "command: ./deep --fast (NOT FOUND)" in text
     assert "parameters: depth=2 width=0.5 book=none verbose=false" in text
@@ -91,13 +93,55 @@ def test_the_start_up_check_names_the_file_of_a_bot_that_does_not_start(tmp_path
 
 
 def test_identity_of_a_toml_bot(tmp_path):
-    folder = write_fake_bots(tmp_path, ["illegal"])
+    folder = write_fake_bots(tmp_path / "here", ["illegal"])
     identity = registry_of(folder).program_identity("illegal")
     assert identity["kind"] == "kdtp" and identity["command"][0] == sys.executable
     assert identity["bot_name"] == "fake-illegal" and identity["bot_version"] == "0.1"
-    assert len(identity["file_sha256"]) == 64
+    assert len(identity["files_sha256"]) == 64 and identity["files"] == 2  # script and TOML
     moved = write_fake_bots(tmp_path / "elsewhere", ["illegal"])
-    assert registry_of(moved).program_identity("illegal")["file_sha256"] == identity["file_sha256"]
+    assert registry_of(moved).program_identity("illegal")["files_sha256"] == identity["files_sha256"]
+
+
+def files_digest(folder, name, hello=None):
+    """The files part of a TOML bot's identity, without starting it."""
+    return program_identity(registry_of(folder).bots[name].program, hello)["files_sha256"]
+
+
+def test_a_toml_bots_identity_covers_its_folder_and_what_its_command_runs(tmp_path, monkeypatch):
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    (bots / "weights.bin").write_bytes(b"\x01\x02")
+    (bots / "py.toml").write_text('name = "py"\ncommand = ["python3", "-m", "kdt_mpkg", "x.cfg"]\n')
+    (bots / "jv.toml").write_text('name = "jv"\ncommand = "java -cp ../build:lib/x.jar Main"\n')
+    (bots / "ext.toml").write_text('name = "ext"\ncommand = ["python3", "run.py"]\n'
+                                   'files = ["../shared/table.bin"]\n')
+    for path in ("lib/kdt_mpkg/__init__.py", "lib/kdt_mpkg/core.py", "build/Main.class",
+                 "build/util/Helper.class", "shared/table.bin", "bots/lib/x.jar"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(path)
+    monkeypatch.syspath_prepend(str(tmp_path / "lib"))  # python -m finds the package installed
+    before = {name: files_digest(bots, name) for name in ("py", "jv", "ext")}
+    assert len(set(before.values())) == 3
+    # the runtime is not the bot: a data file of the folder, the package, the class path are
+    (bots / ".git").mkdir()
+    (bots / ".git" / "HEAD").write_text("ref")
+    assert {name: files_digest(bots, name) for name in before} == before
+    for changed, which in (("bots/weights.bin", {"py", "jv", "ext"}),
+                           ("lib/kdt_mpkg/core.py", {"py"}),
+                           ("build/util/Helper.class", {"jv"}), ("bots/lib/x.jar", {"py", "jv", "ext"}),
+                           ("shared/table.bin", {"ext"})):
+        (tmp_path / changed).write_text("changed " + changed)
+        now = {name: files_digest(bots, name) for name in before}
+        assert {name for name in before if now[name] != before[name]} == which, changed
+        before = now
+    # the name and version it answers to hello are part of it; so is the command
+    registry = registry_of(bots)
+    program = registry.bots["ext"].program
+    assert code_digest(program_identity(program, {"name": "e", "version": "1"})) != \
+        code_digest(program_identity(program, {"name": "e", "version": "2"}))
+    (bots / "bad.toml").write_text('name = "bad"\ncommand = ["x"]\nfiles = "table.bin"\n')
+    with pytest.raises(EntrantError, match="files must be a list of paths"):
+        registry_of(bots).resolve("bad")
 
 
 def test_the_clock_cuts_at_the_limit_plus_the_margin(tmp_path):
@@ -106,15 +150,17 @@ def test_the_clock_cuts_at_the_limit_plus_the_margin(tmp_path):
     registry = registry_of(folder)
     rules = Rules(2)
     view = Game(rules, 1).view(Game(rules, 1).current_player)
-    with ProcessPool(ProcessSettings(move_time_limit=0.5, margin=2.0)) as pool:
+    view.time_left = 0.5  # as the arena's clock says
+    with ProcessPool(ProcessSettings(TimeControl(move_s=0.5), margin=2.0)) as pool:
         bot = registry.factory("late", pool)()
         bot.setup(view.player, rules, 1)
         assert bot.act(view) in view.legal_actions()  # late, but within the margin
         bot.close()
-    with ProcessPool(ProcessSettings(move_time_limit=0.2, margin=0.3)) as pool:
+    view.time_left = 0.2
+    with ProcessPool(ProcessSettings(TimeControl(move_s=0.2), margin=0.3)) as pool:
         bot = registry.factory("late", pool)()
         bot.setup(view.player, rules, 1)
-        with pytest.raises(BotTimeout, match="within the move time limit of 0.2 s \\+ 0.3 s") as late:
+        with pytest.raises(BotTimeout, match=r"no answer to act within its 0.200 s \+ 0.3 s") as late:
             bot.act(view)
         assert late.value.stderr == "misbehaving: late"
         bot.close()
@@ -126,7 +172,7 @@ def test_an_answer_nobody_asked_for_is_a_protocol_fault(tmp_path):
     rules = Rules(2)
     game = Game(rules, 1)
     seat = game.current_player
-    with ProcessPool(ProcessSettings(move_time_limit=5.0)) as pool:
+    with ProcessPool(ProcessSettings()) as pool:
         bot = registry.factory("twice", pool)()
         bot.setup(seat, rules, 1)
         game.apply(bot.act(game.view(seat)))  # answered twice: the second answer waits
@@ -142,7 +188,7 @@ def test_an_illegal_answer_is_refused_however_it_is_written(tmp_path):
     registry = registry_of(write_fake_bots(tmp_path, ["illegal", "illegal-compact"], at=0))
     rules = Rules(2)
     view = Game(rules, 1).view(Game(rules, 1).current_player)  # a claim: discarding is illegal
-    with ProcessPool(ProcessSettings(move_time_limit=5.0)) as pool:
+    with ProcessPool(ProcessSettings()) as pool:
         for name, answer in (("illegal", '{"claim":99}'), ("illegal-compact", '{"discard":true}')):
             bot = registry.factory(name, pool)()
             bot.setup(view.player, rules, 1)

@@ -8,6 +8,7 @@ import random
 import pytest
 
 from kdtourney.bots import kdtp
+from kdtourney.bots.clock import TimeControl
 from kdtourney.bots.registry import BotRegistry
 from kdtourney.bots.serve import serve
 from kdtourney.engine import CLAIM_BASE, DISCARD, Game, Rules, decode_placement, encode_placement
@@ -62,6 +63,7 @@ def test_what_an_act_says():
     state = message["state"]
     assert (message["type"], message["seat"], message["phase"], message["round"],
             message["time_left_s"]) == ("act", view.player, "place", 2, 0.25)
+    assert kdtp.view_of(message, view.rules).time_left == 0.25  # a served bot sees its time
     # castle and one or two dominoes (round 1 placed, round 2 placing) in every kingdom
     assert all([0, 0, "C", 0] in k and len(k) in (3, 5) for k in state["kingdoms"])
     assert state["scores"] == view.scores() and state["to_place"] == view.domino_to_place
@@ -108,10 +110,14 @@ def test_lines_that_are_not_messages(line, error):
 
 def test_rules_of_a_game_message():
     rules = Rules(3, three_player="bga", harmony=True, tiebreak="territory")
-    message = kdtp.game_message(4, 1, rules, 99, {"depth": 3}, 0.5)
+    clock = TimeControl(move_s=0.5, bank_s=10, increment_s=0.1, first_move_s=1)
+    message = kdtp.game_message(4, 1, rules, 99, {"depth": 3}, clock)
     assert kdtp.decode(kdtp.encode(message)) == message
     assert (message["kings"], message["size"], message["time"], message["options"]) == \
-        (1, 5, {"move_s": 0.5}, {"depth": 3})
+        (1, 5, {"move_s": 0.5, "bank_s": 10.0, "increment_s": 0.1, "first_move_s": 1.0},
+         {"depth": 3})
+    assert kdtp.game_message(4, 1, rules, 99, {}, None)["time"] == {
+        "move_s": None, "bank_s": None, "increment_s": None, "first_move_s": None}
     assert message["dominoes"][47] == [48, "W", 0, "M", 3] and len(message["dominoes"]) == 48
     assert kdtp.rules_of(message) == rules
     with pytest.raises(kdtp.ProtocolError, match="players must be 2, 3 or 4"):

@@ -6,7 +6,7 @@ A `Program` is how to start a bot: a command declared in a TOML file of a bots f
 
 One module per concern:
 - declaration: `Program`, the TOML declaration (`load_toml`), `serve_program`;
-- identity: the code identity of a TOML bot;
+- identity: the code identity of a TOML bot (everything it can read when it runs);
 - launch: starting a process (its own session, death with its parent), killing its group;
 - process: one `BotProcess`, KDTP lines with deadlines, its stderr and log, the failures;
 - pool: the `ProcessPool` of a worker process and the start-up check (`check_programs`);
@@ -15,7 +15,7 @@ One module per concern:
 
 from kdtourney.bots.external.bot import ExternalBot
 from kdtourney.bots.external.declaration import Declared, Program, load_toml, serve_program
-from kdtourney.bots.external.identity import file_run, program_identity
+from kdtourney.bots.external.identity import program_files, program_identity
 from kdtourney.bots.external.launch import die_with_parent, kill_group, start_process
 from kdtourney.bots.external.pool import ProcessPool, check_programs, log_name
 from kdtourney.bots.external.process import (DEFAULT_MOVE_TIME_MARGIN, DEFAULT_STARTUP_TIMEOUT,
@@ -26,5 +26,5 @@ from kdtourney.bots.external.process import (DEFAULT_MOVE_TIME_MARGIN, DEFAULT_S
 __all__ = ["Program", "Declared", "ProcessSettings", "ProcessPool", "ExternalBot", "BotProcess",
            "BotFailure", "BotTimeout", "BotExited", "BotProtocolError", "IllegalAnswer",
            "StartupError", "load_toml", "serve_program", "check_programs", "kill_group",
-           "die_with_parent", "start_process", "file_run", "program_identity", "log_name",
+           "die_with_parent", "start_process", "program_files", "program_identity", "log_name",
            "DEFAULT_MOVE_TIME_MARGIN", "DEFAULT_STARTUP_TIMEOUT", "QUIT_GRACE", "LOG_BYTES"]

@@ -13,8 +13,9 @@ from kdtourney.bots.external.process import (WRITE_TIMEOUT, BotFailure, BotProce
 
 class ExternalBot(Bot):
     """A bot in another process, for one game (a dynasty's three deals): `setup` sends `game`
-    (starting the process if needed), `act` sends `act` and waits for the action until the move
-    time limit plus the margin, `finish` sends `result`, `close` gives the process back."""
+    (starting the process if needed), `act` sends `act` and waits for the action until what the
+    decision may take (`view.time_left`, set by the arena's clock) plus the margin, `finish`
+    sends `result`, `close` gives the process back."""
 
     out_of_process = True
 
@@ -41,16 +42,17 @@ class ExternalBot(Bot):
         process.game = self.pool.game
         kdtp.warm_up()
         message = kdtp.game_message(self.pool.game, seat, rules, int(seed), self.options,
-                                    self.pool.settings.move_time_limit)
+                                    self.pool.settings.clock)
         process.send(kdtp.encode(message), time.monotonic() + WRITE_TIMEOUT, "game")
 
     def act(self, view):
         started = time.monotonic()
-        limit = self.pool.settings.move_time_limit
+        limit = view.time_left
         deadline = None if limit is None else started + limit + self.pool.settings.margin
         legal = view.legal_actions()
         left = None if limit is None else max(0.0, limit - (time.monotonic() - started))
         process = self._process
+        process.allowed = limit
         process.expect_silence("act")
         process.send(kdtp.act_line(view, legal, left), deadline, "act")
         # an answer written compactly, as most bots write it, is known without parsing it

@@ -16,13 +16,15 @@ from pathlib import Path
 class Program:
     """How to start a bot. name: the bot's name in the registry; command: the argv, its program
     resolved; cwd: the working directory; origin: the TOML file (or 'kdtourney serve');
-    declared: the command as the TOML file wrote it."""
+    declared: the command as the TOML file wrote it; files: the paths the TOML file lists as
+    the bot's besides its folder (kdtourney.bots.external.identity)."""
 
     name: str
     command: tuple
     cwd: str
     origin: str
     declared: tuple = ()
+    files: tuple = ()
 
     @property
     def executable(self) -> str | None:
@@ -44,18 +46,19 @@ class Declared:
 
 def load_toml(path: Path, origin: str | None = None) -> Declared:
     """The bot a TOML file declares: `name`, `command` (a list, or a string split like a shell
-    would), optional `description` and `[options]` (defaults: int, float, bool or str). Relative
-    paths in the command resolve against the file's folder, which is also the working directory.
+    would), optional `description`, `files` (paths outside the folder that the bot reads, part of
+    its identity) and `[options]` (defaults: int, float, bool or str). Relative paths in the
+    command and `files` resolve against the file's folder, which is also the working directory.
     ValueError with a one-line message for a file that is not such a declaration."""
     origin = origin or str(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"not a readable TOML file: {exc}") from None
-    unknown = sorted(set(data) - {"name", "command", "description", "options"})
+    unknown = sorted(set(data) - {"name", "command", "description", "files", "options"})
     if unknown:
-        raise ValueError(f"unknown key {unknown[0]!r} (a bot file has name, command, description "
-                         "and [options])")
+        raise ValueError(f"unknown key {unknown[0]!r} (a bot file has name, command, description, "
+                         "files and [options])")
     name = data.get("name")
     if not isinstance(name, str) or not name:
         raise ValueError("no name: write name = \"mybot\"")
@@ -74,12 +77,15 @@ def load_toml(path: Path, origin: str | None = None) -> Declared:
     description = data.get("description", "")
     if not isinstance(description, str):
         raise ValueError("description must be a string")
+    files = data.get("files", [])
+    if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
+        raise ValueError("files must be a list of paths: files = [\"../lib/engine.jar\"]")
     folder = str(Path(origin).parent)
     first = command[0]
     if os.sep in first and not os.path.isabs(first):
         first = os.path.normpath(os.path.join(folder, first))
     program = Program(name=name, command=(first, *command[1:]), cwd=folder, origin=origin,
-                      declared=tuple(command))
+                      declared=tuple(command), files=tuple(files))
     return Declared(program, description.strip(), dict(options))
 
 

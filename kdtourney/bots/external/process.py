@@ -4,9 +4,10 @@ subclasses, which the arena turns into faults (kdtourney.arena.match) with the b
 lines.
 
 - Waiting is the harness's: replies are read from a non-blocking pipe through a selector with a
-  deadline (the move time limit plus the margin; the start-up timeout for `hello`), never with a
-  blocking readline; a line longer than `kdtp.MAX_LINE` is a protocol error. A pidfd (where the
-  system has one) tells at once that the bot exited even while a child holds its pipes.
+  deadline (what the decision may take plus the margin; the start-up timeout for `hello`), never
+  with a blocking readline; a line longer than `kdtp.MAX_LINE` is a protocol error. A pidfd
+  (where the system has one) tells at once that the bot exited even while a child holds its
+  pipes.
 - stderr is drained continuously by a thread (a bot is never blocked writing it): the last lines
   are kept for faults, and every line goes to the entrant's log file while it is under LOG_BYTES.
 """
@@ -26,6 +27,7 @@ import time
 from dataclasses import dataclass
 
 from kdtourney.bots import kdtp
+from kdtourney.bots.clock import TimeControl
 from kdtourney.bots.external.declaration import Program
 from kdtourney.bots.external.launch import kill_group, start_process
 
@@ -73,11 +75,13 @@ class StartupError(ValueError):
 
 @dataclass(frozen=True)
 class ProcessSettings:
-    """How out-of-process bots are run. move_time_limit: seconds per decision (None: no limit);
-    margin: seconds waited beyond it; startup_timeout: seconds for hello; log_dir: the folder of
-    the entrants' stderr logs (None: only the last lines are kept, for faults)."""
+    """How out-of-process bots are run. clock: the time control, told to the bot in `game`
+    (kdtourney.bots.clock; what each decision may take comes with it, `view.time_left`);
+    margin: seconds waited beyond what a decision may take; startup_timeout: seconds for hello;
+    log_dir: the folder of the entrants' stderr logs (None: only the last lines are kept, for
+    faults)."""
 
-    move_time_limit: float | None = None
+    clock: TimeControl | None = None
     margin: float = DEFAULT_MOVE_TIME_MARGIN
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     log_dir: str | None = None
@@ -94,6 +98,7 @@ class BotProcess:
         self.proc = None
         self.hello: dict | None = None
         self.game = None                     # the game being played (for the log)
+        self.allowed = None                  # seconds the decision asked for may take
         self.broken = False
         self._buffer = bytearray()
         self._scanned = 0                    # bytes of the buffer known to hold no newline
@@ -267,8 +272,7 @@ class BotProcess:
         if what == "hello":
             return f"did not answer hello within the start-up timeout of " \
                    f"{self.settings.startup_timeout:g} s"
-        limit = self.settings.move_time_limit
-        return f"no answer to {what} within the move time limit of {limit:g} s + " \
+        return f"no answer to {what} within its {self.allowed:.3f} s + " \
                f"{self.settings.margin:g} s margin"
 
     def _gone(self) -> str:
