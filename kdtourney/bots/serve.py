@@ -4,7 +4,9 @@
 The bot plays exactly as in-process: before each game a new instance is made (the entrant's
 parameters, then the `game` message's options over them) and set up with the game's seat, rules
 and seed; each `act` is rebuilt into the GameView an in-process bot gets (`kdtp.view_of`) and the
-bot's answer is sent back; `result` reaches `Bot.finish`. A bot that raises ends the program with
+bot's answer is sent back; `result` reaches `Bot.finish`. The engine's kernels and the reading of
+an `act` are loaded before the answer to `hello` (the harness waits for it with the start-up
+timeout): the first decision is the bot's own time, as in-process. A bot that raises ends the program with
 status 1 (the traceback on stderr, for the harness's fault); a message kdtourney cannot read ends
 it with status 2.
 """
@@ -52,6 +54,7 @@ def serve(registry: BotRegistry, spec, stdin=None, stdout=None, stderr=None) -> 
                 if message.get("protocol") != kdtp.PROTOCOL or message.get("version") != kdtp.VERSION:
                     raise _Stop(2, f"Error: this bot speaks {kdtp.PROTOCOL}/{kdtp.VERSION}, the "
                                    f"harness {message.get('protocol')}/{message.get('version')}")
+                _warm_up()
                 send({"type": "hello", "name": entrant.spec, "version": __version__,
                       "author": "kdtourney serve"})
             elif kind == "game":
@@ -83,6 +86,16 @@ def serve(registry: BotRegistry, spec, stdin=None, stdout=None, stderr=None) -> 
             except Exception:  # noqa: BLE001 - exiting anyway
                 pass
     return 0
+
+
+def _warm_up() -> None:
+    """Load the engine's kernels and read one `act` now, not in the bot's first decision."""
+    from kdtourney.engine import Game, Rules, warm_up
+
+    warm_up()
+    game = Game(Rules(2), 0)
+    view = game.view(game.current_player)
+    kdtp.view_of(kdtp.decode(kdtp.act_line(view, view.legal_actions(), None)), view.rules)
 
 
 def _with_options(registry, entrant: Entrant, game: dict) -> Entrant:

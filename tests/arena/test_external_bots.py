@@ -217,3 +217,91 @@ def test_the_c_and_javascript_examples_play_as_the_python_example(tmp_path, bot)
     python = prepare(registry, lineup="crown-grabber,random,random,random", games=8, seed=9)
     run_tournament(python, tmp_path / "py", registry, workers=1)
     assert list(load_games(tmp_path / bot)["moves"]) == list(load_games(tmp_path / "py")["moves"])
+
+
+# A KDTP bot taking FIRST seconds on its first decision of each game and EACH on the others; it
+# logs the time control it is told and the time it has for each of its first two decisions.
+SLOW_START_KDTP = '''
+import json, sys, time
+
+first, each = float(sys.argv[1]), float(sys.argv[2])
+asked = 0
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "hello":
+        print(json.dumps({"type": "hello", "name": "slow-start"}), flush=True)
+    elif message["type"] == "game":
+        asked = 0
+        print("time", json.dumps(message["time"], sort_keys=True), file=sys.stderr, flush=True)
+    elif message["type"] == "act":
+        if asked < 2:
+            print("left", message["time_left_s"], file=sys.stderr, flush=True)
+        time.sleep(first if asked == 0 else each)
+        asked += 1
+        print(json.dumps({"type": "action", "action": message["legal"][0]}), flush=True)
+    elif message["type"] == "quit":
+        break
+'''
+
+SLOW_START_PY = '''
+import time
+
+from kdtourney.bots.random_bot import RandomBot
+
+
+class SlowStartPy(RandomBot):
+    """Random; 0.4 s on its first decision of a game, 0.05 s on the others."""
+    name = "slow-start-py"
+
+    def setup(self, seat, rules, seed):
+        super().setup(seat, rules, seed)
+        self.asked = 0
+
+    def act(self, view):
+        time.sleep(0.4 if self.asked == 0 else 0.05)
+        self.asked += 1
+        return super().act(view)
+'''
+
+
+@pytest.mark.parametrize("how", ["external", "isolated"])
+def test_clocks_for_bots_in_their_own_process(tmp_path, how):
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    (bots / "_slow_start.py").write_text(SLOW_START_KDTP)
+    (bots / "slow-start.toml").write_text(
+        f'name = "slow-start"\ncommand = ["{sys.executable}", "_slow_start.py", "0.4", "0.05"]\n')
+    (bots / "slow_start_py.py").write_text(SLOW_START_PY)
+    registry = registry_of(bots)
+    bot = "slow-start" if how == "external" else "slow-start-py"
+    play = PlaySettings(isolate=how == "isolated", margin=0.1)
+
+    def faults(name, **clock):
+        t = prepare(registry, bots=[bot, "random"], games=2, seed=1, **clock)
+        out = run_tournament(t, tmp_path / name, registry, workers=1, play=play)
+        assert out.complete
+        return load_faults(tmp_path / name)
+
+    # an empty bank: the first decision (0.4 s) is over a 0.3 s bank, in every game
+    empty = faults("bank", time_control="0.3+0")
+    assert list(empty["kind"]) == ["time", "time"] and empty["entrant"].eq(bot).all()
+    assert empty["call"].eq(2).all() and empty["message"].str.contains("0.300 s + 0.1 s margin", regex=False).all()
+    # a first-decision allowance of 1 s, then 0.05 s a decision from a 0.3 + 0.1 bank: in time
+    assert faults("first", time_control="0.3+0.1", first_move_time=1.0).empty
+    # without the allowance, a move limit of 0.2 s cuts the first decision
+    assert list(faults("move", move_time_limit=0.2)["kind"]) == ["timeout", "timeout"]
+    if how == "external":  # what the bot was told: the time control, then its time per decision
+        log = (tmp_path / "first" / "logs" / "slow-start.log").read_text()
+        assert ('time {"bank_s": 0.3, "first_move_s": 1.0, "increment_s": 0.1, "move_s": null}'
+                in log)
+        lefts = [float(line.split("left ")[1]) for line in log.splitlines() if " left " in line]
+        assert lefts[0] <= 1.0 and lefts[0] > 0.9 and 0.2 < lefts[1] <= 0.3
+
+
+def test_a_bot_of_several_files_plays_isolated(tmp_path):
+    folder = shutil.copytree(EXAMPLES / "bundle", tmp_path / "bundle")
+    registry = registry_of(folder)
+    shutil.rmtree(folder)  # `kdtourney serve` gets the module, its package and its weights shipped
+    t = prepare(registry, bots="terrain-taster,greedy", games=2, seed=1)
+    out = run_tournament(t, tmp_path / "t", registry, workers=1, play=PlaySettings(isolate=True))
+    assert out.complete and load_faults(tmp_path / "t").empty
