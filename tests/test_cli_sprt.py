@@ -199,6 +199,14 @@ def test_an_isolated_sprt_with_a_bot_in_its_own_process(tmp_path):
     assert lines(result)[-1].startswith("undecided after 8 games (4 blocks)")
     assert load_config(tmp_path / "t")["play"]["isolate"] is True
     assert store.load_faults(tmp_path / "t").empty
+    # continued as it was played: isolated; a run that is not is refused
+    before = snapshot(tmp_path / "t")
+    refused = run("--resume", tmp_path / "t", "--move-time-margin", 1, "--no-report")
+    assert refused.exit_code == 2 and refused.stderr == (
+        f"Error: {tmp_path / 't'} was played with --move-time-margin 0.2, not 1: one store holds "
+        "games played one way; drop --move-time-margin to go on as stored, or play under a new "
+        "--out\n"), refused.output
+    assert snapshot(tmp_path / "t") == before
 
 
 def test_a_decided_test_refuses_new_code(tmp_path):
