@@ -161,6 +161,12 @@ def _session_options(what, *, seed, name_default, resume, last_line, cluster=())
         click.option("--isolate", is_flag=True, help="Play every Python entrant in its own process "
                      "(kdtourney serve): hidden information enforced by the operating system, the "
                      "clock cuts as for external bots."),
+        click.option("--sandbox", is_flag=True, help="Play every entrant in its own process inside "
+                     "a bubblewrap sandbox (bwrap): no network, no other process, no file but its "
+                     "own folder and its runtime; limits on memory, processes and output."),
+        click.option("--bot-memory", type=_Number(int), metavar="MIB", help="With --sandbox: the "
+                     "memory of a bot process and its children; past it the bot forfeits (fault "
+                     "memory; default 1024)."),
         click.option("--startup-timeout", type=_Number(float), metavar="SECONDS",
                      help="Bots in their own process: seconds to start and answer hello (default "
                      "20)."),
@@ -208,7 +214,21 @@ def _resumed_registry(bots_dirs, meta, tournament, what):
 def _process_options(opts) -> dict:
     """How bots in their own process are run (run_tournament's keyword arguments)."""
     given = {k: opts[k] for k in ("move_time_margin", "startup_timeout") if opts[k] is not None}
-    return dict(given, isolate=opts["isolate"])
+    return dict(given, isolate=opts["isolate"], sandbox=_sandbox(opts))
+
+
+def _sandbox(opts):
+    """The Sandbox of --sandbox and its limits (None without it); bwrap missing is an error."""
+    if not opts["sandbox"]:
+        if opts["bot_memory"] is not None:
+            raise _CommandError("--bot-memory limits sandboxed bots: add --sandbox")
+        return None
+    from kdtourney.bots.external.sandbox import Limits, Sandbox, SandboxError, bwrap_path
+
+    with _one_line(SandboxError):
+        bwrap_path()
+    memory = {"memory_mib": opts["bot_memory"]} if opts["bot_memory"] is not None else {}
+    return Sandbox(Limits(**memory))
 
 
 def _write_report(folder, no_report):
@@ -273,7 +293,7 @@ def run_command(ctx, **opts):
                 folder = runner.new_folder(tournament)
             name = opts["name"] or folder.name
         meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [],
-                                   isolate=opts["isolate"])
+                                   isolate=opts["isolate"], sandbox=_sandbox(opts))
         outcome = runner.run_tournament(tournament, folder, registry, workers=opts["workers"],
                                         meta=meta, reporter=Reporter(quiet=opts["quiet"]),
                                         hang_timeout=opts["hang_timeout"],
@@ -554,7 +574,7 @@ def sprt_command(ctx, **opts):
                 folder = runner.new_folder(tournament, prefix="sprt-")
             name = opts["name"] or folder.name
         meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [],
-                                   isolate=opts["isolate"])
+                                   isolate=opts["isolate"], sandbox=_sandbox(opts))
         outcome = sequential.play_sprt(tournament, test, folder, registry,
                                        workers=opts["workers"], meta=meta,
                                        display=sequential.SprtDisplay(quiet=opts["quiet"]),

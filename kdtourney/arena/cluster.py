@@ -132,7 +132,7 @@ def _state(key, sources, tdict, settings, isolate):
         def touch():
             _PROGRESS[3] = time.monotonic()
 
-        warm_bots(tournament, registry, touch)
+        warm_bots(tournament, registry, touch, builtin_only=settings.sandbox is not None)
         state = (tournament, factories, {p: tournament.rules_for(p) for p in tournament.players},
                  pool)
         _STATES[key] = state

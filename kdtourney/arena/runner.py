@@ -50,7 +50,7 @@ import signal
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from multiprocessing.connection import wait
 from pathlib import Path
 
@@ -60,8 +60,9 @@ from kdtourney.arena.match import MatchResult, play_match
 from kdtourney.arena.tournament import ArenaError, Tournament, default_name, differences
 from kdtourney.arena.workers import bot_factories, main_module_hidden, warm_bots
 from kdtourney.bots.external import (DEFAULT_MOVE_TIME_MARGIN, DEFAULT_STARTUP_TIMEOUT, QUIT_GRACE,
-                                     ProcessPool, ProcessSettings, StartupError, die_with_parent,
-                                     kill_group)
+                                     ProcessPool, ProcessSettings, Sandbox, SandboxError,
+                                     StartupError, die_with_parent, kill_group)
+from kdtourney.bots.external.sandbox import bwrap_path
 
 MAX_BATCH = 32            # games per task at most
 DEFAULT_HANG_TIMEOUT = 600.0
@@ -122,7 +123,7 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate):
         touch()
         warm_up()
         if warm:
-            warm_bots(tournament, registry, touch)
+            warm_bots(tournament, registry, touch, builtin_only=pool.settings.sandbox is not None)
         status[base] = -1
         conn.send(("ready",))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which stops
@@ -277,10 +278,10 @@ class _Sink:
             self.reporter.game(spec, results, faults)
 
 
-def session_meta(name: str, registry_dirs=(), isolate: bool = False) -> dict:
+def session_meta(name: str, registry_dirs=(), isolate: bool = False, sandbox=None) -> dict:
     """What the store keeps about the run besides the tournament: name, command line, versions,
     platform, the bot folders (absolute; --resume reuses them), whether Python bots were
-    isolated."""
+    isolated, and the sandbox's limits (None: no sandbox)."""
     import platform
 
     import numba
@@ -292,7 +293,8 @@ def session_meta(name: str, registry_dirs=(), isolate: bool = False) -> dict:
                 kdtourney=__version__, python=platform.python_version(), numba=numba.__version__,
                 numpy=numpy.__version__, platform=platform.platform(),
                 bots_dirs=[str(Path(d).resolve()) for d in registry_dirs], created=_store.now(),
-                isolate=bool(isolate))
+                isolate=bool(isolate),
+                sandbox=None if sandbox is None else asdict(sandbox.limits))
 
 
 def open_for(tournament: Tournament, folder, meta: dict,
@@ -326,11 +328,23 @@ def open_for(tournament: Tournament, folder, meta: dict,
         raise ArenaError(str(exc)) from None
 
 
-def start_bots(registry, tournament: Tournament, startup_timeout: float | None = None):
-    """Start every TOML bot of `tournament` once and exchange hello (its answer goes into the
-    bot's identity); ArenaError naming the file of a bot that does not start or answer within
-    `startup_timeout` seconds."""
-    settings = ProcessSettings(startup_timeout=startup_timeout or DEFAULT_STARTUP_TIMEOUT)
+def check_sandbox() -> None:
+    """ArenaError naming the package to install when this machine has no bwrap."""
+    try:
+        bwrap_path()
+    except SandboxError as exc:
+        raise ArenaError(str(exc)) from None
+
+
+def start_bots(registry, tournament: Tournament, startup_timeout: float | None = None,
+               sandbox: Sandbox | None = None):
+    """Start every TOML bot of `tournament` once (in its `sandbox`, if any) and exchange hello (its
+    answer goes into the bot's identity); ArenaError naming the file of a bot that does not start
+    or answer within `startup_timeout` seconds."""
+    if sandbox is not None:
+        check_sandbox()
+    settings = ProcessSettings(startup_timeout=startup_timeout or DEFAULT_STARTUP_TIMEOUT,
+                               sandbox=sandbox)
     try:
         registry.start_check(tournament.specs, settings)
     except StartupError as exc:
@@ -444,7 +458,7 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
                    warm: bool = True, scheduler: str | None = None, isolate: bool = False,
                    move_time_margin: float = DEFAULT_MOVE_TIME_MARGIN,
                    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
-                   check_bots: bool = True) -> RunOutcome:
+                   check_bots: bool = True, sandbox: Sandbox | None = None) -> RunOutcome:
     """Play the games of `tournament` that `folder`'s store lacks; returns a RunOutcome.
 
     registry: the BotRegistry the entrants were checked against (its sources go to the workers).
@@ -457,16 +471,21 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     `move_time_margin` seconds are granted beyond the move time limit, `startup_timeout` seconds
     to answer hello; with `check_bots` each TOML bot is started once before anything else
     (ArenaError naming its file if one does not start); their stderr goes to
-    FOLDER/logs/<entrant>.log.
+    FOLDER/logs/<entrant>.log. sandbox: every entrant (Python ones through `kdtourney serve`)
+    in its own process inside a sandbox (kdtourney.bots.external.sandbox); ArenaError when bwrap
+    is not installed.
     """
     started = time.perf_counter()
+    if sandbox is not None:
+        check_sandbox()
+        isolate = True
     workers = workers or available_cores()
     if workers < 1:
         raise ArenaError(f"--workers must be at least 1, not {workers}")
     settings = ProcessSettings(tournament.move_time_limit, move_time_margin, startup_timeout,
-                               str(Path(folder) / LOGS))
+                               str(Path(folder) / LOGS), sandbox)
     if check_bots:
-        start_bots(registry, tournament, startup_timeout)
+        start_bots(registry, tournament, startup_timeout, sandbox)
     plan = tournament.plan()
     specs = plan.games
     identities = entrant_identities(registry, tournament)
@@ -685,4 +704,5 @@ def _exit_code(process) -> str:
 
 __all__ = ["run_tournament", "RunOutcome", "open_for", "session_meta", "rows_of",
            "default_hang_timeout", "asked_folder", "stored_seed", "new_folder", "load_tournament",
-           "stored_bots_dirs", "check_entrants", "entrant_identities", "check_code", "start_bots"]
+           "stored_bots_dirs", "check_entrants", "entrant_identities", "check_code", "start_bots",
+           "check_sandbox"]

@@ -402,7 +402,8 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
     chunk size in blocks (default: adaptive, see the module docstring); scheduler: play on a
     Dask cluster (as `runner.run_tournament`; one connection for all the chunks, `workers` is
     then the cluster's); bots: how bots in their own process run (isolate, move_time_margin,
-    startup_timeout: see runner.run_tournament; TOML bots are started once, before anything).
+    startup_timeout, sandbox: see runner.run_tournament; TOML bots are started once, before
+    anything).
     Raises ArenaError for a folder holding another test, and for runner failures.
     """
     started = time.perf_counter()
@@ -422,7 +423,7 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
             stack.enter_context(store.locked(folder))  # held through every chunk's run
         except store.StoreError as exc:
             raise ArenaError(str(exc)) from None
-        runner.start_bots(registry, tournament, bots.get("startup_timeout"))
+        runner.start_bots(registry, tournament, bots.get("startup_timeout"), bots.get("sandbox"))
         sessions, notes = open_test(tournament, test, folder, meta,
                                     runner.entrant_identities(registry, tournament))
         state = evaluate(folder, tournament, test)

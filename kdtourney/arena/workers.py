@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 from kdtourney.arena.tournament import Tournament
+from kdtourney.bots.registry import BUILT_IN
 
 WARM_DECISIONS = 4        # decisions each entrant's bot plays in the warm-up game
 
@@ -19,14 +20,17 @@ def bot_factories(registry, specs, pool=None, isolate=False):
     return {spec: registry.factory(spec, pool, isolate) for spec in specs}
 
 
-def warm_bots(tournament: Tournament, registry, touch=lambda: None) -> None:
+def warm_bots(tournament: Tournament, registry, touch=lambda: None, builtin_only=False) -> None:
     """A few decisions of each Python entrant's bot, in this process, so Numba-compiled bot kernels
-    land in the cache (the processes of isolated bots then load them from there)."""
+    land in the cache (the processes of isolated bots then load them from there). builtin_only:
+    kdtourney's own bots only (sandboxed, a bot's code runs nowhere but in its sandbox)."""
     from kdtourney.engine import Game
 
     rules = tournament.rules_for(tournament.players[0])
     for spec in tournament.specs:
         if registry.program(spec) is not None:  # a TOML bot: no code of ours to compile
+            continue
+        if builtin_only and registry.bots[registry.resolve(spec).name].origin != BUILT_IN:
             continue
         touch()
         try:

@@ -419,11 +419,8 @@ class BotRegistry:
         if info.origin == BUILT_IN:
             source = builtin_sha256()
         elif info.origin in self._sources:  # a folder module: as read, with the folder's helpers
-            folder = os.path.dirname(info.origin)
-            source = files_sha256(
-                (os.path.basename(o), text.encode("utf-8")) for o, text in self._sources.items()
-                if o == info.origin or (os.path.dirname(o) == folder
-                                        and os.path.basename(o).startswith(("_", "."))))
+            source = files_sha256((os.path.basename(o), text.encode("utf-8"))
+                                  for o, text in self._own_sources(info).items())
         else:  # an entry point
             source = _package_sha256(info.cls)
         return {"kind": "python", "origin": info.origin, "source_sha256": source}
@@ -464,9 +461,20 @@ class BotRegistry:
         info = self._bots[entrant.name]
         if info.program is not None or not isolate:
             return info.program
-        text = json.dumps(self._sources, sort_keys=True)
+        # sandboxed, a bot gets its own sources only: other bots' code is theirs
+        sources = self._sources if pool.settings.sandbox is None else self._own_sources(info)
+        text = json.dumps(sources, sort_keys=True)
         name = f"sources-{hashlib.sha256(text.encode()).hexdigest()[:12]}.json"
         return serve_program(entrant.spec, pool.file(name, text))
+
+    def _own_sources(self, info: BotInfo) -> dict:
+        """A folder bot's sources as read: its module and its folder's helpers ({} for others)."""
+        if info.origin not in self._sources:
+            return {}
+        folder = os.path.dirname(info.origin)
+        return {o: text for o, text in self._sources.items()
+                if o == info.origin or (os.path.dirname(o) == folder
+                                        and os.path.basename(o).startswith(("_", ".")))}
 
     def start_check(self, specs, settings: ProcessSettings | None = None) -> dict:
         """Start once every TOML bot among the entrants `specs` and exchange hello: {spec: the

@@ -38,7 +38,7 @@ class ExternalBot(Bot):
                 process.start()
             finally:
                 self.pool.started(process)
-        process.game = self.pool.game
+        process.new_game(self.pool.game)
         kdtp.warm_up()
         message = kdtp.game_message(self.pool.game, seat, rules, int(seed), self.options,
                                     self.pool.settings.move_time_limit)

@@ -16,13 +16,15 @@ from pathlib import Path
 class Program:
     """How to start a bot. name: the bot's name in the registry; command: the argv, its program
     resolved; cwd: the working directory; origin: the TOML file (or 'kdtourney serve');
-    declared: the command as the TOML file wrote it."""
+    declared: the command as the TOML file wrote it; reads: files it reads outside its folder
+    (a served bot's sources file: a sandbox shows it these)."""
 
     name: str
     command: tuple
     cwd: str
     origin: str
     declared: tuple = ()
+    reads: tuple = ()
 
     @property
     def executable(self) -> str | None:
@@ -83,8 +85,12 @@ def load_toml(path: Path, origin: str | None = None) -> Declared:
     return Declared(program, description.strip(), dict(options))
 
 
+SERVED = "kdtourney serve"   # the origin of a Python bot served in its own process
+
+
 def serve_program(spec: str, sources_file: str) -> Program:
     """`kdtourney serve SPEC` with the bot sources of `sources_file` (JSON {origin: text}): a
     Python bot in its own process, exactly as the harness would play it in-process."""
     command = (sys.executable, "-m", "kdtourney", "serve", spec, "--sources", sources_file)
-    return Program(name=spec, command=command, cwd=os.getcwd(), origin="kdtourney serve")
+    return Program(name=spec, command=command, cwd=os.getcwd(), origin=SERVED,
+                   reads=(sources_file,))
