@@ -1,0 +1,102 @@
+"""--sandbox: a bot written to cheat learns nothing it should not, its limits give verdicts, and
+nothing it starts outlives the run."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from kdtp_support import left_behind, new_marker
+
+from kdtourney.arena import load_faults, load_games
+
+KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
+CHEATING_BOT = Path(__file__).resolve().parents[1] / "data" / "cheating_bot.py"
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None,
+                                 reason="bubblewrap (bwrap) is not installed: apt-get install "
+                                        "bubblewrap")
+
+
+def cheating_bots(folder: Path, marker: str, targets) -> Path:
+    """A bots folder with the cheating bot and one TOML file per mode (bot name = mode)."""
+    folder.mkdir(parents=True)
+    shutil.copy(CHEATING_BOT, folder / "cheating_bot.py")
+    for mode in ("cheat", "hog", "flood"):
+        command = [sys.executable, "cheating_bot.py", mode, marker, *map(str, targets)]
+        (folder / f"{mode}.toml").write_text(f"name = {json.dumps(mode)}\n"
+                                             f"command = {json.dumps(command)}\n")
+    return folder
+
+
+@needs_bwrap
+def test_a_cheating_bot_gets_nothing_and_the_tournament_completes(tmp_path):
+    marker = new_marker()
+    out = tmp_path / "t"
+    other = tmp_path / "other-bot"
+    other.mkdir()
+    (other / "weights.txt").write_text("another bot's secret")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    targets = [Path.home(), out, out / "tournament.sqlite", other / "weights.txt",
+               f"tcp:127.0.0.1:{listener.getsockname()[1]}"]
+    bots = cheating_bots(tmp_path / "bots", marker, targets)
+    try:
+        run = subprocess.run([KDTOURNEY, "run", "--sandbox", "--bots-dir", str(bots), "--bots",
+                              "cheat,hog,flood,random", "--games", "12", "--workers", "2",
+                              "--bot-memory", "400", "--seed", "3", "--out", str(out),
+                              "--no-report", "-q"], capture_output=True, text=True, timeout=600)
+    finally:
+        listener.close()
+    assert run.returncode == 0, run.stderr
+    games = load_games(out)
+    assert sorted(games["game"]) == list(range(12))
+
+    reports = [json.loads(line.split("CHEAT-REPORT ", 1)[1])
+               for line in (out / "logs" / "cheat.log").read_text().splitlines()
+               if "CHEAT-REPORT " in line]
+    assert reports  # it played, and tried
+    home = Path.home()
+    runtime = [Path(p).relative_to(home).parts[0] for p in (sys.prefix, sys.base_prefix)
+               if Path(p).is_relative_to(home)]  # its Python, if installed in the home
+    for report in reports:
+        assert report["processes_seen"] <= 2  # itself and the sandbox's init: no harness
+        assert report["store_found"] == []
+        seen = report["read"]
+        assert seen.pop(str(home)) in (None, sorted(set(runtime)))
+        assert seen == {str(t): None for t in targets[1:] if not str(t).startswith("tcp:")}
+        assert report["network"] == []
+        assert report["daemon_started"]  # it could start one, and the next line says it died
+        assert report["allocation_status"] != 0  # its 2 GiB child was killed
+    assert left_behind(marker) == []
+
+    faults = load_faults(out)
+    assert set(faults["entrant"]) == {"hog", "flood"}  # the cheater itself played by the rules
+    assert set(faults.loc[faults["entrant"] == "hog", "kind"]) == {"memory"}
+    assert "memory limit of 400 MiB" in faults.loc[faults["entrant"] == "hog", "message"].iloc[0]
+    assert set(faults.loc[faults["entrant"] == "flood", "kind"]) == {"output"}
+
+
+def test_without_bwrap_sandbox_is_one_error_line(tmp_path):
+    empty = tmp_path / "no-bwrap"
+    empty.mkdir()
+    run = subprocess.run([KDTOURNEY, "run", "--sandbox", "--bots", "greedy,random", "--games",
+                          "2", "--out", str(tmp_path / "t")], capture_output=True, text=True,
+                         env=dict(os.environ, PATH=str(empty)))
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [
+        "Error: --sandbox needs bubblewrap (bwrap), which is not installed: install it, e.g. "
+        "`apt-get install bubblewrap`"]
+    assert not (tmp_path / "t").exists()
+
+
+def test_bot_memory_needs_sandbox(tmp_path):
+    run = subprocess.run([KDTOURNEY, "run", "--bot-memory", "100", "--bots", "greedy,random",
+                          "--games", "2", "--out", str(tmp_path / "t")], capture_output=True,
+                         text=True)
+    assert run.returncode == 2
+    assert run.stderr.strip() == "Error: --bot-memory limits sandboxed bots: add --sandbox"
