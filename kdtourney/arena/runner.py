@@ -57,6 +57,7 @@ from pathlib import Path
 from kdtourney.arena import store as _store
 from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, failed_rows
 from kdtourney.arena.match import MatchResult, play_match
+from kdtourney.arena.schedule import keyed
 from kdtourney.arena.tournament import ArenaError, Tournament, default_name, differences
 from kdtourney.arena.workers import bot_factories, main_module_hidden, warm_bots
 from kdtourney.bots.external import (DEFAULT_MOVE_TIME_MARGIN, DEFAULT_STARTUP_TIMEOUT, QUIT_GRACE,
@@ -504,9 +505,13 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
             raise ArenaError(str(exc)) from None
         st, notes = open_for(tournament, folder, meta or {}, identities)
         stack.callback(st.close)
+        done = st.done_games()
+        # sandboxed from the start, the seeds are keyed with the store's secret (hidden from bots)
+        secret = st.seed_secret(create=sandbox is not None and not done)
+        if secret is not None:
+            specs = [keyed(spec, secret) for spec in specs]
         if reporter is not None:
             stack.callback(reporter.stop)
-        done = st.done_games()
         pending = collections.deque(g for g in range(len(specs)) if g not in done)
         outcome = RunOutcome(folder=Path(folder), total=len(specs), stored_before=len(done),
                              notes=list(notes))

@@ -13,6 +13,8 @@ import pytest
 from kdtp_support import left_behind, new_marker
 
 from kdtourney.arena import load_faults, load_games
+from kdtourney.arena.schedule import GameSpec, bot_seed, deal_seed, keyed
+from kdtourney.arena.store import load_config
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 CHEATING_BOT = Path(__file__).resolve().parents[1] / "data" / "cheating_bot.py"
@@ -74,6 +76,12 @@ def test_a_cheating_bot_gets_nothing_and_the_tournament_completes(tmp_path):
         assert report["allocation_status"] != 0  # its 2 GiB child was killed
     assert left_behind(marker) == []
 
+    # the seeds come from the store's secret: the public seed (3) tells a bot nothing
+    assert len(load_config(out)["seed_secret"]) == 32
+    for report in reports:
+        assert report["seed"] != bot_seed(3, report["game"], report["seat"])
+    assert not set(games["seed"]) & {deal_seed(3, b) for b in range(12)}
+
     faults = load_faults(out)
     assert set(faults["entrant"]) == {"hog", "flood"}  # the cheater itself played by the rules
     assert set(faults.loc[faults["entrant"] == "hog", "kind"]) == {"memory"}
@@ -100,3 +108,17 @@ def test_bot_memory_needs_sandbox(tmp_path):
                          text=True)
     assert run.returncode == 2
     assert run.stderr.strip() == "Error: --bot-memory limits sandboxed bots: add --sandbox"
+
+
+def test_keyed_seeds_are_fixed_by_the_secret_and_keep_the_blocks_deals():
+    specs = [GameSpec(game=g, block=g // 2, arrangement=g % 2, n_players=2, seats=(0, 1),
+                      deal_seeds=(deal_seed(1, g // 2),),
+                      bot_seeds=tuple((bot_seed(1, g, s),) for s in range(2))) for g in range(4)]
+    one = [keyed(s, "00" * 16) for s in specs]
+    assert one == [keyed(s, "00" * 16) for s in specs]  # a resume gets the same seeds
+    assert one[0].deal_seeds == one[1].deal_seeds != one[2].deal_seeds  # a block shares its deal
+    assert one[0].deal_seeds != specs[0].deal_seeds
+    assert {one[0].bot_seeds[0], one[0].bot_seeds[1], one[1].bot_seeds[0]} & {
+        specs[0].bot_seeds[0], specs[0].bot_seeds[1]} == set()
+    other = [keyed(s, "01" + "00" * 15) for s in specs]
+    assert [s.deal_seeds for s in other] != [s.deal_seeds for s in one]

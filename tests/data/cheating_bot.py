@@ -78,9 +78,10 @@ def allocate(mib):
     return child.returncode
 
 
-def cheat():
+def cheat(game):
     seen, store = find_store()
     report = {
+        "game": game["game"], "seat": game["seat"], "seed": game["seed"],
         "pid": os.getpid(), "processes_seen": len(seen), "store_found": store,
         "read": {path: read(path) for path in secrets},
         "network": network(),
@@ -103,7 +104,7 @@ for line in sys.stdin:
         send({"type": "hello", "name": mode, "version": "1"})
     elif kind == "game" and mode == "cheat" and not cheated:
         cheated = True
-        cheat()
+        cheat(message)
     elif kind == "act":
         if mode == "hog":
             hog = bytearray(2048 << 20)
