@@ -126,7 +126,7 @@ def _state(key, sources, tdict, settings, isolate):
                               f"{exc}") from None
         _close_pools()  # one tournament at a time per worker process
         pool = ProcessPool(settings)
-        factories = bot_factories(registry, tournament.specs, pool, isolate)
+        factories = bot_factories(registry, tournament, pool, isolate)
         warm_up()
 
         def touch():
@@ -208,7 +208,7 @@ def play_batch(key, sources, tdict, settings, isolate, batch) -> list:
             pool.game = spec.game
             result = play_match(
                 rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
-                [factories[tournament.specs[e]] for e in spec.seats],
+                [factories[tournament.entrants[e]] for e in spec.seats],
                 move_time_limit=tournament.move_time_limit, forced=forced,
                 monitor=lambda seat, call, game=spec.game: _step(game, seat, call))
             out.append((spec.game, result))

@@ -112,7 +112,7 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate):
 
         tournament = Tournament.from_dict(tournament_dict)
         registry = BotRegistry.from_sources(sources)
-        factories = bot_factories(registry, tournament.specs, pool, isolate)
+        factories = bot_factories(registry, tournament, pool, isolate)
         rules = {p: tournament.rules_for(p) for p in tournament.players}
 
         def touch():
@@ -154,7 +154,7 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate):
             try:
                 result = play_match(
                     rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
-                    [factories[tournament.specs[e]] for e in spec.seats],
+                    [factories[tournament.entrants[e]] for e in spec.seats],
                     move_time_limit=tournament.move_time_limit, forced=forced, monitor=monitor)
             except BaseException:  # noqa: BLE001 - a harness bug: the parent stops the tournament
                 conn.send(("fatal", f"game {spec.game}: " + traceback.format_exc()))
@@ -163,7 +163,11 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate):
 
 
 def _record_groups(groups, slot, pids):
-    """Write a worker's bot process groups to its part of the shared array (0: none)."""
+    """Write a worker's bot process groups to its part of the shared array (0: none). A pool
+    holds at most its idle bound plus a table's seats, far fewer than the slots."""
+    if len(pids) > _GROUPS:
+        raise RuntimeError(f"{len(pids)} bot processes in one worker, more than the {_GROUPS} "
+                           "it can record for cleanup")
     base = slot * _GROUPS
     for i in range(_GROUPS):
         groups[base + i] = pids[i] if i < len(pids) else 0

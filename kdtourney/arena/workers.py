@@ -13,11 +13,13 @@ from kdtourney.bots.registry import BUILT_IN
 WARM_DECISIONS = 4        # decisions each entrant's bot plays in the warm-up game
 
 
-def bot_factories(registry, specs, pool=None, isolate=False):
-    """spec -> a callable making a new bot (resolved once per worker); a bot in its own process (a
-    TOML bot; with `isolate`, every bot) plays in a process of `pool`
-    (kdtourney.bots.external.ProcessPool)."""
-    return {spec: registry.factory(spec, pool, isolate) for spec in specs}
+def bot_factories(registry, tournament: Tournament, pool=None, isolate=False):
+    """entrant label -> a callable making a new bot (resolved once per worker); a bot in its own
+    process (a TOML bot; with `isolate`, every bot) plays in a process of `pool`
+    (kdtourney.bots.external.ProcessPool), the entrant's own (two labels of one spec in an A/A
+    test are two entrants)."""
+    return {label: registry.factory(spec, pool, isolate, label)
+            for label, spec in zip(tournament.entrants, tournament.specs)}
 
 
 def warm_bots(tournament: Tournament, registry, touch=lambda: None, builtin_only=False) -> None:

@@ -434,10 +434,12 @@ class BotRegistry:
         except (TypeError, ValueError) as exc:
             raise EntrantError(f"{entrant.spec}: {exc}") from exc
 
-    def factory(self, spec, pool: ProcessPool | None = None, isolate: bool = False):
+    def factory(self, spec, pool: ProcessPool | None = None, isolate: bool = False,
+                label: str | None = None):
         """A callable making a new instance of the bot of `spec` per call. A TOML bot, or with
         `isolate` any bot (through `kdtourney serve`), plays in a process of `pool` (default: a
-        pool of its own per instance, closed with it)."""
+        pool of its own per instance, closed with it), as the entrant `label` (default: the
+        spec; its processes and log file are its own)."""
         entrant = self.resolve(spec)
         info = self._bots[entrant.name]
         if info.program is None and not isolate:
@@ -445,7 +447,7 @@ class BotRegistry:
         options = dict(info.parameters, **entrant.kwargs) if info.program is not None else {}
         if pool is not None:
             program = self.program(entrant, pool, isolate)
-            return lambda: pool.bot(program, entrant.spec, options)
+            return lambda: pool.bot(program, label or entrant.spec, options)
 
         def own_pool():
             pool = ProcessPool()

@@ -215,3 +215,14 @@ def test_the_c_and_javascript_examples_play_as_the_python_example(tmp_path, bot)
     python = prepare(registry, lineup="crown-grabber,random,random,random", games=8, seed=9)
     run_tournament(python, tmp_path / "py", registry, workers=1)
     assert list(load_games(tmp_path / bot)["moves"]) == list(load_games(tmp_path / "py")["moves"])
+
+
+def test_in_an_aa_test_each_entrant_has_its_own_log(tmp_path):
+    registry = registry_of(write_fake_bots(tmp_path / "bots", ["illegal"], at=99))
+    t = prepare(registry, bots=["illegal", "illegal"], games=2, seed=1)
+    assert t.entrants == ("illegal#1", "illegal#2")
+    assert run_tournament(t, tmp_path / "t", registry, workers=1).complete
+    logs = tmp_path / "t" / "logs"
+    for label in t.entrants:  # each writes its `log` message of every game to its own file
+        lines = (logs / (label.replace("#", "_") + ".log")).read_text().splitlines()
+        assert len(lines) == 2 and all("] log: game " in line for line in lines)

@@ -32,6 +32,7 @@ from kdtourney.bots.external.sandbox import Sandbox
 
 DEFAULT_MOVE_TIME_MARGIN = 0.2   # s the harness waits beyond --move-time-limit (pipes, scheduler)
 DEFAULT_STARTUP_TIMEOUT = 20.0   # s for a new process to answer hello (a JVM, a network loading)
+DEFAULT_IDLE_PROCESSES = 8       # bot processes a worker keeps idle (a served Python bot: ~100 MB)
 QUIT_GRACE = 2.0                 # s a bot has to exit after quit before it is killed
 WRITE_TIMEOUT = 5.0              # s a message without an answer (game, result) may take to write
 TAIL_LINES = 10                  # stderr lines a fault keeps
@@ -85,13 +86,15 @@ class ProcessSettings:
     """How out-of-process bots are run. move_time_limit: seconds per decision (None: no limit);
     margin: seconds waited beyond it; startup_timeout: seconds for hello; log_dir: the folder of
     the entrants' stderr logs (None: only the last lines are kept, for faults); sandbox: every
-    process inside one, with its limits (kdtourney.bots.external.sandbox; None: none)."""
+    process inside one, with its limits (kdtourney.bots.external.sandbox; None: none);
+    idle_processes: how many processes a pool keeps waiting for a next game."""
 
     move_time_limit: float | None = None
     margin: float = DEFAULT_MOVE_TIME_MARGIN
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     log_dir: str | None = None
     sandbox: Sandbox | None = None
+    idle_processes: int = DEFAULT_IDLE_PROCESSES
 
 
 # --- one bot process ---------------------------------------------------------------------------
