@@ -37,12 +37,13 @@ def _options(*decorators):
     return apply
 
 
-def _registry(bots_dirs):
-    """The BotRegistry of these bot folders; a bad folder or a duplicate bot is a one-line error."""
+def _registry(bots_dirs, run_modules=True):
+    """The BotRegistry of these bot folders; a bad folder or a duplicate bot is a one-line error.
+    run_modules=False (--sandbox): bot modules are read, not run."""
     from kdtourney.bots.registry import BotRegistry, BotsDirError, DuplicateBotError
 
     with _one_line(BotsDirError, DuplicateBotError):
-        return BotRegistry(bots_dirs)
+        return BotRegistry(bots_dirs, run_modules=run_modules)
 
 
 _bots_dir_option = click.option(
@@ -201,12 +202,12 @@ def _refuse_on_resume(ctx, params, plays):
                             "with --out DIR)")
 
 
-def _resumed_registry(bots_dirs, meta, tournament, what):
+def _resumed_registry(bots_dirs, meta, tournament, what, run_modules=True):
     """The registry of a resumed run (`what`: tournament or test): the --bots-dir folders, else the
     stored ones; every stored entrant must resolve in it."""
     from kdtourney.arena import runner
 
-    registry = _registry(bots_dirs or runner.stored_bots_dirs(meta))
+    registry = _registry(bots_dirs or runner.stored_bots_dirs(meta), run_modules)
     runner.check_entrants(registry, tournament, what)
     return registry
 
@@ -278,10 +279,11 @@ def run_command(ctx, **opts):
             _refuse_on_resume(ctx, _TOURNAMENT_PARAMS, "plays the stored tournament")
             folder = Path(opts["resume"])
             tournament, stored_meta = runner.load_tournament(folder)
-            registry = _resumed_registry(opts["bots_dirs"], stored_meta, tournament, "tournament")
+            registry = _resumed_registry(opts["bots_dirs"], stored_meta, tournament, "tournament",
+                                         not opts["sandbox"])
             name = stored_meta.get("name", folder.name)
         else:
-            registry = _registry(opts["bots_dirs"])
+            registry = _registry(opts["bots_dirs"], not opts["sandbox"])
             folder = runner.asked_folder(opts["out"], opts["name"])
             seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
             tournament = tour.prepare(
@@ -558,10 +560,11 @@ def sprt_command(ctx, **opts):
             tournament, test, stored_meta = sequential.load_test(folder)
             if _given(ctx, "max_games"):
                 tournament = sequential.with_cap(tournament, opts["max_games"])
-            registry = _resumed_registry(opts["bots_dirs"], stored_meta, tournament, "test")
+            registry = _resumed_registry(opts["bots_dirs"], stored_meta, tournament, "test",
+                                         not opts["sandbox"])
             name = stored_meta.get("name", folder.name)
         else:
-            registry = _registry(opts["bots_dirs"])
+            registry = _registry(opts["bots_dirs"], not opts["sandbox"])
             folder = runner.asked_folder(opts["out"], opts["name"])
             seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
             tournament, test = sequential.prepare_test(

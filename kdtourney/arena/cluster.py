@@ -118,7 +118,7 @@ def _state(key, sources, tdict, settings, isolate):
 
         _PROGRESS[:] = [-2, -1, -1, time.monotonic()]
         tournament = Tournament.from_dict(tdict)
-        registry = BotRegistry.from_sources(sources)
+        registry = BotRegistry.from_sources(sources, run_modules=settings.sandbox is None)
         try:
             registry.start_check(tournament.specs, settings)
         except (EntrantError, StartupError) as exc:

@@ -111,7 +111,8 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate):
         from kdtourney.engine import warm_up
 
         tournament = Tournament.from_dict(tournament_dict)
-        registry = BotRegistry.from_sources(sources)
+        # sandboxed, a bot module runs in its sandbox only: here it is read
+        registry = BotRegistry.from_sources(sources, run_modules=pool.settings.sandbox is None)
         factories = bot_factories(registry, tournament, pool, isolate)
         rules = {p: tournament.rules_for(p) for p in tournament.players}
 

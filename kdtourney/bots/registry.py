@@ -6,9 +6,12 @@ Where bots come from, in this order:
   the environment variable KDTOURNEY_BOTS_DIR (an os.pathsep-separated list), then `./bots/` under
   the working directory when it exists. Every `*.py` file of such a folder is a bot module, except
   those whose name starts with `_` or `.`, which are helpers a bot module may import (the folder is on
-  sys.path while its modules are imported, and only then). Every `*.toml` file declares a bot in its
-  own process, any language, speaking KDTP (kdtourney.bots.external.load_toml: name, command,
-  description, [options]);
+  sys.path while its modules are imported, and only then), a file a TOML file's command names (a
+  KDTP script, run only as that command) and `setup.py`, `build.py`, `conftest.py` (build and
+  test scripts). Every `*.toml` file declares a bot in its own process, any language, speaking
+  KDTP (kdtourney.bots.external.load_toml: name, command, description, [options]). With
+  `run_modules=False` (--sandbox) a bot module is read, not run (kdtourney.bots.source_scan): its
+  bots play in their own process only;
 - installed packages, through the entry-point group `kdtourney.bots`: an entry point names a module
   (its bots are found like a folder module's) or one Bot subclass, e.g. in pyproject.toml
   `[project.entry-points."kdtourney.bots"] mybots = "mypackage.bots"`.
@@ -54,12 +57,14 @@ from importlib import metadata
 from pathlib import Path
 
 from kdtourney.bots.base import Bot
+from kdtourney.bots.source_scan import bots_in_source
 from kdtourney.bots.external import (ExternalBot, ProcessPool, ProcessSettings, Program,
                                      check_programs, load_toml, program_identity, serve_program)
 
 BUILTIN_MODULES = ("kdtourney.bots.random_bot", "kdtourney.bots.greedy", "kdtourney.bots.mce",
                    "kdtourney.bots.mcts", "kdtourney.bots.expectimax")
 ENTRY_POINT_GROUP = "kdtourney.bots"
+NOT_BOT_MODULES = ("setup.py", "build.py", "conftest.py")  # build and test scripts
 ENV_VAR = "KDTOURNEY_BOTS_DIR"
 CWD_FOLDER = "bots"
 BUILT_IN = "built-in"
@@ -310,6 +315,20 @@ def _bot_classes(module: types.ModuleType, submodules: bool = False) -> list[typ
     return found
 
 
+def _files_named(command, folder: Path, origin_folder: str) -> set[str]:
+    """The names of the files of `folder` that a TOML command names (its program or an argument,
+    relative, or absolute in the folder the TOML file came from)."""
+    names = set()
+    for arg in command:
+        path = Path(arg)
+        if path.is_absolute():
+            if str(path.parent) in (str(folder), origin_folder):
+                names.add(path.name)
+        elif (folder / path).is_file() and (folder / path).parent == folder:
+            names.add(path.name)
+    return names
+
+
 def _entry_points():
     return metadata.entry_points(group=ENTRY_POINT_GROUP)
 
@@ -324,8 +343,9 @@ class BotRegistry:
     """
 
     def __init__(self, bots_dirs=(), *, env: bool = True, cwd: bool = True,
-                 entry_points: bool = True):
+                 entry_points: bool = True, run_modules: bool = True):
         self._reset()
+        self._run_modules = run_modules
         folders = self._folders(bots_dirs, env, cwd)
         self._load_builtins()
         for folder in folders:
@@ -342,7 +362,8 @@ class BotRegistry:
         self._identities: dict[str, dict] = {}
 
     @classmethod
-    def from_sources(cls, files: dict, *, entry_points: bool = True) -> "BotRegistry":
+    def from_sources(cls, files: dict, *, entry_points: bool = True,
+                     run_modules: bool = True) -> "BotRegistry":
         """A registry of the built-ins, the folder modules shipped as `files` ({origin path: text},
         from `source_files()`) and, with entry_points, the installed entry points: how a remote
         worker gets the bots of the process that scheduled the games.
@@ -352,6 +373,7 @@ class BotRegistry:
         """
         registry = cls.__new__(cls)
         registry._reset()
+        registry._run_modules = run_modules
         registry._load_builtins()
         by_folder: dict[str, list[str]] = {}
         for origin in files:
@@ -443,6 +465,9 @@ class BotRegistry:
         entrant = self.resolve(spec)
         info = self._bots[entrant.name]
         if info.program is None and not isolate:
+            if info.cls is None:
+                raise EntrantError(f"{entrant.spec}: its module was read, not run (--sandbox): "
+                                   "it plays in its own process only")
             return lambda cls=info.cls, kwargs=entrant.kwargs: cls(**kwargs)
         options = dict(info.parameters, **entrant.kwargs) if info.program is not None else {}
         if pool is not None:
@@ -537,6 +562,7 @@ class BotRegistry:
                 self._add(cls, BUILT_IN)
 
     def _load_folder(self, folder: Path, origin_folder: str):
+        scripts = set()  # the .py files the TOML files' commands name
         for path in sorted(folder.glob("*.toml")):
             origin = os.path.join(origin_folder, path.name)
             try:
@@ -547,6 +573,7 @@ class BotRegistry:
                                  _error_line(exc), path.stem)
                 continue
             program = declared.program
+            scripts |= _files_named(program.command, folder, origin_folder)
             self._register(BotInfo(program.name, ExternalBot, origin, declared.description,
                                    declared.options, program), origin)
         for path in sorted(folder.glob("*.py")):
@@ -557,7 +584,11 @@ class BotRegistry:
                 self._add_broken(origin, _error_line(exc), path.stem)
                 continue
             self._sources[origin] = source
-            if path.name.startswith(("_", ".")):
+            if path.name.startswith(("_", ".")) or path.name in scripts \
+                    or path.name in NOT_BOT_MODULES:
+                continue  # a helper, a TOML bot's program, a build script: never a bot module
+            if not self._run_modules:
+                self._read_without_running(source, origin, path.stem)
                 continue
             try:
                 module = _exec_file(path, origin, source)
@@ -566,6 +597,20 @@ class BotRegistry:
                 continue
             for cls in _bot_classes(module):
                 self._add(cls, origin)
+
+    def _read_without_running(self, source: str, origin: str, stem: str):
+        """Register the bots of a folder module read from its source (kdtourney.bots.source_scan):
+        they play in their own process only, where the module runs."""
+        try:
+            found = bots_in_source(source, origin)
+        except (SyntaxError, ValueError) as exc:
+            self._add_broken(origin, _error_line(exc), stem)
+            return
+        if not found:
+            self._add_broken(origin, "no bot class found by reading the source (with --sandbox "
+                                     "a module is read, not run: see the README)", stem)
+        for name, description, parameters in found:
+            self._register(BotInfo(name, None, origin, description, parameters), origin)
 
     def _load_entry_points(self):
         try:
@@ -626,8 +671,8 @@ class BotRegistry:
             return
         old = self._bots.get(name)
         if old is not None:
-            if old.cls is info.cls and old.program is None:  # one class reached twice (e.g. an
-                return                                       # entry point to a built-in)
+            if old.cls is info.cls and old.cls is not None and old.program is None:
+                return  # one class reached twice (e.g. an entry point to a built-in)
             raise DuplicateBotError(f"two bots are named {name!r}: {_where(old)} and {_where(info)}")
         self._bots[name] = info
 

@@ -122,3 +122,46 @@ def test_keyed_seeds_are_fixed_by_the_secret_and_keep_the_blocks_deals():
         specs[0].bot_seeds[0], specs[0].bot_seeds[1]} == set()
     other = [keyed(s, "01" + "00" * 15) for s in specs]
     assert [s.deal_seeds for s in other] != [s.deal_seeds for s in one]
+
+
+SNOOPING_MODULE = '''
+"""A folder bot whose module-level code leaves a mark wherever it runs with write access."""
+import os
+from kdtourney.bots import Bot
+
+try:
+    with open({mark!r}, "a") as f:
+        f.write(f"module ran in pid {{os.getpid()}}\\n")
+except OSError:
+    pass
+
+
+class Snoop(Bot):
+    """Plays the first legal action."""
+
+    name = "snoop"
+
+    def __init__(self, first: bool = True):
+        self.first = first
+
+    def act(self, view):
+        legal = view.legal_actions()
+        return legal[0] if self.first else legal[-1]
+'''
+
+
+@needs_bwrap
+def test_sandboxed_a_bot_module_runs_only_in_its_sandbox(tmp_path):
+    mark = tmp_path / "module-ran-here"
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "snoop.py").write_text(SNOOPING_MODULE.format(mark=str(mark)))
+    run = subprocess.run([KDTOURNEY, "run", "--sandbox", "--bots-dir", str(tmp_path / "bots"),
+                          "--bots", "snoop:first=false,random", "--games", "4", "--workers", "2",
+                          "--out", str(tmp_path / "t"), "--no-report", "-q"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert len(load_games(tmp_path / "t")) == 4 and load_faults(tmp_path / "t").empty
+    assert not mark.exists()  # neither the harness nor a worker ran it; in its sandbox it could not
+    plain = subprocess.run([KDTOURNEY, "bots", "--bots-dir", str(tmp_path / "bots")],
+                           capture_output=True, text=True, timeout=120)
+    assert "snoop" in plain.stdout and mark.exists()  # without --sandbox, modules are run
