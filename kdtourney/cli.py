@@ -37,12 +37,13 @@ def _options(*decorators):
     return apply
 
 
-def _registry(bots_dirs):
-    """The BotRegistry of these bot folders; a bad folder or a duplicate bot is a one-line error."""
+def _registry(bots_dirs, run_modules=True):
+    """The BotRegistry of these bot folders; a bad folder or a duplicate bot is a one-line error.
+    run_modules=False (--sandbox): bot modules are read, not run."""
     from kdtourney.bots.registry import BotRegistry, BotsDirError, DuplicateBotError
 
     with _one_line(BotsDirError, DuplicateBotError):
-        return BotRegistry(bots_dirs)
+        return BotRegistry(bots_dirs, run_modules=run_modules)
 
 
 _bots_dir_option = click.option(
@@ -167,6 +168,13 @@ def _session_options(what, *, seed, name_default, resume, last_line, cluster=())
         click.option("--isolate", is_flag=True, help="Play every Python entrant in its own process "
                      "(kdtourney serve): hidden information enforced by the operating system, the "
                      "clock cuts as for external bots. Stored: a resume keeps it."),
+        click.option("--sandbox", is_flag=True, help="Play every entrant in its own process inside "
+                     "a bubblewrap sandbox (bwrap): no network, no other process, no file but its "
+                     "own folder and its runtime; limits on memory, processes and output. Stored: "
+                     "a resume keeps it."),
+        click.option("--bot-memory", type=_Number(int), metavar="MIB", help="With --sandbox: the "
+                     "memory of a bot process and its children; past it the bot forfeits (fault "
+                     "memory; default 1024)."),
         click.option("--startup-timeout", type=_Number(float), metavar="SECONDS",
                      help="Bots in their own process: seconds to start and answer hello (default "
                      "20)."),
@@ -201,30 +209,44 @@ def _refuse_on_resume(ctx, params, plays):
                             "with --out DIR)")
 
 
-def _resumed_registry(bots_dirs, meta, tournament, what):
+def _resumed_registry(bots_dirs, meta, tournament, what, run_modules=True):
     """The registry of a resumed run (`what`: tournament or test): the --bots-dir folders, else the
     stored ones; every stored entrant must resolve in it."""
     from kdtourney.arena import runner
 
-    registry = _registry(bots_dirs or runner.stored_bots_dirs(meta))
+    registry = _registry(bots_dirs or runner.stored_bots_dirs(meta), run_modules)
     runner.check_entrants(registry, tournament, what)
     return registry
 
 
-def _process_options(ctx, opts, folder) -> dict:
-    """How the bots are played (run_tournament's keyword arguments): the play settings stored in
-    `folder` with those given on the command line over them (refused where they differ), and the
-    start-up timeout."""
+def _play_settings(ctx, opts, folder):
+    """How the bots are played (kdtourney.arena.play.PlaySettings): the settings stored in `folder`
+    (None: a new folder) with those given on the command line over them, refused where they
+    differ; --bot-memory without a sandbox is an error. Known before the bots are looked at:
+    sandboxed, a bot module is read, not run."""
     from kdtourney.arena import play, store
 
     asked = {}
-    if _given(ctx, "isolate"):
-        asked["isolate"] = True
+    for flag in ("isolate", "sandbox"):
+        if _given(ctx, flag):
+            asked[flag] = True
     if opts["move_time_margin"] is not None:
         asked["margin"] = float(opts["move_time_margin"])
-    stored = play.stored_settings(store.load_config(folder)) if store.exists(folder) else None
+    if opts["bot_memory"] is not None:
+        asked["bot_memory"] = opts["bot_memory"]
+    stored = None
+    if folder is not None and store.exists(folder):
+        stored = play.stored_settings(store.load_config(folder))
+    settings = play.settle(stored, asked, folder)
+    if opts["bot_memory"] is not None and not settings.sandbox:
+        raise _CommandError("--bot-memory limits sandboxed bots: add --sandbox")
+    return settings
+
+
+def _process_options(opts, settings) -> dict:
+    """How the bots are played: run_tournament's keyword arguments."""
     given = {k: opts[k] for k in ("startup_timeout",) if opts[k] is not None}
-    return dict(given, play=play.settle(stored, asked, folder))
+    return dict(given, play=settings)
 
 
 def _write_report(folder, no_report):
@@ -274,11 +296,14 @@ def run_command(ctx, **opts):
             _refuse_on_resume(ctx, _TOURNAMENT_PARAMS, "plays the stored tournament")
             folder = Path(opts["resume"])
             tournament, stored_meta = runner.load_tournament(folder)
-            registry = _resumed_registry(opts["bots_dirs"], stored_meta, tournament, "tournament")
+            settings = _play_settings(ctx, opts, folder)
+            registry = _resumed_registry(opts["bots_dirs"], stored_meta, tournament, "tournament",
+                                         not settings.sandbox)
             name = stored_meta.get("name", folder.name)
         else:
-            registry = _registry(opts["bots_dirs"])
             folder = runner.asked_folder(opts["out"], opts["name"])
+            settings = _play_settings(ctx, opts, folder)
+            registry = _registry(opts["bots_dirs"], not settings.sandbox)
             seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
             tournament = tour.prepare(
                 registry, bots=opts["bots"], players=opts["players"], games=opts["games"],
@@ -294,7 +319,7 @@ def run_command(ctx, **opts):
                                         meta=meta, reporter=Reporter(quiet=opts["quiet"]),
                                         hang_timeout=opts["hang_timeout"],
                                         scheduler=opts["scheduler"],
-                                        **_process_options(ctx, opts, folder))
+                                        **_process_options(opts, settings))
     stored = outcome.stored_before + outcome.played
     if outcome.interrupted:
         click.echo(f"interrupted: {stored} of {outcome.total} games stored in {folder}; "
@@ -555,11 +580,14 @@ def sprt_command(ctx, **opts):
             tournament, test, stored_meta = sequential.load_test(folder)
             if _given(ctx, "max_games"):
                 tournament = sequential.with_cap(tournament, opts["max_games"])
-            registry = _resumed_registry(opts["bots_dirs"], stored_meta, tournament, "test")
+            settings = _play_settings(ctx, opts, folder)
+            registry = _resumed_registry(opts["bots_dirs"], stored_meta, tournament, "test",
+                                         not settings.sandbox)
             name = stored_meta.get("name", folder.name)
         else:
-            registry = _registry(opts["bots_dirs"])
             folder = runner.asked_folder(opts["out"], opts["name"])
+            settings = _play_settings(ctx, opts, folder)
+            registry = _registry(opts["bots_dirs"], not settings.sandbox)
             seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
             tournament, test = sequential.prepare_test(
                 registry, candidate=opts["candidate"], baseline=opts["baseline"],
@@ -577,7 +605,7 @@ def sprt_command(ctx, **opts):
                                        display=sequential.SprtDisplay(quiet=opts["quiet"]),
                                        hang_timeout=opts["hang_timeout"],
                                        scheduler=opts["scheduler"],
-                                       **_process_options(ctx, opts, folder))
+                                       **_process_options(opts, settings))
     stored = outcome.state.stored
     if outcome.interrupted:
         click.echo(f"interrupted: {outcome.verdict_line()}; {stored} games stored in {folder}; "

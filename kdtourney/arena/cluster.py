@@ -118,7 +118,7 @@ def _state(key, sources, tdict, settings, isolate, identities):
 
         _PROGRESS[:] = [-2, -1, -1, time.monotonic()]
         tournament = Tournament.from_dict(tdict)
-        registry = BotRegistry.from_sources(sources)
+        registry = BotRegistry.from_sources(sources, run_modules=settings.sandbox is None)
         try:
             registry.start_check(tournament.specs, settings)
         except (EntrantError, StartupError) as exc:
@@ -130,13 +130,13 @@ def _state(key, sources, tdict, settings, isolate, identities):
             raise WorkerError(str(exc)) from None
         _close_pools()  # one tournament at a time per worker process
         pool = ProcessPool(settings)
-        factories = bot_factories(registry, tournament.specs, pool, isolate)
+        factories = bot_factories(registry, tournament, pool, isolate)
         warm_up()
 
         def touch():
             _PROGRESS[3] = time.monotonic()
 
-        warm_bots(tournament, registry, touch)
+        warm_bots(tournament, registry, touch, builtin_only=settings.sandbox is not None)
         state = (tournament, factories, {p: tournament.rules_for(p) for p in tournament.players},
                  pool)
         _STATES[key] = state
@@ -213,7 +213,7 @@ def play_batch(key, sources, tdict, settings, isolate, identities, batch) -> lis
             pool.game = spec.game
             result = play_match(
                 rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
-                [factories[tournament.specs[e]] for e in spec.seats],
+                [factories[tournament.entrants[e]] for e in spec.seats],
                 clock=tournament.time_control, margin=settings.margin, forced=forced,
                 monitor=lambda seat, call, game=spec.game: _step(game, seat, call))
             out.append((spec.game, result))

@@ -26,7 +26,9 @@ anything but one of the legal actions (kind 'illegal'), or whose decision takes 
 clock allows (kind 'timeout' past the move limit or the first-decision limit, 'time' past what is
 left of its bank) forfeits the game. A bot in its own process also forfeits when it
 exits or cannot be started (kind 'crash', with its last stderr lines) or breaks the protocol (kind
-'protocol': an answer that is not JSON, not the message expected, or a line too long):
+'protocol': an answer that is not JSON, not the message expected, or a line too long); a
+sandboxed bot (--sandbox) also forfeits past its memory limit (kind 'memory') or its output limit
+(kind 'output'):
 - the fault is recorded (seat, kind, message, which call);
 - from then on the bot is not asked again: its seat plays the first legal action, so the other
   players finish their game normally and the move list stays a complete, replayable game;
@@ -52,13 +54,15 @@ from typing import Callable, Sequence
 import numpy as np
 
 from kdtourney.bots.clock import TIME, TIMEOUT, SeatClock, TimeControl
-from kdtourney.bots.external import (BotExited, BotFailure, BotProtocolError, BotTimeout,
-                                     IllegalAnswer)
+from kdtourney.bots.external import (BotExited, BotFailure, BotOutOfMemory, BotOutputFlood,
+                                     BotProtocolError, BotTimeout, IllegalAnswer)
 from kdtourney.engine import Game, Rules, Score, rank_scores
 
 EXCEPTION, ILLEGAL, CRASH, PROTOCOL = "exception", "illegal", "crash", "protocol"
-FAULT_KINDS = (EXCEPTION, ILLEGAL, TIMEOUT, TIME, CRASH, PROTOCOL)
-_KIND_OF = {BotTimeout: TIMEOUT, BotExited: CRASH, BotProtocolError: PROTOCOL, IllegalAnswer: ILLEGAL}
+MEMORY, OUTPUT = "memory", "output"  # a sandbox's limits (kdtourney.bots.external.sandbox)
+FAULT_KINDS = (EXCEPTION, ILLEGAL, TIMEOUT, TIME, CRASH, PROTOCOL, MEMORY, OUTPUT)
+_KIND_OF = {BotTimeout: TIMEOUT, BotExited: CRASH, BotProtocolError: PROTOCOL, IllegalAnswer: ILLEGAL,
+            BotOutOfMemory: MEMORY, BotOutputFlood: OUTPUT}
 _MESSAGE_LIMIT = 500
 _STDERR_LIMIT = 2000
 
@@ -279,4 +283,5 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
 
 
 __all__ = ["play_match", "MatchResult", "SeatResult", "Fault", "rank_among", "exception_message",
-           "FAULT_KINDS", "EXCEPTION", "ILLEGAL", "TIMEOUT", "TIME", "CRASH", "PROTOCOL"]
+           "FAULT_KINDS", "EXCEPTION", "ILLEGAL", "TIMEOUT", "TIME", "CRASH", "PROTOCOL",
+           "MEMORY", "OUTPUT"]

@@ -2,10 +2,12 @@
 
 What decides the games themselves (entrants, rules, seed, the time control) is the Tournament;
 what decides how the bots are run around them is here: whether Python entrants play in their own
-process (`isolate`) and the margin every seat gets beyond its clock (`margin`, seconds). Both
-change the games a bot plays (what it can reach, when it forfeits), so one store holds games
-played one way only: a resumed or re-run tournament or test takes the stored settings, and one
-that asks for other settings is refused with one line saying which (`settle`).
+process (`isolate`), the margin every seat gets beyond its clock (`margin`, seconds), whether
+every entrant plays in a sandbox (`sandbox`, kdtourney.bots.external.sandbox) and its memory
+limit (`bot_memory`, MiB). All of them change the games a bot plays (what it can reach, when it
+forfeits), so one store holds games played one way only: a resumed or re-run tournament or test
+takes the stored settings, and one that asks for other settings is refused with one line saying
+which (`settle`).
 
 The machine-dependent options (start-up timeout, hang timeout, workers, scheduler) are not play
 settings: a resume may change them.
@@ -17,6 +19,7 @@ from dataclasses import asdict, dataclass, fields
 
 from kdtourney.arena.tournament import ArenaError
 from kdtourney.bots.external import DEFAULT_MOVE_TIME_MARGIN
+from kdtourney.bots.external.sandbox import DEFAULT_MEMORY_MIB, Limits, Sandbox
 
 CONFIG_KEY = "play"  # the store's config row holding the settings
 
@@ -24,13 +27,28 @@ CONFIG_KEY = "play"  # the store's config row holding the settings
 @dataclass(frozen=True)
 class PlaySettings:
     """isolate: every Python entrant through `kdtourney serve` in its own process; margin:
-    seconds tolerated beyond what a decision may take (kdtourney.bots.clock), for every seat."""
+    seconds tolerated beyond what a decision may take (kdtourney.bots.clock), for every seat;
+    sandbox: every entrant in its own process inside a sandbox; bot_memory: a sandboxed bot's
+    memory limit (MiB)."""
 
     isolate: bool = False
     margin: float = DEFAULT_MOVE_TIME_MARGIN
+    sandbox: bool = False
+    bot_memory: int = DEFAULT_MEMORY_MIB
 
     # the command-line option of each setting, for the messages
-    OPTIONS = {"isolate": "--isolate", "margin": "--move-time-margin"}
+    OPTIONS = {"isolate": "--isolate", "margin": "--move-time-margin", "sandbox": "--sandbox",
+               "bot_memory": "--bot-memory"}
+
+    @property
+    def in_own_process(self) -> bool:
+        """Whether Python entrants play through `kdtourney serve` (isolated or sandboxed)."""
+        return self.isolate or self.sandbox
+
+    @property
+    def sandboxed(self) -> Sandbox | None:
+        """The sandbox every entrant plays in, None without one."""
+        return Sandbox(Limits(memory_mib=self.bot_memory)) if self.sandbox else None
 
     def to_dict(self) -> dict:
         return asdict(self)

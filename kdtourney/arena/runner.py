@@ -59,10 +59,13 @@ from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, failed_rows
 from kdtourney.arena.match import MatchResult, play_match
 from kdtourney.arena.play import CONFIG_KEY as PLAY_KEY
 from kdtourney.arena.play import PlaySettings, settle, stored_settings
+from kdtourney.arena.schedule import keyed
 from kdtourney.arena.tournament import ArenaError, Tournament, default_name, differences
 from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_bots
 from kdtourney.bots.external import (DEFAULT_STARTUP_TIMEOUT, QUIT_GRACE, ProcessPool,
-                                     ProcessSettings, StartupError, die_with_parent, kill_group)
+                                     ProcessSettings, Sandbox, SandboxError, StartupError,
+                                     die_with_parent, kill_group)
+from kdtourney.bots.external.sandbox import bwrap_path
 
 MAX_BATCH = 32            # games per task at most
 DEFAULT_HANG_TIMEOUT = 600.0
@@ -113,14 +116,15 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
         from kdtourney.engine import warm_up
 
         tournament = Tournament.from_dict(tournament_dict)
-        registry = BotRegistry.from_sources(sources)
+        # sandboxed, a bot module runs in its sandbox only: here it is read
+        registry = BotRegistry.from_sources(sources, run_modules=pool.settings.sandbox is None)
         try:
             check_loaded(registry, tournament, identities, f"{platform.node()} (worker {slot})",
                          local=True)
         except ArenaError as exc:
             conn.send(("refused", str(exc)))
             return
-        factories = bot_factories(registry, tournament.specs, pool, isolate)
+        factories = bot_factories(registry, tournament, pool, isolate)
         rules = {p: tournament.rules_for(p) for p in tournament.players}
 
         def touch():
@@ -132,7 +136,7 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
         touch()
         warm_up()
         if warm:
-            warm_bots(tournament, registry, touch)
+            warm_bots(tournament, registry, touch, builtin_only=pool.settings.sandbox is not None)
         status[base] = -1
         conn.send(("ready",))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which stops
@@ -162,7 +166,7 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
             try:
                 result = play_match(
                     rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
-                    [factories[tournament.specs[e]] for e in spec.seats],
+                    [factories[tournament.entrants[e]] for e in spec.seats],
                     clock=tournament.time_control, margin=pool.settings.margin, forced=forced,
                     monitor=monitor)
             except BaseException:  # noqa: BLE001 - a harness bug: the parent stops the tournament
@@ -172,7 +176,11 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
 
 
 def _record_groups(groups, slot, pids):
-    """Write a worker's bot process groups to its part of the shared array (0: none)."""
+    """Write a worker's bot process groups to its part of the shared array (0: none). A pool
+    holds at most its idle bound plus a table's seats, far fewer than the slots."""
+    if len(pids) > _GROUPS:
+        raise RuntimeError(f"{len(pids)} bot processes in one worker, more than the {_GROUPS} "
+                           "it can record for cleanup")
     base = slot * _GROUPS
     for i in range(_GROUPS):
         groups[base + i] = pids[i] if i < len(pids) else 0
@@ -346,11 +354,23 @@ def record_play(st: _store.Store, play: PlaySettings, folder) -> None:
     st.set_config(PLAY_KEY, play.to_dict())
 
 
-def start_bots(registry, tournament: Tournament, startup_timeout: float | None = None):
-    """Start every TOML bot of `tournament` once and exchange hello (its answer goes into the
-    bot's identity); ArenaError naming the file of a bot that does not start or answer within
-    `startup_timeout` seconds."""
-    settings = ProcessSettings(startup_timeout=startup_timeout or DEFAULT_STARTUP_TIMEOUT)
+def check_sandbox() -> None:
+    """ArenaError naming the package to install when this machine has no bwrap."""
+    try:
+        bwrap_path()
+    except SandboxError as exc:
+        raise ArenaError(str(exc)) from None
+
+
+def start_bots(registry, tournament: Tournament, startup_timeout: float | None = None,
+               sandbox: Sandbox | None = None):
+    """Start every TOML bot of `tournament` once (in its `sandbox`, if any) and exchange hello (its
+    answer goes into the bot's identity); ArenaError naming the file of a bot that does not start
+    or answer within `startup_timeout` seconds."""
+    if sandbox is not None:
+        check_sandbox()
+    settings = ProcessSettings(startup_timeout=startup_timeout or DEFAULT_STARTUP_TIMEOUT,
+                               sandbox=sandbox)
     try:
         registry.start_check(tournament.specs, settings)
     except StartupError as exc:
@@ -472,22 +492,28 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     scheduler: play on a Dask cluster instead of local processes (`workers` is then ignored):
     tcp://HOST:PORT, a scheduler file, or local:N (see kdtourney.arena.cluster), or an open
     `Cluster` (left open: an SPRT plays its chunks on one).
-    play: how the bots are played (kdtourney.arena.play: isolate, the margin beyond the clock;
-    default PlaySettings()), recorded with a new store and checked against an existing one's.
-    Bots in their own process (TOML bots; with `play.isolate`, every bot, through `kdtourney
-    serve`): `startup_timeout` seconds to answer hello; with `check_bots` each TOML bot is started once before anything else
-    (ArenaError naming its file if one does not start); their stderr goes to
-    FOLDER/logs/<entrant>.log.
+    play: how the bots are played (kdtourney.arena.play: isolate, the margin beyond the clock,
+    the sandbox and its memory limit; default PlaySettings()), recorded with a new store and
+    checked against an existing one's. Sandboxed, every entrant (Python ones through `kdtourney
+    serve`) plays in its own process inside a sandbox (kdtourney.bots.external.sandbox);
+    ArenaError when bwrap is not installed.
+    Bots in their own process (TOML bots; isolated or sandboxed, every bot, through `kdtourney
+    serve`): `startup_timeout` seconds to answer hello; with `check_bots` each TOML bot is
+    started once before anything else (ArenaError naming its file if one does not start); their
+    stderr goes to FOLDER/logs/<entrant>.log.
     """
     started = time.perf_counter()
+    play = play or PlaySettings()
+    sandbox = play.sandboxed
+    if sandbox is not None:
+        check_sandbox()
     workers = workers or available_cores()
     if workers < 1:
         raise ArenaError(f"--workers must be at least 1, not {workers}")
-    play = play or PlaySettings()
     settings = ProcessSettings(tournament.time_control, play.margin, startup_timeout,
-                               str(Path(folder) / LOGS))
+                               str(Path(folder) / LOGS), sandbox)
     if check_bots:
-        start_bots(registry, tournament, startup_timeout)
+        start_bots(registry, tournament, startup_timeout, sandbox)
     plan = tournament.plan()
     specs = plan.games
     identities = entrant_identities(registry, tournament)
@@ -506,9 +532,13 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
             raise ArenaError(str(exc)) from None
         st, notes = open_for(tournament, folder, meta or {}, identities, play)
         stack.callback(st.close)
+        done = st.done_games()
+        # sandboxed from the start, the seeds are keyed with the store's secret (hidden from bots)
+        secret = st.seed_secret(create=sandbox is not None and not done)
+        if secret is not None:
+            specs = [keyed(spec, secret) for spec in specs]
         if reporter is not None:
             stack.callback(reporter.stop)
-        done = st.done_games()
         pending = collections.deque(g for g in range(len(specs)) if g not in done)
         outcome = RunOutcome(folder=Path(folder), total=len(specs), stored_before=len(done),
                              notes=list(notes))
@@ -526,10 +556,11 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
                     cluster.play(tournament, specs, pending, _Sink(tournament, specs, st, outcome,
                                                                    reporter),
                                  registry, outcome, reporter, hang_timeout,
-                                 replace(settings, log_dir=None), play.isolate, identities)
+                                 replace(settings, log_dir=None), play.in_own_process,
+                                 identities)
                 else:
                     _play(tournament, specs, pending, st, registry, min(workers, len(pending)),
-                          outcome, reporter, hang_timeout, warm, settings, play.isolate,
+                          outcome, reporter, hang_timeout, warm, settings, play.in_own_process,
                           identities)
             except KeyboardInterrupt:
                 outcome.interrupted = True
@@ -709,4 +740,5 @@ def _exit_code(process) -> str:
 
 __all__ = ["run_tournament", "RunOutcome", "open_for", "session_meta", "rows_of",
            "default_hang_timeout", "asked_folder", "stored_seed", "new_folder", "load_tournament",
-           "stored_bots_dirs", "check_entrants", "entrant_identities", "check_code", "start_bots"]
+           "stored_bots_dirs", "check_entrants", "entrant_identities", "check_code", "start_bots",
+           "check_sandbox"]

@@ -37,8 +37,9 @@ in every process and for every worker count:
 
 from __future__ import annotations
 
+import hashlib
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -123,6 +124,23 @@ def bot_seed(seed: int, game: int, seat: int, deal: int = 0) -> int:
     return int(np.random.SeedSequence([seed, 1, game, seat, deal]).generate_state(1, np.uint32)[0])
 
 
+def keyed(spec: GameSpec, secret: str) -> GameSpec:
+    """`spec` with its deal and bot seeds mixed with `secret` (hex): nothing a bot sees then
+    tells the tournament seed or the next deals, however small the seed. The deals stay shared
+    by the games of a block (and its seats by the rotations)."""
+    key = bytes.fromhex(secret)
+
+    def mix(text: str, bits: int) -> int:
+        digest = hashlib.blake2b(text.encode(), key=key, digest_size=8).digest()
+        return int.from_bytes(digest, "big") >> (64 - bits)
+
+    return replace(spec, deal_seeds=tuple(mix(f"deal:{spec.block}:{k}:{s}", 63)
+                                          for k, s in enumerate(spec.deal_seeds)),
+                   bot_seeds=tuple(tuple(mix(f"bot:{spec.game}:{seat}:{k}:{s}", 32)
+                                         for k, s in enumerate(seeds))
+                                   for seat, seeds in enumerate(spec.bot_seeds)))
+
+
 @dataclass(frozen=True)
 class Plan:
     """The schedule of a whole tournament: `games` (GameSpec list), `blocks`, and the cycle length
@@ -178,5 +196,5 @@ def plan(fmt: str, n_entrants: int, players, games: int, seed: int, *, dynasty: 
 
 
 __all__ = ["GameSpec", "Plan", "plan", "compositions", "rotations", "fill", "covering_multisets",
-           "deal_seed", "bot_seed", "ScheduleError", "FORMATS", "ROUND_ROBIN", "GAUNTLET", "LINEUP",
+           "deal_seed", "bot_seed", "keyed", "ScheduleError", "FORMATS", "ROUND_ROBIN", "GAUNTLET", "LINEUP",
            "DYNASTY_DEALS"]

@@ -428,7 +428,8 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
             stack.enter_context(store.locked(folder))  # held through every chunk's run
         except store.StoreError as exc:
             raise ArenaError(str(exc)) from None
-        runner.start_bots(registry, tournament, bots.get("startup_timeout"))
+        runner.start_bots(registry, tournament, bots.get("startup_timeout"),
+                          (bots.get("play") or PlaySettings()).sandboxed)
         sessions, notes = open_test(tournament, test, folder, meta,
                                     runner.entrant_identities(registry, tournament),
                                     bots.get("play"))

@@ -13,7 +13,9 @@ config   key TEXT PRIMARY KEY, value TEXT (JSON):
                       dynasty, move time limit): a run on an existing folder must match it,
          meta = everything else (name, command line, kdtourney/python/numba/numpy versions,
                 platform, created, updated, sessions),
-         kdtourney_version = the kdtourney that created the store (or first recorded entrants).
+         kdtourney_version = the kdtourney that created the store (or first recorded entrants),
+         seed_secret = a random key (hex) mixed into the deal and bot seeds of a store made
+                       under --sandbox, which hides it from the bots (absent: public seeds).
 entrants one row per entrant: entrant TEXT PRIMARY KEY, digest TEXT, identity TEXT (JSON of
          `BotRegistry.identity`: kind, digest, origin, source_sha256, ...): what code played,
          written when the store is created and checked on every resume. Stores made before this
@@ -45,6 +47,7 @@ import contextlib
 import datetime as _dt
 import json
 import os
+import secrets
 import sqlite3
 from pathlib import Path
 
@@ -246,6 +249,14 @@ class Store:
         with _transaction(self._conn):
             self._conn.execute("INSERT OR REPLACE INTO config (key, value) VALUES (?, ?)",
                                (key, json.dumps(value, sort_keys=True)))
+
+    def seed_secret(self, create: bool = False) -> str | None:
+        """The store's seed secret; with `create`, a new one if the store has none."""
+        secret = self.config().get("seed_secret")
+        if secret is None and create:
+            secret = secrets.token_hex(16)
+            self.set_config("seed_secret", secret)
+        return secret
 
     def games_per_block(self) -> dict[int, int]:
         """{block: games stored} (a block is complete when it has n_players games)."""

@@ -8,15 +8,18 @@ from __future__ import annotations
 import sys
 
 from kdtourney.arena.tournament import ArenaError, Tournament
+from kdtourney.bots.registry import BUILT_IN
 
 WARM_DECISIONS = 4        # decisions each entrant's bot plays in the warm-up game
 
 
-def bot_factories(registry, specs, pool=None, isolate=False):
-    """spec -> a callable making a new bot (resolved once per worker); a bot in its own process (a
-    TOML bot; with `isolate`, every bot) plays in a process of `pool`
-    (kdtourney.bots.external.ProcessPool)."""
-    return {spec: registry.factory(spec, pool, isolate) for spec in specs}
+def bot_factories(registry, tournament: Tournament, pool=None, isolate=False):
+    """entrant label -> a callable making a new bot (resolved once per worker); a bot in its own
+    process (a TOML bot; with `isolate`, every bot) plays in a process of `pool`
+    (kdtourney.bots.external.ProcessPool), the entrant's own (two labels of one spec in an A/A
+    test are two entrants)."""
+    return {label: registry.factory(spec, pool, isolate, label)
+            for label, spec in zip(tournament.entrants, tournament.specs)}
 
 
 def check_loaded(registry, tournament: Tournament, recorded: dict, machine: str,
@@ -45,14 +48,17 @@ def check_loaded(registry, tournament: Tournament, recorded: dict, machine: str,
                              "machine the same bot")
 
 
-def warm_bots(tournament: Tournament, registry, touch=lambda: None) -> None:
+def warm_bots(tournament: Tournament, registry, touch=lambda: None, builtin_only=False) -> None:
     """A few decisions of each Python entrant's bot, in this process, so Numba-compiled bot kernels
-    land in the cache (the processes of isolated bots then load them from there)."""
+    land in the cache (the processes of isolated bots then load them from there). builtin_only:
+    kdtourney's own bots only (sandboxed, a bot's code runs nowhere but in its sandbox)."""
     from kdtourney.engine import Game
 
     rules = tournament.rules_for(tournament.players[0])
     for spec in tournament.specs:
         if registry.program(spec) is not None:  # a TOML bot: no code of ours to compile
+            continue
+        if builtin_only and registry.bots[registry.resolve(spec).name].origin != BUILT_IN:
             continue
         touch()
         try:

@@ -6,9 +6,12 @@ Where bots come from, in this order:
   the environment variable KDTOURNEY_BOTS_DIR (an os.pathsep-separated list), then `./bots/` under
   the working directory when it exists. Every `*.py` file of such a folder is a bot module, except
   those whose name starts with `_` or `.`, which are helpers a bot module may import (the folder is on
-  sys.path while its modules are imported, and only then). Every `*.toml` file declares a bot in its
-  own process, any language, speaking KDTP (kdtourney.bots.external.load_toml: name, command,
-  description, [options]);
+  sys.path while its modules are imported, and only then), a file a TOML file's command names (a
+  KDTP script, run only as that command) and `setup.py`, `build.py`, `conftest.py` (build and
+  test scripts). Every `*.toml` file declares a bot in its own process, any language, speaking
+  KDTP (kdtourney.bots.external.load_toml: name, command, description, [options]). With
+  `run_modules=False` (--sandbox) a bot module is read, not run (kdtourney.bots.source_scan): its
+  bots play in their own process only;
 - installed packages, through the entry-point group `kdtourney.bots`: an entry point names a module
   (its bots are found like a folder module's) or one Bot subclass, e.g. in pyproject.toml
   `[project.entry-points."kdtourney.bots"] mybots = "mypackage.bots"`.
@@ -59,12 +62,14 @@ from importlib import metadata
 from pathlib import Path
 
 from kdtourney.bots.base import Bot
+from kdtourney.bots.source_scan import bots_in_source
 from kdtourney.bots.external import (ExternalBot, ProcessPool, ProcessSettings, Program,
                                      check_programs, load_toml, program_identity, serve_program)
 
 BUILTIN_MODULES = ("kdtourney.bots.random_bot", "kdtourney.bots.greedy", "kdtourney.bots.mce",
                    "kdtourney.bots.mcts", "kdtourney.bots.expectimax")
 ENTRY_POINT_GROUP = "kdtourney.bots"
+NOT_BOT_MODULES = ("setup.py", "build.py", "conftest.py")  # build and test scripts
 ENV_VAR = "KDTOURNEY_BOTS_DIR"
 CWD_FOLDER = "bots"
 BUILT_IN = "built-in"
@@ -419,6 +424,20 @@ def _bot_classes(module: types.ModuleType, submodules: bool = False) -> list[typ
     return found
 
 
+def _files_named(command, folder: Path, origin_folder: str) -> set[str]:
+    """The names of the files of `folder` that a TOML command names (its program or an argument,
+    relative, or absolute in the folder the TOML file came from)."""
+    names = set()
+    for arg in command:
+        path = Path(arg)
+        if path.is_absolute():
+            if str(path.parent) in (str(folder), origin_folder):
+                names.add(path.name)
+        elif (folder / path).is_file() and (folder / path).parent == folder:
+            names.add(path.name)
+    return names
+
+
 def _entry_points():
     return metadata.entry_points(group=ENTRY_POINT_GROUP)
 
@@ -433,8 +452,9 @@ class BotRegistry:
     """
 
     def __init__(self, bots_dirs=(), *, env: bool = True, cwd: bool = True,
-                 entry_points: bool = True):
+                 entry_points: bool = True, run_modules: bool = True):
         self._reset()
+        self._run_modules = run_modules
         folders = self._folders(bots_dirs, env, cwd)
         self._load_builtins()
         for folder in folders:
@@ -452,10 +472,12 @@ class BotRegistry:
         self._identities: dict[str, dict] = {}
 
     @classmethod
-    def from_sources(cls, files: dict, *, entry_points: bool = True) -> "BotRegistry":
+    def from_sources(cls, files: dict, *, entry_points: bool = True,
+                     run_modules: bool = True) -> "BotRegistry":
         """A registry of the built-ins, the bot folders shipped as `files` (from `source_files()`)
         and, with entry_points, the installed entry points: how a worker gets the bots of the
-        process that scheduled the games.
+        process that scheduled the games; run_modules False: bot modules are read, not run
+        (sandboxed, they run in their sandbox only).
 
         Each folder's files are unpacked once per machine into a folder named by their content
         (`unpacked`), and imported from there under the names and origins they had in the
@@ -463,6 +485,7 @@ class BotRegistry:
         """
         registry = cls.__new__(cls)
         registry._reset()
+        registry._run_modules = run_modules
         registry._load_builtins()
         for folder, names in files.items():
             registry._load_folder(unpacked(names), folder)
@@ -540,18 +563,23 @@ class BotRegistry:
         except (TypeError, ValueError) as exc:
             raise EntrantError(f"{entrant.spec}: {exc}") from exc
 
-    def factory(self, spec, pool: ProcessPool | None = None, isolate: bool = False):
+    def factory(self, spec, pool: ProcessPool | None = None, isolate: bool = False,
+                label: str | None = None):
         """A callable making a new instance of the bot of `spec` per call. A TOML bot, or with
         `isolate` any bot (through `kdtourney serve`), plays in a process of `pool` (default: a
-        pool of its own per instance, closed with it)."""
+        pool of its own per instance, closed with it), as the entrant `label` (default: the
+        spec; its processes and log file are its own)."""
         entrant = self.resolve(spec)
         info = self._bots[entrant.name]
         if info.program is None and not isolate:
+            if info.cls is None:
+                raise EntrantError(f"{entrant.spec}: its module was read, not run (--sandbox): "
+                                   "it plays in its own process only")
             return lambda cls=info.cls, kwargs=entrant.kwargs: cls(**kwargs)
         options = dict(info.parameters, **entrant.kwargs) if info.program is not None else {}
         if pool is not None:
             program = self.program(entrant, pool, isolate)
-            return lambda: pool.bot(program, entrant.spec, options)
+            return lambda: pool.bot(program, label or entrant.spec, options)
 
         def own_pool():
             pool = ProcessPool()
@@ -567,8 +595,19 @@ class BotRegistry:
         info = self._bots[entrant.name]
         if info.program is not None or not isolate:
             return info.program
-        name = f"sources-{sources_digest(self._files)[:12]}.json"
-        return serve_program(entrant.spec, pool.file(name, encode_sources(self._files)))
+        # sandboxed, a bot gets its own files only: other bots' code is theirs
+        files = self._files if pool.settings.sandbox is None else self._own_files(info)
+        name = f"sources-{sources_digest(files)[:12]}.json"
+        return serve_program(entrant.spec, pool.file(name, encode_sources(files)))
+
+    def _own_files(self, info: BotInfo) -> dict:
+        """A folder bot's files as read, in the form of `source_files()`: its module, its
+        folder's helpers and the files it lists ({} for other bots)."""
+        if info.origin not in self._bundles:
+            return {}
+        folder = os.path.dirname(info.origin)
+        files = self._files[folder]
+        return {folder: {name: files[name] for name in self._bundles[info.origin] if name in files}}
 
     def start_check(self, specs, settings: ProcessSettings | None = None) -> dict:
         """Start once every TOML bot among the entrants `specs` and exchange hello: {spec: the
@@ -640,6 +679,7 @@ class BotRegistry:
     def _load_folder(self, folder: Path, origin_folder: str):
         """The bots of `folder` (this machine's copy of the bots folder `origin_folder`)."""
         files = self._files.setdefault(origin_folder, {})
+        scripts = set()  # the .py files the TOML files' commands name
         for path in sorted(folder.glob("*.toml")):
             origin = os.path.join(origin_folder, path.name)
             try:
@@ -650,6 +690,7 @@ class BotRegistry:
                                  _error_line(exc), path.stem)
                 continue
             program = declared.program
+            scripts |= _files_named(program.command, folder, origin_folder)
             self._register(BotInfo(program.name, ExternalBot, origin, declared.description,
                                    declared.options, program), origin)
         modules = sorted(folder.glob("*.py"))
@@ -663,8 +704,8 @@ class BotRegistry:
                 self._add_broken(origin, _error_line(exc), path.stem)
                 continue
             files[path.name] = data
-            if path.name in helpers:
-                continue
+            if path.name in helpers or path.name in scripts or path.name in NOT_BOT_MODULES:
+                continue  # a helper, a TOML bot's program, a build script: never a bot module
             try:
                 extra = bundle_files(folder, declared_files(source))
             except (OSError, ValueError) as exc:
@@ -673,6 +714,9 @@ class BotRegistry:
                 continue
             files.update(extra)
             self._bundles[origin] = [path.name, *helpers, *sorted(set(extra) - {path.name})]
+            if not self._run_modules:
+                self._read_without_running(source, origin, path.stem)
+                continue
             try:
                 module = _exec_file(path, origin, source)
             except (Exception, SystemExit) as exc:  # a bot module's failure is reported, not fatal
@@ -680,6 +724,20 @@ class BotRegistry:
                 continue
             for cls in _bot_classes(module):
                 self._add(cls, origin)
+
+    def _read_without_running(self, source: str, origin: str, stem: str):
+        """Register the bots of a folder module read from its source (kdtourney.bots.source_scan):
+        they play in their own process only, where the module runs."""
+        try:
+            found = bots_in_source(source, origin)
+        except (SyntaxError, ValueError) as exc:
+            self._add_broken(origin, _error_line(exc), stem)
+            return
+        if not found:
+            self._add_broken(origin, "no bot class found by reading the source (with --sandbox "
+                                     "a module is read, not run: see the README)", stem)
+        for name, description, parameters in found:
+            self._register(BotInfo(name, None, origin, description, parameters), origin)
 
     def _load_entry_points(self):
         try:
@@ -740,8 +798,8 @@ class BotRegistry:
             return
         old = self._bots.get(name)
         if old is not None:
-            if old.cls is info.cls and old.program is None:  # one class reached twice (e.g. an
-                return                                       # entry point to a built-in)
+            if old.cls is info.cls and old.cls is not None and old.program is None:
+                return  # one class reached twice (e.g. an entry point to a built-in)
             raise DuplicateBotError(f"two bots are named {name!r}: {_where(old)} and {_where(info)}")
         self._bots[name] = info
 

@@ -305,3 +305,14 @@ def test_a_bot_of_several_files_plays_isolated(tmp_path):
     t = prepare(registry, bots="terrain-taster,greedy", games=2, seed=1)
     out = run_tournament(t, tmp_path / "t", registry, workers=1, play=PlaySettings(isolate=True))
     assert out.complete and load_faults(tmp_path / "t").empty
+
+
+def test_in_an_aa_test_each_entrant_has_its_own_log(tmp_path):
+    registry = registry_of(write_fake_bots(tmp_path / "bots", ["illegal"], at=99))
+    t = prepare(registry, bots=["illegal", "illegal"], games=2, seed=1)
+    assert t.entrants == ("illegal#1", "illegal#2")
+    assert run_tournament(t, tmp_path / "t", registry, workers=1).complete
+    logs = tmp_path / "t" / "logs"
+    for label in t.entrants:  # each writes its `log` message of every game to its own file
+        lines = (logs / (label.replace("#", "_") + ".log")).read_text().splitlines()
+        assert len(lines) == 2 and all("] log: game " in line for line in lines)

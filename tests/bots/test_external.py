@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from kdtp_support import left_behind, new_marker, write_fake_bots
+from kdtp_support import left_behind, new_marker, processes_with, write_fake_bots
 
 from kdtourney.bots.clock import TimeControl
 from kdtourney.bots.external import (BotProtocolError, BotTimeout, ExternalBot, IllegalAnswer,
@@ -216,3 +216,30 @@ def test_an_isolated_folder_bot_plays_as_it_does_in_process():
                 action = game.legal_actions()[0]
             game.apply(action)
         isolated.close()
+
+
+def test_a_pool_keeps_at_most_its_bound_of_idle_processes_evicting_the_least_recent(tmp_path):
+    marker = new_marker()
+    names = ["a", "b", "c", "d", "e"]  # bots that play normally
+    registry = registry_of(write_fake_bots(tmp_path, names, marker=marker))
+    rules = Rules(2)
+    pids = {}
+
+    def one_game(name):
+        bot = registry.factory(name, pool)()
+        bot.setup(0, rules, 1)
+        pids[name] = bot._process.pid
+        bot.close()
+
+    with ProcessPool(ProcessSettings(idle_processes=2)) as pool:
+        for name in names:
+            one_game(name)
+        assert pool.idle == 2
+        assert sorted(processes_with(marker)) == sorted([pids["d"], pids["e"]])  # a, b, c: gone
+        started = dict(pids)
+        one_game("d")  # idle: reused
+        assert pids["d"] == started["d"]
+        one_game("a")  # evicted: started again, and e (now the least recent) goes
+        assert pids["a"] != started["a"] and pool.idle == 2
+        assert sorted(processes_with(marker)) == sorted([pids["d"], pids["a"]])
+    assert left_behind(marker) == []

@@ -548,3 +548,18 @@ def test_bad_bot_files_are_a_broken_module(tmp_path, monkeypatch, files, error):
     assert error in broken.error
     with pytest.raises(EntrantError, match="KDTOURNEY_FILES"):
         reg.resolve("fbot")
+
+
+def test_a_kdtp_script_and_build_scripts_in_a_bots_folder_are_never_imported(tmp_path):
+    mark = tmp_path / "ran"
+    side_effect = f"open({str(mark)!r}, 'a').write(__file__ + '\\n')\n"
+    folder = tmp_path / "bots"
+    folder.mkdir()
+    (folder / "script.py").write_text("import sys\n" + side_effect + "sys.stdin.read()\n")
+    (folder / "script.toml").write_text(f'name = "script"\ncommand = ["{sys.executable}", '
+                                        '"script.py"]\n')
+    (folder / "setup.py").write_text(side_effect)
+    (folder / "build.py").write_text(side_effect)
+    registry = BotRegistry([folder], env=False, cwd=False, entry_points=False)
+    assert "script" in registry.bots and registry.broken == []
+    assert not mark.exists()

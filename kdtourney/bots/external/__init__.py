@@ -10,21 +10,25 @@ One module per concern:
 - launch: starting a process (its own session, death with its parent), killing its group;
 - process: one `BotProcess`, KDTP lines with deadlines, its stderr and log, the failures;
 - pool: the `ProcessPool` of a worker process and the start-up check (`check_programs`);
-- bot: `ExternalBot`, the `Bot` adapter.
+- bot: `ExternalBot`, the `Bot` adapter;
+- sandbox: `--sandbox`, bubblewrap's command line and the limits of a sandboxed process.
 """
 
 from kdtourney.bots.external.bot import ExternalBot
 from kdtourney.bots.external.declaration import Declared, Program, load_toml, serve_program
 from kdtourney.bots.external.identity import program_files, program_identity
 from kdtourney.bots.external.launch import die_with_parent, kill_group, start_process
+from kdtourney.bots.external.sandbox import Limits, Sandbox, SandboxError
 from kdtourney.bots.external.pool import ProcessPool, check_programs, log_name
 from kdtourney.bots.external.process import (DEFAULT_MOVE_TIME_MARGIN, DEFAULT_STARTUP_TIMEOUT,
                                              LOG_BYTES, QUIT_GRACE, BotExited, BotFailure,
-                                             BotProcess, BotProtocolError, BotTimeout,
+                                             BotOutOfMemory, BotOutputFlood, BotProcess,
+                                             BotProtocolError, BotTimeout,
                                              IllegalAnswer, ProcessSettings, StartupError)
 
 __all__ = ["Program", "Declared", "ProcessSettings", "ProcessPool", "ExternalBot", "BotProcess",
            "BotFailure", "BotTimeout", "BotExited", "BotProtocolError", "IllegalAnswer",
+           "BotOutOfMemory", "BotOutputFlood", "Sandbox", "Limits", "SandboxError",
            "StartupError", "load_toml", "serve_program", "check_programs", "kill_group",
            "die_with_parent", "start_process", "program_files", "program_identity", "log_name",
            "DEFAULT_MOVE_TIME_MARGIN", "DEFAULT_STARTUP_TIMEOUT", "QUIT_GRACE", "LOG_BYTES"]

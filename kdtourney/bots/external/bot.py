@@ -19,27 +19,27 @@ class ExternalBot(Bot):
 
     out_of_process = True
 
-    def __init__(self, pool: "ProcessPool", program: Program, spec: str, options: dict,
+    def __init__(self, pool: "ProcessPool", program: Program, entrant: str, options: dict,
                  owns_pool: bool = False):
-        self.pool, self.program, self.spec, self.options = pool, program, spec, dict(options)
+        self.pool, self.program, self.entrant, self.options = pool, program, entrant, dict(options)
         self.name = program.name
         self.owns_pool = owns_pool  # close() closes the pool too
         self._process: BotProcess | None = None
 
     def setup(self, seat, rules, seed):
         if self._process is None:
-            self._process = self.pool.lend(self.program, self.spec)
+            self._process = self.pool.lend(self.program, self.entrant)
         process = self._process
         if not process.alive():
             if process.proc is not None:  # died since its last game: a fresh one
-                self.pool.give_back(self.program, self.spec, process)
-                process = self._process = self.pool.lend(self.program, self.spec)
+                self.pool.give_back(self.program, self.entrant, process)
+                process = self._process = self.pool.lend(self.program, self.entrant)
             process.game = self.pool.game  # what it writes while starting is logged in this game
             try:
                 process.start()
             finally:
                 self.pool.started(process)
-        process.game = self.pool.game
+        process.new_game(self.pool.game)
         kdtp.warm_up()
         message = kdtp.game_message(self.pool.game, seat, rules, int(seed), self.options,
                                     self.pool.settings.clock)
@@ -84,7 +84,7 @@ class ExternalBot(Bot):
 
     def close(self):
         if self._process is not None:
-            self.pool.give_back(self.program, self.spec, self._process)
+            self.pool.give_back(self.program, self.entrant, self._process)
             self._process = None
         if self.owns_pool:
             self.pool.close()

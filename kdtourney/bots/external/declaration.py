@@ -16,15 +16,16 @@ from pathlib import Path
 class Program:
     """How to start a bot. name: the bot's name in the registry; command: the argv, its program
     resolved; cwd: the working directory; origin: the TOML file (or 'kdtourney serve');
-    declared: the command as the TOML file wrote it; files: the paths the TOML file lists as
-    the bot's besides its folder (kdtourney.bots.external.identity)."""
+    declared: the command as the TOML file wrote it; reads: files it reads outside its folder
+    (a TOML file's `files`, a served bot's sources file): part of a TOML bot's identity
+    (kdtourney.bots.external.identity), and a sandbox shows them."""
 
     name: str
     command: tuple
     cwd: str
     origin: str
     declared: tuple = ()
-    files: tuple = ()
+    reads: tuple = ()
 
     @property
     def executable(self) -> str | None:
@@ -85,12 +86,17 @@ def load_toml(path: Path, origin: str | None = None) -> Declared:
     if os.sep in first and not os.path.isabs(first):
         first = os.path.normpath(os.path.join(folder, first))
     program = Program(name=name, command=(first, *command[1:]), cwd=folder, origin=origin,
-                      declared=tuple(command), files=tuple(files))
+                      declared=tuple(command),
+                      reads=tuple(os.path.normpath(os.path.join(folder, f)) for f in files))
     return Declared(program, description.strip(), dict(options))
+
+
+SERVED = "kdtourney serve"   # the origin of a Python bot served in its own process
 
 
 def serve_program(spec: str, sources_file: str) -> Program:
     """`kdtourney serve SPEC` with the bot sources of `sources_file` (JSON {origin: text}): a
     Python bot in its own process, exactly as the harness would play it in-process."""
     command = (sys.executable, "-m", "kdtourney", "serve", spec, "--sources", sources_file)
-    return Program(name=spec, command=command, cwd=os.getcwd(), origin="kdtourney serve")
+    return Program(name=spec, command=command, cwd=os.getcwd(), origin=SERVED,
+                   reads=(sources_file,))

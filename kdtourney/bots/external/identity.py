@@ -80,7 +80,7 @@ def run_paths(program: Program) -> list[Path]:
         if not arg.startswith("-") and Path(program.cwd, arg).exists():
             paths.append(Path(program.cwd, arg))
         i += 1
-    return paths + [Path(program.cwd, p) for p in program.files]
+    return paths + [Path(program.cwd, p) for p in program.reads]
 
 
 def program_files(program: Program) -> dict[str, Path]:

@@ -1,5 +1,6 @@
 """Starting a bot process: its own session (process group), pipes on stdin, stdout and stderr,
-and on Linux SIGKILL when the process that started it dies (PR_SET_PDEATHSIG).
+and on Linux SIGKILL when the process that started it dies (PR_SET_PDEATHSIG, set by util-linux's
+`setpriv --pdeathsig` in the child: no Python code runs between fork and exec).
 
 Killing a bot kills its group, so a child it started dies too and cannot keep a pipe open; the
 pool reports its process groups (`track`) so that the parent of a dead worker can kill the bots'
@@ -9,8 +10,10 @@ children as well.
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,6 +24,7 @@ from kdtourney.bots.external.declaration import Program
 _PR_SET_PDEATHSIG = 1
 _LIBC = None
 _LAUNCHER = None
+_SETPRIV = shutil.which("setpriv") if sys.platform.startswith("linux") else None
 
 
 def _libc():
@@ -45,12 +49,11 @@ def die_with_parent(sig: int = signal.SIGKILL, parent: int | None = None) -> Non
         os.kill(os.getpid(), sig)
 
 
-def _popen(program: Program) -> subprocess.Popen:
-    return subprocess.Popen(
-        program.command, cwd=program.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
-        preexec_fn=(lambda parent=os.getpid(): die_with_parent(signal.SIGKILL, parent))
-        if _libc() else None)
+def _popen(argv: list, cwd: str) -> subprocess.Popen:
+    if _SETPRIV:  # dies with the launcher thread; set by setpriv itself, no preexec_fn here
+        argv = [_SETPRIV, "--pdeathsig", "KILL", "--", *argv]
+    return subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
 
 
 class _Launcher(threading.Thread):
@@ -63,29 +66,40 @@ class _Launcher(threading.Thread):
 
     def run(self):
         while True:
-            program, reply = self.jobs.get()
+            job, reply = self.jobs.get()
             try:
-                reply.put((True, _popen(program)))
+                reply.put((True, _popen(*job)))
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 reply.put((False, exc))
 
-    def start_process(self, program: Program) -> subprocess.Popen:
+    def start_process(self, argv: list, cwd: str) -> subprocess.Popen:
         reply: queue.Queue = queue.Queue(maxsize=1)
-        self.jobs.put((program, reply))
+        self.jobs.put(((argv, cwd), reply))
         ok, value = reply.get()
         if not ok:
             raise value
         return value
 
 
-def start_process(program: Program) -> subprocess.Popen:
-    """Start `program` in its own session, pipes on stdin, stdout and stderr."""
+def check_runnable(program: Program) -> None:
+    """FileNotFoundError or PermissionError, as exec would give, when the program is not there."""
+    if program.executable is None:
+        first = program.command[0]
+        if os.sep in first and os.path.exists(first):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), first)
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), first)
+
+
+def start_process(program: Program, argv: list | None = None) -> subprocess.Popen:
+    """Start `program` (or `argv` instead of its command, in its folder: a sandbox's) in its own
+    session, pipes on stdin, stdout and stderr, killed when this process's launcher thread ends
+    (where util-linux's setpriv is there)."""
     global _LAUNCHER
+    check_runnable(program)
     if _LAUNCHER is None:
-        _libc()  # loaded here, not in the child between fork and exec
         _LAUNCHER = _Launcher()
         _LAUNCHER.start()
-    return _LAUNCHER.start_process(program)
+    return _LAUNCHER.start_process(list(argv or program.command), program.cwd)
 
 
 def kill_group(pgid: int) -> None:

@@ -3,7 +3,10 @@
 A game borrows the processes it needs (`ExternalBot`), one per entrant and seat in use, gives them
 back at `close`, and the next game reuses them, so a slow start (a JVM) is paid once. A process
 that crashed, timed out or broke the protocol is killed and a new one started for the next game.
-`ProcessPool.close` sends `quit`, waits 2 s, then kills what is left.
+`ProcessPool.close` sends `quit`, waits 2 s, then kills what is left. At most
+`ProcessSettings.idle_processes` processes wait idle: past that, the one idle the longest is
+asked to quit (and killed if it does not), so a round robin of many entrants does not keep a
+process for every entrant and seat ever played on a worker.
 """
 
 from __future__ import annotations
@@ -22,9 +25,12 @@ from kdtourney.bots.external.process import (QUIT_GRACE, BotFailure, BotProcess,
                                              StartupError)
 
 
-def log_name(spec: str) -> str:
-    """The log file of an entrant: its spec with what a file name cannot hold replaced."""
-    return re.sub(r"[^A-Za-z0-9_.=+-]+", "_", spec) + ".log"
+EVICT_GRACE = 0.5   # s an evicted process has to exit after quit before it is killed
+
+
+def log_name(entrant: str) -> str:
+    """The log file of an entrant: its label with what a file name cannot hold replaced."""
+    return re.sub(r"[^A-Za-z0-9_.=+-]+", "_", entrant) + ".log"
 
 
 class ProcessPool:
@@ -32,14 +38,16 @@ class ProcessPool:
 
     track: called with the list of the live bots' process groups whenever it changes (the local
     runner's parent kills them if this worker dies). `game`: the game index being played, for the
-    `game` messages and the logs.
+    `game` messages and the logs. An entrant is its label (`random#2` in an A/A test): its
+    processes are its own, and so is its log file.
     """
 
     def __init__(self, settings: ProcessSettings | None = None, track=None):
         self.settings = settings or ProcessSettings()
         self.track = track
         self.game = 0
-        self._idle: dict = collections.defaultdict(list)   # (program, spec) -> [BotProcess]
+        # idle processes, least recently given back first: BotProcess -> (program, entrant)
+        self._idle: collections.OrderedDict = collections.OrderedDict()
         self._all: list[BotProcess] = []
         self._tmp = None
 
@@ -53,21 +61,20 @@ class ProcessPool:
                 f.write(text)
         return path
 
-    def bot(self, program: Program, spec: str, options: dict) -> ExternalBot:
-        """A new ExternalBot for one game of the entrant `spec`."""
-        return ExternalBot(self, program, spec, options)
+    def bot(self, program: Program, entrant: str, options: dict) -> ExternalBot:
+        """A new ExternalBot for one game of `entrant` (its label)."""
+        return ExternalBot(self, program, entrant, options)
 
-    def lend(self, program: Program, spec: str) -> BotProcess:
+    def lend(self, program: Program, entrant: str) -> BotProcess:
         """A live process of this entrant, started if none is idle (not started yet: the bot's
         first `setup` starts it)."""
-        idle = self._idle[(program, spec)]
-        while idle:
-            process = idle.pop()
+        for process in reversed([p for p, key in self._idle.items() if key == (program, entrant)]):
+            del self._idle[process]
             if process.alive():
                 return process
             self._retire(process)
         log = None if self.settings.log_dir is None else os.path.join(self.settings.log_dir,
-                                                                      log_name(spec))
+                                                                      log_name(entrant))
         process = BotProcess(program, self.settings, log)
         self._all.append(process)
         return process
@@ -75,14 +82,23 @@ class ProcessPool:
     def started(self, process: BotProcess) -> None:
         self._tracked()
 
-    def give_back(self, program: Program, spec: str, process: BotProcess) -> None:
-        if process.alive():
-            self._idle[(program, spec)].append(process)
-        else:
+    def give_back(self, program: Program, entrant: str, process: BotProcess) -> None:
+        if not process.alive():
             self._retire(process)
+            return
+        self._idle[process] = (program, entrant)
+        while len(self._idle) > self.settings.idle_processes:  # the least recently used goes
+            oldest, _ = self._idle.popitem(last=False)
+            oldest.quit()
+            self._retire(oldest, grace=EVICT_GRACE)
 
-    def _retire(self, process: BotProcess) -> None:
-        process.stop(grace=0)
+    @property
+    def idle(self) -> int:
+        """How many processes wait idle."""
+        return len(self._idle)
+
+    def _retire(self, process: BotProcess, grace: float = 0) -> None:
+        process.stop(grace=grace)
         if process in self._all:
             self._all.remove(process)
         self._tracked()

@@ -30,9 +30,11 @@ from kdtourney.bots import kdtp
 from kdtourney.bots.clock import TimeControl
 from kdtourney.bots.external.declaration import Program
 from kdtourney.bots.external.launch import kill_group, start_process
+from kdtourney.bots.external.sandbox import Sandbox
 
 DEFAULT_MOVE_TIME_MARGIN = 0.2   # s the harness waits beyond --move-time-limit (pipes, scheduler)
 DEFAULT_STARTUP_TIMEOUT = 20.0   # s for a new process to answer hello (a JVM, a network loading)
+DEFAULT_IDLE_PROCESSES = 8       # bot processes a worker keeps idle (a served Python bot: ~100 MB)
 QUIT_GRACE = 2.0                 # s a bot has to exit after quit before it is killed
 WRITE_TIMEOUT = 5.0              # s a message without an answer (game, result) may take to write
 TAIL_LINES = 10                  # stderr lines a fault keeps
@@ -67,6 +69,14 @@ class IllegalAnswer(BotFailure):
     """A well-formed action that is not one of the legal actions sent."""
 
 
+class BotOutOfMemory(BotExited):
+    """Killed by the kernel past its sandbox's memory limit."""
+
+
+class BotOutputFlood(BotFailure):
+    """Wrote more than its sandbox's output limit in one game (stdout and stderr)."""
+
+
 class StartupError(ValueError):
     """A program that does not start or does not answer hello; one line naming its origin."""
 
@@ -79,13 +89,15 @@ class ProcessSettings:
     (kdtourney.bots.clock; what each decision may take comes with it, `view.time_left`);
     margin: seconds waited beyond what a decision may take; startup_timeout: seconds for hello;
     log_dir: the folder of the entrants' stderr logs (None: only the last lines are kept, for
-    faults)."""
+    faults); sandbox: every process inside one, with its limits (kdtourney.bots.external.sandbox;
+    None: none); idle_processes: how many processes a pool keeps waiting for a next game."""
 
     clock: TimeControl | None = None
     margin: float = DEFAULT_MOVE_TIME_MARGIN
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     log_dir: str | None = None
-
+    sandbox: Sandbox | None = None
+    idle_processes: int = DEFAULT_IDLE_PROCESSES
 
 
 # --- one bot process ---------------------------------------------------------------------------
@@ -111,6 +123,11 @@ class BotProcess:
         self._pidfd = None
         self.stopped = False
         self.started_at = 0.0
+        self.confinement = None              # its sandbox, if any
+        self.output = 0                      # bytes written (stdout and stderr) in this game
+        self.flooded = False                 # killed for writing past the output limit
+        sandbox = settings.sandbox
+        self._output_limit = None if sandbox is None else sandbox.limits.output_bytes
 
     # starting
 
@@ -130,9 +147,15 @@ class BotProcess:
     def spawn(self) -> None:
         """Start the process (BotExited if it cannot be), its stderr drain and its log."""
         try:
-            self.proc = start_process(self.program)
+            argv = None
+            if self.settings.sandbox is not None:
+                self.confinement = self.settings.sandbox.confine(self.program)
+                argv = self.confinement.argv()
+            self.proc = start_process(self.program, argv)
         except OSError as exc:
             self.broken = True
+            if self.confinement is not None:
+                self.confinement.release()
             raise BotExited(f"cannot start {shlex.join(self.program.declared or self.program.command)}"
                             f": {exc.strerror or exc}") from None
         self.started_at = time.monotonic()
@@ -263,6 +286,7 @@ class BotProcess:
                     self.fail(BotExited, f"closed its standard output (while asked for {what})")
                 self.fail(BotExited, f"{self._gone()} (while asked for {what})")
             self._buffer += chunk
+            self._count_output(len(chunk))
             got = True
             if len(chunk) < _READ:  # the pipe is empty now (a read takes what a pipe has)
                 return True
@@ -287,10 +311,35 @@ class BotProcess:
         return f"exited with status {code}"
 
     def fail(self, kind: type, message: str):
-        """Kill the bot (it is restarted for the next game) and raise `kind` with its stderr."""
+        """Kill the bot (it is restarted for the next game) and raise `kind` with its stderr; a
+        sandboxed bot killed by a limit raises that limit's failure instead."""
         self.broken = True
-        self.stop(grace=0)
+        self.stop(grace=0, release=False)
+        limits = None if self.settings.sandbox is None else self.settings.sandbox.limits
+        if self.flooded:
+            kind, message = BotOutputFlood, f"wrote more than its output limit of " \
+                                            f"{limits.output_mib} MiB in one game ({message})"
+        elif kind is BotExited and self.confinement is not None \
+                and self.confinement.out_of_memory():
+            kind, message = BotOutOfMemory, f"was killed past its memory limit of " \
+                                            f"{limits.memory_mib} MiB ({message})"
+        elif self.confinement is not None and self.confinement.hit_process_limit():
+            message += f" (it reached its limit of {limits.processes} processes)"
+        if self.confinement is not None:
+            self.confinement.release()
         raise kind(message, self.stderr_tail())
+
+    def new_game(self, game: int) -> None:
+        """A game starts: its index for the log, its output counted from zero."""
+        self.game, self.output = game, 0
+
+    def _count_output(self, n: int) -> None:
+        """`n` more bytes written; past the output limit the bot is killed (then it fails)."""
+        self.output += n
+        if self._output_limit is not None and self.output > self._output_limit \
+                and not self.flooded:
+            self.flooded = True
+            kill_group(self.proc.pid)
 
     # stderr and the log
 
@@ -305,6 +354,7 @@ class BotProcess:
             self._draining = True
             if not chunk:
                 break
+            self._count_output(len(chunk))
             lines = (partial + chunk).split(b"\n")
             partial = lines.pop()
             if len(partial) > 4096:  # a line without end: keep it in pieces
@@ -363,8 +413,9 @@ class BotProcess:
             except BotFailure:
                 pass
 
-    def stop(self, grace: float = QUIT_GRACE) -> None:
-        """Wait up to `grace` seconds for the bot to exit, then kill its process group; reap it.
+    def stop(self, grace: float = QUIT_GRACE, release: bool = True) -> None:
+        """Wait up to `grace` seconds for the bot to exit, then kill its process group; reap it;
+        remove its sandbox (with `release`: `fail` reads the sandbox's verdict first).
         Once only: afterwards its pid may belong to another process."""
         if self.proc is None or self.stopped:
             return
@@ -398,6 +449,8 @@ class BotProcess:
             self.log_path = None
         if self.proc.stderr is not None and not (self._drain and self._drain.is_alive()):
             self.proc.stderr.close()
+        if release and self.confinement is not None:
+            self.confinement.release()
 
 
 def show(message) -> str:

@@ -1,0 +1,257 @@
+"""`--sandbox`: a bot process inside bubblewrap (`bwrap`), with limits that give verdicts.
+
+kdtourney only assembles bwrap's arguments (`Sandbox.confine`); the isolation is the kernel's
+namespaces, set up by bwrap:
+- its own PID namespace (`--unshare-pid`): the bot sees neither the harness nor other bots, and
+  when the bot process ends, or bwrap is killed (`--die-with-parent`), the kernel kills every
+  process left in the namespace, daemons included;
+- no network (`--unshare-net`: a loopback interface only), its own IPC and host name;
+- a filesystem of read-only binds: the system (/usr, the library links, a few files of /etc), the
+  runtime the command needs (the folder of its program, the Python prefix for Python, the
+  project's venv and kdtourney for a served Python bot), the bot's own folder; /tmp is a private
+  tmpfs (the only place it can write), /proc its own, /dev a minimal one. Nothing else is there:
+  not the tournament folder, not the user's home, not another bot's folder.
+- no capabilities (`--cap-drop ALL`, with no_new_privs), an empty environment but PATH, HOME=/tmp.
+
+Limits (`Limits`): memory and processes through a cgroup of its own per bot process when this
+machine lets kdtourney create one (cgroup v2, or v1's memory and pids hierarchies: root, or a
+delegated tree); the kernel kills the bot past `memory.max` and `memory.events` (v1:
+`memory.oom_control`) says so, which is the `memory` verdict. Without a writable cgroup, memory is
+bounded by RLIMIT_DATA (`prlimit`): an allocation past it fails inside the bot, whose crash is then
+reported as a crash, and the number of processes is not bounded (the PID namespace still ends them
+all). The output limit is the harness's (kdtourney.bots.external.process).
+"""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+
+from kdtourney.bots.external.declaration import SERVED, Program
+
+INSTALL_HINT = "apt-get install bubblewrap"
+DEFAULT_MEMORY_MIB = 1024    # a served Python bot with numpy and Numba takes about 150 MiB
+DEFAULT_PROCESSES = 64       # processes and threads (a JVM starts about 20 threads)
+DEFAULT_OUTPUT_MIB = 16      # stdout and stderr a bot may write per game
+SYSTEM_DIRS = ("/usr",)
+SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime",
+             "java-*", "nodejs", "ssl/openssl.cnf")
+CGROUP_ROOT = "/sys/fs/cgroup"
+NUMBA_COPY_FROM = "/run/kdtourney-numba"
+
+
+class SandboxError(ValueError):
+    """No sandbox on this machine; one line saying what to install."""
+
+
+def bwrap_path() -> str:
+    """bwrap's path; SandboxError naming the package to install when it is not there."""
+    found = shutil.which("bwrap")
+    if found is None:
+        raise SandboxError(f"--sandbox needs bubblewrap (bwrap), which is not installed: install "
+                           f"it, e.g. `{INSTALL_HINT}`")
+    return found
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a sandboxed bot process may use: memory (MiB, its processes together), processes
+    (and threads), output (MiB written to stdout and stderr per game)."""
+
+    memory_mib: int = DEFAULT_MEMORY_MIB
+    processes: int = DEFAULT_PROCESSES
+    output_mib: int = DEFAULT_OUTPUT_MIB
+
+    @property
+    def output_bytes(self) -> int:
+        return self.output_mib << 20
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How bot processes are sandboxed: their limits."""
+
+    limits: Limits = Limits()
+
+    def confine(self, program: Program) -> "Confinement":
+        """The sandbox of one process of `program`."""
+        return Confinement(self, program)
+
+
+_COUNTER = itertools.count()
+
+
+def _prefix(program: str) -> str:
+    """The installation a program belongs to: a venv or a Python (the folder above its bin/),
+    else its own folder."""
+    folder = os.path.dirname(program)
+    above = os.path.dirname(folder)
+    if os.path.basename(folder) == "bin" and (
+            os.path.exists(os.path.join(above, "pyvenv.cfg"))
+            or glob.glob(os.path.join(above, "lib", "python3*"))):
+        return above
+    return folder
+
+
+def _numba_caches() -> list[str]:
+    """The folders of this installation's Numba cache of kdtourney's kernels, one per package
+    folder (see kdtourney._jit_cache)."""
+    import kdtourney
+    from kdtourney._jit_cache import PackageCacheLocator
+
+    package = os.path.dirname(os.path.abspath(kdtourney.__file__))
+    found = []
+    for sub in sorted(os.listdir(package)):
+        source = os.path.join(package, sub, "_kernels.py")
+        if not os.path.isdir(os.path.dirname(source)):
+            continue
+        path = PackageCacheLocator(_numba_caches, source).get_cache_path()
+        if os.environ.get("NUMBA_CACHE_DIR"):  # the user's choice, which Numba takes first
+            path = os.path.join(os.environ["NUMBA_CACHE_DIR"], os.path.basename(path))
+        if os.path.isdir(path):
+            found.append(path)
+    return found
+
+
+class Confinement:
+    """One bot process's sandbox: its bwrap command line and its cgroup (made by `argv`,
+    removed by `release`), and what the cgroup saw (`out_of_memory`, `hit_process_limit`)."""
+
+    def __init__(self, sandbox: Sandbox, program: Program):
+        self.sandbox, self.program = sandbox, program
+        self.served = program.origin == SERVED  # kdtourney serve: no folder of its own
+        self.cgroups: list[str] = []
+        self.version = None
+
+    def argv(self) -> list[str]:
+        """The command starting the bot in its sandbox (its cgroup made now)."""
+        limits = self.sandbox.limits
+        command = [bwrap_path(), "--die-with-parent", "--new-session", "--unshare-pid",
+                   "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+                   "--cap-drop", "ALL", "--clearenv", "--setenv", "PATH",
+                   "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
+                   "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8",
+                   "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        for path in SYSTEM_DIRS:
+            command += ["--ro-bind", path, path]
+        for path in SYSTEM_LINKS:
+            if os.path.islink(path):
+                command += ["--symlink", os.readlink(path), path]
+            elif os.path.isdir(path):
+                command += ["--ro-bind", path, path]
+        for pattern in ETC_FILES:
+            for path in sorted(glob.glob(os.path.join("/etc", pattern))):
+                command += ["--ro-bind", path, path]
+        for path in self._visible():
+            command += ["--ro-bind", path, path]
+        command += ["--chdir", "/tmp" if self.served else self.program.cwd]
+        if self.served:  # a private copy of kdtourney's compiled kernels (a bot cannot alter them)
+            for path in _numba_caches():
+                command += ["--ro-bind", path, f"{NUMBA_COPY_FROM}/{os.path.basename(path)}"]
+            command += ["--setenv", "NUMBA_CACHE_DIR", "/tmp/numba", "--", "/bin/sh", "-c",
+                        f'cp -R {NUMBA_COPY_FROM} /tmp/numba 2>/dev/null; exec "$@"', "sh"]
+        else:
+            command += ["--"]
+        command += self.program.command
+        self._make_cgroups()
+        if self.cgroups:  # the shell joins the cgroups, then becomes bwrap: nothing escapes them
+            join = " && ".join(f'echo $$ > "${i + 1}/cgroup.procs"' for i in range(len(self.cgroups)))
+            n = len(self.cgroups)
+            return ["/bin/sh", "-c", f'{join} && shift {n} && exec "$@"', "sh", *self.cgroups,
+                    *command]
+        return ["prlimit", f"--data={limits.memory_mib << 20}", "--", *command]
+
+    def _visible(self) -> list[str]:
+        """The folders (and files) the bot sees besides the system: its own folder, the runtime
+        of its program, Python's prefixes for Python, and the files it `reads`."""
+        paths = [*self.program.reads] + ([] if self.served else [self.program.cwd])
+        executable = self.program.command[0]
+        if os.path.isabs(executable):  # a bare name is looked up on the sandbox's PATH (/usr)
+            paths += [os.path.dirname(executable), _prefix(executable),
+                      _prefix(os.path.realpath(executable))]
+        if self.served:  # the venv, its Python, kdtourney itself (an editable install is outside)
+            import kdtourney
+            paths += [sys.prefix, sys.base_prefix,
+                      os.path.dirname(os.path.abspath(kdtourney.__file__))]
+        kept = []
+        for path in sorted(set(os.path.abspath(p) for p in paths if p and os.path.exists(p))):
+            if path in ("/", "/tmp") or any(path.startswith(k + os.sep) for k in kept) \
+                    or path == "/usr" or path.startswith("/usr/"):
+                continue
+            kept.append(path)
+        return kept
+
+    # the cgroup
+
+    def _make_cgroups(self) -> None:
+        limits = self.sandbox.limits
+        name = f"kdtourney-{os.getpid()}-{next(_COUNTER)}"
+        memory = str(limits.memory_mib << 20)
+        if os.path.exists(os.path.join(CGROUP_ROOT, "cgroup.controllers")):  # v2
+            settings = {os.path.join(CGROUP_ROOT, "kdtourney", name): {
+                "memory.max": memory, "memory.swap.max": "0", "pids.max": str(limits.processes)}}
+            parent = os.path.join(CGROUP_ROOT, "kdtourney")
+            try:
+                os.makedirs(parent, exist_ok=True)
+                with open(os.path.join(parent, "cgroup.subtree_control"), "w") as f:
+                    f.write("+memory +pids")
+            except OSError:
+                return
+            self.version = 2
+        else:  # v1: one folder per hierarchy
+            settings = {os.path.join(CGROUP_ROOT, "memory", "kdtourney", name): {
+                "memory.limit_in_bytes": memory, "memory.memsw.limit_in_bytes": memory},
+                os.path.join(CGROUP_ROOT, "pids", "kdtourney", name): {
+                "pids.max": str(limits.processes)}}
+            self.version = 1
+        try:
+            for folder, values in settings.items():
+                os.makedirs(folder)
+                self.cgroups.append(folder)
+                for key, value in values.items():
+                    path = os.path.join(folder, key)
+                    if os.path.exists(path) or key != "memory.memsw.limit_in_bytes":
+                        with open(path, "w") as f:
+                            f.write(value)
+        except OSError:  # no cgroup for us here: rlimits instead
+            self.release()
+            self.version = None
+
+    def _events(self, name: str) -> dict:
+        for folder in self.cgroups:
+            path = os.path.join(folder, name)
+            if os.path.exists(path):
+                try:
+                    with open(path) as f:
+                        return {k: int(v) for k, v in (line.split() for line in f if line.strip())
+                                if v.isdigit()}
+                except (OSError, ValueError):
+                    return {}
+        return {}
+
+    def out_of_memory(self) -> bool:
+        """Whether the kernel killed a process of the bot for want of memory."""
+        events = self._events("memory.events" if self.version == 2 else "memory.oom_control")
+        return events.get("oom_kill", 0) > 0
+
+    def hit_process_limit(self) -> bool:
+        """Whether the bot was refused a process (or thread) by its limit."""
+        return self._events("pids.events").get("max", 0) > 0
+
+    def release(self) -> None:
+        """Remove the cgroup (its processes are gone: the bot has been stopped)."""
+        for folder in self.cgroups:
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
+        self.cgroups = []
+
+
+__all__ = ["Sandbox", "Limits", "Confinement", "SandboxError", "bwrap_path", "INSTALL_HINT",
+           "DEFAULT_MEMORY_MIB", "DEFAULT_PROCESSES", "DEFAULT_OUTPUT_MIB"]

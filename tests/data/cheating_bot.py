@@ -1,0 +1,117 @@
+"""A KDTP bot written to cheat (plain Python, no kdtourney import), for the sandbox tests.
+
+usage: cheating_bot.py MODE MARKER TARGET...   MODE: cheat | hog | flood
+
+cheat: at its first `game` message it tries what a cheater would (find the store through /proc,
+read each TARGET that is a path, connect to each TARGET written tcp:HOST:PORT and to public hosts, leave a daemon behind, allocate past its memory limit
+in a child) and writes one line `CHEAT-REPORT {json}` on stderr saying what worked; then plays the
+first legal action. hog: allocates 2 GiB at its first decision. flood: writes stderr without end
+at its first decision. MARKER is in the command line of the daemon it leaves.
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+mode, marker = sys.argv[1], sys.argv[2]
+secrets = [t for t in sys.argv[3:] if not t.startswith("tcp:")]
+servers = [tuple(t.split(":")[1:]) for t in sys.argv[3:] if t.startswith("tcp:")]
+
+
+def find_store():
+    """Every process it can see, and any open file of theirs named tournament.sqlite."""
+    seen, found = [], []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        seen.append(int(entry))
+        try:
+            for fd in os.listdir(f"/proc/{entry}/fd"):
+                target = os.readlink(f"/proc/{entry}/fd/{fd}")
+                if "tournament.sqlite" in target:
+                    found.append(target)
+        except OSError:
+            pass
+    return seen, found
+
+
+def read(path):
+    try:
+        if os.path.isdir(path):
+            return sorted(os.listdir(path))[:5] or True
+        with open(path, "rb") as f:
+            return f.read(64).decode(errors="replace") or True
+    except OSError:
+        return None
+
+
+def network():
+    reached = []
+    for host, port in (("1.1.1.1", 53), ("pypi.org", 443), *servers):
+        try:
+            socket.create_connection((host, int(port)), timeout=2).close()
+            reached.append(f"{host}:{port}")
+        except OSError:
+            pass
+    return reached
+
+
+def daemon():
+    """setsid and a double fork: a grandchild that outlives the bot unless something kills it."""
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.execv(sys.executable, [sys.executable, "-c", "import time\nwhile True: time.sleep(1)",
+                                      marker])
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return True
+
+
+def allocate(mib):
+    """A child allocating (and touching) `mib` MiB: its exit status (0: it got it all)."""
+    child = subprocess.run([sys.executable, "-c", f"b = bytearray({mib} << 20)\nb[::4096] = "
+                            f"b'x' * len(b[::4096])\nprint('allocated')"], capture_output=True)
+    return child.returncode
+
+
+def cheat(game):
+    seen, store = find_store()
+    report = {
+        "game": game["game"], "seat": game["seat"], "seed": game["seed"],
+        "pid": os.getpid(), "processes_seen": len(seen), "store_found": store,
+        "read": {path: read(path) for path in secrets},
+        "network": network(),
+        "daemon_started": daemon(),
+        "allocation_status": allocate(2048),
+    }
+    print("CHEAT-REPORT " + json.dumps(report), file=sys.stderr, flush=True)
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+cheated = False
+for line in sys.stdin:
+    message = json.loads(line)
+    kind = message["type"]
+    if kind == "hello":
+        send({"type": "hello", "name": mode, "version": "1"})
+    elif kind == "game" and mode == "cheat" and not cheated:
+        cheated = True
+        cheat(message)
+    elif kind == "act":
+        if mode == "hog":
+            hog = bytearray(2048 << 20)
+            hog[::4096] = b"x" * len(hog[::4096])
+        if mode == "flood":
+            while True:
+                sys.stderr.write("x" * 1023 + "\n")
+        send({"type": "action", "action": message["legal"][0]})
+    elif kind == "quit":
+        break
