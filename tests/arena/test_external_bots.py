@@ -264,8 +264,10 @@ class SlowStartPy(RandomBot):
 '''
 
 
-@pytest.mark.parametrize("how", ["external", "isolated"])
+@pytest.mark.parametrize("how", ["external", "isolated", "sandboxed"])
 def test_clocks_for_bots_in_their_own_process(tmp_path, how):
+    if how == "sandboxed" and shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap (bwrap) is not installed")
     bots = tmp_path / "bots"
     bots.mkdir()
     (bots / "_slow_start.py").write_text(SLOW_START_KDTP)
@@ -274,7 +276,7 @@ def test_clocks_for_bots_in_their_own_process(tmp_path, how):
     (bots / "slow_start_py.py").write_text(SLOW_START_PY)
     registry = registry_of(bots)
     bot = "slow-start" if how == "external" else "slow-start-py"
-    play = PlaySettings(isolate=how == "isolated", margin=0.1)
+    play = PlaySettings(isolate=how == "isolated", sandbox=how == "sandboxed", margin=0.1)
 
     def faults(name, **clock):
         t = prepare(registry, bots=[bot, "random"], games=2, seed=1, **clock)
