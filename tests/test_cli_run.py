@@ -460,3 +460,21 @@ def test_resume_takes_the_stored_play_settings_and_refuses_others(tmp_path):
     # the same command without the margin, and --resume, go on with the stored one
     assert run(*args).exit_code == 0 and run("run", "--resume", folder, "-q").exit_code == 0
     assert load_config(folder)["play"] == {"isolate": False, "margin": 0.5}
+
+
+def test_a_bots_data_is_its_code_on_resume(tmp_path):
+    import shutil
+
+    bots = shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "bundle",
+                           tmp_path / "bots")
+    folder = tmp_path / "t"
+    args = ["run", "--bots", "terrain-taster,random", "--games", "4", "--seed", "2", "--bots-dir",
+            bots, "--out", folder, "--workers", "1", "--quiet", "--no-report"]
+    assert run(*args).exit_code == 0
+    before = snapshot(folder)
+    (bots / "weights.json").write_text('{"W": 9, "F": 1, "L": 1, "G": 1, "S": 1, "M": 1}')
+    result = run("run", "--resume", folder, "--quiet", "--no-report")
+    assert result.exit_code == 2 and result.stderr.startswith(
+        f"Error: terrain-taster ({(bots / 'terrain_taster.py').resolve()}): its code changed since "
+        f"the games stored in {folder} (source_sha256 "), result.output
+    assert snapshot(folder) == before

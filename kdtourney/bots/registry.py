@@ -9,9 +9,11 @@ Where bots come from, in this order:
   sys.path while its modules are imported, and only then), a file a TOML file's command names (a
   KDTP script, run only as that command) and `setup.py`, `build.py`, `conftest.py` (build and
   test scripts). Every `*.toml` file declares a bot in its own process, any language, speaking
-  KDTP (kdtourney.bots.external.load_toml: name, command, description, [options]). With
+  KDTP (kdtourney.bots.external.load_toml: name, command, description, files, [options]). With
   `run_modules=False` (--sandbox) a bot module is read, not run (kdtourney.bots.source_scan): its
-  bots play in their own process only;
+  bots play in their own process only. A bot module lists the other files it needs (its package,
+  its data) in `KDTOURNEY_FILES = [...]`, read from its source (`declared_files`, at most
+  BUNDLE_LIMIT bytes): they travel with it to every worker (`source_files`, `from_sources`);
 - installed packages, through the entry-point group `kdtourney.bots`: an entry point names a module
   (its bots are found like a folder module's) or one Bot subclass, e.g. in pyproject.toml
   `[project.entry-points."kdtourney.bots"] mybots = "mypackage.bots"`.

@@ -300,12 +300,17 @@ def test_clocks_for_bots_in_their_own_process(tmp_path, how):
         assert lefts[0] <= 1.0 and lefts[0] > 0.9 and 0.2 < lefts[1] <= 0.3
 
 
-def test_a_bot_of_several_files_plays_isolated(tmp_path):
+@pytest.mark.parametrize("how", ["isolated", "sandboxed"])
+def test_a_bot_of_several_files_plays_in_its_own_process(tmp_path, how):
+    if how == "sandboxed" and shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap (bwrap) is not installed")
     folder = shutil.copytree(EXAMPLES / "bundle", tmp_path / "bundle")
-    registry = registry_of(folder)
+    registry = BotRegistry([folder], env=False, cwd=False, entry_points=False,
+                           run_modules=how != "sandboxed")
     shutil.rmtree(folder)  # `kdtourney serve` gets the module, its package and its weights shipped
     t = prepare(registry, bots="terrain-taster,greedy", games=2, seed=1)
-    out = run_tournament(t, tmp_path / "t", registry, workers=1, play=PlaySettings(isolate=True))
+    play = PlaySettings(isolate=how == "isolated", sandbox=how == "sandboxed")
+    out = run_tournament(t, tmp_path / "t", registry, workers=1, play=play)
     assert out.complete and load_faults(tmp_path / "t").empty
 
 
