@@ -368,7 +368,7 @@ def test_a_toml_bot_is_identified_by_what_it_runs(tmp_path):
     result = run(*args)
     assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
     assert result.stderr.startswith(f"Error: first-legal ({folder / 'first-legal.toml'}): its code "
-                                    f"changed since the games stored in {out} (file_sha256 ")
+                                    f"changed since the games stored in {out} (files_sha256 ")
 
 
 # --- game clocks and play settings ------------------------------------------------------------
