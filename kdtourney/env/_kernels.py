@@ -127,7 +127,8 @@ def _encode(bits, bbox, st, viewer, obs, res):
     for n in range(48):
         obs[t + T_UNSEEN + n] = 1.0
     for j in range(st[K.ST_DECK_POS]):
-        obs[t + T_UNSEEN + st[K.ST_DECK + j] - 1] = 0.0
+        if st[K.ST_DECK + j] > 0:  # 0: a domino that chance has still to draw (OpenSpiel)
+            obs[t + T_UNSEEN + st[K.ST_DECK + j] - 1] = 0.0
 
 
 @njit(cache=True)
