@@ -169,6 +169,17 @@ class KingdominoState(pyspiel.State):
         return render_text(self.game)
 
 
+def state_of_view(game: KingdominoGame, view) -> KingdominoState:
+    """The state of `game` at a player's decision, from that player's `GameView`: the same
+    kingdoms and rows, the undrawn dominoes left to chance (its history holds no actions)."""
+    state = KingdominoState(game)
+    engine_game = view.determinize(0)
+    st = engine_game.arrays[2]
+    st[K.ST_DECK + int(st[K.ST_DECK_POS]):K.ST_LEN] = 0  # the deck determinize dealt: not drawn yet
+    state.game, state._kings_left, state._to_draw = engine_game, None, 0
+    return state
+
+
 class KingdominoObserver:
     """OpenSpiel's PyObserver: the kdtourney observation of the observing player."""
 
