@@ -83,8 +83,9 @@ class BatchEnv:
 
     def random_actions(self, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action for every game (numpy: for baselines and tests)."""
-        u = rng.random(self.mask.shape) * self.mask
-        return u.argmax(axis=1)
+        counts = self.mask.sum(axis=1, dtype=np.int64)
+        k = (rng.random(self.num_envs) * counts).astype(np.int64)
+        return (np.cumsum(self.mask, axis=1, dtype=np.int16) > k[:, np.newaxis]).argmax(axis=1)
 
     def game_arrays(self, i: int):
         """(bits, bbox, st) of game i: the engine's arrays, as `Game.arrays` (views: do not mutate)."""

@@ -8,8 +8,8 @@
             return my_network.best(observation, action_mask)   # an action with action_mask 1
 
 `observation` and `action_mask` are what BatchEnv and the PettingZoo environment give at the same
-decision (`kdtourney.env.encoding`). A stochastic policy draws from `self.rng`, a numpy Generator
-seeded by `setup`'s seed, so that the harness can replay every game.
+decision (`kdtourney.env.encoding`), for the game's `self.rules`. A stochastic policy draws from
+`self.rng`, a numpy Generator seeded by `setup`'s seed, so that the harness can replay every game.
 
 `OpenSpielBot` does the same for an OpenSpiel bot on `python_kingdomino` (needs the `rl` extra).
 """
@@ -24,9 +24,11 @@ class PolicyBot(Bot):
     """A policy of (observation, action mask) -> action as a Bot; subclass and define `policy`."""
 
     rng: np.random.Generator = None
+    rules = None  # the game's Rules (the observation's layout depends on them), from setup
 
     def setup(self, seat, rules, seed):
         self.rng = np.random.default_rng(seed)
+        self.rules = rules
 
     def policy(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         """The action to play: one whose action_mask entry is 1."""
@@ -34,7 +36,7 @@ class PolicyBot(Bot):
 
     def act(self, view):
         if self.rng is None:  # act without setup (a quick try in a shell)
-            self.rng = np.random.default_rng(0)
+            self.setup(view.player, view.rules, 0)
         observation, mask = observe_view(view)
         return int(self.policy(observation, mask))
 
