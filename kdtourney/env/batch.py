@@ -83,9 +83,10 @@ class BatchEnv:
 
     def random_actions(self, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action for every game (numpy: for baselines and tests)."""
-        counts = self.mask.sum(axis=1, dtype=np.int64)
-        k = (rng.random(self.num_envs) * counts).astype(np.int64)
-        return (np.cumsum(self.mask, axis=1, dtype=np.int16) > k[:, np.newaxis]).argmax(axis=1)
+        games, actions = np.nonzero(self.mask)  # every game has a legal action: games never stop
+        counts = np.bincount(games, minlength=self.num_envs)
+        first = np.cumsum(counts) - counts
+        return actions[first + (rng.random(self.num_envs) * counts).astype(np.int64)]
 
     def game_arrays(self, i: int):
         """(bits, bbox, st) of game i: the engine's arrays, as `Game.arrays` (views: do not mutate)."""
