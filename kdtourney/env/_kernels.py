@@ -4,8 +4,9 @@ A batch is `bits[N, players, width]`, `bbox[N, players, 4]`, `st[N, ST_LEN]`: ga
 engine's (bits[i], bbox[i], st[i]). The layout of an observation is documented in
 `kdtourney.env.encoding` (and docs/observation.md); the offsets below are its constants.
 
-Two kernels only (`observe`, `step`): the Python layers (BatchEnv, the PettingZoo and OpenSpiel
-environments, the policy adapter) all call these, with N = 1 where they hold one game.
+Three kernels only (`observe`, `reset`, `step`), each compiled for one signature: the Python
+layers (BatchEnv, the PettingZoo and OpenSpiel games, the policy adapter) all call these, with
+N = 1 where they hold one game.
 """
 
 import numpy as np

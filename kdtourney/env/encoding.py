@@ -44,7 +44,11 @@ def window(rules: Rules) -> int:
 
 def observation_size(rules: Rules) -> int:
     """Length of the observation vector for these rules."""
-    return rules.players * KINGDOM_PLANES * window(rules) ** 2 + TABLE
+    return _length(rules.players, rules.size)
+
+
+def _length(players, size):
+    return players * KINGDOM_PLANES * (2 * size - 1) ** 2 + TABLE
 
 
 def split(observation: np.ndarray, rules: Rules) -> tuple[np.ndarray, np.ndarray]:
@@ -66,8 +70,7 @@ def observe_arrays(bits, bbox, st, viewer: int, reward: str = "rank"):
     game's engine arrays (`Game.arrays`, `GameView.arrays`) as seat `viewer` sees it. The mask is
     all 0 unless `viewer` is to act; rewards are zeros until the game is over."""
     players = bits.shape[0]
-    size = players * KINGDOM_PLANES * (2 * int(st[K.ST_SIZE]) - 1) ** 2 + TABLE
-    obs = np.empty((1, size), dtype=np.float32)
+    obs = np.empty((1, _length(players, int(st[K.ST_SIZE]))), dtype=np.float32)
     mask = np.empty((1, N_ACTIONS), dtype=np.int8)
     rewards = np.empty((1, players), dtype=np.float32)
     EK.observe(bits[np.newaxis], bbox[np.newaxis], st[np.newaxis], np.array([viewer], dtype=np.int64),

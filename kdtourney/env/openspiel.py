@@ -26,11 +26,11 @@ from open_spiel.python.observation import IIGObserverForPublicInfoGame
 from kdtourney.engine import Game, Rules
 from kdtourney.engine import _kernels as K
 from kdtourney.engine.tiles import TILES
-from kdtourney.env.aec import render_text
 from kdtourney.env.encoding import N_ACTIONS, observation_size, observe_arrays
+from kdtourney.env.render import render_text
 
 GAME_NAME = "python_kingdomino"
-_DEFAULTS = {k: v for k, v in Rules().to_dict().items()}
+_DEFAULTS = Rules().to_dict()
 
 _GAME_TYPE = pyspiel.GameType(
     short_name=GAME_NAME,

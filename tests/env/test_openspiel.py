@@ -9,6 +9,7 @@ from open_spiel.python.algorithms import mcts  # noqa: E402
 
 import kdtourney.env.openspiel  # noqa: E402, F401  (registers python_kingdomino)
 from kdtourney.engine import Rules  # noqa: E402
+from kdtourney.engine import _kernels as K  # noqa: E402
 from kdtourney.env.encoding import observation_size, observe_arrays  # noqa: E402
 
 
@@ -71,8 +72,8 @@ def test_no_decision_sees_a_row_before_chance_draws_it():
             state.apply_action(int(rng.choice(outcomes, p=probs)))
             continue
         st = state.game.arrays[2]
-        pos = int(st[2 + 3])  # ST_DECK_POS
-        assert (st[36:36 + pos] > 0).all() and not st[36 + pos:].any()
+        pos = int(st[K.ST_DECK_POS])
+        assert (st[K.ST_DECK:K.ST_DECK + pos] > 0).all() and not st[K.ST_DECK + pos:].any()
         obs = np.array(state.observation_tensor(state.current_player()), dtype=np.float32)
         np.testing.assert_array_equal(obs, observe_arrays(*state.game.arrays, state.current_player())[0])
         legal = state.legal_actions()
