@@ -166,7 +166,11 @@ class KingdominoState(pyspiel.State):
         return observe_arrays(*self.game.arrays, 0, "rank")[2].astype(float).tolist()
 
     def __str__(self):
-        return render_text(self.game)
+        text = render_text(self.game)
+        if not self.is_chance_node():
+            return text
+        what = "the order of the first kings" if self._in_king_order() else "the dominoes of the new row"
+        return text.rsplit("\n", 1)[0] + f"\nto act: chance, drawing {what}"
 
 
 def state_of_view(game: KingdominoGame, view) -> KingdominoState:
