@@ -29,8 +29,19 @@ class LowestAction(PolicyBot):
         return np.flatnonzero(action_mask)[0]
 
 
-def test_a_policy_plays_as_a_bot_legally_and_deterministically():
-    check_bot(SampledPolicy, strict=True)
+def highest_action(observation, action_mask):
+    """A plain function of (observation, action mask)."""
+    return np.flatnonzero(action_mask)[-1]
+
+
+class FromFunction(PolicyBot):
+    name = "from-function"
+    policy = staticmethod(highest_action)
+
+
+@pytest.mark.parametrize("bot", [SampledPolicy, FromFunction])
+def test_a_policy_plays_as_a_bot_legally_and_deterministically(bot):
+    check_bot(bot, strict=True)
 
 
 def test_the_policy_sees_what_the_environments_give_at_that_decision():
