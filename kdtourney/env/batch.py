@@ -13,9 +13,8 @@ class BatchEnv:
     """`num_envs` games of Kingdomino played side by side, one decision each per `step`.
 
     Every game is the same as `Game(rules, seed)` for its seed, and the same as the PettingZoo
-    environment reset with that seed: game i starts with seed `seed + i`, and each time it ends
-    the next one in its place takes seed + i + k * num_envs (k = 1, 2, ...), so the g-th game
-    started overall has seed `seed + g` in order of slot and round. Auto-reset: the step that ends
+    environment reset with that seed: slot i starts with seed `seed + i`, and each time its game
+    ends the next one takes seed + i + k * num_envs (k = 1, 2, ...). Auto-reset: the step that ends
     a game returns its `rewards` (every seat's, float32[num_envs, players]) and `dones[i]` True,
     and already the new game's first observation, mask and player.
 
