@@ -16,12 +16,12 @@ plane). Seats are relative to the viewer: seat 0 is the viewer, seat 1 the next 
         91 .. 170                   new row, 4 slots of 20: domino (16), owner (4 relative seats)
         171 .. 174                  discarded dominoes per relative seat (unused seats 0)
         175 .. 178                  score so far per relative seat (bonuses as the rules say)
-        179 .. 226                  domino n (1..48) not drawn yet: slot 178 + n
+        179 .. 226                  domino n (1..48) not drawn yet: index 178 + n
     a domino (16)                   present, number / 48, terrain of half a (6, one-hot), crowns of
                                     half a, terrain of half b (6), crowns of half b
 
 Actions: Discrete(1049), kdtourney's numbers (place 0..675, DISCARD 676, claim 1001..1048); the
-action mask is a int8[1049].
+action mask is an int8[1049], 1 for a legal action, as PettingZoo's classic games have it.
 """
 
 import numpy as np
