@@ -1,5 +1,7 @@
 """The OpenSpiel game `python_kingdomino`: OpenSpiel's own checks, chance nodes, MCTSBot."""
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -93,7 +95,7 @@ def test_clone_and_serialisation_keep_the_state():
     clone = state.clone()
     text = pyspiel.serialize_game_and_state(game, state)
     _, restored = pyspiel.deserialize_game_and_state(text)
-    for other in (clone, restored):
+    for other in (clone, restored, pickle.loads(pickle.dumps(state))):
         assert str(other) == str(state) and other.history() == state.history()
         assert other.observation_tensor(0) == state.observation_tensor(0)
     play_out(clone, np.random.default_rng(2))
