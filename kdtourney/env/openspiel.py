@@ -16,7 +16,7 @@ kingdom and row; what is hidden is the future, and chance decides it when it com
   divided by players - 1; zero-sum).
 - Observation tensor: `kdtourney.env.encoding` for the observing player; observation string:
   the kingdoms and rows as text.
-- Serialisation: OpenSpiel's, the history of actions (chance outcomes included).
+- Serialisation: OpenSpiel's, the history of actions (chance outcomes included); states pickle.
 """
 
 import numpy as np
