@@ -1,0 +1,92 @@
+"""`BatchEnv`: N games stepped at once in compiled code, numpy arrays in and out."""
+
+import numpy as np
+
+from kdtourney.engine import Rules
+from kdtourney.engine import _kernels as K
+from kdtourney.engine.game import header_of
+from kdtourney.env import _kernels as EK
+from kdtourney.env.encoding import N_ACTIONS, observation_size, reward_code
+
+
+class BatchEnv:
+    """`num_envs` games of Kingdomino played side by side, one decision each per `step`.
+
+    Every game is the same as `Game(rules, seed)` for its seed, and the same as the PettingZoo
+    environment reset with that seed: slot i starts with seed `seed + i`, and each time its game
+    ends the next one takes seed + i + k * num_envs (k = 1, 2, ...). Auto-reset: the step that ends
+    a game returns its `rewards` (every seat's, float32[num_envs, players]) and `dones[i]` True,
+    and already the new game's first observation, mask and player.
+
+    Arrays (views, overwritten by the next call; copy what you keep):
+        obs      float32[num_envs, observation_size(rules)]  for the player to act
+        mask     int8[num_envs, 1049]                         its legal actions (1 = legal)
+        player   int64[num_envs]                              the seat to act
+        rewards  float32[num_envs, players]                   non-zero only where a game ended
+        dones    bool[num_envs]
+        seeds    int64[num_envs]                              the seed of each game being played
+
+    reward: "rank" (default: +1 per opponent ranked below, -1 per opponent above, divided by
+    players - 1, so 2 players get +1/-1 and equal ranks 0), "margin" (own score minus the best
+    other score) or "score" (own final score). `rules` or keyword rules options (players=2,
+    harmony=True, ... as `Rules`).
+    """
+
+    def __init__(self, num_envs: int, rules: Rules | None = None, *, seed: int = 0, reward: str = "rank",
+                 **rules_options):
+        if not (isinstance(num_envs, int) and num_envs >= 1):
+            raise ValueError(f"num_envs must be a positive int, not {num_envs!r}")
+        if rules is not None and rules_options:
+            raise ValueError("give either rules or rules options, not both")
+        self.rules = rules if rules is not None else Rules(**rules_options)
+        self.num_envs = num_envs
+        self.reward = reward
+        self._kind = reward_code(reward)
+        self._header = header_of(self.rules)
+        n, players = num_envs, self.rules.players
+        self._bits = np.zeros((n, players, K.kingdom_width(self.rules.size)), dtype=np.int64)
+        self._bbox = np.zeros((n, players, 4), dtype=np.int64)
+        self._st = np.zeros((n, K.ST_LEN), dtype=np.int64)
+        self.obs = np.zeros((n, observation_size(self.rules)), dtype=np.float32)
+        self.mask = np.zeros((n, N_ACTIONS), dtype=np.int8)
+        self.player = np.zeros(n, dtype=np.int64)
+        self.rewards = np.zeros((n, players), dtype=np.float32)
+        self.dones = np.zeros(n, dtype=np.bool_)
+        self.seeds = np.zeros(n, dtype=np.int64)
+        self.reset(seed)
+
+    @property
+    def observation_size(self) -> int:
+        return self.obs.shape[1]
+
+    def reset(self, seed: int = 0):
+        """Start every game again, game i with seed `seed + i`. Returns (obs, mask, player)."""
+        self.seeds[:] = int(seed) + np.arange(self.num_envs, dtype=np.int64)
+        self.rewards[:] = 0
+        self.dones[:] = False
+        EK.reset(self._bits, self._bbox, self._st, self._header, self.seeds, self.obs, self.mask, self.player)
+        return self.obs, self.mask, self.player
+
+    def step(self, actions):
+        """Play actions[i] (int[num_envs], each legal by `mask`) in game i. Returns (obs, mask,
+        rewards, dones, player); an illegal action raises ValueError and plays nothing."""
+        actions = np.ascontiguousarray(actions, dtype=np.int64)
+        if actions.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},), not {actions.shape}")
+        bad = EK.step(self._bits, self._bbox, self._st, self._header, actions, self.seeds, self.num_envs,
+                      self._kind, self.obs, self.mask, self.rewards, self.dones, self.player)
+        if bad >= 0:
+            raise ValueError(f"illegal action {int(actions[bad])} in game {bad} (seed {int(self.seeds[bad])}) "
+                             f"for seat {int(self.player[bad])}")
+        return self.obs, self.mask, self.rewards, self.dones, self.player
+
+    def random_actions(self, rng: np.random.Generator) -> np.ndarray:
+        """A uniformly random legal action for every game (numpy: for baselines and tests)."""
+        games, actions = np.nonzero(self.mask)  # every game has a legal action: games never stop
+        counts = np.bincount(games, minlength=self.num_envs)
+        first = np.cumsum(counts) - counts
+        return actions[first + (rng.random(self.num_envs) * counts).astype(np.int64)]
+
+    def game_arrays(self, i: int):
+        """(bits, bbox, st) of game i: the engine's arrays, as `Game.arrays` (views: do not mutate)."""
+        return self._bits[i], self._bbox[i], self._st[i]
