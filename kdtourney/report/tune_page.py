@@ -32,28 +32,27 @@ th:first-child,td:first-child{text-align:left}svg.plot{width:100%;height:auto}</
 """
 
 
-@_styled
-def paths_plot(tune: Tune, k: np.ndarray, theta: np.ndarray) -> Plot:
-    """Each parameter's value after every iteration, with its range and start."""
-    n = len(tune.params)
-    fig = _fig(6.4, 1.9 * n + 0.4)
-    axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
+def _paths(axes, tune: Tune, k: np.ndarray, theta: np.ndarray) -> None:
     for i, (ax, p) in enumerate(zip(axes, tune.params)):
         ax.plot(np.r_[0, k], np.r_[p.start, theta[:, i]], color=COLORS[i % len(COLORS)], lw=1.4)
         ax.axhline(p.start, color="#999999", ls=":", lw=1)
         ax.set_ylim(p.min, p.max)
         ax.set_ylabel(p.name)
     axes[-1].set_xlabel("iteration")
+
+
+@_styled
+def paths_plot(tune: Tune, k: np.ndarray, theta: np.ndarray) -> Plot:
+    """Each parameter's value after every iteration, with its range and start."""
+    n = len(tune.params)
+    fig = _fig(6.4, 1.9 * n + 0.4)
+    _paths(fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0], tune, k, theta)
     last = ", ".join(f"{p.name} {v:.4g}" for p, v in zip(tune.params, theta[-1]))
     return _svg(fig, f"Each parameter's value over {len(k)} iterations (dotted: the start); "
                      f"after the last: {last}.", "paths")
 
 
-@_styled
-def normalised_plot(tune: Tune, k: np.ndarray, theta: np.ndarray) -> Plot:
-    """(theta - start) / c_end of every parameter on one plot."""
-    fig = _fig(6.4, 2.8)
-    ax = fig.subplots()
+def _normalised(ax, tune: Tune, k: np.ndarray, theta: np.ndarray) -> None:
     for i, p in enumerate(tune.params):
         ax.plot(np.r_[0, k], np.r_[0.0, (theta[:, i] - p.start) / p.c_end],
                 color=COLORS[i % len(COLORS)], lw=1.4, label=p.name)
@@ -61,6 +60,13 @@ def normalised_plot(tune: Tune, k: np.ndarray, theta: np.ndarray) -> Plot:
     ax.set_xlabel("iteration")
     ax.set_ylabel("(theta - start) / c_end")
     ax.legend(frameon=False, fontsize=8)
+
+
+@_styled
+def normalised_plot(tune: Tune, k: np.ndarray, theta: np.ndarray) -> Plot:
+    """(theta - start) / c_end of every parameter on one plot."""
+    fig = _fig(6.4, 2.8)
+    _normalised(fig.subplots(), tune, k, theta)
     return _svg(fig, "Every parameter's move from its start in units of its c_end, over the "
                      "iterations.", "normalised")
 
@@ -82,15 +88,36 @@ def schedule_plot(tune: Tune) -> Plot:
                      "values.", "schedules")
 
 
-def write_tune_page(folder) -> Path:
-    """Write `<folder>/tune.html` from the store; returns its path."""
-    folder = Path(folder)
-    config = _store.load_config(folder)
-    tune = Tune.from_dict(config["tune"])
+def _stored(folder) -> tuple[Tune, np.ndarray, np.ndarray]:
+    """The tune of a folder, and k and theta after every iteration with a result."""
+    tune = Tune.from_dict(_store.load_config(folder)["tune"])
     rows = _store.load_tune_table(folder)
     k = rows["k"].to_numpy(dtype=int)
     theta = (np.array(list(rows["after"]), dtype=float) if len(rows)
              else np.empty((0, len(tune.params))))
+    return tune, k, theta
+
+
+@_styled
+def write_paths_svg(folder, path) -> Path:
+    """A standalone SVG of a tune's paths: each parameter in its units, then all of them as
+    (theta - start) / c_end (for documents; the page has the same plots)."""
+    tune, k, theta = _stored(folder)
+    n = len(tune.params)
+    fig = _fig(6.4, 1.5 * n + 2.4)
+    axes = fig.subplots(n + 1, 1, sharex=True, gridspec_kw={"height_ratios": [1] * n + [1.6]})
+    _paths(axes[:n], tune, k, theta)
+    axes[n - 1].set_xlabel("")
+    _normalised(axes[n], tune, k, theta)
+    axes[0].set_title(f"{tune.spec(tune.start)}: {len(k)} iterations")
+    fig.savefig(path, format="svg", metadata={"Date": None})
+    return Path(path)
+
+
+def write_tune_page(folder) -> Path:
+    """Write `<folder>/tune.html` from the store; returns its path."""
+    folder = Path(folder)
+    tune, k, theta = _stored(folder)
     now = list(theta[-1]) if len(theta) else tune.start
     plots = [schedule_plot(tune)]
     if len(theta):

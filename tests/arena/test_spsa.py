@@ -117,8 +117,13 @@ def simulated_tune(params, optimum, iterations, seed, batch=8):
 
 @pytest.mark.parametrize("seed", range(5))
 def test_a_simulated_tune_ends_near_the_optimum_from_far_away(seed):
-    params = [spsa.make_param("x", -1.5, -2, 3, integer=False, iterations=400),
-              spsa.make_param("n", 18, 0, 20, integer=True, iterations=400)]
-    x, n = simulated_tune(params, np.array([0.7, 6]), 400, seed)
+    # a weak signal (theta+ and theta- differ by 5% in win probability per parameter): c_end a
+    # tenth of the range, r_end three times the default
+    n = 400
+    params = [spsa.make_param("x", -1.5, -2, 3, 0.5, 3 * spsa.default_r_end(-2, 3, 0.5, n),
+                              integer=False, iterations=n),
+              spsa.make_param("n", 18, 0, 20, 2, 3 * spsa.default_r_end(0, 20, 2, n),
+                              integer=True, iterations=n)]
+    x, n = simulated_tune(params, np.array([0.7, 6]), n, seed)
     assert abs(x - 0.7) < 0.5   # a tenth of the range
     assert abs(n - 6) < 2       # a tenth of the range
