@@ -67,9 +67,9 @@ def test_a_tune_ends_near_the_optimum_from_far_away(tmp_path, players, iteration
         assert len(store.load_games(folder / "verify", columns=["game"])) == 40
 
 
-def tune_args(folder, workers):
-    return ["peaked", "--bots-dir", BOTS, "--param", "x=-1.5,-2,3,0.5,0.3", "--param",
-            "n=18,0,20,2,0.3", "--players", 2, "--iterations", 24, "--batch", 6, "--seed", 9,
+def tune_args(folder, workers, iterations=12):
+    return ["peaked", "--bots-dir", BOTS, "--param", "x=-1.5,-2,3,1", "--param", "n=12,0,12,2",
+            "--players", 2, "--iterations", iterations, "--batch", 4, "--seed", 9,
             "--workers", workers, "--out", folder, "--no-report", "-q"]
 
 
@@ -83,13 +83,13 @@ def test_a_killed_tune_resumes_to_the_values_of_an_uninterrupted_one(tmp_path):
                             start_new_session=True)
     try:
         deadline = time.monotonic() + 300
-        while stored(folder) < 16 and proc.poll() is None and time.monotonic() < deadline:
+        while stored(folder) < 10 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
         os.killpg(proc.pid, signal.SIGKILL)  # the tune and its workers, mid-run
     finally:
         proc.wait()
     assert proc.returncode == -signal.SIGKILL, "the tune ended before it could be killed"
-    assert 16 <= stored(folder) < 48
+    assert 10 <= stored(folder) < 24  # killed in the second batch of three
     resumed = CliRunner().invoke(main, ["tune", "--resume", str(folder), "--workers", 2, "-q",
                                         "--no-report"])
     assert resumed.exit_code == 0, resumed.output
@@ -129,8 +129,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
 
 def test_another_tune_in_the_folder_is_refused(tmp_path):
     folder = tmp_path / "t"
-    first = run(*tune_args(folder, 1)[:-1])  # not quiet: the page line
+    first = run(*tune_args(folder, 1, iterations=4)[:-1])  # not quiet: the page line
     assert first.exit_code == 0, first.output
-    assert f"{folder / 'tune.html'}: 48 games, 24 iterations" in first.output
+    assert f"{folder / 'tune.html'}: 8 games, 4 iterations" in first.output
     other = run("peaked", "--bots-dir", BOTS, "--param", "x=0,-2,3", "--out", folder)
     assert other.exit_code == 2 and other.output.startswith(f"Error: {folder} holds another tune")

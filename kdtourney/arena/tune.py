@@ -362,7 +362,7 @@ class TuneOutcome:
     batches: int = 0
     interrupted: bool = False
     seconds: float = 0.0
-    cpu_seconds: float = 0.0   # the games' own time (the bots' decisions), summed
+    cpu_seconds: float = 0.0   # the bots' decision time, summed over every game stored
 
     @property
     def theta(self) -> list[float]:
