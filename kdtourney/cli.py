@@ -618,3 +618,110 @@ def sprt_command(ctx, **opts):
                                                          if outcome.stored_before else "")
                    + (f"; {past} played past the decision are not counted" if past else ""))
     click.echo(outcome.verdict_line())
+
+
+# --- tune (SPSA tuning of a bot's parameters) ----------------------------------------------------
+
+_TUNE_PARAMS = ("bot", "param", "players", "iterations", "against", "batch", "blocks",
+                *_RULE_PARAMS, *_STORED_PARAMS)
+
+
+@main.command("tune")
+@click.argument("bot", metavar="BOT[:key=value...]", required=False)
+@click.option("--param", multiple=True, metavar="NAME=START,MIN,MAX[,C_END[,R_END]]",
+              help="A parameter to tune (repeatable). Defaults: C_END (the perturbation at the "
+              "end) = (MAX-MIN)/20; R_END (the learning rate at the end) such that theta+ "
+              "scoring 75% at every iteration would move the parameter across its range over the "
+              "run. An int parameter takes whole values, rounded at random.")
+@click.option("--players", metavar="2|3|4", help="Table size (default 2): theta+, theta- and "
+              "PLAYERS-2 --against opponents.")
+@click.option("--iterations", type=_Number(int), default=1000, show_default=True,
+              help="SPSA iterations; each plays --blocks duplicate blocks.")
+@click.option("--against", metavar="SPEC[,SPEC]", help="The other seats at 3 or 4 players: one "
+              "spec for all, or one per seat (default: BOT at its start values).")
+@click.option("--batch", type=_Number(int), default=16, show_default=True,
+              help="Iterations played at once from the same values (the values then depend on "
+              "the seed only, not on --workers).")
+@click.option("--blocks", type=_Number(int), default=1, show_default=True,
+              help="Duplicate blocks (deals under every rotation) per iteration.")
+@click.option("--verify", type=_Number(int), metavar="N", help="At the end, play the tuned values "
+              "against the start values over N games (rounded up to whole deals) and print the "
+              "gain with its 95% interval.")
+@_rule_options
+@_session_options(
+    "Tune", seed="Seed of the deals and perturbations", name_default="tune, the bot",
+    resume="Continue the tune stored in DIR.", last_line="tuned spec",
+    cluster=[_scheduler_option])
+@click.pass_context
+def tune_command(ctx, **opts):
+    """Tune BOT's numeric parameters by play (SPSA, as fishtest and OpenBench): every iteration
+    perturbs all the --param values at once by +-c_k, plays theta+ against theta- on duplicate
+    deals, and steps the values along theta+'s score.
+
+    Prints the tuned values as a bot spec at the end; DIR/tune.html shows every parameter's path
+    and the schedules; every game and iteration is stored in DIR/tournament.sqlite. Re-running the
+    same command on the same --out, or --resume DIR, continues and ends at the same values.
+    """
+    from pathlib import Path
+
+    from kdtourney.arena import runner, store, tune as tuning, tournament as tour
+
+    with _one_line(tour.ArenaError, store.StoreError):
+        _refuse_workers_with_scheduler(opts)
+        if opts["resume"]:
+            _refuse_on_resume(ctx, _TUNE_PARAMS, "continues the stored tune")
+            folder = Path(opts["resume"])
+            table, tune, stored_meta = tuning.load_tune(folder)
+            registry = _resumed_registry(opts["bots_dirs"], stored_meta, table, "tune")
+            name = stored_meta.get("name", folder.name)
+        else:
+            registry = _registry(opts["bots_dirs"])
+            folder = runner.asked_folder(opts["out"], opts["name"])
+            seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
+            table, tune = tuning.prepare_tune(
+                registry, opts["bot"], opts["param"], players=opts["players"],
+                iterations=opts["iterations"], against=opts["against"], seed=seed,
+                batch=opts["batch"], blocks=opts["blocks"], dynasty=opts["dynasty"],
+                move_time_limit=opts["move_time_limit"], **{k: opts[k] for k in tour.RULE_OPTIONS})
+            if folder is None:
+                folder = runner.new_folder(table, prefix="tune-")
+            name = opts["name"] or folder.name
+        meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [],
+                                   isolate=opts["isolate"])
+        settings = dict(hang_timeout=opts["hang_timeout"], scheduler=opts["scheduler"],
+                        **_process_options(opts))
+        outcome = tuning.play_tune(table, tune, folder, registry, workers=opts["workers"],
+                                   meta=meta, display=tuning.TuneDisplay(quiet=opts["quiet"]),
+                                   **settings)
+    if outcome.interrupted:
+        click.echo(f"interrupted after {outcome.state.done} of {tune.schedule.iterations} "
+                   f"iterations ({outcome.state.stored} games stored in {folder}); continue with: "
+                   f"kdtourney tune --resume {folder}", err=True)
+        ctx.exit(130)
+    from kdtourney.report.tune_page import write_tune_page
+
+    page = write_tune_page(folder)
+    if not opts["no_report"]:
+        _write_report(folder, False)
+    if not opts["quiet"]:
+        click.echo(f"{page}: {outcome.state.stored} games, {tune.schedule.iterations} iterations"
+                   + (f" ({outcome.played} games played now)" if outcome.stored_before else "")
+                   + f"; the bots thought for {outcome.cpu_seconds:.0f} s in all")
+        click.echo(f"tuned values: {tuning.values_text(tune, outcome.theta)} "
+                   f"(start: {tuning.values_text(tune, tune.start)})")
+    start = tune.spec(tune.start)
+    if opts["verify"] and outcome.tuned_spec() == start:
+        click.echo("the tune ended at its start values: nothing to verify")
+    elif opts["verify"]:
+        from kdtourney.arena.progress import Reporter
+
+        with _one_line(tour.ArenaError, store.StoreError):
+            verdict = tuning.verify(registry, table, outcome.tuned_spec(), start, opts["verify"],
+                                    folder, workers=opts["workers"], meta=meta,
+                                    reporter=Reporter(quiet=opts["quiet"]), **settings)
+        if verdict.interrupted:
+            click.echo(f"interrupted while verifying: re-run the command to finish ({folder}/"
+                       f"{tuning.VERIFY_DIR} keeps the games played)", err=True)
+            ctx.exit(130)
+        click.echo(verdict.line())
+    click.echo(outcome.tuned_spec())

@@ -39,6 +39,11 @@ sprt     only in stores of `kdtourney sprt` (kdtourney.arena.sequential), whose 
          block order: block (blocks counted so far, from 1), llr, lower, upper (the decision
          bounds), elo, lo, hi (the Elo difference estimate and its 95% interval; NULL while
          undefined). Rewritten as a whole after every chunk of blocks.
+tune     only in stores of `kdtourney tune` (kdtourney.arena.tune), whose config also has the key
+         `tune`: one row per iteration with a result, in order: k (from 1), batch, theta (the
+         values it started from), signs, plus, minus (theta+ and theta- as played), result
+         (theta+'s score in game-pair units), after (theta after its step); lists as JSON.
+         Rewritten as a whole after every batch.
 """
 
 from __future__ import annotations
@@ -84,6 +89,7 @@ RESULT_COLUMNS = ("game", "seat", "entrant", "score", "rank", "win_share", "marg
                   "largest_territory", "crowns", "discards", "fault", "time_total", "time_max",
                   "decisions")
 SPRT_COLUMNS = ("block", "llr", "lower", "upper", "elo", "lo", "hi")
+TUNE_COLUMNS = ("k", "batch", "theta", "signs", "plus", "minus", "result", "after")
 
 
 class StoreError(ValueError):
@@ -273,6 +279,19 @@ class Store:
             conn.executemany(f"INSERT INTO sprt ({', '.join(SPRT_COLUMNS)}) VALUES "
                              f"({', '.join('?' * len(SPRT_COLUMNS))})",
                              [tuple(_plain(v) for v in row) for row in rows])
+
+    def write_tune(self, rows) -> None:
+        """Replace the `tune` table (created if missing) with `rows`, tuples in TUNE_COLUMNS
+        order (lists stored as JSON), in one transaction."""
+        conn = self._conn
+        with _transaction(conn):
+            conn.execute("CREATE TABLE IF NOT EXISTS tune (k INTEGER PRIMARY KEY, batch INTEGER, "
+                         "theta TEXT, signs TEXT, plus TEXT, minus TEXT, result REAL, after TEXT)")
+            conn.execute("DELETE FROM tune")
+            conn.executemany(f"INSERT INTO tune ({', '.join(TUNE_COLUMNS)}) VALUES "
+                             f"({', '.join('?' * len(TUNE_COLUMNS))})",
+                             [tuple(json.dumps(v) if isinstance(v, list) else _plain(v)
+                                    for v in row) for row in rows])
 
     def add_game(self, game: dict, results: list[dict], faults: list[dict]) -> None:
         """Store one finished game with its player rows and faults, in one transaction."""
@@ -494,6 +513,24 @@ LOADERS = {"results": load_results, "games": load_games, "faults": load_faults,
 EXPORT_FORMATS = ("csv", "parquet")
 
 
+def load_tune_table(folder) -> pd.DataFrame:
+    """The `tune` table (see the module docstring) ordered by k, lists decoded; empty if none."""
+    path = store_path(folder)
+    _check(path)
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='tune'").fetchone():
+            df = pd.read_sql_query("SELECT * FROM tune ORDER BY k", conn)
+            for c in ("theta", "signs", "plus", "minus", "after"):
+                df[c] = [json.loads(v) for v in df[c]]
+            return df
+    except (sqlite3.Error, pd.errors.DatabaseError) as exc:
+        raise StoreError(f"cannot read {path}: {exc}") from None
+    finally:
+        conn.close()
+    return pd.DataFrame(columns=list(TUNE_COLUMNS))
+
+
 def export_table(folder, path, fmt: str = "csv", table: str = "results") -> int:
     """Write one table of the store to `path` as CSV or Parquet; returns the number of rows.
     Parquet needs pyarrow (`pip install 'kdtourney[parquet]'`)."""
@@ -521,5 +558,5 @@ def export_table(folder, path, fmt: str = "csv", table: str = "results") -> int:
 
 
 __all__ = ["Store", "StoreError", "open_store", "load_results", "load_games", "load_faults",
-           "load_entrants", "load_config", "locked", "failed_games", "load_sprt", "export_table", "store_path",
-           "STORE_FILE", "LOCK_FILE", "SCHEMA_VERSION", "RESULT_COLUMNS", "SPRT_COLUMNS", "TIMING_COLUMNS", "EXPORT_FORMATS"]
+           "load_entrants", "load_config", "locked", "failed_games", "load_sprt", "load_tune_table", "export_table", "store_path",
+           "STORE_FILE", "LOCK_FILE", "SCHEMA_VERSION", "RESULT_COLUMNS", "SPRT_COLUMNS", "TUNE_COLUMNS", "TIMING_COLUMNS", "EXPORT_FORMATS"]

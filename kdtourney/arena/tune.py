@@ -1,0 +1,616 @@
+"""Tuning a bot's parameters by play (`kdtourney tune`): the SPSA driver.
+
+The math is :mod:`kdtourney.arena.spsa` (pure); this module decides which games to play next,
+hands them to the arena's runner (local processes or a Dask cluster), stores them, and steps theta
+from what is stored.
+
+The table
+---------
+An iteration plays `blocks` duplicate blocks (default 1): one deal under every rotation of the
+table. With 2 players the table is theta+ and theta-; with 3 or 4, theta+, theta- and the
+`--against` opponents (default: the bot at its start values). Its result is theta+'s pairwise
+score against theta- in those blocks (`spsa.result_of`).
+
+Batches and the store
+---------------------
+Iterations are played in fixed batches of `batch` iterations, one runner call per batch (so the
+store, the worker pool, dead or hung workers and faults behave as in `kdtourney run`). All the
+iterations of a batch start from the theta after the previous batch, so the values depend only on
+the seed and the tune, not on the workers or on interruptions: after a kill, the same command (or
+`--resume DIR`) replays the stored results (`spsa.replay`), plays the missing games of the batch
+it stopped in, and goes on to the same final values.
+
+The folder is a tournament store whose entrants are `theta+`, `theta-` and the opponents (so
+`report`, `export` and `ratings` read it), plus:
+
+- config `tune`: the tune (bot, fixed parameters, tuned parameters with their ranges, c_end,
+  r_end, the schedule, batch, blocks per iteration). A folder holding anything else is refused.
+- config `tournament`: the table with the start values for theta+ and theta-. While a batch plays
+  it holds the batch's table (every iteration's theta+ and theta- as entrants of their own
+  labelled `theta+` and `theta-`): the runner's workers build the bots from it.
+- table `tune`: one row per iteration (k, batch, theta, signs, plus, minus as played, result,
+  theta after it), rewritten after every batch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from kdtourney.arena import runner, schedule, spsa, store
+from kdtourney.arena.sprt import block_scores
+from kdtourney.arena.tournament import ArenaError, Tournament, differences, parse_players, prepare
+from kdtourney.outcomes import score_to_elo
+
+PLUS, MINUS = "theta+", "theta-"
+DEFAULT_BATCH = 16
+DEFAULT_ITERATIONS = 1000
+VERIFY_DIR = "verify"
+PAGE_FILE = "tune.html"
+
+
+@dataclass(frozen=True)
+class Tune:
+    """What is tuned and how: the bot, its fixed parameters, the tuned ones, the schedule, the
+    iterations per batch and the blocks per iteration."""
+
+    bot: str
+    fixed: tuple
+    params: tuple
+    schedule: spsa.Schedule
+    batch: int = DEFAULT_BATCH
+    blocks: int = 1
+
+    def spec(self, values) -> str:
+        """The bot spec with these values of the tuned parameters (an integer one as an int)."""
+        from kdtourney.bots.registry import Entrant
+
+        tuned = {p.name: (int(round(v)) if p.integer else float(v))
+                 for p, v in zip(self.params, values)}
+        return Entrant(self.bot, dict(dict(self.fixed), **tuned)).spec
+
+    @property
+    def start(self) -> list[float]:
+        return [p.start for p in self.params]
+
+    def rounded(self, values) -> list:
+        """Values as shown to people: integers, floats to three digits of the range."""
+        out = []
+        for p, v in zip(self.params, values):
+            if p.integer:
+                out.append(int(round(v)))
+            else:
+                digits = max(0, 2 - math.floor(math.log10(p.max - p.min)))
+                out.append(round(float(v), digits))
+        return out
+
+    def to_dict(self) -> dict:
+        return dict(bot=self.bot, fixed=[list(kv) for kv in self.fixed],
+                    params=[p.to_dict() for p in self.params], schedule=self.schedule.to_dict(),
+                    batch=self.batch, blocks=self.blocks)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Tune":
+        return cls(bot=d["bot"], fixed=tuple(tuple(kv) for kv in d["fixed"]),
+                   params=tuple(spsa.Param.from_dict(p) for p in d["params"]),
+                   schedule=spsa.Schedule(**d["schedule"]), batch=d["batch"], blocks=d["blocks"])
+
+
+def parse_param(text: str) -> tuple[str, list[str]]:
+    """'c=0.2,0.02,1.0[,c_end[,r_end]]' -> ('c', ['0.2', '0.02', '1.0', ...]); ArenaError."""
+    name, eq, values = (text or "").partition("=")
+    parts = [v.strip() for v in values.split(",")] if eq else []
+    if not name.strip() or not 3 <= len(parts) <= 5 or not all(parts):
+        raise ArenaError(f"--param {text!r}: give name=start,min,max[,c_end[,r_end]], e.g. "
+                         "--param c=0.2,0.02,1.0")
+    return name.strip(), parts
+
+
+def prepare_tune(registry, bot: str | None, params, *, players=None, iterations: int =
+                 DEFAULT_ITERATIONS, against=None, seed: int | None = None, batch: int =
+                 DEFAULT_BATCH, blocks: int = 1, dynasty: bool = False,
+                 move_time_limit: float | None = None, **rules) -> tuple[Tournament, Tune]:
+    """Check user input and build the tune and its table (Tournament with the start values).
+    Raises ArenaError with a one-line message."""
+    from kdtourney.bots.registry import EntrantError
+
+    if not bot:
+        raise ArenaError("give the bot to tune, e.g. kdtourney tune mcts --param c=0.2,0.02,1.0")
+    if not params:
+        raise ArenaError("give at least one --param name=start,min,max (e.g. --param "
+                         "c=0.2,0.02,1.0)")
+    for name, value in (("--iterations", iterations), ("--batch", batch), ("--blocks", blocks)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ArenaError(f"{name} must be a positive whole number, not {value}")
+    try:
+        base = registry.resolve(bot)
+    except EntrantError as exc:
+        raise ArenaError(str(exc)) from None
+    defaults = registry.bots[base.name].parameters
+    fixed = dict(base.params)
+    tuned = []
+    for text in params:
+        name, parts = parse_param(text)
+        if name not in defaults:
+            valid = ", ".join(defaults) or "none"
+            raise ArenaError(f"--param {name}: {base.name} has no parameter {name!r} (its "
+                             f"parameters: {valid})")
+        default = defaults[name]
+        if isinstance(default, bool) or not isinstance(default, (int, float)):
+            raise ArenaError(f"--param {name}: {base.name}'s parameter {name} is not numeric "
+                             f"(default {default!r}); only int and float parameters can be tuned")
+        if name in fixed:
+            raise ArenaError(f"--param {name}: {name} is also fixed in {bot!r}; give it once")
+        if name in (p.name for p in tuned):
+            raise ArenaError(f"--param {name} given twice")
+        try:
+            tuned.append(spsa.make_param(name, *parts, integer=isinstance(default, int),
+                                         iterations=iterations))
+        except spsa.SpsaError as exc:
+            raise ArenaError(str(exc)) from None
+    tune = Tune(bot=base.name, fixed=tuple(sorted(fixed.items())), params=tuple(tuned),
+                schedule=spsa.Schedule(iterations), batch=batch, blocks=blocks)
+    if players is None or (isinstance(players, int) and not isinstance(players, bool)):
+        players = (players or 2,)
+    sizes = parse_players(players)
+    if len(sizes) != 1:
+        raise ArenaError(f"--players: a tune plays one table size (2, 3 or 4), not "
+                         f"{','.join(map(str, sizes))}")
+    n = sizes[0]
+    start = tune.spec(tune.start)
+    opponents = [] if against is None else [s.strip() for s in against.split(",") if s.strip()]
+    if n == 2 and opponents:
+        raise ArenaError("--against fills the seats besides theta+ and theta-: it is for 3 or 4 "
+                         "players")
+    if not opponents:
+        opponents = [start]
+    if len(opponents) == 1:
+        opponents = opponents * (n - 2)
+    if len(opponents) != n - 2:
+        raise ArenaError(f"--against: give one spec, or {n - 2} comma-separated ones for the "
+                         f"{n - 2} other seats, not {len(opponents)}")
+    # the lineup of the start values and the opponents checks every spec, the rules and the seed
+    checked = prepare(registry, lineup=[start, start] + opponents, players=sizes,
+                      games=iterations * blocks * n, seed=seed, dynasty=dynasty,
+                      move_time_limit=move_time_limit, **rules)
+    seat_specs = [checked.specs[i] for i in checked.lineup[2:]]
+    others = list(dict.fromkeys(seat_specs))
+    table = replace(checked, entrants=(PLUS, MINUS, *others), specs=(start, start, *others),
+                    lineup=(0, 1, *(2 + others.index(s) for s in seat_specs)))
+    return table, tune
+
+
+# --------------------------------------------------------------------------------------------------
+# A batch's table: every iteration's theta+ and theta- as entrants of their own
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Batch(Tournament):
+    """The table while batch `iterations` plays: its iterations' theta+ and theta- join the
+    entrants (after the table's own, under the labels theta+ and theta-), and the plan seats them
+    in their blocks. It stores and travels to the workers as a plain Tournament."""
+
+    iterations: tuple = ()   # the batch's spsa.Iteration values
+    blocks: int = 1          # blocks per iteration
+
+    def plain(self) -> Tournament:
+        return Tournament(**{k: getattr(self, k) for k in Tournament.__dataclass_fields__})
+
+    def to_dict(self) -> dict:
+        return self.plain().to_dict()
+
+    def plan(self) -> schedule.Plan:
+        n = self.players[0]
+        last = self.iterations[-1].k
+        plan = replace(self.plain(), games=last * self.blocks * n).plan()
+        first = self.iterations[0].k
+        base = len(self.entrants) - 2 * len(self.iterations)
+        games = []
+        for g in plan.games:
+            j = g.block // self.blocks + 1 - first  # the iteration's place in the batch
+            if j >= 0:
+                seats = tuple(base + 2 * j + e if e < 2 else e for e in g.seats)
+                g = replace(g, seats=seats)
+            games.append(g)
+        return replace(plan, games=games)
+
+
+def batch_table(table: Tournament, tune: Tune, iterations) -> _Batch:
+    entrants, specs = list(table.entrants), list(table.specs)
+    for it in iterations:
+        entrants += [PLUS, MINUS]
+        specs += [tune.spec(it.plus), tune.spec(it.minus)]
+    return _Batch(**{k: getattr(table, k) for k in Tournament.__dataclass_fields__
+                     if k not in ("entrants", "specs")},
+                  entrants=tuple(entrants), specs=tuple(specs), iterations=tuple(iterations),
+                  blocks=tune.blocks)
+
+
+# --------------------------------------------------------------------------------------------------
+# State from the store
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TuneState:
+    """The tune as the store has it: the iterations replayed from the stored results (see
+    `spsa.replay`), games stored."""
+
+    iterations: list = field(default_factory=list)
+    stored: int = 0
+
+    @property
+    def done(self) -> int:
+        """Iterations with a result, in order (the complete batches')."""
+        return sum(1 for it in self.iterations if it.after is not None)
+
+    def theta(self, tune: Tune) -> list[float]:
+        return spsa.final_theta(tune.params, self.iterations)
+
+    def pending(self) -> list:
+        """The iterations of the batch to play next (none when the tune is over)."""
+        return [it for it in self.iterations if it.after is None]
+
+
+def iteration_results(folder, table: Tournament, tune: Tune) -> tuple[dict, int]:
+    """{k: result} of the iterations whose games are all stored, and the games stored."""
+    n = table.players[0]
+    with store.open_store(folder) as st:
+        per_block = st.games_per_block()
+    stored = sum(per_block.values())
+    if not stored:
+        return {}, 0
+    results = store.load_results(folder, columns=["game", "seat", "entrant", "rank", "block"])
+    scores = block_scores(results, PLUS, MINUS) if len(results) else None
+    out = {}
+    for k in range(1, tune.schedule.iterations + 1):
+        blocks = range((k - 1) * tune.blocks, k * tune.blocks)
+        if all(per_block.get(b, 0) >= n for b in blocks):
+            out[k] = spsa.result_of(float(scores.get(b, math.nan)) for b in blocks)
+    return out, stored
+
+
+def evaluate(folder, table: Tournament, tune: Tune, seed: int) -> TuneState:
+    results, stored = iteration_results(folder, table, tune)
+    its = spsa.replay(tune.params, tune.schedule, seed, tune.batch, results)
+    return TuneState(iterations=its, stored=stored)
+
+
+def record(folder, table: Tournament, state: TuneState) -> None:
+    """Write the `tune` table and put back the table with the start values."""
+    rows = [(it.k, it.batch, list(it.theta), list(it.signs), list(it.plus), list(it.minus),
+             it.result, None if it.after is None else list(it.after))
+            for it in state.iterations if it.after is not None]
+    with store.open_store(folder) as st:
+        st.write_tune(rows)
+        st.set_config("tournament", table.to_dict())
+
+
+def open_tune(table: Tournament, tune: Tune, folder, meta: dict, identities: dict) -> list[str]:
+    """Create the store of a new tune, or check that `folder` holds this tune played by this code
+    (ArenaError otherwise). Returns notes for the user."""
+    folder = Path(folder)
+    if not store.exists(folder):
+        try:
+            st = store.Store.create(folder, table.to_dict(), dict(meta, sessions=1), identities)
+        except store.StoreError as exc:
+            raise ArenaError(str(exc)) from None
+        with st:
+            st.set_config("tune", tune.to_dict())
+        return []
+    try:
+        st = store.open_store(folder)
+    except store.StoreError as exc:
+        raise ArenaError(str(exc)) from None
+    with st:
+        config = st.config()
+        if "tune" not in config:
+            raise ArenaError(f"{folder} holds a tournament that is not a tune; choose a new --out")
+        stored_table = dict(config["tournament"], entrants=None, specs=None, games=None)
+        diff = differences({"tune": config["tune"], "tournament": stored_table},
+                           {"tune": tune.to_dict(),
+                            "tournament": dict(table.to_dict(), entrants=None, specs=None,
+                                               games=None)})
+        if diff:
+            more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
+            raise ArenaError(f"{folder} holds another tune: {diff[0]}{more}; choose a new --out, "
+                             f"or continue that one with kdtourney tune --resume {folder}")
+        notes = runner.check_code(st, identities, folder)
+        st.update_meta(sessions=int(st.meta.get("sessions", 0)) + 1,
+                       last_command=meta.get("command"))
+        st.set_config("tournament", table.to_dict())
+    return notes
+
+
+def load_tune(folder) -> tuple[Tournament, Tune, dict]:
+    """The stored table, tune and meta of a tune folder (for --resume); ArenaError if none."""
+    try:
+        config = store.load_config(folder)
+    except store.StoreError as exc:
+        raise ArenaError(str(exc)) from None
+    if "tune" not in config:
+        raise ArenaError(f"{folder} holds no tune (kdtourney tune)")
+    tune = Tune.from_dict(config["tune"])
+    table = Tournament.from_dict(config["tournament"])
+    if len(table.entrants) != len(set(table.entrants)):  # killed while a batch played
+        keep = len(table.entrants) - 2 * sum(1 for e in table.entrants[2:] if e == PLUS)
+        table = replace(table, entrants=table.entrants[:keep], specs=table.specs[:keep])
+    start = tune.spec(tune.start)
+    table = replace(table, specs=(start, start, *table.specs[2:]))
+    return table, tune, config.get("meta", {})
+
+
+# --------------------------------------------------------------------------------------------------
+# Playing
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TuneOutcome:
+    folder: Path
+    table: Tournament
+    tune: Tune
+    state: TuneState
+    stored_before: int
+    played: int = 0
+    batches: int = 0
+    interrupted: bool = False
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0   # the bots' decision time, summed over every game stored
+
+    @property
+    def theta(self) -> list[float]:
+        return self.state.theta(self.tune)
+
+    @property
+    def complete(self) -> bool:
+        return self.state.done >= self.tune.schedule.iterations
+
+    def tuned_spec(self) -> str:
+        return self.tune.spec(self.tune.rounded(self.theta))
+
+
+def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int | None = None,
+              meta: dict | None = None, display=None, hang_timeout: float | None = None,
+              scheduler: str | None = None, **bots) -> TuneOutcome:
+    """Play the tune's batches into `folder` until its last iteration (or an interruption).
+
+    As `sequential.play_sprt`: registry, workers, display (a TuneDisplay or None), scheduler (one
+    Dask connection for every batch), bots (isolate, move_time_margin, startup_timeout).
+    Raises ArenaError for a folder holding something else, and for runner failures.
+    """
+    started = time.perf_counter()
+    folder = Path(folder)
+    meta = meta or {}
+    workers = workers or runner.available_cores()
+    if workers < 1:
+        raise ArenaError(f"--workers must be at least 1, not {workers}")
+    with contextlib.ExitStack() as stack:
+        if scheduler is not None:
+            from kdtourney.arena.cluster import Cluster
+
+            scheduler = Cluster(scheduler)  # first: a bad address leaves the store untouched
+            stack.callback(scheduler.close)
+            workers = sum(scheduler.wait_for_workers().values())
+        try:
+            stack.enter_context(store.locked(folder))
+        except store.StoreError as exc:
+            raise ArenaError(str(exc)) from None
+        runner.start_bots(registry, table, bots.get("startup_timeout"))
+        notes = open_tune(table, tune, folder, meta, runner.entrant_identities(registry, table))
+        state = evaluate(folder, table, tune, table.seed)
+        record(folder, table, state)
+        outcome = TuneOutcome(folder=folder, table=table, tune=tune, state=state,
+                              stored_before=state.stored)
+        if display is not None:
+            display.begin(table, tune, state, workers)
+            stack.callback(display.end)
+            for note in notes:
+                display.note(note)
+        warm = True
+        try:
+            while state.pending():
+                batch = batch_table(table, tune, state.pending())
+                with store.open_store(folder) as st:
+                    st.set_config("tournament", batch.to_dict())
+                ran = runner.run_tournament(batch, folder, registry, workers=workers, meta=meta,
+                                            reporter=display, hang_timeout=hang_timeout,
+                                            scheduler=scheduler, check_bots=False, warm=warm,
+                                            **bots)
+                warm = False  # the bots' kernels are compiled and cached by now
+                outcome.played += ran.played
+                outcome.batches += 1
+                state = outcome.state = evaluate(folder, table, tune, table.seed)
+                record(folder, table, state)
+                if display is not None:
+                    display.update(state)
+                if ran.interrupted:
+                    outcome.interrupted = True
+                    break
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+            state = outcome.state = evaluate(folder, table, tune, table.seed)
+            record(folder, table, state)
+    outcome.seconds = time.perf_counter() - started
+    outcome.cpu_seconds = float(store.load_results(folder, columns=["time_total"])
+                                ["time_total"].sum())
+    return outcome
+
+
+# --------------------------------------------------------------------------------------------------
+# Verifying: the tuned values against the start values
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Verdict:
+    """The tuned spec against the start spec: mean pairwise score of the tuned in the verify
+    games, as Elo with a 95% block-bootstrap interval."""
+
+    tuned: str
+    start: str
+    games: int
+    blocks: int
+    score: float
+    elo: float
+    lo: float
+    hi: float
+    interrupted: bool = False
+
+    @property
+    def better(self) -> bool:
+        return self.lo > 0
+
+    def line(self) -> str:
+        what = (f"tuned {self.tuned} against start {self.start} over {self.games} games "
+                f"({self.blocks} deals): Elo {self.elo:+.1f} [{self.lo:+.1f}, {self.hi:+.1f}] "
+                f"(score {self.score:.3f})")
+        if self.better:
+            return f"the tune beat its start values: {what}"
+        if self.hi < 0:
+            return f"the tune did NOT beat its start values, it is weaker: {what}"
+        return f"the tune did NOT beat its start values (the interval includes 0): {what}"
+
+
+def verify_table(registry, table: Tournament, tuned: str, start: str, games: int) -> Tournament:
+    """The verify games: the tuned spec in theta+'s seat, the start spec in theta-'s, the same
+    opponents, on deals of their own (a seed derived from the tune's)."""
+    seed = int(np.random.SeedSequence([table.seed, 3]).generate_state(2, np.uint32)[0])
+    opponents = [table.specs[i] for i in table.lineup[2:]]
+    rules = {k: v for k, v in table.rules.items()}
+    return prepare(registry, lineup=[tuned, start] + opponents, players=table.players,
+                   games=games, seed=seed, dynasty=table.dynasty,
+                   move_time_limit=table.move_time_limit, **rules)
+
+
+def verify(registry, table: Tournament, tuned: str, start: str, games: int, folder, *,
+           workers=None, meta=None, reporter=None, hang_timeout=None, scheduler=None,
+           n_boot: int = 2000, **bots) -> Verdict:
+    """Play (or finish) the verify games in FOLDER/verify and measure the gain."""
+    from kdtourney.report.stats import block_resamples, percentile_interval
+
+    vt = verify_table(registry, table, tuned, start, games)
+    out = Path(folder) / VERIFY_DIR
+    ran = runner.run_tournament(vt, out, registry, workers=workers, meta=meta, reporter=reporter,
+                                hang_timeout=hang_timeout, scheduler=scheduler, **bots)
+    results = store.load_results(out)
+    labels = vt.entrants
+    scores = block_scores(results, labels[0], labels[1]).dropna()
+    values = scores.to_numpy(dtype=float)
+    draws = np.concatenate([c @ values / len(values) for c in block_resamples(
+        np.random.default_rng(0), n_boot, len(values))]) if len(values) else np.array([np.nan])
+    lo, hi = percentile_interval(draws[:, None])
+    mean = float(values.mean()) if len(values) else math.nan
+    return Verdict(tuned=tuned, start=start, games=len(results["game"].unique()),
+                   blocks=len(values), score=mean, elo=float(score_to_elo(mean)),
+                   lo=float(score_to_elo(lo[0])), hi=float(score_to_elo(hi[0])),
+                   interrupted=ran.interrupted)
+
+
+# --------------------------------------------------------------------------------------------------
+# Text and the live view
+# --------------------------------------------------------------------------------------------------
+
+
+def values_text(tune: Tune, values) -> str:
+    return " ".join(f"{p.name}={v}" for p, v in zip(tune.params, tune.rounded(values)))
+
+
+def header_line(table: Tournament, tune: Tune, state: TuneState, workers: int) -> str:
+    n = table.players[0]
+    text = (f"tune {tune.spec(tune.start)} ({table.describe().split('(', 1)[1]}: "
+            f"{tune.schedule.iterations} iterations of {tune.blocks} block{'s' * (tune.blocks > 1)} "
+            f"({tune.blocks * n} games), batches of {tune.batch}, seed {table.seed}, {workers} "
+            f"worker{'s' * (workers != 1)}")
+    if state.stored:
+        text += f"; {state.done} iterations and {state.stored} games stored"
+    return text
+
+
+def status_line(tune: Tune, state: TuneState) -> str:
+    return (f"iteration {state.done}/{tune.schedule.iterations}, {state.stored} games: "
+            f"{values_text(tune, state.theta(tune))}")
+
+
+class TuneDisplay:
+    """The terminal view of a tune: a header, then (on a terminal) a live table of every
+    parameter's value, start, range and current perturbation, with the games played; otherwise a
+    plain line per batch. `quiet`: nothing. Also the runner's reporter for each batch."""
+
+    def __init__(self, quiet: bool = False, console=None):
+        from rich.console import Console
+
+        self.quiet = quiet
+        self.console = console or Console()
+        self.live = None
+        self.played = 0
+        self.pending = 0
+
+    def begin(self, table, tune, state, workers):
+        self.table, self.tune, self.state = table, tune, state
+        self.t0 = time.perf_counter()
+        if self.quiet:
+            return
+        self.console.print(header_line(table, tune, state, workers), highlight=False,
+                           soft_wrap=True)
+        if self.console.is_terminal:
+            from rich.live import Live
+
+            self.live = Live(self, console=self.console, refresh_per_second=4, transient=True)
+            self.live.start()
+
+    def __rich__(self):
+        from rich import box
+        from rich.table import Table
+
+        tune, st = self.tune, self.state
+        k = max(1, st.done)
+        elapsed = time.perf_counter() - self.t0
+        rate = f", {self.played / elapsed:.1f} games/s" if self.played and elapsed > 0 else ""
+        table = Table(title=f"iteration {st.done}/{tune.schedule.iterations}, "
+                            f"{st.stored + self.pending} games{rate}", title_justify="left",
+                      box=box.SIMPLE_HEAD, pad_edge=False)
+        for column in ("parameter", "now", "start", "min", "max", "c_k"):
+            table.add_column(column, justify="left" if column == "parameter" else "right")
+        now = tune.rounded(st.theta(tune))
+        for p, v in zip(tune.params, now):
+            table.add_row(p.name, str(v), f"{p.start:g}", f"{p.min:g}", f"{p.max:g}",
+                          f"{float(tune.schedule.c_k(p, k)):.3g}")
+        return table
+
+    # the runner's reporter calls
+    def start(self, tournament, plan, st, workers):
+        pass
+
+    def game(self, spec, results, faults):
+        self.played += 1
+        self.pending += 1
+
+    def note(self, text):
+        if not self.quiet:
+            self.console.print(f"note: {text}", highlight=False, soft_wrap=True)
+
+    def stop(self):
+        pass
+
+    def update(self, state):
+        self.state, self.pending = state, 0
+        if not self.quiet and self.live is None:
+            self.console.print(status_line(self.tune, state), highlight=False, soft_wrap=True)
+
+    def end(self):
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+
+__all__ = ["Tune", "TuneState", "TuneOutcome", "TuneDisplay", "Verdict", "prepare_tune",
+           "play_tune", "evaluate", "record", "open_tune", "load_tune", "verify",
+           "verify_table", "parse_param", "values_text", "PLUS", "MINUS", "DEFAULT_BATCH",
+           "PAGE_FILE", "VERIFY_DIR"]

@@ -1,0 +1,129 @@
+"""SPSA's math (kdtourney.arena.spsa), without playing a game: schedules, defaults, integer
+rounding, batches, and convergence on a simulated objective with a known optimum."""
+
+import math
+
+import numpy as np
+import pytest
+
+from kdtourney.arena import spsa
+from kdtourney.arena.spsa import Param, Schedule
+
+
+def param(**kw):
+    d = dict(name="x", start=0.0, min=-1.0, max=1.0, c_end=0.1, r_end=0.02)
+    d.update(kw)
+    return Param(**d)
+
+
+def test_schedules_end_at_c_end_and_r_end_with_openbench_constants():
+    s = Schedule(500)
+    p = param()
+    assert s.big_a == 50 and s.alpha == 0.602 and s.gamma == 0.101
+    assert s.c_k(p, 500) == pytest.approx(0.1)
+    assert s.r_k(p, 500) == pytest.approx(0.02)
+    assert s.c_k(p, 1) == pytest.approx(0.1 * 500 ** 0.101)
+    k = np.arange(1, 501)
+    assert np.all(np.diff(s.c_k(p, k)) < 0) and np.all(np.diff(s.a_k(p, k)) < 0)
+
+
+def test_default_r_end_carries_a_steady_win_across_the_range():
+    for iterations in (50, 2000):
+        p = spsa.make_param("x", 1, 0, 4, integer=False, iterations=iterations)
+        assert p.c_end == pytest.approx(0.2)  # a twentieth of the range
+        s = Schedule(iterations)
+        theta = [p.start]
+        for k in range(1, iterations + 1):
+            theta = [theta[0] + float(s.r_k(p, k) * s.c_k(p, k))]  # result +1, sign +1, unclipped
+        assert theta[0] - p.start == pytest.approx(4.0)
+
+
+def test_integer_parameters_are_rounded_at_random_and_right_on_average():
+    p = param(name="n", start=3.3, min=0, max=10, c_end=0.4, integer=True)
+    s = Schedule(100)
+    plus, minus, expected = [], [], []
+    for k in range(1, 4001):
+        signs, a, b = spsa.perturbed([p], [3.3], k, s, seed=7)
+        assert a[0] == int(a[0]) and b[0] == int(b[0])
+        plus.append(a[0] - signs[0] * float(s.c_k(p, k)))
+        minus.append(b[0] + signs[0] * float(s.c_k(p, k)))
+    assert np.mean(plus) == pytest.approx(3.3, abs=0.03)
+    assert np.mean(minus) == pytest.approx(3.3, abs=0.03)
+
+
+def test_perturbations_stay_in_range_and_steps_are_clipped():
+    p = param(start=0.99, c_end=0.3)
+    s = Schedule(10)
+    _, plus, minus = spsa.perturbed([p], [0.99], 1, s, seed=1)
+    assert -1 <= plus[0] <= 1 and -1 <= minus[0] <= 1
+    assert spsa.step([p], [0.99], 1, [1.0], 2.0, Schedule(10)) == [1.0]
+
+
+def test_result_is_counted_in_game_pairs():
+    assert spsa.result_of([1.0]) == 2.0       # both games of a 2-player block won
+    assert spsa.result_of([0.5, 0.25]) == -1.0
+    assert spsa.result_of([math.nan]) == 0.0  # a block without a result counts nothing
+
+
+def test_a_batch_starts_from_one_theta_and_only_complete_batches_step():
+    p = param()
+    s = Schedule(10)
+    its = spsa.replay([p], s, seed=3, batch=4, results={1: 2.0, 2: -2.0, 3: 0.0, 4: 2.0, 5: 2.0})
+    assert [it.k for it in its] == list(range(1, 9))      # two batches: one done, one to play
+    assert {it.theta for it in its[:4]} == {(0.0,)}       # the first batch from the start
+    assert all(it.after is not None for it in its[:4])
+    assert {it.theta for it in its[4:]} == {its[3].after}  # the second from the first's end
+    assert all(it.after is None for it in its[4:])        # 6, 7 and 8 missing: no step yet
+    assert its[4].result == 2.0
+    # the steps of a batch apply in iteration order, each with its own gain and sign
+    theta = [0.0]
+    for it, r in zip(its[:4], (2.0, -2.0, 0.0, 2.0)):
+        theta = spsa.step([p], theta, it.k, it.signs, r, s)
+    assert list(its[3].after) == pytest.approx(theta)
+
+
+def test_bad_parameters_are_refused_in_one_line():
+    for args, message in [((5, 10, 1), "min must be less than max"),
+                          ((20, 0, 10), "start 20 is outside its range [0, 10]"),
+                          (("a", 0, 1), "start must be a number, not 'a'"),
+                          ((0.5, 0, 1, -1), "c_end must be positive"),
+                          ((0.5, 0, 1, 0.1, 0), "r_end must be positive"),
+                          (("nan", 0, 1), "start must be a finite number")]:
+        with pytest.raises(spsa.SpsaError, match="^--param x: " + message.replace("[", r"\[")):
+            spsa.make_param("x", *args, integer=False, iterations=10)
+
+
+def simulated_tune(params, optimum, iterations, seed, batch=8):
+    """A tune on simulated 2-player blocks: theta+ wins each game with probability
+    0.5 + (f(theta+) - f(theta-)) / 2, f = 1 - the scaled distance to `optimum`."""
+    rng = np.random.default_rng(seed)
+    s = Schedule(iterations)
+    scale = np.array([p.max - p.min for p in params])
+
+    def f(values):
+        return 1 - np.abs((np.array(values) - optimum) / scale).sum()
+
+    results = {}
+    while True:
+        its = spsa.replay(params, s, seed, batch, results)
+        todo = [it for it in its if it.after is None]
+        if not todo:
+            return spsa.final_theta(params, its)
+        for it in todo:
+            p_win = 0.5 + (f(it.plus) - f(it.minus)) / 2
+            wins = rng.random(2) < p_win
+            results[it.k] = spsa.result_of([wins.mean()])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_simulated_tune_ends_near_the_optimum_from_far_away(seed):
+    # a weak signal (theta+ and theta- differ by 5% in win probability per parameter): c_end a
+    # tenth of the range, r_end three times the default
+    n = 400
+    params = [spsa.make_param("x", -1.5, -2, 3, 0.5, 3 * spsa.default_r_end(-2, 3, 0.5, n),
+                              integer=False, iterations=n),
+              spsa.make_param("n", 18, 0, 20, 2, 3 * spsa.default_r_end(0, 20, 2, n),
+                              integer=True, iterations=n)]
+    x, n = simulated_tune(params, np.array([0.7, 6]), n, seed)
+    assert abs(x - 0.7) < 0.5   # a tenth of the range
+    assert abs(n - 6) < 2       # a tenth of the range

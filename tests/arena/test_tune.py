@@ -1,0 +1,59 @@
+"""The tune's driver without playing (kdtourney.arena.tune): the table, a batch's plan, the
+verdict's wording. Playing tunes: tests/test_cli_tune.py."""
+
+from kdtourney.arena import spsa, tune
+from kdtourney.bots.registry import BotRegistry
+
+
+def prepared(players=4, against=None):
+    return tune.prepare_tune(BotRegistry(), "mcts:iterations=50", ["c=0.2,0.02,1.0",
+                             "widen=1,0.25,4"], players=players, iterations=10, batch=4,
+                             seed=5, against=against)
+
+
+def test_the_table_seats_theta_plus_theta_minus_and_the_opponents():
+    table, t = prepared(against="greedy")
+    assert table.entrants == ("theta+", "theta-", "greedy")
+    assert table.lineup == (0, 1, 2, 2)
+    assert t.spec(t.start) == "mcts:c=0.2:iterations=50:widen=1.0" == table.specs[0]
+    # by default the other seats hold the bot at its start values
+    table, _ = prepared(players=3)
+    assert table.entrants[2] == "mcts:c=0.2:iterations=50:widen=1.0" and table.lineup == (0, 1, 2)
+
+
+def test_a_batch_plays_each_iteration_s_theta_in_its_own_block():
+    table, t = prepared()
+    its = spsa.replay(t.params, t.schedule, table.seed, t.batch, {1: 0.0, 2: 2.0, 3: -2.0, 4: 0.0})
+    batch = tune.batch_table(table, t, [it for it in its if it.after is None])
+    assert [it.k for it in batch.iterations] == [5, 6, 7, 8]
+    games = batch.plan().games
+    assert len(games) == 8 * 4  # the plan runs from game 0; the first batch's games are stored
+    for g in games[16:]:
+        it = batch.iterations[g.block - 4]
+        seated = [batch.specs[e] for e in g.seats]
+        assert seated.count(t.spec(it.plus)) == 1 and seated.count(t.spec(it.minus)) == 1
+        assert [batch.entrants[e] for e in g.seats].count("theta+") == 1
+    # it stores and travels as a plain tournament with the same rules, seed and lineup
+    d = batch.to_dict()
+    assert set(d) == set(table.to_dict()) and d["seed"] == table.seed
+    assert d["lineup"] == list(table.lineup)
+
+
+def test_the_verdict_says_plainly_when_the_tune_did_not_beat_its_start():
+    def verdict(lo, hi):
+        return tune.Verdict("a:x=1", "a:x=0", 400, 100, 0.5, (lo + hi) / 2, lo, hi).line()
+
+    assert verdict(5, 30).startswith("the tune beat its start values: tuned a:x=1 against start "
+                                     "a:x=0 over 400 games (100 deals): Elo +17.5 [+5.0, +30.0]")
+    assert verdict(-5, 30).startswith("the tune did NOT beat its start values (the interval "
+                                      "includes 0)")
+    assert verdict(-30, -5).startswith("the tune did NOT beat its start values, it is weaker")
+
+
+def test_shown_values_are_whole_for_ints_and_three_digits_of_the_range_for_floats():
+    _, t = prepared()
+    assert t.rounded([0.31234, 1.41421]) == [0.312, 1.41]
+    _, t = tune.prepare_tune(BotRegistry(), "expectimax", ["width=6,2,12", "depth=13,1,20"],
+                             iterations=10)
+    assert [p.integer for p in t.params] == [True, True]
+    assert t.spec(t.rounded([6.6, 12.2])) == "expectimax:depth=12:width=7"

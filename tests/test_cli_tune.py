@@ -1,0 +1,135 @@
+"""`kdtourney tune` from the command line: a synthetic objective with a known optimum, resume after
+a kill, the folder's page, verify, bad input.
+
+The objective is tests/data/tune_bots/peaked.py: a bot that plays greedy with probability
+qx * qn (else at random), qx = 1 - |x - 0.7| / 3 and qn = 1 - |n - 6| / 10, so it is strongest at
+x = 0.7 (a float parameter, range [-2, 3]) and n = 6 (an int, range [0, 12]). Each tune starts far
+away, at x = -1.5 and n = 12 (about half the range from the optimum), and must end within a tenth
+of the range of it: |x - 0.7| < 0.5 and |n - 6| < 1.2. The tunes are short, so c_end is a fifth
+of the range (a larger perturbation, a larger signal per game); r_end is the default.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from arena_support import stored
+from click.testing import CliRunner
+
+from kdtourney.arena import store
+from kdtourney.cli import main
+
+BOTS = Path(__file__).parent / "data" / "tune_bots"
+
+
+def run(*args):
+    return CliRunner().invoke(main, ["tune", *[str(a) for a in args]])
+
+
+def lines(result):
+    return result.stdout.strip().splitlines()
+
+
+def final(spec):
+    """{'n': 6, 'x': 0.7} from the tuned spec peaked:n=6:x=0.7."""
+    return {k: float(v) for k, v in (part.split("=") for part in spec.split(":")[1:])}
+
+
+@pytest.mark.parametrize("players, iterations, batch", [(2, 300, 100), (4, 200, 50)])
+def test_a_tune_ends_near_the_optimum_from_far_away(tmp_path, players, iterations, batch):
+    folder = tmp_path / f"p{players}"
+    args = ["peaked", "--bots-dir", BOTS, "--param", "x=-1.5,-2,3,1", "--param", "n=12,0,12,2.4",
+            "--players", players, "--iterations", iterations, "--batch", batch, "--seed", 1,
+            "--workers", 1, "--out", folder, "--no-report"]
+    if players == 4:
+        args += ["--verify", 40]
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    out = lines(result)
+    values = final(out[-1])
+    assert abs(values["x"] - 0.7) < 0.5, out[-1]
+    assert abs(values["n"] - 6) < 1.2 and values["n"] == int(values["n"]), out[-1]
+    assert out[0].startswith(f"tune peaked:n=12:x=-1.5 (lineup, {players}-player): "
+                             f"{iterations} iterations of 1 block ({players} games)")
+    table = store.load_tune_table(folder)
+    assert list(table["k"]) == list(range(1, iterations + 1))
+    assert len(store.load_games(folder, columns=["game"])) == iterations * players
+    assert all(int(v) == v for v in table["plus"].str[1])  # n played as whole numbers
+    page = (folder / "tune.html").read_text()
+    assert page.count("<svg") == 3 and "(theta - start) / c_end" in page
+    if players == 4:  # the start (q about 0.1) against the tuned (q near 1): a clear gain
+        assert out[-2].startswith("the tune beat its start values: tuned peaked:")
+        assert len(store.load_games(folder / "verify", columns=["game"])) == 40
+
+
+def tune_args(folder, workers, iterations=12):
+    return ["peaked", "--bots-dir", BOTS, "--param", "x=-1.5,-2,3,1", "--param", "n=12,0,12,2",
+            "--players", 2, "--iterations", iterations, "--batch", 4, "--seed", 9,
+            "--workers", workers, "--out", folder, "--no-report", "-q"]
+
+
+def test_a_killed_tune_resumes_to_the_values_of_an_uninterrupted_one(tmp_path):
+    whole = run(*tune_args(tmp_path / "whole", 1))
+    assert whole.exit_code == 0, whole.output
+    folder = tmp_path / "killed"
+    command = [str(Path(sys.executable).parent / "kdtourney"), "tune",
+               *[str(a) for a in tune_args(folder, 2)]]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while stored(folder) < 10 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.killpg(proc.pid, signal.SIGKILL)  # the tune and its workers, mid-run
+    finally:
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the tune ended before it could be killed"
+    assert 10 <= stored(folder) < 24  # killed in the second batch of three
+    resumed = CliRunner().invoke(main, ["tune", "--resume", str(folder), "--workers", 2, "-q",
+                                        "--no-report"])
+    assert resumed.exit_code == 0, resumed.output
+    assert lines(resumed)[-1] == lines(whole)[-1]
+    a, b = store.load_tune_table(tmp_path / "whole"), store.load_tune_table(folder)
+    assert a.equals(b)
+    moves = store.load_games(tmp_path / "whole", columns=["game", "moves"])
+    assert moves.equals(store.load_games(folder, columns=["game", "moves"]))
+    # the same command again: nothing to play, the same values
+    again = run(*tune_args(folder, 1))
+    assert again.exit_code == 0 and lines(again)[-1] == lines(whole)[-1]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["nosuchbot", "--param", "c=0.2,0,1"], "unknown bot 'nosuchbot'"),
+    (["mcts", "--param", "nope=1,0,2"], "--param nope: mcts has no parameter 'nope'"),
+    (["mcts", "--param", "c=0.2,1.0,0.02"], "--param c: min must be less than max"),
+    (["mcts", "--param", "c=2,0.02,1.0"], "--param c: start 2 is outside its range"),
+    (["mcts", "--param", "policy=1,0,2"], "--param policy: mcts's parameter policy is not numeric"),
+    (["mcts", "--param", "c=0.2,0.02"], "--param 'c=0.2,0.02': give name=start,min,max"),
+    (["mcts", "--param", "c=x,0,1"], "--param c: start must be a number, not 'x'"),
+    (["mcts"], "give at least one --param"),
+    (["mcts", "--param", "c=0.2,0,1", "--against", "greedy"], "--against fills the seats"),
+    (["mcts", "--param", "c=0.2,0,1", "--players", "4", "--against", "greedy,random,random"],
+     "--against: give one spec, or 2"),
+    (["mcts:c=0.3", "--param", "c=0.2,0,1"], "--param c: c is also fixed in 'mcts:c=0.3'"),
+    (["mcts", "--param", "c=0.2,0,1", "--param", "c=0.3,0,1"], "--param c given twice"),
+    (["mcts", "--param", "c=0.2,0,1", "--iterations", "0"], "--iterations must be positive"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
+    result = run(*args, "--out", tmp_path / "t")
+    assert result.exit_code == 2, result.output
+    assert result.output.count("\n") == 1 and result.output.startswith("Error: "), result.output
+    assert message in result.output
+    assert not (tmp_path / "t").exists()
+
+
+def test_another_tune_in_the_folder_is_refused(tmp_path):
+    folder = tmp_path / "t"
+    first = run(*tune_args(folder, 1, iterations=4)[:-1])  # not quiet: the page line
+    assert first.exit_code == 0, first.output
+    assert f"{folder / 'tune.html'}: 8 games, 4 iterations" in first.output
+    other = run("peaked", "--bots-dir", BOTS, "--param", "x=0,-2,3", "--out", folder)
+    assert other.exit_code == 2 and other.output.startswith(f"Error: {folder} holds another tune")
