@@ -11,6 +11,7 @@ from _linear import N_WEIGHTS, best_actions
 
 from kdtourney.env import PolicyBot
 
+KDTOURNEY_FILES = ["linear_rl.npz"]   # shipped to the workers and part of the bot's identity
 WEIGHTS = Path(__file__).resolve().parent / "linear_rl.npz"
 
 
