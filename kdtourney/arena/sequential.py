@@ -66,6 +66,7 @@ from kdtourney.arena import runner, schedule, store
 from kdtourney.arena.sprt import DEFAULT_MIN_BLOCKS, SPRT, block_scores, sprt_bounds
 from kdtourney.arena.tournament import (RULE_OPTIONS, ArenaError, Tournament, differences,
                                         parse_players, prepare)
+from kdtourney.outcomes import balanced_blocks
 
 DEFAULT_MAX_GAMES = 20_000
 CHUNK_SECONDS = 2.0
@@ -221,7 +222,7 @@ def evaluate(folder, tournament: Tournament, test: SprtTest) -> SprtState:
     complete = 0
     while complete < cap and per_block.get(complete, 0) >= players:
         complete += 1
-    results = store.load_results(folder)
+    results = balanced_blocks(store.load_results(folder))  # a failed game's block: no score
     results = results[results["block"] < complete]
     scores = (block_scores(results, test.candidate, test.baseline) if len(results)
               else pd.Series(dtype=float))
