@@ -418,6 +418,9 @@ def load_tournament(folder) -> tuple[Tournament, dict]:
         raise ArenaError(str(exc)) from None
     if "sprt" in config:
         raise ArenaError(f"{folder} holds an SPRT: continue it with kdtourney sprt --resume {folder}")
+    if "ladder" in config:
+        raise ArenaError(f"{folder} holds a ladder: continue it with kdtourney ladder --resume "
+                         f"{folder}")
     return Tournament.from_dict(config["tournament"]), config.get("meta", {})
 
 
@@ -488,7 +491,9 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
         if reporter is not None:
             stack.callback(reporter.stop)
         done = st.done_games()
-        pending = collections.deque(g for g in range(len(specs)) if g not in done)
+        # a plan may leave games out (None: a ladder plays the blocks it chose, not all before)
+        pending = collections.deque(g for g in range(len(specs))
+                                    if g not in done and specs[g] is not None)
         outcome = RunOutcome(folder=Path(folder), total=len(specs), stored_before=len(done),
                              notes=list(notes))
         hang_timeout = hang_timeout or default_hang_timeout(tournament.move_time_limit,
