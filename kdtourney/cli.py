@@ -543,7 +543,12 @@ def ladder_command(ctx, **opts):
         if not bots_dirs and not references:
             raise tour.ArenaError("no entrants: give --bots-dir FOLDER (watched for bots) and/or "
                                   "--bots SPECS")
-        _registry(bots_dirs)  # a missing folder or a duplicate bot: one line, before anything
+        from kdtourney.bots.registry import EntrantError
+
+        registry = _registry(bots_dirs)  # a missing folder, a duplicate or unknown bot: one line
+        with _one_line(EntrantError):
+            for spec in references:
+                registry.resolve(spec)
         meta = dict(runner.session_meta(name, registry_dirs=bots_dirs, isolate=opts["isolate"]),
                     ladder_bots=references)
         display = ladder.LadderDisplay(quiet=opts["quiet"])
@@ -570,6 +575,8 @@ def ladder_command(ctx, **opts):
                f"active entrants ({outcome.played} played now)"
                + ("; stopped by Ctrl-C, continue with: kdtourney ladder --resume " + str(folder)
                   if outcome.interrupted else ""))
+    if outcome.interrupted:
+        ctx.exit(130)
 
 
 def _print_ladder(board):

@@ -16,8 +16,9 @@ A block teaches most where the ratings are least certain and the game is closest
    score of the seed against the opponent (close games carry the most information; the square
    sharpens the preference for near ratings, as Halite's matchmaker draws among the nearest),
    the uncertainties of both (a game with an uncertain opponent also settles the opponent), and
-   the pair's meetings so far against the seed's mean (no pair is worn out). Every weight is
-   positive, so over time every entrant meets the whole field.
+   the pair's meetings so far against the seed's mean (no pair is worn out). A pair that has
+   met less than 1/STARVED of its even share of the seed's blocks gets the highest weight of the
+   table: every entrant meets the whole field over time, at least at that rate.
 3. With probability ``EXPLORE`` the opponents are drawn uniformly instead: a safety net for
    ratings that are confidently wrong.
 
@@ -38,6 +39,7 @@ from kdtourney.report.ratings import fit_totals
 
 NEW_SD = 350.0   # the Elo uncertainty of an entrant without games
 EXPLORE = 0.1    # the chance that a table's other seats are drawn uniformly
+STARVED = 8      # a pair below 1/STARVED of its even share of meetings is drawn first
 
 
 @dataclass
@@ -98,7 +100,9 @@ def opponent_weights(st: Standing, seed: int) -> np.ndarray:
     others = np.arange(len(st.entrants)) != seed
     mean_met = met[others].mean() if others.any() else 0.0
     w = (p * (1 - p)) ** 2 * np.sqrt(st.sd[seed] ** 2 + st.sd ** 2) / (1 + met / (mean_met + 1))
-    return np.where(others, w, 0.0)
+    w = np.where(others, w, 0.0)
+    starved = others & (met < st.blocks[seed] / max(1, len(st.entrants) - 1) / STARVED)
+    return np.where(starved, w.max(), w)
 
 
 def choose_table(st: Standing, players: int, rng: np.random.Generator) -> tuple:
@@ -140,4 +144,4 @@ def table_rng(seed: int, block: int) -> np.random.Generator:
 
 
 __all__ = ["Standing", "choose_table", "uniform_table", "seed_priority", "opponent_weights",
-           "table_rng", "NEW_SD", "EXPLORE"]
+           "table_rng", "NEW_SD", "EXPLORE", "STARVED"]
