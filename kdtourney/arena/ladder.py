@@ -435,7 +435,7 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
             stack.callback(display.end)
         feed = _Feed(display)
         signature, registry, rate = None, None, None
-        last_scan = -math.inf
+        last_scan, waiting = -math.inf, False
         try:
             while True:
                 if games is not None and outcome.stored >= games:
@@ -469,9 +469,14 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
                         st.write_ladder(blocks=[dict(block=b, first_game=f, n_players=n, seats=s)
                                                 for b, f, n, s in new])
                 todo = pending + new
-                if not todo:
-                    time.sleep(poll)  # fewer than two entrants: wait for bots
+                if not todo:  # fewer than two entrants: wait for bots
+                    if display is not None and not waiting:
+                        display.note(f"{len(active)} entrant{'s' * (len(active) != 1)}: waiting "
+                                     "for a second bot in the folders")
+                    waiting = True
+                    time.sleep(poll)
                     continue
+                waiting = False
                 specs = {label: r["spec"] for label, r in entrants.items()}
                 chunk = chunk_for(config, todo, specs, max(f + n for _, f, n, _ in todo))
                 with store.open_store(folder) as st:
@@ -584,7 +589,7 @@ class LadderDisplay:
         if self.quiet:
             return
         sizes = "/".join(str(p) for p in config.players)
-        self.console.print(f"ladder {folder}: {sizes}-player blocks, seed {config.seed}, "
+        self.console.print(f"ladder in {folder}: {sizes}-player blocks, seed {config.seed}, "
                            f"{workers} worker{'s' * (workers != 1)}"
                            + (f", {stored} games stored" if stored else ""), highlight=False,
                            soft_wrap=True)
