@@ -178,3 +178,34 @@ def test_bad_input_is_one_line(tmp_path):
     result = CliRunner().invoke(main, ["ladder", "--bots", "random,greedy", "--out",
                                        str(tmp_path / "t")])
     assert result.exit_code == 2 and "holds a tournament, not a ladder" in result.output
+
+
+def test_a_ladder_plays_on_a_dask_cluster(tmp_path):
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    out = tmp_path / "ladder"
+    result = CliRunner().invoke(main, ["ladder", "--bots", "random,greedy", "--games", 12,
+                                       "--scheduler", "local:1", "--seed", 4, "--out", str(out),
+                                       "-q", "--no-report"])
+    assert result.exit_code == 0, result.output
+    games = store.load_games(out)
+    assert list(games["game"]) == list(range(12)) and (games["status"] == "ok").all()
+    assert {e.label for e in rating_list([out], n_boot=10).rated} == {"random", "greedy"}
+
+
+def test_the_live_table_shows_the_list_and_the_newest_changes():
+    from rich.console import Console
+
+    from kdtourney.arena.ladder import LadderConfig, LadderDisplay
+
+    console = Console(width=100, record=True, force_terminal=False)
+    display = LadderDisplay(console=console)
+    display.begin(LadderConfig(players=(2,), seed=1), Path("ladder"), 0, 2)
+    display.event("mine: entered")
+    display.board([dict(rank=1, name="mine", elo_text="+12 [-30, +50]", games=40, version=1,
+                        status="provisional")])
+    for _ in range(5):
+        display.game(None, [], [])
+    console.print(display)
+    text = console.export_text()
+    assert "mine: entered" in text and "+12 [-30, +50]" in text and "provisional" in text
+    assert "5 games" in text and "games/s" in text
