@@ -3,8 +3,11 @@
     python benchmarks/bench_ladder.py [--runs 20] [--entrants 30] [--seed 0]
 
 Blocks as in benchmarks/bench_sprt.py (tests/sprt_support.py): a 2-player block is one deal under
-both seatings, the deal favouring one seat by 0.4 in win probability; the entrants' true Elo are
-drawn from N(0, 200) and centred. The same block model, the same ratings (kdtourney.report.ratings:
+both seatings, the deal favouring one seat by 0.4 in win probability between equals. Between
+unequal entrants the favour shrinks with the room left (0.8 min(L, 1 - L), L the expected score
+of the Elo difference), so that the expected score stays L at any difference (bench_sprt's
+differences are small; here they reach hundreds of Elo, where L + 0.4 would pass 1 and bend the
+truth). The entrants' true Elo are drawn from N(0, 200) and centred. The same block model, the same ratings (kdtourney.report.ratings:
 the fit and the block bootstrap) and the same random seeds serve both schedulers:
 
 - `matchmaking`: kdtourney.arena.matchmaking.choose_table, the ladder's rule;
@@ -33,9 +36,10 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from sprt_support import duplicate_blocks  # noqa: E402
+from sprt_support import SWING  # noqa: E402
 
 from kdtourney.arena.matchmaking import Standing, choose_table, uniform_table  # noqa: E402
+from kdtourney.outcomes import elo_to_score  # noqa: E402
 from kdtourney.report.ratings import PairCounts, bootstrap_elo  # noqa: E402
 
 CHUNK = 4
@@ -43,6 +47,13 @@ WARM_BLOCKS_PER_ENTRANT = 150
 TOLERANCE = 25.0
 CAP_GAMES = 20_000
 SCHEDULERS = {"matchmaking": choose_table, "uniform": uniform_table}
+
+
+def block_score(rng, elo):
+    """The score of a 2-player duplicate block (0, 0.5 or 1) for an entrant `elo` stronger."""
+    expected = elo_to_score(elo)
+    swing = 2 * SWING * min(expected, 1 - expected)
+    return float((rng.random(2) < expected + swing * np.array([1.0, -1.0])).mean())
 
 
 class Ladder:
@@ -77,7 +88,7 @@ class Ladder:
                 st.scheduled(table)
                 tables.append(table)
             for i, j in tables:
-                x = duplicate_blocks(self.rng, self.truth[i] - self.truth[j], 1, 1, 2)[0, 0]
+                x = block_score(self.rng, self.truth[i] - self.truth[j])
                 b = self.n_blocks
                 self.records.append((b, i, j, x))
                 self.wins[i, j] += 2 * x

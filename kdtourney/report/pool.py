@@ -59,7 +59,7 @@ __all__ = ["rating_list", "find_tournaments", "RatingList", "Entrant", "Source",
            "UNKNOWN"]
 
 UNKNOWN = "unknown"  # the version shown for games whose code is unknown
-_GAME_COLUMNS = ("game", "n_players", "finished_at", "deal_seeds")
+_GAME_COLUMNS = ("game", "n_players", "finished_at", "seed")
 _SHIFT = 32  # game and block numbers of folder i start at i << 32
 
 
@@ -422,22 +422,23 @@ def _pool(st: _StoreData, index: int, taken: set, keys: dict, identities: dict):
 
 def _new_blocks(st: _StoreData, rows: pd.DataFrame, seen: dict, index: int):
     """(rows without the blocks that an earlier folder pooled already, how many games they were,
-    the folder that pooled the first of them). A block is the same when its games' deal seeds, game numbers (the bots' seeds derive
-    from the seed and the game number), seatings and entrants' code (`key`) are; `seen` gains this
-    folder's blocks."""
+    the folder that pooled the first of them). A block is the same when its games' deal seeds,
+    game numbers (the bots' seeds derive from the seed and the game number), seatings and
+    entrants' code (`key`) are: each block is reduced to a 64-bit hash of those (vectorised: a
+    list of 100,000 games stays fast); `seen` gains this folder's blocks."""
     if rows.empty:
         return rows, 0, None
-    base = np.int64(index) << _SHIFT
-    deals = st.games.set_index("game")["deal_seeds"]
-    local = rows.assign(local=rows["game"].to_numpy(np.int64) - base).sort_values(["game", "seat"])
+    local = rows["game"].to_numpy(np.int64) - (np.int64(index) << _SHIFT)
+    deal = st.games.set_index("game")["seed"].reindex(local).to_numpy(np.int64)
+    with np.errstate(over="ignore"):
+        h = _mix(_mix(_mix(local, rows["seat"].to_numpy(np.int64)),
+                      rows["key"].to_numpy(np.int64)), deal)
+    per_block = pd.Series(h, index=rows["block"].to_numpy()).groupby(level=0).sum()  # wraps
+    counts = rows.groupby("block")["game"].nunique()
     seed = st.tournament.get("seed")
-    per_game = local.groupby("game", sort=True).agg(block=("block", "first"),
-                                                    local=("local", "first"),
-                                                    seats=("key", tuple))
-    per_game["deal"] = deals.reindex(per_game["local"]).to_numpy()
     drop, first = [], None
-    for block, games in per_game.groupby("block", sort=False):
-        key = (seed, tuple(zip(games["local"], games["deal"], games["seats"])))
+    for block, value in per_block.items():
+        key = (seed, int(value), int(counts[block]))
         if key in seen:
             drop.append(block)
             first = first or seen[key]
@@ -447,6 +448,15 @@ def _new_blocks(st: _StoreData, rows: pd.DataFrame, seen: dict, index: int):
         return rows, 0, None
     kept = rows[~rows["block"].isin(drop)]
     return kept, int(rows["game"].nunique() - kept["game"].nunique()), first
+
+
+def _mix(a, b):
+    """A 64-bit hash of two int64 arrays (splitmix64's finaliser over their combination)."""
+    x = a.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) ^ b.astype(np.uint64)
+    x ^= x >> np.uint64(31)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    return x
 
 
 def _entrants(results: pd.DataFrame, failed: pd.DataFrame, keys: list, identities: dict
