@@ -15,9 +15,9 @@ the fit and the block bootstrap) and the same random seeds serve both schedulers
 
 Two figures per scheduler, each the median over the runs (and the quartiles):
 
-1. newcomer: an established ladder of `--entrants` entrants has played 150 blocks per entrant
-   (uniform tables, the same for both schedulers: the field's intervals are then about +-30);
-   a new entrant joins; games played on the ladder until the
+1. newcomer: an established ladder of `--entrants` entrants has played 300 blocks per entrant
+   (uniform tables, the same for both schedulers; the field's median 95% interval is printed)
+   and a new entrant joins; games played on the ladder until the
    newcomer's 95% block-bootstrap interval lies within its true Elo +-25 (checked every 10 blocks;
    the bootstrap, 200 resamples, runs once the fit's estimate and standard error are within
    reach). Capped at 20,000 games.
@@ -43,10 +43,11 @@ from kdtourney.outcomes import elo_to_score  # noqa: E402
 from kdtourney.report.ratings import PairCounts, bootstrap_elo  # noqa: E402
 
 CHUNK = 4
-WARM_BLOCKS_PER_ENTRANT = 150
+WARM_BLOCKS_PER_ENTRANT = 300
 TOLERANCE = 25.0
 CAP_GAMES = 20_000
 SCHEDULERS = {"matchmaking": choose_table, "uniform": uniform_table}
+FIELD_HALF_WIDTHS = []  # the established field's median 95% half-width when the newcomer joins
 
 
 def block_score(rng, elo):
@@ -127,6 +128,8 @@ def newcomer_games(seed, entrants, scheduler):
     lad.rng = rng_play
     start = lad.n_blocks
     new = entrants
+    field = bootstrap_elo(lad.pair_counts(), n_boot=200, seed=seed).drop(str(new))
+    FIELD_HALF_WIDTHS.append(float(((field["hi"] - field["lo"]) / 2).median()))
     while 2 * (lad.n_blocks - start) < CAP_GAMES:
         lad.play(scheduler, 10)
         st = lad.standing()
@@ -181,6 +184,9 @@ def main():
               flush=True)
         corr = [rank_correlations(args.seed + r, args.entrants, scheduler, games)
                 for r in range(args.runs)]
+        if name == "matchmaking":
+            print(f"the field when the newcomer joins: 95% intervals +-"
+                  f"{np.median(FIELD_HALF_WIDTHS):.0f} Elo (median)", flush=True)
         for n in games:
             print(f"{name}: rank correlation with the truth after {n} games: "
                   f"{quartiles([c[n] for c in corr])}", flush=True)

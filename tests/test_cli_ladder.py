@@ -161,6 +161,11 @@ def test_a_killed_ladder_resumes_with_nothing_lost_or_doubled(tmp_path):
         assert (part["block"] == block).all() and len(part) == n  # every block whole
         assert (part["seed"] == schedule.deal_seed(config["seed"], int(block))).all()
     assert len(store.load_results(out)) == 120
+    # the other commands read a ladder as a tournament; `report` writes the ladder's page
+    report = CliRunner().invoke(main, ["report", str(out)])
+    assert report.exit_code == 0 and 'id="ladder-list"' in (out / "index.html").read_text()
+    refused = CliRunner().invoke(main, ["run", "--resume", str(out)])
+    assert refused.exit_code == 2 and "holds a ladder" in refused.output
 
 
 def test_bad_input_is_one_line(tmp_path):

@@ -128,3 +128,20 @@ def test_a_chunk_plays_its_blocks_under_every_rotation_with_the_tournament_seeds
     assert g[2].bot_seeds[1] == (schedule.bot_seed(9, 12, 1),)
     assert plan.games[21].seats == schedule.rotations((2, 2, 0))[2]
     assert chunk.to_dict()["format"] == "ladder" and "blocks" not in chunk.to_dict()
+
+
+def test_the_matchmaker_counts_only_balanced_blocks():
+    """A block with a failed game (here: block 1 lacks its second seating) teaches the matchmaker
+    nothing, as it teaches the list nothing; the blocks scheduled still count as tables sat at."""
+    rows = []
+    for game, (block, a, b) in enumerate([(0, "x", "y"), (0, "y", "x"), (1, "x", "y")]):
+        for seat, entrant in enumerate((a, b)):
+            rows.append(dict(game=game, seat=seat, block=block, entrant=entrant, n_players=2,
+                             rank=1 if entrant == "x" else 2))
+    results = pd.DataFrame(rows)
+    blocks = pd.DataFrame({"block": [0, 1], "seats": [["x", "y"], ["x", "y"]]})
+    st = ladder.standing(results, blocks, ["x", "y"], 2)
+    assert st.blocks.tolist() == [2, 2] and st.meetings[0, 1] == 2
+    assert st.elo[0] > 0 and st.elo[0] == -st.elo[1]
+    one = ladder.standing(results[results["block"] == 0], blocks, ["x", "y"], 2)
+    assert one.elo[0] == st.elo[0] and one.sd[0] == st.sd[0]
