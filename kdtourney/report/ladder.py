@@ -88,7 +88,7 @@ def build_context(folder, board: Board, running: bool) -> dict:
     faults = _store.load_faults(folder)
     colors = plots.entrant_colors([r["name"] for r in board.rows])
     ctx = {
-        "title": f"Ladder {meta.get('name') or folder.resolve().name}",
+        "title": str(meta.get("name") or folder.resolve().name),
         "folder": str(folder), "version": __version__, "running": running,
         "reload": RELOAD_SECONDS,
         "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
