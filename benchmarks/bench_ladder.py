@@ -7,8 +7,9 @@ both seatings, the deal favouring one seat by 0.4 in win probability between equ
 unequal entrants the favour shrinks with the room left (0.8 min(L, 1 - L), L the expected score
 of the Elo difference), so that the expected score stays L at any difference (bench_sprt's
 differences are small; here they reach hundreds of Elo, where L + 0.4 would pass 1 and bend the
-truth). The entrants' true Elo are drawn from N(0, 200) and centred. The same block model, the same ratings (kdtourney.report.ratings:
-the fit and the block bootstrap) and the same random seeds serve both schedulers:
+truth). The entrants' true Elo are drawn from N(0, 200) and centred. The same block model, the
+same ratings (kdtourney.report.ratings: the fit and the block bootstrap) and the same random
+seeds serve both schedulers:
 
 - `matchmaking`: kdtourney.arena.matchmaking.choose_table, the ladder's rule;
 - `uniform`: tables drawn uniformly from the field.
@@ -18,7 +19,8 @@ Two figures per scheduler, each the median over the runs (and the quartiles):
 1. newcomer: an established ladder of `--entrants` entrants has played 300 blocks per entrant
    (uniform tables, the same for both schedulers; the field's median 95% interval is printed)
    and a new entrant joins; games played on the ladder until the
-   newcomer's 95% block-bootstrap interval lies within its true Elo +-25 (checked every 10 blocks;
+   newcomer's 95% block-bootstrap interval lies within its true Elo +-25 (checked every 10 blocks,
+   or every 5% of the blocks played since it joined when that is more;
    the bootstrap, 200 resamples, runs once the fit's estimate and standard error are within
    reach). Capped at 20,000 games.
 2. ranking: from scratch, the Spearman rank correlation of the fitted list against the truth after
@@ -131,7 +133,7 @@ def newcomer_games(seed, entrants, scheduler):
     field = bootstrap_elo(lad.pair_counts(), n_boot=200, seed=seed).drop(str(new))
     FIELD_HALF_WIDTHS.append(float(((field["hi"] - field["lo"]) / 2).median()))
     while 2 * (lad.n_blocks - start) < CAP_GAMES:
-        lad.play(scheduler, 10)
+        lad.play(scheduler, max(10, (lad.n_blocks - start) // 20))  # checks 5% apart at least
         st = lad.standing()
         err = abs(st.elo[new] - lad.truth[new])
         # not yet within reach: skip the bootstrap (the fit's standard error, which takes games
@@ -180,7 +182,8 @@ def main():
             print(f"  {name} run {r}: {counts[-1]} games", file=sys.stderr, flush=True)
         capped = sum(c >= CAP_GAMES for c in counts)
         print(f"{name}: games until a newcomer is within +-{TOLERANCE:.0f} Elo (95% interval): "
-              f"{quartiles(counts)}" + (f" ({capped} runs capped at {CAP_GAMES})" if capped else ""),
+              f"{quartiles(counts)}"
+              + (f" ({capped} runs capped at {CAP_GAMES})" if capped else ""),
               flush=True)
         corr = [rank_correlations(args.seed + r, args.entrants, scheduler, games)
                 for r in range(args.runs)]

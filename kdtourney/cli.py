@@ -570,9 +570,9 @@ def ladder_command(ctx, **opts):
     board = page(folder, running=False)
     if not opts["quiet"]:
         _print_ladder(board)
+    active = sum(r["status"] in ("rated", "provisional", "new") for r in board.rows)
     click.echo(f"{folder / 'index.html' if not opts['no_report'] else folder}: "
-               f"{outcome.stored} games, {sum(r['status'] in ('rated', 'provisional', 'new') for r in board.rows)} "
-               f"active entrants ({outcome.played} played now)"
+               f"{outcome.stored} games, {active} active entrants ({outcome.played} played now)"
                + ("; stopped by Ctrl-C, continue with: kdtourney ladder --resume " + str(folder)
                   if outcome.interrupted else ""))
     if outcome.interrupted:
@@ -580,7 +580,8 @@ def ladder_command(ctx, **opts):
 
 
 def _print_ladder(board):
-    """The ladder's list in the terminal: rank, entrant, Elo with interval, games, version, status."""
+    """The ladder's list in the terminal: rank, entrant, Elo with interval, games, version,
+    status."""
     from rich import box
     from rich.console import Console
     from rich.table import Table

@@ -90,7 +90,8 @@ def prepare_ladder(*, players=None, seed: int | None = None, dynasty: bool = Fal
 
 
 def stored_config(folder) -> LadderConfig | None:
-    """The ladder stored in `folder` (None: no store there); ArenaError if it holds something else."""
+    """The ladder stored in `folder` (None: no store there); ArenaError if it holds something
+    else."""
     if not store.exists(folder):
         return None
     try:
@@ -266,7 +267,8 @@ class _Chunk(Tournament):
 
 
 def chunk_for(config: LadderConfig, blocks, specs: dict, total_games: int) -> _Chunk:
-    """The _Chunk playing `blocks` ((block, first_game, n_players, labels)); specs: label -> spec."""
+    """The _Chunk playing `blocks` ((block, first_game, n_players, labels)); specs: label ->
+    spec."""
     labels = sorted({label for *_, seats in blocks for label in seats})
     return _Chunk(entrants=tuple(labels), specs=tuple(specs[label] for label in labels),
                   format=LADDER_FORMAT, players=config.players, games=total_games,
@@ -641,6 +643,7 @@ class LadderDisplay:
             self.live = None
 
 
-__all__ = ["LadderDisplay", "LadderConfig", "LadderOutcome", "Found", "prepare_ladder", "stored_config",
+__all__ = ["LadderDisplay", "LadderConfig", "LadderOutcome", "Found", "prepare_ladder",
+           "stored_config",
            "play_ladder", "scan", "update_entrants", "standing", "chunk_for", "label_for",
            "open_ladder", "LIST_FILE", "ACTIVE", "SUPERSEDED", "RETIRED", "LADDER_FORMAT"]
