@@ -22,7 +22,8 @@ pool, dead or hung workers and faults behave as in ``kdtourney run``).  After ea
 evaluated from the store: the complete blocks 0, 1, 2, ... (a block is complete when all its
 rotations are stored; the first incomplete block ends the sequence), up to the cap, are fed in
 block order into a fresh SPRT, which stops at the first block where the LLR leaves its bounds (never
-before ``min_blocks``).  That block is the decision point: blocks after it that the same chunk
+before ``min_blocks``). A block with a failed game has no score (it is not balanced: see
+:mod:`kdtourney.outcomes`) and adds nothing to the test.  That block is the decision point: blocks after it that the same chunk
 happened to play are stored (and count in the report's standings) but not in the test.  So the
 decision, the block at which it is taken and the ``sprt`` rows depend only on the seed and the
 test's parameters, not on the number of workers, the chunk sizes or interruptions.
