@@ -45,7 +45,7 @@ from kdtourney.outcomes import elo_to_score  # noqa: E402
 from kdtourney.report.ratings import PairCounts, bootstrap_elo  # noqa: E402
 
 CHUNK = 4
-WARM_BLOCKS_PER_ENTRANT = 300
+WARM_BLOCKS_PER_ENTRANT = 600
 TOLERANCE = 25.0
 CAP_GAMES = 20_000
 SCHEDULERS = {"matchmaking": choose_table, "uniform": uniform_table}

@@ -7,10 +7,13 @@ The rule
 A block teaches most where the ratings are least certain and the game is closest to even, so:
 
 1. The *seed* of the table is the entrant whose rating is least certain, its uncertainty grown by
-   how long it has waited: priority ``sd * (1 + waited / entrants)``, where ``sd`` is the standard
-   error of its Elo (``NEW_SD`` for an entrant without games: new entrants go first) and
-   ``waited`` the blocks scheduled since it last sat at a table. The waiting term keeps anyone
-   from being starved: a settled entrant's priority grows until it is picked.
+   how long it has waited and by how far it lags behind the field: priority
+   ``sd * (1 + waited / entrants) * (1 + BEHIND * behind)``, where ``sd`` is the standard error
+   of its Elo (``NEW_SD`` for an entrant without games), ``waited`` the blocks scheduled since it
+   last sat at a table and ``behind`` the share of the field's median number of blocks it lacks
+   (1 for a newcomer, 0 once it has the median). So a new entrant plays at once and keeps playing
+   until it has caught up (Halite's matchmaker seeds by games played); the waiting term keeps
+   anyone from being starved: a settled entrant's priority grows until it is picked.
 2. The other seats are drawn at random, without replacement, with weight
    ``(p (1 - p)) ** 2 * sqrt(sd_seed ** 2 + sd ** 2) / (1 + met / mean_met)``: ``p`` the expected
    score of the seed against the opponent (close games carry the most information; the square
@@ -40,6 +43,7 @@ from kdtourney.report.ratings import fit_totals
 NEW_SD = 350.0   # the Elo uncertainty of an entrant without games
 EXPLORE = 0.1    # the chance that a table's other seats are drawn uniformly
 STARVED = 8      # a pair below 1/STARVED of its even share of meetings is drawn first
+BEHIND = 3       # the weight of the blocks an entrant lacks to the field's median
 
 
 @dataclass
@@ -88,9 +92,12 @@ class Standing:
 
 
 def seed_priority(st: Standing) -> np.ndarray:
-    """Step 1 of the rule (module docstring): uncertainty grown by the wait."""
+    """Step 1 of the rule (module docstring): uncertainty grown by the wait and by the blocks
+    missing to the field's median."""
     waited = np.where(st.last < 0, st.block + 1, st.block - st.last)
-    return st.sd * (1 + waited / len(st.entrants))
+    median = np.median(st.blocks)
+    behind = np.clip(1 - st.blocks / median, 0, 1) if median > 0 else 0.0
+    return st.sd * (1 + waited / len(st.entrants)) * (1 + BEHIND * behind)
 
 
 def opponent_weights(st: Standing, seed: int) -> np.ndarray:
@@ -144,4 +151,4 @@ def table_rng(seed: int, block: int) -> np.random.Generator:
 
 
 __all__ = ["Standing", "choose_table", "uniform_table", "seed_priority", "opponent_weights",
-           "table_rng", "NEW_SD", "EXPLORE", "STARVED"]
+           "table_rng", "NEW_SD", "EXPLORE", "STARVED", "BEHIND"]
