@@ -301,9 +301,10 @@ def _print_standings(folder):
     from rich.table import Table
 
     from kdtourney.arena.store import failed_games, load_results
+    from kdtourney.outcomes import balanced_blocks
     from kdtourney.report.fmt import elo_text
 
-    results = load_results(folder)
+    results = balanced_blocks(load_results(folder))  # as standings() counts them
     if results.empty:
         return
     failed = failed_games(folder)
