@@ -434,11 +434,11 @@ def _new_blocks(st: _StoreData, rows: pd.DataFrame, seen: dict, index: int):
         h = _mix(_mix(_mix(local, rows["seat"].to_numpy(np.int64)),
                       rows["key"].to_numpy(np.int64)), deal)
     per_block = pd.Series(h, index=rows["block"].to_numpy()).groupby(level=0).sum()  # wraps
-    counts = rows.groupby("block")["game"].nunique()
+    counts = rows.groupby("block")["game"].nunique().reindex(per_block.index)
     seed = st.tournament.get("seed")
     drop, first = [], None
-    for block, value in per_block.items():
-        key = (seed, int(value), int(counts[block]))
+    for block, value, n in zip(per_block.index.tolist(), per_block.tolist(), counts.tolist()):
+        key = (seed, value, n)
         if key in seen:
             drop.append(block)
             first = first or seen[key]
