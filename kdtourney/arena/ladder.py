@@ -449,7 +449,8 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
                     now = folder_signature(bots_dirs)
                     if now != signature or registry is None:
                         signature = now
-                        registry = _look(folder, bots_dirs, references, bots, display, outcome)
+                        registry = _look(folder, bots_dirs, references, bots, display, outcome,
+                                         registry)
                 entrants, blocks = _stored_entrants(folder)
                 played = _played_games(folder)
                 pending, cancel = _pending(blocks, entrants, played)
@@ -504,9 +505,20 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
     return outcome
 
 
-def _look(folder, bots_dirs, references, bots, display, outcome):
-    """Scan the folders, record the entrants' changes (and new labels' identities); the registry."""
-    registry, found, notes = scan(bots_dirs, references, bots.get("startup_timeout"))
+def _look(folder, bots_dirs, references, bots, display, outcome, previous=None):
+    """Scan the folders, record the entrants' changes (and new labels' identities); the registry.
+    A folder gone or two bots of one name leave everything as it was (`previous`), with a note,
+    until the folders are right again (ArenaError at the first scan)."""
+    from kdtourney.bots.registry import BotsDirError, DuplicateBotError
+
+    try:
+        registry, found, notes = scan(bots_dirs, references, bots.get("startup_timeout"))
+    except (BotsDirError, DuplicateBotError) as exc:
+        if previous is None:
+            raise ArenaError(str(exc)) from None
+        if display is not None:
+            display.note(f"{exc}; the ladder goes on with the entrants it has")
+        return previous
     entrants, _ = _stored_entrants(folder)
     rows, events = update_entrants(entrants, found, store.now())
     if rows:

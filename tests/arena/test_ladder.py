@@ -145,3 +145,32 @@ def test_the_matchmaker_counts_only_balanced_blocks():
     assert st.elo[0] > 0 and st.elo[0] == -st.elo[1]
     one = ladder.standing(results[results["block"] == 0], blocks, ["x", "y"], 2)
     assert one.elo[0] == st.elo[0] and one.sd[0] == st.sd[0]
+
+
+def test_a_bot_of_a_taken_name_leaves_the_entrants_as_they_were(tmp_path):
+    """Two bots of one name in the folders: a note, and the ladder goes on as it was."""
+    from kdtourney.arena.store import Store
+
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    (bots / "one.py").write_text("from kdtourney.bots.base import Bot\n\n\nclass One(Bot):\n"
+                                 "    name = 'one'\n\n    def act(self, view):\n"
+                                 "        return view.legal_actions()[0]\n")
+    folder = tmp_path / "ladder"
+    Store.create(folder, {}, {}, {}).close()
+    notes = []
+
+    class Display:
+        def note(self, text):
+            notes.append(text)
+
+        def event(self, text):
+            pass
+
+    outcome = ladder.LadderOutcome(folder=folder, stored_before=0)
+    first = ladder._look(folder, [bots], ["random"], {}, Display(), outcome)
+    assert set(ladder._stored_entrants(folder)[0]) == {"one", "random"}
+    (bots / "two.py").write_text((bots / "one.py").read_text().replace("One(", "Two("))
+    again = ladder._look(folder, [bots], ["random"], {}, Display(), outcome, first)
+    assert again is first and "one" in notes[-1] and "goes on" in notes[-1]
+    assert {r["status"] for r in ladder._stored_entrants(folder)[0].values()} == {"active"}
