@@ -343,8 +343,10 @@ def _print_standings(folder):
     from rich.table import Table
 
     from kdtourney.arena.store import failed_games, load_results
+    from kdtourney.outcomes import balanced_blocks
+    from kdtourney.report.fmt import elo_text
 
-    results = load_results(folder)
+    results = balanced_blocks(load_results(folder))  # as standings() counts them
     if results.empty:
         return
     failed = failed_games(folder)
@@ -366,7 +368,7 @@ def _print_standings(folder):
         rating = "-"
         if elo is not None and entrant in elo.index:
             e = elo.loc[entrant]
-            rating = f"{e['elo']:+.0f} [{e['lo']:+.0f}, {e['hi']:+.0f}]"
+            rating = elo_text(e["elo"], e["lo"], e["hi"], e["record"])
         table.add_row(str(entrant), str(int(row["games"])),
                       f"{row['win_share']:.3f} [{row['win_share_lo']:.2f}, {row['win_share_hi']:.2f}]",
                       f"{row['score']:.1f}", f"{row['margin']:+.1f}", rating,
@@ -487,6 +489,8 @@ def _print_rating_list(found):
     from rich.console import Console
     from rich.table import Table
 
+    from kdtourney.report.fmt import elo_text
+
     players = "/".join(str(p) for p in found.players)
     table = Table(title=f"rating list ({players}-player games; 95% block-bootstrap intervals)",
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
@@ -496,8 +500,143 @@ def _print_rating_list(found):
     for column in ("Elo", "games", "folders", "code") + ("failed",) * with_failed:
         table.add_column(column, justify="left" if column == "code" else "right", no_wrap=True)
     for rank, e in enumerate(found.rated, 1):
-        table.add_row(str(rank), e.name, f"{e.elo:+.0f} [{e.lo:+.0f}, {e.hi:+.0f}]", str(e.games),
+        table.add_row(str(rank), e.name, elo_text(e.elo, e.lo, e.hi, e.record), str(e.games),
                       str(len(e.folders)), e.digest or "unknown", *[str(e.failed)] * with_failed)
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)
+    console.print(table)
+
+
+# --- ladder (a standing rating list of the bots in folders) -------------------------------------
+
+_LADDER_PARAMS = ("players", *_RULE_PARAMS, "seed", "move_time_limit", "out", "name")
+
+
+def _duration(text):
+    """'90', '90s', '10m', '2h' -> seconds; a bad value is a one-line error."""
+    if text is None:
+        return None
+    units = {"s": 1, "m": 60, "h": 3600}
+    number, unit = (text[:-1], text[-1]) if text and text[-1] in units else (text, "s")
+    try:
+        seconds = float(number) * units[unit]
+    except ValueError:
+        raise _CommandError(f"--until expects a duration such as 90s, 10m or 2h, not {text!r}") \
+            from None
+    if not seconds > 0:
+        raise _CommandError(f"--until must be positive, not {text}")
+    return seconds
+
+
+@main.command("ladder")
+@click.option("--bots", metavar="SPECS", help="Fixed reference entrants besides the folders' bots, "
+              "e.g. greedy,mcts:time=0.1.")
+@click.option("--games", type=_Number(int), help="Stop once the ladder holds this many games "
+              "(default: run until Ctrl-C).")
+@click.option("--until", metavar="DURATION", help="Stop after this long, e.g. 90s, 10m, 2h.")
+@click.option("--players", metavar="N[,N]", help="Table size 2, 3 or 4, or a list such as 2,4 "
+              "(blocks alternate). Default 2.")
+@_rule_options
+@_session_options(
+    "Ladder", seed="Ladder seed", name_default="ladder",
+    resume="Continue the ladder stored in DIR (its folders, references and rules).",
+    last_line="final line", cluster=[_scheduler_option])
+@click.pass_context
+def ladder_command(ctx, **opts):
+    """Rate every bot of the --bots-dir folders against the field, for as long as it runs.
+
+    Every bot in the folders (with its default parameters; a folder's ladder.txt may list more
+    specs, one per line) and every --bots reference is an entrant. The folders are watched: a new
+    bot enters within seconds, a changed bot enters as a new version (the old one stays on the
+    list, superseded), a removed bot is retired. Each step plays a duplicate block at a table the
+    matchmaker chooses: uncertain entrants first, opponents near in rating. Games go to
+    DIR/tournament.sqlite (default DIR: ./ladder); the page DIR/index.html is rewritten as results
+    come in and reloads itself. Re-running the same command, or --resume DIR, continues it.
+    """
+    import time
+    from pathlib import Path
+
+    from kdtourney.arena import ladder, runner, store, tournament as tour
+    from kdtourney.report.ladder import ladder_board, write_ladder_page
+
+    until = _duration(opts["until"])
+    with _one_line(tour.ArenaError, store.StoreError):
+        _refuse_workers_with_scheduler(opts)
+        if opts["resume"]:
+            _refuse_on_resume(ctx, _LADDER_PARAMS, "continues the stored ladder")
+            folder = Path(opts["resume"])
+            config = ladder.stored_config(folder)
+            if config is None:
+                raise tour.ArenaError(f"no ladder in {folder} (no {store.STORE_FILE})")
+            stored_meta = store.load_config(folder).get("meta", {})
+            bots_dirs = opts["bots_dirs"] or runner.stored_bots_dirs(stored_meta)
+            references = tour.split_list(opts["bots"]) or stored_meta.get("ladder_bots", [])
+            name = stored_meta.get("name", folder.name)
+        else:
+            folder = runner.asked_folder(opts["out"], opts["name"]) or Path("ladder")
+            stored = ladder.stored_config(folder)
+            seed = opts["seed"] if opts["seed"] is not None else (stored.seed if stored else None)
+            config = ladder.prepare_ladder(
+                players=opts["players"], seed=seed, dynasty=opts["dynasty"],
+                move_time_limit=opts["move_time_limit"],
+                **{k: opts[k] for k in tour.RULE_OPTIONS})
+            bots_dirs, references = opts["bots_dirs"], tour.split_list(opts["bots"])
+            name = opts["name"] or folder.name
+        if not bots_dirs and not references:
+            raise tour.ArenaError("no entrants: give --bots-dir FOLDER (watched for bots) and/or "
+                                  "--bots SPECS")
+        from kdtourney.bots.registry import EntrantError
+
+        registry = _registry(bots_dirs)  # a missing folder, a duplicate or unknown bot: one line
+        with _one_line(EntrantError):
+            for spec in references:
+                registry.resolve(spec)
+        meta = dict(runner.session_meta(name, registry_dirs=bots_dirs, isolate=opts["isolate"]),
+                    ladder_bots=references)
+        display = ladder.LadderDisplay(quiet=opts["quiet"])
+        written = [0.0]
+
+        def page(folder, running=True):
+            if not running or time.monotonic() - written[0] >= 5:
+                board = ladder_board(folder)
+                display.board(board.rows)
+                if not opts["no_report"]:
+                    write_ladder_page(folder, board, running=running)
+                written[0] = time.monotonic()
+                return board
+
+        outcome = ladder.play_ladder(
+            config, folder, bots_dirs, references, workers=opts["workers"], meta=meta,
+            display=display, games=opts["games"], until=until, scheduler=opts["scheduler"],
+            after_chunk=page, hang_timeout=opts["hang_timeout"], **_process_options(opts))
+    board = page(folder, running=False)
+    if not opts["quiet"]:
+        _print_ladder(board)
+    active = sum(r["status"] in ("rated", "provisional", "new") for r in board.rows)
+    click.echo(f"{folder / 'index.html' if not opts['no_report'] else folder}: "
+               f"{outcome.stored} games, {active} active entrants ({outcome.played} played now)"
+               + ("; stopped by Ctrl-C, continue with: kdtourney ladder --resume " + str(folder)
+                  if outcome.interrupted else ""))
+    if outcome.interrupted:
+        ctx.exit(130)
+
+
+def _print_ladder(board):
+    """The ladder's list in the terminal: rank, entrant, Elo with interval, games, version,
+    status."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="ladder (95% block-bootstrap intervals)", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
+    for column in ("#", "entrant", "Elo", "games", "version", "status"):
+        table.add_column(column, justify="left" if column in ("entrant", "status") else "right",
+                         no_wrap=column != "entrant", overflow="fold")
+    for r in board.rows:
+        table.add_row(str(r["rank"] or "-"), r["name"], r["elo_text"], str(r["games"]),
+                      str(r["version"]), r["status"])
     console = Console()
     if not console.is_terminal:
         console = Console(width=160)

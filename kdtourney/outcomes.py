@@ -9,6 +9,14 @@ strength and are left out. An Elo difference d means the expected pairwise score
     elo_to_score(d) = 1 / (1 + 10 ** (-d / 400)),
 
 the Bradley-Terry model on the base-10 logistic scale of chess ratings.
+
+Every statistic counts only *balanced* blocks (`balanced_blocks`): a block is one deal under every
+rotation of its table, and only with all its seatings does the luck of the deal and of the seats
+cancel. A block with a failed game (no result: the worker kept dying outside any bot call, so no
+seat is at fault) is left out rather than scored from the seatings that remain; replaying it would
+fail again (games are deterministic), and blaming a seat would be a guess. A bot's own faults are
+not failed games: the seat at fault forfeits, and that is a result. A block still being played
+counts once all its games are in.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ import math
 import numpy as np
 import pandas as pd
 
-__all__ = ["ELO_PER_NAT", "elo_to_score", "score_to_elo", "pair_outcomes"]
+__all__ = ["ELO_PER_NAT", "elo_to_score", "score_to_elo", "pair_outcomes", "balanced_blocks"]
 
 #: Elo points per natural-log unit of Bradley-Terry strength (400 / ln 10 ~ 173.7).
 ELO_PER_NAT = 400.0 / math.log(10.0)
@@ -80,3 +88,17 @@ def pair_outcomes(results: pd.DataFrame) -> pd.DataFrame:
         "score": np.concatenate([p[3] for p in parts]) if parts else [],
     })  # fmt: skip
     return out.sort_values("game", kind="stable", ignore_index=True)
+
+
+def balanced_blocks(results: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the blocks that have a result for every seating (``n_players`` games: one per
+    rotation), the others left out (see the module docstring). Needs ``game``, ``block`` and
+    ``n_players``."""
+    if results.empty:
+        return results
+    games = results.groupby("block")["game"].nunique()
+    seats = results.groupby("block")["n_players"].first()
+    complete = games.index[games.to_numpy() >= seats.reindex(games.index).to_numpy()]
+    if len(complete) == len(games):
+        return results
+    return results[results["block"].isin(complete)]

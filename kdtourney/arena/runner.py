@@ -458,6 +458,9 @@ def load_tournament(folder) -> tuple[Tournament, dict]:
         raise ArenaError(str(exc)) from None
     if "sprt" in config:
         raise ArenaError(f"{folder} holds an SPRT: continue it with kdtourney sprt --resume {folder}")
+    if "ladder" in config:
+        raise ArenaError(f"{folder} holds a ladder: continue it with kdtourney ladder --resume "
+                         f"{folder}")
     return Tournament.from_dict(config["tournament"]), config.get("meta", {})
 
 
@@ -536,10 +539,12 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
         # sandboxed from the start, the seeds are keyed with the store's secret (hidden from bots)
         secret = st.seed_secret(create=sandbox is not None and not done)
         if secret is not None:
-            specs = [keyed(spec, secret) for spec in specs]
+            specs = [None if spec is None else keyed(spec, secret) for spec in specs]
         if reporter is not None:
             stack.callback(reporter.stop)
-        pending = collections.deque(g for g in range(len(specs)) if g not in done)
+        # a plan may leave games out (None: a ladder plays the blocks it chose, not all before)
+        pending = collections.deque(g for g in range(len(specs))
+                                    if g not in done and specs[g] is not None)
         outcome = RunOutcome(folder=Path(folder), total=len(specs), stored_before=len(done),
                              notes=list(notes))
         hang_timeout = hang_timeout or default_hang_timeout(

@@ -22,7 +22,8 @@ pool, dead or hung workers and faults behave as in ``kdtourney run``).  After ea
 evaluated from the store: the complete blocks 0, 1, 2, ... (a block is complete when all its
 rotations are stored; the first incomplete block ends the sequence), up to the cap, are fed in
 block order into a fresh SPRT, which stops at the first block where the LLR leaves its bounds (never
-before ``min_blocks``).  That block is the decision point: blocks after it that the same chunk
+before ``min_blocks``). A block with a failed game has no score (it is not balanced: see
+:mod:`kdtourney.outcomes`) and adds nothing to the test.  That block is the decision point: blocks after it that the same chunk
 happened to play are stored (and count in the report's standings) but not in the test.  So the
 decision, the block at which it is taken and the ``sprt`` rows depend only on the seed and the
 test's parameters, not on the number of workers, the chunk sizes or interruptions.
@@ -67,6 +68,7 @@ from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.sprt import DEFAULT_MIN_BLOCKS, SPRT, block_scores, sprt_bounds
 from kdtourney.arena.tournament import (RULE_OPTIONS, ArenaError, Tournament, differences,
                                         parse_players, prepare)
+from kdtourney.outcomes import balanced_blocks
 
 DEFAULT_MAX_GAMES = 20_000
 CHUNK_SECONDS = 2.0
@@ -224,7 +226,7 @@ def evaluate(folder, tournament: Tournament, test: SprtTest) -> SprtState:
     complete = 0
     while complete < cap and per_block.get(complete, 0) >= players:
         complete += 1
-    results = store.load_results(folder)
+    results = balanced_blocks(store.load_results(folder))  # a failed game's block: no score
     results = results[results["block"] < complete]
     scores = (block_scores(results, test.candidate, test.baseline) if len(results)
               else pd.Series(dtype=float))

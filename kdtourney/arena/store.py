@@ -44,6 +44,14 @@ tune     only in stores of `kdtourney tune` (kdtourney.arena.tune), whose config
          values it started from), signs, plus, minus (theta+ and theta- as played), result
          (theta+'s score in game-pair units), after (theta after its step); lists as JSON.
          Rewritten as a whole after every batch.
+ladder_entrants, ladder_blocks
+         only in stores of `kdtourney ladder` (kdtourney.arena.ladder), whose config also has the
+         key `ladder` (players, rules, seed): one row per entrant version, label TEXT PRIMARY KEY,
+         spec, version (1, 2, ... per spec), digest, origin, status ('active'|'superseded'|
+         'retired'), added (ISO time), changed (when the status last changed), note; and one row
+         per scheduled block, block INTEGER PRIMARY KEY, first_game, n_players, seats (JSON list
+         of the table's labels, arrangement 0), scheduled (ISO time), cancelled (1: never to be
+         played: an entrant left before its games). The games table holds what was played.
 """
 
 from __future__ import annotations
@@ -84,6 +92,17 @@ CREATE INDEX results_entrant ON results (entrant);
 """
 _ENTRANTS_SCHEMA = ("CREATE TABLE IF NOT EXISTS entrants (entrant TEXT PRIMARY KEY, digest TEXT, "
                     "identity TEXT)")
+
+_LADDER_SCHEMA = """
+CREATE TABLE IF NOT EXISTS ladder_entrants (
+    label TEXT PRIMARY KEY, spec TEXT NOT NULL, version INTEGER NOT NULL, digest TEXT, origin TEXT,
+    status TEXT NOT NULL, added TEXT NOT NULL, changed TEXT NOT NULL, note TEXT);
+CREATE TABLE IF NOT EXISTS ladder_blocks (
+    block INTEGER PRIMARY KEY, first_game INTEGER NOT NULL, n_players INTEGER NOT NULL,
+    seats TEXT NOT NULL, scheduled TEXT NOT NULL, cancelled INTEGER NOT NULL DEFAULT 0);
+"""
+LADDER_ENTRANT_COLUMNS = ("label", "spec", "version", "digest", "origin", "status", "added",
+                          "changed", "note")
 
 RESULT_COLUMNS = ("game", "seat", "entrant", "score", "rank", "win_share", "margin",
                   "largest_territory", "crowns", "discards", "fault", "time_total", "time_max",
@@ -292,6 +311,27 @@ class Store:
                              f"({', '.join('?' * len(TUNE_COLUMNS))})",
                              [tuple(json.dumps(v) if isinstance(v, list) else _plain(v)
                                     for v in row) for row in rows])
+
+    def write_ladder(self, entrants=(), blocks=(), cancel=()) -> None:
+        """In one transaction (the ladder tables created if missing): insert or replace
+        `entrants` (dicts with LADDER_ENTRANT_COLUMNS), add `blocks` (dicts: block, first_game,
+        n_players, seats (labels)) and mark the blocks numbered in `cancel` cancelled."""
+        conn = self._conn
+        with _transaction(conn):
+            for statement in _LADDER_SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.executemany(
+                f"INSERT OR REPLACE INTO ladder_entrants ({', '.join(LADDER_ENTRANT_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(LADDER_ENTRANT_COLUMNS))})",
+                [tuple(e.get(c) for c in LADDER_ENTRANT_COLUMNS) for e in entrants])
+            conn.executemany(
+                "INSERT INTO ladder_blocks (block, first_game, n_players, seats, scheduled) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [(b["block"], b["first_game"], b["n_players"], json.dumps(list(b["seats"])), now())
+                 for b in blocks])
+            conn.executemany("UPDATE ladder_blocks SET cancelled = 1 WHERE block = ?",
+                             [(int(b),) for b in cancel])
 
     def add_game(self, game: dict, results: list[dict], faults: list[dict]) -> None:
         """Store one finished game with its player rows and faults, in one transaction."""
@@ -508,6 +548,28 @@ def load_sprt(folder) -> pd.DataFrame:
                          for c in SPRT_COLUMNS})
 
 
+def load_ladder(folder) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(entrants, blocks): the ladder tables (see the module docstring), `seats` a list of labels;
+    empty tables for a store without them."""
+    path = store_path(folder)
+    _check(path)
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "ladder_entrants" in names:
+            entrants = pd.read_sql_query("SELECT * FROM ladder_entrants ORDER BY rowid", conn)
+            blocks = pd.read_sql_query("SELECT * FROM ladder_blocks ORDER BY block", conn)
+            blocks["seats"] = [json.loads(s) for s in blocks["seats"]]
+            return entrants, blocks
+    except (sqlite3.Error, pd.errors.DatabaseError) as exc:
+        raise StoreError(f"cannot read {path}: {exc}") from None
+    finally:
+        conn.close()
+    return (pd.DataFrame(columns=list(LADDER_ENTRANT_COLUMNS)),
+            pd.DataFrame(columns=["block", "first_game", "n_players", "seats", "scheduled",
+                                  "cancelled"]))
+
+
 LOADERS = {"results": load_results, "games": load_games, "faults": load_faults,
            "entrants": _export_entrants}
 EXPORT_FORMATS = ("csv", "parquet")
@@ -558,5 +620,6 @@ def export_table(folder, path, fmt: str = "csv", table: str = "results") -> int:
 
 
 __all__ = ["Store", "StoreError", "open_store", "load_results", "load_games", "load_faults",
-           "load_entrants", "load_config", "locked", "failed_games", "load_sprt", "load_tune_table", "export_table", "store_path",
-           "STORE_FILE", "LOCK_FILE", "SCHEMA_VERSION", "RESULT_COLUMNS", "SPRT_COLUMNS", "TUNE_COLUMNS", "TIMING_COLUMNS", "EXPORT_FORMATS"]
+           "load_entrants", "load_config", "locked", "failed_games", "load_sprt", "load_tune_table",
+           "load_ladder", "export_table", "store_path", "STORE_FILE", "LOCK_FILE", "SCHEMA_VERSION",
+           "RESULT_COLUMNS", "SPRT_COLUMNS", "TUNE_COLUMNS", "TIMING_COLUMNS", "EXPORT_FORMATS"]

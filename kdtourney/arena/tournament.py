@@ -149,6 +149,22 @@ def parse_players(text) -> tuple:
     return tuple(out)
 
 
+def full_rules(players: tuple, rules: dict) -> dict:
+    """Every rule option (`RULE_OPTIONS`), the given ones (None: not given) over the defaults,
+    checked at each table size; ArenaError for an unknown option or impossible rules."""
+    rules = {k: v for k, v in rules.items() if v is not None}
+    unknown = set(rules) - set(RULE_OPTIONS)
+    if unknown:
+        raise ArenaError(f"unknown rule option {sorted(unknown)[0]!r}")
+    full = {k: rules.get(k, Rules.__dataclass_fields__[k].default) for k in RULE_OPTIONS}
+    for p in players:
+        try:
+            Rules(players=p, **full)
+        except ValueError as exc:
+            raise ArenaError(f"impossible rules: {exc}") from None
+    return full
+
+
 def prepare(registry, *, bots=None, players=None, games: int = 100, seed: int | None = None,
             gauntlet: str | None = None, lineup=None, dynasty: bool = False,
             move_time_limit: float | None = None, time_control: str | None = None,
@@ -215,16 +231,7 @@ def prepare(registry, *, bots=None, players=None, games: int = 100, seed: int | 
         labels = _labels(specs)
         players = parse_players(players if players is not None else DEFAULT_PLAYERS)
 
-    rules = {k: v for k, v in rules.items() if v is not None}
-    unknown = set(rules) - set(RULE_OPTIONS)
-    if unknown:
-        raise ArenaError(f"unknown rule option {sorted(unknown)[0]!r}")
-    full = {k: rules.get(k, Rules.__dataclass_fields__[k].default) for k in RULE_OPTIONS}
-    for p in players:
-        try:
-            Rules(players=p, **full)
-        except ValueError as exc:
-            raise ArenaError(f"impossible rules: {exc}") from None
+    full = full_rules(players, rules)
     tournament = Tournament(
         entrants=tuple(labels), specs=tuple(specs), format=fmt, players=players, games=games,
         seed=secrets.randbits(32) if seed is None else int(seed), rules=full, candidate=candidate,
@@ -264,4 +271,4 @@ def default_name(tournament: Tournament, stamp: str) -> str:
 
 
 __all__ = ["Tournament", "ArenaError", "prepare", "differences", "parse_players", "split_list",
-           "default_name", "clock_of", "RULE_OPTIONS"]
+           "default_name", "clock_of", "full_rules", "RULE_OPTIONS"]

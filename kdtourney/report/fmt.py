@@ -66,3 +66,25 @@ def fmt_value(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     return str(v)
+
+
+#: What the list says of an entrant with a perfect record (`ratings` column `record`), and the
+#: side its one-sided bound is on.
+RECORDS = {"won all": ("won every comparison", "\u2265"), "lost all": ("lost every comparison",
+                                                                       "\u2264")}
+
+
+def elo_text(elo, lo, hi, record: str = "") -> str:
+    """An Elo with its 95% interval as the terminal shows it, '+120 [+80, +161]'; for a perfect
+    record, its one-sided bound: '>= +317 (won every comparison)'."""
+    if record in RECORDS:
+        words, _ = RECORDS[record]
+        bound = lo if record == "won all" else hi
+        return f"{'>=' if record == 'won all' else '<='} {bound:+.0f} ({words})"
+    return f"{elo:+.0f} [{lo:+.0f}, {hi:+.0f}]"
+
+
+def fmt_bound(record: str, lo, hi) -> str:
+    """'≥ +317' (won all) or '≤ −317' (lost all), as the page shows a one-sided bound."""
+    _, sign = RECORDS[record]
+    return f"{sign} {fmt_elo(lo if record == 'won all' else hi)}"

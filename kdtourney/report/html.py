@@ -31,11 +31,12 @@ from markupsafe import Markup
 from kdtourney import __version__
 from kdtourney.arena import store as _store
 from kdtourney.engine import Game, Rules
+from kdtourney.outcomes import balanced_blocks
 from kdtourney.engine.tiles import TERRAIN_NAMES, TILES
 from kdtourney.outcomes import elo_to_score
 from kdtourney.report import plots, ratings, stats, svg
-from kdtourney.report.fmt import (DASH, finite, fmt_ci, fmt_elo, fmt_num, fmt_pct, fmt_signed,
-                                  fmt_time, fmt_value)
+from kdtourney.report.fmt import (DASH, RECORDS, finite, fmt_bound, fmt_ci, fmt_elo, fmt_num,
+                                  fmt_pct, fmt_signed, fmt_time, fmt_value)
 from kdtourney.report.standings import N_BOOT, standings
 
 __all__ = ["write_report", "write_page", "build_context", "render", "parse_anchor", "ReportError",
@@ -67,6 +68,10 @@ def write_report(tournament_dir, anchor=None, *, n_boot: int = N_BOOT, seed: int
     for a bad anchor.
     """
     folder = Path(tournament_dir)
+    if "ladder" in _store.load_config(folder):  # a ladder's report is its page
+        from kdtourney.report.ladder import ladder_board, write_ladder_page
+
+        return write_ladder_page(folder, ladder_board(folder, n_boot=n_boot, seed=seed))
     context = build_context(folder, anchor, n_boot=n_boot, seed=seed)
     path = Path(out) if out is not None else folder / REPORT_FILE
     write_page(render(context), path)
@@ -202,6 +207,7 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
         "seat_colors": SEAT_COLORS,
     }
     ctx.update(_progress(tournament, meta, games, results))
+    results = balanced_blocks(results)  # every statistic below: whole blocks only
     ctx["reproduce"] = _reproducibility(tournament, meta, config)
     ctx["reproduce"]["entrants"] = _identities_view(_store.load_entrants(folder), meta)
     ctx["faults"] = _faults_view(faults)
@@ -402,7 +408,7 @@ def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: 
             row[c + "_hi"] = s.get(c + "_hi")
         if elo_table is not None and name in elo_table.index:
             e = elo_table.loc[name]
-            row.update(elo=e["elo"], elo_lo=e["lo"], elo_hi=e["hi"])
+            row.update(elo=e["elo"], elo_lo=e["lo"], elo_hi=e["hi"], record=e["record"])
             if name != leader:
                 d = (draws[name] - draws[leader]).to_numpy(dtype=float)
                 d = d[np.isfinite(d)]
@@ -575,12 +581,18 @@ def _chosen_games(results, games, rules, order, entrant_rows) -> dict:
         replay["label"] = _card_label(card)
         replays.append(replay)
         cards.append(card)
+    return {"kingdoms": cards, **replay_view(replays)}
+
+
+def replay_view(replays: list) -> dict:
+    """The replay viewer's context (`replay`: its JSON, None without games; `replay_games`) for
+    `replays`, dicts of `_replay` each with a `label`."""
     tiles = {int(n): [d.a.terrain, d.a.crowns, d.b.terrain, d.b.crowns] for n, d in TILES.items()}
     data = {"games": replays, "tiles": tiles,
             "palette": {str(k): v for k, v in svg.PALETTE.items()},
             "terrains": {str(k): v for k, v in TERRAIN_NAMES.items()},
             "seatColors": SEAT_COLORS, "cell": svg.CELL}
-    return {"kingdoms": cards, "replay": _json_for_script(data) if replays else None,
+    return {"replay": _json_for_script(data) if replays else None,
             "replay_games": [{"index": i, "label": r["label"]} for i, r in enumerate(replays)]}
 
 
@@ -663,7 +675,8 @@ def _environment() -> Environment:
     env.filters.update(num=fmt_num, signed=fmt_signed, elo=fmt_elo, pct=fmt_pct, ci=fmt_ci,
                        time=fmt_time, value=fmt_value, finite=finite)
     env.globals.update(finite=finite, bar=_interval_bar, los_color=_los_color,
-                       h2h_color=_h2h_color)
+                       h2h_color=_h2h_color, bound=fmt_bound,
+                       record_words=lambda record: RECORDS[record][0])
     return env
 
 

@@ -13,7 +13,12 @@ Pooling
   finished games, and one player count (the one with the most games) unless `players` names
   several. Whatever else is listed, one line per folder, with the reason.
 - A folder with the same tournament, seed and code as another (a copy, or the same command run
-  again) holds the same games: they count once.
+  again) holds the same games: they count once. Games are also deduplicated block by block: a
+  block whose deal, seatings, game numbers (hence the bots' seeds) and entrants' code match a block
+  already pooled is the same block played again (`--games 20` and `--games 40` with one seed, a
+  folder copied mid-run, an SPRT resumed with another `--max-games`) and counts once.
+- Only balanced blocks count (`kdtourney.outcomes.balanced_blocks`): a block with a failed game,
+  or not yet played through, is left out of the fit, as in a tournament's report.
 - Failed games (no result) are not in the fit, as in a tournament's report; they are counted
   against every entrant that sat in them (`failed`).
 
@@ -47,13 +52,14 @@ import pandas as pd
 from kdtourney.arena import store as _store
 from kdtourney.arena.tournament import RULE_OPTIONS, Tournament
 from kdtourney.engine import Rules
+from kdtourney.outcomes import balanced_blocks
 from kdtourney.report import ratings
 
 __all__ = ["rating_list", "find_tournaments", "RatingList", "Entrant", "Source", "PoolError",
            "UNKNOWN"]
 
 UNKNOWN = "unknown"  # the version shown for games whose code is unknown
-_GAME_COLUMNS = ("game", "n_players", "finished_at")
+_GAME_COLUMNS = ("game", "n_players", "finished_at", "seed")
 _SHIFT = 32  # game and block numbers of folder i start at i << 32
 
 
@@ -98,6 +104,7 @@ class Entrant:
     elo: float = float("nan")
     lo: float = float("nan")
     hi: float = float("nan")
+    record: str = ""  # "won all" / "lost all": a one-sided interval (kdtourney.report.ratings)
     unrated: str | None = None  # why it has no rating
 
 
@@ -179,7 +186,8 @@ class _StoreData:
 def _read(folder: Path) -> _StoreData:
     """StoreError (one line) for a missing, corrupt, foreign or newer store."""
     config = _store.load_config(folder)
-    results = _store.load_results(folder, ("game", "block", "entrant", "rank", "n_players"))
+    results = balanced_blocks(
+        _store.load_results(folder, ("game", "seat", "block", "entrant", "rank", "n_players")))
     games = _store.load_games(folder, _GAME_COLUMNS)
     meta = config.get("meta") or {}
     fallback = pd.to_datetime(meta.get("updated") or meta.get("created"), utc=True, errors="coerce")
@@ -305,12 +313,21 @@ def rating_list(paths, *, players=None, anchor=None, n_boot: int = 1000, seed: i
     players, reference = _choose(stores, players)
     sources, results, failed = [], [], []
     keys, identities = {}, {}  # (label, digest) -> entrant number; entrant number -> identity
+    seen_blocks = {}  # block key (`_new_blocks`) -> folder that pooled it
     for st in stores:
         taken, reasons = _left_out(st, players, reference)
         if not taken:
             skipped.append((str(st.folder), "; ".join(reasons)))
             continue
         source, rows, seated = _pool(st, len(sources), taken, keys, identities)
+        rows, again, where = _new_blocks(st, rows, seen_blocks, len(sources))
+        if again:
+            reasons.append(f"{again} games also in {where} (the same blocks: the same "
+                           "deals, seatings and code), counted once")
+            source.pooled = int(rows["game"].nunique())
+        if rows.empty:
+            skipped.append((str(st.folder), "; ".join(reasons)))
+            continue
         if reasons:
             source.note = (f"{source.pooled} of its {source.stored} games pooled; left out: "
                            + "; ".join(reasons))
@@ -386,6 +403,7 @@ def _pool(st: _StoreData, index: int, taken: set, keys: dict, identities: dict):
     date = st.games.set_index("game")["finished_at"]
     pooled = pd.DataFrame({"game": base + rows["game"].to_numpy(np.int64),
                            "block": base + rows["block"].to_numpy(np.int64), "key": key,
+                           "seat": rows["seat"].to_numpy(),
                            "rank": rows["rank"].to_numpy(), "folder": index,
                            "date": date.reindex(rows["game"]).to_numpy()})
     old = set(ordered["game"].head(st.recorded_after))
@@ -400,6 +418,45 @@ def _pool(st: _StoreData, index: int, taken: set, keys: dict, identities: dict):
                     last=games["finished_at"].max(), code=_code_text(st),
                     version=st.config.get("kdtourney_version"))
     return source, pooled, failed
+
+
+def _new_blocks(st: _StoreData, rows: pd.DataFrame, seen: dict, index: int):
+    """(rows without the blocks that an earlier folder pooled already, how many games they were,
+    the folder that pooled the first of them). A block is the same when its games' deal seeds,
+    game numbers (the bots' seeds derive from the seed and the game number), seatings and
+    entrants' code (`key`) are: each block is reduced to a 64-bit hash of those (vectorised: a
+    list of 100,000 games stays fast); `seen` gains this folder's blocks."""
+    if rows.empty:
+        return rows, 0, None
+    local = rows["game"].to_numpy(np.int64) - (np.int64(index) << _SHIFT)
+    deal = st.games.set_index("game")["seed"].reindex(local).to_numpy(np.int64)
+    with np.errstate(over="ignore"):
+        h = _mix(_mix(_mix(local, rows["seat"].to_numpy(np.int64)),
+                      rows["key"].to_numpy(np.int64)), deal)
+    per_block = pd.Series(h, index=rows["block"].to_numpy()).groupby(level=0).sum()  # wraps
+    counts = rows.groupby("block")["game"].nunique().reindex(per_block.index)
+    seed = st.tournament.get("seed")
+    drop, first = [], None
+    for block, value, n in zip(per_block.index.tolist(), per_block.tolist(), counts.tolist()):
+        key = (seed, value, n)
+        if key in seen:
+            drop.append(block)
+            first = first or seen[key]
+        else:
+            seen[key] = st.folder
+    if not drop:
+        return rows, 0, None
+    kept = rows[~rows["block"].isin(drop)]
+    return kept, int(rows["game"].nunique() - kept["game"].nunique()), first
+
+
+def _mix(a, b):
+    """A 64-bit hash of two int64 arrays (splitmix64's finaliser over their combination)."""
+    x = a.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) ^ b.astype(np.uint64)
+    x ^= x >> np.uint64(31)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    return x
 
 
 def _entrants(results: pd.DataFrame, failed: pd.DataFrame, keys: list, identities: dict
@@ -486,6 +543,7 @@ def _rate(out: RatingList, results: pd.DataFrame, seed: int) -> None:
     for name, row in table.iterrows():
         e = by_name[name]
         e.elo, e.lo, e.hi = float(row["elo"]), float(row["lo"]), float(row["hi"])
+        e.record = row["record"]
     out.los = ratings.los_matrix(table)
     out.entrants.sort(key=lambda e: (e.unrated is not None, -e.elo if e.unrated is None else 0,
                                      e.name))

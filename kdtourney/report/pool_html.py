@@ -58,6 +58,7 @@ def build_context(rl: RatingList, command: str | None = None) -> dict:
     rows = []
     for rank, e in enumerate(rated, 1):
         row = {"rank": rank, "name": e.name, "elo": e.elo, "elo_lo": e.lo, "elo_hi": e.hi,
+               "record": e.record,
                "games": e.games, "failed": e.failed, "code": _code(e),
                "folders": [folders[i] for i in e.folders], "dates": _span(e.first, e.last)}
         if rank < len(names):

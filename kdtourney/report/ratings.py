@@ -27,6 +27,17 @@ weak shrinkage toward the middle: with hundreds of real games per entrant it mov
 fraction of an Elo point, while an undefeated entrant gets a large but finite rating.  It also makes the
 Newton system strictly concave, so the fit is unique even when the comparison graph is disconnected.
 
+Perfect records
+---------------
+An entrant that won (or lost) every comparison has no finite estimate, and the bootstrap cannot
+tell how far it stands: every resample repeats the perfect record, so the percentile interval
+shrinks to the prior's point (``+430 [+430, +430]``).  Such an entrant is flagged (column
+``record``: ``"won all"`` or ``"lost all"``) and its interval is one-sided: from its opponents'
+mean Elo (weighted by meetings) plus the Elo of the exact binomial (Clopper-Pearson) bound on its
+pairwise score, ``((1 - level) / 2) ** (1 / n)`` after ``n`` blocks with a perfect record (the
+blocks, not the comparisons, are the independent units: the bound is conservative), to +inf (or
+from -inf for a record of losses).
+
 Anchoring
 ---------
 Elo is defined up to a constant.  ``anchor=None`` (default) shifts the ratings to mean 0 over the
@@ -48,13 +59,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kdtourney.outcomes import ELO_PER_NAT, pair_outcomes
+from kdtourney.outcomes import ELO_PER_NAT, pair_outcomes, score_to_elo
 from kdtourney.report.stats import block_resamples, percentile_interval
 
 __all__ = [
     "PairCounts",
     "pair_counts",
     "fit_elo",
+    "fit_totals",
     "bootstrap_elo",
     "los_matrix",
     "elo_history",
@@ -275,6 +287,16 @@ def fit_elo(results: pd.DataFrame | PairCounts, anchor=None, prior: float = _DEF
     return s.sort_values(ascending=False, kind="stable")
 
 
+def fit_totals(wins, games, prior: float = _DEFAULT_PRIOR) -> np.ndarray:
+    """The fit of `fit_elo` (mean 0, entrants without games included at 0) from K x K totals:
+    wins[i, j], i's score against j (ties half), and games[i, j], their comparisons."""
+    wins, games = np.asarray(wins, float), np.asarray(games, float)
+    i, j = np.triu_indices(len(wins), 1)
+    theta = _fit_batch(wins[i, j][None], games[i, j][None], i, j, len(wins), prior=prior)[0]
+    elo = theta * ELO_PER_NAT
+    return elo - elo.mean()
+
+
 def _bootstrap_draws(pc: PairCounts, n_boot, rng, anchor, prior, n_blocks=None, batch=256):
     """Bootstrap Elo draws (n_boot, K) over the first ``n_blocks`` blocks."""
     B = pc.n_blocks if n_blocks is None else int(n_blocks)
@@ -326,6 +348,7 @@ def bootstrap_elo(
     table = pd.DataFrame({"elo": point.reindex(idx).to_numpy(), "lo": lo, "hi": hi}, index=idx)
     if games is not None:
         table["games"] = games.reindex(idx).fillna(0).astype(int).to_numpy()
+    _one_sided(table, pc, level)
     table = table.sort_values("elo", ascending=False, kind="stable")
     draws_df = pd.DataFrame(draws, columns=idx)
     table.attrs["draws"] = draws_df
@@ -334,6 +357,36 @@ def bootstrap_elo(
     if return_draws:
         return table, draws_df
     return table
+
+
+def _one_sided(table: pd.DataFrame, pc: PairCounts, level: float) -> None:
+    """Flag the entrants with a perfect record and give them a one-sided interval (see the module
+    docstring); adds the column ``record`` ("won all", "lost all" or "")."""
+    w, n = pc.totals()
+    K = pc.n_entrants
+    wins = np.bincount(pc.pair_i, w, K) + np.bincount(pc.pair_j, n - w, K)
+    meetings = np.bincount(pc.pair_i, n, K) + np.bincount(pc.pair_j, n, K)
+    elo = table["elo"].reindex(pc.entrants).to_numpy()
+    opponents = (np.bincount(pc.pair_i, n * elo[pc.pair_j], K)
+                 + np.bincount(pc.pair_j, n * elo[pc.pair_i], K))
+    record = np.full(K, "", dtype=object)
+    lo = table["lo"].reindex(pc.entrants).to_numpy(dtype=float, copy=True)
+    hi = table["hi"].reindex(pc.entrants).to_numpy(dtype=float, copy=True)
+    for k in np.flatnonzero(meetings > 0):
+        if 0 < wins[k] < meetings[k]:
+            continue
+        mine = (pc.pair_i[pc.rec_pair] == k) | (pc.pair_j[pc.rec_pair] == k)
+        blocks = len(np.unique(pc.rec_block[mine]))
+        gap = score_to_elo(((1.0 - level) / 2.0) ** (1.0 / blocks))  # the bound on its score
+        mean = opponents[k] / meetings[k]
+        if wins[k] == meetings[k]:
+            record[k], lo[k], hi[k] = "won all", mean + gap, np.inf
+        else:
+            record[k], lo[k], hi[k] = "lost all", -np.inf, mean - gap
+    index = pd.Index(pc.entrants)
+    table["lo"] = pd.Series(lo, index=index).reindex(table.index).to_numpy()
+    table["hi"] = pd.Series(hi, index=index).reindex(table.index).to_numpy()
+    table["record"] = pd.Series(record, index=index).reindex(table.index).to_numpy()
 
 
 def los_matrix(draws) -> pd.DataFrame:

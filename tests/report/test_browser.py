@@ -75,3 +75,21 @@ def test_rating_list_page_runs_and_sorts(tmp_path):
     # the script made the list's headings sortable
     table = re.search(r'<table[^>]*id="list-table".*?</thead>', dom, re.S).group(0)
     assert table.count('aria-sort="none"') == table.count("<th ")
+
+
+def test_ladder_page_runs_and_its_replays_step(tmp_path):
+    from click.testing import CliRunner
+
+    from kdtourney.cli import main
+
+    out = tmp_path / "ladder"
+    result = CliRunner().invoke(main, ["ladder", "--bots", "random,greedy", "--games", "8",
+                                       "--seed", "2", "--workers", "1", "--out", str(out), "-q"])
+    assert result.exit_code == 0, result.output
+    dom = dump_dom(out / "index.html", tmp_path, "#selftest")
+    body = body_attributes(dom)
+    assert "data-errors" not in body, body.get("data-errors")
+    assert body.get("data-ready") == "ok" and body.get("data-selftest") == "ok", body
+    assert re.search(r'<output id="rp-pos"[^>]*>0 / \d+</output>', dom)
+    table = re.search(r'<table[^>]*id="ladder-list".*?</thead>', dom, re.S).group(0)
+    assert table.count('aria-sort="none"') == table.count("<th ")

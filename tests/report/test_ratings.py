@@ -160,7 +160,7 @@ def test_anchor_pins_entrant_and_keeps_differences():
         fit_elo(df, anchor=("nobody", 0.0))
 
 
-def test_undefeated_and_winless_entrants_stay_finite():
+def test_undefeated_and_winless_entrants_stay_finite_with_one_sided_intervals():
     games = []
     for k in range(30):
         games.append((k, [("champ", 1), ("a", 2), ("b", 3)]))
@@ -172,7 +172,13 @@ def test_undefeated_and_winless_entrants_stay_finite():
     assert elo.index[0] == "champ" and elo.index[-1] == "dud"
     assert 300 < elo["champ"] - elo["a"] < 2000
     table = bootstrap_elo(df, n_boot=100)
-    assert np.isfinite(table[["elo", "lo", "hi"]].to_numpy()).all()
+    assert np.isfinite(table["elo"]).all()
+    # a perfect record gets a one-sided interval, flagged, not a collapsed one
+    assert list(table["record"]) == ["won all", "", "", "lost all"]
+    assert table.loc["champ", "hi"] == np.inf and table.loc["dud", "lo"] == -np.inf
+    assert table.loc["champ", "lo"] < table.loc["champ", "elo"]
+    assert table.loc["dud", "hi"] > table.loc["dud", "elo"]
+    assert np.isfinite(table.loc[["a", "b"], ["lo", "hi"]].to_numpy()).all()
 
 
 # ---------------------------------------------------------------------------------- LOS

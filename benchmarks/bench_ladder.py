@@ -1,0 +1,206 @@
+"""What the ladder's matchmaking buys, measured on simulated entrants with known strengths.
+
+    python benchmarks/bench_ladder.py [--runs 20] [--entrants 30] [--seed 0]
+
+Blocks as in benchmarks/bench_sprt.py (tests/sprt_support.py): a 2-player block is one deal under
+both seatings, the deal favouring one seat by 0.4 in win probability between equals. Between
+unequal entrants the favour shrinks with the room left (0.8 min(L, 1 - L), L the expected score
+of the Elo difference), so that the expected score stays L at any difference (bench_sprt's
+differences are small; here they reach hundreds of Elo, where L + 0.4 would pass 1 and bend the
+truth). The entrants' true Elo are drawn from N(0, 200) and centred. The same block model, the
+same ratings (kdtourney.report.ratings: the fit and the block bootstrap) and the same random
+seeds serve both schedulers:
+
+- `matchmaking`: kdtourney.arena.matchmaking.choose_table, the ladder's rule;
+- `uniform`: tables drawn uniformly from the field.
+
+Two figures per scheduler, each the median over the runs (and the quartiles):
+
+1. newcomer: an established ladder of `--entrants` entrants has played 300 blocks per entrant
+   (uniform tables, the same for both schedulers; the field's median 95% interval is printed)
+   and a new entrant joins; games played on the ladder until the
+   newcomer's 95% block-bootstrap interval lies within its true Elo +-25 (checked every 10 blocks,
+   or every 5% of the blocks played since it joined when that is more;
+   the bootstrap, 200 resamples, runs once the fit's estimate and standard error are within
+   reach). Capped at 50,000 games.
+2. ranking: from scratch, the Spearman rank correlation of the fitted list against the truth after
+   `--games` games (several values).
+
+Blocks are chosen `CHUNK` at a time from one standing, as the ladder chooses them between runs of
+the arena. Figures, not timings: the load on the machine does not change them.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from sprt_support import SWING  # noqa: E402
+
+from kdtourney.arena.matchmaking import Standing, choose_table, uniform_table  # noqa: E402
+from kdtourney.outcomes import elo_to_score  # noqa: E402
+from kdtourney.report.ratings import PairCounts, bootstrap_elo  # noqa: E402
+
+CHUNK = 4
+WARM_BLOCKS_PER_ENTRANT = 600
+TOLERANCE = 25.0
+CAP_GAMES = 50_000
+SCHEDULERS = {"matchmaking": choose_table, "uniform": uniform_table}
+FIELD_HALF_WIDTHS = []  # the established field's median 95% half-width when the newcomer joins
+
+
+def block_score(rng, elo):
+    """The score of a 2-player duplicate block (0, 0.5 or 1) for an entrant `elo` stronger."""
+    expected = elo_to_score(elo)
+    swing = 2 * SWING * min(expected, 1 - expected)
+    return float((rng.random(2) < expected + swing * np.array([1.0, -1.0])).mean())
+
+
+class Ladder:
+    """Simulated 2-player duplicate blocks among entrants of known strength."""
+
+    def __init__(self, truth, rng):
+        self.truth = np.asarray(truth, float)
+        self.rng = rng
+        k = len(truth)
+        self.wins, self.games, self.meetings = np.zeros((k, k)), np.zeros((k, k)), np.zeros((k, k))
+        self.blocks, self.last = np.zeros(k), np.full(k, -1.0)
+        self.records = []  # (block, i, j, i's block score)
+
+    @property
+    def n_blocks(self):
+        return len(self.records)
+
+    def standing(self, k=None):
+        k = k or len(self.truth)
+        s = slice(0, k)
+        return Standing.from_counts(list(range(k)), self.wins[s, s], self.games[s, s],
+                                    self.blocks[:k].copy(), self.last[:k].copy(),
+                                    self.meetings[s, s].copy(), self.n_blocks)
+
+    def field(self, k=None):
+        """The standing without the fit, which uniform tables do not read (the warm-up's speed)."""
+        k = k or len(self.truth)
+        zero = np.zeros(k)
+        return Standing(list(range(k)), zero, zero, self.blocks[:k].copy(), self.last[:k].copy(),
+                        self.meetings[:k, :k].copy(), self.n_blocks)
+
+    def play(self, scheduler, blocks, k=None):
+        """Play `blocks` blocks among the first `k` entrants, chosen `CHUNK` at a time."""
+        for _ in range(0, blocks, CHUNK):
+            st = self.standing(k) if scheduler is not uniform_table else self.field(k)
+            tables = []
+            for _ in range(CHUNK):
+                table = scheduler(st, 2, self.rng)
+                st.scheduled(table)
+                tables.append(table)
+            for i, j in tables:
+                x = block_score(self.rng, self.truth[i] - self.truth[j])
+                b = self.n_blocks
+                self.records.append((b, i, j, x))
+                self.wins[i, j] += 2 * x
+                self.wins[j, i] += 2 * (1 - x)
+                self.games[i, j] += 2
+                self.games[j, i] += 2
+                self.meetings[i, j] += 1
+                self.meetings[j, i] += 1
+                self.blocks[[i, j]] += 1
+                self.last[[i, j]] = b
+
+    def pair_counts(self):
+        """The records as kdtourney.report.ratings.PairCounts (what the bootstrap resamples)."""
+        r = np.array(self.records)
+        a, b = r[:, 1].astype(int), r[:, 2].astype(int)
+        i, j = np.minimum(a, b), np.maximum(a, b)
+        w = 2 * np.where(a == i, r[:, 3], 1 - r[:, 3])
+        k = len(self.truth)
+        pairs, rec_pair = np.unique(i * k + j, return_inverse=True)
+        return PairCounts(entrants=tuple(str(e) for e in range(k)), blocks=np.arange(len(r)),
+                          block_games=np.full(len(r), 2), pair_i=pairs // k, pair_j=pairs % k,
+                          rec_block=np.arange(len(r)), rec_pair=rec_pair.astype(np.int64),
+                          rec_w=w, rec_n=np.full(len(r), 2.0))
+
+
+def truths(rng, k):
+    t = rng.normal(0, 200, k)
+    return t - t.mean()
+
+
+def newcomer_games(seed, entrants, scheduler):
+    rng = np.random.default_rng([seed, 1])
+    lad = Ladder(truths(rng, entrants + 1), rng)
+    lad.play(uniform_table, WARM_BLOCKS_PER_ENTRANT * entrants // 2, k=entrants)
+    rng_play = np.random.default_rng([seed, 2])  # the same draws after the warm-up for both
+    lad.rng = rng_play
+    start = lad.n_blocks
+    new = entrants
+    field = bootstrap_elo(lad.pair_counts(), n_boot=200, seed=seed).drop(str(new))
+    FIELD_HALF_WIDTHS.append(float(((field["hi"] - field["lo"]) / 2).median()))
+    while 2 * (lad.n_blocks - start) < CAP_GAMES:
+        lad.play(scheduler, max(10, (lad.n_blocks - start) // 20))  # checks 5% apart at least
+        st = lad.standing()
+        err = abs(st.elo[new] - lad.truth[new])
+        # not yet within reach: skip the bootstrap (the fit's standard error, which takes games
+        # for independent, overstates a duplicate block's spread: about 1.7 times its bootstrap's)
+        if err + 1.1 * st.sd[new] > TOLERANCE:
+            continue
+        table = bootstrap_elo(lad.pair_counts(), n_boot=200, seed=seed)
+        lo, hi = table.loc[str(new), "lo"], table.loc[str(new), "hi"]
+        if lad.truth[new] - TOLERANCE <= lo and hi <= lad.truth[new] + TOLERANCE:
+            return 2 * (lad.n_blocks - start)
+    return CAP_GAMES
+
+
+def rank_correlations(seed, entrants, scheduler, games):
+    rng = np.random.default_rng([seed, 3])
+    lad = Ladder(truths(rng, entrants), rng)
+    out = {}
+    for n in sorted(games):
+        lad.play(scheduler, n // 2 - lad.n_blocks)
+        elo = lad.standing().elo
+        ranks = pd.DataFrame({"fit": elo, "truth": lad.truth}).rank()
+        out[n] = float(np.corrcoef(ranks["fit"], ranks["truth"])[0, 1])  # Spearman's
+    return out
+
+
+def quartiles(values):
+    q1, q2, q3 = np.percentile(values, [25, 50, 75])
+    return f"{q2:.0f} [{q1:.0f}, {q3:.0f}]" if max(abs(q1), abs(q3)) >= 2 else \
+        f"{q2:.3f} [{q1:.3f}, {q3:.3f}]"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--entrants", type=int, default=30)
+    ap.add_argument("--games", default="600,1500,3000", help="games for the rank correlation")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    games = [int(g) for g in args.games.split(",")]
+    print(f"{args.entrants} entrants, 2-player duplicate blocks, {args.runs} runs per figure "
+          "(median [quartiles])")
+    for name, scheduler in SCHEDULERS.items():
+        counts = []
+        for r in range(args.runs):
+            counts.append(newcomer_games(args.seed + r, args.entrants, scheduler))
+            print(f"  {name} run {r}: {counts[-1]} games", file=sys.stderr, flush=True)
+        capped = sum(c >= CAP_GAMES for c in counts)
+        print(f"{name}: games until a newcomer is within +-{TOLERANCE:.0f} Elo (95% interval): "
+              f"{quartiles(counts)}"
+              + (f" ({capped} runs capped at {CAP_GAMES})" if capped else ""),
+              flush=True)
+        corr = [rank_correlations(args.seed + r, args.entrants, scheduler, games)
+                for r in range(args.runs)]
+        if name == "matchmaking":
+            print(f"the field when the newcomer joins: 95% intervals +-"
+                  f"{np.median(FIELD_HALF_WIDTHS):.0f} Elo (median)", flush=True)
+        for n in games:
+            print(f"{name}: rank correlation with the truth after {n} games: "
+                  f"{quartiles([c[n] for c in corr])}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,661 @@
+"""A standing ladder (`kdtourney ladder`): every bot in the watched folders is an entrant, and the
+ladder keeps choosing which block to play next.
+
+The driver
+----------
+A loop of chunks beside `sequential.py`: each chunk (1) looks at the bot folders, (2) chooses blocks
+with :mod:`kdtourney.arena.matchmaking` from what is stored, (3) records them (table
+`ladder_blocks`) and (4) hands them to the runner (`runner.run_tournament`: the same workers,
+faults, Dask cluster and store as a tournament). Chunks last about `chunk_seconds` of play, so a
+bot dropped into a folder plays within seconds.
+
+Entrants and versions
+---------------------
+An entrant is a spec (a bot of the folders with its default parameters; a line of a folder's
+`ladder.txt`, such as `mcts:iterations=200`; a `--bots` reference) and the code that plays for it
+(the registry's identity digest). Its first version is labelled by the spec, later ones
+`SPEC@v2`, `SPEC@v3`, ...: a new label per code, so the store never mixes code (the label's
+identity is recorded in the `entrants` table, as in a tournament). When a bot's code changes, its
+old version is *superseded* (kept, with its games) and the new one enters; when it disappears from
+the folders, it is *retired* (kept, no new games); if the same code comes back, it is active again.
+
+Resume
+------
+Blocks are recorded before they are played: a run killed mid-chunk leaves scheduled blocks with
+missing games, and the next run plays exactly those games first (with the same seeds), so nothing
+is lost or played twice. A scheduled block whose entrant has left (changed or removed while the
+ladder was down) cannot be played with its code: it is marked cancelled, and its games played
+before stay stored but out of the statistics (an incomplete block is not balanced).
+
+Determinism: a game is fixed by its block's record (seed, block, game numbers, table) exactly as in
+a tournament; which tables are chosen depends on the results in when the choice is made, so it
+depends on timing (how many workers, how fast), as a live ladder must.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from kdtourney.arena import matchmaking, runner, schedule, store
+from kdtourney.arena.tournament import (ArenaError, Tournament, differences, full_rules,
+                                        parse_players)
+from kdtourney.outcomes import balanced_blocks, pair_outcomes
+
+LADDER_FORMAT = "ladder"
+LIST_FILE = "ladder.txt"   # in a bot folder: more entrants, one spec per line
+CHUNK_SECONDS = 3.0
+POLL_SECONDS = 1.0         # how often an idle ladder looks at its folders
+ACTIVE, SUPERSEDED, RETIRED = "active", "superseded", "retired"
+
+
+@dataclass(frozen=True)
+class LadderConfig:
+    """What defines a ladder's games (stored as config `ladder`; a re-run must match it)."""
+
+    players: tuple
+    seed: int
+    rules: dict = field(default_factory=dict)
+    dynasty: bool = False
+    move_time_limit: float | None = None
+
+    def to_dict(self) -> dict:
+        return dict(asdict(self), players=list(self.players))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "LadderConfig":
+        return cls(**dict(d, players=tuple(d["players"])))
+
+
+def prepare_ladder(*, players=None, seed: int | None = None, dynasty: bool = False,
+                   move_time_limit: float | None = None, **rules) -> LadderConfig:
+    """Check user input; ArenaError (one line) for bad rules, players or seed."""
+    import secrets
+
+    sizes = parse_players(players if players is not None else (2,))
+    if seed is not None and not 0 <= seed < 2**63:
+        raise ArenaError(f"--seed must be between 0 and 2**63-1, not {seed}")
+    if move_time_limit is not None and not move_time_limit > 0:
+        raise ArenaError(f"--move-time-limit must be a positive number of seconds, not "
+                         f"{move_time_limit:g}")
+    return LadderConfig(players=sizes, seed=secrets.randbits(32) if seed is None else int(seed),
+                        rules=full_rules(sizes, rules), dynasty=bool(dynasty),
+                        move_time_limit=None if move_time_limit is None else float(move_time_limit))
+
+
+def stored_config(folder) -> LadderConfig | None:
+    """The ladder stored in `folder` (None: no store there); ArenaError if it holds something
+    else."""
+    if not store.exists(folder):
+        return None
+    try:
+        config = store.load_config(folder)
+    except store.StoreError as exc:
+        raise ArenaError(str(exc)) from None
+    if "ladder" not in config:
+        raise ArenaError(f"{folder} holds a tournament, not a ladder; choose another --out")
+    return LadderConfig.from_dict(config["ladder"])
+
+
+# --------------------------------------------------------------------------------------------------
+# The folders: which entrants exist now (pure given the registry), and their versions
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Found:
+    """An entrant found in the folders or references: its spec and the code that plays for it."""
+
+    spec: str
+    digest: str
+    identity: dict
+    origin: str
+
+
+def folder_signature(bots_dirs) -> tuple:
+    """What changes when a bot file is added, edited or removed (names, sizes, mtimes)."""
+    out = []
+    for folder in bots_dirs:
+        try:
+            with os.scandir(folder) as it:
+                for entry in it:
+                    if entry.is_file():
+                        st = entry.stat()
+                        out.append((entry.path, st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append((str(folder), -1, -1))
+    return tuple(sorted(out))
+
+
+def scan(bots_dirs, references=(), startup_timeout: float | None = None):
+    """(registry, {spec: Found}, notes): every bot of the folders with its default parameters, the
+    specs of each folder's ladder.txt, and the `references`, each with its code identity; a bot
+    that fails to load or start is a note, not an entrant."""
+    from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT, ProcessSettings, StartupError
+    from kdtourney.bots.registry import BotRegistry, EntrantError
+
+    registry = BotRegistry(bots_dirs)
+    folders = {str(Path(d).resolve()) for d in bots_dirs}
+    notes = [f"{b.origin}: {b.error}" for b in registry.broken
+             if os.path.dirname(b.origin) in folders]
+    specs = {}  # spec -> origin
+    for name, info in registry.bots.items():
+        if os.path.dirname(info.origin) in folders:
+            specs[registry.resolve(name).spec] = info.origin
+    for folder in bots_dirs:
+        listed = Path(folder) / LIST_FILE
+        if listed.is_file():
+            for number, line in enumerate(listed.read_text(encoding="utf-8").splitlines(), 1):
+                line = line.split("#", 1)[0].strip()
+                if line:
+                    try:
+                        specs.setdefault(registry.resolve(line).spec, f"{listed}:{number}")
+                    except EntrantError as exc:
+                        notes.append(f"{listed}:{number}: {exc}")
+    for spec in references:
+        specs.setdefault(registry.resolve(spec).spec, "--bots")
+    settings = ProcessSettings(startup_timeout=startup_timeout or DEFAULT_STARTUP_TIMEOUT)
+    found = {}
+    for spec, origin in specs.items():
+        try:
+            registry.start_check([spec], settings)
+            identity = registry.identity(spec)
+        except (StartupError, EntrantError) as exc:
+            notes.append(f"{spec}: {exc}")
+            continue
+        found[spec] = Found(spec, identity["digest"], identity, origin)
+    return registry, found, notes
+
+
+def label_for(spec: str, version: int) -> str:
+    return spec if version == 1 else f"{spec}@v{version}"
+
+
+def update_entrants(entrants: dict, found: dict, when: str) -> tuple[list[dict], list[str]]:
+    """The changes to the ladder's entrants ({label: row} as stored) now that `found` ({spec:
+    Found}) is what the folders hold: (rows to write, one line per change). New spec: version 1
+    enters; changed code: the active version is superseded and a new version enters (or a retired
+    version with this code returns); gone: the active version is retired."""
+    rows, events = [], []
+    by_spec: dict = {}
+    for row in entrants.values():
+        by_spec.setdefault(row["spec"], []).append(row)
+
+    def change(row, status, note):
+        rows.append(dict(row, status=status, changed=when, note=note))
+        events.append(f"{row['label']}: {note}")
+
+    for spec, now in found.items():
+        versions = by_spec.get(spec, [])
+        active = [r for r in versions if r["status"] == ACTIVE]
+        if active and active[0]["digest"] == now.digest:
+            continue
+        for row in active:
+            change(row, SUPERSEDED, f"superseded (its code changed: {now.digest[:12]})")
+        same = [r for r in versions if r["digest"] == now.digest and r["status"] != ACTIVE]
+        if same:
+            change(same[-1], ACTIVE, "back with the same code")
+            continue
+        version = max((r["version"] for r in versions), default=0) + 1
+        row = dict(label=label_for(spec, version), spec=spec, version=version,
+                   digest=now.digest, origin=now.origin, added=when)
+        change(row, ACTIVE, "entered" if version == 1 else f"entered as version {version}")
+    for spec, versions in by_spec.items():
+        if spec not in found:
+            for row in versions:
+                if row["status"] == ACTIVE:
+                    change(row, RETIRED, "retired (no longer in the folders)")
+    return rows, events
+
+
+# --------------------------------------------------------------------------------------------------
+# Blocks: what the runner plays
+# --------------------------------------------------------------------------------------------------
+
+
+class _Games:
+    """The runner's plan.games: game number -> GameSpec for the games of this chunk, None for the
+    others (played before, or cancelled)."""
+
+    def __init__(self, total: int, games: dict):
+        self.total, self.games = total, games
+
+    def __len__(self):
+        return self.total
+
+    def __getitem__(self, game):
+        return self.games.get(game)
+
+
+@dataclass(frozen=True)
+class _Chunk(Tournament):
+    """The blocks of one chunk as a Tournament of the entrants they seat; it stores and travels to
+    the workers as a plain Tournament (format `ladder`)."""
+
+    blocks: tuple = ()      # (block, first_game, n_players, seats as labels)
+    total_games: int = 0
+
+    def plain(self) -> Tournament:
+        return Tournament(**{k: getattr(self, k) for k in Tournament.__dataclass_fields__})
+
+    def to_dict(self) -> dict:
+        return self.plain().to_dict()
+
+    def describe(self) -> str:
+        return f"ladder of {len(self.entrants)} entrants"
+
+    def plan(self) -> schedule.Plan:
+        index = {label: i for i, label in enumerate(self.entrants)}
+        deals = schedule.DYNASTY_DEALS if self.dynasty else 1
+        games = {}
+        for block, first, n, seats in self.blocks:
+            seeds = tuple(schedule.deal_seed(self.seed, block, k) for k in range(deals))
+            for arrangement, table in enumerate(schedule.rotations(tuple(index[s] for s in seats))):
+                g = first + arrangement
+                games[g] = schedule.GameSpec(
+                    game=g, block=block, arrangement=arrangement, n_players=n, seats=table,
+                    deal_seeds=seeds, bot_seeds=tuple(tuple(schedule.bot_seed(self.seed, g, s, k)
+                                                            for k in range(deals))
+                                                      for s in range(n)))
+        return schedule.Plan(_Games(self.total_games, games), len(self.blocks), 1, self.players)
+
+
+def chunk_for(config: LadderConfig, blocks, specs: dict, total_games: int) -> _Chunk:
+    """The _Chunk playing `blocks` ((block, first_game, n_players, labels)); specs: label ->
+    spec."""
+    labels = sorted({label for *_, seats in blocks for label in seats})
+    return _Chunk(entrants=tuple(labels), specs=tuple(specs[label] for label in labels),
+                  format=LADDER_FORMAT, players=config.players, games=total_games,
+                  seed=config.seed, rules=dict(config.rules), dynasty=config.dynasty,
+                  move_time_limit=config.move_time_limit,
+                  blocks=tuple((int(b), int(f), int(n), tuple(s)) for b, f, n, s in blocks),
+                  total_games=total_games)
+
+
+def standing(results, blocks, labels: list, next_block: int) -> matchmaking.Standing:
+    """The matchmaker's standing of the active `labels` from the stored results (balanced blocks,
+    all versions: a game against a superseded version still tells about the active one) and the
+    scheduled blocks (not cancelled: played or still to play)."""
+    everyone = sorted(set(labels) | set(results["entrant"].astype(str)) if len(results) else labels)
+    index = {label: i for i, label in enumerate(everyone)}
+    k = len(everyone)
+    wins, games = np.zeros((k, k)), np.zeros((k, k))
+    pairs = pair_outcomes(balanced_blocks(results)) if len(results) else None
+    if pairs is not None and len(pairs):
+        a = pairs["entrant_a"].map(index).to_numpy()
+        b = pairs["entrant_b"].map(index).to_numpy()
+        np.add.at(wins, (a, b), pairs["score"].to_numpy())
+        np.add.at(wins, (b, a), 1.0 - pairs["score"].to_numpy())
+        np.add.at(games, (a, b), 1.0)
+        np.add.at(games, (b, a), 1.0)
+    played, last = np.zeros(k), np.full(k, -1.0)
+    meetings = np.zeros((k, k))
+    for block, seats in zip(blocks["block"], blocks["seats"]):
+        at = sorted({index[s] for s in seats if s in index})
+        played[at] += 1
+        last[at] = np.maximum(last[at], block)
+        for i in at:
+            for j in at:
+                if i != j:
+                    meetings[i, j] += 1
+    full = matchmaking.Standing.from_counts(everyone, wins, games, played, last, meetings,
+                                            next_block)
+    keep = [index[label] for label in labels]
+    return matchmaking.Standing(list(labels), full.elo[keep] - full.elo[keep].mean(),
+                                full.sd[keep], full.blocks[keep], full.last[keep],
+                                full.meetings[np.ix_(keep, keep)], next_block)
+
+
+# --------------------------------------------------------------------------------------------------
+# Playing
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LadderOutcome:
+    folder: Path
+    stored_before: int
+    stored: int = 0
+    played: int = 0
+    chunks: int = 0
+    interrupted: bool = False
+    seconds: float = 0.0
+    events: list = field(default_factory=list)
+
+
+class _Feed:
+    """The runner's reporter during a chunk: forwards each game to the display, times the play."""
+
+    def __init__(self, display):
+        self.display = display
+        self.times: list[float] = []
+
+    def start(self, tournament, plan, st, workers):
+        self.times = []
+
+    def game(self, spec, results, faults):
+        self.times.append(time.perf_counter())
+        if self.display is not None:
+            self.display.game(spec, results, faults)
+
+    def note(self, text):
+        if self.display is not None:
+            self.display.note(text)
+
+    def stop(self):
+        pass
+
+    def games_per_second(self) -> float | None:
+        if len(self.times) < 3 or self.times[-1] <= self.times[0]:
+            return None
+        return (len(self.times) - 1) / (self.times[-1] - self.times[0])
+
+
+def open_ladder(config: LadderConfig, folder, meta: dict) -> int:
+    """Create the ladder's store in `folder`, or check that it holds this ladder (ArenaError if
+    not); returns the session number."""
+    folder = Path(folder)
+    if not store.exists(folder):
+        empty = Tournament(entrants=(), specs=(), format=LADDER_FORMAT, players=config.players,
+                           games=0, seed=config.seed, rules=dict(config.rules),
+                           dynasty=config.dynasty, move_time_limit=config.move_time_limit)
+        try:
+            st = store.Store.create(folder, empty.to_dict(), dict(meta, sessions=1), {})
+        except store.StoreError as exc:
+            raise ArenaError(str(exc)) from None
+        with st:
+            st.set_config("ladder", config.to_dict())
+            st.write_ladder()
+        return 1
+    stored = stored_config(folder)
+    diff = differences(stored.to_dict(), config.to_dict())
+    if diff:
+        more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
+        raise ArenaError(f"{folder} holds another ladder: {diff[0]}{more}; choose a new --out, "
+                         f"or continue that one with kdtourney ladder --resume {folder}")
+    with store.open_store(folder) as st:
+        sessions = int(st.meta.get("sessions", 0)) + 1
+        st.update_meta(sessions=sessions, last_command=meta.get("command"))
+    return sessions
+
+
+def _stored_entrants(folder) -> tuple[dict, "object"]:
+    entrants, blocks = store.load_ladder(folder)
+    rows = {r["label"]: r for r in entrants.to_dict("records")}
+    return rows, blocks
+
+
+def chunk_blocks(workers: int, rate: float | None, seconds: float) -> int:
+    """Blocks in the next chunk: two per worker at least, about `seconds` of play at `rate`
+    (blocks per second, measured in the chunk before)."""
+    size = 2 * workers
+    if rate:
+        size = max(size, int(rate * seconds))
+    return size
+
+
+def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
+                workers: int | None = None, meta: dict | None = None, display=None,
+                games: int | None = None, until: float | None = None,
+                chunk_seconds: float = CHUNK_SECONDS, poll: float = POLL_SECONDS,
+                scheduler=None, after_chunk=None, **bots) -> LadderOutcome:
+    """Run the ladder in `folder` until `games` games are stored, `until` seconds have passed, or
+    Ctrl-C (KeyboardInterrupt: the outcome says interrupted). bots_dirs: the watched folders;
+    references: fixed entrant specs (--bots). display: a LadderDisplay or None; after_chunk:
+    called with the folder after each chunk (the page). scheduler, workers, bots (isolate,
+    move_time_margin, startup_timeout): as `runner.run_tournament`. ArenaError for a folder
+    holding anything else or for runner failures."""
+    started = time.perf_counter()
+    folder = Path(folder)
+    workers = workers or runner.available_cores()
+    if workers < 1:
+        raise ArenaError(f"--workers must be at least 1, not {workers}")
+    with contextlib.ExitStack() as stack:
+        if isinstance(scheduler, str):
+            from kdtourney.arena.cluster import Cluster
+
+            scheduler = Cluster(scheduler)  # first: a bad address leaves the store untouched
+            stack.callback(scheduler.close)
+        if scheduler is not None:
+            workers = sum(scheduler.wait_for_workers().values())
+        try:
+            stack.enter_context(store.locked(folder))
+        except store.StoreError as exc:
+            raise ArenaError(str(exc)) from None
+        sessions = open_ladder(config, folder, meta or {})
+        with store.open_store(folder) as st:
+            stored = st.count_games()
+        outcome = LadderOutcome(folder=folder, stored_before=stored, stored=stored)
+        if display is not None:
+            display.begin(config, folder, stored, workers)
+            stack.callback(display.end)
+        feed = _Feed(display)
+        signature, registry, rate = None, None, None
+        last_scan, waiting = -math.inf, False
+        try:
+            while True:
+                if games is not None and outcome.stored >= games:
+                    break
+                if until is not None and time.perf_counter() - started >= until:
+                    break
+                if time.perf_counter() - last_scan >= poll or registry is None:
+                    last_scan = time.perf_counter()
+                    now = folder_signature(bots_dirs)
+                    if now != signature or registry is None:
+                        signature = now
+                        registry = _look(folder, bots_dirs, references, bots, display, outcome,
+                                         registry)
+                entrants, blocks = _stored_entrants(folder)
+                played = _played_games(folder)
+                pending, cancel = _pending(blocks, entrants, played)
+                if cancel:
+                    with store.open_store(folder) as st:
+                        st.write_ladder(cancel=cancel)
+                    entrants, blocks = _stored_entrants(folder)
+                active = [label for label, r in entrants.items() if r["status"] == ACTIVE]
+                size = chunk_blocks(workers, rate, chunk_seconds)
+                new = []
+                if len(active) >= 2:
+                    budget = None if games is None else games - outcome.stored - sum(
+                        int(b[2]) - sum(1 for g in range(b[1], b[1] + b[2]) if g in played)
+                        for b in pending)
+                    new = _choose(config, folder, blocks, active, max(0, size - len(pending)),
+                                  budget)
+                if new:
+                    with store.open_store(folder) as st:
+                        st.write_ladder(blocks=[dict(block=b, first_game=f, n_players=n, seats=s)
+                                                for b, f, n, s in new])
+                todo = pending + new
+                if not todo:  # fewer than two entrants: wait for bots
+                    if display is not None and not waiting:
+                        display.note(f"{len(active)} entrant{'s' * (len(active) != 1)}: waiting "
+                                     "for a second bot in the folders")
+                    waiting = True
+                    time.sleep(poll)
+                    continue
+                waiting = False
+                specs = {label: r["spec"] for label, r in entrants.items()}
+                chunk = chunk_for(config, todo, specs, max(f + n for _, f, n, _ in todo))
+                with store.open_store(folder) as st:
+                    st.set_config("tournament", chunk.to_dict())
+                ran = runner.run_tournament(chunk, folder, registry, workers=workers,
+                                            meta=meta or {}, reporter=feed, scheduler=scheduler,
+                                            check_bots=False, **bots)
+                outcome.played += ran.played
+                outcome.stored += ran.played
+                outcome.chunks += 1
+                with store.open_store(folder) as st:
+                    st.update_meta(sessions=sessions)  # chunk runs are not sessions
+                speed = feed.games_per_second()
+                rate = speed / np.mean(config.players) if speed else None
+                if after_chunk is not None:
+                    after_chunk(folder)
+                if ran.interrupted:
+                    outcome.interrupted = True
+                    break
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+def _look(folder, bots_dirs, references, bots, display, outcome, previous=None):
+    """Scan the folders, record the entrants' changes (and new labels' identities); the registry.
+    A folder gone or two bots of one name leave everything as it was (`previous`), with a note,
+    until the folders are right again (ArenaError at the first scan)."""
+    from kdtourney.bots.registry import BotsDirError, DuplicateBotError
+
+    try:
+        registry, found, notes = scan(bots_dirs, references, bots.get("startup_timeout"))
+    except (BotsDirError, DuplicateBotError) as exc:
+        if previous is None:
+            raise ArenaError(str(exc)) from None
+        if display is not None:
+            display.note(f"{exc}; the ladder goes on with the entrants it has")
+        return previous
+    entrants, _ = _stored_entrants(folder)
+    rows, events = update_entrants(entrants, found, store.now())
+    if rows:
+        with store.open_store(folder) as st:
+            st.write_ladder(entrants=rows)
+            st.record_entrants({r["label"]: found[r["spec"]].identity for r in rows
+                                if r["status"] == ACTIVE})
+    outcome.events += events
+    if display is not None:
+        for line in notes:
+            display.note(line)
+        for line in events:
+            display.event(line)
+    return registry
+
+
+def _played_games(folder) -> set:
+    with store.open_store(folder) as st:
+        return st.done_games()
+
+
+def _pending(blocks, entrants: dict, played: set):
+    """(scheduled blocks with games still to play, as (block, first, n, labels), whose entrants
+    are all active; the blocks to cancel: some entrant left)."""
+    pending, cancel = [], []
+    for b, first, n, seats, cancelled in zip(blocks["block"], blocks["first_game"],
+                                            blocks["n_players"], blocks["seats"],
+                                            blocks["cancelled"]):
+        if cancelled or all(g in played for g in range(first, first + n)):
+            continue
+        if all(entrants.get(s, {}).get("status") == ACTIVE for s in seats):
+            pending.append((int(b), int(first), int(n), tuple(seats)))
+        else:
+            cancel.append(int(b))
+    return pending, cancel
+
+
+def _choose(config: LadderConfig, folder, blocks, active: list, count: int, budget: int | None):
+    """`count` new blocks (block, first_game, n_players, labels) after the stored ones, at most
+    `budget` games (None: no bound), chosen by the matchmaker from the store."""
+    next_block = int(blocks["block"].max()) + 1 if len(blocks) else 0
+    next_game = (int((blocks["first_game"] + blocks["n_players"]).max()) if len(blocks) else 0)
+    results = store.load_results(folder, ("game", "seat", "block", "entrant", "rank",
+                                          "n_players"))
+    live = blocks[blocks["cancelled"] == 0] if len(blocks) else blocks
+    st = standing(results, live, active, next_block)
+    out = []
+    for _ in range(count):
+        n = config.players[st.block % len(config.players)]
+        if budget is not None and budget <= 0:
+            break
+        table = matchmaking.choose_table(st, n, matchmaking.table_rng(config.seed, st.block))
+        out.append((st.block, next_game, n, tuple(active[i] for i in table)))
+        st.scheduled(table)
+        next_game += n
+        if budget is not None:
+            budget -= n
+    return out
+
+
+class LadderDisplay:
+    """The terminal while the ladder runs: on a terminal a live table (the list's first rows: Elo
+    with its interval, games, version, status), the games per second and the newest entrants; else
+    (and with `quiet`: nothing but errors) one line per entrant change. `board` takes the rows of
+    the list when it is recomputed (they come from the report side: kdtourney.report.ladder)."""
+
+    TOP = 15
+
+    def __init__(self, quiet: bool = False, console=None):
+        from rich.console import Console
+
+        self.quiet = quiet
+        self.console = console or Console()
+        self.live = None
+        self.rows: list = []
+        self.events: list = []
+        self.played = 0
+
+    def begin(self, config, folder, stored, workers):
+        self.t0 = time.perf_counter()
+        self.stored = stored
+        if self.quiet:
+            return
+        sizes = "/".join(str(p) for p in config.players)
+        self.console.print(f"ladder in {folder}: {sizes}-player blocks, seed {config.seed}, "
+                           f"{workers} worker{'s' * (workers != 1)}"
+                           + (f", {stored} games stored" if stored else ""), highlight=False,
+                           soft_wrap=True)
+        if self.console.is_terminal:
+            from rich.live import Live
+
+            self.live = Live(self, console=self.console, refresh_per_second=2, transient=True)
+            self.live.start()
+
+    def __rich__(self):
+        from rich import box
+        from rich.console import Group
+        from rich.table import Table
+        from rich.text import Text
+
+        elapsed = time.perf_counter() - self.t0
+        rate = self.played / elapsed if elapsed > 0 else 0.0
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        for column in ("#", "entrant", "Elo", "games", "version", "status"):
+            table.add_column(column, justify="left" if column in ("entrant", "status") else
+                             "right", no_wrap=column != "entrant", overflow="fold")
+        for row in self.rows[:self.TOP]:
+            table.add_row(str(row["rank"] or ""), row["name"], row["elo_text"], str(row["games"]),
+                          str(row["version"]), row["status"])
+        more = len(self.rows) - self.TOP
+        lines = [Text(f"{self.stored + self.played} games, {rate:.1f} games/s"
+                      + (f"; {more} more entrants on the page" if more > 0 else ""))]
+        lines += [Text(f"  {e}", overflow="ellipsis", no_wrap=True) for e in self.events[-3:]]
+        return Group(table, *lines)
+
+    def game(self, spec, results, faults):
+        self.played += 1
+
+    def note(self, text):
+        if not self.quiet:
+            self.console.print(f"note: {text}", highlight=False, soft_wrap=True)
+
+    def event(self, text):
+        self.events.append(text)
+        if not self.quiet and self.live is None:
+            self.console.print(text, highlight=False, soft_wrap=True)
+
+    def board(self, rows):
+        self.rows = list(rows)
+
+    def end(self):
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+
+__all__ = ["LadderDisplay", "LadderConfig", "LadderOutcome", "Found", "prepare_ladder",
+           "stored_config",
+           "play_ladder", "scan", "update_entrants", "standing", "chunk_for", "label_for",
+           "open_ladder", "LIST_FILE", "ACTIVE", "SUPERSEDED", "RETIRED", "LADDER_FORMAT"]

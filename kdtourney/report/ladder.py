@@ -1,0 +1,168 @@
+"""The ladder's list and page (`ladder/index.html`), from its store.
+
+The list is `kdtourney ratings` on the ladder's folder (kdtourney.report.pool.rating_list: one
+fit, one bootstrap), with the ladder's own columns: each entrant's version and status.
+
+Status
+------
+- superseded: an older version of a bot whose code changed (its games stay in the list);
+- retired: its bot left the folders (no new games);
+- new: active, not yet in a balanced block;
+- provisional: active, rated, but its 95% interval is wider than +-PROVISIONAL Elo or one-sided;
+- rated: active, its interval within +-PROVISIONAL Elo.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from kdtourney import __version__
+from kdtourney.arena import store as _store
+from kdtourney.outcomes import balanced_blocks
+from kdtourney.report import plots, ratings, stats
+from kdtourney.report.fmt import elo_text
+from kdtourney.report.html import (REPORT_FILE, _describe_rules, _elo_scale, _faults_view,
+                                   _replay, render, replay_view, write_page)
+from kdtourney.report.pool import PoolError, rating_list
+
+PROVISIONAL = 100.0    # Elo: an interval wider than +-this is provisional
+LAST_GAMES = 20        # games listed (and replayable) on the page
+RELOAD_SECONDS = 5     # the page reloads itself this often while the ladder runs
+HISTORY_POINTS = 20
+
+
+@dataclass
+class Board:
+    """The ladder's list: `rows` (dicts, rated entrants strongest first, then the others),
+    `found` (the RatingList, None before any rated game), notes."""
+
+    rows: list
+    found: object = None
+    notes: list = field(default_factory=list)
+
+
+def ladder_board(folder, n_boot: int = 1000, seed: int = 0) -> Board:
+    """The list of the ladder in `folder`: the rating list of its games (as `kdtourney ratings
+    FOLDER` computes it) with each entrant's version and status."""
+    entrants, _ = _store.load_ladder(folder)
+    try:
+        found = rating_list([folder], n_boot=n_boot, seed=seed)
+    except PoolError:
+        found = None
+    listed = {e.label: e for e in found.entrants} if found is not None else {}
+    rank = {e.label: i for i, e in enumerate(found.rated, 1)} if found is not None else {}
+    rows = []
+    for r in entrants.to_dict("records"):
+        e = listed.get(r["label"])
+        rated = e is not None and e.unrated is None
+        status = r["status"]
+        if status == "active":
+            wide = rated and (e.record or e.hi - e.lo > 2 * PROVISIONAL)
+            status = "new" if not rated else "provisional" if wide else "rated"
+        rows.append(dict(
+            rank=rank.get(r["label"]), name=r["label"], spec=r["spec"], version=int(r["version"]),
+            status=status, digest=(r["digest"] or "")[:12], origin=r["origin"], added=r["added"],
+            changed=r["changed"], note=r["note"] or "", games=e.games if e is not None else 0,
+            elo=e.elo if rated else math.nan, elo_lo=e.lo if rated else math.nan,
+            elo_hi=e.hi if rated else math.nan, record=e.record if rated else "",
+            elo_text=elo_text(e.elo, e.lo, e.hi, e.record) if rated else "-"))
+    rows.sort(key=lambda row: (row["rank"] is None, row["rank"] or 0, row["name"]))
+    return Board(rows, found, found.notes() if found is not None else [])
+
+
+def build_context(folder, board: Board, running: bool) -> dict:
+    """Everything `templates/ladder.html.j2` shows."""
+    t0 = time.perf_counter()
+    folder = Path(folder)
+    config = _store.load_config(folder)
+    meta = config.get("meta") or {}
+    ladder = config.get("ladder") or {}
+    results = _store.load_results(folder)
+    games = _store.load_games(folder)
+    faults = _store.load_faults(folder)
+    colors = plots.entrant_colors([r["name"] for r in board.rows])
+    ctx = {
+        "title": str(meta.get("name") or folder.resolve().name),
+        "folder": str(folder), "version": __version__, "running": running,
+        "reload": RELOAD_SECONDS,
+        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "rules_text": _describe_rules(ladder.get("rules") or {}),
+        "players": "/".join(str(p) for p in ladder.get("players") or []),
+        "seed": ladder.get("seed"), "rows": board.rows, "colors": colors,
+        "elo_scale": _elo_scale([r for r in board.rows if r["rank"]]),
+        "n_games": int(len(games)), "notes": board.notes,
+        "n_boot": getattr(board.found, "n_boot", 0),
+        "faults": _faults_view(faults.iloc[::-1]),  # newest first
+        "faults_by_entrant": _faults_by_entrant(faults),
+    }
+    whole = balanced_blocks(results).assign(entrant=lambda r: r["entrant"].astype(str))
+    order = [r["name"] for r in board.rows if r["rank"]]
+    ctx["history_plot"] = ctx["h2h_plot"] = None
+    ctx["pairs"] = []
+    if len(order) >= 2 and whole["entrant"].nunique() >= 2:
+        history = ratings.elo_history(whole, points=HISTORY_POINTS, n_boot=0)
+        ctx["history_plot"] = plots.convergence_plot(history, order, colors)
+        h2h = stats.head_to_head(whole)
+        ctx["pairs"] = [dict(entrant=e, opponent=o, score=float(v["score"]),
+                             meetings=int(v["meetings"]))
+                        for (e, o), v in h2h.iterrows() if e < o]
+    ctx.update(_last_games(results, games, ladder.get("rules") or {}))
+    ctx["seconds"] = time.perf_counter() - t0
+    return ctx
+
+
+def _faults_by_entrant(faults: pd.DataFrame) -> list:
+    """Per entrant: its faults by kind and its last stderr lines (newest fault that has any)."""
+    out = []
+    for entrant, f in faults.groupby(faults["entrant"].fillna("(unknown)").astype(str)):
+        kinds = ", ".join(f"{k} {n}" for k, n in f["kind"].value_counts().items())
+        with_err = f[f["stderr"].notna() & (f["stderr"].astype(str) != "")]
+        last = str(with_err["stderr"].iloc[-1]) if len(with_err) else ""
+        message = str(f["message"].iloc[-1]) if f["message"].notna().any() else ""
+        out.append(dict(entrant=entrant, count=int(len(f)), kinds=kinds, message=message,
+                        stderr=last))
+    return out
+
+
+def _last_games(results, games, rules) -> dict:
+    """The newest games, each with its players and a replay in the report's viewer."""
+    newest = games.sort_values("game", ascending=False).head(LAST_GAMES)
+    rows, replays = [], []
+    for _, g in newest.iterrows():
+        res = results[results["game"] == g["game"]].sort_values("seat")
+        players = [{"seat": int(r["seat"]), "name": str(r["entrant"]), "score": int(r["score"]),
+                    "rank": int(r["rank"]), "fault": bool(r["fault"]), "margin": int(r["margin"])}
+                   for _, r in res.iterrows()]
+        row = dict(game=int(g["game"]), block=int(g["block"]), status=str(g["status"]),
+                   finished=str(g["finished_at"] or ""), players=players, replay=None)
+        if players:
+            try:
+                replay = _replay(int(g["game"]), g, rules, players)
+            except (ValueError, KeyError, TypeError, IndexError):
+                replay = None
+            if replay is not None:
+                for key in ("finals", "deal_scores"):
+                    replay.pop(key)
+                replay["label"] = f"Game {row['game']}: " + ", ".join(
+                    f"{p['name']} {p['score']}" for p in players)
+                row["replay"] = len(replays)
+                replays.append(replay)
+        rows.append(row)
+    return {"last_games": rows, **replay_view(replays)}
+
+
+def write_ladder_page(folder, board: Board | None = None, running: bool = False) -> Path:
+    """Write `folder`/index.html (atomically); `running`: the page reloads itself."""
+    board = board if board is not None else ladder_board(folder)
+    path = Path(folder) / REPORT_FILE
+    write_page(render(build_context(folder, board, running), "ladder.html.j2"), path)
+    return path
+
+
+__all__ = ["Board", "ladder_board", "build_context", "write_ladder_page", "PROVISIONAL"]

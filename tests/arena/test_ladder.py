@@ -1,0 +1,176 @@
+"""The ladder's decision rules without playing a game: matchmaking on simulated standings and
+results (kdtourney.arena.matchmaking), the entrants' versions as the folders change, and the
+blocks a chunk hands to the runner (kdtourney.arena.ladder)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+
+from kdtourney.arena import ladder, matchmaking as mm, schedule
+from kdtourney.outcomes import elo_to_score
+
+
+def standing(elo, games_per_pair=20, new=()):
+    """A standing of entrants with these true ratings after `games_per_pair` even-split games
+    between every two (none for those in `new`)."""
+    k = len(elo)
+    wins, games = np.zeros((k, k)), np.zeros((k, k))
+    for i, j in itertools.permutations(range(k), 2):
+        if i in new or j in new:
+            continue
+        games[i, j] = games_per_pair
+        wins[i, j] = games_per_pair * elo_to_score(elo[i] - elo[j])
+    blocks = games.sum(axis=1) / 2
+    return mm.Standing.from_counts(list(range(k)), wins, games, blocks, np.full(k, 0.0),
+                                   games / 2, block=100)
+
+
+def test_a_new_entrant_is_seated_first_against_opponents_near_its_rating_guess():
+    elo = [-300, -100, 0, 100, 300, 0]
+    st = standing(elo, new={5})
+    assert st.sd[5] == mm.NEW_SD and st.sd[:5].max() < 100
+    rng = np.random.default_rng(0)
+    seeds = [mm.choose_table(st, 2, rng)[0] for _ in range(200)]
+    assert set(seeds) == {5}
+    # the fit puts the newcomer at 0: its opponents are mostly the entrants near 0
+    opponents = pd.Series([mm.choose_table(st, 2, rng)[1] for _ in range(2000)]).value_counts()
+    assert opponents[2] > opponents[0] and opponents[1] > opponents[0]
+    assert opponents[3] > opponents[4]
+
+
+def test_close_pairs_are_preferred_but_no_pair_is_starved():
+    """Matchmaking on simulated results: every pair meets, near pairs more often, and every
+    entrant sits at a comparable number of tables."""
+    rng = np.random.default_rng(1)
+    truth = np.linspace(-400, 400, 12)
+    k = len(truth)
+    wins, games, meetings = np.zeros((k, k)), np.zeros((k, k)), np.zeros((k, k))
+    blocks, last = np.zeros(k), np.full(k, -1.0)
+    for block in range(1200):
+        st = mm.Standing.from_counts(list(range(k)), wins, games, blocks, last, meetings, block)
+        i, j = mm.choose_table(st, 2, mm.table_rng(7, block))
+        p = elo_to_score(truth[i] - truth[j])
+        x = (rng.random(2) < p).sum()
+        wins[i, j] += x
+        wins[j, i] += 2 - x
+        games[i, j] += 2
+        games[j, i] += 2
+        meetings[i, j] += 1
+        meetings[j, i] += 1
+        blocks[[i, j]] += 1
+        last[[i, j]] = block
+    pairs = meetings[np.triu_indices(k, 1)]
+    assert pairs.min() >= 1  # the whole field met
+    near = np.mean([meetings[i, i + 1] for i in range(k - 1)])
+    far = np.mean([meetings[i, j] for i in range(k) for j in range(k) if abs(i - j) >= 6])
+    assert near > 2 * far
+    assert blocks.max() < 2 * blocks.min()  # nobody starved, nobody hogging the tables
+    fitted = mm.Standing.from_counts(list(range(k)), wins, games, blocks, last, meetings, 0).elo
+    assert np.corrcoef(np.argsort(np.argsort(fitted)), np.arange(k))[0, 1] > 0.9
+
+
+def test_tables_are_fixed_by_the_seed_and_the_block():
+    st = standing([0, 50, 100, 150])
+    first = [mm.choose_table(st, 3, mm.table_rng(3, b)) for b in range(20)]
+    again = [mm.choose_table(st, 3, mm.table_rng(3, b)) for b in range(20)]
+    assert first == again and all(len(set(t)) == 3 for t in first)
+    small = standing([0, 50])
+    table = mm.choose_table(small, 4, mm.table_rng(1, 0))  # 2 entrants at 4 seats
+    assert len(table) == 4 and set(table) == {0, 1}
+
+
+def found(spec, digest):
+    return ladder.Found(spec, digest, {"digest": digest}, f"/bots/{spec}.py")
+
+
+def apply(entrants, rows):
+    entrants = dict(entrants)
+    entrants.update({r["label"]: r for r in rows})
+    return entrants
+
+
+def test_versions_follow_the_folders():
+    now = {"mine": found("mine", "a1"), "greedy": found("greedy", "g")}
+    rows, events = ladder.update_entrants({}, now, "t0")
+    state = apply({}, rows)
+    assert {k: (r["status"], r["version"]) for k, r in state.items()} == {
+        "mine": ("active", 1), "greedy": ("active", 1)}
+    assert ladder.update_entrants(state, now, "t1") == ([], [])  # nothing changed
+    changed = dict(now, mine=found("mine", "b2"))
+    rows, events = ladder.update_entrants(state, changed, "t2")
+    state = apply(state, rows)
+    assert state["mine"]["status"] == "superseded" and state["mine@v2"]["status"] == "active"
+    assert state["mine@v2"]["digest"] == "b2" and "entered as version 2" in events[-1]
+    rows, _ = ladder.update_entrants(state, {"greedy": now["greedy"]}, "t3")  # removed
+    state = apply(state, rows)
+    assert state["mine@v2"]["status"] == "retired" and state["mine"]["status"] == "superseded"
+    rows, _ = ladder.update_entrants(state, changed, "t4")  # the same code comes back
+    state = apply(state, rows)
+    assert state["mine@v2"]["status"] == "active" and len(state) == 3
+    rows, _ = ladder.update_entrants(state, dict(now, mine=found("mine", "c3")), "t5")
+    state = apply(state, rows)
+    assert state["mine@v3"]["version"] == 3 and state["mine@v2"]["status"] == "superseded"
+
+
+def test_a_chunk_plays_its_blocks_under_every_rotation_with_the_tournament_seeds():
+    config = ladder.LadderConfig(players=(3,), seed=9, rules={})
+    blocks = [(4, 10, 3, ("b", "a", "c")), (7, 19, 3, ("c", "c", "a"))]
+    chunk = ladder.chunk_for(config, blocks, {"a": "random", "b": "greedy", "c": "random"}, 22)
+    plan = chunk.plan()
+    assert len(plan.games) == 22 and plan.games[0] is None and plan.games[13] is None
+    assert chunk.entrants == ("a", "b", "c") and chunk.specs == ("random", "greedy", "random")
+    g = [plan.games[n] for n in (10, 11, 12)]
+    assert [s.seats for s in g] == list(schedule.rotations((1, 0, 2)))
+    assert all(s.block == 4 and s.deal_seeds == (schedule.deal_seed(9, 4),) for s in g)
+    assert g[2].bot_seeds[1] == (schedule.bot_seed(9, 12, 1),)
+    assert plan.games[21].seats == schedule.rotations((2, 2, 0))[2]
+    assert chunk.to_dict()["format"] == "ladder" and "blocks" not in chunk.to_dict()
+
+
+def test_the_matchmaker_counts_only_balanced_blocks():
+    """A block with a failed game (here: block 1 lacks its second seating) teaches the matchmaker
+    nothing, as it teaches the list nothing; the blocks scheduled still count as tables sat at."""
+    rows = []
+    for game, (block, a, b) in enumerate([(0, "x", "y"), (0, "y", "x"), (1, "x", "y")]):
+        for seat, entrant in enumerate((a, b)):
+            rows.append(dict(game=game, seat=seat, block=block, entrant=entrant, n_players=2,
+                             rank=1 if entrant == "x" else 2))
+    results = pd.DataFrame(rows)
+    blocks = pd.DataFrame({"block": [0, 1], "seats": [["x", "y"], ["x", "y"]]})
+    st = ladder.standing(results, blocks, ["x", "y"], 2)
+    assert st.blocks.tolist() == [2, 2] and st.meetings[0, 1] == 2
+    assert st.elo[0] > 0 and st.elo[0] == -st.elo[1]
+    one = ladder.standing(results[results["block"] == 0], blocks, ["x", "y"], 2)
+    assert one.elo[0] == st.elo[0] and one.sd[0] == st.sd[0]
+
+
+def test_a_bot_of_a_taken_name_leaves_the_entrants_as_they_were(tmp_path):
+    """Two bots of one name in the folders: a note, and the ladder goes on as it was."""
+    from kdtourney.arena.store import Store
+
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    (bots / "one.py").write_text("from kdtourney.bots.base import Bot\n\n\nclass One(Bot):\n"
+                                 "    name = 'one'\n\n    def act(self, view):\n"
+                                 "        return view.legal_actions()[0]\n")
+    folder = tmp_path / "ladder"
+    Store.create(folder, {}, {}, {}).close()
+    notes = []
+
+    class Display:
+        def note(self, text):
+            notes.append(text)
+
+        def event(self, text):
+            pass
+
+    outcome = ladder.LadderOutcome(folder=folder, stored_before=0)
+    first = ladder._look(folder, [bots], ["random"], {}, Display(), outcome)
+    assert set(ladder._stored_entrants(folder)[0]) == {"one", "random"}
+    (bots / "two.py").write_text((bots / "one.py").read_text().replace("One(", "Two("))
+    again = ladder._look(folder, [bots], ["random"], {}, Display(), outcome, first)
+    assert again is first and "one" in notes[-1] and "goes on" in notes[-1]
+    assert {r["status"] for r in ladder._stored_entrants(folder)[0].values()} == {"active"}

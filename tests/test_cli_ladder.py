@@ -1,0 +1,216 @@
+"""`kdtourney ladder` end to end: a running ladder watching its folder (a bot added, edited,
+removed), a ladder killed and resumed, and its list against `kdtourney ratings`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from arena_support import stored
+from click.testing import CliRunner
+
+from kdtourney.arena import schedule, store
+from kdtourney.cli import main
+from kdtourney.report.ladder import ladder_board
+from kdtourney.report.pool import rating_list
+
+KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
+TIMEOUT = 120  # seconds for anything a test waits for (the machine may be busy)
+
+BOT = textwrap.dedent('''
+    from kdtourney.bots.base import Bot
+
+
+    class Firstling(Bot):
+        """Plays the {which} legal action."""
+        name = "firstling"
+
+        def act(self, view):
+            return view.legal_actions()[{index}]
+''')
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    monkeypatch.delenv("KDTOURNEY_BOTS_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def write_firstling(folder, index=0):
+    (folder / "firstling.py").write_text(BOT.format(which="first" if index == 0 else "last",
+                                                    index=index))
+
+
+def start(*args):
+    """A ladder in its own process group, SIGINT at its default (as in a terminal)."""
+    return subprocess.Popen([KDTOURNEY, "ladder", *[str(a) for a in args]],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def entrants(folder):
+    """{label: status} of the ladder in `folder` so far ({} before its store exists)."""
+    if not (folder / store.STORE_FILE).exists():
+        return {}
+    rows, _ = store.load_ladder(folder)
+    return dict(zip(rows["label"], rows["status"]))
+
+
+def wait_until(condition, what, proc):
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        if proc.poll() is not None:
+            raise AssertionError(f"the ladder ended before {what}: {proc.stdout.read()}")
+        time.sleep(0.2)
+    raise AssertionError(f"not within {TIMEOUT} s: {what}")
+
+
+def rated(folder, label):
+    """Whether `label` has a rating (a balanced block against another entrant)."""
+    try:
+        found = rating_list([folder], n_boot=10)
+    except Exception:  # noqa: BLE001 - nothing to rate yet, or the store mid-write
+        return False
+    return any(e.label == label and e.unrated is None for e in found.entrants)
+
+
+def test_a_running_ladder_takes_in_added_changed_and_removed_bots(tmp_path):
+    bots, out = tmp_path / "bots", tmp_path / "ladder"
+    bots.mkdir()
+    proc = start("--bots-dir", bots, "--bots", "random,greedy", "--out", out, "--workers", 1,
+                 "--seed", 3, "--until", "300s")
+    try:
+        wait_until(lambda: rated(out, "greedy"), "the references are rated", proc)
+        write_firstling(bots)
+        wait_until(lambda: entrants(out).get("firstling") == "active", "firstling entered", proc)
+        wait_until(lambda: rated(out, "firstling"), "firstling is rated", proc)
+        write_firstling(bots, index=-1)  # new code: a new version
+        wait_until(lambda: entrants(out).get("firstling@v2") == "active", "version 2", proc)
+        assert entrants(out)["firstling"] == "superseded"
+        wait_until(lambda: rated(out, "firstling@v2"), "version 2 is rated", proc)
+        (bots / "firstling.py").unlink()
+        wait_until(lambda: entrants(out).get("firstling@v2") == "retired", "retired", proc)
+        games_then = stored(out)
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, output
+    assert "continue with: kdtourney ladder --resume" in output
+    status = entrants(out)
+    assert status == {"random": "active", "greedy": "active", "firstling": "superseded",
+                      "firstling@v2": "retired"}
+    # both versions keep their games; nothing of the retired one was scheduled after it left
+    _, blocks = store.load_ladder(out)
+    results = store.load_results(out)
+    assert {"firstling", "firstling@v2"} <= set(results["entrant"])
+    assert stored(out) >= games_then
+    # the list is `kdtourney ratings` on the same games, with each version's status
+    board = ladder_board(out)
+    found = rating_list([out])
+    listed = {r["name"]: r for r in board.rows}
+    for e in found.rated:
+        assert (listed[e.label]["elo"], listed[e.label]["elo_lo"], listed[e.label]["elo_hi"]) == \
+            (e.elo, e.lo, e.hi)
+    assert listed["firstling"]["status"] == "superseded" and listed["firstling@v2"]["version"] == 2
+    page = (out / "index.html").read_text()
+    for section in ("ladder-list", "last-games-table", "versions-table", "pairs-table",
+                    "replay-data"):
+        assert f'id="{section}"' in page, section
+    assert 'http-equiv="refresh"' not in page  # stopped: the page no longer reloads
+
+
+def test_a_killed_ladder_resumes_with_nothing_lost_or_doubled(tmp_path):
+    args = ["--bots", "random,greedy", "--bots-dir", tmp_path / "bots", "--games", 60, "--seed",
+            5, "--workers", 1, "--out", tmp_path / "ladder", "--quiet", "--no-report"]
+    (tmp_path / "bots").mkdir()
+    write_firstling(tmp_path / "bots")
+    out = tmp_path / "ladder"
+    proc = start(*args)
+    try:
+        wait_until(lambda: stored(out) >= 9, "9 games stored", proc)  # mid-block, mid-chunk
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    before = store.load_games(out).set_index("game")
+    assert 9 <= len(before) < 60
+    result = CliRunner().invoke(main, ["ladder", *[str(a) for a in args]])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().endswith(f"60 games, 3 active entrants ({60 - len(before)} "
+                                          "played now)")
+    games = store.load_games(out).set_index("game")
+    assert list(games.index) == list(range(60))  # nothing lost, nothing twice
+    assert (games.loc[before.index, "moves"] == before["moves"]).all()
+    _, blocks = store.load_ladder(out)
+    assert not blocks["cancelled"].any() and len(blocks) == 30
+    config = store.load_config(out)["ladder"]
+    for block, first, n in zip(blocks["block"], blocks["first_game"], blocks["n_players"]):
+        part = games.loc[first:first + n - 1]
+        assert (part["block"] == block).all() and len(part) == n  # every block whole
+        assert (part["seed"] == schedule.deal_seed(config["seed"], int(block))).all()
+    assert len(store.load_results(out)) == 120
+    # the other commands read a ladder as a tournament; `report` writes the ladder's page
+    report = CliRunner().invoke(main, ["report", str(out)])
+    assert report.exit_code == 0 and 'id="ladder-list"' in (out / "index.html").read_text()
+    refused = CliRunner().invoke(main, ["run", "--resume", str(out)])
+    assert refused.exit_code == 2 and "holds a ladder" in refused.output
+
+
+def test_bad_input_is_one_line(tmp_path):
+    for args, needle in ((["--bots", "nobot"], "unknown bot 'nobot'"),
+                         ([], "no entrants"),
+                         (["--bots", "random,greedy", "--until", "soon"], "--until expects"),
+                         (["--bots-dir", tmp_path / "missing"], "does not exist"),
+                         (["--bots", "random,greedy", "--players", "5"], "2, 3 or 4")):
+        result = CliRunner().invoke(main, ["ladder", *[str(a) for a in args], "--out",
+                                           str(tmp_path / "l")])
+        assert result.exit_code == 2, (args, result.output)
+        assert result.output.startswith("Error: ") and needle in result.output, result.output
+    CliRunner().invoke(main, ["run", "--bots", "random,greedy", "--games", 2, "--out",
+                              str(tmp_path / "t"), "-q", "--no-report"])
+    result = CliRunner().invoke(main, ["ladder", "--bots", "random,greedy", "--out",
+                                       str(tmp_path / "t")])
+    assert result.exit_code == 2 and "holds a tournament, not a ladder" in result.output
+
+
+def test_a_ladder_plays_on_a_dask_cluster(tmp_path):
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    out = tmp_path / "ladder"
+    result = CliRunner().invoke(main, ["ladder", "--bots", "random,greedy", "--games", 12,
+                                       "--scheduler", "local:1", "--seed", 4, "--out", str(out),
+                                       "-q", "--no-report"])
+    assert result.exit_code == 0, result.output
+    games = store.load_games(out)
+    assert list(games["game"]) == list(range(12)) and (games["status"] == "ok").all()
+    assert {e.label for e in rating_list([out], n_boot=10).rated} == {"random", "greedy"}
+
+
+def test_the_live_table_shows_the_list_and_the_newest_changes():
+    from rich.console import Console
+
+    from kdtourney.arena.ladder import LadderConfig, LadderDisplay
+
+    console = Console(width=100, record=True, force_terminal=False)
+    display = LadderDisplay(console=console)
+    display.begin(LadderConfig(players=(2,), seed=1), Path("ladder"), 0, 2)
+    display.event("mine: entered")
+    display.board([dict(rank=1, name="mine", elo_text="+12 [-30, +50]", games=40, version=1,
+                        status="provisional")])
+    for _ in range(5):
+        display.game(None, [], [])
+    console.print(display)
+    text = console.export_text()
+    assert "mine: entered" in text and "+12 [-30, +50]" in text and "provisional" in text
+    assert "5 games" in text and "games/s" in text
