@@ -510,7 +510,7 @@ def _print_rating_list(found):
 
 # --- ladder (a standing rating list of the bots in folders) -------------------------------------
 
-_LADDER_PARAMS = ("players", *_RULE_PARAMS, "seed", "move_time_limit", "out", "name")
+_LADDER_PARAMS = ("players", *_RULE_PARAMS, *_STORED_PARAMS)
 
 
 def _duration(text):
@@ -570,16 +570,19 @@ def ladder_command(ctx, **opts):
             if config is None:
                 raise tour.ArenaError(f"no ladder in {folder} (no {store.STORE_FILE})")
             stored_meta = store.load_config(folder).get("meta", {})
+            settings = _play_settings(ctx, opts, folder)
             bots_dirs = opts["bots_dirs"] or runner.stored_bots_dirs(stored_meta)
             references = tour.split_list(opts["bots"]) or stored_meta.get("ladder_bots", [])
             name = stored_meta.get("name", folder.name)
         else:
             folder = runner.asked_folder(opts["out"], opts["name"]) or Path("ladder")
+            settings = _play_settings(ctx, opts, folder)
             stored = ladder.stored_config(folder)
             seed = opts["seed"] if opts["seed"] is not None else (stored.seed if stored else None)
             config = ladder.prepare_ladder(
                 players=opts["players"], seed=seed, dynasty=opts["dynasty"],
-                move_time_limit=opts["move_time_limit"],
+                move_time_limit=opts["move_time_limit"], time_control=opts["time_control"],
+                first_move_time=opts["first_move_time"],
                 **{k: opts[k] for k in tour.RULE_OPTIONS})
             bots_dirs, references = opts["bots_dirs"], tour.split_list(opts["bots"])
             name = opts["name"] or folder.name
@@ -588,12 +591,11 @@ def ladder_command(ctx, **opts):
                                   "--bots SPECS")
         from kdtourney.bots.registry import EntrantError
 
-        registry = _registry(bots_dirs)  # a missing folder, a duplicate or unknown bot: one line
+        registry = _registry(bots_dirs, not settings.sandbox)  # a bad folder or bot: one line
         with _one_line(EntrantError):
             for spec in references:
                 registry.resolve(spec)
-        meta = dict(runner.session_meta(name, registry_dirs=bots_dirs, isolate=opts["isolate"]),
-                    ladder_bots=references)
+        meta = dict(runner.session_meta(name, registry_dirs=bots_dirs), ladder_bots=references)
         display = ladder.LadderDisplay(quiet=opts["quiet"])
         written = [0.0]
 
@@ -609,7 +611,8 @@ def ladder_command(ctx, **opts):
         outcome = ladder.play_ladder(
             config, folder, bots_dirs, references, workers=opts["workers"], meta=meta,
             display=display, games=opts["games"], until=until, scheduler=opts["scheduler"],
-            after_chunk=page, hang_timeout=opts["hang_timeout"], **_process_options(opts))
+            after_chunk=page, hang_timeout=opts["hang_timeout"],
+            **_process_options(opts, settings))
     board = page(folder, running=False)
     if not opts["quiet"]:
         _print_ladder(board)

@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from kdtourney.arena import matchmaking, runner, schedule, store
-from kdtourney.arena.tournament import (ArenaError, Tournament, differences, full_rules,
+from kdtourney.arena.tournament import (ArenaError, Tournament, clock_of, differences, full_rules,
                                         parse_players)
 from kdtourney.outcomes import balanced_blocks, pair_outcomes
 
@@ -64,6 +64,7 @@ class LadderConfig:
     rules: dict = field(default_factory=dict)
     dynasty: bool = False
     move_time_limit: float | None = None
+    clock: dict | None = None   # the rest of the time control, as a Tournament's `clock`
 
     def to_dict(self) -> dict:
         return dict(asdict(self), players=list(self.players))
@@ -74,7 +75,8 @@ class LadderConfig:
 
 
 def prepare_ladder(*, players=None, seed: int | None = None, dynasty: bool = False,
-                   move_time_limit: float | None = None, **rules) -> LadderConfig:
+                   move_time_limit: float | None = None, time_control: str | None = None,
+                   first_move_time: float | None = None, **rules) -> LadderConfig:
     """Check user input; ArenaError (one line) for bad rules, players or seed."""
     import secrets
 
@@ -86,7 +88,8 @@ def prepare_ladder(*, players=None, seed: int | None = None, dynasty: bool = Fal
                          f"{move_time_limit:g}")
     return LadderConfig(players=sizes, seed=secrets.randbits(32) if seed is None else int(seed),
                         rules=full_rules(sizes, rules), dynasty=bool(dynasty),
-                        move_time_limit=None if move_time_limit is None else float(move_time_limit))
+                        move_time_limit=None if move_time_limit is None else float(move_time_limit),
+                        clock=clock_of(move_time_limit, time_control, first_move_time))
 
 
 def stored_config(folder) -> LadderConfig | None:
@@ -133,14 +136,16 @@ def folder_signature(bots_dirs) -> tuple:
     return tuple(sorted(out))
 
 
-def scan(bots_dirs, references=(), startup_timeout: float | None = None):
+def scan(bots_dirs, references=(), startup_timeout: float | None = None, play=None):
     """(registry, {spec: Found}, notes): every bot of the folders with its default parameters, the
     specs of each folder's ladder.txt, and the `references`, each with its code identity; a bot
-    that fails to load or start is a note, not an entrant."""
+    that fails to load or start is a note, not an entrant. play: the PlaySettings (sandboxed, a
+    bot module is read, not run, and a TOML bot starts in its sandbox)."""
     from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT, ProcessSettings, StartupError
     from kdtourney.bots.registry import BotRegistry, EntrantError
 
-    registry = BotRegistry(bots_dirs)
+    sandbox = play.sandboxed if play is not None else None
+    registry = BotRegistry(bots_dirs, run_modules=sandbox is None)
     folders = {str(Path(d).resolve()) for d in bots_dirs}
     notes = [f"{b.origin}: {b.error}" for b in registry.broken
              if os.path.dirname(b.origin) in folders]
@@ -160,7 +165,8 @@ def scan(bots_dirs, references=(), startup_timeout: float | None = None):
                         notes.append(f"{listed}:{number}: {exc}")
     for spec in references:
         specs.setdefault(registry.resolve(spec).spec, "--bots")
-    settings = ProcessSettings(startup_timeout=startup_timeout or DEFAULT_STARTUP_TIMEOUT)
+    settings = ProcessSettings(startup_timeout=startup_timeout or DEFAULT_STARTUP_TIMEOUT,
+                               sandbox=sandbox)
     found = {}
     for spec, origin in specs.items():
         try:
@@ -273,7 +279,7 @@ def chunk_for(config: LadderConfig, blocks, specs: dict, total_games: int) -> _C
     return _Chunk(entrants=tuple(labels), specs=tuple(specs[label] for label in labels),
                   format=LADDER_FORMAT, players=config.players, games=total_games,
                   seed=config.seed, rules=dict(config.rules), dynasty=config.dynasty,
-                  move_time_limit=config.move_time_limit,
+                  move_time_limit=config.move_time_limit, clock=config.clock,
                   blocks=tuple((int(b), int(f), int(n), tuple(s)) for b, f, n, s in blocks),
                   total_games=total_games)
 
@@ -364,7 +370,8 @@ def open_ladder(config: LadderConfig, folder, meta: dict) -> int:
     if not store.exists(folder):
         empty = Tournament(entrants=(), specs=(), format=LADDER_FORMAT, players=config.players,
                            games=0, seed=config.seed, rules=dict(config.rules),
-                           dynasty=config.dynasty, move_time_limit=config.move_time_limit)
+                           dynasty=config.dynasty, move_time_limit=config.move_time_limit,
+                           clock=config.clock)
         try:
             st = store.Store.create(folder, empty.to_dict(), dict(meta, sessions=1), {})
         except store.StoreError as exc:
@@ -408,11 +415,13 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
     """Run the ladder in `folder` until `games` games are stored, `until` seconds have passed, or
     Ctrl-C (KeyboardInterrupt: the outcome says interrupted). bots_dirs: the watched folders;
     references: fixed entrant specs (--bots). display: a LadderDisplay or None; after_chunk:
-    called with the folder after each chunk (the page). scheduler, workers, bots (isolate,
-    move_time_margin, startup_timeout): as `runner.run_tournament`. ArenaError for a folder
+    called with the folder after each chunk (the page). scheduler, workers, bots (play,
+    startup_timeout): as `runner.run_tournament`. ArenaError for a folder
     holding anything else or for runner failures."""
     started = time.perf_counter()
     folder = Path(folder)
+    if bots.get("play") is not None and bots["play"].sandbox:
+        runner.check_sandbox()  # before the folders are scanned: one line, not a note per bot
     workers = workers or runner.available_cores()
     if workers < 1:
         raise ArenaError(f"--workers must be at least 1, not {workers}")
@@ -512,7 +521,8 @@ def _look(folder, bots_dirs, references, bots, display, outcome, previous=None):
     from kdtourney.bots.registry import BotsDirError, DuplicateBotError
 
     try:
-        registry, found, notes = scan(bots_dirs, references, bots.get("startup_timeout"))
+        registry, found, notes = scan(bots_dirs, references, bots.get("startup_timeout"),
+                                       bots.get("play"))
     except (BotsDirError, DuplicateBotError) as exc:
         if previous is None:
             raise ArenaError(str(exc)) from None
