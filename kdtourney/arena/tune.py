@@ -522,7 +522,8 @@ def values_text(tune: Tune, values) -> str:
 def header_line(table: Tournament, tune: Tune, state: TuneState, workers: int) -> str:
     n = table.players[0]
     text = (f"tune {tune.spec(tune.start)} ({table.describe().split('(', 1)[1]}: "
-            f"{tune.schedule.iterations} iterations of {tune.blocks} block{'s' * (tune.blocks > 1)} "
+            f"{tune.schedule.iterations} iterations of {tune.blocks} "
+            f"block{'s' * (tune.blocks > 1)} "
             f"({tune.blocks * n} games), batches of {tune.batch}, seed {table.seed}, {workers} "
             f"worker{'s' * (workers != 1)}")
     if state.stored:
