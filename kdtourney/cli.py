@@ -848,7 +848,7 @@ def tune_command(ctx, **opts):
     if not opts["quiet"]:
         click.echo(f"{page}: {outcome.state.stored} games, {tune.schedule.iterations} iterations"
                    + (f" ({outcome.played} games played now)" if outcome.stored_before else "")
-                   + f"; the bots thought for {outcome.cpu_seconds:.0f} s in all")
+                   + f"; the bots thought for {outcome.decision_seconds:.0f} s in all")
         click.echo(f"tuned values: {tuning.values_text(tune, outcome.theta)} "
                    f"(start: {tuning.values_text(tune, tune.start)})")
     start = tune.spec(tune.start)

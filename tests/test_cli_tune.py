@@ -133,3 +133,17 @@ def test_another_tune_in_the_folder_is_refused(tmp_path):
     assert f"{folder / 'tune.html'}: 8 games, 4 iterations" in first.output
     other = run("peaked", "--bots-dir", BOTS, "--param", "x=0,-2,3", "--out", folder)
     assert other.exit_code == 2 and other.output.startswith(f"Error: {folder} holds another tune")
+
+
+def test_a_tune_on_a_dask_cluster_ends_at_the_values_of_a_local_one(tmp_path):
+    pytest.importorskip("distributed",
+                        reason="the dask extra is not installed (pip install 'kdtourney[dask]')")
+    local = run(*tune_args(tmp_path / "local", 1, iterations=8))
+    assert local.exit_code == 0, local.output
+    args = tune_args(tmp_path / "dask", 1, iterations=8)
+    i = args.index("--workers")
+    cluster = run(*args[:i], "--scheduler", "local:2", *args[i + 2:])
+    assert cluster.exit_code == 0, cluster.output
+    assert lines(cluster)[-1] == lines(local)[-1]
+    tables = [store.load_tune_table(tmp_path / name) for name in ("local", "dask")]
+    assert tables[0].equals(tables[1])

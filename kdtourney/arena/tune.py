@@ -341,8 +341,6 @@ def load_tune(folder) -> tuple[Tournament, Tune, dict]:
     if len(table.entrants) != len(set(table.entrants)):  # killed while a batch played
         keep = len(table.entrants) - 2 * sum(1 for e in table.entrants[2:] if e == PLUS)
         table = replace(table, entrants=table.entrants[:keep], specs=table.specs[:keep])
-    start = tune.spec(tune.start)
-    table = replace(table, specs=(start, start, *table.specs[2:]))
     return table, tune, config.get("meta", {})
 
 
@@ -362,7 +360,7 @@ class TuneOutcome:
     batches: int = 0
     interrupted: bool = False
     seconds: float = 0.0
-    cpu_seconds: float = 0.0   # the bots' decision time, summed over every game stored
+    decision_seconds: float = 0.0  # the bots' decision time, summed over every game stored
 
     @property
     def theta(self) -> list[float]:
@@ -438,7 +436,7 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
             state = outcome.state = evaluate(folder, table, tune, table.seed)
             record(folder, table, state)
     outcome.seconds = time.perf_counter() - started
-    outcome.cpu_seconds = float(store.load_results(folder, columns=["time_total"])
+    outcome.decision_seconds = float(store.load_results(folder, columns=["time_total"])
                                 ["time_total"].sum())
     return outcome
 
@@ -483,10 +481,9 @@ def verify_table(registry, table: Tournament, tuned: str, start: str, games: int
     opponents, on deals of their own (a seed derived from the tune's)."""
     seed = int(np.random.SeedSequence([table.seed, 3]).generate_state(2, np.uint32)[0])
     opponents = [table.specs[i] for i in table.lineup[2:]]
-    rules = {k: v for k, v in table.rules.items()}
     return prepare(registry, lineup=[tuned, start] + opponents, players=table.players,
                    games=games, seed=seed, dynasty=table.dynasty,
-                   move_time_limit=table.move_time_limit, **rules)
+                   move_time_limit=table.move_time_limit, **table.rules)
 
 
 def verify(registry, table: Tournament, tuned: str, start: str, games: int, folder, *,
@@ -525,7 +522,8 @@ def values_text(tune: Tune, values) -> str:
 def header_line(table: Tournament, tune: Tune, state: TuneState, workers: int) -> str:
     n = table.players[0]
     text = (f"tune {tune.spec(tune.start)} ({table.describe().split('(', 1)[1]}: "
-            f"{tune.schedule.iterations} iterations of {tune.blocks} block{'s' * (tune.blocks > 1)} "
+            f"{tune.schedule.iterations} iterations of {tune.blocks} "
+            f"block{'s' * (tune.blocks > 1)} "
             f"({tune.blocks * n} games), batches of {tune.batch}, seed {table.seed}, {workers} "
             f"worker{'s' * (workers != 1)}")
     if state.stored:
