@@ -814,24 +814,27 @@ def tune_command(ctx, **opts):
             _refuse_on_resume(ctx, _TUNE_PARAMS, "continues the stored tune")
             folder = Path(opts["resume"])
             table, tune, stored_meta = tuning.load_tune(folder)
-            registry = _resumed_registry(opts["bots_dirs"], stored_meta, table, "tune")
+            play = _play_settings(ctx, opts, folder)
+            registry = _resumed_registry(opts["bots_dirs"], stored_meta, table, "tune",
+                                         not play.sandbox)
             name = stored_meta.get("name", folder.name)
         else:
-            registry = _registry(opts["bots_dirs"])
             folder = runner.asked_folder(opts["out"], opts["name"])
+            play = _play_settings(ctx, opts, folder)
+            registry = _registry(opts["bots_dirs"], not play.sandbox)
             seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
             table, tune = tuning.prepare_tune(
                 registry, opts["bot"], opts["param"], players=opts["players"],
                 iterations=opts["iterations"], against=opts["against"], seed=seed,
                 batch=opts["batch"], blocks=opts["blocks"], dynasty=opts["dynasty"],
-                move_time_limit=opts["move_time_limit"], **{k: opts[k] for k in tour.RULE_OPTIONS})
+                move_time_limit=opts["move_time_limit"], time_control=opts["time_control"],
+                first_move_time=opts["first_move_time"], **{k: opts[k] for k in tour.RULE_OPTIONS})
             if folder is None:
                 folder = runner.new_folder(table, prefix="tune-")
             name = opts["name"] or folder.name
-        meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [],
-                                   isolate=opts["isolate"])
+        meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [])
         settings = dict(hang_timeout=opts["hang_timeout"], scheduler=opts["scheduler"],
-                        **_process_options(opts))
+                        **_process_options(opts, play))
         outcome = tuning.play_tune(table, tune, folder, registry, workers=opts["workers"],
                                    meta=meta, display=tuning.TuneDisplay(quiet=opts["quiet"]),
                                    **settings)

@@ -114,7 +114,8 @@ def parse_param(text: str) -> tuple[str, list[str]]:
 def prepare_tune(registry, bot: str | None, params, *, players=None, iterations: int =
                  DEFAULT_ITERATIONS, against=None, seed: int | None = None, batch: int =
                  DEFAULT_BATCH, blocks: int = 1, dynasty: bool = False,
-                 move_time_limit: float | None = None, **rules) -> tuple[Tournament, Tune]:
+                 move_time_limit: float | None = None, time_control: str | None = None,
+                 first_move_time: float | None = None, **rules) -> tuple[Tournament, Tune]:
     """Check user input and build the tune and its table (Tournament with the start values).
     Raises ArenaError with a one-line message."""
     from kdtourney.bots.registry import EntrantError
@@ -177,7 +178,8 @@ def prepare_tune(registry, bot: str | None, params, *, players=None, iterations:
     # the lineup of the start values and the opponents checks every spec, the rules and the seed
     checked = prepare(registry, lineup=[start, start] + opponents, players=sizes,
                       games=iterations * blocks * n, seed=seed, dynasty=dynasty,
-                      move_time_limit=move_time_limit, **rules)
+                      move_time_limit=move_time_limit, time_control=time_control,
+                      first_move_time=first_move_time, **rules)
     seat_specs = [checked.specs[i] for i in checked.lineup[2:]]
     others = list(dict.fromkeys(seat_specs))
     table = replace(checked, entrants=(PLUS, MINUS, *others), specs=(start, start, *others),
@@ -380,7 +382,7 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
     """Play the tune's batches into `folder` until its last iteration (or an interruption).
 
     As `sequential.play_sprt`: registry, workers, display (a TuneDisplay or None), scheduler (one
-    Dask connection for every batch), bots (isolate, move_time_margin, startup_timeout).
+    Dask connection for every batch), bots (play, startup_timeout).
     Raises ArenaError for a folder holding something else, and for runner failures.
     """
     started = time.perf_counter()
@@ -400,7 +402,9 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
             stack.enter_context(store.locked(folder))
         except store.StoreError as exc:
             raise ArenaError(str(exc)) from None
-        runner.start_bots(registry, table, bots.get("startup_timeout"))
+        play = bots.get("play")
+        runner.start_bots(registry, table, bots.get("startup_timeout"),
+                          play.sandboxed if play is not None else None)
         notes = open_tune(table, tune, folder, meta, runner.entrant_identities(registry, table))
         state = evaluate(folder, table, tune, table.seed)
         record(folder, table, state)
@@ -481,9 +485,10 @@ def verify_table(registry, table: Tournament, tuned: str, start: str, games: int
     opponents, on deals of their own (a seed derived from the tune's)."""
     seed = int(np.random.SeedSequence([table.seed, 3]).generate_state(2, np.uint32)[0])
     opponents = [table.specs[i] for i in table.lineup[2:]]
-    return prepare(registry, lineup=[tuned, start] + opponents, players=table.players,
-                   games=games, seed=seed, dynasty=table.dynasty,
-                   move_time_limit=table.move_time_limit, **table.rules)
+    return replace(prepare(registry, lineup=[tuned, start] + opponents, players=table.players,
+                           games=games, seed=seed, dynasty=table.dynasty,
+                           move_time_limit=table.move_time_limit, **table.rules),
+                   clock=table.clock)
 
 
 def verify(registry, table: Tournament, tuned: str, start: str, games: int, folder, *,
