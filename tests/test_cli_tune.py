@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from arena_support import stored
 from click.testing import CliRunner
+from kdtp_support import write_fake_bots
 
 from kdtourney.arena import store
 from kdtourney.cli import main
@@ -147,3 +148,18 @@ def test_a_tune_on_a_dask_cluster_ends_at_the_values_of_a_local_one(tmp_path):
     assert lines(cluster)[-1] == lines(local)[-1]
     tables = [store.load_tune_table(tmp_path / name) for name in ("local", "dask")]
     assert tables[0].equals(tables[1])
+
+
+def test_a_toml_bot_s_options_can_be_tuned(tmp_path):
+    folder = write_fake_bots(tmp_path / "bots", ["steady"])
+    toml = folder / "steady.toml"
+    toml.write_text(toml.read_text() + "[options]\nweight = 0.5\ndepth = 3\n")
+    out = tmp_path / "t"
+    result = run("steady", "--bots-dir", folder, "--param", "weight=0.5,0,1", "--param",
+                 "depth=3,1,6", "--iterations", 4, "--batch", 4, "--seed", 2, "--workers", 1,
+                 "--out", out, "--no-report", "-q")
+    assert result.exit_code == 0, result.output
+    assert lines(result)[-1].startswith("steady:depth=")
+    table = store.load_tune_table(out)
+    assert list(table["k"]) == [1, 2, 3, 4]
+    assert all(int(d) == d for d in table["plus"].str[1])  # depth, an int option, played whole

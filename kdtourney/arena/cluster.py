@@ -213,7 +213,7 @@ def play_batch(key, sources, tdict, settings, isolate, identities, batch) -> lis
             pool.game = spec.game
             result = play_match(
                 rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
-                [factories[tournament.entrants[e]] for e in spec.seats],
+                [factories[e] for e in spec.seats],
                 clock=tournament.time_control, margin=settings.margin, forced=forced,
                 monitor=lambda seat, call, game=spec.game: _step(game, seat, call))
             out.append((spec.game, result))

@@ -166,7 +166,7 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
             try:
                 result = play_match(
                     rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
-                    [factories[tournament.entrants[e]] for e in spec.seats],
+                    [factories[e] for e in spec.seats],
                     clock=tournament.time_control, margin=pool.settings.margin, forced=forced,
                     monitor=monitor)
             except BaseException:  # noqa: BLE001 - a harness bug: the parent stops the tournament

@@ -14,12 +14,12 @@ WARM_DECISIONS = 4        # decisions each entrant's bot plays in the warm-up ga
 
 
 def bot_factories(registry, tournament: Tournament, pool=None, isolate=False):
-    """entrant label -> a callable making a new bot (resolved once per worker); a bot in its own
-    process (a TOML bot; with `isolate`, every bot) plays in a process of `pool`
-    (kdtourney.bots.external.ProcessPool), the entrant's own (two labels of one spec in an A/A
-    test are two entrants)."""
-    return {label: registry.factory(spec, pool, isolate, label)
-            for label, spec in zip(tournament.entrants, tournament.specs)}
+    """Per entrant (by its index: a tune's batch seats several specs under one label), a callable
+    making a new bot (resolved once per worker); a bot in its own process (a TOML bot; with
+    `isolate`, every bot) plays in a process of `pool` (kdtourney.bots.external.ProcessPool), the
+    entrant's own (two labels of one spec in an A/A test are two entrants)."""
+    return [registry.factory(spec, pool, isolate, label)
+            for label, spec in zip(tournament.entrants, tournament.specs)]
 
 
 def check_loaded(registry, tournament: Tournament, recorded: dict, machine: str,
