@@ -74,6 +74,7 @@ def test_a_cheating_bot_gets_nothing_and_the_tournament_completes(tmp_path):
         assert report["network"] == []
         assert report["daemon_started"]  # it could start one, and the next line says it died
         assert report["allocation_status"] != 0  # its 2 GiB child was killed
+        assert report["processes_started"] < 64  # its limit counts the processes it had
     assert left_behind(marker) == []
 
     # the seeds come from the store's secret: the public seed (3) tells a bot nothing
