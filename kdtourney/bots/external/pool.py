@@ -105,7 +105,7 @@ class ProcessPool:
 
     def _tracked(self):
         if self.track is not None:
-            self.track([p.pid for p in self._all if p.proc is not None and p.proc.poll() is None])
+            self.track([p.pid for p in self._all if p.proc is not None and p.exit_code() is None])
 
     def kill_all(self) -> None:
         """Kill every bot's process group now, without a word (this process is going away)."""
