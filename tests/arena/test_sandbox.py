@@ -76,6 +76,10 @@ def test_a_cheating_bot_gets_nothing_and_the_tournament_completes(tmp_path):
         assert report["allocation_status"] != 0  # its 2 GiB child was killed
         assert report["processes_started"] < 64  # its limit counts the processes it had
     assert left_behind(marker) == []
+    checks = [json.loads(line.split("DAEMON-CHECK ", 1)[1])
+              for line in (out / "logs" / "cheat.log").read_text().splitlines()
+              if "DAEMON-CHECK " in line]
+    assert checks and all(check["alive"] == 0 for check in checks)  # gone with its game
 
     # the seeds come from the store's secret: the public seed (3) tells a bot nothing
     assert len(load_config(out)["seed_secret"]) == 32

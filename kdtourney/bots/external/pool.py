@@ -86,6 +86,8 @@ class ProcessPool:
         if not process.alive():
             self._retire(process)
             return
+        if process.confinement is not None:  # its game is over: so is all it started
+            process.confinement.end_game(process.pid)
         self._idle[process] = (program, entrant)
         while len(self._idle) > self.settings.idle_processes:  # the least recently used goes
             oldest, _ = self._idle.popitem(last=False)
