@@ -15,6 +15,8 @@ from kdtp_support import left_behind, new_marker
 from kdtourney.arena import load_faults, load_games
 from kdtourney.arena.schedule import GameSpec, bot_seed, deal_seed, keyed
 from kdtourney.arena.store import load_config
+from kdtourney.bots.external import (BotExited, BotProcess, Limits, ProcessSettings, Sandbox,
+                                     load_toml, sandbox)
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 CHEATING_BOT = Path(__file__).resolve().parents[1] / "data" / "cheating_bot.py"
@@ -182,3 +184,21 @@ def test_sprt_plays_sandboxed_too(tmp_path):
     config = load_config(tmp_path / "s")
     assert config["meta"]["sandbox"]["memory_mib"] == 600 and "seed_secret" in config
     assert len(load_games(tmp_path / "s")) == 8
+
+
+@needs_bwrap
+def test_without_a_cgroup_memory_is_bounded_per_process_by_rlimit_data(tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox, "CGROUP_ROOT", str(tmp_path / "no-cgroups"))
+    bots = cheating_bots(tmp_path / "bots", new_marker(), [])
+    program = load_toml(bots / "hog.toml").program
+    settings = ProcessSettings(sandbox=Sandbox(Limits(memory_mib=300)))
+    process = BotProcess(program, settings)
+    try:
+        assert process.start()["name"] == "hog"
+        assert process.confinement.cgroups == []  # none made: prlimit instead
+        process.send(b'{"type": "act", "legal": [0]}\n', None, "act")
+        with pytest.raises(BotExited) as failed:
+            process.receive(None, "act")
+        assert "MemoryError" in failed.value.stderr  # the allocation failed inside the bot
+    finally:
+        process.stop()

@@ -247,12 +247,15 @@ class Confinement:
             except OSError:
                 return
             self.version = 2
-        else:  # v1: one folder per hierarchy
+        elif all(os.path.exists(os.path.join(CGROUP_ROOT, h, "cgroup.procs"))
+                 for h in ("memory", "pids")):  # v1: one folder per hierarchy
             settings = {os.path.join(CGROUP_ROOT, "memory", "kdtourney", name): {
                 "memory.limit_in_bytes": memory, "memory.memsw.limit_in_bytes": memory},
                 os.path.join(CGROUP_ROOT, "pids", "kdtourney", name): {
                 "pids.max": str(limits.processes)}}
             self.version = 1
+        else:
+            return
         try:
             for folder, values in settings.items():
                 os.makedirs(folder)
