@@ -2,9 +2,10 @@
 
 kdtourney only assembles bwrap's arguments (`Sandbox.confine`); the isolation is the kernel's
 namespaces, set up by bwrap:
-- its own PID namespace (`--unshare-pid`): the bot sees neither the harness nor other bots, and
-  when the bot process ends, or bwrap is killed (`--die-with-parent`), the kernel kills every
-  process left in the namespace, daemons included;
+- its own PID namespace (`--unshare-pid`): the bot sees neither the harness nor other bots; at
+  the end of each game every process the bot started is killed (`end_game`), and when the bot
+  process ends, or bwrap is killed (`--die-with-parent`), the kernel kills every process left in
+  the namespace, daemons included;
 - no network (`--unshare-net`: a loopback interface only), its own IPC and host name;
 - a filesystem of read-only binds: the system (/usr, the library links, a few files of /etc), the
   runtime the command needs (the folder of its program, the Python prefix for Python, the
@@ -28,6 +29,7 @@ import glob
 import itertools
 import os
 import shutil
+import signal
 import sys
 from dataclasses import dataclass
 
@@ -84,6 +86,28 @@ class Sandbox:
 
 
 _COUNTER = itertools.count()
+
+
+def _children() -> dict[int, list[int]]:
+    """{pid: its children's pids} of every process this process can see."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    return children
+
+
+def _start_time(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 def _prefix(program: str) -> str:
@@ -149,7 +173,7 @@ class Confinement:
                 command += ["--ro-bind", path, path]
         for path in self._visible():
             command += ["--ro-bind", path, path]
-        command += ["--chdir", "/tmp" if self.served else self.program.cwd]
+        command += ["--chdir", "/tmp" if self.served else os.path.abspath(self.program.cwd)]
         if self.served:  # a private copy of kdtourney's compiled kernels (a bot cannot alter them)
             for path in _numba_caches():
                 command += ["--ro-bind", path, f"{NUMBA_COPY_FROM}/{os.path.basename(path)}"]
@@ -186,6 +210,26 @@ class Confinement:
             kept.append(path)
         return kept
 
+    def end_game(self, pid: int) -> None:
+        """Kill every process the bot started (daemons included), keeping the bot: `pid` is
+        bwrap's, whose child is the namespace's init, whose first child is the bot."""
+        children = _children()
+        init = children.get(pid, [])
+        if len(init) != 1:
+            return
+        bot = sorted(children.get(init[0], []), key=_start_time)[:1]
+        doomed, todo = [], [c for c in children.get(init[0], []) if c not in bot] + [
+            c for b in bot for c in children.get(b, [])]
+        while todo:
+            child = todo.pop()
+            doomed.append(child)
+            todo += children.get(child, [])
+        for child in doomed:
+            try:
+                os.kill(child, signal.SIGKILL)
+            except OSError:
+                pass
+
     # the cgroup
 
     def _make_cgroups(self) -> None:
@@ -203,12 +247,15 @@ class Confinement:
             except OSError:
                 return
             self.version = 2
-        else:  # v1: one folder per hierarchy
+        elif all(os.path.exists(os.path.join(CGROUP_ROOT, h, "cgroup.procs"))
+                 for h in ("memory", "pids")):  # v1: one folder per hierarchy
             settings = {os.path.join(CGROUP_ROOT, "memory", "kdtourney", name): {
                 "memory.limit_in_bytes": memory, "memory.memsw.limit_in_bytes": memory},
                 os.path.join(CGROUP_ROOT, "pids", "kdtourney", name): {
                 "pids.max": str(limits.processes)}}
             self.version = 1
+        else:
+            return
         try:
             for folder, values in settings.items():
                 os.makedirs(folder)
