@@ -182,7 +182,8 @@ def test_sprt_plays_sandboxed_too(tmp_path):
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     config = load_config(tmp_path / "s")
-    assert config["meta"]["sandbox"]["memory_mib"] == 600 and "seed_secret" in config
+    assert config["play"]["sandbox"] and config["play"]["bot_memory"] == 600
+    assert "seed_secret" in config
     assert len(load_games(tmp_path / "s")) == 8
 
 
