@@ -31,6 +31,7 @@ import os
 import shutil
 import signal
 import sys
+import time
 from dataclasses import dataclass
 
 from kdtourney.bots.external.declaration import SERVED, Program
@@ -86,6 +87,37 @@ class Sandbox:
 
 
 _COUNTER = itertools.count()
+_SWEPT: list = []  # whether this process has removed the cgroups dead ones left
+
+
+def _kill_members(folder: str) -> None:
+    """SIGKILL to the processes of a cgroup of ours (a member's pid cannot be reused)."""
+    try:
+        with open(os.path.join(folder, "cgroup.procs")) as f:
+            members = [int(line) for line in f if line.strip()]
+    except (OSError, ValueError):
+        return
+    for pid in members:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _sweep(parent: str) -> None:
+    """Remove the empty cgroups that kdtourney processes now gone left in `parent` (a worker
+    killed before it could remove its own)."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        pid = name.split("-")[1] if name.startswith("kdtourney-") else ""
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            try:
+                os.rmdir(os.path.join(parent, name))
+            except OSError:
+                pass
 
 
 def _children() -> dict[int, list[int]]:
@@ -256,6 +288,10 @@ class Confinement:
             self.version = 1
         else:
             return
+        if not _SWEPT:
+            _SWEPT.append(True)
+            for folder in settings:
+                _sweep(os.path.dirname(folder))
         try:
             for folder, values in settings.items():
                 os.makedirs(folder)
@@ -291,12 +327,19 @@ class Confinement:
         return self._events("pids.events").get("max", 0) > 0
 
     def release(self) -> None:
-        """Remove the cgroup (its processes are gone: the bot has been stopped)."""
+        """Remove the cgroup once the bot has been stopped: what is still in it (the sandbox's
+        processes dying with bwrap) is killed first, for at most a second."""
+        deadline = time.monotonic() + 1.0
         for folder in self.cgroups:
-            try:
-                os.rmdir(folder)
-            except OSError:
-                pass
+            while True:
+                try:
+                    os.rmdir(folder)
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        break
+                _kill_members(folder)
+                time.sleep(0.01)
         self.cgroups = []
 
 
