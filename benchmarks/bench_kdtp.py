@@ -1,6 +1,6 @@
 """Bots in their own process (KDTP/1): the protocol's cost per decision, and games per second.
 
-    python benchmarks/bench_kdtp.py [--games 40] [--arena-games 96]
+    python benchmarks/bench_kdtp.py [--games 40] [--arena-games 96] [--starts 5] [--no-arena]
 
 1. Overhead per decision: a bot that answers the first legal action plays seat 0 of 4-player games
    against three in-process `random` bots, through the arena's game loop (play_match) in this
@@ -15,6 +15,11 @@
    --players 4`, a round robin) with greedy in-process, isolated (`--isolate`), and as the C
    example (examples/c), on 1 and 2 workers. `*_steady_games_per_s` counts from the first stored
    game on (process start-up excluded); `*_wall_s` is the whole run.
+3. The sandbox's cost (`--sandbox` against `--isolate`, where bwrap is installed):
+   `startup_ms_BOT_MODE` is the median wall time from starting a process to its answer to hello
+   (over --starts starts) for the C and plain Python first-legal bots and `greedy` served by
+   `kdtourney serve`; `sandboxed_*` repeats figure 1 for bots in a sandbox (the CPU time of the
+   sandbox's own processes included).
 
 Needs gcc. Prints `name: value` lines. Timings move with other work on the machine: compare
 figures taken in one run.
@@ -23,6 +28,7 @@ figures taken in one run.
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,7 +41,7 @@ from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.runner import run_tournament
 from kdtourney.arena.schedule import bot_seed
 from kdtourney.bots import Bot
-from kdtourney.bots.external import ProcessPool, ProcessSettings
+from kdtourney.bots.external import BotProcess, ProcessPool, ProcessSettings, Sandbox
 from kdtourney.bots.registry import BotRegistry
 from kdtourney.engine import Rules, warm_up
 
@@ -79,34 +85,46 @@ def build(folder: Path) -> Path:
                     str(EXAMPLES / "c" / "greedy_bot.c")], check=True)
     shutil.copy(EXAMPLES / "c" / "c-greedy.toml", folder)
     (folder / "first-legal-c.toml").write_text('name = "first-legal-c"\ncommand = ["./first_legal"]\n')
+    shutil.copy(HERE / "kdtp" / "first_legal.py", folder)  # in its folder: what a sandbox shows
     (folder / "first-legal-py.toml").write_text(
-        f'name = "first-legal-py"\ncommand = ["{sys.executable}", "{HERE / "kdtp" / "first_legal.py"}"]\n')
+        f'name = "first-legal-py"\ncommand = ["{sys.executable}", "first_legal.py"]\n')
     return folder
 
 
 def children_cpu() -> float:
-    """CPU seconds used so far by the live child processes of this process: from the scheduler's
-    nanosecond count of every thread (/proc/PID/task/TID/schedstat), not the clock ticks of
-    /proc/PID/stat (10 ms each: as much as a bot's CPU time over the whole run)."""
-    total = 0
+    """CPU seconds used so far by the live descendants of this process (a sandboxed bot is a
+    grandchild's grandchild): from the scheduler's nanosecond count of every thread
+    (/proc/PID/task/TID/schedstat), not the clock ticks of /proc/PID/stat (10 ms each: as much as
+    a bot's CPU time over the whole run)."""
+    parents = {}
     for entry in Path("/proc").iterdir():
         try:
-            if not entry.name.isdigit() \
-                    or int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) != os.getpid():
-                continue
+            if entry.name.isdigit():
+                parents[int(entry.name)] = int(
+                    (entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    ours, grown = {os.getpid()}, True
+    while grown:
+        more = {pid for pid, parent in parents.items() if parent in ours} - ours
+        ours |= more
+        grown = bool(more)
+    total = 0
+    for pid in ours - {os.getpid()}:
+        try:
             total += sum(int((task / "schedstat").read_text().split()[0])
-                         for task in (entry / "task").iterdir())
+                         for task in Path(f"/proc/{pid}/task").iterdir())
         except (OSError, IndexError, ValueError):
             continue
     return total / 1e9
 
 
-def per_decision(registry, games: int) -> dict:
+def per_decision(registry, games: int, settings=ProcessSettings()) -> dict:
     """{bot: (wall us, CPU us)} per decision of seat 0, by how the first-legal bot plays."""
     rules = Rules(4)
     random_bot = registry.factory("random")
     out = {}
-    with ProcessPool(ProcessSettings()) as pool:
+    with ProcessPool(settings) as pool:
         makers = {"in_process": FirstLegal, "c_kdtp": registry.factory("first-legal-c", pool),
                   "python_kdtp": registry.factory("first-legal-py", pool)}
         for name, make in makers.items():
@@ -143,10 +161,35 @@ def games_per_second(registry, games: int) -> None:
             print(f"{label}_{workers}w_wall_s: {wall:.1f}")
 
 
+def startups(registry, starts: int) -> None:
+    """Median start-up (process start to hello answered) per bot, isolated and sandboxed."""
+    modes = {"isolated": ProcessSettings()}
+    if shutil.which("bwrap"):
+        modes["sandboxed"] = ProcessSettings(sandbox=Sandbox())
+    else:
+        print("# note: no bwrap, no sandboxed figures")
+    for mode, settings in modes.items():
+        with ProcessPool(settings) as pool:
+            for name, spec in (("c", "first-legal-c"), ("python", "first-legal-py"),
+                               ("served_greedy", "greedy")):
+                program = registry.program(spec, pool, isolate=True)
+                times = []
+                for _ in range(starts):
+                    process = BotProcess(program, settings)
+                    started = time.perf_counter()
+                    process.start()
+                    times.append(time.perf_counter() - started)
+                    process.quit()
+                    process.stop()
+                print(f"startup_ms_{name}_{mode}: {1e3 * statistics.median(times):.0f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=40, help="games per bot for the overhead")
     parser.add_argument("--arena-games", type=int, default=96, help="games per arena run")
+    parser.add_argument("--starts", type=int, default=5, help="process starts per start-up figure")
+    parser.add_argument("--no-arena", action="store_true", help="skip the games per second")
     args = parser.parse_args()
     if shutil.which("gcc") is None:
         sys.exit("bench_kdtp needs gcc")
@@ -159,7 +202,14 @@ def main():
         for name in ("c_kdtp", "python_kdtp"):
             print(f"{name}_overhead_us: {figures[name][0] - figures['in_process'][0]:.1f}")
             print(f"{name}_cpu_us_per_decision: {figures[name][1]:.1f}")
-        games_per_second(registry, args.arena_games)
+        startups(registry, args.starts)
+        if shutil.which("bwrap"):
+            sandboxed = per_decision(registry, args.games, ProcessSettings(sandbox=Sandbox()))
+            for name in ("c_kdtp", "python_kdtp"):
+                print(f"sandboxed_{name}_us_per_decision: {sandboxed[name][0]:.1f}")
+                print(f"sandboxed_{name}_cpu_us_per_decision: {sandboxed[name][1]:.1f}")
+        if not args.no_arena:
+            games_per_second(registry, args.arena_games)
 
 
 if __name__ == "__main__":

@@ -439,7 +439,8 @@ def test_resume_takes_the_stored_play_settings_and_refuses_others(tmp_path):
     args = ["run", "--bots", "random,greedy", "--games", "8", "--seed", "3", "--out", folder,
             "--workers", "1", "--quiet", "--no-report", "--time-control", "5+0.5"]
     assert run(*args, "--move-time-margin", "0.5").exit_code == 0
-    assert load_config(folder)["play"] == {"isolate": False, "margin": 0.5}
+    assert load_config(folder)["play"] == {"isolate": False, "margin": 0.5, "sandbox": False,
+                                           "bot_memory": 1024}
     before = snapshot(folder)
     for again, message in [
             (args + ["--move-time-margin", "0.3"],
@@ -448,6 +449,8 @@ def test_resume_takes_the_stored_play_settings_and_refuses_others(tmp_path):
              "--out"),
             (["run", "--resume", folder, "--isolate"],
              f"{folder} was played with --isolate off, not on:"),
+            (["run", "--resume", folder, "--sandbox"],
+             f"{folder} was played with --sandbox off, not on:"),
             (["run", "--resume", folder, "--time-control", "5+1"],
              "--resume DIR plays the stored tournament: drop --time-control"),
             (args[:-1] + ["6+0.5"], f"{folder} holds another tournament: clock.bank_s: 5.0 "
@@ -459,7 +462,8 @@ def test_resume_takes_the_stored_play_settings_and_refuses_others(tmp_path):
         assert snapshot(folder) == before
     # the same command without the margin, and --resume, go on with the stored one
     assert run(*args).exit_code == 0 and run("run", "--resume", folder, "-q").exit_code == 0
-    assert load_config(folder)["play"] == {"isolate": False, "margin": 0.5}
+    assert load_config(folder)["play"] == {"isolate": False, "margin": 0.5, "sandbox": False,
+                                           "bot_memory": 1024}
 
 
 def test_a_bots_data_is_its_code_on_resume(tmp_path):

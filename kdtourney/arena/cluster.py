@@ -112,7 +112,7 @@ def _state(key, sources, tdict, settings, isolate, identities):
         state = _STATES.get(key)
         if state is not None:
             return state
-        from kdtourney.bots.external import ProcessPool, StartupError
+        from kdtourney.bots.external import ProcessPool, SandboxError, StartupError, sandbox
         from kdtourney.bots.registry import BotRegistry, EntrantError
         from kdtourney.engine import warm_up
 
@@ -120,8 +120,10 @@ def _state(key, sources, tdict, settings, isolate, identities):
         tournament = Tournament.from_dict(tdict)
         registry = BotRegistry.from_sources(sources, run_modules=settings.sandbox is None)
         try:
+            if settings.sandbox is not None:
+                sandbox.bwrap_path()
             registry.start_check(tournament.specs, settings)
-        except (EntrantError, StartupError) as exc:
+        except (EntrantError, StartupError, SandboxError) as exc:
             raise WorkerError(f"worker {_worker_address()} cannot play {tournament.describe()}: "
                               f"{exc}") from None
         try:

@@ -24,7 +24,9 @@ of a `ProcessPool` per worker (kdtourney.bots.external), started once each befor
 (`BotRegistry.start_check`). A worker records its bots' process groups in a shared array: if it
 dies, the parent kills them (the bots themselves die with it by PR_SET_PDEATHSIG, what they
 started would not); if the parent dies, the worker gets SIGTERM and kills them. Their stderr goes
-to FOLDER/logs/<entrant>.log.
+to FOLDER/logs/<entrant>.log. With `sandbox` every entrant plays so, each process inside a sandbox
+(kdtourney.bots.external.sandbox); a worker then reads the bot modules without running them, and
+the store's seed secret keys the seeds.
 
 Dead and hung workers
 ---------------------

@@ -28,7 +28,7 @@ results  one row per player per game, PRIMARY KEY (game, seat): entrant, score, 
          margin (own score minus best opponent's), largest_territory, crowns, discards, fault (0/1),
          time_total, time_max (decision times, s), decisions.
 faults   PRIMARY KEY (game, seat): entrant, kind ('exception'|'illegal'|'timeout'|'crash'|
-         'protocol': a forfeit; 'failed': the game could not be finished, one row per seat, see
+         'protocol'|'memory'|'output': a forfeit; 'failed': the game could not be finished, one row per seat, see
          kdtourney.arena.forfeit), message, call (which call into the bot: 0 = construction, then
          setup and act in order; NULL when unknown), stderr (a bot in its own process: its last
          stderr lines; stores made before this column get it when next opened for writing).

@@ -15,6 +15,8 @@ from kdtp_support import left_behind, new_marker
 from kdtourney.arena import load_faults, load_games
 from kdtourney.arena.schedule import GameSpec, bot_seed, deal_seed, keyed
 from kdtourney.arena.store import load_config
+from kdtourney.bots.external import (BotExited, BotProcess, Limits, ProcessSettings, Sandbox,
+                                     load_toml, sandbox)
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 CHEATING_BOT = Path(__file__).resolve().parents[1] / "data" / "cheating_bot.py"
@@ -74,7 +76,12 @@ def test_a_cheating_bot_gets_nothing_and_the_tournament_completes(tmp_path):
         assert report["network"] == []
         assert report["daemon_started"]  # it could start one, and the next line says it died
         assert report["allocation_status"] != 0  # its 2 GiB child was killed
+        assert report["processes_started"] < 64  # its limit counts the processes it had
     assert left_behind(marker) == []
+    checks = [json.loads(line.split("DAEMON-CHECK ", 1)[1])
+              for line in (out / "logs" / "cheat.log").read_text().splitlines()
+              if "DAEMON-CHECK " in line]
+    assert checks and all(check["alive"] == 0 for check in checks)  # gone with its game
 
     # the seeds come from the store's secret: the public seed (3) tells a bot nothing
     assert len(load_config(out)["seed_secret"]) == 32
@@ -165,3 +172,34 @@ def test_sandboxed_a_bot_module_runs_only_in_its_sandbox(tmp_path):
     plain = subprocess.run([KDTOURNEY, "bots", "--bots-dir", str(tmp_path / "bots")],
                            capture_output=True, text=True, timeout=120)
     assert "snoop" in plain.stdout and mark.exists()  # without --sandbox, modules are run
+
+
+@needs_bwrap
+def test_sprt_plays_sandboxed_too(tmp_path):
+    run = subprocess.run([KDTOURNEY, "sprt", "--sandbox", "--bot-memory", "600", "--candidate",
+                          "greedy", "--baseline", "random", "--max-games", "8", "--workers", "2",
+                          "--out", str(tmp_path / "s"), "--no-report", "-q"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    config = load_config(tmp_path / "s")
+    assert config["play"]["sandbox"] and config["play"]["bot_memory"] == 600
+    assert "seed_secret" in config
+    assert len(load_games(tmp_path / "s")) == 8
+
+
+@needs_bwrap
+def test_without_a_cgroup_memory_is_bounded_per_process_by_rlimit_data(tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox, "CGROUP_ROOT", str(tmp_path / "no-cgroups"))
+    bots = cheating_bots(tmp_path / "bots", new_marker(), [])
+    program = load_toml(bots / "hog.toml").program
+    settings = ProcessSettings(sandbox=Sandbox(Limits(memory_mib=300)))
+    process = BotProcess(program, settings)
+    try:
+        assert process.start()["name"] == "hog"
+        assert process.confinement.cgroups == []  # none made: prlimit instead
+        process.send(b'{"type": "act", "legal": [0]}\n', None, "act")
+        with pytest.raises(BotExited) as failed:
+            process.receive(None, "act")
+        assert "MemoryError" in failed.value.stderr  # the allocation failed inside the bot
+    finally:
+        process.stop()

@@ -9,8 +9,9 @@ import pytest
 from kdtp_support import left_behind, new_marker, processes_with, write_fake_bots
 
 from kdtourney.bots.clock import TimeControl
-from kdtourney.bots.external import (BotProtocolError, BotTimeout, ExternalBot, IllegalAnswer,
-                                     ProcessPool, ProcessSettings, StartupError, program_identity)
+from kdtourney.bots.external import (BotProcess, BotProtocolError, BotTimeout, ExternalBot,
+                                     IllegalAnswer, ProcessPool, ProcessSettings, StartupError,
+                                     program_identity)
 from kdtourney.bots.external.identity import run_paths
 from kdtourney.bots.registry import BotRegistry, EntrantError, code_digest, listing
 from kdtourney.engine import Game, Rules
@@ -243,3 +244,15 @@ def test_a_pool_keeps_at_most_its_bound_of_idle_processes_evicting_the_least_rec
         assert pids["a"] != started["a"] and pool.idle == 2
         assert sorted(processes_with(marker)) == sorted([pids["d"], pids["a"]])
     assert left_behind(marker) == []
+
+
+def test_a_bot_process_is_reaped_only_when_stopped_so_its_group_id_stays_its_own(tmp_path):
+    registry = registry_of(write_fake_bots(tmp_path, ["exit-at-start"]))
+    process = BotProcess(registry.bots["exit-at-start"].program, ProcessSettings())
+    process.spawn()
+    assert process.wait_exit(10) and process.exit_code() == 3
+    assert not process.alive()
+    zombie = Path(f"/proc/{process.pid}/stat")
+    assert zombie.read_text().rsplit(")", 1)[1].split()[0] == "Z"  # not reaped: pid still taken
+    process.stop()
+    assert not zombie.exists()

@@ -4,8 +4,9 @@ usage: cheating_bot.py MODE MARKER TARGET...   MODE: cheat | hog | flood
 
 cheat: at its first `game` message it tries what a cheater would (find the store through /proc,
 read each TARGET that is a path, connect to each TARGET written tcp:HOST:PORT and to public hosts, leave a daemon behind, allocate past its memory limit
-in a child) and writes one line `CHEAT-REPORT {json}` on stderr saying what worked; then plays the
-first legal action. hog: allocates 2 GiB at its first decision. flood: writes stderr without end
+in a child, start 200 processes) and writes one line `CHEAT-REPORT {json}` on stderr saying what worked; then plays the
+first legal action. At each later `game` it writes `DAEMON-CHECK {json}`: whether its daemon
+is still there. hog: allocates 2 GiB at its first decision. flood: writes stderr without end
 at its first decision. MARKER is in the command line of the daemon it leaves.
 """
 import json
@@ -71,6 +72,37 @@ def daemon():
     return True
 
 
+def daemons_alive():
+    """How many processes other than itself it sees with MARKER in their command line."""
+    found = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) not in (os.getpid(), 1):  # 1: the sandbox's init
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    found += marker.encode() in f.read()
+            except OSError:
+                pass
+    return found
+
+
+def fork_bomb(n):
+    """How many of `n` processes it could start at once (all killed afterwards)."""
+    children = []
+    for _ in range(n):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        children.append(pid)
+    for pid in children:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    return len(children)
+
+
 def allocate(mib):
     """A child allocating (and touching) `mib` MiB: its exit status (0: it got it all)."""
     child = subprocess.run([sys.executable, "-c", f"b = bytearray({mib} << 20)\nb[::4096] = "
@@ -87,6 +119,7 @@ def cheat(game):
         "network": network(),
         "daemon_started": daemon(),
         "allocation_status": allocate(2048),
+        "processes_started": fork_bomb(200),
     }
     print("CHEAT-REPORT " + json.dumps(report), file=sys.stderr, flush=True)
 
@@ -102,7 +135,9 @@ for line in sys.stdin:
     kind = message["type"]
     if kind == "hello":
         send({"type": "hello", "name": mode, "version": "1"})
-    elif kind == "game" and mode == "cheat" and not cheated:
+    elif kind == "game" and mode == "cheat" and cheated:  # the daemon of its last game: gone?
+        print("DAEMON-CHECK " + json.dumps({"alive": daemons_alive()}), file=sys.stderr, flush=True)
+    elif kind == "game" and mode == "cheat":
         cheated = True
         cheat(message)
     elif kind == "act":

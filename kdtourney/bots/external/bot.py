@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from kdtourney.bots import kdtp
 from kdtourney.bots.base import Bot
 from kdtourney.bots.external.declaration import Program
 from kdtourney.bots.external.process import (WRITE_TIMEOUT, BotFailure, BotProcess,
                                              BotProtocolError, IllegalAnswer, show)
+
+if TYPE_CHECKING:  # the pool makes the bots: imported there, not here
+    from kdtourney.bots.external.pool import ProcessPool
 
 
 class ExternalBot(Bot):

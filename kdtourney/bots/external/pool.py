@@ -86,6 +86,8 @@ class ProcessPool:
         if not process.alive():
             self._retire(process)
             return
+        if process.confinement is not None:  # its game is over: so is all it started
+            process.confinement.end_game(process.pid)
         self._idle[process] = (program, entrant)
         while len(self._idle) > self.settings.idle_processes:  # the least recently used goes
             oldest, _ = self._idle.popitem(last=False)
@@ -105,7 +107,7 @@ class ProcessPool:
 
     def _tracked(self):
         if self.track is not None:
-            self.track([p.pid for p in self._all if p.proc is not None and p.proc.poll() is None])
+            self.track([p.pid for p in self._all if p.proc is not None and p.exit_code() is None])
 
     def kill_all(self) -> None:
         """Kill every bot's process group now, without a word (this process is going away)."""

@@ -136,7 +136,34 @@ class BotProcess:
         return None if self.proc is None else self.proc.pid
 
     def alive(self) -> bool:
-        return self.proc is not None and not self.broken and self.proc.poll() is None
+        return self.proc is not None and not self.broken and self.exit_code() is None
+
+    def exit_code(self) -> int | None:
+        """The exit status (negative: the signal that killed it), None while it runs. The process
+        is not reaped before `stop`: until then its pid, and so its process group's id, cannot
+        be given to another process, and killing the group cannot hit a stranger."""
+        if self.proc.returncode is not None:
+            return self.proc.returncode
+        try:
+            info = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return self.proc.poll()
+        if info is None:
+            return None
+        return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+
+    def wait_exit(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the process to exit, without reaping it."""
+        deadline = time.monotonic() + timeout
+        while self.exit_code() is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            if self._pidfd is not None:
+                select.select([self._pidfd], [], [], left)
+            else:
+                time.sleep(min(left, 0.01))
+        return True
 
     def start(self) -> dict:
         """Start the process and exchange hello; returns the bot's hello. BotExited (could not
@@ -263,7 +290,7 @@ class BotProcess:
             if self._read_stdout(what):
                 continue
             exited = any(key.data == "exit" for key, _ in events) or (
-                self._pidfd is None and self.proc.poll() is not None)
+                self._pidfd is None and self.exit_code() is not None)
             if exited:
                 self._read_stdout(what)
                 if b"\n" not in self._buffer:
@@ -280,9 +307,8 @@ class BotProcess:
             if not chunk:
                 if got:
                     return True
-                try:  # exiting closes stdout a moment before the exit status is there
-                    self.proc.wait(0.5)
-                except subprocess.TimeoutExpired:
+                # exiting closes stdout a moment before the exit status is there
+                if not self.wait_exit(0.5):
                     self.fail(BotExited, f"closed its standard output (while asked for {what})")
                 self.fail(BotExited, f"{self._gone()} (while asked for {what})")
             self._buffer += chunk
@@ -300,7 +326,7 @@ class BotProcess:
                f"{self.settings.margin:g} s margin"
 
     def _gone(self) -> str:
-        code = self.proc.poll()
+        code = self.exit_code()
         if code is None:
             return "stopped reading its input"
         if code < 0:
@@ -393,7 +419,7 @@ class BotProcess:
         """The last stderr lines, once the drain has taken in what the bot wrote so far (all of
         it when the bot has exited; else waiting at most 0.2 s for the pipe to be empty)."""
         if self._drain is not None and self.proc is not None:
-            if self.proc.poll() is not None:
+            if self.exit_code() is not None:
                 self._drain.join(1.0)
             else:
                 deadline = time.monotonic() + 0.2
@@ -420,13 +446,11 @@ class BotProcess:
         if self.proc is None or self.stopped:
             return
         self.stopped = self.broken = True
+        self.wait_exit(grace)
+        if self.proc.returncode is None:  # not reaped yet: the group id is still its own
+            kill_group(self.proc.pid)  # the group: children it started go too
         try:
-            self.proc.wait(grace)
-        except subprocess.TimeoutExpired:
-            pass
-        kill_group(self.proc.pid)  # the group: children it started go too
-        try:
-            self.proc.wait(5)
+            self.proc.wait(5)  # reaped only now
         except subprocess.TimeoutExpired:
             pass
         if self._selector is not None:

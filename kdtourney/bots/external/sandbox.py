@@ -2,9 +2,10 @@
 
 kdtourney only assembles bwrap's arguments (`Sandbox.confine`); the isolation is the kernel's
 namespaces, set up by bwrap:
-- its own PID namespace (`--unshare-pid`): the bot sees neither the harness nor other bots, and
-  when the bot process ends, or bwrap is killed (`--die-with-parent`), the kernel kills every
-  process left in the namespace, daemons included;
+- its own PID namespace (`--unshare-pid`): the bot sees neither the harness nor other bots; at
+  the end of each game every process the bot started is killed (`end_game`), and when the bot
+  process ends, or bwrap is killed (`--die-with-parent`), the kernel kills every process left in
+  the namespace, daemons included;
 - no network (`--unshare-net`: a loopback interface only), its own IPC and host name;
 - a filesystem of read-only binds: the system (/usr, the library links, a few files of /etc), the
   runtime the command needs (the folder of its program, the Python prefix for Python, the
@@ -28,7 +29,9 @@ import glob
 import itertools
 import os
 import shutil
+import signal
 import sys
+import time
 from dataclasses import dataclass
 
 from kdtourney.bots.external.declaration import SERVED, Program
@@ -84,6 +87,59 @@ class Sandbox:
 
 
 _COUNTER = itertools.count()
+_SWEPT: list = []  # whether this process has removed the cgroups dead ones left
+
+
+def _kill_members(folder: str) -> None:
+    """SIGKILL to the processes of a cgroup of ours (a member's pid cannot be reused)."""
+    try:
+        with open(os.path.join(folder, "cgroup.procs")) as f:
+            members = [int(line) for line in f if line.strip()]
+    except (OSError, ValueError):
+        return
+    for pid in members:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _sweep(parent: str) -> None:
+    """Remove the empty cgroups that kdtourney processes now gone left in `parent` (a worker
+    killed before it could remove its own)."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        pid = name.split("-")[1] if name.startswith("kdtourney-") else ""
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            try:
+                os.rmdir(os.path.join(parent, name))
+            except OSError:
+                pass
+
+
+def _children() -> dict[int, list[int]]:
+    """{pid: its children's pids} of every process this process can see."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    return children
+
+
+def _start_time(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 def _prefix(program: str) -> str:
@@ -149,7 +205,7 @@ class Confinement:
                 command += ["--ro-bind", path, path]
         for path in self._visible():
             command += ["--ro-bind", path, path]
-        command += ["--chdir", "/tmp" if self.served else self.program.cwd]
+        command += ["--chdir", "/tmp" if self.served else os.path.abspath(self.program.cwd)]
         if self.served:  # a private copy of kdtourney's compiled kernels (a bot cannot alter them)
             for path in _numba_caches():
                 command += ["--ro-bind", path, f"{NUMBA_COPY_FROM}/{os.path.basename(path)}"]
@@ -186,6 +242,26 @@ class Confinement:
             kept.append(path)
         return kept
 
+    def end_game(self, pid: int) -> None:
+        """Kill every process the bot started (daemons included), keeping the bot: `pid` is
+        bwrap's, whose child is the namespace's init, whose first child is the bot."""
+        children = _children()
+        init = children.get(pid, [])
+        if len(init) != 1:
+            return
+        bot = sorted(children.get(init[0], []), key=_start_time)[:1]
+        doomed, todo = [], [c for c in children.get(init[0], []) if c not in bot] + [
+            c for b in bot for c in children.get(b, [])]
+        while todo:
+            child = todo.pop()
+            doomed.append(child)
+            todo += children.get(child, [])
+        for child in doomed:
+            try:
+                os.kill(child, signal.SIGKILL)
+            except OSError:
+                pass
+
     # the cgroup
 
     def _make_cgroups(self) -> None:
@@ -203,12 +279,19 @@ class Confinement:
             except OSError:
                 return
             self.version = 2
-        else:  # v1: one folder per hierarchy
+        elif all(os.path.exists(os.path.join(CGROUP_ROOT, h, "cgroup.procs"))
+                 for h in ("memory", "pids")):  # v1: one folder per hierarchy
             settings = {os.path.join(CGROUP_ROOT, "memory", "kdtourney", name): {
                 "memory.limit_in_bytes": memory, "memory.memsw.limit_in_bytes": memory},
                 os.path.join(CGROUP_ROOT, "pids", "kdtourney", name): {
                 "pids.max": str(limits.processes)}}
             self.version = 1
+        else:
+            return
+        if not _SWEPT:
+            _SWEPT.append(True)
+            for folder in settings:
+                _sweep(os.path.dirname(folder))
         try:
             for folder, values in settings.items():
                 os.makedirs(folder)
@@ -244,12 +327,19 @@ class Confinement:
         return self._events("pids.events").get("max", 0) > 0
 
     def release(self) -> None:
-        """Remove the cgroup (its processes are gone: the bot has been stopped)."""
+        """Remove the cgroup once the bot has been stopped: what is still in it (the sandbox's
+        processes dying with bwrap) is killed first, for at most a second."""
+        deadline = time.monotonic() + 1.0
         for folder in self.cgroups:
-            try:
-                os.rmdir(folder)
-            except OSError:
-                pass
+            while True:
+                try:
+                    os.rmdir(folder)
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        break
+                _kill_members(folder)
+                time.sleep(0.01)
         self.cgroups = []
 
 
