@@ -4,6 +4,7 @@ removed), a ladder killed and resumed, and its list against `kdtourney ratings`.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -195,6 +196,22 @@ def test_a_ladder_plays_on_a_dask_cluster(tmp_path):
     games = store.load_games(out)
     assert list(games["game"]) == list(range(12)) and (games["status"] == "ok").all()
     assert {e.label for e in rating_list([out], n_boot=10).rated} == {"random", "greedy"}
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None,
+                    reason="bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
+def test_a_sandboxed_ladder_plays_its_folder_bots_in_the_sandbox(tmp_path):
+    folder, out = tmp_path / "bots", tmp_path / "ladder"
+    folder.mkdir()
+    write_firstling(folder)
+    result = CliRunner().invoke(main, ["ladder", "--sandbox", "--bots-dir", str(folder),
+                                       "--bots", "random", "--games", 8, "--seed", 4,
+                                       "--out", str(out), "-q", "--no-report"])
+    assert result.exit_code == 0, result.output
+    games = store.load_games(out)
+    assert list(games["game"]) == list(range(8)) and (games["status"] == "ok").all()
+    assert store.load_config(out)["play"]["sandbox"] is True
+    assert set(store.load_results(out)["entrant"]) == {"firstling", "random"}
 
 
 def test_the_live_table_shows_the_list_and_the_newest_changes():

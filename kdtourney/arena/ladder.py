@@ -238,6 +238,9 @@ class _Games:
     def __getitem__(self, game):
         return self.games.get(game)
 
+    def __iter__(self):  # without it, iteration would go on past the end (get never raises)
+        return (self.games.get(g) for g in range(self.total))
+
 
 @dataclass(frozen=True)
 class _Chunk(Tournament):

@@ -115,9 +115,9 @@ def test_a_toml_bots_identity_covers_its_folder_and_what_its_command_runs(tmp_pa
     (bots / "py.toml").write_text('name = "py"\ncommand = ["python3", "-m", "kdt_mpkg", "x.cfg"]\n')
     (bots / "jv.toml").write_text('name = "jv"\ncommand = "java -cp ../build:lib/x.jar Main"\n')
     (bots / "ext.toml").write_text('name = "ext"\ncommand = ["python3", "run.py"]\n'
-                                   'files = ["../shared/table.bin"]\n')
+                                   'files = ["../common/table.bin"]\n')
     for path in ("lib/kdt_mpkg/__init__.py", "lib/kdt_mpkg/core.py", "build/Main.class",
-                 "build/util/Helper.class", "shared/table.bin", "bots/lib/x.jar"):
+                 "build/util/Helper.class", "common/table.bin", "bots/lib/x.jar"):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(path)
     monkeypatch.syspath_prepend(str(tmp_path / "lib"))  # python -m finds the package installed
@@ -130,7 +130,7 @@ def test_a_toml_bots_identity_covers_its_folder_and_what_its_command_runs(tmp_pa
     for changed, which in (("bots/weights.bin", {"py", "jv", "ext"}),
                            ("lib/kdt_mpkg/core.py", {"py"}),
                            ("build/util/Helper.class", {"jv"}), ("bots/lib/x.jar", {"py", "jv", "ext"}),
-                           ("shared/table.bin", {"ext"})):
+                           ("common/table.bin", {"ext"})):
         (tmp_path / changed).write_text("changed " + changed)
         now = {name: files_digest(bots, name) for name in before}
         assert {name for name in before if now[name] != before[name]} == which, changed
