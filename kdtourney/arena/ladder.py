@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from kdtourney.arena import matchmaking, runner, schedule, store
+from kdtourney.arena.sequential import ChunkFeed
 from kdtourney.arena.tournament import (ArenaError, Tournament, clock_of, differences, full_rules,
                                         parse_players)
 from kdtourney.outcomes import balanced_blocks, pair_outcomes
@@ -338,34 +339,6 @@ class LadderOutcome:
     events: list = field(default_factory=list)
 
 
-class _Feed:
-    """The runner's reporter during a chunk: forwards each game to the display, times the play."""
-
-    def __init__(self, display):
-        self.display = display
-        self.times: list[float] = []
-
-    def start(self, tournament, plan, st, workers):
-        self.times = []
-
-    def game(self, spec, results, faults):
-        self.times.append(time.perf_counter())
-        if self.display is not None:
-            self.display.game(spec, results, faults)
-
-    def note(self, text):
-        if self.display is not None:
-            self.display.note(text)
-
-    def stop(self):
-        pass
-
-    def games_per_second(self) -> float | None:
-        if len(self.times) < 3 or self.times[-1] <= self.times[0]:
-            return None
-        return (len(self.times) - 1) / (self.times[-1] - self.times[0])
-
-
 def open_ladder(config: LadderConfig, folder, meta: dict) -> int:
     """Create the ladder's store in `folder`, or check that it holds this ladder (ArenaError if
     not); returns the session number."""
@@ -447,7 +420,7 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
         if display is not None:
             display.begin(config, folder, stored, workers)
             stack.callback(display.end)
-        feed = _Feed(display)
+        feed = ChunkFeed(display)
         signature, registry, rate = None, None, None
         last_scan, waiting = -math.inf, False
         try:

@@ -368,7 +368,7 @@ class SprtOutcome:
         return verdict_line(self.state, self.test, self.tournament)
 
 
-class _ChunkFeed:
+class ChunkFeed:
     """The runner's reporter during one chunk: forwards games to the display and measures the speed
     of play (first to last finished game, so the workers' start is not counted)."""
 
@@ -440,7 +440,7 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
         outcome = SprtOutcome(folder=folder, tournament=tournament, test=test, state=state,
                               stored_before=state.stored)
         cap = cap_blocks(tournament)
-        feed = _ChunkFeed(display)
+        feed = ChunkFeed(display)
         if display is not None:
             display.begin(tournament, test, state, workers)
             stack.callback(display.end)
@@ -618,6 +618,6 @@ class SprtDisplay:
             self.live = None
 
 
-__all__ = ["SprtTest", "SprtState", "SprtOutcome", "SprtDisplay", "prepare_test", "play_sprt",
-           "evaluate", "record", "open_test", "load_test", "chunk_end", "cap_blocks", "with_cap",
-           "verdict_line", "status_line", "RULE_OPTIONS", "DEFAULT_MAX_GAMES"]
+__all__ = ["ChunkFeed", "SprtTest", "SprtState", "SprtOutcome", "SprtDisplay", "prepare_test",
+           "play_sprt", "evaluate", "record", "open_test", "load_test", "chunk_end", "cap_blocks",
+           "with_cap", "verdict_line", "status_line", "RULE_OPTIONS", "DEFAULT_MAX_GAMES"]
