@@ -25,14 +25,18 @@ KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 TIMEOUT = 120  # seconds for anything a test waits for (the machine may be busy)
 
 BOT = textwrap.dedent('''
+    import os
+    import time
+
     from kdtourney.bots.base import Bot
 
 
     class Firstling(Bot):
-        """Plays the {which} legal action."""
+        """Plays the {which} legal action (after FIRSTLING_DELAY seconds, if set)."""
         name = "firstling"
 
         def act(self, view):
+            time.sleep(float(os.environ.get("FIRSTLING_DELAY", 0)))
             return view.legal_actions()[{index}]
 ''')
 
@@ -48,11 +52,12 @@ def write_firstling(folder, index=0):
                                                     index=index))
 
 
-def start(*args):
-    """A ladder in its own process group, SIGINT at its default (as in a terminal)."""
+def start(*args, env=None):
+    """A ladder in its own process group, SIGINT at its default (as in a terminal); env: variables
+    added to its environment."""
     return subprocess.Popen([KDTOURNEY, "ladder", *[str(a) for a in args]],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True,
+                            start_new_session=True, env=dict(os.environ, **(env or {})),
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
@@ -139,7 +144,7 @@ def test_a_killed_ladder_resumes_with_nothing_lost_or_doubled(tmp_path):
     (tmp_path / "bots").mkdir()
     write_firstling(tmp_path / "bots")
     out = tmp_path / "ladder"
-    proc = start(*args)
+    proc = start(*args, env={"FIRSTLING_DELAY": "0.01"})  # slow enough to be killed mid-way
     try:
         wait_until(lambda: stored(out) >= 9, "9 games stored", proc)  # mid-block, mid-chunk
     finally:
