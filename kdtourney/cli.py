@@ -249,6 +249,45 @@ def _process_options(opts, settings) -> dict:
     return dict(given, play=settings)
 
 
+def _table_options(opts) -> dict:
+    """The options that shape every game of a run, test, ladder or tune: rules, dynasty, clocks."""
+    from kdtourney.arena.tournament import RULE_OPTIONS
+
+    names = (*RULE_OPTIONS, "dynasty", "move_time_limit", "time_control", "first_move_time")
+    return {k: opts[k] for k in names}
+
+
+def _open_session(ctx, opts, *, params, plays, what, load, prepare, prefix=""):
+    """Where a run, test or tune plays and with what: (folder, loaded, registry, play settings,
+    meta). With --resume DIR, `load(DIR)` gives (loaded, its table, the stored meta) and the
+    options `params` are refused (`plays` says why); else `prepare(registry, seed)` gives
+    (loaded, table) for the asked folder, or a new one named after the table."""
+    from pathlib import Path
+
+    from kdtourney.arena import runner
+
+    _refuse_workers_with_scheduler(opts)
+    if opts["resume"]:
+        _refuse_on_resume(ctx, params, plays)
+        folder = Path(opts["resume"])
+        loaded, table, stored_meta = load(folder)
+        settings = _play_settings(ctx, opts, folder)
+        registry = _resumed_registry(opts["bots_dirs"], stored_meta, table, what,
+                                     not settings.sandbox)
+        name = stored_meta.get("name", folder.name)
+    else:
+        folder = runner.asked_folder(opts["out"], opts["name"])
+        settings = _play_settings(ctx, opts, folder)
+        registry = _registry(opts["bots_dirs"], not settings.sandbox)
+        seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
+        loaded, table = prepare(registry, seed)
+        if folder is None:
+            folder = runner.new_folder(table, prefix=prefix)
+        name = opts["name"] or folder.name
+    meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [])
+    return folder, loaded, registry, settings, meta
+
+
 def _write_report(folder, no_report):
     """The report page (or `folder` with --no-report, or when the report fails: a warning)."""
     if no_report:
@@ -285,36 +324,23 @@ def run_command(ctx, **opts):
     played under every rotation of the table (a block). Re-running the same command on the same
     --out, or --resume DIR, plays exactly the missing games.
     """
-    from pathlib import Path
-
     from kdtourney.arena import runner, store, tournament as tour
     from kdtourney.arena.progress import Reporter
 
+    def load(folder):
+        tournament, stored_meta = runner.load_tournament(folder)
+        return tournament, tournament, stored_meta
+
+    def prepare(registry, seed):
+        tournament = tour.prepare(
+            registry, bots=opts["bots"], players=opts["players"], games=opts["games"],
+            seed=seed, gauntlet=opts["gauntlet"], lineup=opts["lineup"], **_table_options(opts))
+        return tournament, tournament
+
     with _one_line(tour.ArenaError, store.StoreError):
-        _refuse_workers_with_scheduler(opts)
-        if opts["resume"]:
-            _refuse_on_resume(ctx, _TOURNAMENT_PARAMS, "plays the stored tournament")
-            folder = Path(opts["resume"])
-            tournament, stored_meta = runner.load_tournament(folder)
-            settings = _play_settings(ctx, opts, folder)
-            registry = _resumed_registry(opts["bots_dirs"], stored_meta, tournament, "tournament",
-                                         not settings.sandbox)
-            name = stored_meta.get("name", folder.name)
-        else:
-            folder = runner.asked_folder(opts["out"], opts["name"])
-            settings = _play_settings(ctx, opts, folder)
-            registry = _registry(opts["bots_dirs"], not settings.sandbox)
-            seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
-            tournament = tour.prepare(
-                registry, bots=opts["bots"], players=opts["players"], games=opts["games"],
-                seed=seed, gauntlet=opts["gauntlet"], lineup=opts["lineup"],
-                dynasty=opts["dynasty"], move_time_limit=opts["move_time_limit"],
-                time_control=opts["time_control"], first_move_time=opts["first_move_time"],
-                **{k: opts[k] for k in tour.RULE_OPTIONS})
-            if folder is None:
-                folder = runner.new_folder(tournament)
-            name = opts["name"] or folder.name
-        meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [])
+        folder, tournament, registry, settings, meta = _open_session(
+            ctx, opts, params=_TOURNAMENT_PARAMS, plays="plays the stored tournament",
+            what="tournament", load=load, prepare=prepare)
         outcome = runner.run_tournament(tournament, folder, registry, workers=opts["workers"],
                                         meta=meta, reporter=Reporter(quiet=opts["quiet"]),
                                         hang_timeout=opts["hang_timeout"],
@@ -579,11 +605,8 @@ def ladder_command(ctx, **opts):
             settings = _play_settings(ctx, opts, folder)
             stored = ladder.stored_config(folder)
             seed = opts["seed"] if opts["seed"] is not None else (stored.seed if stored else None)
-            config = ladder.prepare_ladder(
-                players=opts["players"], seed=seed, dynasty=opts["dynasty"],
-                move_time_limit=opts["move_time_limit"], time_control=opts["time_control"],
-                first_move_time=opts["first_move_time"],
-                **{k: opts[k] for k in tour.RULE_OPTIONS})
+            config = ladder.prepare_ladder(players=opts["players"], seed=seed,
+                                           **_table_options(opts))
             bots_dirs, references = opts["bots_dirs"], tour.split_list(opts["bots"])
             name = opts["name"] or folder.name
         if not bots_dirs and not references:
@@ -710,38 +733,26 @@ def sprt_command(ctx, **opts):
     (table sprt), then the report DIR/index.html is written. Re-running the same command on the same
     --out, or --resume DIR, continues from the stored blocks and reaches the same decision.
     """
-    from pathlib import Path
+    from kdtourney.arena import sequential, store, tournament as tour
 
-    from kdtourney.arena import runner, sequential, store, tournament as tour
+    def load(folder):
+        tournament, test, stored_meta = sequential.load_test(folder)
+        if _given(ctx, "max_games"):
+            tournament = sequential.with_cap(tournament, opts["max_games"])
+        return (tournament, test), tournament, stored_meta
+
+    def prepare(registry, seed):
+        tournament, test = sequential.prepare_test(
+            registry, candidate=opts["candidate"], baseline=opts["baseline"],
+            elo0=opts["elo0"], elo1=opts["elo1"], alpha=opts["alpha"], beta=opts["beta"],
+            players=opts["players"], max_games=opts["max_games"], seed=seed,
+            **_table_options(opts))
+        return (tournament, test), tournament
 
     with _one_line(tour.ArenaError, store.StoreError):
-        _refuse_workers_with_scheduler(opts)
-        if opts["resume"]:
-            _refuse_on_resume(ctx, _SPRT_PARAMS, "continues the stored test")
-            folder = Path(opts["resume"])
-            tournament, test, stored_meta = sequential.load_test(folder)
-            if _given(ctx, "max_games"):
-                tournament = sequential.with_cap(tournament, opts["max_games"])
-            settings = _play_settings(ctx, opts, folder)
-            registry = _resumed_registry(opts["bots_dirs"], stored_meta, tournament, "test",
-                                         not settings.sandbox)
-            name = stored_meta.get("name", folder.name)
-        else:
-            folder = runner.asked_folder(opts["out"], opts["name"])
-            settings = _play_settings(ctx, opts, folder)
-            registry = _registry(opts["bots_dirs"], not settings.sandbox)
-            seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
-            tournament, test = sequential.prepare_test(
-                registry, candidate=opts["candidate"], baseline=opts["baseline"],
-                elo0=opts["elo0"], elo1=opts["elo1"], alpha=opts["alpha"], beta=opts["beta"],
-                players=opts["players"], max_games=opts["max_games"], seed=seed,
-                dynasty=opts["dynasty"], move_time_limit=opts["move_time_limit"],
-                time_control=opts["time_control"], first_move_time=opts["first_move_time"],
-                **{k: opts[k] for k in tour.RULE_OPTIONS})
-            if folder is None:
-                folder = runner.new_folder(tournament, prefix="sprt-")
-            name = opts["name"] or folder.name
-        meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [])
+        folder, (tournament, test), registry, settings, meta = _open_session(
+            ctx, opts, params=_SPRT_PARAMS, plays="continues the stored test", what="test",
+            load=load, prepare=prepare, prefix="sprt-")
         outcome = sequential.play_sprt(tournament, test, folder, registry,
                                        workers=opts["workers"], meta=meta,
                                        display=sequential.SprtDisplay(quiet=opts["quiet"]),
@@ -804,35 +815,23 @@ def tune_command(ctx, **opts):
     and the schedules; every game and iteration is stored in DIR/tournament.sqlite. Re-running the
     same command on the same --out, or --resume DIR, continues and ends at the same values.
     """
-    from pathlib import Path
+    from kdtourney.arena import store, tune as tuning, tournament as tour
 
-    from kdtourney.arena import runner, store, tune as tuning, tournament as tour
+    def load(folder):
+        table, tune, stored_meta = tuning.load_tune(folder)
+        return (table, tune), table, stored_meta
+
+    def prepare(registry, seed):
+        table, tune = tuning.prepare_tune(
+            registry, opts["bot"], opts["param"], players=opts["players"],
+            iterations=opts["iterations"], against=opts["against"], seed=seed,
+            batch=opts["batch"], blocks=opts["blocks"], **_table_options(opts))
+        return (table, tune), table
 
     with _one_line(tour.ArenaError, store.StoreError):
-        _refuse_workers_with_scheduler(opts)
-        if opts["resume"]:
-            _refuse_on_resume(ctx, _TUNE_PARAMS, "continues the stored tune")
-            folder = Path(opts["resume"])
-            table, tune, stored_meta = tuning.load_tune(folder)
-            play = _play_settings(ctx, opts, folder)
-            registry = _resumed_registry(opts["bots_dirs"], stored_meta, table, "tune",
-                                         not play.sandbox)
-            name = stored_meta.get("name", folder.name)
-        else:
-            folder = runner.asked_folder(opts["out"], opts["name"])
-            play = _play_settings(ctx, opts, folder)
-            registry = _registry(opts["bots_dirs"], not play.sandbox)
-            seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
-            table, tune = tuning.prepare_tune(
-                registry, opts["bot"], opts["param"], players=opts["players"],
-                iterations=opts["iterations"], against=opts["against"], seed=seed,
-                batch=opts["batch"], blocks=opts["blocks"], dynasty=opts["dynasty"],
-                move_time_limit=opts["move_time_limit"], time_control=opts["time_control"],
-                first_move_time=opts["first_move_time"], **{k: opts[k] for k in tour.RULE_OPTIONS})
-            if folder is None:
-                folder = runner.new_folder(table, prefix="tune-")
-            name = opts["name"] or folder.name
-        meta = runner.session_meta(name, registry_dirs=opts["bots_dirs"] or [])
+        folder, (table, tune), registry, play, meta = _open_session(
+            ctx, opts, params=_TUNE_PARAMS, plays="continues the stored tune", what="tune",
+            load=load, prepare=prepare, prefix="tune-")
         settings = dict(hang_timeout=opts["hang_timeout"], scheduler=opts["scheduler"],
                         **_process_options(opts, play))
         outcome = tuning.play_tune(table, tune, folder, registry, workers=opts["workers"],
