@@ -8,7 +8,7 @@ unequal entrants the favour shrinks with the room left (0.8 min(L, 1 - L), L the
 of the Elo difference), so that the expected score stays L at any difference (bench_sprt's
 differences are small; here they reach hundreds of Elo, where L + 0.4 would pass 1 and bend the
 truth). The entrants' true Elo are drawn from N(0, 200) and centred. The same block model, the
-same ratings (kdtourney.report.ratings: the fit and the block bootstrap) and the same random
+same ratings (kdtourney.ratings: the fit and the block bootstrap) and the same random
 seeds serve both schedulers:
 
 - `matchmaking`: kdtourney.arena.matchmaking.choose_table, the ladder's rule;
@@ -42,7 +42,7 @@ from sprt_support import SWING  # noqa: E402
 
 from kdtourney.arena.matchmaking import Standing, choose_table, uniform_table  # noqa: E402
 from kdtourney.outcomes import elo_to_score  # noqa: E402
-from kdtourney.report.ratings import PairCounts, bootstrap_elo  # noqa: E402
+from kdtourney.ratings import PairCounts, bootstrap_elo  # noqa: E402
 
 CHUNK = 4
 WARM_BLOCKS_PER_ENTRANT = 600
@@ -111,7 +111,7 @@ class Ladder:
                 self.last[[i, j]] = b
 
     def pair_counts(self):
-        """The records as kdtourney.report.ratings.PairCounts (what the bootstrap resamples)."""
+        """The records as kdtourney.ratings.PairCounts (what the bootstrap resamples)."""
         r = np.array(self.records)
         a, b = r[:, 1].astype(int), r[:, 2].astype(int)
         i, j = np.minimum(a, b), np.maximum(a, b)

@@ -47,7 +47,7 @@ then degenerate and the other intervals are relative to it).
 Performance
 -----------
 The results table is reduced once to pairwise win / meeting counts per (block, entrant pair); a
-bootstrap draw (:func:`kdtourney.report.stats.block_resamples`, the resamples behind every interval of
+bootstrap draw (:func:`kdtourney.stats.block_resamples`, the resamples behind every interval of
 the report) only re-weights these records by the multiplicity of each block, and
 fits are solved in batches by a damped Newton iteration on (draws x entrants) arrays.
 """
@@ -60,7 +60,7 @@ import numpy as np
 import pandas as pd
 
 from kdtourney.outcomes import ELO_PER_NAT, pair_outcomes, score_to_elo
-from kdtourney.report.stats import block_resamples, percentile_interval
+from kdtourney.stats import block_resamples, percentile_interval
 
 __all__ = [
     "PairCounts",

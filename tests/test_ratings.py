@@ -1,4 +1,4 @@
-"""Tests for kdtourney.report.ratings.
+"""Tests for kdtourney.ratings.
 
 Synthetic results come from a Plackett-Luce model: each player's performance is its strength
 (Elo / ELO_PER_NAT) plus independent standard Gumbel noise and the game ranks by performance.  The
@@ -16,7 +16,7 @@ import pytest
 from results_support import results_table
 
 from kdtourney.outcomes import ELO_PER_NAT
-from kdtourney.report.ratings import (
+from kdtourney.ratings import (
     bootstrap_elo,
     elo_history,
     fit_elo,

@@ -1,10 +1,10 @@
-"""Tests for kdtourney.report.stats on a tiny hand-made results table (values computed by hand)."""
+"""Tests for kdtourney.stats on a tiny hand-made results table (values computed by hand)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from kdtourney.report.stats import (
+from kdtourney.stats import (
     block_bootstrap_means,
     by_player_count,
     by_seat,

@@ -28,7 +28,7 @@ A block teaches most where the ratings are least certain and the game is closest
 Uncertainty is the standard error of the Bradley-Terry fit from its information
 (``sum_j n_ij p_ij (1 - p_ij)`` in natural-log units): cheap enough to recompute before every
 chunk. It is only the matchmaker's guide; the list's intervals are the block bootstrap's
-(kdtourney.report.ratings), as everywhere else.
+(kdtourney.ratings), as everywhere else.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kdtourney.outcomes import ELO_PER_NAT, elo_to_score
-from kdtourney.report.ratings import fit_totals
+from kdtourney.ratings import fit_totals
 
 NEW_SD = 350.0   # the Elo uncertainty of an entrant without games
 EXPLORE = 0.1    # the chance that a table's other seats are drawn uniformly

@@ -495,7 +495,7 @@ def verify(registry, table: Tournament, tuned: str, start: str, games: int, fold
            workers=None, meta=None, reporter=None, hang_timeout=None, scheduler=None,
            n_boot: int = 2000, **bots) -> Verdict:
     """Play (or finish) the verify games in FOLDER/verify and measure the gain."""
-    from kdtourney.report.stats import block_resamples, percentile_interval
+    from kdtourney.stats import block_resamples, percentile_interval
 
     vt = verify_table(registry, table, tuned, start, games)
     out = Path(folder) / VERIFY_DIR

@@ -34,7 +34,8 @@ from kdtourney.engine import Game, Rules
 from kdtourney.outcomes import balanced_blocks
 from kdtourney.engine.tiles import TERRAIN_NAMES, TILES
 from kdtourney.outcomes import elo_to_score
-from kdtourney.report import plots, ratings, stats, svg
+from kdtourney import ratings, stats
+from kdtourney.report import plots, svg
 from kdtourney.report.fmt import (DASH, RECORDS, finite, fmt_bound, fmt_ci, fmt_elo, fmt_num,
                                   fmt_pct, fmt_signed, fmt_time, fmt_value)
 from kdtourney.report.standings import N_BOOT, standings

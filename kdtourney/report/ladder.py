@@ -25,7 +25,8 @@ import pandas as pd
 from kdtourney import __version__
 from kdtourney.arena import store as _store
 from kdtourney.outcomes import balanced_blocks
-from kdtourney.report import plots, ratings, stats
+from kdtourney import ratings, stats
+from kdtourney.report import plots
 from kdtourney.report.fmt import elo_text
 from kdtourney.report.html import (REPORT_FILE, _describe_rules, _elo_scale, _faults_view,
                                    _replay, render, replay_view, write_page)

@@ -2,7 +2,7 @@
 
 `rating_list(paths)` finds the tournament folders under `paths` (`run` and `sprt` stores alike; a
 folder that holds folders is searched), pools their games and rates every entrant with the same
-Bradley-Terry fit and block bootstrap as a tournament's report (`kdtourney.report.ratings`).
+Bradley-Terry fit and block bootstrap as a tournament's report (`kdtourney.ratings`).
 
 Pooling
 -------
@@ -53,7 +53,7 @@ from kdtourney.arena import store as _store
 from kdtourney.arena.tournament import RULE_OPTIONS, Tournament
 from kdtourney.engine import Rules
 from kdtourney.outcomes import balanced_blocks
-from kdtourney.report import ratings
+from kdtourney import ratings
 
 __all__ = ["rating_list", "find_tournaments", "RatingList", "Entrant", "Source", "PoolError",
            "UNKNOWN"]
@@ -104,7 +104,7 @@ class Entrant:
     elo: float = float("nan")
     lo: float = float("nan")
     hi: float = float("nan")
-    record: str = ""  # "won all" / "lost all": a one-sided interval (kdtourney.report.ratings)
+    record: str = ""  # "won all" / "lost all": a one-sided interval (kdtourney.ratings)
     unrated: str | None = None  # why it has no rating
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from kdtourney.outcomes import balanced_blocks
-from kdtourney.report import ratings, stats
+from kdtourney import ratings, stats
 
 #: Bootstrap resamples of the blocks behind every interval of the standings.
 N_BOOT = 1000

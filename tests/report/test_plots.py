@@ -39,8 +39,8 @@ def parse(svg_text):
 
 
 def all_plots():
-    from kdtourney.report.ratings import bootstrap_elo, elo_history
-    from kdtourney.report.stats import head_to_head, by_seat
+    from kdtourney.ratings import bootstrap_elo, elo_history
+    from kdtourney.stats import head_to_head, by_seat
 
     r = results_table()
     table = bootstrap_elo(r, n_boot=50)

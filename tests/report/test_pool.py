@@ -20,7 +20,7 @@ from pool_support import START, simulate, write_store
 from kdtourney.arena.store import load_results, store_path
 from kdtourney.bots.registry import BotRegistry
 from kdtourney.cli import main
-from kdtourney.report import ratings
+from kdtourney import ratings
 from kdtourney.report.html import fmt_elo
 from kdtourney.report.pool import PoolError, rating_list
 

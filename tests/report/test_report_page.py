@@ -129,7 +129,7 @@ def test_partial_block_and_empty_store(tournaments, tmp_path):
 
 def test_standings_numbers_match_the_ratings(tournaments):
     from kdtourney.arena.store import load_results
-    from kdtourney.report.ratings import fit_elo
+    from kdtourney.ratings import fit_elo
 
     folder = tournaments("four")
     ctx = build_context(folder, n_boot=100)
