@@ -41,7 +41,7 @@ def test_default_r_end_carries_a_steady_win_across_the_range():
 def test_integer_parameters_are_rounded_at_random_and_right_on_average():
     p = param(name="n", start=3.3, min=0, max=10, c_end=0.4, integer=True)
     s = Schedule(100)
-    plus, minus, expected = [], [], []
+    plus, minus = [], []
     for k in range(1, 4001):
         signs, a, b = spsa.perturbed([p], [3.3], k, s, seed=7)
         assert a[0] == int(a[0]) and b[0] == int(b[0])
