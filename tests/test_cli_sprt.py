@@ -159,8 +159,10 @@ def test_ctrl_c_then_resume_reaches_the_uninterrupted_decision(tmp_path):
     import time
 
     bots = write_bot(tmp_path / "bots", "dawdler", dawdler(0.002))
-    args = ["sprt", "--candidate", "greedy", "--baseline", "dawdler", "--max-games", "400",
-            "--seed", "4", "--bots-dir", str(bots), "--workers", "1", "--no-report"]
+    # elo1 30: all blocks won decide after 36 blocks (72 games), a third of elo1 10's
+    args = ["sprt", "--candidate", "greedy", "--baseline", "dawdler", "--elo1", "30",
+            "--max-games", "400", "--seed", "4", "--bots-dir", str(bots), "--workers", "1",
+            "--no-report"]
     folder = tmp_path / "cut"
     proc = subprocess.Popen([str(Path(sys.executable).parent / "kdtourney"), *args, "--out",
                              str(folder)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -179,7 +181,7 @@ def test_ctrl_c_then_resume_reaches_the_uninterrupted_decision(tmp_path):
     assert err.startswith("interrupted: no decision yet after ") and \
         err.strip().endswith(f"continue with: kdtourney sprt --resume {folder}"), err
     cut = len(store.load_games(folder))
-    assert 12 <= cut < 208  # interrupted before the decision (after 104 blocks)
+    assert 12 <= cut < 72  # interrupted before the decision
     resumed = run("--resume", folder, "--workers", 2, "--no-report")  # bots folder from the store
     assert resumed.exit_code == 0, resumed.output
     now = len(store.load_games(folder))

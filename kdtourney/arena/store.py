@@ -63,8 +63,10 @@ import os
 import secrets
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported where a table is read: worker processes never do, and
+    import pandas as pd  # importing it would cost each of them most of a second
 
 STORE_FILE = "tournament.sqlite"
 LOCK_FILE = "tournament.lock"
@@ -450,6 +452,7 @@ def locked(folder):
 
 
 def _read(folder, sql: str) -> pd.DataFrame:
+    import pandas as pd
     path = store_path(folder)
     _check(path)
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
@@ -498,6 +501,7 @@ def load_entrants(folder) -> pd.DataFrame:
     """One row per entrant: entrant, digest, identity (a dict, `BotRegistry.identity`): what code
     played. A store made before identities were recorded gives every entrant of its tournament
     with digest and identity None (unknown)."""
+    import pandas as pd
     path = store_path(folder)
     config = _check(path)
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
@@ -534,6 +538,7 @@ def failed_games(folder) -> pd.Series:
 
 def load_sprt(folder) -> pd.DataFrame:
     """The `sprt` table (see the module docstring) ordered by block; empty if the store has none."""
+    import pandas as pd
     path = store_path(folder)
     _check(path)
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
@@ -551,6 +556,7 @@ def load_sprt(folder) -> pd.DataFrame:
 def load_ladder(folder) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(entrants, blocks): the ladder tables (see the module docstring), `seats` a list of labels;
     empty tables for a store without them."""
+    import pandas as pd
     path = store_path(folder)
     _check(path)
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
@@ -577,6 +583,7 @@ EXPORT_FORMATS = ("csv", "parquet")
 
 def load_tune_table(folder) -> pd.DataFrame:
     """The `tune` table (see the module docstring) ordered by k, lists decoded; empty if none."""
+    import pandas as pd
     path = store_path(folder)
     _check(path)
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)

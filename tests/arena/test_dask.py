@@ -84,6 +84,7 @@ class DaskProcesses:
         self.folder = folder
         self.procs = []
         self.workers = []
+        self.started = 0  # workers started, for unique names
         self.env = dict(os.environ, KDTOURNEY_TEST_DASK_WORKER="1", PYTHONWARNINGS="ignore")
         self.env.pop("KDTOURNEY_BOTS_DIR", None)
 
@@ -113,7 +114,8 @@ class DaskProcesses:
         raise AssertionError("the scheduler did not start")
 
     def start_worker(self):
-        i = len(self.workers)
+        i = self.started
+        self.started += 1
         proc = self._start("worker", self.address, "--nthreads", "1", "--nworkers", "1",
                            "--host", "127.0.0.1", "--no-dashboard", "--name", f"w{i}",
                            "--local-directory", str(self.folder / f"w{i}"), name=f"worker{i}")
@@ -123,6 +125,17 @@ class DaskProcesses:
     def wait_for_workers(self, n):
         with distributed.Client(self.address, timeout=30) as client:
             client.wait_for_workers(n, timeout=90)
+
+    def replace_killed_workers(self):
+        """Starts a worker for each one killed, then waits until the scheduler has two."""
+        self.workers = [proc for proc in self.workers if proc.poll() is None]
+        while len(self.workers) < 2:
+            self.start_worker()
+        with distributed.Client(self.address, timeout=30) as client:
+            deadline = time.monotonic() + 90
+            while len(client.scheduler_info()["workers"]) != 2:
+                assert time.monotonic() < deadline, "the cluster did not get back to two workers"
+                time.sleep(0.1)
 
     def kill(self, proc):
         try:
@@ -136,8 +149,9 @@ class DaskProcesses:
             self.kill(proc)
 
 
-@pytest.fixture
-def dask_processes(tmp_path_factory):
+@pytest.fixture(scope="module")
+def dask_cluster(tmp_path_factory):
+    """One scheduler and two workers for the module's tests: starting them costs seconds."""
     cluster = DaskProcesses(tmp_path_factory.mktemp("dask"))
     try:
         cluster.start_scheduler()
@@ -147,6 +161,13 @@ def dask_processes(tmp_path_factory):
         yield cluster
     finally:
         cluster.close()
+
+
+@pytest.fixture
+def dask_processes(dask_cluster):
+    """The module's cluster with two live workers; a worker a test killed is replaced after it."""
+    yield dask_cluster
+    dask_cluster.replace_killed_workers()
 
 
 @pytest.fixture
@@ -262,7 +283,7 @@ def test_local_cluster_from_the_command_line(tmp_path):
 
 
 def test_sprt_on_a_local_cluster(tmp_path):
-    args = ["sprt", "--candidate", "greedy", "--baseline", "random", "--elo1", "10",
+    args = ["sprt", "--candidate", "greedy", "--baseline", "random", "--elo1", "30",
             "--max-games", "400", "--seed", "3", "--no-report"]
     folder = tmp_path / "dask"
     done = subprocess.run([KDTOURNEY, *args, "--out", str(folder), "--scheduler", "local:2"],

@@ -158,7 +158,7 @@ def test_the_same_store_in_process_isolated_and_as_a_command(tmp_path):
     bots = "greedy,mcts:iterations=30,expectimax:iterations=10"
     t = prepare(registry, bots=bots, players="3", games=6, seed=5)
     run_tournament(t, tmp_path / "in", registry, workers=1)
-    isolated = run_tournament(t, tmp_path / "iso", registry, workers=2,
+    isolated = run_tournament(t, tmp_path / "iso", registry, workers=1,  # 3 bot processes, not 6
                               play=PlaySettings(isolate=True))
     assert isolated.complete and load_faults(tmp_path / "iso").empty
     same_store(tmp_path / "in", tmp_path / "iso")

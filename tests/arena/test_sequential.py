@@ -109,10 +109,11 @@ def test_decision_and_store(reference):
 def test_decision_independent_of_workers_and_chunks(registry, reference, tmp_path):
     ref_folder, ref = reference
     tournament, test = prepare(registry)
-    outcome = sq.play_sprt(tournament, test, tmp_path / "two", registry, workers=2, chunk_blocks=7)
-    assert outcome.chunks == 5  # ends at blocks 15, 22, 29, 36, 43: the decision at 40 inside one
+    # each chunk starts its own worker pool: three chunks show it as well as more
+    outcome = sq.play_sprt(tournament, test, tmp_path / "two", registry, workers=2, chunk_blocks=13)
+    assert outcome.chunks == 3  # ends at blocks 15, 28, 41: the decision at 40 inside the last
     assert (outcome.verdict, outcome.state.blocks) == ("H0", DECISION_BLOCK)
-    assert outcome.state.stored == 2 * 43 and outcome.past_decision == 2 * (43 - DECISION_BLOCK)
+    assert outcome.state.stored == 2 * 41 and outcome.past_decision == 2 * (41 - DECISION_BLOCK)
     pd.testing.assert_frame_equal(store.load_sprt(ref_folder), store.load_sprt(tmp_path / "two"))
     assert outcome.verdict_line() == ref.verdict_line()
 
