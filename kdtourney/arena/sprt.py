@@ -90,6 +90,13 @@ def sprt_bounds(alpha: float = 0.05, beta: float = 0.05) -> tuple[float, float]:
 # --------------------------------------------------------------------------------------------------
 
 
+def _total(x: np.ndarray) -> np.ndarray:
+    """Sum over the last axis, strictly in order: a value with no count adds an exact 0.0, so the
+    LLR after a block is the same to the last bit whatever values later blocks add (numpy's
+    pairwise sum groups its terms by the array's length)."""
+    return np.add.accumulate(x, axis=-1)[..., -1]
+
+
 def _tilt(p: np.ndarray, a: np.ndarray, support: np.ndarray) -> np.ndarray:
     """lam solving sum_k p_k a_k / (1 + lam a_k) = 0 over the `support` (each row of p a
     distribution, 0 outside the support; a = values - s); the sum falls with lam.  Each row
@@ -105,8 +112,8 @@ def _tilt(p: np.ndarray, a: np.ndarray, support: np.ndarray) -> np.ndarray:
     for _ in range(100):
         pr, ar, x = p[rows], a[rows], lam[rows]
         q = 1.0 + x[:, None] * ar
-        f = (pr * ar / q).sum(axis=-1)
-        slope = -(pr * ar * ar / (q * q)).sum(axis=-1)
+        f = _total(pr * ar / q)
+        slope = -_total(pr * ar * ar / (q * q))
         lo[rows], hi[rows] = np.where(f > 0, x, lo[rows]), np.where(f > 0, hi[rows], x)
         with np.errstate(divide="ignore", invalid="ignore"):
             newton = x - f / slope
@@ -144,7 +151,7 @@ def _jumps(counts, values, s0: float, s1: float):
     """(p, support, jumps): the distribution of the counts (..., K), its support, and the LLR of
     one block of each value, log p_s1 - log p_s0 (the tilts of p to s1 and to s0)."""
     support = counts > 0
-    p = counts / counts.sum(axis=-1, keepdims=True)
+    p = counts / _total(counts)[..., None]
     jumps = 0.0
     for s, sign in ((s0, 1.0), (s1, -1.0)):
         a = values - s
@@ -158,7 +165,7 @@ def llr_path(scores, elo0: float, elo1: float) -> np.ndarray:
     docstring); works on one sequence (n,) or on rows of sequences (runs, n) at once."""
     values, counts = score_counts(scores, elo0, elo1)
     _, _, jumps = _jumps(counts, values, elo_to_score(elo0), elo_to_score(elo1))
-    return (counts * jumps).sum(axis=-1)
+    return _total(counts * jumps)
 
 
 def first_crossing(llr, bounds: tuple[float, float], min_blocks: int):

@@ -23,13 +23,14 @@ def test_bounds():
 
 def test_the_llr_after_a_block_does_not_depend_on_the_blocks_after_it():
     # a resumed or otherwise chunked test evaluates other prefixes of its blocks than one played
-    # at once: the LLRs it stores must be the same, to the last bit.  (2 players: at most three
-    # block scores; with more values, numpy's sums over them may still round differently.)
+    # at once: the LLRs it stores must be the same, to the last bit, also where later blocks bring
+    # block scores not seen before (many at 3 and 4 players)
     rng = np.random.default_rng(1)
-    for x in duplicate_blocks(rng, 0, 40, 60, 2):
-        whole = llr_path(x, 0, 50)
-        for n in (20, 33, 47):
-            assert np.array_equal(llr_path(x[:n], 0, 50), whole[:n]), n
+    for players in (2, 3, 4):
+        for x in duplicate_blocks(rng, 0, 40, 60, players):
+            whole = llr_path(x, 0, 50)
+            for n in (5, 20, 33, 47):
+                assert np.array_equal(llr_path(x[:n], 0, 50), whole[:n]), (players, n)
 
 
 def test_llr_is_the_likelihood_ratio_of_the_best_distributions_with_the_two_means():
