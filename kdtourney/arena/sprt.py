@@ -281,8 +281,8 @@ def stopped_estimate(blocks, llr, counts, values, elo0: float, elo1: float,
         a_s = values - s[..., None]
         lam = _tilt(np.broadcast_to(p, a_s.shape), a_s, np.broadcast_to(support, a_s.shape))
         tilted = np.where(support, p / np.where(support, 1 + lam[..., None] * a_s, 1.0), 0.0)
-        drift = (tilted * jumps).sum(axis=-1)
-        var = np.maximum((tilted * (jumps - drift[..., None]) ** 2).sum(axis=-1), 1e-12)
+        drift = _total(tilted * jumps)
+        var = np.maximum(_total(tilted * (jumps - drift[..., None]) ** 2), 1e-12)
         cdf = _outcome_cdf(drift, var, T, y, a, b)
         lo, hi = np.where(cdf > targets, mid, lo), np.where(cdf > targets, hi, mid)
     est = (lo + hi) / 2
