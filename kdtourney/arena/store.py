@@ -451,17 +451,31 @@ def locked(folder):
             os.close(fd)  # releases the lock
 
 
-def _read(folder, sql: str) -> pd.DataFrame:
+@contextlib.contextmanager
+def _reading(folder):
+    """(read-only connection, config) of the store in `folder`; a table that cannot be read (or
+    decoded) is a StoreError."""
     import pandas as pd
     path = store_path(folder)
-    _check(path)
+    config = _check(path)
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     try:
-        return pd.read_sql_query(sql, conn)
-    except (sqlite3.Error, pd.errors.DatabaseError) as exc:
+        yield conn, config
+    except (sqlite3.Error, pd.errors.DatabaseError, ValueError) as exc:
         raise StoreError(f"cannot read {path}: {exc}") from None
     finally:
         conn.close()
+
+
+def _has_table(conn, name: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
+                        (name,)).fetchone() is not None
+
+
+def _read(folder, sql: str) -> pd.DataFrame:
+    import pandas as pd
+    with _reading(folder) as (conn, _):
+        return pd.read_sql_query(sql, conn)
 
 
 def load_config(folder) -> dict:
@@ -502,20 +516,12 @@ def load_entrants(folder) -> pd.DataFrame:
     played. A store made before identities were recorded gives every entrant of its tournament
     with digest and identity None (unknown)."""
     import pandas as pd
-    path = store_path(folder)
-    config = _check(path)
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='entrants'"
-                        ).fetchone():
+    with _reading(folder) as (conn, config):
+        if _has_table(conn, "entrants"):
             df = pd.read_sql_query("SELECT entrant, digest, identity FROM entrants ORDER BY rowid",
                                    conn)
             df["identity"] = [json.loads(i) if i else None for i in df["identity"]]
             return df
-    except (sqlite3.Error, pd.errors.DatabaseError, ValueError) as exc:
-        raise StoreError(f"cannot read {path}: {exc}") from None
-    finally:
-        conn.close()
     entrants = config["tournament"].get("entrants") or []
     return pd.DataFrame({"entrant": list(entrants), "digest": [None] * len(entrants),
                          "identity": [None] * len(entrants)}, dtype=object)
@@ -539,16 +545,9 @@ def failed_games(folder) -> pd.Series:
 def load_sprt(folder) -> pd.DataFrame:
     """The `sprt` table (see the module docstring) ordered by block; empty if the store has none."""
     import pandas as pd
-    path = store_path(folder)
-    _check(path)
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='sprt'").fetchone():
+    with _reading(folder) as (conn, _):
+        if _has_table(conn, "sprt"):
             return pd.read_sql_query("SELECT * FROM sprt ORDER BY block", conn)
-    except (sqlite3.Error, pd.errors.DatabaseError) as exc:
-        raise StoreError(f"cannot read {path}: {exc}") from None
-    finally:
-        conn.close()
     return pd.DataFrame({c: pd.Series(dtype="int64" if c == "block" else "float64")
                          for c in SPRT_COLUMNS})
 
@@ -557,20 +556,12 @@ def load_ladder(folder) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(entrants, blocks): the ladder tables (see the module docstring), `seats` a list of labels;
     empty tables for a store without them."""
     import pandas as pd
-    path = store_path(folder)
-    _check(path)
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if "ladder_entrants" in names:
+    with _reading(folder) as (conn, _):
+        if _has_table(conn, "ladder_entrants"):
             entrants = pd.read_sql_query("SELECT * FROM ladder_entrants ORDER BY rowid", conn)
             blocks = pd.read_sql_query("SELECT * FROM ladder_blocks ORDER BY block", conn)
             blocks["seats"] = [json.loads(s) for s in blocks["seats"]]
             return entrants, blocks
-    except (sqlite3.Error, pd.errors.DatabaseError) as exc:
-        raise StoreError(f"cannot read {path}: {exc}") from None
-    finally:
-        conn.close()
     return (pd.DataFrame(columns=list(LADDER_ENTRANT_COLUMNS)),
             pd.DataFrame(columns=["block", "first_game", "n_players", "seats", "scheduled",
                                   "cancelled"]))
@@ -584,19 +575,12 @@ EXPORT_FORMATS = ("csv", "parquet")
 def load_tune_table(folder) -> pd.DataFrame:
     """The `tune` table (see the module docstring) ordered by k, lists decoded; empty if none."""
     import pandas as pd
-    path = store_path(folder)
-    _check(path)
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='tune'").fetchone():
+    with _reading(folder) as (conn, _):
+        if _has_table(conn, "tune"):
             df = pd.read_sql_query("SELECT * FROM tune ORDER BY k", conn)
             for c in ("theta", "signs", "plus", "minus", "after"):
                 df[c] = [json.loads(v) for v in df[c]]
             return df
-    except (sqlite3.Error, pd.errors.DatabaseError) as exc:
-        raise StoreError(f"cannot read {path}: {exc}") from None
-    finally:
-        conn.close()
     return pd.DataFrame(columns=list(TUNE_COLUMNS))
 
 
