@@ -11,9 +11,18 @@ cache folder (`~/.cache/numba` on Linux, or `$XDG_CACHE_HOME/numba`), in one sub
 folder, so every installation keeps its own cache. A `NUMBA_CACHE_DIR` set by the user still wins,
 and other packages' functions are left to Numba's usual rules. Every kernel module imports this
 module before its first `@njit(cache=True)`.
+
+Numba checks a cached kernel against its own source file only, yet a kernel has the kernels it
+calls (and the tile table) compiled into it: after an edit to `engine/_kernels.py`, or an upgrade
+that changes it, `mcts_run` in `bots/_search_kernels.py` would load from the cache with the old
+engine inside. So a kernel's stamp here also holds a digest of every kernel source (`KERNEL_SOURCES`):
+when any of them changes, every kernel compiles afresh.
 """
 
+import hashlib
 import os
+import re
+from pathlib import Path
 
 from numba.core import caching
 
@@ -21,6 +30,23 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # the public name since Numba 0.62, the private one before
 _UserWideCacheLocator = getattr(caching, "UserWideCacheLocator", None) \
     or getattr(caching, "_UserWideCacheLocator")
+
+
+# the files compiled into kernels: every module that defines one, and the tile table
+KERNEL_SOURCES = sorted([p for p in Path(_PACKAGE).rglob("*.py")
+                         if re.search(r"^@(njit|kernel)\b", p.read_text(encoding="utf-8"), re.MULTILINE)]
+                        + list(Path(_PACKAGE, "engine").glob("tiles.*")))
+
+
+def sources_digest(paths):
+    """One digest of the files' names and contents."""
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+_DIGEST = sources_digest(KERNEL_SOURCES)
 
 
 class PackageCacheLocator(_UserWideCacheLocator):
@@ -31,6 +57,9 @@ class PackageCacheLocator(_UserWideCacheLocator):
         if not os.path.abspath(py_file).startswith(_PACKAGE):
             return None
         return super().from_function(py_func, py_file)
+
+    def get_source_stamp(self):
+        return super().get_source_stamp(), _DIGEST
 
 
 _LOCATORS = caching.CacheImpl._locator_classes

@@ -2,11 +2,14 @@
 pip does not know such files, and left behind by an uninstall they hide a later editable install."""
 
 import os
+from pathlib import Path
 
 import pytest
 
 import kdtourney
+from kdtourney import _jit_cache
 from kdtourney.bots import _kernels as BK
+from kdtourney.bots import _search_kernels as SK
 from kdtourney.engine import _kernels as K
 from kdtourney.engine import warm_up
 
@@ -20,3 +23,27 @@ def test_the_kernels_are_cached_outside_the_package():
         assert not folder.startswith(package), folder
     names = os.listdir(K.init_game._cache.cache_path)
     assert any(n.startswith("_kernels.init_game-") and n.endswith(".nbi") for n in names), names
+
+
+def test_every_kernel_source_is_in_the_cache_stamp():
+    """Numba checks a cached kernel against its own file only; kdtourney's stamp also covers every
+    file compiled into kernels, so editing (or upgrading) the engine recompiles the search kernels
+    built on it instead of loading them with the old engine inside."""
+    package = Path(kdtourney.__file__).parent
+    expected = {package / name for name in ("engine/_base.py", "engine/_kernels.py", "engine/_word64.py",
+                                            "engine/_rows.py", "engine/tiles.py", "engine/tiles.csv",
+                                            "bots/_kernels.py", "bots/_search_kernels.py",
+                                            "bots/kdtp.py", "env/_kernels.py")}
+    assert expected <= set(_jit_cache.KERNEL_SOURCES)
+    stamp = SK.mcts_run._cache._impl.locator.get_source_stamp()
+    assert stamp[1] == _jit_cache.sources_digest(_jit_cache.KERNEL_SOURCES)
+
+
+def test_the_stamp_changes_when_any_kernel_source_changes(tmp_path):
+    files = []
+    for name in ("_kernels.py", "_search_kernels.py", "tiles.csv"):
+        files.append(tmp_path / name)
+        files[-1].write_text(f"# {name}\n")
+    before = _jit_cache.sources_digest(files)
+    files[0].write_text("# _kernels.py, edited\n")
+    assert _jit_cache.sources_digest(files) != before
