@@ -14,7 +14,8 @@ Evaluation keys. A candidate move is ranked by one int64 key, larger is better:
     s1  the kingdom's score after the placement
 
 Playout policies: POLICY_RANDOM (uniform legal actions), POLICY_GREEDY (every player uses the
-fast greedy below), POLICY_PLAYER_GREEDY (the searching player fast greedy, opponents random).
+fast greedy below), POLICY_PLAYER_GREEDY (the searching player fast greedy, opponents random),
+POLICY_FULL_GREEDY (every player the full greedy, as `greedy` plays: `full_greedy_action`).
 The fast greedy places the domino where the score after the placement is highest (skipping holes
 and off-centre placements when it can) and then claims the free domino whose best spot in the new
 kingdom scores highest: the full greedy's two stages taken one after the other instead of over all
@@ -72,7 +73,9 @@ from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 POLICY_RANDOM = 0
 POLICY_GREEDY = 1
 POLICY_PLAYER_GREEDY = 2
-POLICIES = {"random": POLICY_RANDOM, "greedy": POLICY_GREEDY, "player-greedy": POLICY_PLAYER_GREEDY}
+POLICY_FULL_GREEDY = 3
+POLICIES = {"random": POLICY_RANDOM, "greedy": POLICY_GREEDY, "player-greedy": POLICY_PLAYER_GREEDY,
+            "full-greedy": POLICY_FULL_GREEDY}
 
 MEASURE_WDL = 0
 MEASURE_SCORE = 1
@@ -536,18 +539,54 @@ def fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac):
     return best_c
 
 
+@njit(cache=True)
+def plan_buffers():
+    """(plan, places, claims, keys): the full greedy's buffers in a playout. plan[p] is the claim
+    player p chose with its placement, for the claim decision that follows (-1: none; reset it
+    before every playout); the others are greedy_combos' arrays."""
+    return (np.full(4, -1, dtype=np.int64), np.empty(4 * MAX_ACTIONS, dtype=np.int64),
+            np.empty(4 * MAX_ACTIONS, dtype=np.int64), np.empty(4 * MAX_ACTIONS, dtype=np.int64))
+
+
 @kernel
-def playout(bits, bbox, st, rng, policy, me, kb, bb, sc, ac):
+def full_greedy_action(bits, bbox, st, rng, fb, kb, bb, sc, ac):
+    """The full greedy's action (GreedyBot's) for the player to act: at a place decision the whole
+    turn, its claim kept in the plan for the claim decision that follows (fb: plan_buffers())."""
+    plan, places, claims, keys = fb
+    p = st[ST_PLAYER]
+    if st[ST_PHASE] == PHASE_PLACE:
+        n = greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac)
+        i = argmax_random(keys, n, rng)
+        plan[p] = claims[i]
+        return places[i]
+    if st[ST_ROUND] == 0:
+        return first_claim(st, rng)
+    if plan[p] >= 0:
+        c = plan[p]
+        plan[p] = -1
+        return c
+    n = claim_keys(bits, bbox, st, claims, keys, kb, bb, sc, ac)
+    return claims[argmax_random(keys, n, rng)]
+
+
+@kernel
+def playout_action(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac):
+    """The playout policy's action for the player to act; `me` is the searching player."""
+    if policy == POLICY_FULL_GREEDY:
+        return full_greedy_action(bits, bbox, st, rng, fb, kb, bb, sc, ac)
+    if policy == POLICY_RANDOM or (policy == POLICY_PLAYER_GREEDY and st[ST_PLAYER] != me):
+        return random_action(bits, bbox, st, sc, rng)
+    return fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac)
+
+
+@kernel
+def playout(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac):
     """Play the game to its end with a playout policy; `me` is the searching player."""
     if policy == POLICY_RANDOM:
         playout_random(bits, bbox, st, sc, rng)
         return
     while st[ST_PHASE] != PHASE_OVER:
-        if policy == POLICY_PLAYER_GREEDY and st[ST_PLAYER] != me:
-            a = random_action(bits, bbox, st, sc, rng)
-        else:
-            a = fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac)
-        apply_action(bits, bbox, st, a)
+        apply_action(bits, bbox, st, playout_action(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac))
 
 
 @kernel
@@ -586,6 +625,7 @@ def result_value(bits, bbox, st, me, measure, res, ranks):
 def playout_speed(bits, bbox, st, n, policy, rng):
     """Run n playouts from a position (fresh deck order each); returns the sum of seat 0's scores."""
     kb, bb, sc, ac = work_buffers()
+    fb = plan_buffers()
     b = bits.copy()
     x = bbox.copy()
     s = st.copy()
@@ -595,8 +635,9 @@ def playout_speed(bits, bbox, st, n, policy, rng):
         b[:] = bits
         x[:] = bbox
         s[:] = st
+        fb[0][:] = -1
         resample_deck(s, rng)
-        playout(b, x, s, rng, policy, 0, kb, bb, sc, ac)
+        playout(b, x, s, rng, policy, 0, fb, kb, bb, sc, ac)
         score_totals(b, x, s, res)
         total += res[0, RES_TOTAL]
     return total
@@ -616,6 +657,7 @@ def mce_run(bits, bbox, st, me, places, claims, n_cand, start, count, policy, me
     results to sums[k] (float64) and visits[k] (int64).
     """
     kb, bb, sc, ac = work_buffers()
+    fb = plan_buffers()
     b = bits.copy()
     x = bbox.copy()
     s = st.copy()
@@ -626,11 +668,12 @@ def mce_run(bits, bbox, st, me, places, claims, n_cand, start, count, policy, me
         b[:] = bits
         x[:] = bbox
         s[:] = st
+        fb[0][:] = -1
         resample_deck(s, rng)
         if places[k] >= 0:
             apply_action(b, x, s, places[k])
         if claims[k] >= 0:
             apply_action(b, x, s, claims[k])
-        playout(b, x, s, rng, policy, me, kb, bb, sc, ac)
+        playout(b, x, s, rng, policy, me, fb, kb, bb, sc, ac)
         sums[k] += result_value(b, x, s, me, measure, res, ranks)
         visits[k] += 1

@@ -7,17 +7,16 @@ kernels (state layout documented in `kdtourney.engine._kernels`).
 import numpy as np
 from numba import njit
 
-from kdtourney.bots._kernels import (KINGDOM_WIDTH, POLICY_GREEDY, S2_SHIFT, S_MASK, best_spot,
-                                     fast_greedy_action, free_claims, greedy_combos, key_points,
-                                     playout, result_value, work_buffers)
+from kdtourney.bots._kernels import (KINGDOM_WIDTH, S2_SHIFT, S_MASK, best_spot, free_claims,
+                                     greedy_combos, key_points, plan_buffers, playout,
+                                     playout_action, result_value, work_buffers)
 from kdtourney.engine._base import kernel
 from kdtourney.engine._kernels import (CLAIM_BASE, DISCARD, MAX_ACTIONS, PHASE_CLAIM, PHASE_OVER,
                                        PHASE_PLACE, RES_COLS, ST_CUR_ROW, ST_DECK, ST_DECK_LEN,
                                        ST_DECK_POS, ST_DISCARDS, ST_FLAGS, ST_KINGS, ST_LEN,
                                        ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE, ST_PLAYER, ST_PLAYERS,
                                        ST_ROUND, ST_ROW_LEN, ST_SIZE, ST_SLOT, apply_action,
-                                       copy_kingdom, place,
-                                       rand_below, random_action, resample_deck)
+                                       copy_kingdom, place, rand_below, resample_deck)
 from kdtourney.engine.tiles import TILE_CROWNS
 
 # ---------------------------------------------------------------------------------------------
@@ -470,6 +469,7 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
     """`count` iterations of determinized UCT from st (the searching player `me` to act), the
     tree's root being this position; deals from `seed` (common random numbers, see above)."""
     kb, bb, sc, ac = work_buffers()
+    fb = plan_buffers()
     places = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
     claims = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
     keys = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
@@ -486,17 +486,14 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
         b[:] = bits
         x[:] = bbox
         s[:] = st
+        fb[0][:] = -1
         node = 0
         plen = 1
         path[0] = 0
         dealt = False
         while s[ST_PHASE] != PHASE_OVER:
             if s[ST_PLAYER] != me:
-                if policy == POLICY_GREEDY:
-                    a = fast_greedy_action(b, x, s, rng, kb, bb, sc, ac)
-                else:
-                    a = random_action(b, x, s, sc, rng)
-                apply_action(b, x, s, a)
+                apply_action(b, x, s, playout_action(b, x, s, rng, policy, me, fb, kb, bb, sc, ac))
                 continue
             if node != 0 and ti[node, TI_VISITS] == 0:
                 break  # a new leaf: play out from here
@@ -519,7 +516,7 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
         if not dealt:  # the tree is full at the root
             rng[0] = useed
             resample_deck(s, rng)
-        playout(b, x, s, rng, policy, me, kb, bb, sc, ac)
+        playout(b, x, s, rng, policy, me, fb, kb, bb, sc, ac)
         v = result_value(b, x, s, me, measure, res, ranks)
         for i in range(plen):
             ti[path[i], TI_VISITS] += 1

@@ -32,6 +32,8 @@ SMALL = {
     "mcts-greedy-score": (MCTSBot, {"iterations": 24, "policy": "greedy", "measure": "score"}),
     "mcts-no-reuse-no-widening": (MCTSBot, {"iterations": 24, "reuse": "none", "widen": 0}),
     "mcts-reuse-game-margin": (MCTSBot, {"iterations": 24, "reuse": "game", "measure": "margin"}),
+    "mcts-full-greedy-playouts": (MCTSBot, {"iterations": 24, "policy": "full-greedy"}),
+    "mce-full-greedy-playouts": (MCEBot, {"iterations": 24, "policy": "full-greedy"}),
     "expectimax": (ExpectimaxBot, {"iterations": 40}),
     "expectimax-depth1": (ExpectimaxBot, {"iterations": 6, "depth": 1}),
 }

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from kdtourney.bots import _kernels as BK
 from kdtourney.bots.expectimax import ExpectimaxBot
@@ -140,6 +141,23 @@ def test_greedy_kernels_match_the_recorded_reference():
         for g, e in zip(got["positions"][name], records):
             assert g == e, (name, e["step"])
 
+
+
+@pytest.mark.parametrize("rules", [RULES["4p_hm"], RULES["2p"], RULES["duel_hm"]], ids=str)
+def test_the_playouts_full_greedy_plays_as_the_greedy_bot(rules):
+    """full_greedy_action, the full greedy of the playouts, makes GreedyBot's every choice from the
+    same random stream: the playouts model the `greedy` opponents as they really play."""
+    seed = 21
+    expected = play(rules, seed, GreedyBot)
+    game = Game(rules, seed)
+    rngs = [rng_state(seed * 10 + q) for q in range(rules.players)]
+    plans = [BK.plan_buffers() for _ in range(rules.players)]
+    work = BK.work_buffers()
+    while not game.is_over:
+        q = game.current_player
+        bits, bbox, st = game.view(q).arrays
+        game.apply(int(BK.full_greedy_action(bits, bbox, st, rngs[q], plans[q], *work)))
+    assert game.history == expected
 
 
 def test_after_key_equals_copy_place_and_score():
