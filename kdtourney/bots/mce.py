@@ -17,7 +17,7 @@ class MCEBot(TurnBot):
 
     iterations: playouts per decision (or time: seconds per decision, which wins when given).
     policy: random | greedy | player-greedy (own moves fast greedy, opponents random) |
-    full-greedy (every player as `greedy` plays; about 6x the cost of greedy playouts).
+    full-greedy (every player as `greedy` plays; 6-7x the cost of greedy playouts).
     measure: wdl | score | ratio (own / (own + best opponent)).
     candidates: 0 = every legal move (the study's MCE); k > 0 = only the k best moves by the full
     greedy's evaluation, so that a small budget is not spread over hopeless placements.
