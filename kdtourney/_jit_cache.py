@@ -27,9 +27,11 @@ from pathlib import Path
 from numba.core import caching
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
-# the public name since Numba 0.62, the private one before
+# the public names since Numba 0.62, the private ones before
 _UserWideCacheLocator = getattr(caching, "UserWideCacheLocator", None) \
     or getattr(caching, "_UserWideCacheLocator")
+_UserProvidedCacheLocator = getattr(caching, "UserProvidedCacheLocator", None) \
+    or getattr(caching, "_UserProvidedCacheLocator")
 
 
 # the files compiled into kernels: every module that defines one, and the tile table
@@ -49,8 +51,8 @@ def sources_digest(paths):
 _DIGEST = sources_digest(KERNEL_SOURCES)
 
 
-class PackageCacheLocator(_UserWideCacheLocator):
-    """Numba's user-wide cache locator, for the functions of kdtourney's own source files only."""
+class _KernelSourcesStamp:
+    """For kdtourney's own functions only: the stamp also holds the digest of every kernel source."""
 
     @classmethod
     def from_function(cls, py_func, py_file):
@@ -62,7 +64,18 @@ class PackageCacheLocator(_UserWideCacheLocator):
         return super().get_source_stamp(), _DIGEST
 
 
+class PackageCacheLocator(_KernelSourcesStamp, _UserWideCacheLocator):
+    """Numba's user-wide cache locator, for the functions of kdtourney's own source files only."""
+
+
+class PackageCacheDirLocator(_KernelSourcesStamp, _UserProvidedCacheLocator):
+    """Numba's locator of a NUMBA_CACHE_DIR (set by the user, or by the sandbox, which hands its
+    bots a copy of the cache there), with the same stamps as PackageCacheLocator."""
+
+
 _LOCATORS = caching.CacheImpl._locator_classes
 if PackageCacheLocator not in _LOCATORS:
-    # after the locator of NUMBA_CACHE_DIR, before the one writing next to the source
-    _LOCATORS.insert(1, PackageCacheLocator)
+    # NUMBA_CACHE_DIR first, as Numba does; then the user-wide folder, before the one writing next
+    # to the source
+    _LOCATORS.insert(0, PackageCacheDirLocator)
+    _LOCATORS.insert(2, PackageCacheLocator)

@@ -4,7 +4,9 @@ pip does not know such files, and left behind by an uninstall they hide a later 
 import os
 from pathlib import Path
 
+import numba
 import pytest
+from numba.core import caching
 
 import kdtourney
 from kdtourney import _jit_cache
@@ -47,3 +49,15 @@ def test_the_stamp_changes_when_any_kernel_source_changes(tmp_path):
     before = _jit_cache.sources_digest(files)
     files[0].write_text("# _kernels.py, edited\n")
     assert _jit_cache.sources_digest(files) != before
+
+
+def test_a_numba_cache_dir_gets_the_same_stamps(monkeypatch, tmp_path):
+    """With NUMBA_CACHE_DIR set (by a user, or by the sandbox for its bots, which get a copy of
+    the cache there) kdtourney's kernels are found with the same stamps as in the user-wide folder,
+    so a copied cache is used and not compiled afresh."""
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
+    first = next(loc for cls in caching.CacheImpl._locator_classes
+                 if (loc := cls.from_function(SK.mcts_run.py_func, SK.__file__)) is not None)
+    assert isinstance(first, _jit_cache.PackageCacheDirLocator)
+    assert first.get_cache_path().startswith(str(tmp_path))
+    assert first.get_source_stamp() == SK.mcts_run._cache._impl.locator.get_source_stamp()
