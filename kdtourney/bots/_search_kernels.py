@@ -470,9 +470,7 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
     tree's root being this position; deals from `seed` (common random numbers, see above)."""
     kb, bb, sc, ac = work_buffers()
     fb = plan_buffers()
-    places = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
-    claims = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
-    keys = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
+    _, places, claims, keys = fb  # greedy_combos' arrays, free between the full greedy's calls
     free = np.empty(4, dtype=np.int64)
     rng = np.zeros(1, dtype=np.uint64)
     b = bits.copy()
