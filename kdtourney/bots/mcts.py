@@ -34,8 +34,9 @@ class MCTSBot(Bot):
     iterations: tree iterations per decision (or time: seconds per decision, which wins when given).
     c: exploration constant. bias: weight of the progressive bias. widen: progressive widening
     (0: every placement at once). policy: random | greedy | player-greedy | full-greedy (the
-playouts, and the other players' moves inside the tree, as `greedy` plays). measure: wdl | score |
-    ratio | margin (all in [0, 1]; score is points / 100, margin is 0.5 + victory margin / 200).
+    playouts, and the other players' moves inside the tree, as `greedy` plays). measure: wdl |
+    score | ratio | margin (all in [0, 1]; score is points / 100, margin is 0.5 + victory margin /
+    200).
 
     Defaults measured with benchmarks/bench_bots.py (4 players, bonuses on, against three greedy).
     reuse turn over game, paired on the same deals: +0.96 +- 0.95 at 4000 iterations, +0.7 +- 0.85

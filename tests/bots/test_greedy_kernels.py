@@ -142,7 +142,6 @@ def test_greedy_kernels_match_the_recorded_reference():
             assert g == e, (name, e["step"])
 
 
-
 @pytest.mark.parametrize("rules", [RULES["4p_hm"], RULES["2p"], RULES["duel_hm"]], ids=str)
 def test_the_playouts_full_greedy_plays_as_the_greedy_bot(rules):
     """full_greedy_action, the full greedy of the playouts, makes GreedyBot's every choice from the
