@@ -55,6 +55,8 @@ FAKE_BOT = textwrap.dedent(r'''
                     sys.exit(1)
                 if behaviour == "non-json":
                     sys.stdout.write("I place my domino at the top left\n")
+                elif behaviour == "deep-json":  # past what a recursive parser can nest
+                    sys.stdout.write('{"type": "action", "action": ' + "[" * 100000 + "\n")
                 elif behaviour == "not-action":
                     send({"type": "move", "action": legal[0]})
                 elif behaviour == "illegal":

@@ -59,6 +59,8 @@ def decode(line: bytes | str) -> dict:
         message = json.loads(text)
     except ValueError:
         raise ProtocolError(f"not JSON: {_clip(text)}") from None
+    except RecursionError:  # nesting deeper than Python's parser goes ("[[[[...")
+        raise ProtocolError(f"JSON nested too deeply: {_clip(text)}") from None
     if not isinstance(message, dict) or not isinstance(message.get("type"), str):
         raise ProtocolError(f"not a KDTP message (a JSON object with a \"type\"): {_clip(text)}")
     return message

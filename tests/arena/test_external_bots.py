@@ -34,6 +34,7 @@ MISBEHAVING = {  # behaviour: (fault kind, what the message says)
     "late": ("timeout", "no answer to act within its 1.000 s + 1 s margin"),
     "never": ("timeout", "no answer to act within its 1.000 s + 1 s margin"),
     "huge-line": ("protocol", "answered act with a line longer than 1048576 bytes"),
+    "deep-json": ("protocol", "answered act with JSON nested too deeply"),
     "close-stdout": ("crash", "closed its standard output (while asked for act)"),
     "child-holds-pipe": ("crash", "exited with status 0 (while asked for act)"),
 }
@@ -47,14 +48,15 @@ def test_misbehaving_bots_forfeit_and_the_tournament_completes(tmp_path):
     marker = new_marker()
     behaviours = [*MISBEHAVING, "flood"]
     registry = registry_of(write_fake_bots(tmp_path / "bots", behaviours, marker=marker, late=4.0))
-    t = prepare(registry, bots=behaviours, gauntlet="random", players="2", games=20, seed=1,
+    n = 2 * len(behaviours)  # a block of two games each
+    t = prepare(registry, bots=behaviours, gauntlet="random", players="2", games=n, seed=1,
                 move_time_limit=1.0)
     started = time.monotonic()
     out = run_tournament(t, tmp_path / "t", registry, workers=2, play=PlaySettings(margin=1.0))
-    assert out.complete and out.played == 20 and out.worker_losses == 0
+    assert out.complete and out.played == n and out.worker_losses == 0
     assert time.monotonic() - started < 120  # four cut decisions each cost about two seconds
     games = load_games(tmp_path / "t")
-    assert sorted(games["game"]) == list(range(20)) and (games["status"] != "ok").sum() == 18
+    assert sorted(games["game"]) == list(range(n)) and (games["status"] != "ok").sum() == n - 2
     faults = load_faults(tmp_path / "t")
     assert set(faults["entrant"]) == set(MISBEHAVING)  # flood: drained, never blocked, no fault
     for fault in faults.itertuples():

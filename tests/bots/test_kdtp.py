@@ -102,6 +102,7 @@ def test_actions_on_the_wire():
     (b"hello\n", "not JSON: 'hello'"),
     (b"[1, 2]\n", "not a KDTP message"),
     (b'{"action": 1}\n', "not a KDTP message"),
+    (b'{"type": "action", "action": ' + b"[" * 100_000 + b"\n", "JSON nested too deeply"),
 ])
 def test_lines_that_are_not_messages(line, error):
     with pytest.raises(kdtp.ProtocolError, match=error):
