@@ -77,8 +77,9 @@ def serve_command(spec, bots_dirs, sources):
     import sys
 
     from kdtourney.bots.registry import BotRegistry, EntrantError, decode_sources
-    from kdtourney.bots.serve import serve
+    from kdtourney.bots.serve import reserve_stdout, serve
 
+    protocol = reserve_stdout()  # before any bot code runs: its prints go to stderr
     if sources:
         with _one_line(OSError, ValueError):
             with open(sources, encoding="utf-8") as f:
@@ -87,7 +88,7 @@ def serve_command(spec, bots_dirs, sources):
         registry = _registry(bots_dirs)
     with _one_line(EntrantError):
         registry.resolve(spec)
-    sys.exit(serve(registry, spec))
+    sys.exit(serve(registry, spec, stdout=protocol))
 
 
 # --- run, replay, export (the arena) -------------------------------------------------------------
@@ -166,8 +167,9 @@ def _session_options(what, *, seed, name_default, resume, last_line, cluster=())
                      "(pipes, scheduler) before it forfeits (default 0.2). Stored: a resume "
                      "keeps it."),
         click.option("--isolate", is_flag=True, help="Play every Python entrant in its own process "
-                     "(kdtourney serve): hidden information enforced by the operating system, the "
-                     "clock cuts as for external bots. Stored: a resume keeps it."),
+                     "(kdtourney serve): a crash or a hang costs the bot its game, not the worker, and "
+                     "the clock cuts as for external bots (against cheating: --sandbox). Stored: a "
+                     "resume keeps it."),
         click.option("--sandbox", is_flag=True, help="Play every entrant in its own process inside "
                      "a bubblewrap sandbox (bwrap): no network, no other process, no file but its "
                      "own folder and its runtime; limits on memory, processes and output. Stored: "

@@ -99,3 +99,26 @@ def test_serve_from_the_command_line():
     assert done.returncode == 2 and done.stdout == b""
     assert done.stderr.decode().startswith("Error: unknown bot 'nobot'; available: ")
     assert done.stderr.count(b"\n") == 1
+
+
+def test_a_served_bot_that_prints_keeps_the_protocol(tmp_path):
+    """What a bot's code prints (at import, in act) goes to stderr: standard output is KDTP's."""
+    from kdtourney.bots import kdtp
+    from kdtourney.engine import Game, Rules
+
+    (tmp_path / "chatty.py").write_text(
+        "from kdtourney.bots import Bot\n\nprint('loading chatty')\n\n"
+        "class Chatty(Bot):\n    name = 'chatty'\n\n"
+        "    def act(self, view):\n        print('thinking...')\n"
+        "        return view.legal_actions()[0]\n")
+    rules = Rules(2)
+    view = Game(rules, 5).view(Game(rules, 5).current_player)
+    lines = [kdtp.encode(kdtp.hello()), kdtp.encode(kdtp.game_message(0, view.player, rules, 1, {},
+                                                                      None)),
+             kdtp.act_line(view, view.legal_actions(), None), kdtp.encode(kdtp.quit_message())]
+    done = subprocess.run([KDTOURNEY, "serve", "chatty", "--bots-dir", str(tmp_path)],
+                          input=b"".join(lines), capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a["type"] for a in answers] == ["hello", "action"]
+    assert b"loading chatty" in done.stderr and b"thinking..." in done.stderr

@@ -13,6 +13,7 @@ it with status 2.
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 
@@ -26,6 +27,17 @@ class _Stop(Exception):
     def __init__(self, code: int, message: str = ""):
         super().__init__(message)
         self.code = code
+
+
+def reserve_stdout():
+    """Keep the standard output for KDTP: returns a private binary stream on it, and sends what
+    anything else writes there (a bot's `print`, a C library's output) to stderr, where the
+    harness logs it instead of reading it as a broken answer."""
+    sys.stdout.flush()
+    protocol = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return protocol
 
 
 def serve(registry: BotRegistry, spec, stdin=None, stdout=None, stderr=None) -> int:
