@@ -212,7 +212,7 @@ def play_batch(key, sources, tdict, settings, isolate, identities, batch) -> lis
     try:
         for spec, forced in batch:
             _step(spec.game, -1, 0)
-            pool.game = spec.game
+            pool.new_game(spec.game, spec.deal_seeds)
             result = play_match(
                 rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
                 [factories[e] for e in spec.seats],

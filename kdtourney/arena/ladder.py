@@ -137,15 +137,15 @@ def folder_signature(bots_dirs) -> tuple:
     return tuple(sorted(out))
 
 
-def scan(bots_dirs, references=(), startup_timeout: float | None = None, play=None):
+def scan(bots_dirs, references, startup_timeout: float | None, play, folder):
     """(registry, {spec: Found}, notes): every bot of the folders with its default parameters, the
     specs of each folder's ladder.txt, and the `references`, each with its code identity; a bot
     that fails to load or start is a note, not an entrant. play: the PlaySettings (sandboxed, a
-    bot module is read, not run, and a TOML bot starts in its sandbox)."""
+    bot module is read, not run, and a TOML bot starts in its sandbox, which hides `folder`)."""
     from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT, ProcessSettings, StartupError
     from kdtourney.bots.registry import BotRegistry, EntrantError
 
-    sandbox = play.sandboxed if play is not None else None
+    sandbox = play.sandbox_for(folder) if play is not None else None
     registry = BotRegistry(bots_dirs, run_modules=sandbox is None)
     folders = {str(Path(d).resolve()) for d in bots_dirs}
     notes = [f"{b.origin}: {b.error}" for b in registry.broken
@@ -498,7 +498,7 @@ def _look(folder, bots_dirs, references, bots, display, outcome, previous=None):
 
     try:
         registry, found, notes = scan(bots_dirs, references, bots.get("startup_timeout"),
-                                       bots.get("play"))
+                                       bots.get("play"), folder)
     except (BotsDirError, DuplicateBotError) as exc:
         if previous is None:
             raise ArenaError(str(exc)) from None

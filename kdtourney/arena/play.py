@@ -16,6 +16,7 @@ settings: a resume may change them.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 
 from kdtourney.arena.tournament import ArenaError
 from kdtourney.bots.external import DEFAULT_MOVE_TIME_MARGIN
@@ -45,10 +46,12 @@ class PlaySettings:
         """Whether Python entrants play through `kdtourney serve` (isolated or sandboxed)."""
         return self.isolate or self.sandbox
 
-    @property
-    def sandboxed(self) -> Sandbox | None:
-        """The sandbox every entrant plays in, None without one."""
-        return Sandbox(Limits(memory_mib=self.bot_memory)) if self.sandbox else None
+    def sandbox_for(self, folder) -> Sandbox | None:
+        """The sandbox every entrant of the run in `folder` plays in (the folder hidden from
+        them), None without one."""
+        if not self.sandbox:
+            return None
+        return Sandbox(Limits(memory_mib=self.bot_memory), hidden=(str(Path(folder).resolve()),))
 
     def to_dict(self) -> dict:
         return asdict(self)

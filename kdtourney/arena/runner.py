@@ -163,7 +163,7 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
         for spec, forced in batch:
             current[0] = spec.game
             status[base] = spec.game
-            pool.game = spec.game
+            pool.new_game(spec.game, spec.deal_seeds)
             monitor(-1, 0)
             try:
                 result = play_match(
@@ -509,7 +509,7 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     """
     started = time.perf_counter()
     play = play or PlaySettings()
-    sandbox = play.sandboxed
+    sandbox = play.sandbox_for(folder)
     if sandbox is not None:
         check_sandbox()
     workers = workers or available_cores()

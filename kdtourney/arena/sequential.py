@@ -431,7 +431,7 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
         except store.StoreError as exc:
             raise ArenaError(str(exc)) from None
         runner.start_bots(registry, tournament, bots.get("startup_timeout"),
-                          (bots.get("play") or PlaySettings()).sandboxed)
+                          (bots.get("play") or PlaySettings()).sandbox_for(folder))
         sessions, notes = open_test(tournament, test, folder, meta,
                                     runner.entrant_identities(registry, tournament),
                                     bots.get("play"))

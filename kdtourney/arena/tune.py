@@ -404,7 +404,7 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
             raise ArenaError(str(exc)) from None
         play = bots.get("play")
         runner.start_bots(registry, table, bots.get("startup_timeout"),
-                          play.sandboxed if play is not None else None)
+                          play.sandbox_for(folder) if play is not None else None)
         notes = open_tune(table, tune, folder, meta, runner.entrant_identities(registry, table))
         state = evaluate(folder, table, tune, table.seed)
         record(folder, table, state)

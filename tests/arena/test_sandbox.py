@@ -25,21 +25,23 @@ needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None,
                                         "bubblewrap")
 
 
-def cheating_bots(folder: Path, marker: str, targets) -> Path:
-    """A bots folder with the cheating bot and one TOML file per mode (bot name = mode)."""
+def cheating_bots(folder: Path, marker: str, targets, files=()) -> Path:
+    """A bots folder with the cheating bot and one TOML file per mode (bot name = mode); the
+    cheater's TOML lists `files` as files it reads."""
     folder.mkdir(parents=True)
     shutil.copy(CHEATING_BOT, folder / "cheating_bot.py")
     for mode in ("cheat", "hog", "flood"):
         command = [sys.executable, "cheating_bot.py", mode, marker, *map(str, targets)]
+        reads = f"files = {json.dumps([str(f) for f in files])}\n" if mode == "cheat" else ""
         (folder / f"{mode}.toml").write_text(f"name = {json.dumps(mode)}\n"
-                                             f"command = {json.dumps(command)}\n")
+                                             f"command = {json.dumps(command)}\n{reads}")
     return folder
 
 
 @needs_bwrap
 def test_a_cheating_bot_gets_nothing_and_the_tournament_completes(tmp_path):
     marker = new_marker()
-    out = tmp_path / "t"
+    out = tmp_path / "runs" / "t"
     other = tmp_path / "other-bot"
     other.mkdir()
     (other / "weights.txt").write_text("another bot's secret")
@@ -48,20 +50,24 @@ def test_a_cheating_bot_gets_nothing_and_the_tournament_completes(tmp_path):
     listener.listen()
     targets = [Path.home(), out, out / "tournament.sqlite", other / "weights.txt",
                f"tcp:127.0.0.1:{listener.getsockname()[1]}"]
-    bots = cheating_bots(tmp_path / "bots", marker, targets)
+    # the cheater declares the folder of the runs as a file it reads: its sandbox shows that
+    # folder, but not the run's own
+    bots = cheating_bots(tmp_path / "bots", marker, targets, files=[out.parent])
+    env = {**os.environ, "KDTOURNEY_TEST_USER_SECRET": "not for bots"}
     try:
         run = subprocess.run([KDTOURNEY, "run", "--sandbox", "--bots-dir", str(bots), "--bots",
                               "cheat,hog,flood,random", "--games", "12", "--workers", "2",
                               "--bot-memory", "400", "--seed", "3", "--out", str(out),
-                              "--no-report", "-q"], capture_output=True, text=True, timeout=600)
+                              "--no-report", "-q"], capture_output=True, text=True, timeout=600,
+                             env=env)
     finally:
         listener.close()
     assert run.returncode == 0, run.stderr
     games = load_games(out)
     assert sorted(games["game"]) == list(range(12))
 
-    reports = [json.loads(line.split("CHEAT-REPORT ", 1)[1])
-               for line in (out / "logs" / "cheat.log").read_text().splitlines()
+    log = (out / "logs" / "cheat.log").read_text()
+    reports = [json.loads(line.split("CHEAT-REPORT ", 1)[1]) for line in log.splitlines()
                if "CHEAT-REPORT " in line]
     assert reports  # it played, and tried
     home = Path.home()
@@ -72,16 +78,21 @@ def test_a_cheating_bot_gets_nothing_and_the_tournament_completes(tmp_path):
         assert report["store_found"] == []
         seen = report["read"]
         assert seen.pop(str(home)) in (None, sorted(set(runtime)))
-        assert seen == {str(t): None for t in targets[1:] if not str(t).startswith("tcp:")}
+        assert seen.pop(str(out)) == []  # in a folder it may read, but emptied
+        assert seen == {str(t): None for t in targets[2:] if not str(t).startswith("tcp:")}
+        assert "KDTOURNEY_TEST_USER_SECRET" not in (report["init_environment"] or [])
+        assert report["written"] == []
         assert report["network"] == []
         assert report["daemon_started"]  # it could start one, and the next line says it died
         assert report["allocation_status"] != 0  # its 2 GiB child was killed
         assert report["processes_started"] < 64  # its limit counts the processes it had
     assert left_behind(marker) == []
-    checks = [json.loads(line.split("DAEMON-CHECK ", 1)[1])
-              for line in (out / "logs" / "cheat.log").read_text().splitlines()
+    checks = [json.loads(line.split("DAEMON-CHECK ", 1)[1]) for line in log.splitlines()
               if "DAEMON-CHECK " in line]
     assert checks and all(check["alive"] == 0 for check in checks)  # gone with its game
+    # each of its processes saw a deal once: the block's other games (the same deal in other
+    # seats) went to other processes
+    assert "DEAL-SEEN" not in log and len(reports) + len(checks) == 6  # its 6 games, each seen
 
     # the seeds come from the store's secret: the public seed (3) tells a bot nothing
     assert len(load_config(out)["seed_secret"]) == 32

@@ -3,10 +3,13 @@
 usage: cheating_bot.py MODE MARKER TARGET...   MODE: cheat | hog | flood
 
 cheat: at its first `game` message it tries what a cheater would (find the store through /proc,
-read each TARGET that is a path, connect to each TARGET written tcp:HOST:PORT and to public hosts, leave a daemon behind, allocate past its memory limit
-in a child, start 200 processes) and writes one line `CHEAT-REPORT {json}` on stderr saying what worked; then plays the
-first legal action. At each later `game` it writes `DAEMON-CHECK {json}`: whether its daemon
-is still there. hog: allocates 2 GiB at its first decision. flood: writes stderr without end
+read each TARGET that is a path, read the environment of the sandbox's init, write outside /tmp,
+connect to each TARGET written tcp:HOST:PORT and to public hosts, leave a daemon behind, allocate
+past its memory limit in a child, start 200 processes) and writes one line `CHEAT-REPORT {json}`
+on stderr saying what worked; then plays the first legal action. At each later `game` it writes
+`DAEMON-CHECK {json}`: whether its daemon is still there. It remembers the first row of every game
+it plays and writes `DEAL-SEEN` when a game starts with one it has seen (a deal played again: it
+would know the rows to come). hog: allocates 2 GiB at its first decision. flood: writes stderr without end
 at its first decision. MARKER is in the command line of the daemon it leaves.
 """
 import json
@@ -41,7 +44,7 @@ def find_store():
 def read(path):
     try:
         if os.path.isdir(path):
-            return sorted(os.listdir(path))[:5] or True
+            return sorted(os.listdir(path))[:5]
         with open(path, "rb") as f:
             return f.read(64).decode(errors="replace") or True
     except OSError:
@@ -57,6 +60,28 @@ def network():
         except OSError:
             pass
     return reached
+
+
+def init_environment():
+    """The names of the variables of process 1 (the sandbox's init), None if it cannot be read."""
+    try:
+        with open("/proc/1/environ", "rb") as f:
+            return sorted(v.split(b"=", 1)[0].decode() for v in f.read().split(b"\0") if v)
+    except OSError:
+        return None
+
+
+def written():
+    """The places outside /tmp where it could create a file."""
+    done = []
+    for folder in ("/", "/usr", os.getcwd()):
+        try:
+            with open(os.path.join(folder, "cheat-was-here"), "w") as f:
+                f.write("x")
+            done.append(folder)
+        except OSError:
+            pass
+    return done
 
 
 def daemon():
@@ -116,6 +141,8 @@ def cheat(game):
         "game": game["game"], "seat": game["seat"], "seed": game["seed"],
         "pid": os.getpid(), "processes_seen": len(seen), "store_found": store,
         "read": {path: read(path) for path in secrets},
+        "init_environment": init_environment(),
+        "written": written(),
         "network": network(),
         "daemon_started": daemon(),
         "allocation_status": allocate(2048),
@@ -130,9 +157,18 @@ def send(message):
 
 
 cheated = False
+rows, first = set(), False
 for line in sys.stdin:
     message = json.loads(line)
     kind = message["type"]
+    if kind == "game":
+        first = True
+    elif kind == "act" and first:
+        first = False
+        row = tuple(d["domino"] for d in message["state"]["next_row"])
+        if row in rows:
+            print("DEAL-SEEN " + json.dumps(row), file=sys.stderr, flush=True)
+        rows.add(row)
     if kind == "hello":
         send({"type": "hello", "name": mode, "version": "1"})
     elif kind == "game" and mode == "cheat" and cheated:  # the daemon of its last game: gone?

@@ -43,7 +43,7 @@ class ExternalBot(Bot):
                 process.start()
             finally:
                 self.pool.started(process)
-        process.new_game(self.pool.game)
+        process.new_game(self.pool.game, self.pool.deals)
         kdtp.warm_up()
         message = kdtp.game_message(self.pool.game, seat, rules, int(seed), self.options,
                                     self.pool.settings.clock)

@@ -3,7 +3,10 @@
 A game borrows the processes it needs (`ExternalBot`), one per entrant and seat in use, gives them
 back at `close`, and the next game reuses them, so a slow start (a JVM) is paid once. A process
 that crashed, timed out or broke the protocol is killed and a new one started for the next game.
-`ProcessPool.close` sends `quit`, waits 2 s, then kills what is left. At most
+`ProcessPool.close` sends `quit`, waits 2 s, then kills what is left. Sandboxed, a process never
+plays a deal twice: the games of a duplicate block share their deal (in other seats), and a bot
+that remembered it would know the order of the undrawn dominoes; such a game gets another process
+(a bot sandbox cannot tell another anything). At most
 `ProcessSettings.idle_processes` processes wait idle: past that, the one idle the longest is
 asked to quit (and killed if it does not), so a round robin of many entrants does not keep a
 process for every entrant and seat ever played on a worker.
@@ -46,6 +49,7 @@ class ProcessPool:
         self.settings = settings or ProcessSettings()
         self.track = track
         self.game = 0
+        self.deals: tuple = ()  # the deal seeds of the game being played
         # idle processes, least recently given back first: BotProcess -> (program, entrant)
         self._idle: collections.OrderedDict = collections.OrderedDict()
         self._all: list[BotProcess] = []
@@ -65,10 +69,16 @@ class ProcessPool:
         """A new ExternalBot for one game of `entrant` (its label)."""
         return ExternalBot(self, program, entrant, options)
 
+    def new_game(self, game: int, deals: tuple = ()) -> None:
+        """The game played next: its index and its deal seeds."""
+        self.game, self.deals = game, tuple(deals)
+
     def lend(self, program: Program, entrant: str) -> BotProcess:
         """A live process of this entrant, started if none is idle (not started yet: the bot's
-        first `setup` starts it)."""
+        first `setup` starts it); sandboxed, one that has not played this game's deals."""
         for process in reversed([p for p, key in self._idle.items() if key == (program, entrant)]):
+            if self.settings.sandbox is not None and not process.deals.isdisjoint(self.deals):
+                continue
             del self._idle[process]
             if process.alive():
                 return process

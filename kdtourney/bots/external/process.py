@@ -110,6 +110,7 @@ class BotProcess:
         self.proc = None
         self.hello: dict | None = None
         self.game = None                     # the game being played (for the log)
+        self.deals: set = set()              # the deal seeds of every game it was sent
         self.allowed = None                  # seconds the decision asked for may take
         self.broken = False
         self._buffer = bytearray()
@@ -355,9 +356,10 @@ class BotProcess:
             self.confinement.release()
         raise kind(message, self.stderr_tail())
 
-    def new_game(self, game: int) -> None:
-        """A game starts: its index for the log, its output counted from zero."""
+    def new_game(self, game: int, deals=()) -> None:
+        """A game starts: its index for the log, its deal seeds, its output counted from zero."""
         self.game, self.output = game, 0
+        self.deals.update(deals)
 
     def _count_output(self, n: int) -> None:
         """`n` more bytes written; past the output limit the bot is killed (then it fails)."""

@@ -9,10 +9,12 @@ namespaces, set up by bwrap:
 - no network (`--unshare-net`: a loopback interface only), its own IPC and host name;
 - a filesystem of read-only binds: the system (/usr, the library links, a few files of /etc), the
   runtime the command needs (the folder of its program, the Python prefix for Python, the
-  project's venv and kdtourney for a served Python bot), the bot's own folder; /tmp is a private
-  tmpfs (the only place it can write), /proc its own, /dev a minimal one. Nothing else is there:
-  not the tournament folder, not the user's home, not another bot's folder.
-- no capabilities (`--cap-drop ALL`, with no_new_privs), an empty environment but PATH, HOME=/tmp.
+  project's venv and kdtourney for a served Python bot), the bot's own folder and the `files` its
+  TOML lists; an empty tmpfs covers the tournament's folder (`Sandbox.hidden`) and the user's home
+  where a bound folder holds them; all read-only but /tmp, a private tmpfs, /proc its own, /dev a
+  minimal one;
+- no capabilities (`--cap-drop ALL`, with no_new_privs), an empty environment but PATH, HOME=/tmp
+  (bwrap itself starts with an empty one: it is the namespace's init, which the bot can read).
 
 Limits (`Limits`): memory and processes through a cgroup of its own per bot process when this
 machine lets kdtourney create one (cgroup v2, or v1's memory and pids hierarchies: root, or a
@@ -77,9 +79,11 @@ class Limits:
 
 @dataclass(frozen=True)
 class Sandbox:
-    """How bot processes are sandboxed: their limits."""
+    """How bot processes are sandboxed: their limits, and the folders no bot may see even where
+    a folder it does see holds them (`hidden`: the tournament's folder)."""
 
     limits: Limits = Limits()
+    hidden: tuple = ()
 
     def confine(self, program: Program) -> "Confinement":
         """The sandbox of one process of `program`."""
@@ -140,6 +144,15 @@ def _start_time(pid: int) -> int:
             return int(f.read().rsplit(")", 1)[1].split()[19])
     except (OSError, IndexError, ValueError):
         return 0
+
+
+def _within(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or inside it (both absolute)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _depth(path: str) -> int:
+    return len(path.rstrip(os.sep).split(os.sep))
 
 
 def _prefix(program: str) -> str:
@@ -203,24 +216,45 @@ class Confinement:
         for pattern in ETC_FILES:
             for path in sorted(glob.glob(os.path.join("/etc", pattern))):
                 command += ["--ro-bind", path, path]
-        for path in self._visible():
-            command += ["--ro-bind", path, path]
+        masks = self._mount_visible(command)
         command += ["--chdir", "/tmp" if self.served else os.path.abspath(self.program.cwd)]
         if self.served:  # a private copy of kdtourney's compiled kernels (a bot cannot alter them)
             for path in _numba_caches():
                 command += ["--ro-bind", path, f"{NUMBA_COPY_FROM}/{os.path.basename(path)}"]
-            command += ["--setenv", "NUMBA_CACHE_DIR", "/tmp/numba", "--", "/bin/sh", "-c",
+            command += ["--setenv", "NUMBA_CACHE_DIR", "/tmp/numba"]
+        for path in ["/", *masks]:  # mounted: only /tmp (and /dev/shm) stay writable
+            command += ["--remount-ro", path]
+        if self.served:
+            command += ["--", "/bin/sh", "-c",
                         f'cp -R {NUMBA_COPY_FROM} /tmp/numba 2>/dev/null; exec "$@"', "sh"]
         else:
             command += ["--"]
         command += self.program.command
         self._make_cgroups()
+        # bwrap starts with an empty environment: the sandbox's init (its pid 1, which the bot
+        # can read) is a bwrap process and keeps what bwrap was started with
+        clean = ["env", "-i", "PATH=/usr/bin:/bin"]
         if self.cgroups:  # the shell joins the cgroups, then becomes bwrap: nothing escapes them
             join = " && ".join(f'echo $$ > "${i + 1}/cgroup.procs"' for i in range(len(self.cgroups)))
             n = len(self.cgroups)
-            return ["/bin/sh", "-c", f'{join} && shift {n} && exec "$@"', "sh", *self.cgroups,
-                    *command]
-        return ["prlimit", f"--data={limits.memory_mib << 20}", "--", *command]
+            return [*clean, "/bin/sh", "-c", f'{join} && shift {n} && exec "$@"', "sh",
+                    *self.cgroups, *command]
+        return [*clean, "prlimit", f"--data={limits.memory_mib << 20}", "--", *command]
+
+    def _mount_visible(self, command: list[str]) -> list[str]:
+        """Add the visible folders to `command` as read-only binds, with an empty tmpfs over each
+        hidden folder one of them holds (the tournament's folder, the user's home), outer ones
+        first, so that a folder inside a hidden one (the bot's own, in the home) is bound again
+        over the tmpfs; returns those tmpfs (to be made read-only once all is mounted). Nothing
+        inside the tournament's folder is bound."""
+        secret = [os.path.abspath(h) for h in self.sandbox.hidden]
+        visible = [p for p in self._visible() if not any(_within(p, h) for h in secret)]
+        masks = [h for h in dict.fromkeys([*secret, os.path.expanduser("~")])
+                 if os.path.isdir(h) and any(_within(h, p) and h != p for p in visible)]
+        for _, mask, path in sorted([(_depth(p), False, p) for p in visible]
+                                    + [(_depth(h), True, h) for h in masks]):
+            command += ["--tmpfs", path] if mask else ["--ro-bind", path, path]
+        return masks
 
     def _visible(self) -> list[str]:
         """The folders (and files) the bot sees besides the system: its own folder, the runtime
