@@ -597,10 +597,13 @@ class BotRegistry:
         info = self._bots[entrant.name]
         if info.program is not None or not isolate:
             return info.program
-        # sandboxed, a bot gets its own files only: other bots' code is theirs
-        files = self._files if pool.settings.sandbox is None else self._own_files(info)
+        # sandboxed, a bot gets its own files only: other bots' code is theirs (none: a bot of
+        # kdtourney or the installation, which the harness runs too)
+        sandboxed = pool.settings.sandbox is not None
+        files = self._own_files(info) if sandboxed else self._files
         name = f"sources-{sources_digest(files)[:12]}.json"
-        return serve_program(entrant.spec, pool.file(name, encode_sources(files)))
+        return serve_program(entrant.spec, pool.file(name, encode_sources(files)),
+                             trusted=sandboxed and not files)
 
     def _own_files(self, info: BotInfo) -> dict:
         """A folder bot's files as read, in the form of `source_files()`: its module, its

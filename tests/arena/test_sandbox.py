@@ -1,6 +1,7 @@
 """--sandbox: a bot written to cheat learns nothing it should not, its limits give verdicts, and
 nothing it starts outlives the run."""
 
+import dataclasses
 import json
 import os
 import shutil
@@ -10,13 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from kdtp_support import left_behind, new_marker
+from kdtp_support import left_behind, new_marker, write_fake_bots
 
 from kdtourney.arena import load_faults, load_games
 from kdtourney.arena.schedule import GameSpec, bot_seed, deal_seed, keyed
 from kdtourney.arena.store import load_config
-from kdtourney.bots.external import (BotExited, BotProcess, Limits, ProcessSettings, Sandbox,
-                                     load_toml, sandbox)
+from kdtourney.bots.external import (BotExited, BotProcess, Limits, ProcessPool, ProcessSettings,
+                                     Sandbox, load_toml, sandbox)
+from kdtourney.engine import Rules
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 CHEATING_BOT = Path(__file__).resolve().parents[1] / "data" / "cheating_bot.py"
@@ -214,3 +216,25 @@ def test_without_a_cgroup_memory_is_bounded_per_process_by_rlimit_data(tmp_path,
         assert "MemoryError" in failed.value.stderr  # the allocation failed inside the bot
     finally:
         process.stop()
+
+
+@needs_bwrap
+def test_a_sandboxed_process_never_gets_a_deal_twice_and_a_trusted_one_is_kept(tmp_path):
+    """The games of a block share their deal: another process of the bot plays each, and the
+    processes serve the next blocks; a bot of kdtourney's (trusted) keeps one process."""
+    folder = write_fake_bots(tmp_path / "bots", ["plain"])
+    program = load_toml(folder / "plain.toml").program
+    pids = {}
+    with ProcessPool(ProcessSettings(sandbox=Sandbox())) as pool:
+        for prog in (program, dataclasses.replace(program, trusted=True)):
+            pids[prog.trusted] = []
+            for game, deal in enumerate([7, 7, 8, 8]):
+                pool.new_game(game, (deal,))
+                bot = pool.bot(prog, f"plain-{prog.trusted}", {})
+                bot.setup(0, Rules(2), 1)
+                pids[prog.trusted].append(bot._process.pid)
+                bot.close()
+    first, again, next_block, its_again = pids[False]
+    assert first != again and next_block in (first, again) and its_again in (first, again)
+    assert next_block != its_again
+    assert len(set(pids[True])) == 1

@@ -18,7 +18,8 @@ class Program:
     resolved; cwd: the working directory; origin: the TOML file (or 'kdtourney serve');
     declared: the command as the TOML file wrote it; reads: files it reads outside its folder
     (a TOML file's `files`, a served bot's sources file): part of a TOML bot's identity
-    (kdtourney.bots.external.identity), and a sandbox shows them."""
+    (kdtourney.bots.external.identity), and a sandbox shows them. trusted: a served bot of
+    kdtourney or of the installation (not of a bots folder), whose code the harness runs too."""
 
     name: str
     command: tuple
@@ -26,6 +27,7 @@ class Program:
     origin: str
     declared: tuple = ()
     reads: tuple = ()
+    trusted: bool = False
 
     @property
     def executable(self) -> str | None:
@@ -94,9 +96,9 @@ def load_toml(path: Path, origin: str | None = None) -> Declared:
 SERVED = "kdtourney serve"   # the origin of a Python bot served in its own process
 
 
-def serve_program(spec: str, sources_file: str) -> Program:
+def serve_program(spec: str, sources_file: str, trusted: bool = False) -> Program:
     """`kdtourney serve SPEC` with the bot sources of `sources_file` (JSON {origin: text}): a
     Python bot in its own process, exactly as the harness would play it in-process."""
     command = (sys.executable, "-m", "kdtourney", "serve", spec, "--sources", sources_file)
     return Program(name=spec, command=command, cwd=os.getcwd(), origin=SERVED,
-                   reads=(sources_file,))
+                   reads=(sources_file,), trusted=trusted)

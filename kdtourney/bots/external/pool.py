@@ -6,7 +6,8 @@ that crashed, timed out or broke the protocol is killed and a new one started fo
 `ProcessPool.close` sends `quit`, waits 2 s, then kills what is left. Sandboxed, a process never
 plays a deal twice: the games of a duplicate block share their deal (in other seats), and a bot
 that remembered it would know the order of the undrawn dominoes; such a game gets another process
-(a bot sandbox cannot tell another anything). At most
+(a bot sandbox cannot tell another anything). Bots of kdtourney or of the installation (trusted:
+the harness runs their code anyway) keep one process. At most
 `ProcessSettings.idle_processes` processes wait idle: past that, the one idle the longest is
 asked to quit (and killed if it does not), so a round robin of many entrants does not keep a
 process for every entrant and seat ever played on a worker.
@@ -75,9 +76,11 @@ class ProcessPool:
 
     def lend(self, program: Program, entrant: str) -> BotProcess:
         """A live process of this entrant, started if none is idle (not started yet: the bot's
-        first `setup` starts it); sandboxed, one that has not played this game's deals."""
+        first `setup` starts it); sandboxed, one that has not played this game's deals (unless
+        the program is trusted)."""
         for process in reversed([p for p, key in self._idle.items() if key == (program, entrant)]):
-            if self.settings.sandbox is not None and not process.deals.isdisjoint(self.deals):
+            if self.settings.sandbox is not None and not program.trusted \
+                    and not process.deals.isdisjoint(self.deals):
                 continue
             del self._idle[process]
             if process.alive():
