@@ -1,6 +1,7 @@
 """The `kdtourney` command line: parses, calls the library, prints."""
 
 import contextlib
+import os
 
 import click
 
@@ -423,7 +424,7 @@ def replay_command(folder, game):
 @main.command("export")
 @click.argument("folder", metavar="DIR")
 @click.option("--format", "fmt", metavar="csv|parquet", help="Default: from the file name "
-              "(.parquet), else csv.")
+              "(.csv, .parquet or .pq).")
 @click.option("-o", "--output", required=True, metavar="FILE")
 @click.option("--table", default="results", show_default=True,
               metavar="results|games|faults|entrants",
@@ -434,7 +435,11 @@ def export_command(folder, fmt, output, table):
     from kdtourney.arena.store import StoreError, export_table
 
     if fmt is None:
-        fmt = "parquet" if output.lower().endswith((".parquet", ".pq")) else "csv"
+        suffix = os.path.splitext(output)[1].lower()
+        fmt = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}.get(suffix)
+        if fmt is None:
+            raise _CommandError(f"cannot tell the format of {output}: name it .csv or .parquet, "
+                                "or give --format")
     with _one_line(StoreError):
         rows = export_table(folder, output, fmt, table)
     click.echo(f"{output}: {rows} rows ({table})")

@@ -110,6 +110,20 @@ def test_export(small, tmp_path):
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "g.parquet"), load_games(folder))
 
 
+def test_export_never_writes_over_a_store_nor_guesses_a_format(small, tmp_path):
+    folder, _ = small
+    store = folder / "tournament.sqlite"
+    before = store.read_bytes()
+    cases = [(["-o", store, "--format", "csv"], "is an SQLite database (a tournament's store?)"),
+             (["-o", tmp_path / "r.json"], "cannot tell the format of "),
+             (["-o", tmp_path / "results"], "cannot tell the format of ")]
+    for args, message in cases:
+        result = run("export", folder, *args)
+        assert result.exit_code == 2 and result.stderr.startswith("Error: "), result.output
+        assert message in result.stderr and result.stderr.count("\n") == 1
+    assert store.read_bytes() == before and load_results(folder) is not None
+
+
 def wait_for_games(path, at_least, timeout=60):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -584,6 +584,14 @@ def load_tune_table(folder) -> pd.DataFrame:
     return pd.DataFrame(columns=list(TUNE_COLUMNS))
 
 
+def _is_sqlite(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\0"
+    except OSError:
+        return False
+
+
 def export_table(folder, path, fmt: str = "csv", table: str = "results") -> int:
     """Write one table of the store to `path` as CSV or Parquet; returns the number of rows.
     Parquet needs pyarrow (`pip install 'kdtourney[parquet]'`)."""
@@ -596,8 +604,11 @@ def export_table(folder, path, fmt: str = "csv", table: str = "results") -> int:
             import pyarrow  # noqa: F401
         except ImportError:
             raise StoreError("Parquet export needs pyarrow: pip install 'kdtourney[parquet]'") from None
-    df = LOADERS[table](folder)
     path = Path(path)
+    if _is_sqlite(path):
+        raise StoreError(f"{path} is an SQLite database (a tournament's store?): export writes a "
+                         "new file, it does not overwrite that")
+    df = LOADERS[table](folder)
     try:
         if fmt == "csv":
             df.to_csv(path, index=False)
