@@ -8,16 +8,38 @@ import click
 from kdtourney import __version__
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="kdtourney")
-def main():
-    """Tournaments and bot evaluation for Kingdomino."""
-
-
 class _CommandError(click.ClickException):
     """A one-line `Error: ...` and exit status 2 (bad input), no traceback."""
 
     exit_code = 2
+
+
+@contextlib.contextmanager
+def _usage_in_one_line():
+    """click's usage errors (an unknown option, a missing argument) as one `Error:` line: click
+    would add the usage and a hint. A bare command still shows its help."""
+    try:
+        yield
+    except click.exceptions.NoArgsIsHelpError:
+        raise
+    except click.UsageError as exc:
+        raise _CommandError(exc.format_message()) from None
+
+
+class _Commands(click.Group):
+    def make_context(self, *args, **kwargs):
+        with _usage_in_one_line():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx):
+        with _usage_in_one_line():
+            return super().invoke(ctx)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kdtourney")
+def main():
+    """Tournaments and bot evaluation for Kingdomino."""
 
 
 @contextlib.contextmanager

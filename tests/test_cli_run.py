@@ -496,3 +496,15 @@ def test_a_bots_data_is_its_code_on_resume(tmp_path):
         f"Error: terrain-taster ({(bots / 'terrain_taster.py').resolve()}): its code changed since "
         f"the games stored in {folder} (source_sha256 "), result.output
     assert snapshot(folder) == before
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "--nosuch"], "No such option '--nosuch'"),
+    (["export"], "Missing argument 'DIR'"),
+    (["nosuchcmd"], "No such command 'nosuchcmd'"),
+    (["run", "--games", "abc"], "--games expects an integer, not 'abc'"),
+])
+def test_usage_errors_are_one_line(args, message):
+    result = run(*args)
+    assert result.exit_code == 2 and result.stderr.startswith(f"Error: {message}"), result.stderr
+    assert result.stderr.count("\n") == 1 and "Usage:" not in result.output
