@@ -116,11 +116,15 @@ def serve_command(spec, bots_dirs, sources):
 
 # --- run, replay, export (the arena) -------------------------------------------------------------
 
-class _Number(click.ParamType):
-    """An int or float option whose bad value is a one-line error (exit 2), like other bad input."""
+MAX_GAMES = 10_000_000  # games (or SPSA iterations) one command may ask for: the plan is in memory
 
-    def __init__(self, kind=int, positive=True):
-        self.kind, self.positive = kind, positive
+
+class _Number(click.ParamType):
+    """An int or float option whose bad value is a one-line error (exit 2), like other bad input:
+    not a number, not finite, not positive (`positive`), or above `maximum`."""
+
+    def __init__(self, kind=int, positive=True, maximum=10**9):
+        self.kind, self.positive, self.maximum = kind, positive, maximum
         self.name = "integer" if kind is int else "number"
 
     def convert(self, value, param, ctx):
@@ -132,10 +136,14 @@ class _Number(click.ParamType):
             except ValueError:
                 raise _CommandError(f"{param.opts[0]} expects {'an' if self.kind is int else 'a'} "
                                     f"{self.name}, not {value!r}") from None
+        if number != number or number in (float("inf"), float("-inf")):
+            raise _CommandError(f"{param.opts[0]} must be a finite number, not {value}")
         if self.positive and not number > 0:
             raise _CommandError(f"{param.opts[0]} must be positive, not {value}")
         if not self.positive and number < 0:
             raise _CommandError(f"{param.opts[0]} must not be negative, not {value}")
+        if number > self.maximum:
+            raise _CommandError(f"{param.opts[0]} must be at most {self.maximum:,}, not {value}")
         return number
 
 
@@ -329,7 +337,7 @@ def _write_report(folder, no_report):
 @main.command("run")
 @click.option("--bots", metavar="SPECS", help="Entrants, comma-separated; parameters with ':', "
               "e.g. greedy,mcts:iterations=500.")
-@click.option("--games", type=_Number(int), default=100, show_default=True,
+@click.option("--games", type=_Number(int, maximum=MAX_GAMES), default=100, show_default=True,
               help="Games in all, rounded up to whole blocks.")
 @click.option("--players", metavar="N[,N]", help="Table size 2, 3 or 4, or a list such as 2,4 "
               "(blocks alternate). Default 2; a lineup's length.")
@@ -587,8 +595,8 @@ def _duration(text):
 @main.command("ladder")
 @click.option("--bots", metavar="SPECS", help="Fixed reference entrants besides the folders' bots, "
               "e.g. greedy,mcts:time=0.1.")
-@click.option("--games", type=_Number(int), help="Stop once the ladder holds this many games "
-              "(default: run until Ctrl-C).")
+@click.option("--games", type=_Number(int, maximum=MAX_GAMES),
+              help="Stop once the ladder holds this many games (default: run until Ctrl-C).")
 @click.option("--until", metavar="DURATION", help="Stop after this long, e.g. 90s, 10m, 2h.")
 @click.option("--players", metavar="N[,N]", help="Table size 2, 3 or 4, or a list such as 2,4 "
               "(blocks alternate). Default 2.")
@@ -735,7 +743,8 @@ _SPRT_PARAMS = ("candidate", "baseline", "elo0", "elo1", "alpha", "beta", "playe
               "more, in (0, 0.5).")
 @click.option("--players", metavar="2|3|4", help="Table size (default 2): the candidate and "
               "PLAYERS-1 baselines.")
-@click.option("--max-games", type=_Number(int), default=20_000, show_default=True,
+@click.option("--max-games", type=_Number(int, maximum=MAX_GAMES), default=20_000,
+              show_default=True,
               help="Stop undecided after this many games (rounded up to whole blocks).")
 @_rule_options
 @_session_options(
@@ -817,7 +826,7 @@ _TUNE_PARAMS = ("bot", "param", "players", "iterations", "against", "batch", "bl
               "run. An int parameter takes whole values, rounded at random.")
 @click.option("--players", metavar="2|3|4", help="Table size (default 2): theta+, theta- and "
               "PLAYERS-2 --against opponents.")
-@click.option("--iterations", type=_Number(int), default=1000, show_default=True,
+@click.option("--iterations", type=_Number(int, maximum=MAX_GAMES), default=1000, show_default=True,
               help="SPSA iterations; each plays --blocks duplicate blocks.")
 @click.option("--against", metavar="SPEC[,SPEC]", help="The other seats at 3 or 4 players: one "
               "spec for all, or one per seat (default: BOT at its start values).")
@@ -826,9 +835,9 @@ _TUNE_PARAMS = ("bot", "param", "players", "iterations", "against", "batch", "bl
               "the seed only, not on --workers).")
 @click.option("--blocks", type=_Number(int), default=1, show_default=True,
               help="Duplicate blocks (deals under every rotation) per iteration.")
-@click.option("--verify", type=_Number(int), metavar="N", help="At the end, play the tuned values "
-              "against the start values over N games (rounded up to whole deals) and print the "
-              "gain with its 95% interval.")
+@click.option("--verify", type=_Number(int, maximum=MAX_GAMES), metavar="N",
+              help="At the end, play the tuned values against the start values over N games "
+              "(rounded up to whole deals) and print the gain with its 95% interval.")
 @_rule_options
 @_session_options(
     "Tune", seed="Seed of the deals and perturbations", name_default="tune, the bot",

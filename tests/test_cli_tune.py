@@ -118,6 +118,11 @@ def test_a_killed_tune_resumes_to_the_values_of_an_uninterrupted_one(tmp_path):
     (["mcts:c=0.3", "--param", "c=0.2,0,1"], "--param c: c is also fixed in 'mcts:c=0.3'"),
     (["mcts", "--param", "c=0.2,0,1", "--param", "c=0.3,0,1"], "--param c given twice"),
     (["mcts", "--param", "c=0.2,0,1", "--iterations", "0"], "--iterations must be positive"),
+    (["mcts", "--param", "c=0,-1,0.5"], "--param c: the range [-1, 0.5] holds values the bot "
+                                        "refuses: mcts:c=-1.0: c must be a number >= 0.0"),
+    (["mcts", "--param", "c=0.2,0.02,1e308"], "--param c: min and max must lie within +-1e+12"),
+    (["mcts", "--param", "c=0.2,0,1", "--iterations", "99999999999"],
+     "--iterations must be at most 10,000,000"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     result = run(*args, "--out", tmp_path / "t")

@@ -114,6 +114,9 @@ def default_r_end(lo: float, hi: float, c_end: float, iterations: int) -> float:
     return (hi - lo) / travel if travel > 0 else 0.0
 
 
+MAX_VALUE = 1e12  # a parameter's range ends (the steps' arithmetic stays finite)
+
+
 def make_param(name: str, start, lo, hi, c_end=None, r_end=None, *, integer: bool,
                iterations: int) -> Param:
     """A checked Param (defaults for c_end and r_end: see the module docstring); SpsaError."""
@@ -130,13 +133,16 @@ def make_param(name: str, start, lo, hi, c_end=None, r_end=None, *, integer: boo
             raise SpsaError(f"--param {name}: {what} must be a finite number, not {v}")
         values[what] = x
     start, lo, hi = values["start"], values["min"], values["max"]
+    if max(abs(lo), abs(hi)) > MAX_VALUE:
+        raise SpsaError(f"--param {name}: min and max must lie within +-{MAX_VALUE:g}")
     if not lo < hi:
         raise SpsaError(f"--param {name}: min must be less than max, not min {lo:g} and max {hi:g}")
     if not lo <= start <= hi:
         raise SpsaError(f"--param {name}: start {start:g} is outside its range [{lo:g}, {hi:g}]")
     c_end = values.get("c_end", default_c_end(lo, hi))
-    if not c_end > 0:
-        raise SpsaError(f"--param {name}: c_end must be positive, not {c_end:g}")
+    if not 0 < c_end <= hi - lo:
+        raise SpsaError(f"--param {name}: c_end must be positive and at most the range's width "
+                        f"{hi - lo:g}, not {c_end:g}")
     r_end = values.get("r_end")
     if r_end is None:
         r_end = default_r_end(lo, hi, c_end, iterations)

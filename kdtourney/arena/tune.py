@@ -156,6 +156,14 @@ def prepare_tune(registry, bot: str | None, params, *, players=None, iterations:
             raise ArenaError(str(exc)) from None
     tune = Tune(bot=base.name, fixed=tuple(sorted(fixed.items())), params=tuple(tuned),
                 schedule=spsa.Schedule(iterations), batch=batch, blocks=blocks)
+    for i, p in enumerate(tune.params):  # the bot must take every value of the range
+        for end in (p.min, p.max):
+            try:
+                theta = [end if j == i else v for j, v in enumerate(tune.start)]
+                registry.resolve(tune.spec(theta))
+            except EntrantError as exc:
+                raise ArenaError(f"--param {p.name}: the range [{p.min:g}, {p.max:g}] holds values "
+                                 f"the bot refuses: {exc}") from None
     if players is None or (isinstance(players, int) and not isinstance(players, bool)):
         players = (players or 2,)
     sizes = parse_players(players)

@@ -472,6 +472,7 @@ class BotRegistry:
         self._bundles: dict[str, list[str]] = {}       # folder bot module -> its files' names
         self._hellos: dict[Program, dict] = {}
         self._identities: dict[str, dict] = {}
+        self._checked: set[str] = set()  # built-in specs made once (resolve)
 
     @classmethod
     def from_sources(cls, files: dict, *, entry_points: bool = True,
@@ -517,7 +518,9 @@ class BotRegistry:
     def resolve(self, spec) -> Entrant:
         """The Entrant of `spec` checked against its bot: known bot, known parameters, values of
         the types of their defaults (an int where a float is expected becomes a float; a value where
-        a str is expected becomes its text). Raises EntrantError with a one-line message."""
+        a str is expected becomes its text), and for a built-in bot values it accepts (it is made
+        once: `mcts:c=-1` fails here, not in every game). Raises EntrantError with a one-line
+        message."""
         entrant = parse_entrant(spec)
         info = self._bots.get(entrant.name)
         if info is None:
@@ -530,7 +533,14 @@ class BotRegistry:
                 raise EntrantError(f"{info.name} has no parameter {key!r}; "
                                    + (f"its parameters: {valid}" if valid else "it takes no parameters"))
             converted.append((key, _convert(info.name, key, value, params[key])))
-        return Entrant(info.name, tuple(converted))
+        resolved = Entrant(info.name, tuple(converted))
+        if info.origin == BUILT_IN and resolved.spec not in self._checked:
+            try:
+                info.cls(**resolved.kwargs)
+            except (TypeError, ValueError) as exc:
+                raise EntrantError(f"{resolved.spec}: {exc}") from None
+            self._checked.add(resolved.spec)
+        return resolved
 
     def identity(self, spec) -> dict:
         """What code plays for the entrant `spec`: {"kind", "digest", ...} (see the module

@@ -87,6 +87,8 @@ def test_bad_parameters_are_refused_in_one_line():
                           ((20, 0, 10), "start 20 is outside its range [0, 10]"),
                           (("a", 0, 1), "start must be a number, not 'a'"),
                           ((0.5, 0, 1, -1), "c_end must be positive"),
+                          ((0.5, 0, 1, 2), "c_end must be positive and at most the range's "
+                                           "width 1, not 2"),
                           ((0.5, 0, 1, 0.1, 0), "r_end must be positive"),
                           (("nan", 0, 1), "start must be a finite number")]:
         with pytest.raises(spsa.SpsaError, match="^--param x: " + message.replace("[", r"\[")):
