@@ -486,7 +486,11 @@ def report_command(folder, anchor, open_page):
     from kdtourney.report.html import ReportError, write_report
 
     with _one_line(StoreError, ReportError):
-        path = write_report(folder, anchor=anchor)
+        try:
+            path = write_report(folder, anchor=anchor)
+        except OSError as exc:
+            raise _CommandError(f"cannot write the report into {folder}: "
+                                f"{exc.strerror or exc}") from None
     click.echo(str(path))
     if open_page:
         import webbrowser

@@ -2,6 +2,7 @@
 
 import os
 import signal
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -513,3 +514,21 @@ def test_usage_errors_are_one_line(args, message):
     result = run(*args)
     assert result.exit_code == 2 and result.stderr.startswith(f"Error: {message}"), result.stderr
     assert result.stderr.count("\n") == 1 and "Usage:" not in result.output
+
+
+def test_a_name_is_not_a_path_and_a_page_that_cannot_be_written_is_one_line(small, tmp_path,
+                                                                         monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in (".", "..", "../elsewhere", "a/b"):
+        result = run("run", "--bots", "random,greedy", "--games", "2", "--name", name, "-q")
+        assert result.exit_code == 2 and "names a folder of reports/, not a path" in result.stderr
+    assert not (tmp_path / "reports").exists() and not (tmp_path.parent / "elsewhere").exists()
+    folder, _ = small
+    page = tmp_path / "copy"
+    shutil.copytree(folder, page)
+    (page / "index.html").unlink(missing_ok=True)
+    (page / "index.html").mkdir()
+    result = run("report", page)
+    assert result.exit_code == 2 and result.stderr.startswith(f"Error: cannot write the report "
+                                                              f"into {page}: ")
+    assert result.stderr.count("\n") == 1

@@ -421,10 +421,13 @@ LOGS = "logs"              # the entrants' stderr logs, in the tournament folder
 
 def asked_folder(out=None, name=None) -> Path | None:
     """The folder a run was given: `out`, else reports/<name>, else None (then `new_folder` once
-    the tournament is known)."""
+    the tournament is known). ArenaError for a name that is a path (--out takes those)."""
     if out:
         return Path(out)
     if name:
+        if name in (".", "..") or "/" in name or os.sep in name:
+            raise ArenaError(f"--name {name!r} names a folder of {REPORTS}/, not a path: give a "
+                             "name without '/' (or --out DIR)")
         return REPORTS / name
     return None
 
