@@ -106,6 +106,8 @@ BASE = ("--candidate", "greedy", "--baseline", "random")
     (BASE + ("--elo0", 5, "--elo1", -5), "--elo1 must be greater than --elo0"),
     (BASE + ("--elo1", "abc"), "--elo1 expects a number"),
     (BASE + ("--elo1", "nan"), "--elo1 must be a finite number"),
+    (BASE + ("--elo1", "1e308"), "--elo0 and --elo1 must lie within +-1000 and at least 0.1 apart"),
+    (BASE + ("--elo0", 0, "--elo1", "0.0000001"), "at least 0.1 apart"),
     (BASE + ("--alpha", 0.7), "--alpha is an error rate strictly between 0 and 0.5"),
     (BASE + ("--alpha", 0), "--alpha is an error rate"),
     (BASE + ("--beta", 0.5), "--beta is an error rate"),

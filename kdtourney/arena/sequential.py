@@ -104,6 +104,10 @@ class SprtTest:
         return sprt_bounds(self.alpha, self.beta)
 
 
+MAX_ELO = 1000.0   # past it, a score is within rounding of 0 or 1: the model says nothing
+MIN_ELO_GAP = 0.1
+
+
 def _finite(name: str, value) -> float:
     try:
         x = float(value)
@@ -129,6 +133,10 @@ def prepare_test(registry, *, candidate: str | None, baseline: str | None, elo0:
     if not elo1 > elo0:
         raise ArenaError(f"--elo1 must be greater than --elo0 (H1: at least elo1 stronger, H0: not "
                          f"more than elo0), not elo0 {elo0:g} and elo1 {elo1:g}")
+    if max(abs(elo0), abs(elo1)) > MAX_ELO or elo1 - elo0 < MIN_ELO_GAP:
+        raise ArenaError(f"--elo0 and --elo1 must lie within +-{MAX_ELO:g} and at least "
+                         f"{MIN_ELO_GAP:g} apart (a test between closer hypotheses cannot end), "
+                         f"not {elo0:g} and {elo1:g}")
     for name, value in (("--alpha", alpha), ("--beta", beta)):
         if not 0 < _finite(name, value) < 0.5:
             raise ArenaError(f"{name} is an error rate strictly between 0 and 0.5, not {value:g}")
