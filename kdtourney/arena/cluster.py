@@ -79,6 +79,7 @@ FIRST_BATCH = 4              # games per task before any duration is known
 CONNECT_TIMEOUT = 10.0       # seconds to reach the scheduler
 WORKERS_TIMEOUT = 60.0       # seconds to wait for a first worker (or a new one after all are lost)
 POLL_SECONDS = 1.0           # worker progress and membership checks
+MAX_LOCAL_PER_CORE = 4      # local:N workers per core (each is a process with its own engine)
 ALLOWED_FAILURES = 3         # worker deaths a task may cause before KilledWorker (local:N)
 MISSING_EXTRA = "--scheduler needs the dask extra: pip install 'kdtourney[dask]'"
 
@@ -339,8 +340,10 @@ class Cluster:
             n = int(address.split(":", 1)[1])
         except ValueError:
             n = 0
-        if n < 1:
-            raise ArenaError(f"--scheduler {address!r}: local:N needs a number of workers N >= 1")
+        most = MAX_LOCAL_PER_CORE * (os.cpu_count() or 1)
+        if not 1 <= n <= most:
+            raise ArenaError(f"--scheduler {address!r}: local:N needs a number of workers N from 1 "
+                             f"to {most} ({MAX_LOCAL_PER_CORE} per core of this machine)")
         # worker processes are spawned (now and when one is replaced) without re-running __main__
         self._hidden = main_module_hidden()
         self._hidden.__enter__()

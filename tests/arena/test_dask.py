@@ -300,7 +300,8 @@ def test_sprt_on_a_local_cluster(tmp_path):
 
 @pytest.mark.parametrize("address, expected", [
     (None, "cannot reach the Dask scheduler at tcp://127.0.0.1:{port}: "),
-    ("local:0", "--scheduler 'local:0': local:N needs a number of workers N >= 1"),
+    ("local:0", "--scheduler 'local:0': local:N needs a number of workers N from 1 to "),
+    ("local:99999", "--scheduler 'local:99999': local:N needs a number of workers N from 1 to "),
     ("not an address", "--scheduler 'not an address' is not a scheduler address"),
 ])
 def test_bad_scheduler_is_one_line_and_stores_nothing(tmp_path, address, expected):
