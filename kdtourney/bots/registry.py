@@ -824,6 +824,9 @@ class BotRegistry:
         if broken is not None:
             how = "is not a bot file" if broken.origin.endswith(".toml") else "failed to import"
             text += f" ({broken.origin} {how}: {broken.error})"
+        elif self.broken:  # a TOML file names its bot inside: it may be one of these
+            text += (f"; {len(self.broken)} bot file(s) could not be read, e.g. "
+                     f"{self.broken[0].origin}: {self.broken[0].error} (`kdtourney bots` lists them)")
         return text
 
 

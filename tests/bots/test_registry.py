@@ -151,6 +151,16 @@ def test_unknown_bot_points_at_a_broken_module_of_that_name(tmp_path):
         local([tmp_path / "b"]).create("fancy")
 
 
+def test_unknown_bot_mentions_bot_files_that_could_not_be_read(tmp_path):
+    """A TOML file names its bot inside: when it cannot be read, the name is unknown, but the
+    broken file is said."""
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "bad.toml").write_text('name = "tb"\ncommand = [unclosed\n')
+    with pytest.raises(EntrantError, match=r"unknown bot 'tb'; available: .*; 1 bot file\(s\) "
+                                           r"could not be read, e.g. .*bad\.toml: not a readable"):
+        local([tmp_path / "b"]).resolve("tb")
+
+
 def test_missing_builtin_module_is_listed_as_broken(monkeypatch):
     monkeypatch.setattr(registry_module, "BUILTIN_MODULES",
                         ("kdtourney.bots.random_bot", "kdtourney.bots.not_written_yet"))
