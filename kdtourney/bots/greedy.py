@@ -89,14 +89,21 @@ def _turn(view):
     return view.round, view.current_player, sum(owner >= 0 for _, owner in view.new_row)
 
 
+MAX_ITERATIONS = 10**9  # per decision (the kernels count in int64; a day's search at most)
+MAX_TIME = 86_400.0     # seconds per decision
+
+
 def check_budget(iterations, time):
     """Validated (iterations, time): exactly one per decision budget."""
     if time is not None:
-        if isinstance(time, bool) or not isinstance(time, (int, float)) or not time > 0:
-            raise ValueError(f"time must be a positive number of seconds per decision, not {time!r}")
+        if isinstance(time, bool) or not isinstance(time, (int, float)) or not 0 < time <= MAX_TIME:
+            raise ValueError(f"time must be a positive number of seconds per decision, at most "
+                             f"{MAX_TIME:g}, not {time!r}")
         return None, float(time)
-    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-        raise ValueError(f"iterations must be a positive int, not {iterations!r}")
+    if isinstance(iterations, bool) or not isinstance(iterations, int) \
+            or not 1 <= iterations <= MAX_ITERATIONS:
+        raise ValueError(f"iterations must be a positive int, at most {MAX_ITERATIONS:,}, not "
+                         f"{iterations!r}")
     return iterations, None
 
 

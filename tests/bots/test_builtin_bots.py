@@ -123,6 +123,7 @@ def test_contract(cls):
     (MCTSBot, {"bias": "big"}), (MCTSBot, {"widen": -1}), (MCTSBot, {"reuse": "always"}),
     (ExpectimaxBot, {"depth": 0}), (ExpectimaxBot, {"depth": 1.5}), (ExpectimaxBot, {"width": 0}),
     (ExpectimaxBot, {"samples": 0}), (ExpectimaxBot, {"iterations": 0}),
+    (MCTSBot, {"iterations": 10**23}), (MCEBot, {"time": 1e300}),  # past int64; forever
 ])
 def test_bad_parameters_are_clear_errors(cls, params):
     key = next(iter(params))
