@@ -491,6 +491,9 @@ def report_command(folder, anchor, open_page):
         except OSError as exc:
             raise _CommandError(f"cannot write the report into {folder}: "
                                 f"{exc.strerror or exc}") from None
+        except (ValueError, TypeError, KeyError) as exc:  # a store's rows changed by hand
+            raise _CommandError(f"cannot build the report of {folder} from its store: "
+                                f"{exc}") from None
     click.echo(str(path))
     if open_page:
         import webbrowser

@@ -532,3 +532,20 @@ def test_a_name_is_not_a_path_and_a_page_that_cannot_be_written_is_one_line(smal
     assert result.exit_code == 2 and result.stderr.startswith(f"Error: cannot write the report "
                                                               f"into {page}: ")
     assert result.stderr.count("\n") == 1
+
+
+def test_rows_changed_by_hand_are_one_line_in_replay_and_report(small, tmp_path):
+    folder, _ = small
+    for table, change, command in [("games", "moves = '[1,2,'", ["replay", "{f}", "1"]),
+                                   ("games", "moves = '[5,5,5]'", ["replay", "{f}", "1"]),
+                                   ("games", "n_players = 9", ["replay", "{f}", "1"]),
+                                   ("results", "score = 'abc'", ["report", "{f}"])]:
+        damaged = tmp_path / f"damaged-{len(list(tmp_path.iterdir()))}"
+        shutil.copytree(folder, damaged)
+        conn = sqlite3.connect(damaged / "tournament.sqlite")
+        conn.execute(f"UPDATE {table} SET {change} WHERE game = 1")
+        conn.commit()
+        conn.close()
+        result = run(*[a.format(f=damaged) for a in command])
+        assert result.exit_code == 2 and result.stderr.startswith("Error: "), result.output
+        assert result.stderr.count("\n") == 1, result.stderr

@@ -13,7 +13,7 @@ from kdtourney.engine import Game
 def replay_text(folder, game: int) -> str:
     """The game's header, every move (round, seat, entrant, the move described), then each final
     kingdom as text with its score; a dynasty shows its three deals. StoreError if the store or the
-    game is missing."""
+    game is missing, or its stored row cannot be replayed."""
     config = _store.load_config(folder)
     tournament = Tournament.from_dict(config["tournament"])
     path = _store.store_path(folder)
@@ -31,6 +31,14 @@ def replay_text(folder, game: int) -> str:
                   conn.execute("SELECT * FROM faults WHERE game = ? ORDER BY seat", (game,))]
     finally:
         conn.close()
+    try:
+        return _text(folder, game, tournament, row, results, faults)
+    except (ValueError, TypeError, KeyError, IndexError) as exc:  # a row changed by hand
+        raise _store.StoreError(f"game {game} of {folder} cannot be replayed from its stored row: "
+                                f"{exc}") from None
+
+
+def _text(folder, game, tournament, row, results, faults) -> str:
     n = row["n_players"]
     entrants = {s: r["entrant"] for s, r in results.items()}
     if len(entrants) < n:  # a failed game has no player rows: the schedule says who sat where
