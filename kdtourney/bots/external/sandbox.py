@@ -35,6 +35,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from kdtourney.bots.external.declaration import SERVED, Program
 
@@ -146,11 +147,6 @@ def _start_time(pid: int) -> int:
         return 0
 
 
-def _within(path: str, folder: str) -> bool:
-    """Whether `path` is `folder` or inside it (both absolute)."""
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
-
-
 def _depth(path: str) -> int:
     return len(path.rstrip(os.sep).split(os.sep))
 
@@ -248,9 +244,11 @@ class Confinement:
         over the tmpfs; returns those tmpfs (to be made read-only once all is mounted). Nothing
         inside the tournament's folder is bound."""
         secret = [os.path.abspath(h) for h in self.sandbox.hidden]
-        visible = [p for p in self._visible() if not any(_within(p, h) for h in secret)]
+        visible = [p for p in self._visible()
+                   if not any(PurePath(p).is_relative_to(h) for h in secret)]
         masks = [h for h in dict.fromkeys([*secret, os.path.expanduser("~")])
-                 if os.path.isdir(h) and any(_within(h, p) and h != p for p in visible)]
+                 if os.path.isdir(h) and any(PurePath(h).is_relative_to(p) and h != p
+                                             for p in visible)]
         for _, mask, path in sorted([(_depth(p), False, p) for p in visible]
                                     + [(_depth(h), True, h) for h in masks]):
             command += ["--tmpfs", path] if mask else ["--ro-bind", path, path]
@@ -270,8 +268,8 @@ class Confinement:
                       os.path.dirname(os.path.abspath(kdtourney.__file__))]
         kept = []
         for path in sorted(set(os.path.abspath(p) for p in paths if p and os.path.exists(p))):
-            if path in ("/", "/tmp") or any(path.startswith(k + os.sep) for k in kept) \
-                    or path == "/usr" or path.startswith("/usr/"):
+            if path in ("/", "/tmp") \
+                    or any(PurePath(path).is_relative_to(k) for k in [*kept, "/usr"]):
                 continue
             kept.append(path)
         return kept
