@@ -201,6 +201,9 @@ BAD = [
     (["--lineup", "random,greedy", "--bots", "random"], "--lineup fixes the table"),
     (["--lineup", "random,greedy", "--players", "4"], "the lineup has 2 seats"),
     ([], "no entrants"),
+    (["--bots", "linear-rl:weights=/no/such.npz,random", "--bots-dir",
+      str(Path(__file__).resolve().parents[1] / "examples" / "rl" / "bots")],
+     "linear-rl:weights=/no/such.npz: FileNotFoundError: /no/such.npz not found"),
 ]
 
 

@@ -472,7 +472,7 @@ class BotRegistry:
         self._bundles: dict[str, list[str]] = {}       # folder bot module -> its files' names
         self._hellos: dict[Program, dict] = {}
         self._identities: dict[str, dict] = {}
-        self._checked: set[str] = set()  # built-in specs made once (resolve)
+        self._checked: set[str] = set()  # specs of Python bots made once (resolve)
 
     @classmethod
     def from_sources(cls, files: dict, *, entry_points: bool = True,
@@ -518,9 +518,9 @@ class BotRegistry:
     def resolve(self, spec) -> Entrant:
         """The Entrant of `spec` checked against its bot: known bot, known parameters, values of
         the types of their defaults (an int where a float is expected becomes a float; a value where
-        a str is expected becomes its text), and for a built-in bot values it accepts (it is made
-        once: `mcts:c=-1` fails here, not in every game). Raises EntrantError with a one-line
-        message."""
+        a str is expected becomes its text), and for a bot whose class runs in this process (built-in,
+        folder module, installed) values it accepts (it is made once: `mcts:c=-1` fails here, not
+        in every game). Raises EntrantError with a one-line message."""
         entrant = parse_entrant(spec)
         info = self._bots.get(entrant.name)
         if info is None:
@@ -534,13 +534,25 @@ class BotRegistry:
                                    + (f"its parameters: {valid}" if valid else "it takes no parameters"))
             converted.append((key, _convert(info.name, key, value, params[key])))
         resolved = Entrant(info.name, tuple(converted))
-        if info.origin == BUILT_IN and resolved.spec not in self._checked:
-            try:
-                info.cls(**resolved.kwargs)
-            except (TypeError, ValueError) as exc:
-                raise EntrantError(f"{resolved.spec}: {exc}") from None
+        if info.program is None and info.cls is not None and resolved.spec not in self._checked:
+            self._check_constructor(info, resolved)
             self._checked.add(resolved.spec)
         return resolved
+
+    @staticmethod
+    def _check_constructor(info: BotInfo, entrant: Entrant):
+        """Make the bot once with the entrant's values (and close it), so that a value it refuses
+        is one error before play, not a fault in every game. A built-in's refusal is a TypeError
+        or ValueError (anything else is a bug, and shows as one); a bot written elsewhere may
+        refuse with any exception."""
+        refusals = (TypeError, ValueError) if info.origin == BUILT_IN else (Exception, SystemExit)
+        try:
+            bot = info.cls(**entrant.kwargs)
+            bot.close()
+        except refusals as exc:
+            text = str(exc) if isinstance(exc, (TypeError, ValueError)) and str(exc) else \
+                _error_line(exc, info.origin)
+            raise EntrantError(f"{entrant.spec}: {text}") from None
 
     def identity(self, spec) -> dict:
         """What code plays for the entrant `spec`: {"kind", "digest", ...} (see the module

@@ -393,6 +393,32 @@ def test_constructor_errors_become_entrant_errors(reg):
     with pytest.raises(EntrantError, match=r"^picky:mode=medium: mode must be fast or slow, not "
                                            r"'medium'$"):
         reg.create("picky:mode=medium")
+    with pytest.raises(EntrantError, match=r"^picky:mode=medium: mode must be fast or slow"):
+        reg.resolve("picky:mode=medium")  # before any game is played with it
+
+
+def test_a_folder_bot_is_made_once_to_check_values_and_closed(tmp_path):
+    log = tmp_path / "log"
+    write_bot(tmp_path / "b", "touchy.py", "plain", extra=f'''
+        class Touchy(Bot):
+            name = "touchy"
+
+            def __init__(self, level: int = 1):
+                if level > 3:
+                    raise RuntimeError("too high")
+                with open({str(log)!r}, "a") as f:
+                    f.write(f"made {{level}}\\n")
+
+            def close(self):
+                with open({str(log)!r}, "a") as f:
+                    f.write("closed\\n")
+        ''')
+    reg = local([tmp_path / "b"])
+    with pytest.raises(EntrantError, match=r"^touchy:level=4: RuntimeError: too high \(line \d+\)$"):
+        reg.resolve("touchy:level=4")
+    assert reg.resolve("touchy:level=2").kwargs == {"level": 2}
+    reg.resolve("touchy:level=2")  # checked once
+    assert log.read_text() == "made 2\nclosed\n"
 
 
 # --- shipping folder modules to workers -------------------------------------------------------
