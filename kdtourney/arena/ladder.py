@@ -398,21 +398,11 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
     folder = Path(folder)
     if bots.get("play") is not None and bots["play"].sandbox:
         runner.check_sandbox()  # before the folders are scanned: one line, not a note per bot
-    workers = workers or runner.available_cores()
-    if workers < 1:
-        raise ArenaError(f"--workers must be at least 1, not {workers}")
+    workers = runner.worker_count(workers)
     with contextlib.ExitStack() as stack:
-        if isinstance(scheduler, str):
-            from kdtourney.arena.cluster import Cluster
-
-            scheduler = Cluster(scheduler)  # first: a bad address leaves the store untouched
-            stack.callback(scheduler.close)
+        scheduler = stack.enter_context(runner.holding(folder, scheduler))
         if scheduler is not None:
             workers = sum(scheduler.wait_for_workers().values())
-        try:
-            stack.enter_context(store.locked(folder))
-        except store.StoreError as exc:
-            raise ArenaError(str(exc)) from None
         sessions = open_ladder(config, folder, meta or {})
         with store.open_store(folder) as st:
             stored = st.count_games()

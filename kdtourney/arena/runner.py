@@ -92,6 +92,34 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+def worker_count(workers: int | None) -> int:
+    """The local worker processes asked for (None: every core); ArenaError below one."""
+    workers = workers or available_cores()
+    if workers < 1:
+        raise ArenaError(f"--workers must be at least 1, not {workers}")
+    return workers
+
+
+@contextlib.contextmanager
+def holding(folder, scheduler=None):
+    """Hold `folder`'s lock (ArenaError when another command holds it) and, for a scheduler
+    address, a connection to its Dask cluster, opened first so that a bad address leaves the store
+    untouched; yields the Cluster (an open one given as `scheduler` is used and left open), or
+    None to play on local processes. Both are let go when the block ends."""
+    with contextlib.ExitStack() as stack:
+        cluster = scheduler
+        if isinstance(scheduler, str):
+            from kdtourney.arena.cluster import Cluster
+
+            cluster = Cluster(scheduler)
+            stack.callback(cluster.close)
+        try:
+            stack.enter_context(_store.locked(folder))
+        except _store.StoreError as exc:
+            raise ArenaError(str(exc)) from None
+        yield cluster
+
+
 # --- the worker process ------------------------------------------------------------------------
 
 def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, settings, isolate,
@@ -515,9 +543,7 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     sandbox = play.sandbox_for(folder)
     if sandbox is not None:
         check_sandbox()
-    workers = workers or available_cores()
-    if workers < 1:
-        raise ArenaError(f"--workers must be at least 1, not {workers}")
+    workers = worker_count(workers)
     settings = ProcessSettings(tournament.time_control, play.margin, startup_timeout,
                                str(Path(folder) / LOGS), sandbox)
     if check_bots:
@@ -526,18 +552,7 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     specs = plan.games
     identities = entrant_identities(registry, tournament)
     with contextlib.ExitStack() as stack:
-        cluster = None
-        if isinstance(scheduler, str):
-            from kdtourney.arena.cluster import Cluster
-
-            cluster = Cluster(scheduler)  # first: a bad address leaves the store untouched
-            stack.callback(cluster.close)
-        elif scheduler is not None:
-            cluster = scheduler
-        try:
-            stack.enter_context(_store.locked(folder))
-        except _store.StoreError as exc:
-            raise ArenaError(str(exc)) from None
+        cluster = stack.enter_context(holding(folder, scheduler))
         st, notes = open_for(tournament, folder, meta or {}, identities, play)
         stack.callback(st.close)
         done = st.done_games()

@@ -424,20 +424,11 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
     started = time.perf_counter()
     folder = Path(folder)
     meta = meta or {}
-    workers = workers or runner.available_cores()
-    if workers < 1:
-        raise ArenaError(f"--workers must be at least 1, not {workers}")
+    workers = runner.worker_count(workers)
     with contextlib.ExitStack() as stack:
+        scheduler = stack.enter_context(runner.holding(folder, scheduler))  # through every chunk
         if scheduler is not None:
-            from kdtourney.arena.cluster import Cluster
-
-            scheduler = Cluster(scheduler)  # first: a bad address leaves the store untouched
-            stack.callback(scheduler.close)
             workers = sum(scheduler.wait_for_workers().values())
-        try:
-            stack.enter_context(store.locked(folder))  # held through every chunk's run
-        except store.StoreError as exc:
-            raise ArenaError(str(exc)) from None
         runner.start_bots(registry, tournament, bots.get("startup_timeout"),
                           (bots.get("play") or PlaySettings()).sandbox_for(folder))
         sessions, notes = open_test(tournament, test, folder, meta,

@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from kdtourney.arena import runner, schedule, spsa, store
+from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.sprt import block_scores
 from kdtourney.arena.tournament import ArenaError, Tournament, differences, parse_players, prepare
 from kdtourney.outcomes import score_to_elo
@@ -396,23 +397,13 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
     started = time.perf_counter()
     folder = Path(folder)
     meta = meta or {}
-    workers = workers or runner.available_cores()
-    if workers < 1:
-        raise ArenaError(f"--workers must be at least 1, not {workers}")
+    workers = runner.worker_count(workers)
     with contextlib.ExitStack() as stack:
+        scheduler = stack.enter_context(runner.holding(folder, scheduler))  # through every batch
         if scheduler is not None:
-            from kdtourney.arena.cluster import Cluster
-
-            scheduler = Cluster(scheduler)  # first: a bad address leaves the store untouched
-            stack.callback(scheduler.close)
             workers = sum(scheduler.wait_for_workers().values())
-        try:
-            stack.enter_context(store.locked(folder))
-        except store.StoreError as exc:
-            raise ArenaError(str(exc)) from None
-        play = bots.get("play")
         runner.start_bots(registry, table, bots.get("startup_timeout"),
-                          play.sandbox_for(folder) if play is not None else None)
+                          (bots.get("play") or PlaySettings()).sandbox_for(folder))
         notes = open_tune(table, tune, folder, meta, runner.entrant_identities(registry, table))
         state = evaluate(folder, table, tune, table.seed)
         record(folder, table, state)
