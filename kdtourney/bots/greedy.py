@@ -191,10 +191,15 @@ class GreedyBot(TurnBot):
 
     name = "greedy"
 
+    def __init__(self):
+        super().__init__()
+        self._fb = BK.plan_buffers()
+
     def decide(self, view):
-        st = view.arrays[2]
-        if st[K.ST_PHASE] == K.PHASE_CLAIM and st[K.ST_ROUND] == 0:
-            return -1, int(BK.first_claim(st, self._rng))
-        cand = candidates(view, self._work)
-        i = int(BK.argmax_random(cand.keys, len(cand), self._rng))
-        return int(cand.places[i]), int(cand.claims[i])
+        bits, bbox, st = view.arrays
+        plan = self._fb[0]
+        plan[:] = -1
+        action = int(BK.full_greedy_action(bits, bbox, st, self._rng, self._fb, *self._work))
+        if st[K.ST_PHASE] == K.PHASE_CLAIM:
+            return -1, action
+        return action, int(plan[view.player])

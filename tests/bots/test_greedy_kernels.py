@@ -144,8 +144,9 @@ def test_greedy_kernels_match_the_recorded_reference():
 
 @pytest.mark.parametrize("rules", [RULES["4p_hm"], RULES["2p"], RULES["duel_hm"]], ids=str)
 def test_the_playouts_full_greedy_plays_as_the_greedy_bot(rules):
-    """full_greedy_action, the full greedy of the playouts, makes GreedyBot's every choice from the
-    same random stream: the playouts model the `greedy` opponents as they really play."""
+    """full_greedy_action with its own claim plan, as the playouts run it, makes GreedyBot's every
+    choice from the same random stream (GreedyBot remembers its claim itself, in a TurnPlan): the
+    playouts model the `greedy` opponents as they really play."""
     seed = 21
     expected = play(rules, seed, GreedyBot)
     game = Game(rules, seed)
