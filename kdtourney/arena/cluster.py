@@ -46,7 +46,8 @@ call from the second loss on, or stored as a failed game. The client commits a g
 index), so a replayed batch never counts twice. A batch that keeps killing workers before the
 client hears of it (KilledWorker after `distributed.scheduler.allowed-failures`, 3 by default, set
 so for `local:N`) is split and its games are played one per task; for a single game, losses no
-nanny could tell (workers without a nanny, a lost machine) count as losses outside any bot call.
+nanny could tell within DEATH_WAIT seconds (workers without a nanny, a lost machine) count as
+losses outside any bot call.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ import threading
 import time
 import uuid
 
+from kdtourney import interrupts
 from kdtourney.arena.forfeit import DONE, FAIL, ForfeitPolicy
 from kdtourney.arena.match import play_match
 from kdtourney.arena.tournament import ArenaError, Tournament
@@ -79,6 +81,7 @@ FIRST_BATCH = 4              # games per task before any duration is known
 CONNECT_TIMEOUT = 10.0       # seconds to reach the scheduler
 WORKERS_TIMEOUT = 60.0       # seconds to wait for a first worker (or a new one after all are lost)
 POLL_SECONDS = 1.0           # worker progress and membership checks
+DEATH_WAIT = 2.0             # seconds a task's deaths may take to reach the nannies' reports
 MAX_LOCAL_PER_CORE = 4      # local:N workers per core (each is a process with its own engine)
 ALLOWED_FAILURES = 3         # worker deaths a task may cause before KilledWorker (local:N)
 MISSING_EXTRA = "--scheduler needs the dask extra: pip install 'kdtourney[dask]'"
@@ -559,7 +562,7 @@ class _Play:
                 self.requeue(games)
             else:  # losses the nannies could not tell (no nanny, a machine lost) count unknown
                 g = games[0]
-                self.collect_deaths()
+                self.await_deaths(g)
                 if g not in self.committed and not self.policy.losses[g]:
                     self.lost(g, -1, -1, f"died {ALLOWED_FAILURES + 1} times",
                               times=ALLOWED_FAILURES + 1)
@@ -605,6 +608,16 @@ class _Play:
                     if game in self.wanted and game not in self.committed:
                         self.lost(game, seat, call, "died")
 
+    def await_deaths(self, game):
+        """collect_deaths until the nannies tell of a loss in `game`, for DEATH_WAIT seconds at
+        most: the scheduler can give up on a task before the last worker it killed is gone."""
+        deadline = time.monotonic() + DEATH_WAIT
+        while True:
+            self.collect_deaths()
+            if game in self.committed or self.policy.losses[game] or time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
+
     def hung(self, addr, game, seat, call):
         self.killed.add(addr)
         self.outcome.worker_losses += 1
@@ -643,6 +656,7 @@ class _Play:
         threads = self.cluster.threads()
         try:
             while self.pending or self.inflight:
+                interrupts.check()
                 self.refill(threads)
                 try:
                     done = distributed.wait(list(self.inflight), timeout=POLL_SECONDS,

@@ -231,7 +231,7 @@ def test_a_bot_that_kills_its_worker_forfeits_as_in_a_local_run(tmp_path, dask_p
                            entry_points=False)
     t = prepare(registry, bots="crasher,random", games=12, seed=4)
     out = run_tournament(t, tmp_path / "dask", registry, scheduler=dask_processes.address)
-    assert out.complete and out.failed == 0 and out.worker_losses >= 2
+    assert out.complete and out.failed == 0 and out.worker_losses >= 2, out.notes
     faults = load_faults(tmp_path / "dask")
     assert faults[["entrant", "kind", "call"]].values.tolist() == [["crasher", "crash", 7]]
     run_tournament(t, tmp_path / "local", registry, workers=1)
