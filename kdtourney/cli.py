@@ -5,7 +5,7 @@ import os
 
 import click
 
-from kdtourney import __version__
+from kdtourney import __version__, interrupts
 
 
 class _CommandError(click.ClickException):
@@ -32,7 +32,7 @@ class _Commands(click.Group):
             return super().make_context(*args, **kwargs)
 
     def invoke(self, ctx):
-        with _usage_in_one_line():
+        with _usage_in_one_line(), interrupts.caught():
             return super().invoke(ctx)
 
 

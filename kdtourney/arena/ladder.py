@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kdtourney import interrupts
 from kdtourney.arena import matchmaking, runner, schedule, store
 from kdtourney.arena.sequential import ChunkFeed
 from kdtourney.arena.tournament import (ArenaError, Tournament, clock_of, differences, full_rules,
@@ -415,6 +416,7 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
         last_scan, waiting = -math.inf, False
         try:
             while True:
+                interrupts.check()
                 if games is not None and outcome.stored >= games:
                     break
                 if until is not None and time.perf_counter() - started >= until:

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field, replace
 from multiprocessing.connection import wait
 from pathlib import Path
 
+from kdtourney import interrupts
 from kdtourney.arena import store as _store
 from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, failed_rows
 from kdtourney.arena.match import MatchResult, play_match
@@ -707,6 +708,7 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
 
     try:
         while pending or any(w.inflight for w in pool):
+            interrupts.check()
             if warming and pool[0].ready:
                 warming = False
             for worker in pool:

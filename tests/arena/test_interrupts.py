@@ -1,0 +1,53 @@
+"""Ctrl-C is never lost: a KeyboardInterrupt Python drops (raised inside a weakref callback or a
+__del__, printed as "Exception ignored") still stops a run at its next wait."""
+
+import os
+import signal
+import weakref
+
+import pytest
+
+from kdtourney import interrupts
+from kdtourney.arena import load_games, prepare
+from kdtourney.arena.runner import run_tournament
+from kdtourney.bots.registry import BotRegistry
+
+# the dropped KeyboardInterrupt is what these tests make: pytest would warn of it
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
+
+def ctrl_c_dropped():
+    """A real SIGINT whose KeyboardInterrupt lands in a weakref callback, where Python drops it."""
+    class Thing:
+        pass
+
+    def callback(_):
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):  # the handler runs here, inside the callback
+            pass
+
+    thing = Thing()
+    ref = weakref.ref(thing, callback)
+    del thing  # the callback runs, its KeyboardInterrupt is printed and dropped
+    return ref
+
+
+def test_check_raises_a_ctrl_c_python_dropped_and_only_inside_caught():
+    with interrupts.caught():
+        ctrl_c_dropped()  # no KeyboardInterrupt here: Python dropped it
+        with pytest.raises(KeyboardInterrupt):
+            interrupts.check()
+    interrupts.check()  # forgotten at the end of the block
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_dropped_ctrl_c_stops_a_run_and_what_was_played_is_kept(tmp_path):
+    registry = BotRegistry(env=False, cwd=False, entry_points=False)
+    t = prepare(registry, bots="random,greedy", games=40, seed=5)
+    with interrupts.caught():
+        ctrl_c_dropped()
+        out = run_tournament(t, tmp_path / "t", registry, workers=1)
+    assert out.interrupted and not out.complete
+    assert len(load_games(tmp_path / "t")) == out.played < 40
+    again = run_tournament(t, tmp_path / "t", registry, workers=1)  # and it resumes
+    assert again.complete and again.stored_before + again.played == 40
