@@ -45,9 +45,10 @@ the same forfeit policy as in a local run (kdtourney.arena.forfeit): the game is
 call from the second loss on, or stored as a failed game. The client commits a game once (by game
 index), so a replayed batch never counts twice. A batch that keeps killing workers before the
 client hears of it (KilledWorker after `distributed.scheduler.allowed-failures`, 3 by default, set
-so for `local:N`) is split and its games are played one per task; for a single game, losses no
-nanny could tell within DEATH_WAIT seconds (workers without a nanny, a lost machine) count as
-losses outside any bot call.
+so for `local:N`) is split and its games are played one per task. For a single game, when no
+nanny tells of a death in it within DEATH_WAIT seconds (workers without a nanny, a lost machine,
+or workers another task killed while this one waited on them: Dask counts those too), the
+KilledWorker counts as one loss outside any bot call.
 """
 
 from __future__ import annotations
@@ -560,12 +561,15 @@ class _Play:
                 self.note(f"games {games[0]}..{games[-1]} killed {ALLOWED_FAILURES + 1} workers; "
                           "playing them one by one")
                 self.requeue(games)
-            else:  # losses the nannies could not tell (no nanny, a machine lost) count unknown
+            else:
                 g = games[0]
-                self.await_deaths(g)
-                if g not in self.committed and not self.policy.losses[g]:
-                    self.lost(g, -1, -1, f"died {ALLOWED_FAILURES + 1} times",
-                              times=ALLOWED_FAILURES + 1)
+                before = self.policy.losses[g]
+                self.await_deaths(g, before)
+                if g not in self.committed and self.policy.losses[g] == before:
+                    # no nanny told of these deaths (none there, a machine lost), or the task
+                    # only waited on workers another task killed, which Dask counts as well:
+                    # one loss outside any bot call
+                    self.lost(g, -1, -1, f"was on {ALLOWED_FAILURES + 1} workers that died")
                 if g not in self.committed:
                     self.requeue([g])
             return True
@@ -608,13 +612,15 @@ class _Play:
                     if game in self.wanted and game not in self.committed:
                         self.lost(game, seat, call, "died")
 
-    def await_deaths(self, game):
-        """collect_deaths until the nannies tell of a loss in `game`, for DEATH_WAIT seconds at
-        most: the scheduler can give up on a task before the last worker it killed is gone."""
+    def await_deaths(self, game, before):
+        """collect_deaths until the nannies tell of a loss in `game` beyond the `before` known,
+        for DEATH_WAIT seconds at most: the scheduler can give up on a task before the last worker
+        it killed is gone."""
         deadline = time.monotonic() + DEATH_WAIT
         while True:
             self.collect_deaths()
-            if game in self.committed or self.policy.losses[game] or time.monotonic() > deadline:
+            if (game in self.committed or self.policy.losses[game] > before
+                    or time.monotonic() > deadline):
                 return
             time.sleep(0.05)
 

@@ -352,3 +352,71 @@ def test_bots_of_several_files_and_what_workers_load(tmp_path, dask_processes):
         "other-build-on-workers on worker tcp://127.0.0.1:")
     assert "the bot loaded there is not the code the store recorded" in message
     assert "differs in bot_version" in message and load_games(tmp_path / "other").empty
+
+
+# --- a one-game task Dask gave up on (KilledWorker), without a cluster ----------------------------
+
+class KilledWorker(Exception):
+    """Named as distributed's: what the client tells apart is the name."""
+
+
+class _Failed:
+    """A Dask future of a task that failed with `exc`."""
+    status = "error"
+
+    def __init__(self, exc):
+        self.exc = exc
+
+    def exception(self):
+        return self.exc
+
+
+def _play_state(told, monkeypatch):
+    """A client's play state over a 2-player tournament whose nannies tell of the deaths `told`
+    ([(game, seat, call)], each told once)."""
+    from collections import deque
+    from types import SimpleNamespace
+
+    from kdtourney.arena import cluster
+    from kdtourney.arena.forfeit import ForfeitPolicy
+
+    monkeypatch.setattr(cluster, "DEATH_WAIT", 0.05)
+    t = prepare(BotRegistry(env=False, cwd=False, entry_points=False), bots="random,greedy",
+                games=4, seed=1)
+    specs = t.plan().games
+    play = cluster._Play.__new__(cluster._Play)
+    failed = []
+
+    def run(function, nanny=False, on_error=None):
+        reports, told[:] = list(told), []
+        return {"nanny": reports}
+
+    play.client = SimpleNamespace(run=run, status="running")
+    play.specs, play.wanted, play.committed = specs, set(range(4)), set()
+    play.inflight, play.isolate, play.pending = {}, set(), deque()
+    play.policy = ForfeitPolicy(specs, t.entrants)
+    play.sink = SimpleNamespace(fail=lambda game, message: failed.append(game))
+    play.outcome, play.reporter = SimpleNamespace(notes=[]), None
+    return play, failed
+
+
+def _given_up(play, game):
+    future = _Failed(KilledWorker("gave up"))
+    play.inflight[future] = [game]
+    assert play.finished(future)
+
+
+def test_a_game_that_only_waited_on_dying_workers_is_played_again(monkeypatch):
+    play, failed = _play_state([], monkeypatch)
+    _given_up(play, 1)  # no nanny tells of a death in game 1: one loss, not four
+    assert play.policy.losses[1] == 1 and list(play.pending) == [1] and failed == []
+    for _ in range(3):  # but a game no nanny can place that keeps killing ends as failed
+        _given_up(play, 1)
+    assert failed == [1] and 1 in play.committed
+
+
+def test_the_deaths_a_nanny_tells_of_are_the_losses_that_count(monkeypatch):
+    told = [(2, 0, 7), (2, 0, 7)]
+    play, failed = _play_state(told, monkeypatch)
+    _given_up(play, 2)
+    assert play.policy.losses[2] == 2 and play.policy.forced(2) and failed == []
