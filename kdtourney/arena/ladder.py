@@ -399,11 +399,8 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
     folder = Path(folder)
     if bots.get("play") is not None and bots["play"].sandbox:
         runner.check_sandbox()  # before the folders are scanned: one line, not a note per bot
-    workers = runner.worker_count(workers)
     with contextlib.ExitStack() as stack:
-        scheduler = stack.enter_context(runner.holding(folder, scheduler))
-        if scheduler is not None:
-            workers = sum(scheduler.wait_for_workers().values())
+        scheduler, workers = stack.enter_context(runner.holding_workers(folder, scheduler, workers))
         sessions = open_ladder(config, folder, meta or {})
         with store.open_store(folder) as st:
             stored = st.count_games()

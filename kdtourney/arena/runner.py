@@ -121,6 +121,18 @@ def holding(folder, scheduler=None):
         yield cluster
 
 
+
+@contextlib.contextmanager
+def holding_workers(folder, scheduler=None, workers: int | None = None):
+    """`holding`, for the commands that call run_tournament chunk after chunk (sprt, tune, ladder):
+    yields (the Cluster or None, the workers to size chunks for: the cluster's, else `workers`
+    local processes, default one per core)."""
+    workers = worker_count(workers)
+    with holding(folder, scheduler) as cluster:
+        if cluster is not None:
+            workers = sum(cluster.wait_for_workers().values())
+        yield cluster, workers
+
 # --- the worker process ------------------------------------------------------------------------
 
 def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, settings, isolate,

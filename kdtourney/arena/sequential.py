@@ -424,11 +424,9 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
     started = time.perf_counter()
     folder = Path(folder)
     meta = meta or {}
-    workers = runner.worker_count(workers)
     with contextlib.ExitStack() as stack:
-        scheduler = stack.enter_context(runner.holding(folder, scheduler))  # through every chunk
-        if scheduler is not None:
-            workers = sum(scheduler.wait_for_workers().values())
+        # one cluster connection through every chunk
+        scheduler, workers = stack.enter_context(runner.holding_workers(folder, scheduler, workers))
         runner.start_bots(registry, tournament, bots.get("startup_timeout"),
                           (bots.get("play") or PlaySettings()).sandbox_for(folder))
         sessions, notes = open_test(tournament, test, folder, meta,

@@ -397,11 +397,9 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
     started = time.perf_counter()
     folder = Path(folder)
     meta = meta or {}
-    workers = runner.worker_count(workers)
     with contextlib.ExitStack() as stack:
-        scheduler = stack.enter_context(runner.holding(folder, scheduler))  # through every batch
-        if scheduler is not None:
-            workers = sum(scheduler.wait_for_workers().values())
+        # one cluster connection through every batch
+        scheduler, workers = stack.enter_context(runner.holding_workers(folder, scheduler, workers))
         runner.start_bots(registry, table, bots.get("startup_timeout"),
                           (bots.get("play") or PlaySettings()).sandbox_for(folder))
         notes = open_tune(table, tune, folder, meta, runner.entrant_identities(registry, table))
