@@ -55,6 +55,8 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
+    if args.population < 2 or args.population % 2:
+        parser.error(f"--population must be an even number of at least 2, not {args.population}")
     rng = np.random.default_rng(args.seed)
     env = BatchEnv(args.games, players=args.players, reward="margin")
     weights = np.zeros(N_WEIGHTS)

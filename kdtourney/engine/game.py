@@ -14,6 +14,7 @@ Actions are ints (see `kdtourney.engine._kernels`):
 """
 
 import copy
+import numbers
 
 import numpy as np
 
@@ -31,6 +32,14 @@ _PHASES = {K.PHASE_PLACE: "place", K.PHASE_CLAIM: "claim", K.PHASE_OVER: "over"}
 def claim_action(domino: int) -> int:
     """The action that claims domino number `domino`."""
     return CLAIM_BASE + domino
+
+
+def as_seed(seed) -> int:
+    """`seed` as an int: any integer, Python's or numpy's; ValueError for anything else (a float
+    would be cut to an int silently, and 1.5 play the game of 1)."""
+    if isinstance(seed, numbers.Integral):
+        return int(seed)
+    raise ValueError(f"a seed must be an integer, not {seed!r}")
 
 
 def rng_state(seed) -> np.ndarray:
@@ -191,7 +200,7 @@ class Game(_Table):
 
     def __init__(self, rules: Rules | None = None, seed: int = 0):
         self.rules = rules if rules is not None else Rules()
-        self.seed = int(seed)
+        self.seed = as_seed(seed)
         self._bits, self._bbox, self._st = K.new_game_arrays(header_of(self.rules))
         K.init_game(self._bits, self._bbox, self._st, rng_state(self.seed))
         self.history = []

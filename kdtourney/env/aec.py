@@ -67,8 +67,8 @@ class KingdominoEnv(AECEnv, EzPickle):
     def reset(self, seed=None, options=None):
         if seed is None:
             seed = self._next_seed if self._next_seed is not None else int(np.random.SeedSequence().entropy % 2**63)
-        self.game = Game(self.rules, int(seed))
-        self._next_seed = int(seed) + 1
+        self.game = Game(self.rules, seed)
+        self._next_seed = self.game.seed + 1
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)

@@ -1,10 +1,12 @@
 """`BatchEnv`: N games stepped at once in compiled code, numpy arrays in and out."""
 
+import numbers
+
 import numpy as np
 
 from kdtourney.engine import Rules
 from kdtourney.engine import _kernels as K
-from kdtourney.engine.game import header_of
+from kdtourney.engine.game import as_seed, header_of
 from kdtourney.env import _kernels as EK
 from kdtourney.env.encoding import N_ACTIONS, observation_size, reward_code
 
@@ -25,6 +27,9 @@ class BatchEnv:
         rewards  float32[num_envs, players]                   non-zero only where a game ended
         dones    bool[num_envs]
         seeds    int64[num_envs]                              the seed of each game being played
+    Writing into them changes nothing of the games: `step` checks actions against its own copy of
+    the mask, and `seeds` is read-only. Seeds are any integers, taken modulo 2**64 as `Game` takes
+    them (`seeds` shows them as int64).
 
     reward: "rank" (default: +1 per opponent ranked below, -1 per opponent above, divided by
     players - 1, so 2 players get +1/-1 and equal ranks 0), "margin" (own score minus the best
@@ -34,10 +39,14 @@ class BatchEnv:
 
     def __init__(self, num_envs: int, rules: Rules | None = None, *, seed: int = 0, reward: str = "rank",
                  **rules_options):
-        if not (isinstance(num_envs, int) and num_envs >= 1):
+        if not (isinstance(num_envs, numbers.Integral) and num_envs >= 1):
             raise ValueError(f"num_envs must be a positive int, not {num_envs!r}")
+        num_envs = int(num_envs)
         if rules is not None and rules_options:
             raise ValueError("give either rules or rules options, not both")
+        if rules is not None and not isinstance(rules, Rules):
+            raise ValueError(f"rules must be a Rules, not {type(rules).__name__} (or give rules "
+                             "options: BatchEnv(n, players=2, harmony=True))")
         self.rules = rules if rules is not None else Rules(**rules_options)
         self.num_envs = num_envs
         self.reward = reward
@@ -48,11 +57,14 @@ class BatchEnv:
         self._bbox = np.zeros((n, players, 4), dtype=np.int64)
         self._st = np.zeros((n, K.ST_LEN), dtype=np.int64)
         self.obs = np.zeros((n, observation_size(self.rules)), dtype=np.float32)
-        self.mask = np.zeros((n, N_ACTIONS), dtype=np.int8)
+        self._mask = np.zeros((n, N_ACTIONS), dtype=np.int8)  # what step checks actions against
+        self.mask = np.zeros_like(self._mask)
         self.player = np.zeros(n, dtype=np.int64)
         self.rewards = np.zeros((n, players), dtype=np.float32)
         self.dones = np.zeros(n, dtype=np.bool_)
-        self.seeds = np.zeros(n, dtype=np.int64)
+        self._seeds = np.zeros(n, dtype=np.int64)
+        self.seeds = self._seeds.view()
+        self.seeds.flags.writeable = False
         self.reset(seed)
 
     @property
@@ -61,28 +73,39 @@ class BatchEnv:
 
     def reset(self, seed: int = 0):
         """Start every game again, game i with seed `seed + i`. Returns (obs, mask, player)."""
-        self.seeds[:] = int(seed) + np.arange(self.num_envs, dtype=np.int64)
+        first = as_seed(seed) % 2**64
+        self._seeds[:] = np.array([(first + i) % 2**64 for i in range(self.num_envs)],
+                                  dtype=np.uint64).view(np.int64)
         self.rewards[:] = 0
         self.dones[:] = False
-        EK.reset(self._bits, self._bbox, self._st, self._header, self.seeds, self.obs, self.mask, self.player)
+        EK.reset(self._bits, self._bbox, self._st, self._header, self._seeds, self.obs, self._mask,
+                 self.player)
+        self.mask[:] = self._mask
         return self.obs, self.mask, self.player
 
     def step(self, actions):
         """Play actions[i] (int[num_envs], each legal by `mask`) in game i. Returns (obs, mask,
         rewards, dones, player); an illegal action raises ValueError and plays nothing."""
-        actions = np.ascontiguousarray(actions, dtype=np.int64)
+        actions = np.asarray(actions)
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), not {actions.shape}")
-        bad = EK.step(self._bits, self._bbox, self._st, self._header, actions, self.seeds, self.num_envs,
-                      self._kind, self.obs, self.mask, self.rewards, self.dones, self.player)
+        if actions.dtype.kind not in "iu":  # a float would be cut to an action silently
+            raise ValueError(f"actions must be integers, not {actions.dtype}")
+        actions = np.ascontiguousarray(actions, dtype=np.int64)
+        bad = EK.step(self._bits, self._bbox, self._st, self._header, actions, self._seeds,
+                      self.num_envs, self._kind, self.obs, self._mask, self.rewards, self.dones,
+                      self.player)
         if bad >= 0:
             raise ValueError(f"illegal action {int(actions[bad])} in game {bad} (seed {int(self.seeds[bad])}) "
                              f"for seat {int(self.player[bad])}")
+        self.mask[:] = self._mask
         return self.obs, self.mask, self.rewards, self.dones, self.player
 
-    def random_actions(self, rng: np.random.Generator) -> np.ndarray:
-        """A uniformly random legal action for every game (numpy: for baselines and tests)."""
-        games, actions = np.nonzero(self.mask)  # every game has a legal action: games never stop
+    def random_actions(self, rng) -> np.ndarray:
+        """A uniformly random legal action for every game (numpy: for baselines and tests); rng: a
+        numpy Generator or a seed for one."""
+        rng = np.random.default_rng(rng)
+        games, actions = np.nonzero(self._mask)  # every game has a legal action: games never stop
         counts = np.bincount(games, minlength=self.num_envs)
         first = np.cumsum(counts) - counts
         return actions[first + (rng.random(self.num_envs) * counts).astype(np.int64)]

@@ -116,6 +116,9 @@ class KingdominoState(pyspiel.State):
         return [(d - 1, 1.0 / len(unseen)) for d in unseen]
 
     def _apply_chance(self, outcome):
+        if outcome not in dict(self.chance_outcomes()):  # OpenSpiel's apply_action checks nothing
+            raise ValueError(f"chance outcome {outcome} is not one of this node's: "
+                             f"{self._action_to_string(pyspiel.PlayerId.CHANCE, outcome)}")
         st = self.game.arrays[2]
         if self._in_king_order():
             self._kings_left[outcome] -= 1
@@ -154,7 +157,9 @@ class KingdominoState(pyspiel.State):
 
     def _action_to_string(self, player, action):
         if player == pyspiel.PlayerId.CHANCE:
-            return f"first king: seat {action}" if self._in_king_order() else f"draw {TILES[action + 1]}"
+            if self._in_king_order():
+                return f"first king: seat {action}"
+            return f"draw {TILES[action + 1]}" if 0 <= action < 48 else f"draw #{action + 1} (no such domino)"
         return self.game.describe(action)
 
     def is_terminal(self):

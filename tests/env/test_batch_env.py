@@ -83,6 +83,35 @@ def test_an_illegal_action_is_refused_and_plays_nothing():
         BatchEnv(1, reward="win")
 
 
+def test_writing_into_the_returned_arrays_changes_no_game():
+    """The mask handed out is the caller's: step checks actions against its own copy."""
+    env = BatchEnv(2, players=2, seed=3)
+    illegal = int(np.flatnonzero(env.mask[1] == 0)[0])
+    legal = env.random_actions(0)
+    env.mask[1, illegal] = 1
+    with pytest.raises(ValueError, match=f"illegal action {illegal} in game 1"):
+        env.step(np.array([legal[0], illegal]))
+    with pytest.raises(ValueError, match="read-only"):
+        env.seeds[0] = 99
+    env.mask[:] = 0
+    obs, mask, *_ = env.step(legal)
+    game = Game.replay(Rules(2), 4, [legal[1]])
+    np.testing.assert_array_equal(mask[1], legal_mask(game))
+
+
+def test_any_integer_seed_plays_the_engine_game_and_other_input_is_refused():
+    big = 2**63  # past int64: taken modulo 2**64, as Game takes it
+    env = BatchEnv(np.int64(2), players=2, seed=big)
+    for i in range(2):
+        np.testing.assert_array_equal(env.game_arrays(i)[2], Game(Rules(2), big + i).arrays[2])
+    for make, message in ((lambda: BatchEnv(2, players=2, seed=1.5), "seed must be an integer"),
+                          (lambda: BatchEnv(2, {"players": 2}), "rules must be a Rules, not dict"),
+                          (lambda: env.step(np.array([3.7, 2.0])), "actions must be integers"),
+                          (lambda: Game(Rules(2), 1.5), "seed must be an integer")):
+        with pytest.raises(ValueError, match=message):
+            make()
+
+
 def test_reset_starts_the_same_games_again():
     env = BatchEnv(4, players=4, seed=5)
     first = env.obs.copy()

@@ -64,6 +64,25 @@ def test_rows_are_drawn_by_chance_when_revealed_and_the_game_is_the_engines():
     assert returns == [float((ranks[1 - p] > ranks[p]) - (ranks[1 - p] < ranks[p])) for p in range(2)]
 
 
+def test_a_chance_outcome_not_offered_is_refused_and_changes_nothing():
+    """OpenSpiel's apply_action checks no legality: a wrong outcome must not deal a domino twice."""
+    state = pyspiel.load_game("python_kingdomino(players=2)").new_initial_state()
+    state.apply_action(0)
+    state.apply_action(0)  # seat 0's two kings ordered: only seat 1 is left
+    with pytest.raises(ValueError, match="chance outcome 0 is not one of this node's"):
+        state.apply_action(0)
+    state.apply_action(1)
+    state.apply_action(1)
+    state.apply_action(5)  # domino 6 into the first row
+    before = state.serialize()
+    for outcome in (5, 48, -3):
+        with pytest.raises(ValueError, match=f"chance outcome {outcome} is not one of"):
+            state.apply_action(outcome)
+    assert state.serialize() == before
+    with pytest.raises(pyspiel.SpielError, match="no such domino"):
+        state.apply_action_with_legality_check(100)
+
+
 def test_no_decision_sees_a_row_before_chance_draws_it():
     game = pyspiel.load_game("python_kingdomino(players=3)")
     rng = np.random.default_rng(5)
