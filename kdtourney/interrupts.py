@@ -40,3 +40,17 @@ def check():
     it where it was first raised)."""
     if _PENDING[0]:
         raise KeyboardInterrupt
+
+
+def from_ctrl_c() -> bool:
+    """Whether the KeyboardInterrupt being handled may come from Ctrl-C; if not, some code (a
+    bot's) raised it. Signals reach only the main thread; a worker ignores SIGINT; inside
+    `caught()` a Ctrl-C is remembered before it is raised. Elsewhere it may always be Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    handler = signal.getsignal(signal.SIGINT)
+    if handler is signal.SIG_IGN:
+        return False
+    if handler is _on_sigint:
+        return _PENDING[0]
+    return True

@@ -80,6 +80,46 @@ FAULTY_BOTS = textwrap.dedent('''
                 os._exit(4)
 
 
+    class Closer(_Base):
+        """Kills its process (os._exit) in close(), after the game is decided, in one game in five."""
+        name = "closer"
+
+        def close(self):  # also called on a bot made only to check its parameters
+            if getattr(self, "seed", 0) % 5 == 1:
+                os._exit(5)
+
+
+    class Quitter(_Base):
+        """Raises SystemExit in the warm-up's game (seed 0), KeyboardInterrupt at its 3rd decision
+        of one game in three."""
+        name = "quitter"
+
+        def act(self, view):
+            if self.seed == 0:
+                raise SystemExit(0)
+            if self.unlucky(3) and self.n == 2:
+                raise KeyboardInterrupt
+            return super().act(view)
+
+
+    class Unprintable(Exception):
+        def __str__(self):
+            raise RuntimeError("no message")
+
+
+    class Garbler(_Base):
+        """Raises at its 2nd decision an exception whose message is not Unicode text (a lone
+        surrogate) in one game in three, one whose message cannot be made in another."""
+        name = "garbler"
+
+        def act(self, view):
+            if self.n == 1 and self.seed % 3 == 1:
+                raise ValueError("bad name \\udc80")
+            if self.n == 1 and self.seed % 3 == 2:
+                raise Unprintable()
+            return super().act(view)
+
+
     class Hanger(_Base):
         """Never answers its 6th decision of one game in eleven."""
         name = "hanger"

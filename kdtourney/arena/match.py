@@ -15,7 +15,8 @@ Contract with the bots
   clock (kdtourney.bots.clock): the same rule for every seat, in this process or its own; the view
   says how long the decision may take (`view.time_left`, None: no limit).
 - After each deal, `finish(scores, ranks)` for every seat that has not forfeited; `close()` once
-  at the end for every seat (its exceptions are ignored: the game is decided).
+  at the end for every seat (its exceptions are ignored: the game is decided; but a bot that kills
+  or hangs its worker in `close` is the one blamed, as in any other call).
 - A bot in its own process (`out_of_process`, kdtourney.bots.external) stops waiting at
   `view.time_left` plus the margin and raises: the other seats go on at once.
 
@@ -53,9 +54,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from kdtourney import interrupts
 from kdtourney.bots.clock import TIME, TIMEOUT, SeatClock, TimeControl
 from kdtourney.bots.external import (BotExited, BotFailure, BotOutOfMemory, BotOutputFlood,
-                                     BotProtocolError, BotTimeout, IllegalAnswer)
+                                     BotProtocolError, BotTimeout, ExternalBot, IllegalAnswer)
 from kdtourney.engine import Game, Rules, Score, rank_scores
 
 EXCEPTION, ILLEGAL, CRASH, PROTOCOL = "exception", "illegal", "crash", "protocol"
@@ -121,11 +123,18 @@ class MatchResult:
 
 
 def exception_message(exc: BaseException) -> str:
-    """'ValueError: bad thing (bots/mybot.py:12)': type, message and the innermost frame, one line."""
-    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    """'ValueError: bad thing (bots/mybot.py:12)': type, message and the innermost frame, one line.
+    Whatever the exception holds: a message that cannot be made, or that is not Unicode text (a
+    lone surrogate, which the store could not write), is shown as best it can be."""
+    try:
+        message = str(exc)
+    except BaseException:  # noqa: BLE001 - a bot's __str__ may raise anything
+        message = "(its message could not be made)"
+    text = " ".join(f"{type(exc).__name__}: {message}".split())
     frames = traceback.extract_tb(exc.__traceback__)
     if frames:
         text += f" ({frames[-1].filename}:{frames[-1].lineno})"
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text[:_MESSAGE_LIMIT]
 
 
@@ -166,20 +175,24 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
     bots = [None] * n
     calls = [0] * n
     faults: dict[int, Fault] = {}
+    forced_seats = set()  # their forced fault stands for the call that killed or hung the worker
     seats = [SeatResult(seat=s) for s in range(n)]
 
     def fault(seat, kind, message, at, stderr=None):
+        if seat in faults:  # the first fault stands (close() still runs after one)
+            return
         faults[seat] = Fault(seat, kind, message[:_MESSAGE_LIMIT], at,
                              stderr[-_STDERR_LIMIT:] if stderr else None)
 
     def call(seat, fn, *args, counted=True, timeout_kind=TIMEOUT):
         """Call into the bot of `seat`: ("ok", value), ("raised", None) or ("forced", None).
-        `finish` is not counted: call indexes stay those of construction, setup and act.
-        timeout_kind: the fault of a bot in its own process cut at its deadline."""
+        `finish` and `close` are not counted: call indexes stay those of construction, setup and
+        act. timeout_kind: the fault of a bot in its own process cut at its deadline."""
         index = calls[seat]
         if seat in forced and forced[seat][0] == index:
             _, kind, message = forced.pop(seat)
             fault(seat, kind, message, index)
+            forced_seats.add(seat)
             return "forced", None
         calls[seat] += counted
         if monitor is not None:
@@ -189,6 +202,11 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
         except BotFailure as exc:  # a bot in its own process, which says how it failed
             kind = _KIND_OF[type(exc)]
             fault(seat, timeout_kind if kind == TIMEOUT else kind, str(exc), index, exc.stderr)
+            return "raised", None
+        except KeyboardInterrupt as exc:
+            if interrupts.from_ctrl_c():
+                raise
+            fault(seat, EXCEPTION, exception_message(exc), index)
             return "raised", None
         except (Exception, SystemExit) as exc:  # a bot's failure is its forfeit, not ours
             fault(seat, EXCEPTION, exception_message(exc), index)
@@ -254,6 +272,16 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
             t[3] += game.discards(seat)
         last_game = game
 
+    for seat, bot in enumerate(bots):
+        # through call(), not counted: the watchdog then knows whose close kills or hangs the
+        # worker, and the replay forces the fault at its finish (the same index) or here. A seat
+        # forced to forfeit is not closed again unless its close is the harness's own (which gives
+        # its process back to the pool): its code killed or hung the worker once already.
+        if bot is None or (seat in forced_seats and type(bot).close is not ExternalBot.close):
+            continue
+        faulted_before = seat in faults  # then its first fault stands
+        if call(seat, bot.close, counted=False)[0] == "raised" and not faulted_before:
+            del faults[seat]  # the game is decided: a close that fails changes nothing
     faulted = [s in faults for s in range(n)]
     if len(deal_seeds) == 1:
         base = last_game.ranking()  # the engine's ranking, ties and tie-breaks included
@@ -269,12 +297,6 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
         result.win_share = 1.0 / len(winners) if seat in winners else 0.0
         result.margin = t[0] - max(totals[o][0] for o in range(n) if o != seat)
         result.fault = faulted[seat]
-    for bot in bots:
-        if bot is not None:
-            try:
-                bot.close()
-            except Exception:  # noqa: BLE001 - the game is decided: a failing close changes nothing
-                pass
     if monitor is not None:
         monitor(-1, -1)
     moves = all_moves[0] if len(deal_seeds) == 1 else all_moves

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 
+from kdtourney import interrupts
 from kdtourney.arena.tournament import ArenaError, Tournament
 from kdtourney.bots.registry import BUILT_IN
 
@@ -76,7 +77,10 @@ def warm_bots(tournament: Tournament, registry, touch=lambda: None, builtin_only
                     if choice in legal:
                         action = choice
                 game.apply(action)
-        except Exception:  # a faulty bot shows its faults in the games, not here
+        except KeyboardInterrupt:
+            if interrupts.from_ctrl_c():
+                raise
+        except (Exception, SystemExit):  # a faulty bot shows its faults in the games, not here
             pass
 
 

@@ -91,6 +91,22 @@ def test_faulty_bots_forfeit_and_the_tournament_completes(tmp_path, faulty):
     assert (games.loc[~games["game"].isin(faults["game"]), "status"] == "ok").all()
 
 
+def test_a_bot_is_blamed_for_what_its_own_close_and_exceptions_do(tmp_path, faulty):
+    """A bot that kills its worker in close(), raises SystemExit or KeyboardInterrupt, or an
+    exception without a printable message forfeits itself; its opponent never does."""
+    t = prepare(faulty, bots="closer,quitter,garbler,random", games=24, seed=2)
+    out = run_tournament(t, tmp_path, faulty, workers=2)
+    assert out.complete and out.played == 24 and out.failed == 0
+    faults = load_faults(tmp_path)
+    assert set(faults["entrant"]) == {"closer", "quitter", "garbler"}
+    by = faults.groupby("entrant")
+    assert set(by.get_group("closer")["kind"]) == {"crash"}
+    assert by.get_group("quitter")["message"].str.startswith("KeyboardInterrupt").all()
+    messages = set(by.get_group("garbler")["message"].str.split(" [(]").str[0])
+    assert messages == {"ValueError: bad name \\udc80", "Unprintable:"}
+    assert load_games(tmp_path)["status"].isin(["ok", "fault"]).all()
+
+
 def unlucky(t, every):
     """(game, seat) where the faulty entrant 0 gets a setup seed that makes it misbehave."""
     return {(g.game, s) for g in t.plan().games for s, e in enumerate(g.seats)
