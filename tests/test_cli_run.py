@@ -181,6 +181,7 @@ def test_faulty_bots_from_a_folder(tmp_path):
 BAD = [
     (["--bots", "random,nobot"], "unknown bot 'nobot'"),
     (["--bots", "random:depth=3,greedy"], "random has no parameter 'depth'"),
+    (["--bots", "mcts:c=1e999,greedy"], "parameter c expects a finite number"),
     (["--bots", "random,greedy", "--variant", "duel", "--players", "4"], "impossible rules: the duel variant"),
     (["--bots", "random,greedy", "--players", "5"], "a table has 2, 3 or 4 players"),
     (["--bots", "random,greedy", "--first-picks", "abba", "--players", "3"], "impossible rules"),

@@ -56,14 +56,25 @@ def decode(line: bytes | str) -> dict:
     object with a string "type"."""
     text = line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
     try:
-        message = json.loads(text)
+        message = json.loads(text, parse_constant=_not_json)
     except ValueError:
         raise ProtocolError(f"not JSON: {_clip(text)}") from None
     except RecursionError:  # nesting deeper than Python's parser goes ("[[[[...")
         raise ProtocolError(f"JSON nested too deeply: {_clip(text)}") from None
     if not isinstance(message, dict) or not isinstance(message.get("type"), str):
         raise ProtocolError(f"not a KDTP message (a JSON object with a \"type\"): {_clip(text)}")
+    if "\\u" in text:  # an escape may write half a UTF-16 pair, which no store or page can hold
+        try:
+            json.dumps(message, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ProtocolError(f"a string that is not Unicode text (a lone surrogate "
+                                f"escape): {_clip(text)}") from None
     return message
+
+
+def _not_json(constant: str):
+    """NaN and Infinity, which Python's parser takes and JSON has not."""
+    raise ValueError(constant)
 
 
 def _clip(text: str, width: int = 80) -> str:

@@ -51,6 +51,7 @@ import importlib
 import inspect
 import json
 import linecache
+import math
 import os
 import re
 import shlex
@@ -179,7 +180,13 @@ def bundle_files(folder: Path, paths) -> dict[str, bytes]:
         if not path.exists():
             raise ValueError(f"{FILES_VAR}: {rel!r} does not exist in {folder}")
         for file in tree(path):
-            found[file.relative_to(folder).as_posix()] = file
+            name = file.relative_to(folder).as_posix()
+            try:  # a link inside may point anywhere the user can read
+                file.resolve().relative_to(root)
+            except ValueError:
+                raise ValueError(f"{FILES_VAR}: {name!r} is a link to a file outside the bot's "
+                                 "folder") from None
+            found[name] = file
     size = sum(file.stat().st_size for file in found.values())
     if size > BUNDLE_LIMIT:
         raise ValueError(f"{FILES_VAR}: the files hold {size / (1 << 20):.1f} MiB, over the "
@@ -901,7 +908,12 @@ def _convert(bot: str, key: str, value, default):
     if isinstance(default, float):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise bad("a number")
-        return float(value)
+        try:
+            if math.isfinite(float(value)):
+                return float(value)
+        except OverflowError:  # an int past a float's range
+            pass
+        raise bad("a finite number")
     if isinstance(default, str):
         return format_value(value)
     return value

@@ -103,10 +103,17 @@ def test_actions_on_the_wire():
     (b"[1, 2]\n", "not a KDTP message"),
     (b'{"action": 1}\n', "not a KDTP message"),
     (b'{"type": "action", "action": ' + b"[" * 100_000 + b"\n", "JSON nested too deeply"),
+    (b'{"type": "hello", "name": "x", "version": NaN}\n', "not JSON"),  # Python's parser takes it
+    (b'{"type": "action", "action": Infinity}\n', "not JSON"),
+    (b'{"type": "hello", "name": "x\\ud800"}\n', "not Unicode text"),  # no store could hold it
 ])
 def test_lines_that_are_not_messages(line, error):
     with pytest.raises(kdtp.ProtocolError, match=error):
         kdtp.decode(line)
+
+
+def test_escapes_of_unicode_text_are_read():
+    assert kdtp.decode(b'{"type": "hello", "name": "\\u00e9\\ud83d\\ude00"}')["name"] == "\u00e9\U0001f600"
 
 
 def test_rules_of_a_game_message():

@@ -568,6 +568,7 @@ def test_a_bots_data_and_subpackage_are_its_identity(tmp_path, change):
 
 @pytest.mark.parametrize("files,error", [
     ('["../outside.json"]', "'../outside.json' is outside the bot's folder"),
+    ('["data"]', "'data/link.json' is a link to a file outside the bot's folder"),
     ('["missing.json"]', "'missing.json' does not exist"),
     ('"weights.json"', "must be a list of paths written out"),
     ('[name for name in "ab"]', "must be a list of paths written out"),
@@ -578,6 +579,8 @@ def test_bad_bot_files_are_a_broken_module(tmp_path, monkeypatch, files, error):
     write_bot(folder, "fbot.py", "f-bot", extra=f"KDTOURNEY_FILES = {files}\n")
     (tmp_path / "outside.json").write_text("{}")
     (folder / "big.bin").write_bytes(b"x" * 100_000)
+    (folder / "data").mkdir()
+    (folder / "data" / "link.json").symlink_to(tmp_path / "outside.json")  # sent as its bytes
     reg = local([folder])
     assert "f-bot" not in reg.bots
     [broken] = reg.broken
