@@ -662,6 +662,9 @@ def ladder_command(ctx, **opts):
         with _one_line(EntrantError):
             for spec in references:
                 registry.resolve(spec)
+        if not bots_dirs and len(set(references)) < 2:  # no folder to watch: it would wait forever
+            raise tour.ArenaError("a ladder needs two entrants or more: give more --bots, or a "
+                                  "--bots-dir to watch")
         meta = dict(runner.session_meta(name, registry_dirs=bots_dirs), ladder_bots=references)
         display = ladder.LadderDisplay(quiet=opts["quiet"])
         written = [0.0]

@@ -57,6 +57,9 @@ def pair_outcomes(results: pd.DataFrame) -> pd.DataFrame:
     missing = {"game", "block", "entrant", "rank"} - set(results.columns)
     if missing:
         raise ValueError(f"results lacks columns {sorted(missing)}")
+    if results.empty:  # nothing stored yet (a run interrupted before its first game)
+        return pd.DataFrame({"game": [], "block": [], "entrant_a": [], "entrant_b": [],
+                             "score": []})
     order = ["game", "seat"] if "seat" in results.columns else ["game"]
     rows = results.sort_values(order, kind="stable")
     game = rows["game"].to_numpy()

@@ -179,7 +179,9 @@ def test_bad_input_is_one_line(tmp_path):
                          ([], "no entrants"),
                          (["--bots", "random,greedy", "--until", "soon"], "--until expects"),
                          (["--bots-dir", tmp_path / "missing"], "does not exist"),
-                         (["--bots", "random,greedy", "--players", "5"], "2, 3 or 4")):
+                         (["--bots", "random,greedy", "--players", "5"], "2, 3 or 4"),
+                         # no folder to watch: it would wait for ever
+                         (["--bots", "greedy", "--games", 10], "needs two entrants or more")):
         result = CliRunner().invoke(main, ["ladder", *[str(a) for a in args], "--out",
                                            str(tmp_path / "l")])
         assert result.exit_code == 2, (args, result.output)

@@ -90,6 +90,10 @@ def test_a_killed_tune_resumes_to_the_values_of_an_uninterrupted_one(tmp_path):
         proc.wait()
     assert proc.returncode == -signal.SIGKILL, "the tune ended before it could be killed"
     assert 10 <= stored(folder) < 24  # killed in the second batch of three
+    for other in ("run", "sprt"):  # they would play its batch's games with other values
+        refused = CliRunner().invoke(main, [other, "--resume", str(folder), "--no-report"])
+        assert refused.exit_code == 2 and refused.output.strip().endswith(
+            f"continue it with kdtourney tune --resume {folder}"), refused.output
     resumed = CliRunner().invoke(main, ["tune", "--resume", str(folder), "--workers", 2, "-q",
                                         "--no-report"])
     assert resumed.exit_code == 0, resumed.output

@@ -84,3 +84,10 @@ def test_elo_and_mean_intervals_come_from_the_same_block_resamples():
                                   seed=seed)["win_share"]
     assert (means.loc["a", "lo"], means.loc["a", "hi"]) == pytest.approx(
         tuple(np.quantile(share, [0.025, 0.975])))
+
+
+def test_no_results_yet_give_no_outcomes():
+    """A tune's verify interrupted before its first game: no scores, not a crash."""
+    empty = pd.DataFrame({"game": [], "block": [], "seat": [], "entrant": [], "rank": []})
+    assert pair_outcomes(empty).empty
+    assert block_scores(empty, "a", "b").empty

@@ -372,7 +372,7 @@ def open_for(tournament: Tournament, folder, meta: dict, identities: dict | None
             if diff:
                 more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
                 raise ArenaError(f"{folder} holds another tournament: {diff[0]}{more}; choose a "
-                                 f"new --out, or finish that one with --resume {folder}")
+                                 f"new --out, or finish that one with {resume_command(folder)}")
             notes = check_code(st, identities, folder) if identities is not None else []
             record_play(st, play or PlaySettings(), folder)
         except BaseException:
@@ -494,6 +494,17 @@ def new_folder(tournament: Tournament, prefix: str = "", stamp: str | None = Non
     return folder
 
 
+def resume_command(folder) -> str:
+    """The command that continues what `folder` holds: kdtourney run, sprt, tune or ladder
+    --resume FOLDER."""
+    try:
+        config = _store.load_config(folder)
+    except _store.StoreError:
+        config = {}
+    kind = next((k for k in ("sprt", "tune", "ladder") if k in config), "run")
+    return f"kdtourney {kind} --resume {folder}"
+
+
 def load_tournament(folder) -> tuple[Tournament, dict]:
     """The stored tournament and meta of a tournament folder (for --resume); ArenaError if the
     folder holds none, or holds an SPRT (its games stop where the test decides, not at --games:
@@ -502,11 +513,10 @@ def load_tournament(folder) -> tuple[Tournament, dict]:
         config = _store.load_config(folder)
     except _store.StoreError as exc:
         raise ArenaError(str(exc)) from None
-    if "sprt" in config:
-        raise ArenaError(f"{folder} holds an SPRT: continue it with kdtourney sprt --resume {folder}")
-    if "ladder" in config:
-        raise ArenaError(f"{folder} holds a ladder: continue it with kdtourney ladder --resume "
-                         f"{folder}")
+    # an SPRT's, a tune's or a ladder's games are made as it goes: only its command continues it
+    for kind, what in (("sprt", "an SPRT"), ("tune", "a tune"), ("ladder", "a ladder")):
+        if kind in config:
+            raise ArenaError(f"{folder} holds {what}: continue it with {resume_command(folder)}")
     return Tournament.from_dict(config["tournament"]), config.get("meta", {})
 
 

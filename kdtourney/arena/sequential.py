@@ -319,8 +319,8 @@ def load_test(folder) -> tuple[Tournament, SprtTest, dict]:
     except store.StoreError as exc:
         raise ArenaError(str(exc)) from None
     if "sprt" not in config:
-        raise ArenaError(f"{folder} holds a tournament that is not an SPRT; finish it with "
-                         f"kdtourney run --resume {folder}")
+        raise ArenaError(f"{folder} holds a tournament that is not an SPRT; continue it with "
+                         f"{runner.resume_command(folder)}")
     return (Tournament.from_dict(config["tournament"]), SprtTest.from_dict(config["sprt"]),
             config.get("meta", {}))
 
