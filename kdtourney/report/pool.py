@@ -13,7 +13,9 @@ Pooling
   finished games, and one player count (the one with the most games) unless `players` names
   several. Whatever else is listed, one line per folder, with the reason.
 - A folder with the same tournament, seed and code as another (a copy, or the same command run
-  again) holds the same games: they count once. Games are also deduplicated block by block: a
+  again) holds the same games: they count once (a ladder's tables depend on how its chunks went:
+  its blocks are compared one by one). A tune's folder is left out: theta+ and theta- play other
+  values in every iteration. Games are also deduplicated block by block: a
   block whose deal, seatings, game numbers (hence the bots' seeds) and entrants' code match a block
   already pooled is the same block played again (`--games 20` and `--games 40` with one seed, a
   folder copied mid-run, an SPRT resumed with another `--max-games`) and counts once.
@@ -362,9 +364,16 @@ def _readable(paths) -> tuple[list[_StoreData], list]:
             skipped.append((str(folder), "no finished games" if len(st.games) else
                             "no games stored"))
             continue
+        if "tune" in st.config:
+            skipped.append((str(folder), "a tune: its theta+ and theta- play other values in "
+                                         "every iteration"))
+            continue
         # a copy, or a re-run with the same seed and code, holds the same games: keep the one
-        # with the most
+        # with the most. Not so a ladder's: the tables it chose depend on how its chunks went
+        # (the blocks are compared one by one in any case)
         key = json.dumps([st.tournament, sorted(st.digests.items(), key=str)], sort_keys=True)
+        if "ladder" in st.config:
+            key = str(folder)
         if key in seen:
             other = seen[key]
             keep, drop = (st, other) if len(st.games) > len(other.games) else (other, st)

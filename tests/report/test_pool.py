@@ -17,7 +17,7 @@ from arena_support import MINE, write_bot
 from click.testing import CliRunner
 from pool_support import START, simulate, write_store
 
-from kdtourney.arena.store import load_results, store_path
+from kdtourney.arena.store import load_results, open_store, store_path
 from kdtourney.bots.registry import BotRegistry
 from kdtourney.cli import main
 from kdtourney import ratings
@@ -164,6 +164,9 @@ def write_folders(root):
     simulate(root / "week2" / "alone", {"solo": 0}, blocks=5)  # self-play only
     simulate(root / "week2" / "empty", {"greedy": 0, "random": 0}, blocks=0)
     shutil.copytree(root / "week1" / "b", root / "week2" / "copy-of-b")
+    shutil.copytree(root / "week1" / "b", root / "week2" / "tuned")
+    with open_store(root / "week2" / "tuned") as st:  # as kdtourney tune writes its folder
+        st.set_config("tune", {"params": []})
     (root / "week2" / "corrupt").mkdir()
     store_path(root / "week2" / "corrupt").write_bytes(b"SQLite format 3\0" + b"\xff" * 200)
     (root / "week2" / "foreign").mkdir()
@@ -190,6 +193,7 @@ def test_every_folder_and_entrant_left_out_gets_one_line(tmp_path):
                      "code): counted once",
         "missing": "no such folder",
         "nothing": "no tournament in it",
+        "tuned": "a tune: its theta+ and theta- play other values in every iteration",
     }
     assert f"{root / 'week1' / 'mixed'}: 8 of its 16 games pooled; left out: 4-player games " \
         "(this list: 2-player; --players 2,4 pools them together)" in lines
@@ -202,7 +206,7 @@ def test_every_folder_and_entrant_left_out_gets_one_line(tmp_path):
         assert len(hits) == 1 and reason in hits[0], (name, hits)
     assert "Traceback" not in result.output
     assert lines[-1] == (f"{tmp_path / 'page' / 'index.html'}: 3 entrants rated from 84 games "
-                         "in 3 folders; 8 skipped")  # 2 failed blocks of a are not rated
+                         "in 3 folders; 9 skipped")  # 2 failed blocks of a are not rated
     refused = ratings_cli(root, "--out", root / "week1" / "a")
     assert refused.exit_code == 2 and "holds a tournament" in refused.output
     assert not (root / "week1" / "a" / "index.html").exists()
