@@ -65,6 +65,10 @@ def test_a_tune_ends_near_the_optimum_from_far_away(tmp_path, players, iteration
     if players == 4:  # the start (q about 0.1) against the tuned (q near 1): a clear gain
         assert out[-2].startswith("the tune beat its start values: tuned peaked:")
         assert len(store.load_games(folder / "verify", columns=["game"])) == 40
+        other = run("--resume", folder, "--verify", 20)  # tune --resume with another size
+        assert other.exit_code == 2 and other.output.strip().splitlines()[-1:] == [
+            f"Error: {folder / 'verify'} holds another verify (games: 40 (stored) vs 20 (now)): "
+            f"give the --verify of that one again, or remove {folder / 'verify'}"], other.output
 
 
 def tune_args(folder, workers, iterations=12):

@@ -496,6 +496,14 @@ def verify(registry, table: Tournament, tuned: str, start: str, games: int, fold
 
     vt = verify_table(registry, table, tuned, start, games)
     out = Path(folder) / VERIFY_DIR
+    if store.exists(out):  # an earlier verify: of another --verify N, or of other tuned values
+        try:
+            diff = differences(store.load_config(out)["tournament"], vt.to_dict())
+        except (store.StoreError, KeyError):
+            diff = []  # the runner says what is wrong with it
+        if diff:
+            raise ArenaError(f"{out} holds another verify ({diff[0]}): give the --verify of that "
+                             f"one again, or remove {out}")
     ran = runner.run_tournament(vt, out, registry, workers=workers, meta=meta, reporter=reporter,
                                 hang_timeout=hang_timeout, scheduler=scheduler, **bots)
     results = store.load_results(out)
