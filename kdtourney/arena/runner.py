@@ -507,8 +507,8 @@ def resume_command(folder) -> str:
 
 def load_tournament(folder) -> tuple[Tournament, dict]:
     """The stored tournament and meta of a tournament folder (for --resume); ArenaError if the
-    folder holds none, or holds an SPRT (its games stop where the test decides, not at --games:
-    `kdtourney sprt` continues it)."""
+    folder holds none, or holds an SPRT, a tune or a ladder (their games are made as they go:
+    only their own command continues them)."""
     try:
         config = _store.load_config(folder)
     except _store.StoreError as exc:
