@@ -73,9 +73,9 @@ class BatchEnv:
 
     def reset(self, seed: int = 0):
         """Start every game again, game i with seed `seed + i`. Returns (obs, mask, player)."""
-        first = as_seed(seed) % 2**64
-        self._seeds[:] = np.array([(first + i) % 2**64 for i in range(self.num_envs)],
-                                  dtype=np.uint64).view(np.int64)
+        # uint64 arithmetic wraps modulo 2**64, as Game takes seeds
+        first = np.uint64(as_seed(seed) % 2**64)
+        self._seeds[:] = (first + np.arange(self.num_envs, dtype=np.uint64)).view(np.int64)
         self.rewards[:] = 0
         self.dones[:] = False
         EK.reset(self._bits, self._bbox, self._st, self._header, self._seeds, self.obs, self._mask,

@@ -371,9 +371,8 @@ def _readable(paths) -> tuple[list[_StoreData], list]:
         # a copy, or a re-run with the same seed and code, holds the same games: keep the one
         # with the most. Not so a ladder's: the tables it chose depend on how its chunks went
         # (the blocks are compared one by one in any case)
-        key = json.dumps([st.tournament, sorted(st.digests.items(), key=str)], sort_keys=True)
-        if "ladder" in st.config:
-            key = str(folder)
+        key = str(folder) if "ladder" in st.config else json.dumps(
+            [st.tournament, sorted(st.digests.items(), key=str)], sort_keys=True)
         if key in seen:
             other = seen[key]
             keep, drop = (st, other) if len(st.games) > len(other.games) else (other, st)
