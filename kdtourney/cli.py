@@ -60,13 +60,14 @@ def _options(*decorators):
     return apply
 
 
-def _registry(bots_dirs, run_modules=True):
+def _registry(bots_dirs, play=None):
     """The BotRegistry of these bot folders; a bad folder or a duplicate bot is a one-line error.
-    run_modules=False (--sandbox): bot modules are read, not run."""
+    play: the PlaySettings the bots are played with (sandboxed: bot modules are read, not run,
+    and a bot naming what its sandbox would not show is refused)."""
     from kdtourney.bots.registry import BotRegistry, BotsDirError, DuplicateBotError
 
     with _one_line(BotsDirError, DuplicateBotError):
-        return BotRegistry(bots_dirs, run_modules=run_modules)
+        return BotRegistry(bots_dirs, **(play.registry_options() if play is not None else {}))
 
 
 _bots_dir_option = click.option(
@@ -75,14 +76,43 @@ _bots_dir_option = click.option(
     "KDTOURNEY_BOTS_DIR and ./bots/.")
 
 
+class _AllowedFolder(click.Path):
+    """A folder every sandbox shows (--sandbox-allow): it must exist; resolved. Neither / nor a
+    folder holding the user's home (it would show every file of the machine, or of the user)."""
+
+    def __init__(self):
+        super().__init__(exists=True, file_okay=False, resolve_path=True)
+
+    def convert(self, value, param, ctx):
+        path = super().convert(value, param, ctx)
+        home = os.path.realpath(os.path.expanduser("~"))
+        if home == path or home.startswith(path.rstrip(os.sep) + os.sep):
+            self.fail(f"{value} holds your home ({home}): allow the folders the bots need, "
+                      "such as /opt/jdk", param, ctx)
+        return os.path.realpath(path)
+
+
+_sandbox_allow_option = click.option(
+    "--sandbox-allow", "sandbox_allow", multiple=True, type=_AllowedFolder(), metavar="DIR",
+    help="With --sandbox: a folder every bot may read besides the system and its own folder, "
+    "e.g. a JDK in /opt or shared models (repeatable). Stored: a resume keeps it.")
+
+
 @main.command("bots")
 @_bots_dir_option
-def bots_command(bots_dirs):
+@click.option("--sandbox", is_flag=True, help="List the bots as a --sandbox run finds them: "
+              "modules read, not run, and bots that name files outside their folder refused.")
+@_sandbox_allow_option
+def bots_command(bots_dirs, sandbox, sandbox_allow):
     """List the available bots, their parameters (and commands), and the bot files that failed to
     load."""
+    from kdtourney.arena.play import PlaySettings
     from kdtourney.bots.registry import listing
 
-    click.echo(listing(_registry(bots_dirs)))
+    if sandbox_allow and not sandbox:
+        raise _CommandError("--sandbox-allow is for sandboxed bots: add --sandbox")
+    play = PlaySettings(sandbox=True, sandbox_allow=sandbox_allow) if sandbox else None
+    click.echo(listing(_registry(bots_dirs, play)))
 
 
 @main.command("serve")
@@ -208,6 +238,7 @@ def _session_options(what, *, seed, name_default, resume, last_line, cluster=())
         click.option("--bot-memory", type=_Number(int), metavar="MIB", help="With --sandbox: the "
                      "memory of a bot process and its children; past it the bot forfeits (fault "
                      "memory; default 1024)."),
+        _sandbox_allow_option,
         click.option("--startup-timeout", type=_Number(float), metavar="SECONDS",
                      help="Bots in their own process: seconds to start and answer hello (default "
                      "20)."),
@@ -242,12 +273,12 @@ def _refuse_on_resume(ctx, params, plays):
                             "with --out DIR)")
 
 
-def _resumed_registry(bots_dirs, meta, tournament, what, run_modules=True):
+def _resumed_registry(bots_dirs, meta, tournament, what, play=None):
     """The registry of a resumed run (`what`: tournament or test): the --bots-dir folders, else the
     stored ones; every stored entrant must resolve in it."""
     from kdtourney.arena import runner
 
-    registry = _registry(bots_dirs or runner.stored_bots_dirs(meta), run_modules)
+    registry = _registry(bots_dirs or runner.stored_bots_dirs(meta), play)
     runner.check_entrants(registry, tournament, what)
     return registry
 
@@ -267,12 +298,16 @@ def _play_settings(ctx, opts, folder):
         asked["margin"] = float(opts["move_time_margin"])
     if opts["bot_memory"] is not None:
         asked["bot_memory"] = opts["bot_memory"]
+    if opts["sandbox_allow"]:
+        asked["sandbox_allow"] = sorted(set(opts["sandbox_allow"]))
     stored = None
     if folder is not None and store.exists(folder):
         stored = play.stored_settings(store.load_config(folder))
     settings = play.settle(stored, asked, folder)
     if opts["bot_memory"] is not None and not settings.sandbox:
         raise _CommandError("--bot-memory limits sandboxed bots: add --sandbox")
+    if opts["sandbox_allow"] and not settings.sandbox:
+        raise _CommandError("--sandbox-allow is for sandboxed bots: add --sandbox")
     return settings
 
 
@@ -305,13 +340,12 @@ def _open_session(ctx, opts, *, params, plays, what, load, prepare, prefix=""):
         folder = Path(opts["resume"])
         loaded, table, stored_meta = load(folder)
         settings = _play_settings(ctx, opts, folder)
-        registry = _resumed_registry(opts["bots_dirs"], stored_meta, table, what,
-                                     not settings.sandbox)
+        registry = _resumed_registry(opts["bots_dirs"], stored_meta, table, what, settings)
         name = stored_meta.get("name", folder.name)
     else:
         folder = runner.asked_folder(opts["out"], opts["name"])
         settings = _play_settings(ctx, opts, folder)
-        registry = _registry(opts["bots_dirs"], not settings.sandbox)
+        registry = _registry(opts["bots_dirs"], settings)
         seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
         loaded, table = prepare(registry, seed)
         if folder is None:
@@ -658,7 +692,7 @@ def ladder_command(ctx, **opts):
                                   "--bots SPECS")
         from kdtourney.bots.registry import EntrantError
 
-        registry = _registry(bots_dirs, not settings.sandbox)  # a bad folder or bot: one line
+        registry = _registry(bots_dirs, settings)  # a bad folder or bot: one line
         with _one_line(EntrantError):
             for spec in references:
                 registry.resolve(spec)

@@ -48,6 +48,7 @@ from kdtourney.arena import matchmaking, runner, schedule, store
 from kdtourney.arena.sequential import ChunkFeed
 from kdtourney.arena.tournament import (ArenaError, Tournament, clock_of, differences, full_rules,
                                         parse_players)
+from kdtourney.bots.files import tree
 from kdtourney.outcomes import balanced_blocks, pair_outcomes
 
 LADDER_FORMAT = "ladder"
@@ -124,17 +125,21 @@ class Found:
 
 
 def folder_signature(bots_dirs) -> tuple:
-    """What changes when a bot file is added, edited or removed (names, sizes, mtimes)."""
+    """What changes when a file of the folders is added, edited or removed, at their top or
+    anywhere inside (a bot's subfolder, a package): names, sizes, mtimes of the files a bot may
+    be made of (kdtourney.bots.files.tree: a log a bot writes beside itself, a cache, a hidden
+    file or a tournament folder changes nothing)."""
     out = []
     for folder in bots_dirs:
-        try:
-            with os.scandir(folder) as it:
-                for entry in it:
-                    if entry.is_file():
-                        st = entry.stat()
-                        out.append((entry.path, st.st_size, st.st_mtime_ns))
-        except OSError:
+        if not os.path.isdir(folder):
             out.append((str(folder), -1, -1))
+            continue
+        for path in tree(Path(folder)):
+            try:
+                st = path.stat()
+            except OSError:  # removed meanwhile: the next look sees it gone
+                continue
+            out.append((str(path), st.st_size, st.st_mtime_ns))
     return tuple(sorted(out))
 
 
@@ -147,13 +152,17 @@ def scan(bots_dirs, references, startup_timeout: float | None, play, folder):
     from kdtourney.bots.registry import BotRegistry, EntrantError
 
     sandbox = play.sandbox_for(folder) if play is not None else None
-    registry = BotRegistry(bots_dirs, run_modules=sandbox is None)
-    folders = {str(Path(d).resolve()) for d in bots_dirs}
-    notes = [f"{b.origin}: {b.error}" for b in registry.broken
-             if os.path.dirname(b.origin) in folders]
+    registry = BotRegistry(bots_dirs, **(play.registry_options() if play is not None else {}))
+    folders = [Path(d).resolve() for d in bots_dirs]
+
+    def watched(origin):  # a bot of a watched folder: at its top or in a bot's subfolder
+        parent = Path(origin).parent
+        return os.path.isabs(origin) and (parent in folders or parent.parent in folders)
+
+    notes = [f"{b.origin}: {b.error}" for b in registry.broken if watched(b.origin)]
     specs = {}  # spec -> origin
     for name, info in registry.bots.items():
-        if os.path.dirname(info.origin) in folders:
+        if watched(info.origin):
             specs[registry.resolve(name).spec] = info.origin
     for folder in bots_dirs:
         listed = Path(folder) / LIST_FILE

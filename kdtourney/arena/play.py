@@ -3,8 +3,9 @@
 What decides the games themselves (entrants, rules, seed, the time control) is the Tournament;
 what decides how the bots are run around them is here: whether Python entrants play in their own
 process (`isolate`), the margin every seat gets beyond its clock (`margin`, seconds), whether
-every entrant plays in a sandbox (`sandbox`, kdtourney.bots.external.sandbox) and its memory
-limit (`bot_memory`, MiB). All of them change the games a bot plays (what it can reach, when it
+every entrant plays in a sandbox (`sandbox`, kdtourney.bots.external.sandbox), its memory
+limit (`bot_memory`, MiB) and the folders every sandbox shows besides the system and the bot's
+own (`sandbox_allow`). All of them change the games a bot plays (what it can reach, when it
 forfeits), so one store holds games played one way only: a resumed or re-run tournament or test
 takes the stored settings, and one that asks for other settings is refused with one line saying
 which (`settle`).
@@ -30,16 +31,21 @@ class PlaySettings:
     """isolate: every Python entrant through `kdtourney serve` in its own process; margin:
     seconds tolerated beyond what a decision may take (kdtourney.bots.clock), for every seat;
     sandbox: every entrant in its own process inside a sandbox; bot_memory: a sandboxed bot's
-    memory limit (MiB)."""
+    memory limit (MiB); sandbox_allow: the folders (resolved) every sandbox shows, such as a JDK
+    in /opt (--sandbox-allow)."""
 
     isolate: bool = False
     margin: float = DEFAULT_MOVE_TIME_MARGIN
     sandbox: bool = False
     bot_memory: int = DEFAULT_MEMORY_MIB
+    sandbox_allow: tuple = ()
 
     # the command-line option of each setting, for the messages
     OPTIONS = {"isolate": "--isolate", "margin": "--move-time-margin", "sandbox": "--sandbox",
-               "bot_memory": "--bot-memory"}
+               "bot_memory": "--bot-memory", "sandbox_allow": "--sandbox-allow"}
+
+    def __post_init__(self):
+        object.__setattr__(self, "sandbox_allow", tuple(self.sandbox_allow))
 
     @property
     def in_own_process(self) -> bool:
@@ -51,7 +57,14 @@ class PlaySettings:
         them), None without one."""
         if not self.sandbox:
             return None
-        return Sandbox(Limits(memory_mib=self.bot_memory), hidden=(str(Path(folder).resolve()),))
+        return Sandbox(Limits(memory_mib=self.bot_memory), hidden=(str(Path(folder).resolve()),),
+                       allowed=self.sandbox_allow)
+
+    def registry_options(self) -> dict:
+        """BotRegistry's keyword arguments for bots played this way: sandboxed, a bot module is
+        read, not run, and a bot naming what its sandbox would not show is refused."""
+        return {"run_modules": not self.sandbox,
+                "sandbox_allow": self.sandbox_allow if self.sandbox else None}
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -80,7 +93,7 @@ def settle(stored: dict | None, asked: dict, folder) -> PlaySettings:
     base = PlaySettings().to_dict()
     base.update(stored or {})
     for key, value in asked.items():
-        if stored is not None and key in stored and stored[key] != value:
+        if stored is not None and key in stored and _plain(stored[key]) != _plain(value):
             option = PlaySettings.OPTIONS.get(key, key)
             raise ArenaError(f"{folder} was played with {option} {_show(stored[key])}, not "
                              f"{_show(value)}: one store holds games played one way; drop "
@@ -89,9 +102,16 @@ def settle(stored: dict | None, asked: dict, folder) -> PlaySettings:
     return PlaySettings.from_dict(base)
 
 
+def _plain(value):
+    """A setting as JSON gives it back (a tuple is a list there)."""
+    return list(value) if isinstance(value, tuple) else value
+
+
 def _show(value) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
+    if isinstance(value, (list, tuple)):
+        return " ".join(map(str, value)) or "none"
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 

@@ -65,9 +65,12 @@ from importlib import metadata
 from pathlib import Path
 
 from kdtourney.bots.base import Bot
+from kdtourney.bots.files import files_sha256, is_run_folder, left_out, tree
 from kdtourney.bots.source_scan import bots_in_source
 from kdtourney.bots.external import (ExternalBot, ProcessPool, ProcessSettings, Program,
                                      check_programs, load_toml, program_identity, serve_program)
+from kdtourney.bots.external.identity import inside, own_paths
+from kdtourney.bots.external.sandbox import refusal
 
 BUILTIN_MODULES = ("kdtourney.bots.random_bot", "kdtourney.bots.greedy", "kdtourney.bots.mce",
                    "kdtourney.bots.mcts", "kdtourney.bots.expectimax")
@@ -102,16 +105,7 @@ class BotsDirError(ValueError):
 # the fields of an identity the digest covers, per kind: code only, never where it lives
 CODE_FIELDS = {"python": ("source_sha256",),
                "kdtp": ("command", "files_sha256", "bot_name", "bot_version")}
-_NOT_PLAYING = ("bots/registry.py",)  # built-in sources that find bots but never play
-
-
-def files_sha256(files) -> str:
-    """sha256 over (relative name, bytes) pairs, in name order: names and contents count, not
-    where the files are."""
-    h = hashlib.sha256()
-    for name, data in sorted(files):
-        h.update(name.encode("utf-8") + b"\0" + hashlib.sha256(data).digest())
-    return h.hexdigest()
+_NOT_PLAYING = ("bots/registry.py", "bots/files.py")  # built-in sources that never play
 
 
 def code_digest(identity: dict) -> str:
@@ -123,24 +117,9 @@ def code_digest(identity: dict) -> str:
 
 
 def _tree_files(root: Path, prefix: str = ""):
-    """(name relative to root, bytes) of every file under `root`, caches left out."""
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
-            yield prefix + path.relative_to(root).as_posix(), path.read_bytes()
-
-
-def tree(root: Path) -> list[Path]:
-    """`root` itself if it is a file, else every file under it, sorted; caches (__pycache__,
-    .pyc) and hidden entries (a name starting with '.', such as .git) left out."""
-    if root.is_file():
-        return [root]
-    found = []
-    for path in sorted(root.rglob("*")):
-        parts = path.relative_to(root).parts
-        if path.is_file() and path.suffix != ".pyc" and "__pycache__" not in parts \
-                and not any(part.startswith(".") for part in parts):
-            found.append(path)
-    return found
+    """(name relative to root, bytes) of every file under `root` (kdtourney.bots.files.tree)."""
+    for path in tree(root):
+        yield prefix + path.relative_to(root).as_posix(), path.read_bytes()
 
 
 def declared_files(source: str) -> list[str]:
@@ -165,10 +144,11 @@ def declared_files(source: str) -> list[str]:
     return []
 
 
-def bundle_files(folder: Path, paths) -> dict[str, bytes]:
+def bundle_files(folder: Path, paths, what: str = FILES_VAR) -> dict[str, bytes]:
     """{name relative to `folder`: bytes} of the listed paths (a folder: every file under it,
-    see `tree`). ValueError (one line) for a path outside `folder` or missing, or files holding
-    more than BUNDLE_LIMIT bytes in all."""
+    see kdtourney.bots.files.tree). ValueError (one line, starting with `what` the paths are)
+    for a path outside `folder` or missing, or files holding more than BUNDLE_LIMIT bytes in
+    all."""
     root = folder.resolve()
     found: dict[str, Path] = {}
     for rel in paths:
@@ -176,22 +156,23 @@ def bundle_files(folder: Path, paths) -> dict[str, bytes]:
         try:
             path.resolve().relative_to(root)
         except ValueError:
-            raise ValueError(f"{FILES_VAR}: {rel!r} is outside the bot's folder") from None
+            raise ValueError(f"{what}: {rel!r} is outside the bot's folder") from None
         if not path.exists():
-            raise ValueError(f"{FILES_VAR}: {rel!r} does not exist in {folder}")
+            raise ValueError(f"{what}: {rel!r} does not exist in {folder}")
         for file in tree(path):
             name = file.relative_to(folder).as_posix()
             try:  # a link inside may point anywhere the user can read
                 file.resolve().relative_to(root)
             except ValueError:
-                raise ValueError(f"{FILES_VAR}: {name!r} is a link to a file outside the bot's "
+                raise ValueError(f"{what}: {name!r} is a link to a file outside the bot's "
                                  "folder") from None
             found[name] = file
     size = sum(file.stat().st_size for file in found.values())
     if size > BUNDLE_LIMIT:
-        raise ValueError(f"{FILES_VAR}: the files hold {size / (1 << 20):.1f} MiB, over the "
-                         f"{BUNDLE_LIMIT >> 20} MiB a bot may take to every worker; list only "
-                         "what the bot reads")
+        raise ValueError(f"{what}: the files hold {size / (1 << 20):.1f} MiB, over the "
+                         f"{BUNDLE_LIMIT >> 20} MiB a bot may take to every worker; "
+                         + ("list only what the bot reads" if what == FILES_VAR else
+                            "keep only what the bot reads there"))
     return {name: file.read_bytes() for name, file in found.items()}
 
 
@@ -372,10 +353,26 @@ class BotInfo:
 
 @dataclass(frozen=True)
 class BrokenModule:
-    """A bot module that could not be imported, with the error's last line."""
+    """A bot module that could not be imported, with the error's last line; or (refused) a bot
+    that --sandbox will not run, with why."""
 
     origin: str
     error: str
+    refused: bool = False
+
+
+@dataclass(frozen=True)
+class _Bundle:
+    """A folder bot module's files: `names` are keys of `source_files()[folder]`; `prefix` is its
+    own folder's ("NAME/", for a bot's subfolder; "" for a module of the bots folder itself)."""
+
+    folder: str
+    prefix: str
+    names: tuple
+
+    def own_names(self) -> list[str]:
+        """The names relative to the bot's folder: what its identity hashes."""
+        return [name[len(self.prefix):] for name in self.names]
 
 
 def _error_line(exc: BaseException, origin: str | None = None) -> str:
@@ -433,6 +430,54 @@ def _bot_classes(module: types.ModuleType, submodules: bool = False) -> list[typ
     return found
 
 
+def bot_subfolders(folder: Path) -> list[Path]:
+    """The subfolders of a bots folder that are each a bot's own folder: those holding a TOML
+    file or a module at their top, but packages (`__init__.py`: a flat bot's package), hidden
+    folders, caches, names starting with `_` (a flat bot's data, by choice) and tournament
+    folders."""
+    found = []
+    for sub in sorted(folder.iterdir()):
+        if not sub.is_dir() or left_out(sub.name) or sub.name.startswith("_") \
+                or (sub / "__init__.py").exists() or is_run_folder(sub):
+            continue
+        if any(p.suffix in (".toml", ".py") and not p.name.startswith(("_", ".")) and p.is_file()
+               for p in sub.iterdir()):
+            found.append(sub)
+    return found
+
+
+def _imported(source: str) -> set[str]:
+    """The top-level names a module imports by absolute `import` statements (anywhere in it)."""
+    try:
+        tree_ = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    names = set()
+    for node in ast.walk(tree_):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def _unlisted_sibling(sources, folder: Path, names) -> str | None:
+    """Why a module of a bots folder may not be used (one line), if it (or a file it lists)
+    imports a module or package beside it that it does not list: that works here, where the
+    folder is on sys.path, and fails on every worker, which gets only the files a module lists.
+    None if there is no such import (written as an `import` statement)."""
+    for top in sorted(set().union(*map(_imported, sources))):
+        for entry in (f"{top}.py", top):
+            path = folder / entry
+            if left_out(entry) or not (path.is_file() if entry.endswith(".py") else path.is_dir()):
+                continue
+            if entry not in names and not any(n.startswith(f"{entry}/") for n in names):
+                return (f"it imports {top}, which lies beside it but is not in its {FILES_VAR}: "
+                        f"add {json.dumps(entry)} to {FILES_VAR} (or give the bot a folder of "
+                        "its own)")
+    return None
+
+
 def _files_named(command, folder: Path, origin_folder: str) -> set[str]:
     """The names of the files of `folder` that a TOML command names (its program or an argument,
     relative, or absolute in the folder the TOML file came from)."""
@@ -461,9 +506,10 @@ class BotRegistry:
     """
 
     def __init__(self, bots_dirs=(), *, env: bool = True, cwd: bool = True,
-                 entry_points: bool = True, run_modules: bool = True):
+                 entry_points: bool = True, run_modules: bool = True, sandbox_allow=None):
         self._reset()
         self._run_modules = run_modules
+        self._sandbox_allow = None if sandbox_allow is None else tuple(sandbox_allow)
         folders = self._folders(bots_dirs, env, cwd)
         self._load_builtins()
         for folder in folders:
@@ -476,7 +522,8 @@ class BotRegistry:
         self._broken: list[BrokenModule] = []
         self._broken_by_stem: dict[str, BrokenModule] = {}
         self._files: dict[str, dict[str, bytes]] = {}  # bots folder -> {relative name: bytes}
-        self._bundles: dict[str, list[str]] = {}       # folder bot module -> its files' names
+        self._bundles: dict[str, _Bundle] = {}         # folder bot module -> its files
+        self._sandbox_allow = None  # with --sandbox: the folders allowed (see _refuse_outside)
         self._hellos: dict[Program, dict] = {}
         self._identities: dict[str, dict] = {}
         self._checked: set[str] = set()  # specs of Python bots made once (resolve)
@@ -487,7 +534,8 @@ class BotRegistry:
         """A registry of the built-ins, the bot folders shipped as `files` (from `source_files()`)
         and, with entry_points, the installed entry points: how a worker gets the bots of the
         process that scheduled the games; run_modules False: bot modules are read, not run
-        (sandboxed, they run in their sandbox only).
+        (sandboxed, they run in their sandbox only; the process that scheduled the games refused
+        the bots a sandbox would not run, and each sandbox checks its bot again).
 
         Each folder's files are unpacked once per machine into a folder named by their content
         (`unpacked`), and imported from there under the names and origins they had in the
@@ -516,9 +564,10 @@ class BotRegistry:
         return list(self._broken)
 
     def source_files(self) -> dict[str, dict[str, bytes]]:
-        """{bots folder: {name relative to it: bytes}}: every top-level `.py` and `.toml` file of
-        the bot folders used and the files their bots list in KDTOURNEY_FILES, as read when the
-        registry was built; `BotRegistry.from_sources` rebuilds the bots from it (a TOML bot's
+        """{bots folder: {name relative to it: bytes}}: every `.py` and `.toml` file at the top of
+        the bot folders used and of their bots' subfolders, every file of a subfolder holding a
+        bot module, and the files the modules at the top list in KDTOURNEY_FILES, as read when
+        the registry was built; `BotRegistry.from_sources` rebuilds the bots from it (a TOML bot's
         command still runs from the folder of its origin)."""
         return {folder: dict(names) for folder, names in self._files.items()}
 
@@ -577,10 +626,12 @@ class BotRegistry:
         if info.origin == BUILT_IN:
             source = builtin_sha256()
         elif info.origin in self._bundles:  # a folder module: its files, as read
-            files = self._files[os.path.dirname(info.origin)]
-            names = [name for name in self._bundles[info.origin] if name in files]
-            return {"kind": "python", "origin": info.origin, "files": names,
-                    "source_sha256": files_sha256((name, files[name]) for name in names)}
+            bundle = self._bundles[info.origin]
+            files = self._files[bundle.folder]
+            pairs = [(name, key) for name, key in zip(bundle.own_names(), bundle.names)
+                     if key in files]
+            return {"kind": "python", "origin": info.origin, "files": [n for n, _ in pairs],
+                    "source_sha256": files_sha256((name, files[key]) for name, key in pairs)}
         else:  # an entry point
             source = _package_sha256(info.cls)
         return {"kind": "python", "origin": info.origin, "source_sha256": source}
@@ -639,9 +690,9 @@ class BotRegistry:
         folder's helpers and the files it lists ({} for other bots)."""
         if info.origin not in self._bundles:
             return {}
-        folder = os.path.dirname(info.origin)
-        files = self._files[folder]
-        return {folder: {name: files[name] for name in self._bundles[info.origin] if name in files}}
+        bundle = self._bundles[info.origin]
+        files = self._files[bundle.folder]
+        return {bundle.folder: {name: files[name] for name in bundle.names if name in files}}
 
     def start_check(self, specs, settings: ProcessSettings | None = None) -> dict:
         """Start once every TOML bot among the entrants `specs` and exchange hello: {spec: the
@@ -711,43 +762,81 @@ class BotRegistry:
                 self._add(cls, BUILT_IN)
 
     def _load_folder(self, folder: Path, origin_folder: str):
-        """The bots of `folder` (this machine's copy of the bots folder `origin_folder`)."""
+        """The bots of `folder` (this machine's copy of the bots folder `origin_folder`): the
+        files at its top, then each bot's subfolder (`bot_subfolders`)."""
         files = self._files.setdefault(origin_folder, {})
-        scripts = set()  # the .py files the TOML files' commands name
-        for path in sorted(folder.glob("*.toml")):
-            origin = os.path.join(origin_folder, path.name)
+        subfolders = bot_subfolders(folder)
+        self._load_files(folder, origin_folder, files, "", subfolders)
+        for sub in subfolders:
+            self._load_files(sub, origin_folder, files, sub.name + "/")
+
+    def _load_files(self, folder: Path, origin_folder: str, files: dict, prefix: str,
+                    subfolders=()):
+        """The bots of the TOML files and modules at the top of `folder`: the bots folder itself
+        (prefix "": each bot is its file and the files it names or lists) or a bot's subfolder
+        (prefix "NAME/": all its files are the bot's). `files`: the bots folder's shipped files,
+        named relative to it; subfolders: the bots' subfolders beside a bots folder's files."""
+        here = os.path.join(origin_folder, prefix) if prefix else origin_folder
+        tomls, modules = sorted(folder.glob("*.toml")), sorted(folder.glob("*.py"))
+        scripts, declared = set(), []  # the .py files the TOML files' commands name
+        for path in tomls:
+            origin = os.path.join(here, path.name)
             try:
-                files[path.name] = path.read_bytes()
-                declared = load_toml(path, origin)
+                files[prefix + path.name] = path.read_bytes()
+                found = load_toml(path, origin, own_folder=bool(prefix))
             except (OSError, UnicodeDecodeError, ValueError) as exc:
                 self._add_broken(origin, str(exc) if isinstance(exc, ValueError) else
                                  _error_line(exc), path.stem)
                 continue
-            program = declared.program
-            scripts |= _files_named(program.command, folder, origin_folder)
-            self._register(BotInfo(program.name, ExternalBot, origin, declared.description,
-                                   declared.options, program), origin)
-        modules = sorted(folder.glob("*.py"))
+            scripts |= _files_named(found.program.command, folder, here)
+            declared.append((origin, path, found))
         helpers = [p.name for p in modules if p.name.startswith(("_", "."))]
+        bots = [p for p in modules if p.name not in helpers and p.name not in scripts
+                and p.name not in NOT_BOT_MODULES]
+        # at the top of a bots folder, what a bot there may not name under --sandbox (in a
+        # bot's subfolder, everything is the bot's)
+        others = [] if prefix else [*tomls, *bots, *subfolders]
+        for origin, path, found in declared:
+            program = found.program
+            if not self._refuse_outside(origin, program.name, path.stem, program.origin, [
+                    p for p in own_paths(program) if str(p) != program.origin], others, program):
+                self._register(BotInfo(program.name, ExternalBot, origin, found.description,
+                                       found.options, program), origin)
+        whole = None  # a bot's subfolder: all its files, shipped with each of its modules
         for path in modules:
-            origin = os.path.join(origin_folder, path.name)
+            origin = os.path.join(here, path.name)
             try:
                 data = path.read_bytes()
                 source = data.decode("utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 self._add_broken(origin, _error_line(exc), path.stem)
                 continue
-            files[path.name] = data
-            if path.name in helpers or path.name in scripts or path.name in NOT_BOT_MODULES:
+            files[prefix + path.name] = data
+            if path not in bots:
                 continue  # a helper, a TOML bot's program, a build script: never a bot module
             try:
                 extra = bundle_files(folder, declared_files(source))
+                if prefix:
+                    whole = whole if whole is not None else bundle_files(folder, ["."],
+                                                                         "its folder")
+                    extra = dict(whole, **extra)
+                else:
+                    why = _unlisted_sibling([source, *(extra[n].decode("utf-8", "replace") for n
+                                                       in extra if n.endswith(".py"))],
+                                            folder, {path.name, *helpers, *extra})
+                    if why:
+                        raise ValueError(why)
             except (OSError, ValueError) as exc:
                 self._add_broken(origin, str(exc) if isinstance(exc, ValueError) else
                                  _error_line(exc), path.stem)
                 continue
-            files.update(extra)
-            self._bundles[origin] = [path.name, *helpers, *sorted(set(extra) - {path.name})]
+            files.update({prefix + name: data for name, data in extra.items()})
+            names = [path.name, *helpers, *sorted(set(extra) - {path.name, *helpers})]
+            self._bundles[origin] = _Bundle(origin_folder, prefix,
+                                            tuple(prefix + name for name in names))
+            if self._refuse_outside(origin, None, path.stem, str(path),
+                                    [folder / name for name in extra], others):
+                continue
             if not self._run_modules:
                 self._read_without_running(source, origin, path.stem)
                 continue
@@ -758,6 +847,34 @@ class BotRegistry:
                 continue
             for cls in _bot_classes(module):
                 self._add(cls, origin)
+
+    def _refuse_outside(self, origin: str, name: str | None, stem: str, own: str, named, others,
+                        program: Program | None = None) -> bool:
+        """With --sandbox (sandbox_allow given), whether to refuse the bot of `origin` (listed
+        as broken, by its `name` and `stem`): a TOML `program` naming what its sandbox would
+        not show (kdtourney.bots.external.sandbox.refusal), or a bot at the top of a bots folder
+        whose `named` paths (what it lists) hold or lie in another bot's file (`others`, but its
+        own file `own`): siblings there never see each other."""
+        if self._sandbox_allow is None:
+            return False
+        why = refusal(program, self._sandbox_allow) if program is not None else None
+        for path in named if why is None else ():
+            for other in others:
+                if str(other) != own and (inside(other, path) or inside(path, other)):
+                    what = f"another bot's {'folder' if other.is_dir() else 'file'}"
+                    why = (f"it names {path}, " + (what if inside(path, other) else
+                                                   f"which holds {what} {other.name}")
+                           + " (in a bots folder several bots share, each sees only its own "
+                             "files: give each bot a folder of its own)")
+                    break
+            if why:
+                break
+        if why is None:
+            return False
+        for key in dict.fromkeys([name, stem]):
+            if key:
+                self._add_broken(origin, f"refused by --sandbox: {why}", key, refused=True)
+        return True
 
     def _read_without_running(self, source: str, origin: str, stem: str):
         """Register the bots of a folder module read from its source (kdtourney.bots.source_scan):
@@ -801,9 +918,10 @@ class BotRegistry:
             for cls in classes:
                 self._add(cls, origin)
 
-    def _add_broken(self, origin: str, error: str, stem: str):
-        broken = BrokenModule(origin, error)
-        self._broken.append(broken)
+    def _add_broken(self, origin: str, error: str, stem: str, refused: bool = False):
+        broken = BrokenModule(origin, error, refused)
+        if broken not in self._broken:
+            self._broken.append(broken)
         if stem:
             self._broken_by_stem.setdefault(stem, broken)
 
@@ -840,6 +958,8 @@ class BotRegistry:
     def _unknown_bot(self, name: str) -> str:
         text = f"unknown bot {name!r}; available: {', '.join(sorted(self._bots)) or 'none'}"
         broken = self._broken_by_stem.get(name)
+        if broken is not None and broken.refused:
+            return f"{broken.origin} is {broken.error}"
         if broken is not None:
             how = "is not a bot file" if broken.origin.endswith(".toml") else "failed to import"
             text += f" ({broken.origin} {how}: {broken.error})"

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from kdtp_support import left_behind, new_marker, write_fake_bots
+from kdtp_support import (ALLOW_ARGS, SANDBOX_ALLOW, left_behind, new_marker, write_fake_bots)
 
 from kdtourney.arena import load_faults, load_games
 from kdtourney.arena.schedule import GameSpec, bot_seed, deal_seed, keyed
@@ -27,39 +27,74 @@ needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None,
                                         "bubblewrap")
 
 
-def cheating_bots(folder: Path, marker: str, targets, files=()) -> Path:
-    """A bots folder with the cheating bot and one TOML file per mode (bot name = mode); the
-    cheater's TOML lists `files` as files it reads."""
-    folder.mkdir(parents=True)
+AS_ROOT = os.geteuid() == 0
+NOBODY = 65534  # who a sandboxed bot is when kdtourney runs as root (sandbox.SANDBOX_UID)
+
+
+def cheating_bots(folder: Path, marker: str, targets, modes=("cheat", "hog", "flood"),
+                  files=()) -> Path:
+    """A folder with the cheating bot and one TOML file per mode (bot name = mode); the first
+    mode's TOML lists `files` as files it reads."""
+    folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(CHEATING_BOT, folder / "cheating_bot.py")
-    for mode in ("cheat", "hog", "flood"):
+    for mode in modes:
         command = [sys.executable, "cheating_bot.py", mode, marker, *map(str, targets)]
-        reads = f"files = {json.dumps([str(f) for f in files])}\n" if mode == "cheat" else ""
+        reads = f"files = {json.dumps([str(f) for f in files])}\n" if mode == modes[0] else ""
         (folder / f"{mode}.toml").write_text(f"name = {json.dumps(mode)}\n"
                                              f"command = {json.dumps(command)}\n{reads}")
     return folder
 
 
+def spy_report(log: Path) -> dict:
+    """The last SPY-REPORT a spy wrote in its log."""
+    lines = [line for line in log.read_text().splitlines() if "SPY-REPORT " in line]
+    assert lines, log.read_text()
+    return json.loads(lines[-1].split("SPY-REPORT ", 1)[1])
+
+
+def spy_in_sandbox(program, log: Path, sandbox=None) -> dict:
+    """Start a spy (a program of cheating_bot.py spy) in a sandbox; its report at hello."""
+    process = BotProcess(program, ProcessSettings(sandbox=sandbox or Sandbox(
+        allowed=SANDBOX_ALLOW)), str(log))
+    try:
+        assert process.start()["name"] == "spy"
+    finally:
+        process.stop()
+    return spy_report(log)
+
+
+def owner_only(path: Path, text: str) -> Path:
+    path.write_text(text)
+    path.chmod(0o600)
+    return path
+
+
 @needs_bwrap
 def test_a_cheating_bot_gets_nothing_and_the_tournament_completes(tmp_path):
     marker = new_marker()
-    out = tmp_path / "runs" / "t"
-    other = tmp_path / "other-bot"
-    other.mkdir()
+    # the cheater's submission (three bots) in a folder of its own, beside another submission;
+    # the run's folder lies in a folder every sandbox shows (--sandbox-allow), which covers it
+    bots, shared = tmp_path / "bots", tmp_path / "shared"
+    out = shared / "runs" / "t"
+    other = bots / "other"
+    other.mkdir(parents=True)
+    (other / "other.toml").write_text('name = "other"\ncommand = ["python3", "other.py"]\n')
     (other / "weights.txt").write_text("another bot's secret")
+    (shared / "runs").mkdir(parents=True)
+    (bots / "cheater").mkdir()
+    mine = owner_only(bots / "cheater" / "owner-only.txt", "its own, but root's only")
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
-    targets = [Path.home(), out, out / "tournament.sqlite", other / "weights.txt",
-               f"tcp:127.0.0.1:{listener.getsockname()[1]}"]
-    # the cheater declares the folder of the runs as a file it reads: its sandbox shows that
-    # folder, but not the run's own
-    bots = cheating_bots(tmp_path / "bots", marker, targets, files=[out.parent])
+    targets = [Path.home(), out, mine, out / "tournament.sqlite", other / "weights.txt",
+               "/etc/shadow", f"tcp:127.0.0.1:{listener.getsockname()[1]}"]
+    cheating_bots(bots / "cheater", marker, targets)
     env = {**os.environ, "KDTOURNEY_TEST_USER_SECRET": "not for bots"}
     try:
         run = subprocess.run([KDTOURNEY, "run", "--sandbox", "--bots-dir", str(bots), "--bots",
                               "cheat,hog,flood,random", "--games", "12", "--workers", "2",
                               "--bot-memory", "400", "--seed", "3", "--out", str(out),
+                              "--sandbox-allow", str(shared), *ALLOW_ARGS,
                               "--no-report", "-q"], capture_output=True, text=True, timeout=600,
                              env=env)
     finally:
@@ -72,16 +107,20 @@ def test_a_cheating_bot_gets_nothing_and_the_tournament_completes(tmp_path):
     reports = [json.loads(line.split("CHEAT-REPORT ", 1)[1]) for line in log.splitlines()
                if "CHEAT-REPORT " in line]
     assert reports  # it played, and tried
-    home = Path.home()
-    runtime = [Path(p).relative_to(home).parts[0] for p in (sys.prefix, sys.base_prefix)
+    home = Path.home().resolve()
+    runtime = [Path(p).relative_to(home).parts[0] for p in SANDBOX_ALLOW
                if Path(p).is_relative_to(home)]  # its Python, if installed in the home
     for report in reports:
         assert report["processes_seen"] <= 2  # itself and the sandbox's init: no harness
         assert report["store_found"] == []
+        assert report["uid"] == report["euid"] == (NOBODY if AS_ROOT else os.getuid())
+        assert report["cap_eff"] == "0000000000000000"
         seen = report["read"]
         assert seen.pop(str(home)) in (None, sorted(set(runtime)))
         assert seen.pop(str(out)) == []  # in a folder it may read, but emptied
-        assert seen == {str(t): None for t in targets[2:] if not str(t).startswith("tcp:")}
+        # its own owner-only file: root's, so not its own as nobody
+        assert (seen.pop(str(mine)) is None) == AS_ROOT
+        assert seen == {str(t): None for t in targets[3:] if not str(t).startswith("tcp:")}
         assert "KDTOURNEY_TEST_USER_SECRET" not in (report["init_environment"] or [])
         assert report["written"] == []
         assert report["network"] == []
@@ -205,7 +244,7 @@ def test_without_a_cgroup_memory_is_bounded_per_process_by_rlimit_data(tmp_path,
     monkeypatch.setattr(sandbox, "CGROUP_ROOT", str(tmp_path / "no-cgroups"))
     bots = cheating_bots(tmp_path / "bots", new_marker(), [])
     program = load_toml(bots / "hog.toml").program
-    settings = ProcessSettings(sandbox=Sandbox(Limits(memory_mib=300)))
+    settings = ProcessSettings(sandbox=Sandbox(Limits(memory_mib=300), allowed=SANDBOX_ALLOW))
     process = BotProcess(program, settings)
     try:
         assert process.start()["name"] == "hog"
@@ -225,7 +264,7 @@ def test_a_sandboxed_process_never_gets_a_deal_twice_and_a_trusted_one_is_kept(t
     folder = write_fake_bots(tmp_path / "bots", ["plain"])
     program = load_toml(folder / "plain.toml").program
     pids = {}
-    with ProcessPool(ProcessSettings(sandbox=Sandbox())) as pool:
+    with ProcessPool(ProcessSettings(sandbox=Sandbox(allowed=SANDBOX_ALLOW))) as pool:
         for prog in (program, dataclasses.replace(program, trusted=True)):
             pids[prog.trusted] = []
             for game, deal in enumerate([7, 7, 8, 8]):

@@ -7,14 +7,23 @@ namespaces, set up by bwrap:
   process ends, or bwrap is killed (`--die-with-parent`), the kernel kills every process left in
   the namespace, daemons included;
 - no network (`--unshare-net`: a loopback interface only), its own IPC and host name;
-- a filesystem of read-only binds: the system (/usr, the library links, a few files of /etc), the
-  runtime the command needs (the folder of its program, the Python prefix for Python, the
-  project's venv and kdtourney for a served Python bot), the bot's own folder and the `files` its
-  TOML lists; an empty tmpfs covers the tournament's folder (`Sandbox.hidden`) and the user's home
-  where a bound folder holds them; all read-only but /tmp, a private tmpfs, /proc its own, /dev a
+- a filesystem of read-only binds, every path compared and bound with its links resolved: the
+  system (/usr, the library links, a few files of /etc), the folders the organiser allowed
+  (`Sandbox.allowed`, `--sandbox-allow`: a JDK in /opt, shared models) and the bot's own files
+  (kdtourney.bots.external.identity.own_paths: its folder when it has one of its own, else its TOML
+  file and what its command and `files` name there); a served Python bot gets the project's venv,
+  its Python and kdtourney instead, and its sources file. Nothing a bot's author writes reaches
+  beyond that: a bot whose `files` or relative program lie outside its folder, or whose absolute
+  program lies outside the system, the allowed folders and its folder, is refused (`refusal`). An
+  empty tmpfs covers the tournament's folder (`Sandbox.hidden`) and the user's home where a bound
+  folder holds them; all read-only but /tmp and /dev/shm, private tmpfs, /proc its own, /dev a
   minimal one;
 - no capabilities (`--cap-drop ALL`, with no_new_privs), an empty environment but PATH, HOME=/tmp
-  (bwrap itself starts with an empty one: it is the namespace's init, which the bot can read).
+  (bwrap itself starts with an empty one: it is the namespace's init, which the bot can read);
+- as root, a real unprivileged user: a user namespace alone would leave the bot host uid 0 (owner
+  of root's owner-only files), so bwrap's child keeps CAP_SETUID, CAP_SETGID and CAP_SETPCAP only,
+  and util-linux's `setpriv` makes the bot uid and gid SANDBOX_UID (nobody), with no groups, no
+  capabilities and an empty bounding set, before it runs. Not root, the bot keeps the user's uid.
 
 Limits (`Limits`): memory and processes through a cgroup of its own per bot process when this
 machine lets kdtourney create one (cgroup v2, or v1's memory and pids hierarchies: root, or a
@@ -27,6 +36,7 @@ all). The output limit is the harness's (kdtourney.bots.external.process).
 
 from __future__ import annotations
 
+import errno
 import glob
 import itertools
 import os
@@ -38,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from kdtourney.bots.external.declaration import SERVED, Program
+from kdtourney.bots.external.identity import inside, own_paths
 
 INSTALL_HINT = "apt-get install bubblewrap"
 DEFAULT_MEMORY_MIB = 1024    # a served Python bot with numpy and Numba takes about 150 MiB
@@ -45,23 +56,72 @@ DEFAULT_PROCESSES = 64       # processes and threads (a JVM starts about 20 thre
 DEFAULT_OUTPUT_MIB = 16      # stdout and stderr a bot may write per game
 SYSTEM_DIRS = ("/usr",)
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM = (*SYSTEM_DIRS, *SYSTEM_LINKS)  # the system's folders, which every sandbox shows
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime",
              "java-*", "nodejs", "ssl/openssl.cnf")
 CGROUP_ROOT = "/sys/fs/cgroup"
 NUMBA_COPY_FROM = "/run/kdtourney-numba"
+SANDBOX_UID = 65534          # nobody (and nogroup): who a bot is when kdtourney runs as root
+ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")  # for setpriv only, which drops them all
 
 
 class SandboxError(ValueError):
     """No sandbox on this machine; one line saying what to install."""
 
 
+class Refused(PermissionError):
+    """A bot its sandbox does not run: what it names lies beyond what a sandbox shows."""
+
+
 def bwrap_path() -> str:
-    """bwrap's path; SandboxError naming the package to install when it is not there."""
+    """bwrap's path; SandboxError naming the package to install when it is not there (or, as
+    root, when util-linux's setpriv is not: see `_as_bot`)."""
     found = shutil.which("bwrap")
     if found is None:
         raise SandboxError(f"--sandbox needs bubblewrap (bwrap), which is not installed: install "
                            f"it, e.g. `{INSTALL_HINT}`")
+    _as_bot()
     return found
+
+
+def _as_bot() -> list[str]:
+    """The command that makes the bot an unprivileged user inside the sandbox, as root; [] for
+    another user (the bot keeps the user's uid)."""
+    if os.geteuid() != 0:
+        return []
+    found = shutil.which("setpriv")
+    if found is None or not any(inside(found, d) for d in SYSTEM):
+        raise SandboxError("--sandbox as root needs util-linux's setpriv in /usr (to run bots as "
+                           "an unprivileged user): install it, e.g. `apt-get install util-linux`")
+    return [os.path.realpath(found), f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}",
+            "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
+
+
+def refusal(program: Program, allowed=()) -> str | None:
+    """Why a sandbox does not run `program` (one line naming the path), None if it does: what a
+    sandboxed bot sees is the harness's decision, not its author's. The files its TOML lists and a
+    program given by a relative path must lie in its folder; a program given by an absolute path
+    in the system's folders, a folder in `allowed` (--sandbox-allow) or its folder; all with
+    their links resolved. kdtourney's own `serve` is the harness's program: never refused."""
+    if program.origin == SERVED:
+        return None
+    folder = program.cwd
+    for path in program.reads:
+        if not inside(path, folder):
+            return f"its files entry {path} {_leads(path)}lies outside its folder {folder}"
+    declared, first = (program.declared or program.command)[0], program.command[0]
+    if os.sep in declared and not os.path.isabs(declared) and not inside(first, folder):
+        return f"its program {declared} {_leads(first)}lies outside its folder {folder}"
+    if os.path.isabs(declared) and not any(inside(first, d)
+                                           for d in [*SYSTEM, *allowed, folder]):
+        return (f"its program {first} {_leads(first)}lies outside the system's folders "
+                f"({', '.join(SYSTEM_DIRS)}), the folders --sandbox-allow grants and its folder")
+    return None
+
+
+def _leads(path: str) -> str:
+    real = os.path.realpath(path)
+    return "" if real == os.path.abspath(path) else f"(a link to {real}) "
 
 
 @dataclass(frozen=True)
@@ -80,11 +140,13 @@ class Limits:
 
 @dataclass(frozen=True)
 class Sandbox:
-    """How bot processes are sandboxed: their limits, and the folders no bot may see even where
-    a folder it does see holds them (`hidden`: the tournament's folder)."""
+    """How bot processes are sandboxed: their limits, the folders no bot may see even where
+    a folder it does see holds them (`hidden`: the tournament's folder), and the folders every
+    bot may see (`allowed`: what the organiser grants with --sandbox-allow)."""
 
     limits: Limits = Limits()
     hidden: tuple = ()
+    allowed: tuple = ()
 
     def confine(self, program: Program) -> "Confinement":
         """The sandbox of one process of `program`."""
@@ -194,14 +256,21 @@ class Confinement:
         self.version = None
 
     def argv(self) -> list[str]:
-        """The command starting the bot in its sandbox (its cgroup made now)."""
+        """The command starting the bot in its sandbox (its cgroup made now). Refused (an
+        OSError) for a program that names what a sandbox does not show (`refusal`)."""
+        why = refusal(self.program, self.sandbox.allowed)
+        if why is not None:
+            raise Refused(errno.EACCES, f"--sandbox refuses it: {why}")
         limits = self.sandbox.limits
+        as_bot = _as_bot()
         command = [bwrap_path(), "--die-with-parent", "--new-session", "--unshare-pid",
                    "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-                   "--cap-drop", "ALL", "--clearenv", "--setenv", "PATH",
+                   "--cap-drop", "ALL", *(a for cap in ROOT_CAPS if as_bot for a in ("--cap-add", cap)),
+                   "--clearenv", "--setenv", "PATH",
                    "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
                    "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8",
-                   "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+                   "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
+                   "--perms", "1777", "--tmpfs", "/tmp"]
         for path in SYSTEM_DIRS:
             command += ["--ro-bind", path, path]
         for path in SYSTEM_LINKS:
@@ -213,19 +282,19 @@ class Confinement:
             for path in sorted(glob.glob(os.path.join("/etc", pattern))):
                 command += ["--ro-bind", path, path]
         masks = self._mount_visible(command)
-        command += ["--chdir", "/tmp" if self.served else os.path.abspath(self.program.cwd)]
+        command += ["--chdir", "/tmp" if self.served else os.path.realpath(self.program.cwd)]
         if self.served:  # a private copy of kdtourney's compiled kernels (a bot cannot alter them)
             for path in _numba_caches():
                 command += ["--ro-bind", path, f"{NUMBA_COPY_FROM}/{os.path.basename(path)}"]
             command += ["--setenv", "NUMBA_CACHE_DIR", "/tmp/numba"]
         for path in ["/", *masks]:  # mounted: only /tmp (and /dev/shm) stay writable
             command += ["--remount-ro", path]
-        if self.served:
-            command += ["--", "/bin/sh", "-c",
-                        f'cp -R {NUMBA_COPY_FROM} /tmp/numba 2>/dev/null; exec "$@"', "sh"]
+        run = [*as_bot, self._program_path(), *self.program.command[1:]]
+        if self.served:  # copied before the bot is who it is, then made its own to use
+            command += ["--", "/bin/sh", "-c", f"cp -R {NUMBA_COPY_FROM} /tmp/numba 2>/dev/null; "
+                        'chmod -R a+rwX /tmp/numba 2>/dev/null; exec "$@"', "sh", *run]
         else:
-            command += ["--"]
-        command += self.program.command
+            command += ["--", *run]
         self._make_cgroups()
         # bwrap starts with an empty environment: the sandbox's init (its pid 1, which the bot
         # can read) is a bwrap process and keeps what bwrap was started with
@@ -237,42 +306,81 @@ class Confinement:
                     *self.cgroups, *command]
         return [*clean, "prlimit", f"--data={limits.memory_mib << 20}", "--", *command]
 
+    def _program_path(self) -> str:
+        """The program to run: as written, or, for an absolute path that reaches the system
+        or an allowed folder through a link lying elsewhere (a venv's python), the file it
+        leads to (the link's folder is not shown)."""
+        first = self.program.command[0]
+        if not os.path.isabs(first) or self.served:
+            return first
+        shown = [*SYSTEM, *self.sandbox.allowed, *self._visible()]
+        if any(PurePath(os.path.abspath(first)).is_relative_to(p) for p in shown):
+            return first
+        return os.path.realpath(first)
+
     def _mount_visible(self, command: list[str]) -> list[str]:
         """Add the visible folders to `command` as read-only binds, with an empty tmpfs over each
         hidden folder one of them holds (the tournament's folder, the user's home), outer ones
         first, so that a folder inside a hidden one (the bot's own, in the home) is bound again
         over the tmpfs; returns those tmpfs (to be made read-only once all is mounted). Nothing
-        inside the tournament's folder is bound."""
-        secret = [os.path.abspath(h) for h in self.sandbox.hidden]
+        inside the tournament's folder is bound. All paths with their links resolved; a bot's own
+        file reached through a link (`./mybot` leading to `build/mybot`) gets that link too."""
+        secret = [os.path.realpath(h) for h in self.sandbox.hidden]
         visible = [p for p in self._visible()
                    if not any(PurePath(p).is_relative_to(h) for h in secret)]
-        masks = [h for h in dict.fromkeys([*secret, os.path.expanduser("~")])
+        masks = [h for h in dict.fromkeys([*secret, os.path.realpath(os.path.expanduser("~"))])
                  if os.path.isdir(h) and any(PurePath(h).is_relative_to(p) and h != p
                                              for p in visible)]
-        for _, mask, path in sorted([(_depth(p), False, p) for p in visible]
-                                    + [(_depth(h), True, h) for h in masks]):
-            command += ["--tmpfs", path] if mask else ["--ro-bind", path, path]
+        links = self._links(visible, secret)
+        # the folders on the way to what is bound: bwrap would make them with the modes they
+        # have outside (a home of 0700), which an unprivileged bot could not pass through
+        on_the_way = {str(a) for p in [*visible, *masks, *(link for link, _ in links)]
+                      for a in PurePath(p).parents if str(a) != "/"} - set(masks)
+        on_the_way = [a for a in on_the_way if not any(PurePath(a).is_relative_to(p)
+                                                       for p in visible)]
+        for _, kind, path in sorted([(_depth(p), "bind", p) for p in visible]
+                                    + [(_depth(h), "mask", h) for h in masks]
+                                    + [(_depth(a), "dir", a) for a in on_the_way]):
+            command += {"bind": ["--ro-bind", path, path], "mask": ["--tmpfs", path],
+                        "dir": ["--perms", "0755", "--dir", path]}[kind]
+        for link, target in links:
+            command += ["--symlink", target, link]
         return masks
 
     def _visible(self) -> list[str]:
-        """The folders (and files) the bot sees besides the system: its own folder, the runtime
-        of its program, Python's prefixes for Python, and the files it `reads`."""
-        paths = [*self.program.reads] + ([] if self.served else [self.program.cwd])
-        executable = self.program.command[0]
-        if os.path.isabs(executable):  # a bare name is looked up on the sandbox's PATH (/usr)
-            paths += [os.path.dirname(executable), _prefix(executable),
-                      _prefix(os.path.realpath(executable))]
-        if self.served:  # the venv, its Python, kdtourney itself (an editable install is outside)
+        """The folders (and files) the bot sees besides the system, links resolved, none inside
+        another: the allowed folders, and its own files (`own_paths`, with the files it
+        `reads`), or for a served Python bot its sources file, its venv, its Python and kdtourney
+        itself (an editable install lies outside the venv)."""
+        paths = [*self.program.reads, *self.sandbox.allowed]
+        if self.served:
             import kdtourney
-            paths += [sys.prefix, sys.base_prefix,
+            executable = os.path.realpath(self.program.command[0])
+            paths += [sys.prefix, sys.base_prefix, _prefix(executable),
                       os.path.dirname(os.path.abspath(kdtourney.__file__))]
+        else:
+            paths += own_paths(self.program)
         kept = []
-        for path in sorted(set(os.path.abspath(p) for p in paths if p and os.path.exists(p))):
+        for path in sorted(set(os.path.realpath(p) for p in paths if p and os.path.exists(p))):
             if path in ("/", "/tmp") \
                     or any(PurePath(path).is_relative_to(k) for k in [*kept, "/usr"]):
                 continue
             kept.append(path)
         return kept
+
+    def _links(self, visible: list[str], secret: list[str]) -> list[tuple[str, str]]:
+        """(link, target) for each own file of a bot without a folder of its own that it names
+        through a link, where the link's place is not bound already: the bot finds it where its
+        TOML file says."""
+        if self.served or self.program.own_folder:
+            return []
+        found = []
+        for path in own_paths(self.program):
+            named, real = os.path.abspath(path), os.path.realpath(path)
+            if named != real and not any(PurePath(named).is_relative_to(p)
+                                         for p in [*visible, *secret, *SYSTEM]):
+                found.append((named, real))
+        return found
 
     def end_game(self, pid: int) -> None:
         """Kill every process the bot started (daemons included), keeping the bot: `pid` is
