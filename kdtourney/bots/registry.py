@@ -478,6 +478,15 @@ def _unlisted_sibling(sources, folder: Path, names) -> str | None:
     return None
 
 
+def _names_read(source: str, origin: str) -> list[str]:
+    """The bot names a module's source shows (kdtourney.bots.source_scan), for a module refused
+    before it runs: naming one of its bots then says why. [] where the source does not tell."""
+    try:
+        return [name for name, _, _ in bots_in_source(source, origin)]
+    except (SyntaxError, ValueError):
+        return []
+
+
 def _files_named(command, folder: Path, origin_folder: str) -> set[str]:
     """The names of the files of `folder` that a TOML command names (its program or an argument,
     relative, or absolute in the folder the TOML file came from)."""
@@ -798,7 +807,7 @@ class BotRegistry:
         others = [] if prefix else [*tomls, *bots, *subfolders]
         for origin, path, found in declared:
             program = found.program
-            if not self._refuse_outside(origin, program.name, path.stem, program.origin, [
+            if not self._refuse_outside(origin, [program.name], path.stem, program.origin, [
                     p for p in own_paths(program) if str(p) != program.origin], others, program):
                 self._register(BotInfo(program.name, ExternalBot, origin, found.description,
                                        found.options, program), origin)
@@ -827,14 +836,15 @@ class BotRegistry:
                     if why:
                         raise ValueError(why)
             except (OSError, ValueError) as exc:
-                self._add_broken(origin, str(exc) if isinstance(exc, ValueError) else
-                                 _error_line(exc), path.stem)
+                error = str(exc) if isinstance(exc, ValueError) else _error_line(exc)
+                for key in [path.stem, *_names_read(source, origin)]:
+                    self._add_broken(origin, error, key)
                 continue
             files.update({prefix + name: data for name, data in extra.items()})
             names = [path.name, *helpers, *sorted(set(extra) - {path.name, *helpers})]
             self._bundles[origin] = _Bundle(origin_folder, prefix,
                                             tuple(prefix + name for name in names))
-            if self._refuse_outside(origin, None, path.stem, str(path),
+            if self._refuse_outside(origin, _names_read(source, origin), path.stem, str(path),
                                     [folder / name for name in extra], others):
                 continue
             if not self._run_modules:
@@ -848,10 +858,10 @@ class BotRegistry:
             for cls in _bot_classes(module):
                 self._add(cls, origin)
 
-    def _refuse_outside(self, origin: str, name: str | None, stem: str, own: str, named, others,
+    def _refuse_outside(self, origin: str, names, stem: str, own: str, named, others,
                         program: Program | None = None) -> bool:
         """With --sandbox (sandbox_allow given), whether to refuse the bot of `origin` (listed
-        as broken, by its `name` and `stem`): a TOML `program` naming what its sandbox would
+        as broken, by its `names` and `stem`): a TOML `program` naming what its sandbox would
         not show (kdtourney.bots.external.sandbox.refusal), or a bot at the top of a bots folder
         whose `named` paths (what it lists) hold or lie in another bot's file (`others`, but its
         own file `own`): siblings there never see each other."""
@@ -871,9 +881,8 @@ class BotRegistry:
                 break
         if why is None:
             return False
-        for key in dict.fromkeys([name, stem]):
-            if key:
-                self._add_broken(origin, f"refused by --sandbox: {why}", key, refused=True)
+        for key in dict.fromkeys([*names, stem]):
+            self._add_broken(origin, f"refused by --sandbox: {why}", key, refused=True)
         return True
 
     def _read_without_running(self, source: str, origin: str, stem: str):

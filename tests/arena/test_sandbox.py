@@ -18,6 +18,7 @@ from kdtourney.arena.schedule import GameSpec, bot_seed, deal_seed, keyed
 from kdtourney.arena.store import load_config
 from kdtourney.bots.external import (BotExited, BotProcess, Limits, ProcessPool, ProcessSettings,
                                      Sandbox, load_toml, sandbox)
+from kdtourney.bots.registry import BotRegistry
 from kdtourney.engine import Rules
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
@@ -34,11 +35,13 @@ NOBODY = 65534  # who a sandboxed bot is when kdtourney runs as root (sandbox.SA
 def cheating_bots(folder: Path, marker: str, targets, modes=("cheat", "hog", "flood"),
                   files=()) -> Path:
     """A folder with the cheating bot and one TOML file per mode (bot name = mode); the first
-    mode's TOML lists `files` as files it reads."""
+    mode's TOML lists `files` as files it reads. The targets are written path:PATH (not files
+    its command names, which the harness would show it, or refuse)."""
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(CHEATING_BOT, folder / "cheating_bot.py")
     for mode in modes:
-        command = [sys.executable, "cheating_bot.py", mode, marker, *map(str, targets)]
+        command = [sys.executable, "cheating_bot.py", mode, marker,
+                   *(t if str(t).startswith("tcp:") else f"path:{t}" for t in targets)]
         reads = f"files = {json.dumps([str(f) for f in files])}\n" if mode == modes[0] else ""
         (folder / f"{mode}.toml").write_text(f"name = {json.dumps(mode)}\n"
                                              f"command = {json.dumps(command)}\n{reads}")
@@ -277,3 +280,247 @@ def test_a_sandboxed_process_never_gets_a_deal_twice_and_a_trusted_one_is_kept(t
     assert first != again and next_block in (first, again) and its_again in (first, again)
     assert next_block != its_again
     assert len(set(pids[True])) == 1
+
+
+# --- what a sandbox shows is the harness's decision -------------------------------------------
+
+def refused_layout(tmp_path: Path) -> Path:
+    """A bots folder whose TOML bots name paths beyond their folder, each its own way."""
+    outside = tmp_path / "outside"
+    (outside / "tool" / "bin").mkdir(parents=True)
+    (outside / "secret.txt").write_text("not the bots'")
+    for program in (outside / "prog", outside / "tool" / "bin" / "run"):
+        program.write_text("#!/bin/sh\nexec python3 \"$@\"\n")
+        program.chmod(0o755)
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    (bots / "data").symlink_to(outside)
+    (bots / "run").symlink_to(outside / "prog")
+    (bots / "mine.txt").write_text("the system bot's data")
+    for name, command, files in [
+            ("outside-file", ["/bin/sh", "play.sh"], [str(outside / "secret.txt")]),
+            ("linked-file", ["/bin/sh", "play.sh"], ["data/secret.txt"]),
+            ("outside-program", [str(outside / "prog")], []),
+            ("linked-program", ["./run"], []),
+            ("allowed-program", [str(outside / "tool" / "bin" / "run")], []),
+            ("sibling-file", ["/bin/sh", "play.sh"], ["system.toml"]),
+            ("whole-folder", ["/bin/sh", "play.sh"], ["."]),
+            ("system", ["/bin/sh", "play.sh"], ["mine.txt"])]:
+        (bots / f"{name}.toml").write_text(f"name = {json.dumps(name)}\ncommand = "
+                                           f"{json.dumps(command)}\nfiles = {json.dumps(files)}\n")
+    return bots
+
+
+def refusals(listing: str) -> dict:
+    """{TOML file's stem: why} of the bots `kdtourney bots` lists as broken."""
+    broken = listing.split("broken module(s):\n", 1)[-1] if "broken module(s)" in listing else ""
+    return {line.split(".toml: ")[0].rsplit("/", 1)[-1]: line.split(".toml: ")[1]
+            for line in broken.splitlines() if ".toml: " in line}
+
+
+def test_under_sandbox_a_bot_naming_what_lies_beyond_its_folder_is_refused(tmp_path):
+    bots = refused_layout(tmp_path)
+    outside = tmp_path.resolve() / "outside"
+    folder = bots.resolve()
+    plain = subprocess.run([KDTOURNEY, "bots", "--bots-dir", str(bots)], capture_output=True,
+                           text=True, timeout=120)
+    assert plain.returncode == 0 and "broken" not in plain.stdout  # without --sandbox: as before
+    listed = subprocess.run([KDTOURNEY, "bots", "--sandbox", "--bots-dir", str(bots)],
+                            capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    refused = refusals(listed.stdout)
+    assert refused == {
+        "outside-file": f"refused by --sandbox: its files entry {outside}/secret.txt lies outside "
+                        f"its folder {folder}",
+        "linked-file": f"refused by --sandbox: its files entry {folder}/data/secret.txt (a link to "
+                       f"{outside}/secret.txt) lies outside its folder {folder}",
+        "outside-program": f"refused by --sandbox: its program {outside}/prog lies outside the "
+                           "system's folders (/usr), the folders --sandbox-allow grants and its "
+                           "folder",
+        "linked-program": f"refused by --sandbox: its program ./run (a link to {outside}/prog) "
+                          f"lies outside its folder {folder}",
+        "allowed-program": f"refused by --sandbox: its program {outside}/tool/bin/run lies outside "
+                           "the system's folders (/usr), the folders --sandbox-allow grants and "
+                           "its folder",
+        "sibling-file": f"refused by --sandbox: it names {folder}/system.toml, another bot's file "
+                        "(in a bots folder several bots share, each sees only its own files: "
+                        "give each bot a folder of its own)",
+        "whole-folder": f"refused by --sandbox: it names {folder}, which holds another bot's "
+                        "file allowed-program.toml (in a bots folder several bots share, each "
+                        "sees only its own files: give each bot a folder of its own)"}
+    allowed = subprocess.run([KDTOURNEY, "bots", "--sandbox", "--bots-dir", str(bots),
+                              "--sandbox-allow", str(outside / "tool")],
+                             capture_output=True, text=True, timeout=120)
+    assert set(refusals(allowed.stdout)) == set(refused) - {"allowed-program"}
+    for args, error in [(["--sandbox-allow", str(outside)], "--sandbox-allow is for sandboxed "
+                                                            "bots: add --sandbox"),
+                        (["--sandbox", "--sandbox-allow", str(Path.home().parent)],
+                         "holds your home")]:
+        bad = subprocess.run([KDTOURNEY, "bots", "--bots-dir", str(bots), *args],
+                             capture_output=True, text=True, timeout=120)
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and error in bad.stderr
+
+
+@needs_bwrap
+def test_a_sandboxed_run_naming_a_refused_bot_is_one_error_line(tmp_path):
+    bots = refused_layout(tmp_path)
+    run = subprocess.run([KDTOURNEY, "run", "--sandbox", "--bots-dir", str(bots), "--bots",
+                          "linked-file,random", "--games", "2", "--out", str(tmp_path / "t")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and run.stderr.startswith(
+        f"Error: {bots.resolve()}/linked-file.toml is refused by --sandbox: its files entry "), \
+        run.stderr
+    assert run.stderr.count("\n") == 1 and not (tmp_path / "t").exists()
+
+
+@needs_bwrap
+def test_a_program_reached_through_a_link_runs_without_its_folder_shown(tmp_path):
+    python = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
+    if python is None:
+        pytest.skip("no python3 in the system's folders")
+    venv = tmp_path / "home" / "venv"  # a venv's python: a link to the system's
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python3").symlink_to(python)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (tmp_path / "home" / "secret.txt").write_text("beside the link")
+    bots = tmp_path / "bots" / "linky"
+    bots.mkdir(parents=True)
+    shutil.copy(CHEATING_BOT, bots / "cheating_bot.py")
+    targets = [venv / "bin", venv / "pyvenv.cfg", tmp_path / "home" / "secret.txt"]
+    (bots / "spy.toml").write_text('name = "spy"\ncommand = ' + json.dumps(
+        [str(venv / "bin" / "python3"), "cheating_bot.py", "spy", "m",
+         *(f"path:{t}" for t in targets)]) + "\n")
+    program = BotRegistry([bots.parent], env=False, cwd=False, entry_points=False,
+                          run_modules=False, sandbox_allow=()).bots["spy"].program
+    argv = Sandbox().confine(program).argv()
+    assert str(venv) not in " ".join(argv[:argv.index("--")])  # nothing of the venv is bound
+    assert argv[argv.index(os.path.realpath(python)) + 1] == "cheating_bot.py"  # run as resolved
+    report = spy_in_sandbox(program, tmp_path / "spy.log", Sandbox())
+    assert report["read"] == {str(t): None for t in targets}
+    assert report["cwd"] == ["cheating_bot.py", "spy.toml"]
+
+
+SIBLING_SNOOP = '''
+"""A flat folder's bot module that looks for its siblings when it is imported."""
+import json
+import os
+import sys
+from pathlib import Path
+
+from kdtourney.bots import Bot
+
+here = Path(__file__).parent
+print("SNOOP-REPORT " + json.dumps({{
+    "beside": sorted(os.listdir(here)),
+    "original": sorted(os.listdir({folder!r})) if os.path.isdir({folder!r}) else None,
+    "victim": (here / "victim_mod.py").exists() or os.path.exists({victim!r})}}),
+    file=sys.stderr, flush=True)
+
+
+class Snoop(Bot):
+    name = "snoop"
+
+    def act(self, view):
+        return view.legal_actions()[0]
+'''
+
+
+@needs_bwrap
+def test_a_sandboxed_bot_sees_no_sibling_in_a_flat_or_a_subfolder_layout(tmp_path):
+    bots = tmp_path / "bots"
+    alice, bob = bots / "alice", bots / "bob"
+    for folder in (alice, bob):
+        folder.mkdir(parents=True)
+    # flat: a spy, another TOML bot with its data, a bot module; subfolders: alice and bob
+    (bots / "victim.toml").write_text('name = "victim"\ncommand = ["python3", "victim.py"]\n'
+                                      'files = ["victim-weights.bin"]\n')
+    (bots / "victim.py").write_text("print('the victim')\n")
+    (bots / "victim-weights.bin").write_bytes(b"\x01" * 16)
+    (bots / "victim_mod.py").write_text(SNOOPING_MODULE.format(mark=str(tmp_path / "x"))
+                                        .replace('"snoop"', '"victim-mod"'))
+    (alice / "alice.toml").write_text('name = "alice"\ncommand = ["python3", "alice.py"]\n')
+    (alice / "alice-secret.txt").write_text("alice's")
+    flat_targets = [bots / "victim.toml", bots / "victim.py", bots / "victim-weights.bin",
+                    bots / "victim_mod.py", alice / "alice-secret.txt", alice]
+    cheating_bots(bots, "m", flat_targets, modes=("spy",))
+    (bob / "notes.txt").write_text("bob's own")
+    cheating_bots(bob, "m", [alice / "alice-secret.txt", bots / "victim.toml",
+                             bots / "victim-weights.bin", bots], modes=("spy",))
+    (bob / "spy.toml").write_text((bob / "spy.toml").read_text().replace('"spy"', '"bob"', 1))
+    (bots / "snoop.py").write_text(SIBLING_SNOOP.format(folder=str(bots.resolve()),
+                                                        victim=str(bots / "victim_mod.py")))
+    registry = BotRegistry([bots], env=False, cwd=False, entry_points=False, run_modules=False,
+                           sandbox_allow=SANDBOX_ALLOW)
+    assert not registry.broken
+    flat = spy_in_sandbox(registry.bots["spy"].program, tmp_path / "flat.log")
+    assert flat["read"] == {str(t): None for t in flat_targets}
+    assert flat["cwd"] == ["cheating_bot.py", "spy.toml"]  # only its own files
+    sub = spy_in_sandbox(registry.bots["bob"].program, tmp_path / "sub.log")
+    assert sub["read"] == {str(alice / "alice-secret.txt"): None, str(bots / "victim.toml"): None,
+                           str(bots / "victim-weights.bin"): None, str(bots): ["bob"]}
+    assert sub["cwd"] == ["cheating_bot.py", "notes.txt", "spy.toml"]  # all of its folder
+    # a bot module of the flat folder, served in its sandbox: its own module only
+    with ProcessPool(ProcessSettings(sandbox=Sandbox(allowed=SANDBOX_ALLOW),
+                                     log_dir=str(tmp_path / "logs"))) as pool:
+        bot = registry.factory("snoop", pool, isolate=True)()
+        bot.setup(0, Rules(2), 1)
+        bot.close()
+    [line] = [line for line in (tmp_path / "logs" / "snoop.log").read_text().splitlines()
+              if "SNOOP-REPORT " in line]
+    assert json.loads(line.split("SNOOP-REPORT ", 1)[1]) == {"beside": ["snoop.py"],
+                                                             "original": None, "victim": False}
+
+
+@needs_bwrap
+def test_as_root_a_sandboxed_bot_is_nobody_and_reads_no_owner_only_file(tmp_path):
+    """A 0700 home holding the bots and owner-only files, a run under umask 077: the bots still
+    read what they need (their folder, a served bot's sources and kernels) and nothing else."""
+    home, shared = tmp_path / "home", tmp_path / "shared"
+    spy, pybot = home / "bots" / "spy", home / "bots" / "pybot"
+    for folder in (spy, pybot, shared):
+        folder.mkdir(parents=True)
+    home.chmod(0o700)
+    secret = owner_only(home / "secret.txt", "the user's")
+    (shared / "public.txt").write_text("for every bot")
+    locked = owner_only(shared / "owner-only.txt", "root's")
+    own_locked = owner_only(spy / "owner-only.txt", "root's, in the bot's folder")
+    (pybot / "pybot.py").write_text(
+        "import json\nfrom pathlib import Path\n\nimport plib\nfrom kdtourney.bots import Bot\n\n"
+        "PICK = json.loads((Path(__file__).parent / 'pick.json').read_text())['pick']\n\n\n"
+        "class PyBot(Bot):\n    name = 'pybot'\n\n    def act(self, view):\n"
+        "        return plib.choose(view.legal_actions(), PICK)\n")
+    (pybot / "pick.json").write_text('{"pick": -1}')
+    (pybot / "plib").mkdir()
+    (pybot / "plib" / "__init__.py").write_text("def choose(legal, pick):\n    return legal[pick]\n")
+    targets = [secret, "/etc/shadow", "/root", shared / "public.txt", locked, own_locked]
+    cheating_bots(spy, "m", targets, modes=("spy",))
+    out = tmp_path / "t"
+    from numba.misc.appdirs import AppDirs  # the kernels cached where they are now, not in `home`
+    env = {**os.environ, "HOME": str(home), "NUMBA_CACHE_DIR": os.environ.get(
+        "NUMBA_CACHE_DIR", AppDirs(appname="numba", appauthor=False).user_cache_dir)}
+    args = ["run", "--sandbox", "--bots-dir", str(home / "bots"), "--bots", "spy,pybot",
+            "--games", "2", "--workers", "1", "--seed", "1", "--sandbox-allow", str(shared),
+            *ALLOW_ARGS, "--out", str(out), "--no-report", "-q"]
+    run = subprocess.run(["/bin/sh", "-c", 'umask 077 && exec "$@"', "sh", KDTOURNEY, *args],
+                         capture_output=True, text=True, timeout=600, env=env)
+    assert run.returncode == 0, run.stderr
+    assert len(load_games(out)) == 2 and load_faults(out).empty  # pybot played, as nobody too
+    report = spy_report(out / "logs" / "spy.log")
+    assert report["uid"] == report["euid"] == (NOBODY if AS_ROOT else os.getuid())
+    assert report["cap_eff"] == "0000000000000000"
+    if AS_ROOT:
+        assert report["gid"] == NOBODY and report["groups"] == []  # no supplementary group
+        assert report["cap_bnd"] == "0000000000000000"  # nothing to gain back either
+    runtime = sorted({Path(p).relative_to("/root").parts[0] for p in SANDBOX_ALLOW
+                      if Path(p).is_relative_to("/root")})  # its Python, if allowed from there
+    assert report["read"] == {str(secret): None, "/etc/shadow": None, "/root": runtime or None,
+                              str(shared / "public.txt"): "for every bot",
+                              str(locked): None if AS_ROOT else "root's",
+                              str(own_locked): None if AS_ROOT else "root's, in the bot's folder"}
+    assert load_config(out)["play"]["sandbox_allow"] == sorted({str(shared.resolve()),
+                                                               *SANDBOX_ALLOW})
+    again = subprocess.run([KDTOURNEY, "run", "--resume", str(out), "--sandbox-allow",
+                            str(home / "bots")], capture_output=True, text=True, timeout=120,
+                           env=env)
+    assert again.returncode == 2 and again.stderr.startswith(
+        f"Error: {out} was played with --sandbox-allow ") and again.stderr.count("\n") == 1

@@ -2,6 +2,9 @@
 
 usage: cheating_bot.py MODE MARKER TARGET...   MODE: cheat | hog | flood | spy
 
+A TARGET may be written path:PATH, so that the harness does not take it for a file the command
+names (which a sandbox would show, or refuse).
+
 cheat: at its first `game` message it tries what a cheater would (find the store through /proc,
 read each TARGET that is a path, read the environment of the sandbox's init, write outside /tmp,
 connect to each TARGET written tcp:HOST:PORT and to public hosts, leave a daemon behind, allocate
@@ -22,7 +25,7 @@ import sys
 import time
 
 mode, marker = sys.argv[1], sys.argv[2]
-secrets = [t for t in sys.argv[3:] if not t.startswith("tcp:")]
+secrets = [t.removeprefix("path:") for t in sys.argv[3:] if not t.startswith("tcp:")]
 servers = [tuple(t.split(":")[1:]) for t in sys.argv[3:] if t.startswith("tcp:")]
 
 
