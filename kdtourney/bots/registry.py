@@ -430,20 +430,53 @@ def _bot_classes(module: types.ModuleType, submodules: bool = False) -> list[typ
     return found
 
 
-def bot_subfolders(folder: Path) -> list[Path]:
+def bot_subfolders(folder: Path, origin_folder: str | None = None) -> list[Path]:
     """The subfolders of a bots folder that are each a bot's own folder: those holding a TOML
-    file or a module at their top, but packages (`__init__.py`: a flat bot's package), hidden
-    folders, caches, names starting with `_` (a flat bot's data, by choice) and tournament
-    folders."""
+    file or a module at their top, but packages (`__init__.py`), hidden folders, caches, names
+    starting with `_`, tournament folders and the folders a bot at the top names (`_claimed`):
+    those are a flat bot's package, data or script."""
+    claimed = _claimed(folder, origin_folder or str(folder))
     found = []
     for sub in sorted(folder.iterdir()):
         if not sub.is_dir() or left_out(sub.name) or sub.name.startswith("_") \
-                or (sub / "__init__.py").exists() or is_run_folder(sub):
+                or sub.name in claimed or (sub / "__init__.py").exists() or is_run_folder(sub):
             continue
         if any(p.suffix in (".toml", ".py") and not p.name.startswith(("_", ".")) and p.is_file()
                for p in sub.iterdir()):
             found.append(sub)
     return found
+
+
+def _claimed(folder: Path, origin_folder: str) -> set[str]:
+    """The names of the subfolders that the bots at the top of a bots folder name: a TOML file's
+    paths (command words holding a '/', a class path's parts, a `-m` package, its `files`), a
+    module's KDTOURNEY_FILES (read, never run; the same on every machine: no path is looked
+    up)."""
+    words = []
+    for path in folder.glob("*.toml"):
+        try:
+            program = load_toml(path).program
+        except (OSError, ValueError):
+            continue
+        declared = list(program.declared)
+        words += [*program.reads, *(w for w in declared if os.sep in w)]
+        for flag, word in zip(declared, declared[1:]):
+            if flag == "-m":
+                words.append(word.split(".")[0])
+            elif flag in ("-cp", "-classpath", "--class-path"):
+                words += word.split(os.pathsep)
+    for path in folder.glob("*.py"):
+        try:
+            words += declared_files(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+    names = set()
+    for word in words:
+        for root in (str(folder), origin_folder):
+            rel = os.path.relpath(os.path.normpath(os.path.join(root, word)), root)
+            if rel != "." and not rel.startswith(".."):
+                names.add(rel.split(os.sep)[0])
+    return names
 
 
 def _imported(source: str) -> set[str]:
@@ -774,7 +807,7 @@ class BotRegistry:
         """The bots of `folder` (this machine's copy of the bots folder `origin_folder`): the
         files at its top, then each bot's subfolder (`bot_subfolders`)."""
         files = self._files.setdefault(origin_folder, {})
-        subfolders = bot_subfolders(folder)
+        subfolders = bot_subfolders(folder, origin_folder)
         self._load_files(folder, origin_folder, files, "", subfolders)
         for sub in subfolders:
             self._load_files(sub, origin_folder, files, sub.name + "/")

@@ -759,3 +759,18 @@ def test_under_sandbox_a_flat_bot_may_not_list_another_bots_file(tmp_path):
     with pytest.raises(EntrantError, match=r"hbot\.py is refused by --sandbox: it names "):
         sandboxed.resolve("hbot")
     forget("helper")
+
+
+def test_a_folder_a_flat_bot_names_is_its_own_not_a_bots_folder(tmp_path):
+    """A KDTP script kept in a subfolder, a listed package without __init__.py: the flat bot's."""
+    bots = tmp_path / "bots"
+    (bots / "scripts").mkdir(parents=True)
+    (bots / "scripts" / "mybot.py").write_text("import sys\nsys.stdin.read()\n")  # never imported
+    (bots / "my.toml").write_text(f'name = "my"\ncommand = ["{sys.executable}", '
+                                  '"scripts/mybot.py"]\n')
+    (bots / "nslib").mkdir()
+    (bots / "nslib" / "core.py").write_text("raise RuntimeError('only as its package')\n")
+    write_bot(bots, "ns.py", "ns-bot", extra='KDTOURNEY_FILES = ["nslib"]\n')
+    reg = local([bots])
+    assert reg.broken == [] and {"my", "ns-bot"} <= set(reg.bots)
+    assert not reg.bots["my"].program.own_folder

@@ -263,10 +263,10 @@ class Confinement:
             raise Refused(errno.EACCES, f"--sandbox refuses it: {why}")
         limits = self.sandbox.limits
         as_bot = _as_bot()
+        keep = [arg for cap in (ROOT_CAPS if as_bot else ()) for arg in ("--cap-add", cap)]
         command = [bwrap_path(), "--die-with-parent", "--new-session", "--unshare-pid",
                    "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-                   "--cap-drop", "ALL", *(a for cap in ROOT_CAPS if as_bot for a in ("--cap-add", cap)),
-                   "--clearenv", "--setenv", "PATH",
+                   "--cap-drop", "ALL", *keep, "--clearenv", "--setenv", "PATH",
                    "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
                    "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8",
                    "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
@@ -335,7 +335,7 @@ class Confinement:
         # the folders on the way to what is bound: bwrap would make them with the modes they
         # have outside (a home of 0700), which an unprivileged bot could not pass through
         on_the_way = {str(a) for p in [*visible, *masks, *(link for link, _ in links)]
-                      for a in PurePath(p).parents if str(a) != "/"} - set(masks)
+                      for a in PurePath(p).parents} - {"/", "/tmp", *masks}
         on_the_way = [a for a in on_the_way if not any(PurePath(a).is_relative_to(p)
                                                        for p in visible)]
         for _, kind, path in sorted([(_depth(p), "bind", p) for p in visible]
