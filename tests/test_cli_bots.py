@@ -123,3 +123,20 @@ def test_a_served_bot_that_prints_keeps_the_protocol(tmp_path):
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     assert [a["type"] for a in answers] == ["hello", "action"]
     assert b"loading chatty" in done.stderr and b"thinking..." in done.stderr
+
+
+def test_a_flat_bot_importing_an_unlisted_sibling_is_one_error_line_at_start(tmp_path):
+    folder = tmp_path / "flat"
+    (folder / "wlib").mkdir(parents=True)
+    (folder / "wlib" / "__init__.py").write_text("PICK = 0\n")
+    (folder / "wbot.py").write_text(CROWN.read_text().replace("from kdtourney.bots import Bot",
+                                                              "import wlib\nfrom kdtourney.bots "
+                                                              "import Bot"))
+    result = CliRunner().invoke(main, ["run", "--bots-dir", str(folder), "--bots",
+                                       "crown-grabber,random", "--games", "2",
+                                       "--out", str(tmp_path / "t")])
+    assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+    assert result.output.startswith("Error: unknown bot 'crown-grabber'") and \
+        'it imports wlib, which lies beside it but is not in its KDTOURNEY_FILES: add "wlib" to ' \
+        'KDTOURNEY_FILES' in result.output
+    assert not (tmp_path / "t").exists()

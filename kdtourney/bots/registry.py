@@ -13,7 +13,13 @@ Where bots come from, in this order:
   `run_modules=False` (--sandbox) a bot module is read, not run (kdtourney.bots.source_scan): its
   bots play in their own process only. A bot module lists the other files it needs (its package,
   its data) in `KDTOURNEY_FILES = [...]`, read from its source (`declared_files`, at most
-  BUNDLE_LIMIT bytes): they travel with it to every worker (`source_files`, `from_sources`);
+  BUNDLE_LIMIT bytes): they travel with it to every worker (`source_files`, `from_sources`); an
+  `import` of a module or package beside it that it does not list makes it broken (it would fail
+  on every worker). A bots folder may also hold one subfolder per bot (`bot_subfolders`): its
+  TOML files and modules are found the same way, and all its files (kdtourney.bots.files.tree)
+  are each of its bots' own, with nothing to list. With `sandbox_allow` given (--sandbox), a bot
+  naming what its sandbox would not show is refused (`_refuse_outside`): listed as broken, and
+  naming it is one line saying why;
 - installed packages, through the entry-point group `kdtourney.bots`: an entry point names a module
   (its bots are found like a folder module's) or one Bot subclass, e.g. in pyproject.toml
   `[project.entry-points."kdtourney.bots"] mybots = "mypackage.bots"`.
@@ -33,14 +39,17 @@ over the code only (never paths), so the same code in two folders or two clones 
 a Python bot, `source_sha256` hashes:
 - a folder bot: its module file, the folder's helper modules (`_*.py`, which any bot module of
   the folder may import) and the files it lists in `KDTOURNEY_FILES` (its package, its data), as
-  read when the registry was built (what the workers run);
+  read when the registry was built (what the workers run); in a bot's subfolder, every file of
+  it, named relative to it;
 - an entry point: every file of the top-level package (or the single module) that defines the bot;
 - a built-in bot: every source file of `kdtourney.bots` (but the registry, which finds bots and
   never plays) and `kdtourney.engine`: the built-ins share kernels and import one another, and the
   engine decides what a bot sees and may do; the arena and report do not change how a bot plays.
 For a TOML bot (kind "kdtp"): the command as declared, a sha256 over every file it can read when
-it runs (its folder, what its command resolves to, the TOML's `files`), and the name and version
-it answers to hello (kdtourney.bots.external.identity).
+it runs (its own files: its subfolder, or in a bots folder shared with other bots its TOML file and
+what it names there; what its command resolves to; the TOML's `files`), and the name and version
+it answers to hello (kdtourney.bots.external.identity). No bot's identity covers another bot's
+files.
 """
 
 import ast
@@ -441,9 +450,12 @@ def bot_subfolders(folder: Path, origin_folder: str | None = None) -> list[Path]
         if not sub.is_dir() or left_out(sub.name) or sub.name.startswith("_") \
                 or sub.name in claimed or (sub / "__init__.py").exists() or is_run_folder(sub):
             continue
-        if any(p.suffix in (".toml", ".py") and not p.name.startswith(("_", ".")) and p.is_file()
-               for p in sub.iterdir()):
-            found.append(sub)
+        try:
+            if any(p.suffix in (".toml", ".py") and not p.name.startswith(("_", "."))
+                   and p.is_file() for p in sub.iterdir()):
+                found.append(sub)
+        except OSError:  # a folder this user may not read is no bot's it can play
+            continue
     return found
 
 

@@ -198,6 +198,6 @@ def test_the_watch_sees_a_change_deep_in_a_bots_folder_but_not_its_log(tmp_path)
     (deep / "table.json").write_text("[1]")
     assert ladder.folder_signature([bots]) != seen
     ladder._look(folder, [bots], ["random"], {}, None, outcome)
-    assert outcome.events[-2:] == ["one: superseded (its code changed: "
-                                   f"{ladder._stored_entrants(folder)[0]['one@v2']['digest'][:12]})",
+    digest = ladder._stored_entrants(folder)[0]["one@v2"]["digest"]
+    assert outcome.events[-2:] == [f"one: superseded (its code changed: {digest[:12]})",
                                    "one@v2: entered as version 2"]

@@ -491,7 +491,8 @@ def test_as_root_a_sandboxed_bot_is_nobody_and_reads_no_owner_only_file(tmp_path
         "        return plib.choose(view.legal_actions(), PICK)\n")
     (pybot / "pick.json").write_text('{"pick": -1}')
     (pybot / "plib").mkdir()
-    (pybot / "plib" / "__init__.py").write_text("def choose(legal, pick):\n    return legal[pick]\n")
+    (pybot / "plib" / "__init__.py").write_text("def choose(legal, pick):\n"
+                                                "    return legal[pick]\n")
     targets = [secret, "/etc/shadow", "/root", shared / "public.txt", locked, own_locked]
     cheating_bots(spy, "m", targets, modes=("spy",))
     out = tmp_path / "t"
