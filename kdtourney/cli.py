@@ -194,9 +194,9 @@ def _session_options(what, *, seed, name_default, resume, last_line, cluster=())
                      "limit and the bank (which it does not draw on), e.g. 1.0; needs "
                      "--move-time-limit or --time-control."),
         click.option("--move-time-margin", type=_Number(float, positive=False), metavar="SECONDS",
-                     help="Every seat: how much longer than its clock allows a decision may take "
-                     "(pipes, scheduler) before it forfeits (default 0.2). Stored: a resume "
-                     "keeps it."),
+                     help="Every seat, once per game: how much longer than their clock allows "
+                     "its decisions may take in all (pipes, scheduler) before it forfeits "
+                     "(default 0.2). Stored: a resume keeps it."),
         click.option("--isolate", is_flag=True, help="Play every Python entrant in its own process "
                      "(kdtourney serve): a crash or a hang costs the bot its game, not the worker, and "
                      "the clock cuts as for external bots (against cheating: --sandbox). Stored: a "
@@ -269,7 +269,8 @@ def _play_settings(ctx, opts, folder):
         asked["bot_memory"] = opts["bot_memory"]
     stored = None
     if folder is not None and store.exists(folder):
-        stored = play.stored_settings(store.load_config(folder))
+        stored = play.stored_settings(store.load_config(folder),
+                                      played=not store.load_games(folder, ("game",)).empty)
     settings = play.settle(stored, asked, folder)
     if opts["bot_memory"] is not None and not settings.sandbox:
         raise _CommandError("--bot-memory limits sandboxed bots: add --sandbox")

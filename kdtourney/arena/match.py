@@ -13,7 +13,8 @@ Contract with the bots
   position of its game, and the decision counts and times are comparable between bots.
 - Every call of `act` is timed with `time.perf_counter` (wall time) and checked against the seat's
   clock (kdtourney.bots.clock): the same rule for every seat, in this process or its own; the view
-  says how long the decision may take (`view.time_left`, None: no limit).
+  says how long the decision may take (`view.time_left`, None: no limit), and the seat's one
+  margin per game takes what its decisions take beyond that.
 - After each deal, `finish(scores, ranks)` for every seat that has not forfeited; `close()` once
   at the end for every seat (its exceptions are ignored: the game is decided; but a bot that kills
   or hangs its worker in `close` is the one blamed, as in any other call).
@@ -163,8 +164,8 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
     """Play one game (one deal seed) or a dynasty (three) and return its result.
 
     factories: per seat, a callable returning a new Bot. bot_seeds[seat][deal]: setup seeds.
-    clock: the time control (None: no limit); margin: seconds tolerated beyond what a decision
-    may take, for every seat (kdtourney.bots.clock).
+    clock: the time control (None: no limit); margin: every seat's margin per game, seconds its
+    decisions may take beyond what they are allowed in all (kdtourney.bots.clock).
     forced: {seat: (call, kind, message)}: instead of making call number `call` of that seat, record
     that fault (used by the runner after a bot killed or hung its worker). monitor(seat, call): told
     before every call into a bot, and monitor(-1, -1) at the end (the runner's watchdog).
@@ -239,13 +240,13 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
                     result.time_total += elapsed
                     result.time_max = max(result.time_max, elapsed)
                 if status == "ok":
-                    over = seat_clock.over(elapsed)
+                    over, left = seat_clock.over(elapsed), seat_clock.margin
                     seat_clock.charge(elapsed)
                     if over is not None:
                         what = "what was left of its bank" if over == TIME else "the limit"
                         fault(player, over, f"a decision took {elapsed:.3f} s; {what}: "
-                                            f"{view.time_left:.3f} s + {margin:g} s margin",
-                              calls[player] - 1)
+                                            f"{view.time_left:.3f} s + {left:.3f} s left of its "
+                                            f"{margin:g} s margin", calls[player] - 1)
                     else:
                         if _is_int(choice):
                             try:

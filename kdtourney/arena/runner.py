@@ -393,7 +393,7 @@ def record_play(st: _store.Store, play: PlaySettings, folder) -> None:
     """Check `play` against the play settings `st` records (ArenaError naming the first that
     differs, `kdtourney.arena.play.settle`) and record them (a store older than the record gets
     it now)."""
-    settle(stored_settings(st.config()), play.to_dict(), folder)
+    settle(stored_settings(st.config(), played=st.count_games() > 0), play.to_dict(), folder)
     st.set_config(PLAY_KEY, play.to_dict())
 
 

@@ -3,18 +3,26 @@
 A `TimeControl` is what a tournament sets: a limit per decision (`move_s`), a bank per game
 (`bank_s`) with an increment added after each decision (`increment_s`, Fischer style), and a
 limit for the bot's first decision of a game (`first_move_s`), any of them absent (None). A
-`SeatClock` keeps one seat's bank through one game (each deal of a dynasty is a game for the
-clock, as the bot gets a `game` message before each).
+`SeatClock` keeps one seat's bank and margin through one game (each deal of a dynasty is a game
+for the clock, as the bot gets a `game` message before each).
 
-The rule, for in-process bots and bots in their own process alike:
-- a decision may take `allowed()` seconds: the first decision of a game `first_move_s` when it is
-  set (the bank is neither charged nor credited for it); any other decision the smaller of
-  `move_s` and what is left of the bank;
+The rule (`CLOCK_RULE` 2), for in-process bots and bots in their own process alike:
+- a decision may take `allowed()` seconds (what the bot is told: `view.time_left`): the first
+  decision of a game `first_move_s` when it is set (the bank is neither charged nor credited for
+  it); any other decision the smaller of `move_s` and what is left of the bank;
 - the harness measures the decision's wall time around the bot's call (for a bot in its own
-  process: from writing `act` to reading the answer) and the seat forfeits when it exceeds the
-  allowed time plus the margin (the harness's tolerance for its own overheads: pipes, the
-  scheduler), with fault `time` when the bank was the binding limit, `timeout` otherwise;
+  process: from writing `act` to reading the answer);
+- every seat has one margin per game (`margin` seconds, the same for every seat): what a decision
+  takes beyond what it was allowed is taken from it, and a decision that takes more than what
+  is left of it forfeits (fault `time` when the bank was the binding limit, `timeout`
+  otherwise). The margin absorbs the harness's overheads (pipes, the scheduler, a loaded
+  machine), which a bot that leaves some of its time unspent rarely needs; it is not time a bot
+  can bank on: a bot that takes its time plus most of the margin on every decision runs out at
+  its second overdraw. A margin used up is not given back: time a bot saves goes to its bank;
 - the bank is charged the decision's time (never below zero), then credited the increment.
+
+Rule 1 (before kdtourney recorded its rule) forgave every decision what it took beyond its bank or
+limit, up to the margin: a bot could take that much more than its clock on every decision.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import re
 from dataclasses import asdict, dataclass
 
 TIMEOUT, TIME = "timeout", "time"   # fault kinds: over the move limit, over the bank
+CLOCK_RULE = 2                       # the rule above, recorded with a store's play settings
 _CONTROL = re.compile(r"\s*(\d*\.?\d+)\s*(?:\+\s*(\d*\.?\d+))?\s*\Z")
 
 
@@ -93,7 +102,8 @@ def parse_time_control(text: str) -> tuple[float, float]:
 
 
 class SeatClock:
-    """One seat's clock through one game (see the module docstring)."""
+    """One seat's clock through one game (see the module docstring). `margin`: what is left of
+    the seat's margin in this game."""
 
     def __init__(self, control: TimeControl | None, margin: float = 0.0):
         self.control = control or TimeControl()
@@ -110,6 +120,12 @@ class SeatClock:
             return self.bank, TIME
         return c.move_s, TIMEOUT
 
+    def deadline(self) -> float | None:
+        """The longest the next decision may take without forfeiting: what it is allowed plus
+        what is left of the margin (None: no limit)."""
+        allowed, _ = self.allowed()
+        return None if allowed is None else allowed + self.margin
+
     def over(self, elapsed: float) -> str | None:
         """The fault a decision of `elapsed` seconds earns (checked before `charge`), None if none."""
         allowed, kind = self.allowed()
@@ -118,7 +134,11 @@ class SeatClock:
         return None
 
     def charge(self, elapsed: float) -> None:
-        """The decision took `elapsed` seconds."""
+        """The decision took `elapsed` seconds: what it took beyond what it was allowed comes out
+        of the margin, the rest out of the bank."""
+        allowed, _ = self.allowed()
+        if allowed is not None:
+            self.margin = max(0.0, self.margin - max(0.0, elapsed - allowed))
         if self.first and self.control.first_move_s is not None:
             self.first = False
             return
@@ -127,4 +147,4 @@ class SeatClock:
             self.bank = max(0.0, self.bank - elapsed) + (self.control.increment_s or 0.0)
 
 
-__all__ = ["TimeControl", "SeatClock", "parse_time_control", "TIME", "TIMEOUT"]
+__all__ = ["TimeControl", "SeatClock", "parse_time_control", "TIME", "TIMEOUT", "CLOCK_RULE"]

@@ -149,7 +149,8 @@ def test_a_bot_that_cannot_be_made_forfeits():
 def test_move_time_limit():
     res = play([failing("slow"), First], clock=TimeControl(move_s=0.02))
     [fault] = res.faults
-    assert fault.kind == "timeout" and "the limit: 0.020 s + 0 s margin" in fault.message
+    assert fault.kind == "timeout" and \
+        "the limit: 0.020 s + 0.000 s left of its 0 s margin" in fault.message
     assert res.seats[0].time_max >= 0.05 and res.seats[0].rank == 2
     assert not play([failing("slow"), First], clock=TimeControl(move_s=5)).faults
     # the margin is every seat's: within the limit plus the margin is in time
@@ -180,6 +181,42 @@ def test_an_empty_bank_forfeits_with_fault_time():
     assert 3 <= res.seats[0].decisions <= 6  # 0.05 s a decision from a 0.2 s bank
     # an increment covering each decision keeps the bank full: no forfeit in a whole game
     assert not play([Sleeper, First], clock=TimeControl(bank_s=0.2, increment_s=0.2)).faults
+
+
+class Aimed(Bot):
+    """Takes what the clock allows it plus three quarters of the 0.2 s margin, every decision."""
+
+    name = "aimed"
+
+    def act(self, view):
+        time.sleep(view.time_left + 0.15)
+        return view.legal_actions()[0]
+
+
+class Honest(Bot):
+    """Spends 80% of what the clock allows it, as the built-in search bots do."""
+
+    name = "honest"
+
+    def act(self, view):
+        time.sleep(0.8 * view.time_left)
+        return view.legal_actions()[0]
+
+
+@pytest.mark.parametrize("clock, kind", [(TimeControl(bank_s=0.3, increment_s=0.05), "time"),
+                                         (TimeControl(move_s=0.05), "timeout")])
+def test_a_bot_aimed_at_the_margin_runs_out_of_time_within_a_game(clock, kind):
+    res = play([Aimed, First], clock=clock, margin=0.2)
+    [fault] = res.faults
+    # its first overdraw leaves it at most 0.05 s of margin; the second is over (call 2 is its
+    # first decision: construction 0, setup 1)
+    assert fault.seat == 0 and fault.kind == kind and fault.call in (2, 3)
+    assert "left of its 0.2 s margin" in fault.message and res.seats[0].rank == 2
+
+
+def test_an_honest_bot_spending_80_percent_of_its_time_never_forfeits():
+    res = play([Honest, First], clock=TimeControl(bank_s=0.3, increment_s=0.05), margin=0.2)
+    assert not res.faults and res.seats[0].decisions == 24
 
 
 def test_the_first_decision_has_its_own_allowance():

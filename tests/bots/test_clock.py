@@ -47,3 +47,29 @@ def test_the_first_decision_is_outside_the_bank_and_the_margin_counts():
     clock.charge(0.9)
     assert clock.bank == 2.0 and clock.allowed() == (0.1, TIMEOUT)
     assert SeatClock(None).allowed() == (None, TIMEOUT) and SeatClock(None).over(1e9) is None
+
+
+def test_the_margin_is_one_per_game_and_what_a_decision_overdraws_comes_out_of_it():
+    clock = SeatClock(TimeControl(bank_s=2.0, increment_s=0.05), margin=0.2)
+    clock.charge(1.6)  # within its time: the margin is untouched
+    assert clock.margin == 0.2 and clock.deadline() == pytest.approx(0.45 + 0.2)
+    clock.charge(0.45 + 0.15)  # 0.15 s past its bank: out of the margin, not forgiven
+    assert clock.margin == pytest.approx(0.05) and clock.bank == pytest.approx(0.05)
+    # what the bot took past its bank once, it cannot take again in this game
+    assert clock.over(0.05 + 0.15) == TIME and clock.over(0.05 + 0.04) is None
+    assert clock.deadline() == pytest.approx(0.1)
+    # time saved goes to the bank, never back to the margin
+    clock.charge(0.0)
+    assert clock.margin == pytest.approx(0.05) and clock.bank == pytest.approx(0.1)
+
+
+def test_a_move_limit_draws_on_the_same_margin():
+    clock = SeatClock(TimeControl(move_s=0.05), margin=0.2)
+    for _ in range(3):
+        assert clock.over(0.05 + 0.06) is None
+        clock.charge(0.05 + 0.06)
+    assert clock.margin == pytest.approx(0.02) and clock.over(0.05 + 0.06) == TIMEOUT
+    # a first-decision limit too
+    clock = SeatClock(TimeControl(move_s=0.05, first_move_s=1.0), margin=0.2)
+    clock.charge(1.15)
+    assert clock.margin == pytest.approx(0.05) and clock.over(0.05 + 0.1) == TIMEOUT
