@@ -213,7 +213,9 @@ def _session_options(what, *, seed, name_default, resume, last_line, cluster=())
                      "20)."),
         click.option("--hang-timeout", type=_Number(float), metavar="SECONDS", help="A worker making "
                      "no progress this long is replaced (default 600; with --move-time-limit, 10x "
-                     "it, at least 30; at least --startup-timeout + 10)."),
+                     "it, at least 30; at least --startup-timeout + 10); in a decision of an "
+                     "in-process bot under a clock, sooner: after what the clock allows it plus its "
+                     "margin and 2 s."),
         click.option("--resume", metavar="DIR", help=resume),
         click.option("--quiet", "-q", is_flag=True, help=f"Print only errors and the {last_line}."),
         click.option("--no-report", is_flag=True, help="Do not write DIR/index.html at the end."),

@@ -39,7 +39,8 @@ Lost and hung workers
 A worker records every step (game, seat, bot call) in memory and in a small trace file that its
 nanny, the process that outlives it and starts a new one, can read. Every POLL_SECONDS the client
 asks the nannies where their dead workers were (`collect_deaths`) and each worker where it is
-(`progress`); a worker without progress for `hang_timeout` seconds is killed. Each loss goes to
+(`progress`); a worker without progress for `hang_timeout` seconds (sooner in a clocked decision of
+an in-process bot: kdtourney.arena.forfeit.hang_limit) is killed. Each loss goes to
 the same forfeit policy as in a local run (kdtourney.arena.forfeit): the game is played again alone
 (its task cancelled, so Dask does not replay it as it was), with the bot at fault forfeiting at that
 call from the second loss on, or stored as a failed game. The client commits a game once (by game
@@ -66,7 +67,7 @@ import time
 import uuid
 
 from kdtourney import interrupts
-from kdtourney.arena.forfeit import DONE, FAIL, ForfeitPolicy
+from kdtourney.arena.forfeit import DONE, FAIL, ForfeitPolicy, hang_limit
 from kdtourney.arena.match import play_match
 from kdtourney.arena.tournament import ArenaError, Tournament
 from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_bots
@@ -96,7 +97,8 @@ class WorkerError(Exception):
 
 _STATES: dict = {}             # content hash -> (tournament, factories, rules, bot process pool)
 _STATE_LOCK = threading.Lock()
-_PROGRESS = [-1, -1, -1, 0.0]  # game (-1 none, -2 setting up), seat, bot call, monotonic time
+_PROGRESS = [-1, -1, -1, 0.0, None]  # game (-1 none, -2 setting up), seat, bot call, monotonic
+                                     # time, what the call may take (match.play_match's limit)
 _TRACE = struct.Struct("<3q")  # game, seat, call: a worker's last step, in a file that outlives it
 _TRACE_FD = [None]
 
@@ -121,7 +123,7 @@ def _state(key, sources, tdict, settings, isolate, identities):
         from kdtourney.bots.registry import BotRegistry, EntrantError
         from kdtourney.engine import warm_up
 
-        _PROGRESS[:] = [-2, -1, -1, time.monotonic()]
+        _PROGRESS[:] = [-2, -1, -1, time.monotonic(), None]
         tournament = Tournament.from_dict(tdict)
         registry = BotRegistry.from_sources(sources, run_modules=settings.sandbox is None)
         try:
@@ -147,7 +149,7 @@ def _state(key, sources, tdict, settings, isolate, identities):
         state = (tournament, factories, {p: tournament.rules_for(p) for p in tournament.players},
                  pool)
         _STATES[key] = state
-        _PROGRESS[:] = [-1, -1, -1, time.monotonic()]
+        _PROGRESS[:] = [-1, -1, -1, time.monotonic(), None]
         return state
 
 
@@ -189,10 +191,10 @@ def _trace_prefix(nanny_pid: int) -> str:
     return os.path.join(tempfile.gettempdir(), f"{_TRACE_NAME}{nanny_pid}-")
 
 
-def _step(game: int, seat: int, call: int) -> None:
+def _step(game: int, seat: int, call: int, limit: float | None = None) -> None:
     """Record where this worker is: in memory (for `progress`) and in its trace file, which its
     nanny (the parent process, which outlives it) reads if it dies (`collect_deaths`)."""
-    _PROGRESS[:] = [game, seat, call, time.monotonic()]
+    _PROGRESS[:] = [game, seat, call, time.monotonic(), limit]
     if _TRACE_FD[0] is None:
         import atexit
 
@@ -222,7 +224,7 @@ def play_batch(key, sources, tdict, settings, isolate, identities, batch) -> lis
                 rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
                 [factories[e] for e in spec.seats],
                 clock=tournament.time_control, margin=settings.margin, forced=forced,
-                monitor=lambda seat, call, game=spec.game: _step(game, seat, call))
+                monitor=lambda seat, call, limit, game=spec.game: _step(game, seat, call, limit))
             out.append((spec.game, result))
     finally:
         _step(-1, -1, -1)
@@ -266,9 +268,10 @@ def collect_deaths() -> list:
 
 
 def progress() -> tuple:
-    """Run on a worker (client.run): (game, seat, bot call, seconds since the last step)."""
-    game, seat, call, since = _PROGRESS
-    return int(game), int(seat), int(call), time.monotonic() - since
+    """Run on a worker (client.run): (game, seat, bot call, seconds since the last step, what
+    that call may take or None)."""
+    game, seat, call, since, limit = _PROGRESS
+    return int(game), int(seat), int(call), time.monotonic() - since, limit
 
 
 def _exit_now():
@@ -595,9 +598,10 @@ class _Play:
         for addr, state in states.items():
             if not isinstance(state, tuple) or addr in self.killed:
                 continue
-            game, seat, call, age = state
-            if game >= 0 and age > self.hang_timeout and game not in self.committed:
-                self.hung(addr, game, seat, call)
+            game, seat, call, age, limit = state
+            limit = hang_limit(self.hang_timeout, limit)
+            if game >= 0 and age > limit and game not in self.committed:
+                self.hung(addr, game, seat, call, limit)
 
     def collect_deaths(self):
         """Ask the nannies where their dead workers were (`collect_deaths`), and blame those
@@ -624,10 +628,10 @@ class _Play:
                 return
             time.sleep(0.05)
 
-    def hung(self, addr, game, seat, call):
+    def hung(self, addr, game, seat, call, limit):
         self.killed.add(addr)
         self.outcome.worker_losses += 1
-        why = f"hung (no progress for {self.hang_timeout:g} s)"
+        why = f"hung (no progress for {limit:g} s)"
         self.lost(game, seat, call, why, addr, hung=True)
         try:
             self.client.run(_exit_now, workers=[addr], on_error="ignore")

@@ -31,8 +31,9 @@ the store's seed secret keys the seeds.
 Dead and hung workers
 ---------------------
 A worker that dies (os._exit, a segfault, the OOM killer) or hangs (a single call into a bot, or
-the harness, making no progress for `hang_timeout` seconds: then the worker is killed) is replaced
-and its unfinished games are played again. The shared array tells which game, seat and bot call it
+the harness, making no progress for `hang_timeout` seconds, or for a decision of an in-process
+bot under a clock, for what the clock allows it plus its margin and HANG_GRACE: then the worker is
+killed, kdtourney.arena.forfeit.hang_limit) is replaced and its unfinished games are played again. The shared array tells which game, seat and bot call it
 was in; kdtourney.arena.forfeit decides, as for a Dask cluster, whether the game is played again
 as it was, with that seat's bot forfeiting at that call, or stored as a failed game.
 
@@ -58,7 +59,7 @@ from pathlib import Path
 
 from kdtourney import interrupts
 from kdtourney.arena import store as _store
-from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, failed_rows
+from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, failed_rows, hang_limit
 from kdtourney.arena.match import MatchResult, play_match
 from kdtourney.arena.play import CONFIG_KEY as PLAY_KEY
 from kdtourney.arena.play import PlaySettings, settle, stored_settings
@@ -72,14 +73,16 @@ from kdtourney.bots.external.sandbox import bwrap_path
 
 MAX_BATCH = 32            # games per task at most
 DEFAULT_HANG_TIMEOUT = 600.0
-_SLOT = 4                 # status array per worker: game, seat, call, monotonic time of the last step
+_SLOT = 5                 # status array per worker: game, seat, call, monotonic time of the last
+                          # step, what that call may take (a clocked in-process decision; else -1)
 _GROUPS = 64              # bot process groups recorded per worker
 
 
 def default_hang_timeout(move_time_limit: float | None,
                          startup_timeout: float = DEFAULT_STARTUP_TIMEOUT) -> float:
     """Seconds without progress after which a worker counts as hung: 600, or with a move time limit
-    max(30, 10 x the limit); at least 10 s more than a bot in its own process may take to start."""
+    max(30, 10 x the limit); at least 10 s more than a bot in its own process may take to start.
+    (A clocked decision of an in-process bot counts as hung sooner: forfeit.hang_limit.)"""
     if move_time_limit is None:
         return max(DEFAULT_HANG_TIMEOUT, startup_timeout + 10.0)
     return max(30.0, 10.0 * move_time_limit, startup_timeout + 10.0)
@@ -172,6 +175,7 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
 
         def touch():
             status[base + 3] = time.monotonic()
+            status[base + 4] = -1.0
             status[base] = -2  # warming up
 
         # Loading the engine's kernels takes a fresh process a good part of a second (several on a
@@ -187,9 +191,10 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
         return
     current = [-1]
 
-    def monitor(seat, call):
+    def monitor(seat, call, limit=None):
         status[base + 1] = seat
         status[base + 2] = call
+        status[base + 4] = -1.0 if limit is None else limit
         status[base + 3] = time.monotonic()
         if seat == -1 and call == -1:
             status[base] = -1
@@ -757,7 +762,8 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
                 warming_up = status[base] == -2
                 busy = status[base] >= 0 and worker.inflight or warming_up
                 # Warming up may compile bot kernels (tens of seconds on a fresh install).
-                limit = max(hang_timeout, DEFAULT_HANG_TIMEOUT) if warming_up else hang_timeout
+                limit = max(hang_timeout, DEFAULT_HANG_TIMEOUT) if warming_up else hang_limit(
+                    hang_timeout, status[base + 4] if status[base + 4] >= 0 else None)
                 if busy and now - status[base + 3] > limit:
                     lose(worker, f"hung (no progress for {limit:g} s)")
     finally:

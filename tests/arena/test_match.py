@@ -242,11 +242,17 @@ def test_the_first_decision_has_its_own_allowance():
 def test_forced_fault_and_monitor():
     seen = []
     res = play([First, First], forced={1: (4, "crash", "worker died")},
-               monitor=lambda seat, call: seen.append((seat, call)))
+               monitor=lambda seat, call, limit: seen.append((seat, call, limit)))
     [fault] = res.faults
     assert (fault.seat, fault.kind, fault.call, fault.message) == (1, "crash", 4, "worker died")
-    assert (1, 4) not in seen and (1, 3) in seen and seen[-1] == (-1, -1)
+    assert (1, 4, None) not in seen and (1, 3, None) in seen and seen[-1] == (-1, -1, None)
     assert res.seats[1].decisions == 2  # calls 0 (make) and 1 (setup), then two act calls
+    # under a clock the monitor learns what each decision may take before it forfeits anyway
+    seen.clear()
+    play([First, First], clock=TimeControl(bank_s=0.3), margin=0.2,
+         monitor=lambda seat, call, limit: seen.append((seat, call, limit)))
+    assert seen[:3] == [(0, 0, None), (1, 0, None), (0, 1, None)]  # make, make, setup
+    assert (0, 2, pytest.approx(0.5)) in seen  # its first decision: its bank and its margin
 
 
 def test_all_faulted_nobody_wins():
