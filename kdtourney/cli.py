@@ -60,13 +60,16 @@ def _options(*decorators):
     return apply
 
 
-def _registry(bots_dirs, run_modules=True):
+def _registry(bots_dirs, sandbox=None, startup_timeout=None):
     """The BotRegistry of these bot folders; a bad folder or a duplicate bot is a one-line error.
-    run_modules=False (--sandbox): bot modules are read, not run."""
+    sandbox (--sandbox): bot modules run in it only, where they are asked what they define, each
+    within `startup_timeout` seconds (default 20)."""
+    from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT
     from kdtourney.bots.registry import BotRegistry, BotsDirError, DuplicateBotError
 
     with _one_line(BotsDirError, DuplicateBotError):
-        return BotRegistry(bots_dirs, run_modules=run_modules)
+        return BotRegistry(bots_dirs, sandbox=sandbox,
+                           startup_timeout=startup_timeout or DEFAULT_STARTUP_TIMEOUT)
 
 
 _bots_dir_option = click.option(
@@ -112,6 +115,26 @@ def serve_command(spec, bots_dirs, sources):
     with _one_line(EntrantError):
         registry.resolve(spec)
     sys.exit(serve(registry, spec, stdout=protocol))
+
+
+@main.command("list-bots", hidden=True)
+@click.option("--sources", type=click.Path(dir_okay=False), required=True,
+              help="The bot files as the harness ships them (registry.encode_sources).")
+@click.argument("specs", nargs=-1, metavar="[BOT[:key=value...]]...")
+def list_bots_command(sources, specs):
+    """The listing step of --sandbox: run the bot modules of SOURCES and print, as one JSON line,
+    the bots they define and the entrants (each bot with its defaults, and SPECS) they refuse
+    (kdtourney.bots.external.listing)."""
+    from kdtourney.bots import kdtp
+    from kdtourney.bots.registry import decode_sources
+    from kdtourney.bots.serve import list_bots, reserve_stdout
+
+    protocol = reserve_stdout()  # before any bot code runs: its prints go to stderr
+    with _one_line(OSError, ValueError):
+        with open(sources, encoding="utf-8") as f:
+            files = decode_sources(f.read())
+    protocol.write(kdtp.encode(list_bots(files, specs)))
+    protocol.flush()
 
 
 # --- run, replay, export (the arena) -------------------------------------------------------------
@@ -244,12 +267,12 @@ def _refuse_on_resume(ctx, params, plays):
                             "with --out DIR)")
 
 
-def _resumed_registry(bots_dirs, meta, tournament, what, run_modules=True):
+def _resumed_registry(bots_dirs, meta, tournament, what, sandbox=None, startup_timeout=None):
     """The registry of a resumed run (`what`: tournament or test): the --bots-dir folders, else the
     stored ones; every stored entrant must resolve in it."""
     from kdtourney.arena import runner
 
-    registry = _registry(bots_dirs or runner.stored_bots_dirs(meta), run_modules)
+    registry = _registry(bots_dirs or runner.stored_bots_dirs(meta), sandbox, startup_timeout)
     runner.check_entrants(registry, tournament, what)
     return registry
 
@@ -258,7 +281,7 @@ def _play_settings(ctx, opts, folder):
     """How the bots are played (kdtourney.arena.play.PlaySettings): the settings stored in `folder`
     (None: a new folder) with those given on the command line over them, refused where they
     differ; --bot-memory without a sandbox is an error. Known before the bots are looked at:
-    sandboxed, a bot module is read, not run."""
+    sandboxed, a bot module runs in a sandbox only."""
     from kdtourney.arena import play, store
 
     asked = {}
@@ -309,12 +332,13 @@ def _open_session(ctx, opts, *, params, plays, what, load, prepare, prefix=""):
         loaded, table, stored_meta = load(folder)
         settings = _play_settings(ctx, opts, folder)
         registry = _resumed_registry(opts["bots_dirs"], stored_meta, table, what,
-                                     not settings.sandbox)
+                                     settings.sandbox_for(folder), opts["startup_timeout"])
         name = stored_meta.get("name", folder.name)
     else:
         folder = runner.asked_folder(opts["out"], opts["name"])
         settings = _play_settings(ctx, opts, folder)
-        registry = _registry(opts["bots_dirs"], not settings.sandbox)
+        registry = _registry(opts["bots_dirs"], settings.sandbox_for(folder),
+                             opts["startup_timeout"])
         seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
         loaded, table = prepare(registry, seed)
         if folder is None:
@@ -661,7 +685,8 @@ def ladder_command(ctx, **opts):
                                   "--bots SPECS")
         from kdtourney.bots.registry import EntrantError
 
-        registry = _registry(bots_dirs, not settings.sandbox)  # a bad folder or bot: one line
+        # a bad folder or bot: one line
+        registry = _registry(bots_dirs, settings.sandbox_for(folder), opts["startup_timeout"])
         with _one_line(EntrantError):
             for spec in references:
                 registry.resolve(spec)

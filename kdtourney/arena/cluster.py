@@ -15,7 +15,8 @@ Bots and warm-up
 ----------------
 A task carries the tournament and the client's bot-folder sources (`BotRegistry.source_files()`);
 each worker process rebuilds a registry from them once (`BotRegistry.from_sources`, installed entry
-points included) and keeps it under a content hash, with the bots' factories. Before any game, one
+points included; sandboxed, with what the client's registry learned the modules define, instead of
+running them) and keeps it under a content hash, with the bots' factories. Before any game, one
 setup task per worker loads or compiles the engine kernels and plays a few decisions with every
 entrant's bot (one worker per host first, so the others load the Numba cache instead of compiling
 too). A worker that lacks a bot, or runs another kdtourney version, stops the run with a one-line
@@ -112,7 +113,7 @@ def _worker_address() -> str:
         return "?"
 
 
-def _state(key, sources, tdict, settings, isolate, identities):
+def _state(key, sources, tdict, settings, isolate, identities, listed):
     """This worker's tournament, bot factories, rules and bot process pool for `key`, built and
     warmed once; bots in their own process are started and checked here (WorkerError)."""
     with _STATE_LOCK:
@@ -125,7 +126,7 @@ def _state(key, sources, tdict, settings, isolate, identities):
 
         _PROGRESS[:] = [-2, -1, -1, time.monotonic(), None]
         tournament = Tournament.from_dict(tdict)
-        registry = BotRegistry.from_sources(sources, run_modules=settings.sandbox is None)
+        registry = BotRegistry.from_sources(sources, listed=listed)
         try:
             if settings.sandbox is not None:
                 sandbox.bwrap_path()
@@ -176,11 +177,11 @@ class BotProcesses(_WorkerPlugin):
         release_bots()
 
 
-def setup_worker(key, sources, tdict, settings, isolate, identities) -> dict:
+def setup_worker(key, sources, tdict, settings, isolate, identities, listed) -> dict:
     """Task: build and warm this worker's state; returns what the client checks."""
     from kdtourney import __version__
 
-    _state(key, sources, tdict, settings, isolate, identities)
+    _state(key, sources, tdict, settings, isolate, identities, listed)
     return dict(address=_worker_address(), kdtourney=__version__)
 
 
@@ -211,10 +212,10 @@ def _remove(path):
         pass
 
 
-def play_batch(key, sources, tdict, settings, isolate, identities, batch) -> list:
+def play_batch(key, sources, tdict, settings, isolate, identities, listed, batch) -> list:
     """Task: play [(GameSpec, forced faults)]; returns [(game index, MatchResult)]."""
     tournament, factories, rules, pool = _state(key, sources, tdict, settings, isolate,
-                                                identities)
+                                                identities, listed)
     out = []
     try:
         for spec, forced in batch:
@@ -454,7 +455,9 @@ class _Play:
         self.hang_timeout = hang_timeout
         self.sources = registry.source_files()
         self.tdict = tournament.to_dict()
-        self.bots = (settings, isolate, identities)  # how the bots run, and what code
+        # how the bots run, what code, and (sandboxed) what the modules define
+        self.bots = (settings, isolate, identities,
+                     None if settings.sandbox is None else registry.listings())
         self.key = content_key(self.sources, self.tdict, *self.bots)
         self.wanted = set(pending)
         self.committed: set[int] = set()

@@ -54,10 +54,11 @@ class PlaySettings:
 
     def sandbox_for(self, folder) -> Sandbox | None:
         """The sandbox every entrant of the run in `folder` plays in (the folder hidden from
-        them), None without one."""
+        them; None: a folder not known yet), None without one."""
         if not self.sandbox:
             return None
-        return Sandbox(Limits(memory_mib=self.bot_memory), hidden=(str(Path(folder).resolve()),))
+        hidden = () if folder is None else (str(Path(folder).resolve()),)
+        return Sandbox(Limits(memory_mib=self.bot_memory), hidden=hidden)
 
     def to_dict(self) -> dict:
         return asdict(self)

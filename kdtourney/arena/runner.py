@@ -25,8 +25,9 @@ of a `ProcessPool` per worker (kdtourney.bots.external), started once each befor
 dies, the parent kills them (the bots themselves die with it by PR_SET_PDEATHSIG, what they
 started would not); if the parent dies, the worker gets SIGTERM and kills them. Their stderr goes
 to FOLDER/logs/<entrant>.log. With `sandbox` every entrant plays so, each process inside a sandbox
-(kdtourney.bots.external.sandbox); a worker then reads the bot modules without running them, and
-the store's seed secret keys the seeds.
+(kdtourney.bots.external.sandbox); a worker then does not run the bot modules but takes what they
+define from the parent's registry (`BotRegistry.listings`), and the store's seed secret keys the
+seeds.
 
 Dead and hung workers
 ---------------------
@@ -139,7 +140,7 @@ def holding_workers(folder, scheduler=None, workers: int | None = None):
 # --- the worker process ------------------------------------------------------------------------
 
 def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, settings, isolate,
-                 identities):
+                 identities, listed):
     """A worker: receives batches [(game spec, forced faults)], sends ('game', index, MatchResult)
     per game. Its bots in their own process are recorded in `groups` (their process groups, which
     the parent kills should this worker die) and stopped when it ends."""
@@ -147,13 +148,14 @@ def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, set
     pool = ProcessPool(settings, track=lambda pids: _record_groups(groups, slot, pids))
     _exit_with_parent(pool)
     try:
-        _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities)
+        _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities,
+              listed)
     finally:
         pool.close()
     _quick_exit(conn)
 
 
-def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities):
+def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities, listed):
     base = slot * _SLOT
     try:
         import platform
@@ -162,8 +164,8 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
         from kdtourney.engine import warm_up
 
         tournament = Tournament.from_dict(tournament_dict)
-        # sandboxed, a bot module runs in its sandbox only: here it is read
-        registry = BotRegistry.from_sources(sources, run_modules=pool.settings.sandbox is None)
+        # sandboxed, a bot module runs in its sandbox only: here it is what the parent listed
+        registry = BotRegistry.from_sources(sources, listed=listed)
         try:
             check_loaded(registry, tournament, identities, f"{platform.node()} (worker {slot})",
                          local=True)
@@ -427,6 +429,7 @@ def start_bots(registry, tournament: Tournament, startup_timeout: float | None =
 
 def entrant_identities(registry, tournament: Tournament) -> dict:
     """{entrant label: `BotRegistry.identity`} of every entrant of `tournament`."""
+    registry.check(tournament.specs)  # sandboxed, the values of all asked at once
     return {label: registry.identity(spec)
             for label, spec in zip(tournament.entrants, tournament.specs)}
 
@@ -633,6 +636,7 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
         status[i] = -1.0
     groups = ctx.RawArray("q", _GROUPS * n_workers)
     sources = registry.source_files()
+    listed = None if settings.sandbox is None else registry.listings()
     tdict = tournament.to_dict()
     policy = ForfeitPolicy(specs, tournament.entrants)
     failed_starts = 0
@@ -641,7 +645,7 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
         parent_conn, child_conn = ctx.Pipe(duplex=True)
         process = ctx.Process(target=_worker_main, name=f"kdtourney-worker-{slot}", daemon=True,
                               args=(slot, child_conn, status, groups, sources, tdict, warm_first,
-                                    settings, isolate, identities))
+                                    settings, isolate, identities, listed))
         with main_module_hidden():
             process.start()
         child_conn.close()

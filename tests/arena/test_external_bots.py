@@ -19,7 +19,7 @@ from kdtp_support import (left_behind, new_marker, our_zombies, processes_with, 
 from kdtourney.arena import load_faults, load_games, load_results, prepare
 from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.runner import run_tournament
-from kdtourney.bots.external import LOG_BYTES
+from kdtourney.bots.external import LOG_BYTES, Sandbox
 from kdtourney.bots.registry import BotRegistry
 from kdtourney.report.html import write_report
 
@@ -354,7 +354,7 @@ def test_a_bot_of_several_files_plays_in_its_own_process(tmp_path, how):
         pytest.skip("bubblewrap (bwrap) is not installed")
     folder = shutil.copytree(EXAMPLES / "bundle", tmp_path / "bundle")
     registry = BotRegistry([folder], env=False, cwd=False, entry_points=False,
-                           run_modules=how != "sandboxed")
+                           sandbox=Sandbox() if how == "sandboxed" else None)
     shutil.rmtree(folder)  # `kdtourney serve` gets the module, its package and its weights shipped
     t = prepare(registry, bots="terrain-taster,greedy", games=2, seed=1)
     play = PlaySettings(isolate=how == "isolated", sandbox=how == "sandboxed")
