@@ -217,9 +217,9 @@ def _session_options(what, *, seed, name_default, resume, last_line, cluster=())
                      "limit and the bank (which it does not draw on), e.g. 1.0; needs "
                      "--move-time-limit or --time-control."),
         click.option("--move-time-margin", type=_Number(float, positive=False), metavar="SECONDS",
-                     help="Every seat, once per game: how much longer than their clock allows "
-                     "its decisions may take in all (pipes, scheduler) before it forfeits "
-                     "(default 0.2). Stored: a resume keeps it."),
+                     help="Every seat's margin per game: what its decisions may take beyond "
+                     "what their clock allows (pipes, scheduler), lent and paid back by its bank, "
+                     "before it forfeits (default 0.2). Stored: a resume keeps it."),
         click.option("--isolate", is_flag=True, help="Play every Python entrant in its own process "
                      "(kdtourney serve): a crash or a hang costs the bot its game, not the worker, and "
                      "the clock cuts as for external bots (against cheating: --sandbox). Stored: a "

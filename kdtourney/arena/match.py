@@ -14,7 +14,7 @@ Contract with the bots
 - Every call of `act` is timed with `time.perf_counter` (wall time) and checked against the seat's
   clock (kdtourney.bots.clock): the same rule for every seat, in this process or its own; the view
   says how long the decision may take (`view.time_left`, None: no limit), and the seat's one
-  margin per game takes what its decisions take beyond that.
+  margin per game lends what its decisions take beyond that.
 - After each deal, `finish(scores, ranks)` for every seat that has not forfeited; `close()` once
   at the end for every seat (its exceptions are ignored: the game is decided; but a bot that kills
   or hangs its worker in `close` is the one blamed, as in any other call).
@@ -165,7 +165,7 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
 
     factories: per seat, a callable returning a new Bot. bot_seeds[seat][deal]: setup seeds.
     clock: the time control (None: no limit); margin: every seat's margin per game, seconds its
-    decisions may take beyond what they are allowed in all (kdtourney.bots.clock).
+    decisions may take beyond what they are allowed (kdtourney.bots.clock).
     forced: {seat: (call, kind, message)}: instead of making call number `call` of that seat, record
     that fault (used by the runner after a bot killed or hung its worker). monitor(seat, call,
     limit): told before every call into a bot, and monitor(-1, -1, None) at the end (the runner's

@@ -34,8 +34,8 @@ _CLOCK_RULES = {1: "the margin forgiven on every decision", 2: "one margin per g
 class PlaySettings:
     """isolate: every Python entrant through `kdtourney serve` in its own process; margin:
     every seat's margin per game, seconds its decisions may take beyond what the clock allows
-    them in all (kdtourney.bots.clock); sandbox: every entrant in its own process inside a
-    sandbox; bot_memory: a sandboxed bot's memory limit (MiB); clock_rule: the clock's rule."""
+    them (kdtourney.bots.clock); sandbox: every entrant in its own process inside a sandbox;
+    bot_memory: a sandboxed bot's memory limit (MiB); clock_rule: the clock's rule."""
 
     isolate: bool = False
     margin: float = DEFAULT_MOVE_TIME_MARGIN
