@@ -85,6 +85,21 @@ def stored_settings(config: dict, played: bool = True) -> dict | None:
     return stored
 
 
+def played_with(config: dict) -> dict:
+    """What a store's games were played with besides its tournament: the play settings (the
+    defaults where it records none; without those that change nothing in its games: the margin
+    and the clock's rule without a clock, the memory limit without a sandbox) and the seed
+    secret mixed into its seeds (None: public seeds). Two stores of one tournament and code hold
+    the same games only if this is the same (`kdtourney ratings`)."""
+    settings = PlaySettings().to_dict()
+    settings.update(stored_settings(config) or {})
+    if not clocked(config):
+        del settings["margin"], settings["clock_rule"]
+    if not settings["sandbox"]:
+        del settings["bot_memory"]
+    return {"play": settings, "seed_secret": config.get("seed_secret")}
+
+
 def clocked(config: dict) -> bool:
     """Whether a store's games are played on a clock (a move limit, a bank or both)."""
     table = config.get("tournament") or {}
@@ -121,4 +136,5 @@ def _show(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-__all__ = ["PlaySettings", "settle", "stored_settings", "clocked", "CONFIG_KEY"]
+__all__ = ["PlaySettings", "settle", "stored_settings", "played_with", "clocked",
+           "CONFIG_KEY"]
