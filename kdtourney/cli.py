@@ -64,10 +64,10 @@ def _registry(bots_dirs, sandbox=None, startup_timeout=None):
     """The BotRegistry of these bot folders; a bad folder or a duplicate bot is a one-line error.
     sandbox (--sandbox): bot modules run in it only, where they are asked what they define, each
     within `startup_timeout` seconds (default 20)."""
-    from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT
+    from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT, SandboxError
     from kdtourney.bots.registry import BotRegistry, BotsDirError, DuplicateBotError
 
-    with _one_line(BotsDirError, DuplicateBotError):
+    with _one_line(BotsDirError, DuplicateBotError, SandboxError):  # (no bwrap to list modules)
         return BotRegistry(bots_dirs, sandbox=sandbox,
                            startup_timeout=startup_timeout or DEFAULT_STARTUP_TIMEOUT)
 

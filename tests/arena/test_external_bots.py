@@ -312,11 +312,11 @@ from kdtourney.bots.base import Bot
 
 
 class Aimed(Bot):
-    """Takes what the clock allows it plus three quarters of the 0.2 s margin, every decision."""
+    """Takes what the clock allows it plus three quarters of the 0.5 s margin, every decision."""
     name = "aimed"
 
     def act(self, view):
-        time.sleep(view.time_left + 0.15)
+        time.sleep(view.time_left + 0.375)
         return view.legal_actions()[0]
 
 
@@ -337,7 +337,7 @@ def test_in_its_own_process_a_bot_aimed_at_the_margin_runs_out_and_an_honest_one
     registry = registry_of(bots)
     t = prepare(registry, bots=["aimed", "honest"], games=2, seed=1, time_control="0.3+0.05")
     out = run_tournament(t, tmp_path / "t", registry, workers=1,
-                         play=PlaySettings(isolate=True, margin=0.2))
+                         play=PlaySettings(isolate=True, margin=0.5))
     assert out.complete
     faults = load_faults(tmp_path / "t")
     # in both seats: the aimed bot at its first or second decision (calls 2 and 3), the honest

@@ -184,12 +184,12 @@ def test_an_empty_bank_forfeits_with_fault_time():
 
 
 class Aimed(Bot):
-    """Takes what the clock allows it plus three quarters of the 0.2 s margin, every decision."""
+    """Takes what the clock allows it plus three quarters of the 0.5 s margin, every decision."""
 
     name = "aimed"
 
     def act(self, view):
-        time.sleep(view.time_left + 0.15)
+        time.sleep(view.time_left + 0.375)
         return view.legal_actions()[0]
 
 
@@ -206,16 +206,17 @@ class Honest(Bot):
 @pytest.mark.parametrize("clock, kind", [(TimeControl(bank_s=0.3, increment_s=0.05), "time"),
                                          (TimeControl(move_s=0.05), "timeout")])
 def test_a_bot_aimed_at_the_margin_runs_out_of_time_within_a_game(clock, kind):
-    res = play([Aimed, First], clock=clock, margin=0.2)
+    res = play([Aimed, First], clock=clock, margin=0.5)
     [fault] = res.faults
-    # its first overdraw leaves it at most 0.05 s of margin; the second is over (call 2 is its
-    # first decision: construction 0, setup 1)
+    # its first overdraw leaves it at most 0.175 s of margin with what the bank pays back; the
+    # second is over (call 2 is its first decision: construction 0, setup 1)
     assert fault.seat == 0 and fault.kind == kind and fault.call in (2, 3)
-    assert "left of its 0.2 s margin" in fault.message and res.seats[0].rank == 2
+    assert "left of its 0.5 s margin" in fault.message and res.seats[0].rank == 2
 
 
 def test_an_honest_bot_spending_80_percent_of_its_time_never_forfeits():
-    res = play([Honest, First], clock=TimeControl(bank_s=0.3, increment_s=0.05), margin=0.2)
+    # (a margin of 0.5 s: what a stall of this shared test machine may cost one decision)
+    res = play([Honest, First], clock=TimeControl(bank_s=0.3, increment_s=0.05), margin=0.5)
     assert not res.faults and res.seats[0].decisions == 24
 
 

@@ -109,17 +109,20 @@ def test_a_cheating_bot_gets_nothing_and_the_tournament_completes(tmp_path):
     assert set(faults.loc[faults["entrant"] == "flood", "kind"]) == {"output"}
 
 
-def test_without_bwrap_sandbox_is_one_error_line(tmp_path):
+@pytest.mark.parametrize("bots", [[], ["--bots-dir", "mine"]])  # a module to list, or none
+def test_without_bwrap_sandbox_is_one_error_line(tmp_path, bots):
     empty = tmp_path / "no-bwrap"
     empty.mkdir()
-    run = subprocess.run([KDTOURNEY, "run", "--sandbox", "--bots", "greedy,random", "--games",
-                          "2", "--out", str(tmp_path / "t")], capture_output=True, text=True,
-                         env=dict(os.environ, PATH=str(empty)))
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "snoop.py").write_text(SNOOPING_MODULE.format(mark=str(tmp_path / "m")))
+    run = subprocess.run([KDTOURNEY, "run", "--sandbox", *bots, "--bots", "greedy,random",
+                          "--games", "2", "--out", str(tmp_path / "t")], capture_output=True,
+                         text=True, env=dict(os.environ, PATH=str(empty)), cwd=tmp_path)
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
         "Error: --sandbox needs bubblewrap (bwrap), which is not installed: install it, e.g. "
         "`apt-get install bubblewrap`"]
-    assert not (tmp_path / "t").exists()
+    assert not (tmp_path / "t").exists() and not (tmp_path / "m").exists()
 
 
 def test_bot_memory_needs_sandbox(tmp_path):
