@@ -60,14 +60,16 @@ def _options(*decorators):
     return apply
 
 
-def _registry(bots_dirs, play=None):
+def _registry(bots_dirs, sandbox=None, startup_timeout=None):
     """The BotRegistry of these bot folders; a bad folder or a duplicate bot is a one-line error.
-    play: the PlaySettings the bots are played with (sandboxed: bot modules are read, not run,
-    and a bot naming what its sandbox would not show is refused)."""
+    sandbox (--sandbox): bot modules run in it only, where they are asked what they define, each
+    within `startup_timeout` seconds (default 20)."""
+    from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT, SandboxError
     from kdtourney.bots.registry import BotRegistry, BotsDirError, DuplicateBotError
 
-    with _one_line(BotsDirError, DuplicateBotError):
-        return BotRegistry(bots_dirs, **(play.registry_options() if play is not None else {}))
+    with _one_line(BotsDirError, DuplicateBotError, SandboxError):  # (no bwrap to list modules)
+        return BotRegistry(bots_dirs, sandbox=sandbox,
+                           startup_timeout=startup_timeout or DEFAULT_STARTUP_TIMEOUT)
 
 
 _bots_dir_option = click.option(
@@ -101,7 +103,8 @@ _sandbox_allow_option = click.option(
 @main.command("bots")
 @_bots_dir_option
 @click.option("--sandbox", is_flag=True, help="List the bots as a --sandbox run finds them: "
-              "modules read, not run, and bots that name files outside their folder refused.")
+              "modules asked in a sandbox what they define, and bots that name files outside "
+              "their folder refused.")
 @_sandbox_allow_option
 def bots_command(bots_dirs, sandbox, sandbox_allow):
     """List the available bots, their parameters (and commands), and the bot files that failed to
@@ -112,7 +115,7 @@ def bots_command(bots_dirs, sandbox, sandbox_allow):
     if sandbox_allow and not sandbox:
         raise _CommandError("--sandbox-allow is for sandboxed bots: add --sandbox")
     play = PlaySettings(sandbox=True, sandbox_allow=sandbox_allow) if sandbox else None
-    click.echo(listing(_registry(bots_dirs, play)))
+    click.echo(listing(_registry(bots_dirs, play.sandbox_for(None) if play else None)))
 
 
 @main.command("serve")
@@ -142,6 +145,26 @@ def serve_command(spec, bots_dirs, sources):
     with _one_line(EntrantError):
         registry.resolve(spec)
     sys.exit(serve(registry, spec, stdout=protocol))
+
+
+@main.command("list-bots", hidden=True)
+@click.option("--sources", type=click.Path(dir_okay=False), required=True,
+              help="The bot files as the harness ships them (registry.encode_sources).")
+@click.argument("specs", nargs=-1, metavar="[BOT[:key=value...]]...")
+def list_bots_command(sources, specs):
+    """The listing step of --sandbox: run the bot modules of SOURCES and print, as one JSON line,
+    the bots they define and the entrants (each bot with its defaults, and SPECS) they refuse
+    (kdtourney.bots.external.listing)."""
+    from kdtourney.bots import kdtp
+    from kdtourney.bots.registry import decode_sources
+    from kdtourney.bots.serve import list_bots, reserve_stdout
+
+    protocol = reserve_stdout()  # before any bot code runs: its prints go to stderr
+    with _one_line(OSError, ValueError):
+        with open(sources, encoding="utf-8") as f:
+            files = decode_sources(f.read())
+    protocol.write(kdtp.encode(list_bots(files, specs)))
+    protocol.flush()
 
 
 # --- run, replay, export (the arena) -------------------------------------------------------------
@@ -224,9 +247,9 @@ def _session_options(what, *, seed, name_default, resume, last_line, cluster=())
                      "limit and the bank (which it does not draw on), e.g. 1.0; needs "
                      "--move-time-limit or --time-control."),
         click.option("--move-time-margin", type=_Number(float, positive=False), metavar="SECONDS",
-                     help="Every seat: how much longer than its clock allows a decision may take "
-                     "(pipes, scheduler) before it forfeits (default 0.2). Stored: a resume "
-                     "keeps it."),
+                     help="Every seat's margin per game: what its decisions may take beyond "
+                     "what their clock allows (pipes, scheduler), lent and paid back by its bank, "
+                     "before it forfeits (default 0.2). Stored: a resume keeps it."),
         click.option("--isolate", is_flag=True, help="Play every Python entrant in its own process "
                      "(kdtourney serve): a crash or a hang costs the bot its game, not the worker, and "
                      "the clock cuts as for external bots (against cheating: --sandbox). Stored: a "
@@ -244,7 +267,9 @@ def _session_options(what, *, seed, name_default, resume, last_line, cluster=())
                      "20)."),
         click.option("--hang-timeout", type=_Number(float), metavar="SECONDS", help="A worker making "
                      "no progress this long is replaced (default 600; with --move-time-limit, 10x "
-                     "it, at least 30; at least --startup-timeout + 10)."),
+                     "it, at least 30; at least --startup-timeout + 10); in a decision of an "
+                     "in-process bot under a clock, sooner: after what the clock allows it plus its "
+                     "margin and 2 s."),
         click.option("--resume", metavar="DIR", help=resume),
         click.option("--quiet", "-q", is_flag=True, help=f"Print only errors and the {last_line}."),
         click.option("--no-report", is_flag=True, help="Do not write DIR/index.html at the end."),
@@ -273,12 +298,12 @@ def _refuse_on_resume(ctx, params, plays):
                             "with --out DIR)")
 
 
-def _resumed_registry(bots_dirs, meta, tournament, what, play=None):
+def _resumed_registry(bots_dirs, meta, tournament, what, sandbox=None, startup_timeout=None):
     """The registry of a resumed run (`what`: tournament or test): the --bots-dir folders, else the
     stored ones; every stored entrant must resolve in it."""
     from kdtourney.arena import runner
 
-    registry = _registry(bots_dirs or runner.stored_bots_dirs(meta), play)
+    registry = _registry(bots_dirs or runner.stored_bots_dirs(meta), sandbox, startup_timeout)
     runner.check_entrants(registry, tournament, what)
     return registry
 
@@ -287,7 +312,7 @@ def _play_settings(ctx, opts, folder):
     """How the bots are played (kdtourney.arena.play.PlaySettings): the settings stored in `folder`
     (None: a new folder) with those given on the command line over them, refused where they
     differ; --bot-memory without a sandbox is an error. Known before the bots are looked at:
-    sandboxed, a bot module is read, not run."""
+    sandboxed, a bot module runs in a sandbox only."""
     from kdtourney.arena import play, store
 
     asked = {}
@@ -302,7 +327,8 @@ def _play_settings(ctx, opts, folder):
         asked["sandbox_allow"] = sorted(set(opts["sandbox_allow"]))
     stored = None
     if folder is not None and store.exists(folder):
-        stored = play.stored_settings(store.load_config(folder))
+        stored = play.stored_settings(store.load_config(folder),
+                                      played=not store.load_games(folder, ("game",)).empty)
     settings = play.settle(stored, asked, folder)
     if opts["bot_memory"] is not None and not settings.sandbox:
         raise _CommandError("--bot-memory limits sandboxed bots: add --sandbox")
@@ -340,12 +366,14 @@ def _open_session(ctx, opts, *, params, plays, what, load, prepare, prefix=""):
         folder = Path(opts["resume"])
         loaded, table, stored_meta = load(folder)
         settings = _play_settings(ctx, opts, folder)
-        registry = _resumed_registry(opts["bots_dirs"], stored_meta, table, what, settings)
+        registry = _resumed_registry(opts["bots_dirs"], stored_meta, table, what,
+                                     settings.sandbox_for(folder), opts["startup_timeout"])
         name = stored_meta.get("name", folder.name)
     else:
         folder = runner.asked_folder(opts["out"], opts["name"])
         settings = _play_settings(ctx, opts, folder)
-        registry = _registry(opts["bots_dirs"], settings)
+        registry = _registry(opts["bots_dirs"], settings.sandbox_for(folder),
+                             opts["startup_timeout"])
         seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
         loaded, table = prepare(registry, seed)
         if folder is None:
@@ -692,7 +720,8 @@ def ladder_command(ctx, **opts):
                                   "--bots SPECS")
         from kdtourney.bots.registry import EntrantError
 
-        registry = _registry(bots_dirs, settings)  # a bad folder or bot: one line
+        # a bad folder or bot: one line
+        registry = _registry(bots_dirs, settings.sandbox_for(folder), opts["startup_timeout"])
         with _one_line(EntrantError):
             for spec in references:
                 registry.resolve(spec)

@@ -147,12 +147,14 @@ def scan(bots_dirs, references, startup_timeout: float | None, play, folder):
     """(registry, {spec: Found}, notes): every bot of the folders with its default parameters, the
     specs of each folder's ladder.txt, and the `references`, each with its code identity; a bot
     that fails to load or start is a note, not an entrant. play: the PlaySettings (sandboxed, a
-    bot module is read, not run, and a TOML bot starts in its sandbox, which hides `folder`)."""
+    bot module runs in a sandbox only, where it is asked what it defines, and a TOML bot starts
+    in its sandbox, which hides `folder`)."""
     from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT, ProcessSettings, StartupError
     from kdtourney.bots.registry import BotRegistry, EntrantError
 
     sandbox = play.sandbox_for(folder) if play is not None else None
-    registry = BotRegistry(bots_dirs, **(play.registry_options() if play is not None else {}))
+    registry = BotRegistry(bots_dirs, sandbox=sandbox,
+                           startup_timeout=startup_timeout or DEFAULT_STARTUP_TIMEOUT)
     folders = [Path(d).resolve() for d in bots_dirs]
 
     def watched(origin):  # a bot of a watched folder: at its top or in a bot's subfolder

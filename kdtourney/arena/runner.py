@@ -25,14 +25,16 @@ of a `ProcessPool` per worker (kdtourney.bots.external), started once each befor
 dies, the parent kills them (the bots themselves die with it by PR_SET_PDEATHSIG, what they
 started would not); if the parent dies, the worker gets SIGTERM and kills them. Their stderr goes
 to FOLDER/logs/<entrant>.log. With `sandbox` every entrant plays so, each process inside a sandbox
-(kdtourney.bots.external.sandbox); a worker then reads the bot modules without running them, and
-the store's seed secret keys the seeds.
+(kdtourney.bots.external.sandbox); a worker then does not run the bot modules but takes what they
+define from the parent's registry (`BotRegistry.listings`), and the store's seed secret keys the
+seeds.
 
 Dead and hung workers
 ---------------------
 A worker that dies (os._exit, a segfault, the OOM killer) or hangs (a single call into a bot, or
-the harness, making no progress for `hang_timeout` seconds: then the worker is killed) is replaced
-and its unfinished games are played again. The shared array tells which game, seat and bot call it
+the harness, making no progress for `hang_timeout` seconds, or for a decision of an in-process
+bot under a clock, for what the clock allows it plus its margin and HANG_GRACE: then the worker is
+killed, kdtourney.arena.forfeit.hang_limit) is replaced and its unfinished games are played again. The shared array tells which game, seat and bot call it
 was in; kdtourney.arena.forfeit decides, as for a Dask cluster, whether the game is played again
 as it was, with that seat's bot forfeiting at that call, or stored as a failed game.
 
@@ -58,7 +60,7 @@ from pathlib import Path
 
 from kdtourney import interrupts
 from kdtourney.arena import store as _store
-from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, failed_rows
+from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, failed_rows, hang_limit
 from kdtourney.arena.match import MatchResult, play_match
 from kdtourney.arena.play import CONFIG_KEY as PLAY_KEY
 from kdtourney.arena.play import PlaySettings, settle, stored_settings
@@ -72,14 +74,16 @@ from kdtourney.bots.external.sandbox import bwrap_path
 
 MAX_BATCH = 32            # games per task at most
 DEFAULT_HANG_TIMEOUT = 600.0
-_SLOT = 4                 # status array per worker: game, seat, call, monotonic time of the last step
+_SLOT = 5                 # status array per worker: game, seat, call, monotonic time of the last
+                          # step, what that call may take (a clocked in-process decision; else -1)
 _GROUPS = 64              # bot process groups recorded per worker
 
 
 def default_hang_timeout(move_time_limit: float | None,
                          startup_timeout: float = DEFAULT_STARTUP_TIMEOUT) -> float:
     """Seconds without progress after which a worker counts as hung: 600, or with a move time limit
-    max(30, 10 x the limit); at least 10 s more than a bot in its own process may take to start."""
+    max(30, 10 x the limit); at least 10 s more than a bot in its own process may take to start.
+    (A clocked decision of an in-process bot counts as hung sooner: forfeit.hang_limit.)"""
     if move_time_limit is None:
         return max(DEFAULT_HANG_TIMEOUT, startup_timeout + 10.0)
     return max(30.0, 10.0 * move_time_limit, startup_timeout + 10.0)
@@ -136,7 +140,7 @@ def holding_workers(folder, scheduler=None, workers: int | None = None):
 # --- the worker process ------------------------------------------------------------------------
 
 def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, settings, isolate,
-                 identities):
+                 identities, listed):
     """A worker: receives batches [(game spec, forced faults)], sends ('game', index, MatchResult)
     per game. Its bots in their own process are recorded in `groups` (their process groups, which
     the parent kills should this worker die) and stopped when it ends."""
@@ -144,13 +148,14 @@ def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, set
     pool = ProcessPool(settings, track=lambda pids: _record_groups(groups, slot, pids))
     _exit_with_parent(pool)
     try:
-        _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities)
+        _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities,
+              listed)
     finally:
         pool.close()
     _quick_exit(conn)
 
 
-def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities):
+def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities, listed):
     base = slot * _SLOT
     try:
         import platform
@@ -159,8 +164,8 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
         from kdtourney.engine import warm_up
 
         tournament = Tournament.from_dict(tournament_dict)
-        # sandboxed, a bot module runs in its sandbox only: here it is read
-        registry = BotRegistry.from_sources(sources, run_modules=pool.settings.sandbox is None)
+        # sandboxed, a bot module runs in its sandbox only: here it is what the parent listed
+        registry = BotRegistry.from_sources(sources, listed=listed)
         try:
             check_loaded(registry, tournament, identities, f"{platform.node()} (worker {slot})",
                          local=True)
@@ -172,6 +177,7 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
 
         def touch():
             status[base + 3] = time.monotonic()
+            status[base + 4] = -1.0
             status[base] = -2  # warming up
 
         # Loading the engine's kernels takes a fresh process a good part of a second (several on a
@@ -187,9 +193,10 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
         return
     current = [-1]
 
-    def monitor(seat, call):
+    def monitor(seat, call, limit=None):
         status[base + 1] = seat
         status[base + 2] = call
+        status[base + 4] = -1.0 if limit is None else limit
         status[base + 3] = time.monotonic()
         if seat == -1 and call == -1:
             status[base] = -1
@@ -393,7 +400,7 @@ def record_play(st: _store.Store, play: PlaySettings, folder) -> None:
     """Check `play` against the play settings `st` records (ArenaError naming the first that
     differs, `kdtourney.arena.play.settle`) and record them (a store older than the record gets
     it now)."""
-    settle(stored_settings(st.config()), play.to_dict(), folder)
+    settle(stored_settings(st.config(), played=st.count_games() > 0), play.to_dict(), folder)
     st.set_config(PLAY_KEY, play.to_dict())
 
 
@@ -422,6 +429,7 @@ def start_bots(registry, tournament: Tournament, startup_timeout: float | None =
 
 def entrant_identities(registry, tournament: Tournament) -> dict:
     """{entrant label: `BotRegistry.identity`} of every entrant of `tournament`."""
+    registry.check(tournament.specs)  # sandboxed, the values of all asked at once
     return {label: registry.identity(spec)
             for label, spec in zip(tournament.entrants, tournament.specs)}
 
@@ -628,6 +636,7 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
         status[i] = -1.0
     groups = ctx.RawArray("q", _GROUPS * n_workers)
     sources = registry.source_files()
+    listed = None if settings.sandbox is None else registry.listings()
     tdict = tournament.to_dict()
     policy = ForfeitPolicy(specs, tournament.entrants)
     failed_starts = 0
@@ -636,7 +645,7 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
         parent_conn, child_conn = ctx.Pipe(duplex=True)
         process = ctx.Process(target=_worker_main, name=f"kdtourney-worker-{slot}", daemon=True,
                               args=(slot, child_conn, status, groups, sources, tdict, warm_first,
-                                    settings, isolate, identities))
+                                    settings, isolate, identities, listed))
         with main_module_hidden():
             process.start()
         child_conn.close()
@@ -757,7 +766,8 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
                 warming_up = status[base] == -2
                 busy = status[base] >= 0 and worker.inflight or warming_up
                 # Warming up may compile bot kernels (tens of seconds on a fresh install).
-                limit = max(hang_timeout, DEFAULT_HANG_TIMEOUT) if warming_up else hang_timeout
+                limit = max(hang_timeout, DEFAULT_HANG_TIMEOUT) if warming_up else hang_limit(
+                    hang_timeout, status[base + 4] if status[base + 4] >= 0 else None)
                 if busy and now - status[base + 3] > limit:
                     lose(worker, f"hung (no progress for {limit:g} s)")
     finally:

@@ -10,15 +10,16 @@ Where bots come from, in this order:
   KDTP script, run only as that command) and `setup.py`, `build.py`, `conftest.py` (build and
   test scripts). Every `*.toml` file declares a bot in its own process, any language, speaking
   KDTP (kdtourney.bots.external.load_toml: name, command, description, files, [options]). With
-  `run_modules=False` (--sandbox) a bot module is read, not run (kdtourney.bots.source_scan): its
-  bots play in their own process only. A bot module lists the other files it needs (its package,
-  its data) in `KDTOURNEY_FILES = [...]`, read from its source (`declared_files`, at most
-  BUNDLE_LIMIT bytes): they travel with it to every worker (`source_files`, `from_sources`); an
-  `import` of a module or package beside it that it does not list makes it broken (it would fail
-  on every worker). A bots folder may also hold one subfolder per bot (`bot_subfolders`): its
-  TOML files and modules are found the same way, and all its files (kdtourney.bots.files.tree)
-  are each of its bots' own, with nothing to list. With `sandbox_allow` given (--sandbox), a bot
-  naming what its sandbox would not show is refused (`_refuse_outside`): listed as broken, and
+  a `sandbox` (--sandbox) a bot module runs nowhere but in a sandbox: the registry asks each
+  module what it defines inside one (kdtourney.bots.external.listing, one sandbox per module, all
+  at once), and its bots play in their own process only. A bot module lists the other files it
+  needs (its package, its data) in `KDTOURNEY_FILES = [...]`, read from its source
+  (`declared_files`, at most BUNDLE_LIMIT bytes): they travel with it to every worker
+  (`source_files`, `from_sources`); an `import` of a module or package beside it that it does not
+  list makes it broken (it would fail on every worker). A bots folder may also hold one subfolder
+  per bot (`bot_subfolders`): its TOML files and modules are found the same way, and all its files
+  (kdtourney.bots.files.tree) are each of its bots' own, with nothing to list. With a sandbox, a
+  bot naming what its sandbox would not show is refused (`_refuse_outside`): listed as broken, and
   naming it is one line saying why;
 - installed packages, through the entry-point group `kdtourney.bots`: an entry point names a module
   (its bots are found like a folder module's) or one Bot subclass, e.g. in pyproject.toml
@@ -75,10 +76,11 @@ from pathlib import Path
 
 from kdtourney.bots.base import Bot
 from kdtourney.bots.files import files_sha256, is_run_folder, left_out, tree
-from kdtourney.bots.source_scan import bots_in_source
-from kdtourney.bots.external import (ExternalBot, ProcessPool, ProcessSettings, Program,
-                                     check_programs, load_toml, program_identity, serve_program)
+from kdtourney.bots.external import (DEFAULT_STARTUP_TIMEOUT, ExternalBot, ProcessPool,
+                                     ProcessSettings, Program, Sandbox, check_programs, load_toml,
+                                     program_identity, serve_program)
 from kdtourney.bots.external.identity import inside, own_paths
+from kdtourney.bots.external.listing import list_modules
 from kdtourney.bots.external.sandbox import refusal
 
 BUILTIN_MODULES = ("kdtourney.bots.random_bot", "kdtourney.bots.greedy", "kdtourney.bots.mce",
@@ -90,6 +92,7 @@ CWD_FOLDER = "bots"
 BUILT_IN = "built-in"
 FILES_VAR = "KDTOURNEY_FILES"   # a folder bot module's list of the files it needs beside it
 BUNDLE_LIMIT = 64 << 20         # bytes a folder bot's files may hold (they travel to every worker)
+TEXT_LIMIT = 500                # characters kept of a text a module's listing gives (an error)
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*\Z")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -523,13 +526,23 @@ def _unlisted_sibling(sources, folder: Path, names) -> str | None:
     return None
 
 
-def _names_read(source: str, origin: str) -> list[str]:
-    """The bot names a module's source shows (kdtourney.bots.source_scan), for a module refused
-    before it runs: naming one of its bots then says why. [] where the source does not tell."""
+def _names_read(source: str) -> list[str]:
+    """The bot names a module's source shows plainly (the last `name = "..."` of each top-level
+    class), for a module refused before it runs: naming one of its bots then says why. A guess
+    for that message only; what a module defines is learned by running it (or asking it in a
+    sandbox)."""
     try:
-        return [name for name, _, _ in bots_in_source(source, origin)]
+        body = ast.parse(source).body
     except (SyntaxError, ValueError):
         return []
+    names = []
+    for node in body:
+        if isinstance(node, ast.ClassDef):
+            found = [s.value.value for s in node.body if isinstance(s, ast.Assign)
+                     and any(isinstance(t, ast.Name) and t.id == "name" for t in s.targets)
+                     and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)]
+            names += found[-1:]
+    return names
 
 
 def _files_named(command, folder: Path, origin_folder: str) -> set[str]:
@@ -556,18 +569,23 @@ class BotRegistry:
     bots_dirs: folders of bot modules, searched first; env: also the folders of KDTOURNEY_BOTS_DIR;
     cwd: also `./bots/` when it exists; entry_points: also installed packages' `kdtourney.bots`
     entry points. A folder that was asked for and does not exist raises BotsDirError; two bots
-    with one name raise DuplicateBotError.
+    with one name raise DuplicateBotError. sandbox: bot modules of the folders run in such a
+    sandbox only (--sandbox): what they define, and the parameter values they refuse
+    (`resolve`), is asked there, each module answering within `startup_timeout` seconds.
     """
 
     def __init__(self, bots_dirs=(), *, env: bool = True, cwd: bool = True,
-                 entry_points: bool = True, run_modules: bool = True, sandbox_allow=None):
+                 entry_points: bool = True, sandbox: Sandbox | None = None,
+                 startup_timeout: float = DEFAULT_STARTUP_TIMEOUT):
         self._reset()
-        self._run_modules = run_modules
-        self._sandbox_allow = None if sandbox_allow is None else tuple(sandbox_allow)
+        self._run_modules = sandbox is None
+        self._sandbox, self._startup_timeout = sandbox, startup_timeout
+        self._sandbox_allow = None if sandbox is None else tuple(sandbox.allowed)
         folders = self._folders(bots_dirs, env, cwd)
         self._load_builtins()
         for folder in folders:
             self._load_folder(folder, str(folder))
+        self._list_modules()
         if entry_points:
             self._load_entry_points()
 
@@ -581,15 +599,19 @@ class BotRegistry:
         self._hellos: dict[Program, dict] = {}
         self._identities: dict[str, dict] = {}
         self._checked: set[str] = set()  # specs of Python bots made once (resolve)
+        self._sandbox, self._startup_timeout = None, DEFAULT_STARTUP_TIMEOUT
+        self._pending: list[tuple[str, str]] = []  # folder modules to list: (origin, stem)
+        self._given: dict | None = None  # what the modules define, as `listings` gave it
+        self._refused: dict[str, str | None] = {}  # spec of a listed bot -> its refusal (None: ok)
 
     @classmethod
-    def from_sources(cls, files: dict, *, entry_points: bool = True,
-                     run_modules: bool = True) -> "BotRegistry":
-        """A registry of the built-ins, the bot folders shipped as `files` (from `source_files()`)
-        and, with entry_points, the installed entry points: how a worker gets the bots of the
-        process that scheduled the games; run_modules False: bot modules are read, not run
-        (sandboxed, they run in their sandbox only; the process that scheduled the games refused
-        the bots a sandbox would not run, and each sandbox checks its bot again).
+    def from_sources(cls, files: dict, *, entry_points: bool = True, builtins: bool = True,
+                     listed: dict | None = None) -> "BotRegistry":
+        """A registry of the built-ins (with builtins), the bot folders shipped as `files` (from
+        `source_files()`) and, with entry_points, the installed entry points: how a worker gets
+        the bots of the process that scheduled the games. listed: what the bot modules define,
+        as that process's `listings()` gave it, for a worker of a sandboxed run, which does not
+        run them (they run in their sandbox only; their values were checked there).
 
         Each folder's files are unpacked once per machine into a folder named by their content
         (`unpacked`), and imported from there under the names and origins they had in the
@@ -597,10 +619,13 @@ class BotRegistry:
         """
         registry = cls.__new__(cls)
         registry._reset()
-        registry._run_modules = run_modules
-        registry._load_builtins()
+        registry._run_modules = listed is None
+        registry._given = listed
+        if builtins:
+            registry._load_builtins()
         for folder, names in files.items():
             registry._load_folder(unpacked(names), folder)
+        registry._list_modules()
         if entry_points:
             registry._load_entry_points()
         return registry
@@ -617,6 +642,17 @@ class BotRegistry:
         """The bot modules that failed to import."""
         return list(self._broken)
 
+    def listings(self) -> dict[str, dict]:
+        """{folder bot module: {"bots": [{"name", "description", "parameters"}]}}: what each
+        module defines as this registry learned it (running it, or asking it in a sandbox), for
+        `from_sources(listed=...)`."""
+        out = {origin: {"bots": []} for origin in self._bundles}
+        for info in self._bots.values():
+            if info.origin in out and info.program is None:
+                out[info.origin]["bots"].append({"name": info.name, "description": info.description,
+                                                 "parameters": dict(info.parameters)})
+        return out
+
     def source_files(self) -> dict[str, dict[str, bytes]]:
         """{bots folder: {name relative to it: bytes}}: every `.py` and `.toml` file at the top of
         the bot folders used and of their bots' subfolders, every file of a subfolder holding a
@@ -628,9 +664,20 @@ class BotRegistry:
     def resolve(self, spec) -> Entrant:
         """The Entrant of `spec` checked against its bot: known bot, known parameters, values of
         the types of their defaults (an int where a float is expected becomes a float; a value where
-        a str is expected becomes its text), and for a bot whose class runs in this process (built-in,
-        folder module, installed) values it accepts (it is made once: `mcts:c=-1` fails here, not
-        in every game). Raises EntrantError with a one-line message."""
+        a str is expected becomes its text), and for a Python bot values it accepts (it is made
+        once, in this process, or for a module run in a sandbox only, in one: `mcts:c=-1` fails
+        here, not in every game). Raises EntrantError with a one-line message."""
+        info, resolved = self._converted(spec)
+        if info.program is None and resolved.spec not in self._checked:
+            if info.cls is not None:
+                self._check_constructor(info, resolved)
+            elif self._sandbox is not None:  # (a worker's listed bots were checked before)
+                self._check_in_sandbox(info, resolved)
+            self._checked.add(resolved.spec)
+        return resolved
+
+    def _converted(self, spec) -> tuple[BotInfo, Entrant]:
+        """(its bot, the Entrant of `spec` with its values converted): `resolve` but making it."""
         entrant = parse_entrant(spec)
         info = self._bots.get(entrant.name)
         if info is None:
@@ -643,11 +690,47 @@ class BotRegistry:
                 raise EntrantError(f"{info.name} has no parameter {key!r}; "
                                    + (f"its parameters: {valid}" if valid else "it takes no parameters"))
             converted.append((key, _convert(info.name, key, value, params[key])))
-        resolved = Entrant(info.name, tuple(converted))
-        if info.program is None and info.cls is not None and resolved.spec not in self._checked:
-            self._check_constructor(info, resolved)
-            self._checked.add(resolved.spec)
-        return resolved
+        return info, Entrant(info.name, tuple(converted))
+
+    def check(self, specs) -> None:
+        """Ask at once, one sandbox per module, what values the bots of `specs` whose modules run
+        in a sandbox only would refuse, so that resolving them one by one (`resolve`) asks no
+        more; a spec that does not resolve is left to `resolve` to report. Nothing to do for a
+        registry that runs its modules."""
+        if self._sandbox is None:
+            return
+        asked: dict[str, list] = {}
+        for spec in specs:
+            try:
+                info, entrant = self._converted(spec)
+            except EntrantError:
+                continue
+            if info.cls is None and info.program is None and entrant.spec not in self._refused:
+                asked.setdefault(info.origin, []).append(entrant.spec)
+        if asked:
+            for origin, answer in self._ask(asked).items():
+                if "error" not in answer:  # else `resolve` asks again, and says what failed
+                    self._note_refusals(answer, asked[origin])
+
+    def _check_in_sandbox(self, info: BotInfo, entrant: Entrant):
+        """`_check_constructor` for a bot whose module runs in a sandbox only: asked there, unless
+        `check` or its listing (its defaults) did already."""
+        spec = entrant.spec
+        if spec not in self._refused:
+            answer = self._ask({info.origin: [spec]})[info.origin]
+            if "error" in answer:
+                raise EntrantError(f"{spec}: {answer['error']}")
+            self._note_refusals(answer, [spec])
+        if self._refused[spec]:
+            raise EntrantError(self._refused[spec])
+
+    def _note_refusals(self, answer: dict, specs):
+        """Keep what a module's listing says of `specs`: the one-line error of a value it
+        refuses, None for one it takes."""
+        refused = answer.get("refused") if isinstance(answer.get("refused"), dict) else {}
+        for spec in specs:
+            message = refused.get(spec)
+            self._refused[spec] = _clip(message) if isinstance(message, str) else None
 
     @staticmethod
     def _check_constructor(info: BotInfo, entrant: Entrant):
@@ -709,8 +792,8 @@ class BotRegistry:
         info = self._bots[entrant.name]
         if info.program is None and not isolate:
             if info.cls is None:
-                raise EntrantError(f"{entrant.spec}: its module was read, not run (--sandbox): "
-                                   "it plays in its own process only")
+                raise EntrantError(f"{entrant.spec}: its module runs in a sandbox only "
+                                   "(--sandbox): it plays in its own process only")
             return lambda cls=info.cls, kwargs=entrant.kwargs: cls(**kwargs)
         options = dict(info.parameters, **entrant.kwargs) if info.program is not None else {}
         if pool is not None:
@@ -734,17 +817,17 @@ class BotRegistry:
         # sandboxed, a bot gets its own files only: other bots' code is theirs (none: a bot of
         # kdtourney or the installation, which the harness runs too)
         sandboxed = pool.settings.sandbox is not None
-        files = self._own_files(info) if sandboxed else self._files
+        files = self._own_files(info.origin) if sandboxed else self._files
         name = f"sources-{sources_digest(files)[:12]}.json"
         return serve_program(entrant.spec, pool.file(name, encode_sources(files)),
                              trusted=sandboxed and not files)
 
-    def _own_files(self, info: BotInfo) -> dict:
-        """A folder bot's files as read, in the form of `source_files()`: its module, its
-        folder's helpers and the files it lists ({} for other bots)."""
-        if info.origin not in self._bundles:
+    def _own_files(self, origin: str) -> dict:
+        """The files of the folder bot module `origin` as read, in the form of `source_files()`:
+        the module, its folder's helpers and the files it lists ({} for other bots)."""
+        if origin not in self._bundles:
             return {}
-        bundle = self._bundles[info.origin]
+        bundle = self._bundles[origin]
         files = self._files[bundle.folder]
         return {bundle.folder: {name: files[name] for name in bundle.names if name in files}}
 
@@ -882,18 +965,18 @@ class BotRegistry:
                         raise ValueError(why)
             except (OSError, ValueError) as exc:
                 error = str(exc) if isinstance(exc, ValueError) else _error_line(exc)
-                for key in [path.stem, *_names_read(source, origin)]:
+                for key in [path.stem, *_names_read(source)]:
                     self._add_broken(origin, error, key)
                 continue
             files.update({prefix + name: data for name, data in extra.items()})
             names = [path.name, *helpers, *sorted(set(extra) - {path.name, *helpers})]
             self._bundles[origin] = _Bundle(origin_folder, prefix,
                                             tuple(prefix + name for name in names))
-            if self._refuse_outside(origin, _names_read(source, origin), path.stem, str(path),
+            if self._refuse_outside(origin, _names_read(source), path.stem, str(path),
                                     [folder / name for name in extra], others):
                 continue
             if not self._run_modules:
-                self._read_without_running(source, origin, path.stem)
+                self._pending.append((origin, path.stem))  # listed in a sandbox (_list_modules)
                 continue
             try:
                 module = _exec_file(path, origin, source)
@@ -930,19 +1013,56 @@ class BotRegistry:
             self._add_broken(origin, f"refused by --sandbox: {why}", key, refused=True)
         return True
 
-    def _read_without_running(self, source: str, origin: str, stem: str):
-        """Register the bots of a folder module read from its source (kdtourney.bots.source_scan):
-        they play in their own process only, where the module runs."""
-        try:
-            found = bots_in_source(source, origin)
-        except (SyntaxError, ValueError) as exc:
-            self._add_broken(origin, _error_line(exc), stem)
+    def _list_modules(self):
+        """Register the bots of the folder modules not run here: as `from_sources` was given
+        them, or as each module tells inside a sandbox (kdtourney.bots.external.listing)."""
+        pending, self._pending = self._pending, []
+        if not pending:
             return
-        if not found:
-            self._add_broken(origin, "no bot class found by reading the source (with --sandbox "
-                                     "a module is read, not run: see the README)", stem)
-        for name, description, parameters in found:
-            self._register(BotInfo(name, None, origin, description, parameters), origin)
+        if self._given is not None:
+            answers = {origin: self._given.get(origin, {"error": "not listed where the games "
+                                                                 "were scheduled"})
+                       for origin, _ in pending}
+        else:
+            answers = self._ask({origin: () for origin, _ in pending})
+        for origin, stem in pending:
+            self._take_listing(origin, stem, answers[origin])
+
+    def _ask(self, specs: dict) -> dict:
+        """{module: (its listing, or {"error": one line})} of the modules of `specs` ({module:
+        the entrants of its bots to check}), each in a sandbox given only its own files."""
+        requests = {origin: (encode_sources(self._own_files(origin)), list(checked))
+                    for origin, checked in specs.items()}
+        return list_modules(requests, ProcessSettings(startup_timeout=self._startup_timeout,
+                                                      sandbox=self._sandbox))
+
+    def _take_listing(self, origin: str, stem: str, answer: dict):
+        """Register what the module `origin` defines, from its listing (`_list_modules`): its
+        bots, the errors that break it, and the refusals of its bots' defaults."""
+        if "error" in answer:
+            self._add_broken(origin, _clip(answer["error"]), stem)
+            return
+        if answer.get("duplicate"):
+            raise DuplicateBotError(_clip(answer["duplicate"]))
+        try:
+            bots = [(b["name"], b.get("description") or "", dict(b.get("parameters") or {}))
+                    for b in answer.get("bots") or () if b.get("origin", origin) == origin]
+            errors = [b["error"] for b in answer.get("broken") or () if b.get("origin") == origin]
+            if not all(isinstance(name, str) and isinstance(description, str)
+                       and all(isinstance(k, str) for k in parameters)
+                       for name, description, parameters in bots) \
+                    or not all(isinstance(e, str) for e in errors):
+                raise TypeError
+        except (AttributeError, KeyError, TypeError, ValueError):
+            self._add_broken(origin, "its listing in a sandbox is not what kdtourney list-bots "
+                                     "writes", stem)
+            return
+        for error in errors:
+            self._add_broken(origin, _clip(error), stem)
+        for name, description, parameters in bots:
+            self._register(BotInfo(name, None, origin, _clip(description), parameters), origin)
+        if self._given is None:  # its bots with their defaults were checked with the listing
+            self._note_refusals(answer, [name for name, _, _ in bots])
 
     def _load_entry_points(self):
         try:
@@ -1057,11 +1177,19 @@ def _where(info: BotInfo) -> str:
         return info.origin
     if info.origin == BUILT_IN:
         return f"{info.cls.__module__}.{info.cls.__qualname__} (built-in)"
+    if info.cls is None:  # listed in a sandbox
+        return f"{info.name} in {info.origin}"
     return f"{info.cls.__qualname__} in {info.origin}"
 
 
 def _show(value) -> str:
     return format_value(value) if isinstance(value, (bool, int, float, str)) else repr(value)
+
+
+def _clip(text: str) -> str:
+    """A text a module's listing gave, on one line, at most TEXT_LIMIT characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= TEXT_LIMIT else text[:TEXT_LIMIT - 3] + "..."
 
 
 def _convert(bot: str, key: str, value, default):

@@ -3,6 +3,7 @@
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -21,6 +22,7 @@ from click.testing import CliRunner  # noqa: E402
 from kdtp_support import left_behind, new_marker, write_fake_bots  # noqa: E402
 
 from kdtourney.arena import load_faults, load_games, load_results, prepare, store  # noqa: E402
+from kdtourney.arena.play import PlaySettings  # noqa: E402
 from kdtourney.arena.runner import run_tournament  # noqa: E402
 from kdtourney.arena.tournament import ArenaError  # noqa: E402
 from kdtourney.bots.registry import BotRegistry  # noqa: E402
@@ -236,6 +238,22 @@ def test_a_bot_that_kills_its_worker_forfeits_as_in_a_local_run(tmp_path, dask_p
     assert faults[["entrant", "kind", "call"]].values.tolist() == [["crasher", "crash", 7]]
     run_tournament(t, tmp_path / "local", registry, workers=1)
     assert_same_store(tmp_path / "local", tmp_path / "dask")
+
+
+def test_a_hung_in_process_bot_under_a_bank_is_caught_at_its_bank_and_margin(tmp_path,
+                                                                            dask_processes):
+    registry = BotRegistry([write_faulty_bots(tmp_path / "bots")], env=False, cwd=False,
+                           entry_points=False)
+    t = prepare(registry, bots="hanger,random", games=12, seed=1, time_control="0.3+0")
+    out = run_tournament(t, tmp_path / "dask", registry, scheduler=dask_processes.address,
+                         hang_timeout=60.0, play=PlaySettings(margin=0.2))
+    assert out.complete
+    faults = load_faults(tmp_path / "dask")
+    assert faults[["entrant", "kind"]].values.tolist() == [["hanger", "timeout"]]
+    # as in a local run: after what was left of its 0.3 s bank, its 0.2 s margin and 2 s
+    waits = [float(re.search(r"no progress for ([0-9.]+) s", note).group(1))
+             for note in out.notes if "hung" in note]
+    assert len(waits) == 2 and all(2.2 < w <= 2.5 for w in waits), out.notes
 
 
 def test_a_worker_killed_mid_run(tmp_path, dask_processes, bots_folder):

@@ -151,17 +151,20 @@ def test_a_cheating_bot_gets_nothing_and_the_tournament_completes(tmp_path):
     assert set(faults.loc[faults["entrant"] == "flood", "kind"]) == {"output"}
 
 
-def test_without_bwrap_sandbox_is_one_error_line(tmp_path):
+@pytest.mark.parametrize("bots", [[], ["--bots-dir", "mine"]])  # a module to list, or none
+def test_without_bwrap_sandbox_is_one_error_line(tmp_path, bots):
     empty = tmp_path / "no-bwrap"
     empty.mkdir()
-    run = subprocess.run([KDTOURNEY, "run", "--sandbox", "--bots", "greedy,random", "--games",
-                          "2", "--out", str(tmp_path / "t")], capture_output=True, text=True,
-                         env=dict(os.environ, PATH=str(empty)))
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "snoop.py").write_text(SNOOPING_MODULE.format(mark=str(tmp_path / "m")))
+    run = subprocess.run([KDTOURNEY, "run", "--sandbox", *bots, "--bots", "greedy,random",
+                          "--games", "2", "--out", str(tmp_path / "t")], capture_output=True,
+                         text=True, env=dict(os.environ, PATH=str(empty)), cwd=tmp_path)
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
         "Error: --sandbox needs bubblewrap (bwrap), which is not installed: install it, e.g. "
         "`apt-get install bubblewrap`"]
-    assert not (tmp_path / "t").exists()
+    assert not (tmp_path / "t").exists() and not (tmp_path / "m").exists()
 
 
 def test_bot_memory_needs_sandbox(tmp_path):
@@ -391,7 +394,7 @@ def test_a_program_reached_through_a_link_runs_without_its_folder_shown(tmp_path
         [str(venv / "bin" / "python3"), "cheating_bot.py", "spy", "m",
          *(f"path:{t}" for t in targets)]) + "\n")
     program = BotRegistry([bots.parent], env=False, cwd=False, entry_points=False,
-                          run_modules=False, sandbox_allow=()).bots["spy"].program
+                          sandbox=Sandbox()).bots["spy"].program
     argv = Sandbox().confine(program).argv()
     assert str(venv) not in " ".join(argv[:argv.index("--")])  # nothing of the venv is bound
     assert argv[argv.index(os.path.realpath(python)) + 1] == "cheating_bot.py"  # run as resolved
@@ -449,8 +452,7 @@ def test_a_sandboxed_bot_sees_no_sibling_in_a_flat_or_a_subfolder_layout(tmp_pat
     (bob / "spy.toml").write_text((bob / "spy.toml").read_text().replace('"spy"', '"bob"', 1))
     (bots / "snoop.py").write_text(SIBLING_SNOOP.format(folder=str(bots.resolve()),
                                                         victim=str(bots / "victim_mod.py")))
-    registry = BotRegistry([bots], env=False, cwd=False, entry_points=False, run_modules=False,
-                           sandbox_allow=SANDBOX_ALLOW)
+    registry = BotRegistry([bots], env=False, cwd=False, entry_points=False, sandbox=Sandbox(allowed=tuple(SANDBOX_ALLOW)))
     assert not registry.broken
     flat = spy_in_sandbox(registry.bots["spy"].program, tmp_path / "flat.log")
     assert flat["read"] == {str(t): None for t in flat_targets}

@@ -14,6 +14,7 @@ import pytest
 from kdtourney.bots import registry as registry_module
 from kdtourney.bots.registry import (BotRegistry, BotsDirError, DuplicateBotError, Entrant,
                                      EntrantError, parse_entrant)
+from kdtourney.bots.external import Sandbox
 from kdtourney.bots.random_bot import RandomBot
 
 BOT = '''
@@ -752,7 +753,7 @@ def test_under_sandbox_a_flat_bot_may_not_list_another_bots_file(tmp_path):
               extra='from helper import Helper\nKDTOURNEY_FILES = ["helper.py"]\n')
     forget("helper")
     assert "h-bot" in local([folder]).bots  # without a sandbox, as before
-    sandboxed = local([folder], run_modules=False, sandbox_allow=())
+    sandboxed = local([folder], sandbox=Sandbox())
     [broken] = sandboxed.broken
     assert broken.refused and broken.error.startswith(
         f"refused by --sandbox: it names {(folder / 'helper.py').resolve()}, another bot's file")

@@ -262,9 +262,10 @@ class Confinement:
         if why is not None:
             raise Refused(errno.EACCES, f"--sandbox refuses it: {why}")
         limits = self.sandbox.limits
+        bwrap = bwrap_path()  # first: no bwrap is the first thing to say
         as_bot = _as_bot()
         keep = [arg for cap in (ROOT_CAPS if as_bot else ()) for arg in ("--cap-add", cap)]
-        command = [bwrap_path(), "--die-with-parent", "--new-session", "--unshare-pid",
+        command = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid",
                    "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                    "--cap-drop", "ALL", *keep, "--clearenv", "--setenv", "PATH",
                    "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
