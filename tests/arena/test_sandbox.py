@@ -17,7 +17,7 @@ from kdtourney.arena import load_faults, load_games
 from kdtourney.arena.schedule import GameSpec, bot_seed, deal_seed, keyed
 from kdtourney.arena.store import load_config
 from kdtourney.bots.external import (BotExited, BotProcess, Limits, ProcessPool, ProcessSettings,
-                                     Sandbox, load_toml, sandbox)
+                                     Sandbox, cgroups, load_toml)
 from kdtourney.engine import Rules
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
@@ -202,14 +202,14 @@ def test_sprt_plays_sandboxed_too(tmp_path):
 
 @needs_bwrap
 def test_without_a_cgroup_memory_is_bounded_per_process_by_rlimit_data(tmp_path, monkeypatch):
-    monkeypatch.setattr(sandbox, "CGROUP_ROOT", str(tmp_path / "no-cgroups"))
+    monkeypatch.setenv(cgroups.ROOT_VARIABLE, str(tmp_path / "no-cgroups"))
     bots = cheating_bots(tmp_path / "bots", new_marker(), [])
     program = load_toml(bots / "hog.toml").program
     settings = ProcessSettings(sandbox=Sandbox(Limits(memory_mib=300)))
     process = BotProcess(program, settings)
     try:
         assert process.start()["name"] == "hog"
-        assert process.confinement.cgroups == []  # none made: prlimit instead
+        assert process.confinement.cgroup is None  # none made: prlimit instead
         process.send(b'{"type": "act", "legal": [0]}\n', None, "act")
         with pytest.raises(BotExited) as failed:
             process.receive(None, "act")
