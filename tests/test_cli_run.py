@@ -464,7 +464,7 @@ def test_resume_takes_the_stored_play_settings_and_refuses_others(tmp_path):
             "--workers", "1", "--quiet", "--no-report", "--time-control", "5+0.5"]
     assert run(*args, "--move-time-margin", "0.5").exit_code == 0
     assert load_config(folder)["play"] == {"isolate": False, "margin": 0.5, "sandbox": False,
-                                           "bot_memory": 1024}
+                                           "bot_memory": 1024, "bot_cpus": 1.0}
     before = snapshot(folder)
     for again, message in [
             (args + ["--move-time-margin", "0.3"],
@@ -487,7 +487,7 @@ def test_resume_takes_the_stored_play_settings_and_refuses_others(tmp_path):
     # the same command without the margin, and --resume, go on with the stored one
     assert run(*args).exit_code == 0 and run("run", "--resume", folder, "-q").exit_code == 0
     assert load_config(folder)["play"] == {"isolate": False, "margin": 0.5, "sandbox": False,
-                                           "bot_memory": 1024}
+                                           "bot_memory": 1024, "bot_cpus": 1.0}
 
 
 def test_a_bots_data_is_its_code_on_resume(tmp_path):

@@ -3,14 +3,14 @@
 What decides the games themselves (entrants, rules, seed, the time control) is the Tournament;
 what decides how the bots are run around them is here: whether Python entrants play in their own
 process (`isolate`), the margin every seat gets beyond its clock (`margin`, seconds), whether
-every entrant plays in a sandbox (`sandbox`, kdtourney.bots.external.sandbox) and its memory
-limit (`bot_memory`, MiB). All of them change the games a bot plays (what it can reach, when it
-forfeits), so one store holds games played one way only: a resumed or re-run tournament or test
-takes the stored settings, and one that asks for other settings is refused with one line saying
-which (`settle`).
+every entrant plays in a sandbox (`sandbox`, kdtourney.bots.external.sandbox), its memory limit
+(`bot_memory`, MiB) and its CPU quota (`bot_cpus`, cores). All of them change the games a bot
+plays (what it can reach, how much it can compute, when it forfeits), so one store holds games
+played one way only: a resumed or re-run tournament or test takes the stored settings, and one
+that asks for other settings is refused with one line saying which (`settle`).
 
-The machine-dependent options (start-up timeout, hang timeout, workers, scheduler) are not play
-settings: a resume may change them.
+The machine-dependent options (start-up timeout, hang timeout, workers, scheduler, whether a
+machine must enforce every limit) are not play settings: a resume may change them.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from kdtourney.arena.tournament import ArenaError
 from kdtourney.bots.external import DEFAULT_MOVE_TIME_MARGIN
-from kdtourney.bots.external.sandbox import DEFAULT_MEMORY_MIB, Limits, Sandbox
+from kdtourney.bots.external.sandbox import DEFAULT_CPUS, DEFAULT_MEMORY_MIB, Limits, Sandbox
 
 CONFIG_KEY = "play"  # the store's config row holding the settings
 
@@ -30,16 +30,17 @@ class PlaySettings:
     """isolate: every Python entrant through `kdtourney serve` in its own process; margin:
     seconds tolerated beyond what a decision may take (kdtourney.bots.clock), for every seat;
     sandbox: every entrant in its own process inside a sandbox; bot_memory: a sandboxed bot's
-    memory limit (MiB)."""
+    memory limit (MiB); bot_cpus: a sandboxed bot's CPU quota while it decides (cores)."""
 
     isolate: bool = False
     margin: float = DEFAULT_MOVE_TIME_MARGIN
     sandbox: bool = False
     bot_memory: int = DEFAULT_MEMORY_MIB
+    bot_cpus: float = DEFAULT_CPUS
 
     # the command-line option of each setting, for the messages
     OPTIONS = {"isolate": "--isolate", "margin": "--move-time-margin", "sandbox": "--sandbox",
-               "bot_memory": "--bot-memory"}
+               "bot_memory": "--bot-memory", "bot_cpus": "--bot-cpus"}
 
     @property
     def in_own_process(self) -> bool:
@@ -51,7 +52,8 @@ class PlaySettings:
         them), None without one."""
         if not self.sandbox:
             return None
-        return Sandbox(Limits(memory_mib=self.bot_memory), hidden=(str(Path(folder).resolve()),))
+        return Sandbox(Limits(memory_mib=self.bot_memory, cpus=self.bot_cpus),
+                       hidden=(str(Path(folder).resolve()),))
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -189,13 +189,15 @@ def test_sandboxed_a_bot_module_runs_only_in_its_sandbox(tmp_path):
 
 @needs_bwrap
 def test_sprt_plays_sandboxed_too(tmp_path):
-    run = subprocess.run([KDTOURNEY, "sprt", "--sandbox", "--bot-memory", "600", "--candidate",
-                          "greedy", "--baseline", "random", "--max-games", "8", "--workers", "2",
-                          "--out", str(tmp_path / "s"), "--no-report", "-q"],
+    run = subprocess.run([KDTOURNEY, "sprt", "--sandbox", "--bot-memory", "600", "--bot-cpus",
+                          "1.5", "--candidate", "greedy", "--baseline", "random", "--max-games",
+                          "8", "--workers", "2", "--out", str(tmp_path / "s"), "--no-report",
+                          "-q"],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     config = load_config(tmp_path / "s")
     assert config["play"]["sandbox"] and config["play"]["bot_memory"] == 600
+    assert config["play"]["bot_cpus"] == 1.5
     assert "seed_secret" in config
     assert len(load_games(tmp_path / "s")) == 8
 
