@@ -53,6 +53,8 @@ def test_cgroup_v2_gives_every_limit_in_one_folder(tmp_path):
     assert written(cgroup, "kdtourney") == {"memory.max": str(300 << 20), "pids.max": "64",
                                             "cpu.max": "5000 10000"}
     assert all(cgroup.bounds(f) for f in (MEMORY, PROCESSES, CPU, FREEZE, KILL))
+    # all the bots weigh as much as a busy process per core against the machine's other work
+    assert (tmp_path / "kdtourney" / "cpu.weight").read_text() == str(100 * os.cpu_count())
 
 
 def test_a_delegated_cgroup_v2_moves_kdtourney_into_a_leaf_and_says_what_it_lacks(tmp_path,
@@ -100,6 +102,8 @@ def test_cgroup_v1_gives_each_limit_in_its_hierarchy(tmp_path):
     assert written(cgroup, "memory")["memory.limit_in_bytes"] == str(200 << 20)
     assert written(cgroup, "pids")["pids.max"] == "64"
     assert written(cgroup, "cpu") == {"cpu.cfs_period_us": "10000", "cpu.cfs_quota_us": "20000"}
+    assert (tmp_path / "cpu" / "kdtourney" / "cpu.shares").read_text() == \
+        str(1024 * os.cpu_count())
 
 
 def test_a_hybrid_host_freezes_and_kills_through_its_v2_tree(tmp_path):

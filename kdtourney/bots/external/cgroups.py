@@ -151,7 +151,19 @@ def _v2(mount: str) -> Hierarchy | None:
     for feature, name in ((FREEZE, "cgroup.freeze"), (KILL, "cgroup.kill")):
         if os.path.exists(os.path.join(parent, name)):
             features.add(feature)
+    if CPU in features:
+        _weigh(parent, "cpu.weight", 100, 10_000)
     return Hierarchy(2, parent, frozenset(features)) if features else None
+
+
+def _weigh(parent: str, name: str, one: int, most: int) -> None:
+    """Give the bots' cgroups together the CPU weight of a busy process per core (`one`: a
+    process's; at most `most`): all sandboxed bots share their parent's weight against the
+    machine's other work, where each would weigh one process out of a cgroup."""
+    try:
+        _write(os.path.join(parent, name), str(min(most, one * (os.cpu_count() or 1))))
+    except OSError:
+        pass
 
 
 def probe(root: str) -> Machine:
@@ -173,6 +185,8 @@ def probe(root: str) -> Machine:
                     or os.path.isfile(os.path.join(mount, "cgroup.controllers")):
                 continue
             if _made(parent) and os.path.exists(os.path.join(parent, interface)):
+                if feature == CPU:
+                    _weigh(parent, "cpu.shares", 1024, 262_144)
                 same = [h for h in found if os.path.samefile(h.parent, parent)]  # co-mounted
                 if same:
                     found[found.index(same[0])] = Hierarchy(1, parent, same[0].features | {feature})
