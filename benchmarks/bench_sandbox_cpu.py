@@ -17,9 +17,10 @@ bots' way). The runs alternate quiet and spinner `--rounds` times, so the machin
 weighs on both alike.
 
 Prints `MODE_OPPONENT_iterations_per_decision: MEAN` per run and, per mode,
-`MODE_spinner_over_quiet: RATIO` (the mean of the spinner's runs over the quiet ones'). Needs
-bwrap for the sandbox mode. Timings move with other work on the machine: compare figures taken
-in one run.
+`MODE_spinner_over_quiet: RATIO` (the mean of the spinner's runs over the quiet ones') and
+`MODE_spinner_over_quiet_median_of_rounds: RATIO` (the median of each round's spinner run over
+its quiet run, which the machine's other work moves less). Needs bwrap for the sandbox mode.
+Timings move with other work on the machine: compare figures taken in one run.
 """
 
 import argparse
@@ -116,6 +117,8 @@ def main():
                     print(f"{mode}_{opponent}_iterations_per_decision: {mean:.0f}", flush=True)
             ratio = statistics.mean(means["spinner"]) / statistics.mean(means["quiet"])
             print(f"{mode}_spinner_over_quiet: {ratio:.3f}")
+            paired = statistics.median(s / q for s, q in zip(means["spinner"], means["quiet"]))
+            print(f"{mode}_spinner_over_quiet_median_of_rounds: {paired:.3f}")
     print(f"# load average at the end {os.getloadavg()[0]:.1f}")
 
 

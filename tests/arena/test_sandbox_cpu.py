@@ -195,9 +195,10 @@ def test_a_machine_without_cgroups_says_so_once_and_require_limits_refuses_it(tm
     notes = [line for line in run.stdout.splitlines() if "--sandbox on" in line]
     assert len(notes) == 1, run.stdout  # one machine, whatever its workers and bot processes
     assert notes[0].startswith("note: --sandbox on this machine (") and notes[0].endswith(
-        "): memory per process only, no process bound, no CPU quota, no freezing; kdtourney may "
-        "not make the cgroups for them there (run it as root, or in a cgroup v2 delegated to its "
-        "user, e.g. under systemd-run --user --scope -p Delegate=yes)")
+        "): memory per process only, no process bound, no CPU quota, no CPUs of their own, no "
+        "freezing; kdtourney may not make the cgroups for them there (run it as root, or in a "
+        "cgroup v2 delegated to its user, e.g. under systemd-run --user --scope -p "
+        "Delegate=yes)")
     assert len(load_games(tmp_path / "t")) == 4
     refused = subprocess.run([*args, "--require-limits", "--out", str(tmp_path / "r")],
                              capture_output=True, text=True, env=env, timeout=600)

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from kdtourney.bots.external import cgroups
-from kdtourney.bots.external.cgroups import CPU, FREEZE, KILL, MEMORY, PROCESSES, Hierarchy, Machine
+from kdtourney.bots.external.cgroups import (CPU, CPUSET, FREEZE, KILL, MEMORY, PROCESSES,
+                                             Hierarchy, Machine)
 
 # --- fake trees ---------------------------------------------------------------------------------
 
@@ -28,6 +29,10 @@ def tree(root: Path, files: dict) -> str:
     return str(root)
 
 
+def cpu_list(cpus) -> str:
+    return ",".join(map(str, cpus))
+
+
 def written(cgroup, name):
     """{file: value} of what kdtourney wrote in the bot's folder of hierarchy `name`."""
     folder = next(Path(f) for f in cgroup.folders.values() if name in f)
@@ -37,22 +42,25 @@ def written(cgroup, name):
 V1_TREE = {"memory/cgroup.procs": "", "memory/kdtourney/memory.limit_in_bytes": "",
            "pids/cgroup.procs": "", "pids/kdtourney/pids.max": "",
            "cpu/cgroup.procs": "", "cpu/kdtourney/cpu.cfs_quota_us": "",
+           "cpuset/cgroup.procs": "", "cpuset/cpuset.cpus": "0-1\n", "cpuset/cpuset.mems": "0\n",
+           "cpuset/kdtourney/cpuset.cpus": "\n", "cpuset/kdtourney/cpuset.mems": "\n",
            "freezer/cgroup.procs": "", "freezer/kdtourney/freezer.state": "THAWED\n"}
 
 
 def test_cgroup_v2_gives_every_limit_in_one_folder(tmp_path):
     root = tree(tmp_path, {"cgroup.controllers": "cpuset cpu io memory pids\n",
-                           "cgroup.subtree_control": "cpu memory pids\n",
+                           "cgroup.subtree_control": "cpuset cpu memory pids\n",
                            # what the kernel shows in kdtourney's folder once it lent them down
-                           "kdtourney/cgroup.subtree_control": "cpu memory pids\n",
+                           "kdtourney/cgroup.subtree_control": "cpuset cpu memory pids\n",
                            "kdtourney/cgroup.freeze": "0\n", "kdtourney/cgroup.kill": ""})
     machine = cgroups.probe(root)
     assert [h.version for h in machine.hierarchies] == [2] and machine.missing == []
     cgroup = cgroups.BotCgroup.make(300 << 20, 64, 0.5, machine)
     assert len(cgroup.procs_files()) == 1
     assert written(cgroup, "kdtourney") == {"memory.max": str(300 << 20), "pids.max": "64",
-                                            "cpu.max": "5000 10000"}
-    assert all(cgroup.bounds(f) for f in (MEMORY, PROCESSES, CPU, FREEZE, KILL))
+                                            "cpu.max": "5000 10000",
+                                            "cpuset.cpus": cpu_list(cgroups.own_cpus(0.5))}
+    assert all(cgroup.bounds(f) for f in (MEMORY, PROCESSES, CPU, CPUSET, FREEZE, KILL))
     # all the bots weigh as much as a busy process per core against the machine's other work
     assert (tmp_path / "kdtourney" / "cpu.weight").read_text() == str(100 * os.cpu_count())
 
@@ -74,7 +82,7 @@ def test_a_delegated_cgroup_v2_moves_kdtourney_into_a_leaf_and_says_what_it_lack
     machine = cgroups.probe(root)
     assert machine.hierarchies == (Hierarchy(2, f"{root}/{scope}/kdtourney",
                                              frozenset({MEMORY, PROCESSES, FREEZE, KILL})),)
-    assert machine.missing == ["no CPU quota"]
+    assert machine.missing == ["no CPU quota", "no CPUs of their own"]
     # this process moved into a leaf: the controllers can then be lent to the bots' cgroups
     assert (Path(root) / scope / "kdtourney-harness" / "cgroup.procs").read_text() == \
         str(os.getpid())
@@ -95,13 +103,17 @@ def test_a_delegated_cgroup_v2_moves_kdtourney_into_a_leaf_and_says_what_it_lack
 def test_cgroup_v1_gives_each_limit_in_its_hierarchy(tmp_path):
     machine = cgroups.probe(tree(tmp_path, V1_TREE))
     assert [(h.version, set(h.features)) for h in machine.hierarchies] == [
-        (1, {MEMORY}), (1, {PROCESSES}), (1, {CPU}), (1, {FREEZE})]
+        (1, {MEMORY}), (1, {PROCESSES}), (1, {CPU}), (1, {CPUSET}), (1, {FREEZE})]
     assert machine.missing == []
+    # a v1 cpuset takes processes once it has CPUs and memory nodes: kdtourney's gets the root's
+    assert (tmp_path / "cpuset" / "kdtourney" / "cpuset.cpus").read_text() == "0-1"
     cgroup = cgroups.BotCgroup.make(200 << 20, 64, 2, machine)
-    assert len(cgroup.procs_files()) == 4 and not cgroup.bounds(KILL)  # v1 has no cgroup.kill
+    assert len(cgroup.procs_files()) == 5 and not cgroup.bounds(KILL)  # v1 has no cgroup.kill
     assert written(cgroup, "memory")["memory.limit_in_bytes"] == str(200 << 20)
     assert written(cgroup, "pids")["pids.max"] == "64"
     assert written(cgroup, "cpu") == {"cpu.cfs_period_us": "10000", "cpu.cfs_quota_us": "20000"}
+    assert written(cgroup, "cpuset") == {"cpuset.mems": "0", "cpuset.cpus": cpu_list(
+        cgroups.own_cpus(2))}
     assert (tmp_path / "cpu" / "kdtourney" / "cpu.shares").read_text() == \
         str(1024 * os.cpu_count())
 
@@ -116,15 +128,28 @@ def test_a_hybrid_host_freezes_and_kills_through_its_v2_tree(tmp_path):
     assert machine.source(MEMORY).version == machine.source(CPU).version == 1
     cgroup = cgroups.BotCgroup.make(200 << 20, 64, 1, machine)
     joined = sorted(Path(f).parent.parent.parent.name for f in cgroup.procs_files())
-    assert joined == ["cpu", "memory", "pids", "unified"]  # not the v1 freezer
+    assert joined == ["cpu", "cpuset", "memory", "pids", "unified"]  # not the v1 freezer
 
 
 def test_without_cgroups_every_limit_is_missing(tmp_path):
     machine = cgroups.probe(str(tmp_path))  # a folder that is not a cgroup filesystem
     assert machine == Machine(())
     assert machine.missing == ["memory per process only", "no process bound", "no CPU quota",
-                               "no freezing"]
+                               "no CPUs of their own", "no freezing"]
     assert cgroups.BotCgroup.make(1 << 30, 64, 1, machine) is None
+
+
+def test_the_workers_of_a_machine_keep_their_bots_to_cores_of_their_own():
+    cpus_of = cgroups._cpus_of
+    assert [cpus_of(t, [0, 1, 2, 3], 1) for t in range(6)] == [[0], [1], [2], [3], [0], [1]]
+    assert [cpus_of(t, {3, 2, 1, 0}, 2) for t in range(3)] == [[0, 1], [2, 3], [0, 1]]
+    assert cpus_of(1, [4, 6], 0.5) == [6]  # a fraction of a core is a quota on one
+    assert cpus_of(5, [0, 1], 8) == [0, 1]  # more than the machine: all of it
+    # a ticket is this process's as long as it lives: another process gets another one
+    mine = cgroups._ticket()
+    other = subprocess.run([sys.executable, "-c", "from kdtourney.bots.external import cgroups; "
+                            "print(cgroups._ticket())"], capture_output=True, text=True, check=True)
+    assert int(other.stdout) != mine and cgroups._ticket() == mine
 
 
 # --- the kernel's behaviour, on this machine's hierarchies --------------------------------------
@@ -268,3 +293,31 @@ def test_a_cpu_quota_throttles_a_bot_past_it(hierarchy):
     finally:
         cgroup.remove()
         process.wait(5)
+
+
+def cpuset_hierarchies():
+    source = cgroups.machine().source(CPUSET)
+    return [source] if source is not None else []
+
+
+WIDEN = """
+import os
+try:
+    os.sched_setaffinity(0, range(os.cpu_count()))
+except OSError:
+    pass
+print(sorted(os.sched_getaffinity(0)), flush=True)
+"""
+
+
+@real(cpuset_hierarchies())
+def test_a_bot_keeps_to_its_cores_even_when_it_asks_for_all(hierarchy):
+    cgroup = cgroups.BotCgroup.make(1 << 30, 64, 1, Machine((hierarchy,)))
+    files = cgroup.procs_files()
+    try:
+        run = subprocess.run(["/bin/sh", "-c", 'echo $$ > "$1" && shift && exec "$@"', "sh",
+                              *files, sys.executable, "-c", WIDEN], capture_output=True,
+                             text=True, timeout=60)
+        assert run.stdout.strip() == str(cgroups.own_cpus(1)), run.stderr
+    finally:
+        cgroup.remove()

@@ -4,17 +4,25 @@ their memory, their number and their CPU together and says when a limit was hit,
 freeze them all between the bot's decisions, and it can kill them all, or all but the bot, with
 none able to fork meanwhile.
 
+CPU: a quota (`cpu.max`, v1 `cpu.cfs_quota_us`) bounds how much a bot computes, but not where:
+a bot of many threads within a quota of one core would run on every core for part of each period,
+beside the bots of the other games. So the bots of one process (a worker) are also held to CPUs
+of their own (`cpuset.cpus`): each process takes a ticket, a lock file that the kernel releases
+when the process ends, and the ticket picks its slot of cores among those it may use
+(`own_cpus`): the workers of a machine, up to one per slot, keep to different cores.
+
 Layouts (`probe`, once per process and cgroup root):
 - cgroup v2 (the root holds `cgroup.controllers`): `memory.max`, `pids.max`, `cpu.max`,
-  `cgroup.freeze`, `cgroup.kill`, in `<root>/kdtourney/` when this process may write there
-  (root); else in the cgroup this process runs in, when it is delegated to its user (e.g.
-  `systemd-run --user --scope -p Delegate=yes`): the processes there move into a leaf of it
+  `cpuset.cpus`, `cgroup.freeze`, `cgroup.kill`, in `<root>/kdtourney/` when this process may
+  write there (root); else in the cgroup this process runs in, when it is delegated to its user
+  (e.g. `systemd-run --user --scope -p Delegate=yes`): the processes there move into a leaf of it
   (`kdtourney-harness`), since controllers are only lent to children of a cgroup without
   processes, and the bots' cgroups go beside it in `kdtourney/`. A controller the delegated
-  cgroup does not get (often cpu) is a limit missing.
-- cgroup v1 (a hierarchy per controller: `<root>/memory`, `pids`, `cpu`, `freezer`): each in
-  `<root>/<hierarchy>/kdtourney/` (root only). There is no `cgroup.kill`: killing is freezing,
-  a SIGKILL to each member, and thawing (a v1 freezer holds a killed process until it is thawed).
+  cgroup does not get (often cpu or cpuset) is a limit missing.
+- cgroup v1 (a hierarchy per controller: `<root>/memory`, `pids`, `cpu`, `cpuset`, `freezer`):
+  each in `<root>/<hierarchy>/kdtourney/` (root only). There is no `cgroup.kill`: killing is
+  freezing, a SIGKILL to each member, and thawing (a v1 freezer holds a killed process until it is
+  thawed).
 - hybrid (v1 controllers, and a v2 tree without them at `<root>/unified`): the controllers from
   v1, freezing and killing from the v2 tree's core files.
 What the machine lacks is `Machine.missing`, which `--sandbox` reports. KDTOURNEY_CGROUP_ROOT
@@ -23,9 +31,12 @@ names another root than /sys/fs/cgroup (an empty folder: no cgroups at all).
 
 from __future__ import annotations
 
+import fcntl
 import itertools
+import math
 import os
 import signal
+import tempfile
 import time
 from dataclasses import dataclass
 
@@ -37,13 +48,15 @@ LEAF = "kdtourney-harness"      # delegated v2: where the processes of our own c
 CPU_PERIOD_US = 10_000          # a quota's period: 5 of them in a 50 ms decision
 FREEZE_TIMEOUT = 1.0            # s a freeze may take (a task in uninterruptible sleep delays it)
 SCANS = 20                      # without a freezer: scans of the members until none is left
-MEMORY, PROCESSES, CPU, FREEZE, KILL = "memory", "pids", "cpu", "freeze", "kill"
-LIMITS = (MEMORY, PROCESSES, CPU, FREEZE)
+MEMORY, PROCESSES, CPU, CPUSET, FREEZE, KILL = "memory", "pids", "cpu", "cpuset", "freeze", "kill"
+LIMITS = (MEMORY, PROCESSES, CPU, CPUSET, FREEZE)
 WEAKER = {MEMORY: "memory per process only", PROCESSES: "no process bound", CPU: "no CPU quota",
-          FREEZE: "no freezing"}
+          CPUSET: "no CPUs of their own", FREEZE: "no freezing"}
+CONTROLLERS = (MEMORY, PROCESSES, CPU, CPUSET)
 # v1: the feature, its hierarchy's folder, and a file a cgroup of it has
 _V1 = ((MEMORY, "memory", "memory.limit_in_bytes"), (PROCESSES, "pids", "pids.max"),
-       (CPU, "cpu", "cpu.cfs_quota_us"), (FREEZE, "freezer", "freezer.state"))
+       (CPU, "cpu", "cpu.cfs_quota_us"), (CPUSET, "cpuset", "cpuset.cpus"),
+       (FREEZE, "freezer", "freezer.state"))
 
 
 @dataclass(frozen=True)
@@ -136,8 +149,7 @@ def _v2(mount: str) -> Hierarchy | None:
         parent = os.path.join(base, PARENT)
         if not _made(parent):
             return None
-    offered = [c for c in (MEMORY, PROCESSES, CPU)
-               if c in _words(os.path.join(base, "cgroup.controllers"))]
+    offered = [c for c in CONTROLLERS if c in _words(os.path.join(base, "cgroup.controllers"))]
     for folder in (base, parent):  # lent down to the bots' cgroups, one controller at a time
         control = os.path.join(folder, "cgroup.subtree_control")
         enabled = _words(control)
@@ -166,6 +178,18 @@ def _weigh(parent: str, name: str, one: int, most: int) -> None:
         pass
 
 
+def _cpuset_v1(mount: str, parent: str) -> bool:
+    """A v1 cpuset's cgroup takes processes only once it has CPUs and memory nodes: kdtourney's
+    folder gets those of the whole hierarchy. Whether it has them."""
+    for name in ("cpuset.cpus", "cpuset.mems"):
+        if not _words(os.path.join(parent, name)):
+            try:
+                _write(os.path.join(parent, name), " ".join(_words(os.path.join(mount, name))))
+            except OSError:
+                return False
+    return True
+
+
 def probe(root: str) -> Machine:
     """The hierarchies under `root` this process may use, their parent folders made (see the
     module docstring)."""
@@ -187,6 +211,8 @@ def probe(root: str) -> Machine:
             if _made(parent) and os.path.exists(os.path.join(parent, interface)):
                 if feature == CPU:
                     _weigh(parent, "cpu.shares", 1024, 262_144)
+                if feature == CPUSET and not _cpuset_v1(mount, parent):
+                    continue
                 same = [h for h in found if os.path.samefile(h.parent, parent)]  # co-mounted
                 if same:
                     found[found.index(same[0])] = Hierarchy(1, parent, same[0].features | {feature})
@@ -263,6 +289,44 @@ def _sweep(parent: str) -> None:
             time.sleep(0.01)
 
 
+# --- the CPUs of a process's bots --------------------------------------------------------------
+
+_TICKET: list = []  # [the number of this process's ticket], its lock held until the process ends
+
+
+def _ticket() -> int:
+    """This process's ticket: the lowest number whose lock file (in the temporary folder, one
+    set per user) no live process holds; held from now on."""
+    if not _TICKET:
+        for number in range(10_000):
+            path = os.path.join(tempfile.gettempdir(), f"kdtourney-cpus-{os.getuid()}-{number}")
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            _TICKET.append(number)  # fd stays open: the lock lives as long as this process
+            break
+        else:
+            _TICKET.append(os.getpid())
+    return _TICKET[0]
+
+
+def _cpus_of(ticket: int, allowed, cpus: float) -> list[int]:
+    """The CPUs of the bots of the process with `ticket`: the ticket's slot of ceil(cpus) of the
+    `allowed` CPUs (the slots in turn: tickets past the last slot share)."""
+    allowed = sorted(allowed)
+    size = max(1, min(len(allowed), math.ceil(cpus)))
+    slot = ticket % (len(allowed) // size)
+    return allowed[slot * size:(slot + 1) * size]
+
+
+def own_cpus(cpus: float) -> list[int]:
+    """The CPUs this process's bots, each with a quota of `cpus` cores, keep to."""
+    return _cpus_of(_ticket(), os.sched_getaffinity(0), cpus)
+
+
 # --- one bot's cgroup --------------------------------------------------------------------------
 
 _COUNTER = itertools.count()
@@ -285,7 +349,7 @@ class BotCgroup:
         """A new cgroup bounding memory (bytes, all its processes together), processes and CPUs
         (a quota, in cores) wherever this machine can; None where it can do nothing."""
         machine_ = machine_ or machine()
-        used = list(dict.fromkeys(h for f in (FREEZE, KILL, MEMORY, PROCESSES, CPU)
+        used = list(dict.fromkeys(h for f in (FREEZE, KILL, *CONTROLLERS)
                                   if (h := machine_.source(f)) is not None))
         if not used:
             return None
@@ -310,7 +374,7 @@ class BotCgroup:
     def _settings(self, hierarchy: Hierarchy, memory: int, processes: int, cpus: float):
         """[(file, value)] of the limits `hierarchy` gives this bot."""
         folder = self.folders[hierarchy]
-        mine = {f for f in (MEMORY, PROCESSES, CPU) if self.machine.source(f) is hierarchy}
+        mine = {f for f in CONTROLLERS if self.machine.source(f) is hierarchy}
         quota = max(1000, round(cpus * CPU_PERIOD_US))
         out = []
         if MEMORY in mine:
@@ -324,13 +388,18 @@ class BotCgroup:
         if CPU in mine:
             out += [("cpu.max", f"{quota} {CPU_PERIOD_US}")] if hierarchy.version == 2 else [
                 ("cpu.cfs_period_us", str(CPU_PERIOD_US)), ("cpu.cfs_quota_us", str(quota))]
+        if CPUSET in mine:
+            if hierarchy.version == 1:  # its memory nodes first: v1 wants both
+                out += [("cpuset.mems", " ".join(_words(os.path.join(hierarchy.parent,
+                                                                     "cpuset.mems"))))]
+            out += [("cpuset.cpus", ",".join(map(str, own_cpus(cpus))))]
         return out
 
     def _folder(self, feature: str) -> str | None:
         return self.folders.get(self.machine.source(feature))
 
     def bounds(self, feature: str) -> bool:
-        """Whether this cgroup gives `feature` (MEMORY, PROCESSES, CPU, FREEZE, KILL)."""
+        """Whether this cgroup gives `feature` (MEMORY, PROCESSES, CPU, CPUSET, FREEZE, KILL)."""
         return self._folder(feature) is not None
 
     def procs_files(self) -> list[str]:
@@ -464,5 +533,6 @@ def _wait(done) -> bool:
     return True
 
 
-__all__ = ["BotCgroup", "Machine", "Hierarchy", "machine", "probe", "kill_scanning", "MEMORY",
-           "PROCESSES", "CPU", "FREEZE", "KILL", "WEAKER", "CPU_PERIOD_US", "ROOT_VARIABLE"]
+__all__ = ["BotCgroup", "Machine", "Hierarchy", "machine", "probe", "kill_scanning", "own_cpus",
+           "MEMORY", "PROCESSES", "CPU", "CPUSET", "FREEZE", "KILL", "WEAKER", "CPU_PERIOD_US",
+           "ROOT_VARIABLE"]
