@@ -55,6 +55,13 @@ def cpu_ns(pids) -> int:
     return total
 
 
+# A frozen process runs no code of its own; but a task that a thaw woke and a freeze caught again
+# before it ran (the next freeze of a short decision) re-enters the freezer when the scheduler
+# gets to it, some microseconds of kernel time (seen: about 5 us per task, one task in fifteen).
+# A process that ran would take milliseconds.
+KERNEL_NS = 1_000_000
+
+
 def used_cpu(process, seconds=0.01, members=None) -> int:
     """CPU time (ns) the processes of a bot process's cgroup (or `members`) use over
     `seconds`."""
@@ -83,24 +90,24 @@ def test_a_sandboxed_bot_gets_no_cpu_between_its_decisions(tmp_path):
             """Measures the spinner's CPU time while it decides."""
 
             def act(self, view):
-                during_opponent.append(used_cpu(spinner._process))
+                during_opponent.append(used_cpu(spinner._process, 0.05))
                 return view.legal_actions()[0]
 
         result = game_of(pool, [lambda: spinner, Watcher],
                          clock=TimeControl(move_s=5.0), margin=0.5)
         assert not result.faults and result.seats[0].decisions > 10
         assert len(during_opponent) == result.seats[1].decisions
-        assert set(during_opponent) == {0}
+        assert max(during_opponent) < KERNEL_NS, during_opponent
         # given back to the pool, its game's processes killed (their exit takes CPU time: not
         # counted), the bot waits there frozen
         process = next(iter(pool._idle))
         kept = _sandbox_processes(process.pid, process.confinement.cgroup.members())
         assert len(kept) == 3  # bwrap, the namespace's init, the bot
-        assert used_cpu(process, 0.2, kept) == 0
+        assert used_cpu(process, 0.2, kept) < KERNEL_NS
         process.thaw()  # thawed, it spins
-        assert used_cpu(process, 0.2, kept) > 0
+        assert used_cpu(process, 0.2, kept) > 10 * KERNEL_NS
         process.freeze()
-        assert used_cpu(process, 0.2, kept) == 0
+        assert used_cpu(process, 0.2, kept) < KERNEL_NS
 
 
 @needs_bwrap
