@@ -262,6 +262,13 @@ def _session_options(what, *, seed, name_default, resume, last_line, cluster=())
                      "memory of a bot process and its children; past it the bot forfeits (fault "
                      "memory; default 1024)."),
         _sandbox_allow_option,
+        click.option("--bot-cpus", type=_Number(float, maximum=1024), metavar="N", help="With "
+                     "--sandbox: the CPU quota of a bot process and its children while it decides, "
+                     "in cores (default 1; between its decisions it is frozen). Stored: a resume "
+                     "keeps it."),
+        click.option("--require-limits", is_flag=True, help="With --sandbox: stop with an error "
+                     "where a machine cannot enforce every limit (memory, processes, CPU quota, "
+                     "freezing), instead of a note."),
         click.option("--startup-timeout", type=_Number(float), metavar="SECONDS",
                      help="Bots in their own process: seconds to start and answer hello (default "
                      "20)."),
@@ -311,9 +318,11 @@ def _resumed_registry(bots_dirs, meta, tournament, what, sandbox=None, startup_t
 def _play_settings(ctx, opts, folder):
     """How the bots are played (kdtourney.arena.play.PlaySettings): the settings stored in `folder`
     (None: a new folder) with those given on the command line over them, refused where they
-    differ; --bot-memory without a sandbox is an error. Known before the bots are looked at:
-    sandboxed, a bot module runs in a sandbox only."""
-    from kdtourney.arena import play, store
+    differ; --bot-memory, --bot-cpus, --sandbox-allow or --require-limits without a sandbox is an
+    error. Known before the bots are looked at: sandboxed, a bot module runs in a sandbox only.
+    Sandboxed and played here, what this machine cannot enforce is a note (--require-limits: an
+    error)."""
+    from kdtourney.arena import play, runner, store
 
     asked = {}
     for flag in ("isolate", "sandbox"):
@@ -323,6 +332,10 @@ def _play_settings(ctx, opts, folder):
         asked["margin"] = float(opts["move_time_margin"])
     if opts["bot_memory"] is not None:
         asked["bot_memory"] = opts["bot_memory"]
+    if opts["bot_cpus"] is not None:
+        if opts["bot_cpus"] < 0.1:  # a quota of 1 ms per 10 ms period at least
+            raise _CommandError(f"--bot-cpus must be at least 0.1, not {opts['bot_cpus']:g}")
+        asked["bot_cpus"] = float(opts["bot_cpus"])
     if opts["sandbox_allow"]:
         asked["sandbox_allow"] = sorted(set(opts["sandbox_allow"]))
     stored = None
@@ -330,17 +343,23 @@ def _play_settings(ctx, opts, folder):
         stored = play.stored_settings(store.load_config(folder),
                                       played=not store.load_games(folder, ("game",)).empty)
     settings = play.settle(stored, asked, folder)
-    if opts["bot_memory"] is not None and not settings.sandbox:
-        raise _CommandError("--bot-memory limits sandboxed bots: add --sandbox")
-    if opts["sandbox_allow"] and not settings.sandbox:
-        raise _CommandError("--sandbox-allow is for sandboxed bots: add --sandbox")
+    for option, what in (("bot_memory", "limits"), ("bot_cpus", "limits"),
+                         ("sandbox_allow", "is for"), ("require_limits", "is about")):
+        if opts[option] and not settings.sandbox:
+            raise _CommandError(f"--{option.replace('_', '-')} {what} sandboxed bots: add "
+                                "--sandbox")
+    if settings.sandbox and opts["scheduler"] is None:  # a cluster's workers are checked there
+        runner.check_sandbox()
+        line = runner.check_limits(opts["require_limits"])
+        if line and not opts["quiet"]:
+            click.echo(f"note: {line}")
     return settings
 
 
 def _process_options(opts, settings) -> dict:
     """How the bots are played: run_tournament's keyword arguments."""
     given = {k: opts[k] for k in ("startup_timeout",) if opts[k] is not None}
-    return dict(given, play=settings)
+    return dict(given, play=settings, require_limits=opts["require_limits"])
 
 
 def _table_options(opts) -> dict:

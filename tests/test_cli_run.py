@@ -464,8 +464,8 @@ def test_resume_takes_the_stored_play_settings_and_refuses_others(tmp_path):
             "--workers", "1", "--quiet", "--no-report", "--time-control", "5+0.5"]
     assert run(*args, "--move-time-margin", "0.5").exit_code == 0
     assert load_config(folder)["play"] == {"isolate": False, "margin": 0.5, "sandbox": False,
-                                           "bot_memory": 1024, "sandbox_allow": [],
-                                           "clock_rule": 2}
+                                           "bot_memory": 1024, "bot_cpus": 1.0,
+                                           "sandbox_allow": [], "clock_rule": 2}
     before = snapshot(folder)
     for again, message in [
             (args + ["--move-time-margin", "0.3"],
@@ -488,8 +488,8 @@ def test_resume_takes_the_stored_play_settings_and_refuses_others(tmp_path):
     # the same command without the margin, and --resume, go on with the stored one
     assert run(*args).exit_code == 0 and run("run", "--resume", folder, "-q").exit_code == 0
     assert load_config(folder)["play"] == {"isolate": False, "margin": 0.5, "sandbox": False,
-                                           "bot_memory": 1024, "sandbox_allow": [],
-                                           "clock_rule": 2}
+                                           "bot_memory": 1024, "bot_cpus": 1.0,
+                                           "sandbox_allow": [], "clock_rule": 2}
 
 
 def as_before_the_clock_rule(folder):

@@ -178,11 +178,17 @@ class BotProcesses(_WorkerPlugin):
 
 
 def setup_worker(key, sources, tdict, settings, isolate, identities, listed) -> dict:
-    """Task: build and warm this worker's state; returns what the client checks."""
+    """Task: build and warm this worker's state; returns what the client checks (sandboxed: the
+    limits this worker's machine cannot enforce)."""
+    import platform
+
     from kdtourney import __version__
+    from kdtourney.bots.external.sandbox import missing_limits
 
     _state(key, sources, tdict, settings, isolate, identities, listed)
-    return dict(address=_worker_address(), kdtourney=__version__)
+    missing = missing_limits() if settings.sandbox is not None else []
+    return dict(address=_worker_address(), kdtourney=__version__, host=platform.node(),
+                missing=missing)
 
 
 _TRACE_NAME = "kdtourney-trace-"  # + nanny pid + "-" + worker pid
@@ -309,6 +315,7 @@ class Cluster:
         distributed = _distributed()
         self.address = address = str(address).strip()
         self.local = None
+        self.limits_told: set = set()  # the hosts whose weaker sandbox limits were told
         self._hidden = None
         self._quiet_logs()
         try:
@@ -415,14 +422,32 @@ class Cluster:
     # playing
 
     def play(self, tournament, specs, pending, sink, registry, outcome, reporter, hang_timeout,
-             settings, isolate, identities):
+             settings, isolate, identities, require_limits=False):
         """Play the games of `pending` (a deque of game indexes) on the cluster, committing each
         through `sink` (kdtourney.arena.runner._Sink) once. settings, isolate: how bots in their
         own process run (kdtourney.bots.external.ProcessSettings; every bot in its own);
         identities: {entrant: identity} as the store records them, which every worker checks
-        what it loads against."""
+        what it loads against. Sandboxed, a host that cannot enforce every limit is a note
+        (once per host and connection), or with `require_limits` an ArenaError."""
         _Play(self, tournament, specs, pending, sink, registry, outcome, reporter,
-              hang_timeout, settings, isolate, identities).run()
+              hang_timeout, settings, isolate, identities, require_limits).run()
+
+
+def limits_note(info: dict, told: set, require: bool) -> str | None:
+    """For a worker's setup `info`: the note that its machine cannot enforce every limit of a
+    sandboxed bot, once per host (`told`: the hosts told already; None when nothing is to be
+    told); with `require`, ArenaError instead."""
+    from kdtourney.bots.external.sandbox import weaker_limits_line
+
+    if not info.get("missing"):
+        return None
+    line = weaker_limits_line(f"worker {info['address']} ({info['host']})", info["missing"])
+    if require:
+        raise ArenaError(f"--require-limits: {line}")
+    if info["host"] in told:
+        return None
+    told.add(info["host"])
+    return line
 
 
 def _probe(address: str) -> None:
@@ -448,8 +473,9 @@ def _takes_n_workers(client) -> bool:
 
 class _Play:
     def __init__(self, cluster, tournament, specs, pending, sink, registry, outcome, reporter,
-                 hang_timeout, settings, isolate, identities):
+                 hang_timeout, settings, isolate, identities, require_limits=False):
         self.cluster, self.client = cluster, cluster.client
+        self.require_limits = require_limits
         self.tournament, self.specs, self.pending = tournament, specs, pending
         self.sink, self.outcome, self.reporter = sink, outcome, reporter
         self.hang_timeout = hang_timeout
@@ -505,6 +531,9 @@ class _Play:
                     raise ArenaError(f"worker {info['address']} runs kdtourney {info['kdtourney']}, "
                                      f"this machine {__version__}: install the same version on "
                                      "every machine")
+                note = limits_note(info, self.cluster.limits_told, self.require_limits)
+                if note is not None:
+                    self.note(note)
         many = {a: n for a, n in workers.items() if n > 1}
         if many:
             addr, n = next(iter(many.items()))
@@ -694,4 +723,4 @@ def _one_line(exc) -> str:
 
 
 __all__ = ["Cluster", "WorkerError", "play_batch", "setup_worker", "release_bots", "content_key",
-           "MISSING_EXTRA"]
+           "limits_note", "MISSING_EXTRA"]

@@ -14,7 +14,9 @@ Contract with the bots
 - Every call of `act` is timed with `time.perf_counter` (wall time) and checked against the seat's
   clock (kdtourney.bots.clock): the same rule for every seat, in this process or its own; the view
   says how long the decision may take (`view.time_left`, None: no limit), and the seat's one
-  margin per game lends what its decisions take beyond that.
+  margin per game lends what its decisions take beyond that. A bot in its own process is timed
+  from writing `act` to reading its answer (`ExternalBot.decision_s`): the harness's work around
+  it, freezing and thawing a sandboxed bot included, is not the bot's time.
 - After each deal, `finish(scores, ranks)` for every seat that has not forfeited; `close()` once
   at the end for every seat (its exceptions are ignored: the game is decided; but a bot that kills
   or hangs its worker in `close` is the one blamed, as in any other call).
@@ -242,6 +244,8 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
                 status, choice = call(player, bots[player].act, view, timeout_kind=timeout_kind,
                                       limit=limit)
                 elapsed = time.perf_counter() - t0
+                if isinstance(bots[player], ExternalBot) and bots[player].decision_s is not None:
+                    elapsed = bots[player].decision_s  # its exchange alone: no freeze, no thaw
                 if status != "forced":
                     result = seats[player]
                     result.decisions += 1

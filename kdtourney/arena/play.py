@@ -3,18 +3,18 @@
 What decides the games themselves (entrants, rules, seed, the time control) is the Tournament;
 what decides how the bots are run around them is here: whether Python entrants play in their own
 process (`isolate`), the margin every seat gets beyond its clock (`margin`, seconds), whether
-every entrant plays in a sandbox (`sandbox`, kdtourney.bots.external.sandbox), its memory
-limit (`bot_memory`, MiB), the folders every sandbox shows besides the system and the bot's own
-(`sandbox_allow`), and the clock's rule (`clock_rule`, kdtourney.bots.clock.CLOCK_RULE:
-how the margin is counted). All of them change the games a bot plays (what it can reach, when it
-forfeits), so one store holds games played one way only: a resumed or re-run tournament or test
-takes the stored settings, and one that asks for other settings is refused with one line saying
-which (`settle`). A store played on a clock before the rule was recorded was played under rule 1,
-which this kdtourney no longer plays: it is refused the same way (it still reads: report,
-export, ratings, replay).
+every entrant plays in a sandbox (`sandbox`, kdtourney.bots.external.sandbox), its memory limit
+(`bot_memory`, MiB) and its CPU quota (`bot_cpus`, cores), the folders every sandbox shows
+besides the system and the bot's own (`sandbox_allow`), and the clock's rule (`clock_rule`,
+kdtourney.bots.clock.CLOCK_RULE: how the margin is counted). All of them change the games a bot
+plays (what it can reach, how much it can compute, when it forfeits), so one store holds games
+played one way only: a resumed or re-run tournament or test takes the stored settings, and one
+that asks for other settings is refused with one line saying which (`settle`). A store played on
+a clock before the rule was recorded was played under rule 1, which this kdtourney no longer
+plays: it is refused the same way (it still reads: report, export, ratings, replay).
 
-The machine-dependent options (start-up timeout, hang timeout, workers, scheduler) are not play
-settings: a resume may change them.
+The machine-dependent options (start-up timeout, hang timeout, workers, scheduler, whether a
+machine must enforce every limit) are not play settings: a resume may change them.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 from kdtourney.arena.tournament import ArenaError
 from kdtourney.bots.clock import CLOCK_RULE
 from kdtourney.bots.external import DEFAULT_MOVE_TIME_MARGIN
-from kdtourney.bots.external.sandbox import DEFAULT_MEMORY_MIB, Limits, Sandbox
+from kdtourney.bots.external.sandbox import DEFAULT_CPUS, DEFAULT_MEMORY_MIB, Limits, Sandbox
 
 CONFIG_KEY = "play"  # the store's config row holding the settings
 _CLOCK_RULES = {1: "the margin forgiven on every decision", 2: "one margin per game"}
@@ -36,19 +36,22 @@ class PlaySettings:
     """isolate: every Python entrant through `kdtourney serve` in its own process; margin:
     every seat's margin per game, seconds its decisions may take beyond what the clock allows
     them (kdtourney.bots.clock); sandbox: every entrant in its own process inside a sandbox;
-    bot_memory: a sandboxed bot's memory limit (MiB); sandbox_allow: the folders (resolved) every
-    sandbox shows, such as a JDK in /opt (--sandbox-allow); clock_rule: the clock's rule."""
+    bot_memory: a sandboxed bot's memory limit (MiB); bot_cpus: a sandboxed bot's CPU quota while
+    it decides (cores); sandbox_allow: the folders (resolved) every sandbox shows, such as a JDK
+    in /opt (--sandbox-allow); clock_rule: the clock's rule."""
 
     isolate: bool = False
     margin: float = DEFAULT_MOVE_TIME_MARGIN
     sandbox: bool = False
     bot_memory: int = DEFAULT_MEMORY_MIB
+    bot_cpus: float = DEFAULT_CPUS
     sandbox_allow: tuple = ()
     clock_rule: int = CLOCK_RULE
 
     # the command-line option of each setting, for the messages
     OPTIONS = {"isolate": "--isolate", "margin": "--move-time-margin", "sandbox": "--sandbox",
-               "bot_memory": "--bot-memory", "sandbox_allow": "--sandbox-allow"}
+               "bot_memory": "--bot-memory", "bot_cpus": "--bot-cpus",
+               "sandbox_allow": "--sandbox-allow"}
 
     def __post_init__(self):
         object.__setattr__(self, "sandbox_allow", tuple(self.sandbox_allow))
@@ -64,7 +67,7 @@ class PlaySettings:
         if not self.sandbox:
             return None
         hidden = () if folder is None else (str(Path(folder).resolve()),)
-        return Sandbox(Limits(memory_mib=self.bot_memory), hidden=hidden,
+        return Sandbox(Limits(memory_mib=self.bot_memory, cpus=self.bot_cpus), hidden=hidden,
                        allowed=tuple(self.sandbox_allow))
 
     def to_dict(self) -> dict:
@@ -95,15 +98,15 @@ def stored_settings(config: dict, played: bool = True) -> dict | None:
 def played_with(config: dict) -> dict:
     """What a store's games were played with besides its tournament: the play settings (the
     defaults where it records none; without those that change nothing in its games: the margin
-    and the clock's rule without a clock, the memory limit without a sandbox) and the seed
-    secret mixed into its seeds (None: public seeds). Two stores of one tournament and code hold
-    the same games only if this is the same (`kdtourney ratings`)."""
+    and the clock's rule without a clock, the memory limit, CPU quota and allowed folders without
+    a sandbox) and the seed secret mixed into its seeds (None: public seeds). Two stores of one
+    tournament and code hold the same games only if this is the same (`kdtourney ratings`)."""
     settings = PlaySettings().to_dict()
     settings.update(stored_settings(config) or {})
     if not clocked(config):
         del settings["margin"], settings["clock_rule"]
     if not settings["sandbox"]:
-        del settings["bot_memory"], settings["sandbox_allow"]
+        del settings["bot_memory"], settings["bot_cpus"], settings["sandbox_allow"]
     return {"play": settings, "seed_secret": config.get("seed_secret")}
 
 

@@ -70,7 +70,7 @@ from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hid
 from kdtourney.bots.external import (DEFAULT_STARTUP_TIMEOUT, QUIT_GRACE, ProcessPool,
                                      ProcessSettings, Sandbox, SandboxError, StartupError,
                                      die_with_parent, kill_group)
-from kdtourney.bots.external.sandbox import bwrap_path
+from kdtourney.bots.external.sandbox import bwrap_path, missing_limits, weaker_limits_line
 
 MAX_BATCH = 32            # games per task at most
 DEFAULT_HANG_TIMEOUT = 600.0
@@ -412,6 +412,20 @@ def check_sandbox() -> None:
         raise ArenaError(str(exc)) from None
 
 
+def check_limits(require: bool = False) -> str | None:
+    """The line saying which limits of a sandboxed bot this machine cannot enforce (None: it
+    enforces all); with `require`, ArenaError instead."""
+    missing = missing_limits()
+    if not missing:
+        return None
+    import platform
+
+    line = weaker_limits_line(f"this machine ({platform.node()})", missing)
+    if require:
+        raise ArenaError(f"--require-limits: {line}")
+    return line
+
+
 def start_bots(registry, tournament: Tournament, startup_timeout: float | None = None,
                sandbox: Sandbox | None = None):
     """Start every TOML bot of `tournament` once (in its `sandbox`, if any) and exchange hello (its
@@ -550,7 +564,7 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
                    meta: dict | None = None, reporter=None, hang_timeout: float | None = None,
                    warm: bool = True, scheduler: str | None = None,
                    play: PlaySettings | None = None, startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
-                   check_bots: bool = True) -> RunOutcome:
+                   check_bots: bool = True, require_limits: bool = False) -> RunOutcome:
     """Play the games of `tournament` that `folder`'s store lacks; returns a RunOutcome.
 
     registry: the BotRegistry the entrants were checked against (its sources go to the workers).
@@ -563,7 +577,8 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     the sandbox and its memory limit; default PlaySettings()), recorded with a new store and
     checked against an existing one's. Sandboxed, every entrant (Python ones through `kdtourney
     serve`) plays in its own process inside a sandbox (kdtourney.bots.external.sandbox);
-    ArenaError when bwrap is not installed.
+    ArenaError when bwrap is not installed, and with `require_limits` when a machine that plays
+    cannot enforce every limit (`check_limits`; on a cluster, each worker's).
     Bots in their own process (TOML bots; isolated or sandboxed, every bot, through `kdtourney
     serve`): `startup_timeout` seconds to answer hello; with `check_bots` each TOML bot is
     started once before anything else (ArenaError naming its file if one does not start); their
@@ -574,6 +589,8 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     sandbox = play.sandbox_for(folder)
     if sandbox is not None:
         check_sandbox()
+        if scheduler is None:
+            check_limits(require_limits)
     workers = worker_count(workers)
     settings = ProcessSettings(tournament.time_control, play.margin, startup_timeout,
                                str(Path(folder) / LOGS), sandbox)
@@ -613,7 +630,7 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
                                                                    reporter),
                                  registry, outcome, reporter, hang_timeout,
                                  replace(settings, log_dir=None), play.in_own_process,
-                                 identities)
+                                 identities, require_limits=require_limits)
                 else:
                     _play(tournament, specs, pending, st, registry, min(workers, len(pending)),
                           outcome, reporter, hang_timeout, warm, settings, play.in_own_process,
@@ -800,4 +817,4 @@ def _exit_code(process) -> str:
 __all__ = ["run_tournament", "RunOutcome", "open_for", "session_meta", "rows_of",
            "default_hang_timeout", "asked_folder", "stored_seed", "new_folder", "load_tournament",
            "stored_bots_dirs", "check_entrants", "entrant_identities", "check_code", "start_bots",
-           "check_sandbox"]
+           "check_sandbox", "check_limits"]

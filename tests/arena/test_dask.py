@@ -4,6 +4,7 @@
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -438,3 +439,42 @@ def test_the_deaths_a_nanny_tells_of_are_the_losses_that_count(monkeypatch):
     play, failed = _play_state(told, monkeypatch)
     _given_up(play, 2)
     assert play.policy.losses[2] == 2 and play.policy.forced(2) and failed == []
+
+
+def test_a_worker_machine_without_every_sandbox_limit_is_told_once_or_refused():
+    from kdtourney.arena.cluster import limits_note
+
+    weaker = ["no CPU quota", "no freezing"]
+    told = set()
+    infos = [dict(address=f"tcp://10.0.0.{h}:{p}", host=f"node{h}", missing=weaker)
+             for h, p in ((7, 4001), (7, 4002), (8, 4001))]
+    notes = [limits_note(info, told, require=False) for info in infos]
+    assert notes[1] is None and told == {"node7", "node8"}  # one note per machine
+    assert notes[0] == ("--sandbox on worker tcp://10.0.0.7:4001 (node7): no CPU quota, no "
+                        "freezing; kdtourney may not make the cgroups for them there (run it as "
+                        "root, or in a cgroup v2 delegated to its user, e.g. under systemd-run "
+                        "--user --scope -p Delegate=yes)")
+    assert limits_note(dict(infos[0], missing=[]), set(), require=True) is None
+    with pytest.raises(ArenaError, match=r"^--require-limits: --sandbox on worker tcp://10\.0\.0"
+                                         r"\.7:4001 \(node7\): no CPU quota"):
+        limits_note(infos[0], told, require=True)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None,
+                    reason="bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
+def test_sandboxed_on_a_cluster_every_worker_checks_the_limits(tmp_path, dask_processes):
+    from kdtourney.arena.play import PlaySettings
+    from kdtourney.bots.external import cgroups
+
+    registry = BotRegistry([write_fake_bots(tmp_path / "bots", ["plain", "other"])], env=False,
+                           cwd=False, entry_points=False, run_modules=False)
+    t = prepare(registry, bots="plain,other", games=4, seed=2)
+    play = PlaySettings(sandbox=True)
+    if cgroups.machine().missing:  # the workers run here: they lack the same
+        with pytest.raises(ArenaError, match="^--require-limits: --sandbox on worker "):
+            run_tournament(t, tmp_path / "t", registry, scheduler=dask_processes.address,
+                           play=play, require_limits=True)
+    else:
+        out = run_tournament(t, tmp_path / "t", registry, scheduler=dask_processes.address,
+                             play=play, require_limits=True)
+        assert out.complete and not [n for n in out.notes if "--sandbox on" in n]

@@ -17,7 +17,7 @@ from kdtourney.arena import load_faults, load_games
 from kdtourney.arena.schedule import GameSpec, bot_seed, deal_seed, keyed
 from kdtourney.arena.store import load_config
 from kdtourney.bots.external import (BotExited, BotProcess, Limits, ProcessPool, ProcessSettings,
-                                     Sandbox, load_toml, sandbox)
+                                     Sandbox, cgroups, load_toml, sandbox)
 from kdtourney.bots.registry import BotRegistry
 from kdtourney.engine import Rules
 
@@ -234,27 +234,29 @@ def test_sandboxed_a_bot_module_runs_only_in_its_sandbox(tmp_path):
 
 @needs_bwrap
 def test_sprt_plays_sandboxed_too(tmp_path):
-    run = subprocess.run([KDTOURNEY, "sprt", "--sandbox", "--bot-memory", "600", "--candidate",
-                          "greedy", "--baseline", "random", "--max-games", "8", "--workers", "2",
-                          "--out", str(tmp_path / "s"), "--no-report", "-q"],
+    run = subprocess.run([KDTOURNEY, "sprt", "--sandbox", "--bot-memory", "600", "--bot-cpus",
+                          "1.5", "--candidate", "greedy", "--baseline", "random", "--max-games",
+                          "8", "--workers", "2", "--out", str(tmp_path / "s"), "--no-report",
+                          "-q"],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     config = load_config(tmp_path / "s")
     assert config["play"]["sandbox"] and config["play"]["bot_memory"] == 600
+    assert config["play"]["bot_cpus"] == 1.5
     assert "seed_secret" in config
     assert len(load_games(tmp_path / "s")) == 8
 
 
 @needs_bwrap
 def test_without_a_cgroup_memory_is_bounded_per_process_by_rlimit_data(tmp_path, monkeypatch):
-    monkeypatch.setattr(sandbox, "CGROUP_ROOT", str(tmp_path / "no-cgroups"))
+    monkeypatch.setenv(cgroups.ROOT_VARIABLE, str(tmp_path / "no-cgroups"))
     bots = cheating_bots(tmp_path / "bots", new_marker(), [])
     program = load_toml(bots / "hog.toml").program
     settings = ProcessSettings(sandbox=Sandbox(Limits(memory_mib=300), allowed=SANDBOX_ALLOW))
     process = BotProcess(program, settings)
     try:
         assert process.start()["name"] == "hog"
-        assert process.confinement.cgroups == []  # none made: prlimit instead
+        assert process.confinement.cgroup is None  # none made: prlimit instead
         process.send(b'{"type": "act", "legal": [0]}\n', None, "act")
         with pytest.raises(BotExited) as failed:
             process.receive(None, "act")

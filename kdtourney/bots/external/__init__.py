@@ -12,7 +12,8 @@ One module per concern:
 - pool: the `ProcessPool` of a worker process and the start-up check (`check_programs`);
 - bot: `ExternalBot`, the `Bot` adapter;
 - sandbox: `--sandbox`, bubblewrap's command line and the limits of a sandboxed process;
-- listing: asking bot modules what they define, each in a sandbox (the registry's listing step).
+- listing: asking bot modules what they define, each in a sandbox (the registry's listing step);
+- cgroups: the cgroup of a sandboxed process (its limits, freezing it, killing what it started).
 """
 
 from kdtourney.bots.external.bot import ExternalBot

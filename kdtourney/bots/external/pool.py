@@ -130,6 +130,8 @@ class ProcessPool:
         for process in self._all:
             if process.pid is not None and not process.stopped:
                 kill_group(process.pid)
+                if process.confinement is not None:  # a frozen v1 cgroup holds them otherwise
+                    process.confinement.kill()
 
     def close(self) -> None:
         """quit to every bot, 2 s to exit, then kill what is left (and their children)."""

@@ -25,28 +25,27 @@ namespaces, set up by bwrap:
   and util-linux's `setpriv` makes the bot uid and gid SANDBOX_UID (nobody), with no groups, no
   capabilities and an empty bounding set, before it runs. Not root, the bot keeps the user's uid.
 
-Limits (`Limits`): memory and processes through a cgroup of its own per bot process when this
-machine lets kdtourney create one (cgroup v2, or v1's memory and pids hierarchies: root, or a
-delegated tree); the kernel kills the bot past `memory.max` and `memory.events` (v1:
-`memory.oom_control`) says so, which is the `memory` verdict. Without a writable cgroup, memory is
+Limits (`Limits`): memory, processes and CPU through a cgroup of its own per bot process
+(kdtourney.bots.external.cgroups) where this machine lets kdtourney make one; the kernel kills the
+bot past its memory and the cgroup says so, which is the `memory` verdict. The same cgroup is
+frozen between the bot's decisions (`freeze`, `thaw`: it thinks on its own time only) and lets
+`end_game` kill all the bot started with none able to fork meanwhile. Without a cgroup, memory is
 bounded by RLIMIT_DATA (`prlimit`): an allocation past it fails inside the bot, whose crash is then
-reported as a crash, and the number of processes is not bounded (the PID namespace still ends them
-all). The output limit is the harness's (kdtourney.bots.external.process).
+reported as a crash; what is missing on a machine is `cgroups.machine().missing`. The output limit
+is the harness's (kdtourney.bots.external.process).
 """
 
 from __future__ import annotations
 
 import errno
 import glob
-import itertools
 import os
 import shutil
-import signal
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from kdtourney.bots.external import cgroups
 from kdtourney.bots.external.declaration import SERVED, Program
 from kdtourney.bots.external.identity import inside, own_paths
 
@@ -54,12 +53,12 @@ INSTALL_HINT = "apt-get install bubblewrap"
 DEFAULT_MEMORY_MIB = 1024    # a served Python bot with numpy and Numba takes about 150 MiB
 DEFAULT_PROCESSES = 64       # processes and threads (a JVM starts about 20 threads)
 DEFAULT_OUTPUT_MIB = 16      # stdout and stderr a bot may write per game
+DEFAULT_CPUS = 1.0           # a bot's CPU quota while it decides, in cores
 SYSTEM_DIRS = ("/usr",)
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM = (*SYSTEM_DIRS, *SYSTEM_LINKS)  # the system's folders, which every sandbox shows
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime",
              "java-*", "nodejs", "ssl/openssl.cnf")
-CGROUP_ROOT = "/sys/fs/cgroup"
 NUMBA_COPY_FROM = "/run/kdtourney-numba"
 SANDBOX_UID = 65534          # nobody (and nogroup): who a bot is when kdtourney runs as root
 ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")  # for setpriv only, which drops them all
@@ -122,16 +121,28 @@ def refusal(program: Program, allowed=()) -> str | None:
 def _leads(path: str) -> str:
     real = os.path.realpath(path)
     return "" if real == os.path.abspath(path) else f"(a link to {real}) "
+def missing_limits() -> list[str]:
+    """The limits of a sandboxed bot this process cannot enforce, in words ([]: none)."""
+    return cgroups.machine().missing
+
+
+def weaker_limits_line(where: str, missing) -> str:
+    """One line saying that `where` (a machine) enforces sandboxed bots' limits only in part."""
+    return (f"--sandbox on {where}: {', '.join(missing)}; kdtourney may not make the cgroups "
+            "for them there (run it as root, or in a cgroup v2 delegated to its user, e.g. under "
+            "systemd-run --user --scope -p Delegate=yes)")
 
 
 @dataclass(frozen=True)
 class Limits:
     """What a sandboxed bot process may use: memory (MiB, its processes together), processes
-    (and threads), output (MiB written to stdout and stderr per game)."""
+    (and threads), output (MiB written to stdout and stderr per game), CPUs (a quota in cores,
+    its processes together)."""
 
     memory_mib: int = DEFAULT_MEMORY_MIB
     processes: int = DEFAULT_PROCESSES
     output_mib: int = DEFAULT_OUTPUT_MIB
+    cpus: float = DEFAULT_CPUS
 
     @property
     def output_bytes(self) -> int:
@@ -153,42 +164,9 @@ class Sandbox:
         return Confinement(self, program)
 
 
-_COUNTER = itertools.count()
-_SWEPT: list = []  # whether this process has removed the cgroups dead ones left
-
-
-def _kill_members(folder: str) -> None:
-    """SIGKILL to the processes of a cgroup of ours (a member's pid cannot be reused)."""
-    try:
-        with open(os.path.join(folder, "cgroup.procs")) as f:
-            members = [int(line) for line in f if line.strip()]
-    except (OSError, ValueError):
-        return
-    for pid in members:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-
-
-def _sweep(parent: str) -> None:
-    """Remove the empty cgroups that kdtourney processes now gone left in `parent` (a worker
-    killed before it could remove its own)."""
-    try:
-        names = os.listdir(parent)
-    except OSError:
-        return
-    for name in names:
-        pid = name.split("-")[1] if name.startswith("kdtourney-") else ""
-        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
-            try:
-                os.rmdir(os.path.join(parent, name))
-            except OSError:
-                pass
-
-
-def _children() -> dict[int, list[int]]:
-    """{pid: its children's pids} of every process this process can see."""
+def _descendants(pid: int) -> list[int]:
+    """The processes below `pid`, from one scan of /proc (without a cgroup: what the bot
+    started)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -198,15 +176,30 @@ def _children() -> dict[int, list[int]]:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(parent, []).append(int(entry))
-    return children
+    found, todo = [], list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        found.append(child)
+        todo += children.get(child, [])
+    return found
 
 
-def _start_time(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return 0
+def _sandbox_processes(pid: int, members) -> set[int]:
+    """Of `members`, the sandbox's own processes and the bot: bwrap (`pid`), its child the
+    namespace's init, and the init's child with pid 2 in the namespace (the bot: the command
+    bwrap started; its later children, and the orphans the init adopts, have other pids)."""
+    status = {}
+    for member in members:
+        try:
+            with open(f"/proc/{member}/status") as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+            status[member] = (int(fields["PPid"]), fields.get("NSpid", "").split())
+        except (OSError, KeyError, ValueError):
+            continue
+    init = {m: len(ns) for m, (parent, ns) in status.items() if parent == pid}
+    bot = {m for m, (parent, ns) in status.items()  # (a namespace of its own would be deeper)
+           if parent in init and len(ns) == init[parent] and ns[-1:] == ["2"]}
+    return {pid, *init, *bot}
 
 
 def _depth(path: str) -> int:
@@ -247,13 +240,13 @@ def _numba_caches() -> list[str]:
 
 class Confinement:
     """One bot process's sandbox: its bwrap command line and its cgroup (made by `argv`,
-    removed by `release`), and what the cgroup saw (`out_of_memory`, `hit_process_limit`)."""
+    frozen and thawed, removed by `release`), and what the cgroup saw (`out_of_memory`,
+    `hit_process_limit`)."""
 
     def __init__(self, sandbox: Sandbox, program: Program):
         self.sandbox, self.program = sandbox, program
         self.served = program.origin == SERVED  # kdtourney serve: no folder of its own
-        self.cgroups: list[str] = []
-        self.version = None
+        self.cgroup: cgroups.BotCgroup | None = None  # made by argv
 
     def argv(self) -> list[str]:
         """The command starting the bot in its sandbox (its cgroup made now). Refused (an
@@ -296,16 +289,18 @@ class Confinement:
                         'chmod -R a+rwX /tmp/numba 2>/dev/null; exec "$@"', "sh", *run]
         else:
             command += ["--", *run]
-        self._make_cgroups()
+        self.cgroup = cgroups.BotCgroup.make(limits.memory_mib << 20, limits.processes,
+                                             limits.cpus)
         # bwrap starts with an empty environment: the sandbox's init (its pid 1, which the bot
         # can read) is a bwrap process and keeps what bwrap was started with
-        clean = ["env", "-i", "PATH=/usr/bin:/bin"]
-        if self.cgroups:  # the shell joins the cgroups, then becomes bwrap: nothing escapes them
-            join = " && ".join(f'echo $$ > "${i + 1}/cgroup.procs"' for i in range(len(self.cgroups)))
-            n = len(self.cgroups)
-            return [*clean, "/bin/sh", "-c", f'{join} && shift {n} && exec "$@"', "sh",
-                    *self.cgroups, *command]
-        return [*clean, "prlimit", f"--data={limits.memory_mib << 20}", "--", *command]
+        launch = ["env", "-i", "PATH=/usr/bin:/bin"]
+        if self.cgroup is not None:  # the shell joins the cgroup, becomes bwrap: nothing escapes
+            files = self.cgroup.procs_files()
+            join = " && ".join(f'echo $$ > "${i + 1}"' for i in range(len(files)))
+            launch += ["/bin/sh", "-c", f'{join} && shift {len(files)} && exec "$@"', "sh", *files]
+        if self.cgroup is None or not self.cgroup.bounds(cgroups.MEMORY):
+            launch += ["prlimit", f"--data={limits.memory_mib << 20}", "--"]
+        return [*launch, *command]
 
     def _program_path(self) -> str:
         """The program to run: as written, or, for an absolute path that reaches the system
@@ -382,107 +377,51 @@ class Confinement:
                                          for p in [*visible, *secret, *SYSTEM]):
                 found.append((named, real))
         return found
+    # its cgroup
+
+    def freeze(self) -> None:
+        """Stop all the bot's processes until `thaw` (waiting until they are), where the machine
+        has a freezer."""
+        if self.cgroup is not None:
+            self.cgroup.freeze()
+
+    def thaw(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.thaw()
 
     def end_game(self, pid: int) -> None:
-        """Kill every process the bot started (daemons included), keeping the bot: `pid` is
-        bwrap's, whose child is the namespace's init, whose first child is the bot."""
-        children = _children()
-        init = children.get(pid, [])
-        if len(init) != 1:
-            return
-        bot = sorted(children.get(init[0], []), key=_start_time)[:1]
-        doomed, todo = [], [c for c in children.get(init[0], []) if c not in bot] + [
-            c for b in bot for c in children.get(b, [])]
-        while todo:
-            child = todo.pop()
-            doomed.append(child)
-            todo += children.get(child, [])
-        for child in doomed:
-            try:
-                os.kill(child, signal.SIGKILL)
-            except OSError:
-                pass
+        """Kill every process the bot started (daemons included), keeping the bot (`pid` is
+        bwrap's): with its cgroup frozen meanwhile, so that no fork outruns it; without a
+        freezer, scan after scan of its cgroup (or, without one, of bwrap's descendants)."""
+        def spare(members):
+            return _sandbox_processes(pid, members)
 
-    # the cgroup
-
-    def _make_cgroups(self) -> None:
-        limits = self.sandbox.limits
-        name = f"kdtourney-{os.getpid()}-{next(_COUNTER)}"
-        memory = str(limits.memory_mib << 20)
-        if os.path.exists(os.path.join(CGROUP_ROOT, "cgroup.controllers")):  # v2
-            settings = {os.path.join(CGROUP_ROOT, "kdtourney", name): {
-                "memory.max": memory, "memory.swap.max": "0", "pids.max": str(limits.processes)}}
-            parent = os.path.join(CGROUP_ROOT, "kdtourney")
-            try:
-                os.makedirs(parent, exist_ok=True)
-                with open(os.path.join(parent, "cgroup.subtree_control"), "w") as f:
-                    f.write("+memory +pids")
-            except OSError:
-                return
-            self.version = 2
-        elif all(os.path.exists(os.path.join(CGROUP_ROOT, h, "cgroup.procs"))
-                 for h in ("memory", "pids")):  # v1: one folder per hierarchy
-            settings = {os.path.join(CGROUP_ROOT, "memory", "kdtourney", name): {
-                "memory.limit_in_bytes": memory, "memory.memsw.limit_in_bytes": memory},
-                os.path.join(CGROUP_ROOT, "pids", "kdtourney", name): {
-                "pids.max": str(limits.processes)}}
-            self.version = 1
+        if self.cgroup is not None:
+            self.cgroup.kill(spare)
         else:
-            return
-        if not _SWEPT:
-            _SWEPT.append(True)
-            for folder in settings:
-                _sweep(os.path.dirname(folder))
-        try:
-            for folder, values in settings.items():
-                os.makedirs(folder)
-                self.cgroups.append(folder)
-                for key, value in values.items():
-                    path = os.path.join(folder, key)
-                    if os.path.exists(path) or key != "memory.memsw.limit_in_bytes":
-                        with open(path, "w") as f:
-                            f.write(value)
-        except OSError:  # no cgroup for us here: rlimits instead
-            self.release()
-            self.version = None
+            cgroups.kill_scanning(lambda: _descendants(pid), spare)
 
-    def _events(self, name: str) -> dict:
-        for folder in self.cgroups:
-            path = os.path.join(folder, name)
-            if os.path.exists(path):
-                try:
-                    with open(path) as f:
-                        return {k: int(v) for k, v in (line.split() for line in f if line.strip())
-                                if v.isdigit()}
-                except (OSError, ValueError):
-                    return {}
-        return {}
+    def kill(self) -> None:
+        """Kill every process of the sandbox, frozen or not (its cgroup's; none without one)."""
+        if self.cgroup is not None:
+            self.cgroup.kill()
 
     def out_of_memory(self) -> bool:
         """Whether the kernel killed a process of the bot for want of memory."""
-        events = self._events("memory.events" if self.version == 2 else "memory.oom_control")
-        return events.get("oom_kill", 0) > 0
+        return self.cgroup is not None and self.cgroup.out_of_memory()
 
     def hit_process_limit(self) -> bool:
         """Whether the bot was refused a process (or thread) by its limit."""
-        return self._events("pids.events").get("max", 0) > 0
+        return self.cgroup is not None and self.cgroup.hit_process_limit()
 
     def release(self) -> None:
         """Remove the cgroup once the bot has been stopped: what is still in it (the sandbox's
-        processes dying with bwrap) is killed first, for at most a second."""
-        deadline = time.monotonic() + 1.0
-        for folder in self.cgroups:
-            while True:
-                try:
-                    os.rmdir(folder)
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        break
-                _kill_members(folder)
-                time.sleep(0.01)
-        self.cgroups = []
+        processes dying with bwrap) is killed first."""
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
 
 
 __all__ = ["Sandbox", "Limits", "Confinement", "SandboxError", "bwrap_path", "INSTALL_HINT",
-           "DEFAULT_MEMORY_MIB", "DEFAULT_PROCESSES", "DEFAULT_OUTPUT_MIB"]
+           "DEFAULT_MEMORY_MIB", "DEFAULT_PROCESSES", "DEFAULT_OUTPUT_MIB", "DEFAULT_CPUS",
+           "missing_limits", "weaker_limits_line"]
