@@ -9,8 +9,8 @@ package, hides a later editable install (`cannot import name 'Rules' from 'kdtou
 So kdtourney's own kernels always cache where Numba caches a read-only package: the user-wide
 cache folder (`~/.cache/numba` on Linux, or `$XDG_CACHE_HOME/numba`), in one subfolder per source
 folder, so every installation keeps its own cache. A `NUMBA_CACHE_DIR` set by the user still wins,
-and other packages' functions are left to Numba's usual rules. Every kernel module imports this
-module before its first `@njit(cache=True)`.
+and other packages' functions are left to Numba's usual rules. Kernels are made by
+`kdtourney._jit.cached_jit` (through `engine._base.kernel`), which imports this module first.
 
 Numba checks a cached kernel against its own source file only, yet a kernel has the kernels it
 calls and the constants it reads (the tile table among them) compiled into it: after an edit to
@@ -138,3 +138,11 @@ if PackageCacheLocator not in _LOCATORS:
     _LOCATORS.insert(0, PackageCacheDirLocator)
     _LOCATORS.insert(2, PackageCacheLocator)
 
+
+def lock_path(dispatcher) -> str | None:
+    """The file of a kdtourney kernel's compile lock, beside its cache index (None for a function
+    cached elsewhere)."""
+    impl = getattr(dispatcher._cache, "_impl", None)
+    if impl is None or not isinstance(impl.locator, _CompiledSourcesStamp):
+        return None
+    return os.path.join(impl.locator.get_cache_path(), impl.filename_base + ".lock")
