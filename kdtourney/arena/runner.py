@@ -5,11 +5,11 @@ Parent and workers
 - The parent plans the games (`Tournament.plan`), opens or creates the store, and plays exactly
   the games the store lacks (so a re-run or `--resume` finishes an interrupted tournament). Only the
   parent writes to SQLite: one transaction per finished game.
-- Workers are started with the 'spawn' context (never fork after Numba threads). Before they start,
-  the parent loads or compiles the engine's kernels (`kdtourney.engine.warm_up`), and the first
-  worker plays a few decisions with each entrant's bot (Numba caches on disk) before the other
-  workers get games, so the other workers compile nothing. Every worker loads the engine's kernels
-  before its first game, so no bot's call is charged with it.
+- Workers are started with the 'spawn' context (never fork after Numba threads). Before its first
+  game, every worker loads, or on a fresh install compiles, the kernels of the games: the engine's,
+  and a few decisions of each entrant's bot (`workers.warm_up`), so no bot's call is charged with
+  it. Workers warming up together compile each kernel once between them, each starting on other
+  kernels (Numba caches on disk; one process compiles a kernel while the others wait to load it).
 - Bots reach the workers as the parent's registry's sources (`BotRegistry.from_sources`): every
   worker plays with the code the parent checked.
 - Games go to workers in batches over one pipe per worker (guided: a batch is about a quarter of
@@ -66,7 +66,7 @@ from kdtourney.arena.play import CONFIG_KEY as PLAY_KEY
 from kdtourney.arena.play import PlaySettings, settle, stored_settings
 from kdtourney.arena.schedule import keyed
 from kdtourney.arena.tournament import ArenaError, Tournament, default_name, differences
-from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_bots
+from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_up
 from kdtourney.bots.external import (DEFAULT_STARTUP_TIMEOUT, QUIT_GRACE, ProcessPool,
                                      ProcessSettings, Sandbox, SandboxError, StartupError,
                                      die_with_parent, kill_group)
@@ -161,7 +161,7 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
         import platform
 
         from kdtourney.bots.registry import BotRegistry
-        from kdtourney.engine import warm_up
+        from kdtourney.engine import warm_up as warm_up_engine
 
         tournament = Tournament.from_dict(tournament_dict)
         # sandboxed, a bot module runs in its sandbox only: here it is what the parent listed
@@ -182,10 +182,12 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
 
         # Loading the engine's kernels takes a fresh process a good part of a second (several on a
         # loaded machine): in the first game it would count against the seat called last.
-        touch()
-        warm_up()
         if warm:
-            warm_bots(tournament, registry, touch, builtin_only=pool.settings.sandbox is not None)
+            warm_up(tournament, registry, touch, builtin_only=pool.settings.sandbox is not None,
+                    isolate=isolate, first=slot)
+        else:
+            touch()
+            warm_up_engine()
         status[base] = -1
         conn.send(("ready",))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which stops
@@ -644,9 +646,6 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
 
 def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter, hang_timeout,
           warm, settings, isolate, identities):
-    from kdtourney.engine import warm_up
-
-    warm_up()  # compile or load every engine kernel once, before any worker starts
     ctx = mp.get_context("spawn")
     status = ctx.RawArray("d", _SLOT * n_workers)
     for i in range(len(status)):
@@ -668,9 +667,7 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
         child_conn.close()
         return _Worker(slot, process, parent_conn)
 
-    pool = [spawn(0, warm)]
-    warming = warm  # the other workers get games once the first one has warmed the bots up
-    pool += [spawn(slot, False) for slot in range(1, n_workers)]
+    pool = [spawn(slot, warm) for slot in range(n_workers)]  # they share the compiling out
 
     sink = _Sink(tournament, specs, st, outcome, reporter)
     commit = sink.commit
@@ -699,7 +696,7 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
 
     def lose(worker, why):
         """The worker died or hung: replace it and requeue its games, blaming the current one."""
-        nonlocal failed_starts, warming
+        nonlocal failed_starts
         outcome.worker_losses += 1
         drain(worker)
         if worker.process.is_alive():
@@ -732,12 +729,8 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
             status[base + i] = -1.0
         replacement = spawn(worker.slot, False)
         pool[pool.index(worker)] = replacement
-        if worker.slot == 0 and warming:
-            warming = False
 
     def feed(worker):
-        if warming and worker.slot != 0:
-            return
         # guided scheduling: batches shrink as the games run out, so no worker is left with a
         # long queue while the others are idle at the end; a worker holds at most two batches
         size = max(1, min(MAX_BATCH, len(pending) // (4 * len(pool))))
@@ -757,8 +750,6 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
     try:
         while pending or any(w.inflight for w in pool):
             interrupts.check()
-            if warming and pool[0].ready:
-                warming = False
             for worker in pool:
                 feed(worker)
             waitables = {}

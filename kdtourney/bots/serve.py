@@ -69,7 +69,7 @@ def serve(registry: BotRegistry, spec, stdin=None, stdout=None, stderr=None) -> 
                 if message.get("protocol") != kdtp.PROTOCOL or message.get("version") != kdtp.VERSION:
                     raise _Stop(2, f"Error: this bot speaks {kdtp.PROTOCOL}/{kdtp.VERSION}, the "
                                    f"harness {message.get('protocol')}/{message.get('version')}")
-                _warm_up()
+                warm_up()
                 send({"type": "hello", "name": entrant.spec, "version": __version__,
                       "author": "kdtourney serve"})
             elif kind == "game":
@@ -141,12 +141,18 @@ def _plain(value):
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _warm_up() -> None:
-    """Load the engine's kernels and read one `act` now, not in the bot's first decision."""
-    from kdtourney.engine import Game, Rules, warm_up
+def warm_up() -> None:
+    """Load the engine's kernels and read one `act` now, not in the bot's first decision (the
+    arena's workers run it too, so that on a fresh install the kernels are compiled before a
+    sandboxed bot copies the cache)."""
+    from kdtourney.engine import Game, Rules
+    from kdtourney.engine import warm_up as warm_up_engine
 
-    warm_up()
+    warm_up_engine()
     game = Game(Rules(2), 0)
+    for _ in range(8):  # a few turns in, so that the kingdoms in the act have squares
+        actions = game.legal_actions()
+        game.apply(actions[len(actions) // 2])
     view = game.view(game.current_player)
     kdtp.view_of(kdtp.decode(kdtp.act_line(view, view.legal_actions(), None)), view.rules)
 
@@ -188,4 +194,4 @@ def _check_legal(view, act):
                        "harness and kdtourney do not play the same game")
 
 
-__all__ = ["serve", "list_bots"]
+__all__ = ["serve", "list_bots", "warm_up"]
