@@ -70,6 +70,7 @@ import uuid
 from kdtourney import interrupts
 from kdtourney.arena.forfeit import DONE, FAIL, ForfeitPolicy, hang_limit
 from kdtourney.arena.match import play_match
+from kdtourney.arena.service import Finished
 from kdtourney.arena.tournament import ArenaError, Tournament
 from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_bots
 
@@ -419,20 +420,6 @@ class Cluster:
         for name, level in getattr(self, "_levels", {}).items():
             logging.getLogger(name).setLevel(level)
 
-    # playing
-
-    def play(self, tournament, specs, pending, sink, registry, outcome, reporter, hang_timeout,
-             settings, isolate, identities, require_limits=False):
-        """Play the games of `pending` (a deque of game indexes) on the cluster, committing each
-        through `sink` (kdtourney.arena.runner._Sink) once. settings, isolate: how bots in their
-        own process run (kdtourney.bots.external.ProcessSettings; every bot in its own);
-        identities: {entrant: identity} as the store records them, which every worker checks
-        what it loads against. Sandboxed, a host that cannot enforce every limit is a note
-        (once per host and connection), or with `require_limits` an ArenaError."""
-        _Play(self, tournament, specs, pending, sink, registry, outcome, reporter,
-              hang_timeout, settings, isolate, identities, require_limits).run()
-
-
 def limits_note(info: dict, told: set, require: bool) -> str | None:
     """For a worker's setup `info`: the note that its machine cannot enforce every limit of a
     sandboxed bot, once per host (`told`: the hosts told already; None when nothing is to be
@@ -471,13 +458,21 @@ def _takes_n_workers(client) -> bool:
     return "n_workers" in inspect.signature(client.scheduler_info).parameters
 
 
-class _Play:
-    def __init__(self, cluster, tournament, specs, pending, sink, registry, outcome, reporter,
-                 hang_timeout, settings, isolate, identities, require_limits=False):
+class DaskService:
+    """The game service on a Dask cluster: the same interface as the local one
+    (kdtourney.arena.service.LocalService: submit, step, cancel, busy, queued, close), for as long
+    as the command holds the cluster. settings, isolate: how bots in their own process run
+    (kdtourney.bots.external.ProcessSettings; every bot in its own); identities: {entrant:
+    identity} as the store records them, which every worker checks what it loads against.
+    Sandboxed, a host that cannot enforce every limit is a note (once per host and connection), or
+    with `require_limits` an ArenaError."""
+
+    def __init__(self, cluster, tournament, registry, *, hang_timeout, settings, isolate,
+                 identities, require_limits=False, on_note=None):
         self.cluster, self.client = cluster, cluster.client
         self.require_limits = require_limits
-        self.tournament, self.specs, self.pending = tournament, specs, pending
-        self.sink, self.outcome, self.reporter = sink, outcome, reporter
+        self.tournament = tournament
+        self.on_note = on_note
         self.hang_timeout = hang_timeout
         self.sources = registry.source_files()
         self.tdict = tournament.to_dict()
@@ -485,19 +480,92 @@ class _Play:
         self.bots = (settings, isolate, identities,
                      None if settings.sandbox is None else registry.listings())
         self.key = content_key(self.sources, self.tdict, *self.bots)
-        self.wanted = set(pending)
+        self.specs: dict = {}                    # game index -> GameSpec, of every game submitted
+        self.pending: collections.deque = collections.deque()
         self.committed: set[int] = set()
         self.inflight: dict = {}                 # future -> [game indexes]
         self.isolate: set[int] = set()           # games played one per task
-        self.policy = ForfeitPolicy(specs, tournament.entrants)
+        self.policy = ForfeitPolicy(self.specs, tournament.entrants)
         self.killed: set[str] = set()            # workers we killed (hung)
         self.game_seconds = None                 # running mean of a game's duration
         self.known: dict = {}
+        self.notes: list[str] = []
+        self.losses = 0
+        self.finished: list = []
+        self.ready = False
+        self.last_watch = 0.0
+        self.threads = 1
+
+    @property
+    def workers(self) -> int:
+        return sum(self.cluster.wait_for_workers().values())
 
     def note(self, text):
-        self.outcome.notes.append(text)
-        if self.reporter is not None:
-            self.reporter.note(text)
+        self.notes.append(text)
+        if self.on_note is not None:
+            self.on_note(text)
+
+    # the interface every backend has
+
+    def submit(self, specs) -> None:
+        for spec in specs:
+            self.specs[spec.game] = spec
+            self.pending.append(spec.game)
+
+    @property
+    def queued(self) -> int:
+        return len(self.pending)
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.pending) or bool(self.inflight)
+
+    def cancel(self) -> list[int]:
+        dropped = list(self.pending)
+        self.pending.clear()
+        return dropped
+
+    def step(self, timeout: float = POLL_SECONDS) -> list:
+        """Submit tasks for the queued games, wait up to `timeout` seconds, and return the games
+        finished since the last call (kdtourney.arena.service.Finished)."""
+        distributed = _distributed()
+        if not self.ready:
+            self.setup()
+            self.ready = True
+            self.threads = self.cluster.threads()
+            self.last_watch = time.monotonic()
+        interrupts.check()
+        self.refill(self.threads)
+        if self.inflight:
+            try:
+                done = distributed.wait(list(self.inflight), timeout=timeout,
+                                        return_when="FIRST_COMPLETED").done
+            except TimeoutError:
+                done = ()
+            taken = [self.finished_task(f) for f in done if f in self.inflight]
+            if taken and not any(taken):
+                time.sleep(0.05)  # results lost with a worker: Dask computes them again
+        if time.monotonic() - self.last_watch >= POLL_SECONDS:
+            self.watch()
+            self.threads = sum(self.known.values()) or 1
+            self.last_watch = time.monotonic()
+        done, self.finished = self.finished, []
+        return done
+
+    def close(self):
+        for future in self.inflight:
+            future.cancel()
+        self.inflight = {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def commit(self, g, result=None, failed=None):
+        self.committed.add(g)
+        self.finished.append(Finished(self.specs[g], result, failed))
 
     # setup
 
@@ -566,7 +634,7 @@ class _Play:
             if g not in self.committed and g not in self.pending:
                 self.pending.appendleft(g)
 
-    def finished(self, future) -> bool:
+    def finished_task(self, future) -> bool:
         """Take in a task that looked done; False if it is not (its result was lost with a worker
         and is being computed again)."""
         status = future.status
@@ -575,9 +643,8 @@ class _Play:
         games = self.inflight.pop(future)
         if status == "finished":
             for g, result in future.result():
-                if g in self.wanted and g not in self.committed:
-                    self.committed.add(g)
-                    self.sink.commit(g, result)
+                if g in self.specs and g not in self.committed:
+                    self.commit(g, result)
                     d = result.duration
                     self.game_seconds = d if self.game_seconds is None else \
                         0.9 * self.game_seconds + 0.1 * d
@@ -616,7 +683,7 @@ class _Play:
         workers = self.cluster.workers()
         gone = [addr for addr in set(self.known) - set(workers) if addr not in self.killed]
         for addr in gone:  # (a killed one is counted when killed)
-            self.outcome.worker_losses += 1
+            self.losses += 1
             self.note(f"worker {addr} was lost; its games are played again elsewhere")
         self.collect_deaths()  # every time: a dead process may outlive its worker's removal
         self.known = workers
@@ -645,7 +712,7 @@ class _Play:
         for deaths in reports.values():
             if isinstance(deaths, list):
                 for game, seat, call in deaths:
-                    if game in self.wanted and game not in self.committed:
+                    if game in self.specs and game not in self.committed:
                         self.lost(game, seat, call, "died")
 
     def await_deaths(self, game, before):
@@ -662,7 +729,7 @@ class _Play:
 
     def hung(self, addr, game, seat, call, limit):
         self.killed.add(addr)
-        self.outcome.worker_losses += 1
+        self.losses += 1
         why = f"hung (no progress for {limit:g} s)"
         self.lost(game, seat, call, why, addr, hung=True)
         try:
@@ -680,41 +747,13 @@ class _Play:
         if action == DONE:
             return
         if action == FAIL:
-            self.committed.add(game)
-            self.sink.fail(game, self.policy.failed_message(game))
+            self.commit(game, failed=self.policy.failed_message(game))
         self.isolate.add(game)
         for future, games in list(self.inflight.items()):
             if game in games:  # Dask would play it again as it was: play it as decided
                 future.cancel()
                 del self.inflight[future]
                 self.requeue(games)
-
-    # the loop
-
-    def run(self):
-        distributed = _distributed()
-        self.setup()
-        last_watch = time.monotonic()
-        threads = self.cluster.threads()
-        try:
-            while self.pending or self.inflight:
-                interrupts.check()
-                self.refill(threads)
-                try:
-                    done = distributed.wait(list(self.inflight), timeout=POLL_SECONDS,
-                                            return_when="FIRST_COMPLETED").done
-                except TimeoutError:
-                    done = ()
-                taken = [self.finished(f) for f in done if f in self.inflight]
-                if taken and not any(taken):
-                    time.sleep(0.05)  # results lost with a worker: Dask computes them again
-                if time.monotonic() - last_watch >= POLL_SECONDS:
-                    self.watch()
-                    threads = sum(self.known.values()) or 1
-                    last_watch = time.monotonic()
-        finally:
-            for future in self.inflight:
-                future.cancel()
 
 
 def _one_line(exc) -> str:

@@ -1,42 +1,17 @@
-"""Playing a tournament on local worker processes, every finished game committed to the store.
+"""Playing a tournament: its store, its folder, and the games it lacks handed to the game service.
 
-Parent and workers
-------------------
 - The parent plans the games (`Tournament.plan`), opens or creates the store, and plays exactly
   the games the store lacks (so a re-run or `--resume` finishes an interrupted tournament). Only the
-  parent writes to SQLite: one transaction per finished game.
-- Workers are started with the 'spawn' context (never fork after Numba threads). Before its first
-  game, every worker loads, or on a fresh install compiles, the kernels of the games: the engine's,
-  and a few decisions of each entrant's bot (`workers.warm_up`), so no bot's call is charged with
-  it. Workers warming up together compile each kernel once between them, each starting on other
-  kernels (Numba caches on disk; one process compiles a kernel while the others wait to load it).
+  parent writes to SQLite: one transaction per finished game (`_Sink`).
+- Where the games are played is the game service's business (kdtourney.arena.service: local
+  worker processes, or kdtourney.arena.cluster's Dask service behind the same interface), opened
+  once per command by `open_service` in the place that holds the folder's lock (`holding`).
+  `run_tournament` is the feed of `kdtourney run`: every game of the plan at once.
 - Bots reach the workers as the parent's registry's sources (`BotRegistry.from_sources`): every
-  worker plays with the code the parent checked.
-- Games go to workers in batches over one pipe per worker (guided: a batch is about a quarter of
-  each worker's share of the games left, at most 32, so batches shrink towards the end; a worker
-  holds at most two); results come back per game, and the parent commits each as it arrives.
-  A shared array tells the parent which game, seat and bot call each worker is in, and since when.
-
-Bots in their own process
--------------------------
-TOML bots (and, with `isolate`, every Python entrant, through `kdtourney serve`) play in processes
-of a `ProcessPool` per worker (kdtourney.bots.external), started once each before the run
-(`BotRegistry.start_check`). A worker records its bots' process groups in a shared array: if it
-dies, the parent kills them (the bots themselves die with it by PR_SET_PDEATHSIG, what they
-started would not); if the parent dies, the worker gets SIGTERM and kills them. Their stderr goes
-to FOLDER/logs/<entrant>.log. With `sandbox` every entrant plays so, each process inside a sandbox
-(kdtourney.bots.external.sandbox); a worker then does not run the bot modules but takes what they
-define from the parent's registry (`BotRegistry.listings`), and the store's seed secret keys the
-seeds.
-
-Dead and hung workers
----------------------
-A worker that dies (os._exit, a segfault, the OOM killer) or hangs (a single call into a bot, or
-the harness, making no progress for `hang_timeout` seconds, or for a decision of an in-process
-bot under a clock, for what the clock allows it plus its margin and HANG_GRACE: then the worker is
-killed, kdtourney.arena.forfeit.hang_limit) is replaced and its unfinished games are played again. The shared array tells which game, seat and bot call it
-was in; kdtourney.arena.forfeit decides, as for a Dask cluster, whether the game is played again
-as it was, with that seat's bot forfeiting at that call, or stored as a failed game.
+  worker plays with the code the parent checked. TOML bots are started once here before
+  anything (`start_bots`); their stderr goes to FOLDER/logs/<entrant>.log. With `sandbox` every
+  entrant plays in its own process inside a sandbox (kdtourney.bots.external.sandbox), and the
+  store's seed secret keys the seeds.
 
 Determinism: a game's bots, seeds and deal depend only on the tournament and the game's index, so
 the store is the same whatever the number of workers and however often the run was interrupted
@@ -45,39 +20,26 @@ the store is the same whatever the number of workers and however often the run w
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import datetime
-import multiprocessing as mp
 import os
-import signal
 import sys
 import time
-import traceback
 from dataclasses import dataclass, field, replace
-from multiprocessing.connection import wait
 from pathlib import Path
 
-from kdtourney import interrupts
 from kdtourney.arena import store as _store
-from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, failed_rows, hang_limit
-from kdtourney.arena.match import MatchResult, play_match
+from kdtourney.arena.cluster import Cluster, DaskService
+from kdtourney.arena.forfeit import failed_rows
+from kdtourney.arena.match import MatchResult
 from kdtourney.arena.play import CONFIG_KEY as PLAY_KEY
 from kdtourney.arena.play import PlaySettings, settle, stored_settings
 from kdtourney.arena.schedule import keyed
 from kdtourney.arena.tournament import ArenaError, Tournament, default_name, differences
-from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_up
-from kdtourney.bots.external import (DEFAULT_STARTUP_TIMEOUT, QUIT_GRACE, ProcessPool,
-                                     ProcessSettings, Sandbox, SandboxError, StartupError,
-                                     die_with_parent, kill_group)
+from kdtourney.arena.service import DEFAULT_HANG_TIMEOUT, Finished, LocalService
+from kdtourney.bots.external import (DEFAULT_STARTUP_TIMEOUT, ProcessSettings, Sandbox,
+                                     SandboxError, StartupError)
 from kdtourney.bots.external.sandbox import bwrap_path, missing_limits, weaker_limits_line
-
-MAX_BATCH = 32            # games per task at most
-DEFAULT_HANG_TIMEOUT = 600.0
-_SLOT = 5                 # status array per worker: game, seat, call, monotonic time of the last
-                          # step, what that call may take (a clocked in-process decision; else -1)
-_GROUPS = 64              # bot process groups recorded per worker
-
 
 def default_hang_timeout(move_time_limit: float | None,
                          startup_timeout: float = DEFAULT_STARTUP_TIMEOUT) -> float:
@@ -114,8 +76,6 @@ def holding(folder, scheduler=None):
     with contextlib.ExitStack() as stack:
         cluster = scheduler
         if isinstance(scheduler, str):
-            from kdtourney.arena.cluster import Cluster
-
             cluster = Cluster(scheduler)
             stack.callback(cluster.close)
         try:
@@ -136,140 +96,6 @@ def holding_workers(folder, scheduler=None, workers: int | None = None):
         if cluster is not None:
             workers = sum(cluster.wait_for_workers().values())
         yield cluster, workers
-
-# --- the worker process ------------------------------------------------------------------------
-
-def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, settings, isolate,
-                 identities, listed):
-    """A worker: receives batches [(game spec, forced faults)], sends ('game', index, MatchResult)
-    per game. Its bots in their own process are recorded in `groups` (their process groups, which
-    the parent kills should this worker die) and stopped when it ends."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
-    pool = ProcessPool(settings, track=lambda pids: _record_groups(groups, slot, pids))
-    _exit_with_parent(pool)
-    try:
-        _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities,
-              listed)
-    finally:
-        pool.close()
-    _quick_exit(conn)
-
-
-def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities, listed):
-    base = slot * _SLOT
-    try:
-        import platform
-
-        from kdtourney.bots.registry import BotRegistry
-        from kdtourney.engine import warm_up as warm_up_engine
-
-        tournament = Tournament.from_dict(tournament_dict)
-        # sandboxed, a bot module runs in its sandbox only: here it is what the parent listed
-        registry = BotRegistry.from_sources(sources, listed=listed)
-        try:
-            check_loaded(registry, tournament, identities, f"{platform.node()} (worker {slot})",
-                         local=True)
-        except ArenaError as exc:
-            conn.send(("refused", str(exc)))
-            return
-        factories = bot_factories(registry, tournament, pool, isolate)
-        rules = {p: tournament.rules_for(p) for p in tournament.players}
-
-        def touch():
-            status[base + 3] = time.monotonic()
-            status[base + 4] = -1.0
-            status[base] = -2  # warming up
-
-        # Loading the engine's kernels takes a fresh process a good part of a second (several on a
-        # loaded machine): in the first game it would count against the seat called last.
-        if warm:
-            warm_up(tournament, registry, touch, builtin_only=pool.settings.sandbox is not None,
-                    isolate=isolate, first=slot)
-        else:
-            touch()
-            warm_up_engine()
-        status[base] = -1
-        conn.send(("ready",))
-    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which stops
-        conn.send(("fatal", "".join(traceback.format_exception_only(type(exc), exc)).strip()))
-        return
-    current = [-1]
-
-    def monitor(seat, call, limit=None):
-        status[base + 1] = seat
-        status[base + 2] = call
-        status[base + 4] = -1.0 if limit is None else limit
-        status[base + 3] = time.monotonic()
-        if seat == -1 and call == -1:
-            status[base] = -1
-
-    while True:
-        try:
-            batch = conn.recv()
-        except EOFError:
-            batch = None
-        if batch is None:
-            return
-        for spec, forced in batch:
-            current[0] = spec.game
-            status[base] = spec.game
-            pool.new_game(spec.game, spec.deal_seeds)
-            monitor(-1, 0)
-            try:
-                result = play_match(
-                    rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
-                    [factories[e] for e in spec.seats],
-                    clock=tournament.time_control, margin=pool.settings.margin, forced=forced,
-                    monitor=monitor)
-            except BaseException:  # noqa: BLE001 - a harness bug: the parent stops the tournament
-                conn.send(("fatal", f"game {spec.game}: " + traceback.format_exc()))
-                return
-            conn.send(("game", spec.game, result))
-
-
-def _record_groups(groups, slot, pids):
-    """Write a worker's bot process groups to its part of the shared array (0: none). A pool
-    holds at most its idle bound plus a table's seats, far fewer than the slots."""
-    if len(pids) > _GROUPS:
-        raise RuntimeError(f"{len(pids)} bot processes in one worker, more than the {_GROUPS} "
-                           "it can record for cleanup")
-    base = slot * _GROUPS
-    for i in range(_GROUPS):
-        groups[base + i] = pids[i] if i < len(pids) else 0
-
-
-def _kill_groups(groups, slot):
-    """Kill the recorded bot process groups of a worker (dead, or gone past its time to exit)."""
-    base = slot * _GROUPS
-    for i in range(_GROUPS):
-        if groups[base + i] > 0:
-            kill_group(int(groups[base + i]))
-            groups[base + i] = 0
-
-
-def _exit_with_parent(pool):
-    """Should the parent die (even by SIGKILL), this worker gets SIGTERM: it kills its bots' process
-    groups and exits."""
-    def handler(signum, frame):
-        pool.kill_all()
-        os._exit(1)
-
-    signal.signal(signal.SIGTERM, handler)
-    parent = mp.parent_process()
-    die_with_parent(signal.SIGTERM, parent.pid if parent is not None else None)
-
-
-def _quick_exit(conn):
-    """End the worker at once: its results are sent and it owns nothing else; the interpreter's
-    normal exit (finalizers of Numba and friends) takes about a second."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
-    conn.close()
-    os._exit(0)
-
 
 # --- the parent --------------------------------------------------------------------------------
 
@@ -295,15 +121,6 @@ class RunOutcome:
         return self.stored_before + self.played >= self.total
 
 
-class _Worker:
-    def __init__(self, slot, process, conn):
-        self.slot = slot
-        self.process = process
-        self.conn = conn
-        self.inflight: list[int] = []  # game indexes sent, in the order the worker plays them
-        self.ready = False
-
-
 def rows_of(tournament: Tournament, spec, result: MatchResult) -> tuple[dict, list, list]:
     """The store rows (game, results, faults) of a played game."""
     game = dict(game=spec.game, block=spec.block, arrangement=spec.arrangement,
@@ -320,12 +137,24 @@ def rows_of(tournament: Tournament, spec, result: MatchResult) -> tuple[dict, li
 
 
 class _Sink:
-    """Where finished games go, whichever backend played them: one store transaction per game, the
-    outcome's counts and the reporter. Only the parent process writes the store."""
+    """Where a feed's finished games go, whichever backend played them: one store transaction per
+    game, the outcome's counts and the reporter. Only the parent process writes the store."""
 
     def __init__(self, tournament, specs, st, outcome, reporter):
         self.tournament, self.specs, self.st = tournament, specs, st
         self.outcome, self.reporter = outcome, reporter
+
+    def take(self, finished: Finished):
+        """Store what the service handed back: a played game, or one it could not finish."""
+        if finished.result is None:
+            self.fail(finished.spec.game, finished.failed)
+        else:
+            self.commit(finished.spec.game, finished.result)
+
+    def note(self, text):
+        self.outcome.notes.append(text)
+        if self.reporter is not None:
+            self.reporter.note(text)
 
     def commit(self, game_index, result):
         """Store a played game (a MatchResult)."""
@@ -562,6 +391,48 @@ def check_entrants(registry, tournament: Tournament, what: str = "tournament") -
             raise ArenaError(f"{exc} (needed by the stored {what}; --bots-dir?)") from None
 
 
+def bot_settings(tournament: Tournament, folder, play: PlaySettings | None,
+                 startup_timeout: float = DEFAULT_STARTUP_TIMEOUT, scheduler=None,
+                 require_limits: bool = False) -> ProcessSettings:
+    """How the bots in their own process run for `tournament` in `folder` (its logs folder, the
+    sandbox of the `play` settings); sandboxed, ArenaError without bwrap, and with
+    `require_limits` when this machine (playing: no `scheduler`) cannot enforce every limit."""
+    play = play or PlaySettings()
+    sandbox = play.sandbox_for(folder)
+    if sandbox is not None:
+        check_sandbox()
+        if scheduler is None:
+            check_limits(require_limits)
+    return ProcessSettings(tournament.time_control, play.margin, startup_timeout,
+                           str(Path(folder) / LOGS), sandbox)
+
+
+def open_service(tournament: Tournament, registry, cluster, workers: int, settings, play,
+                 identities: dict, *, hang_timeout: float | None = None, warm: bool = True,
+                 require_limits: bool = False, on_note=None):
+    """The game service a command's feed hands its games to, for as long as it is open: local
+    worker processes (`workers` of them), or the Dask `cluster` held by `holding`.
+    settings: `bot_settings`; play: the PlaySettings; identities: {entrant: identity} as the store
+    records them; on_note: called with each note of the service (a worker lost, ...)."""
+    hang_timeout = hang_timeout or default_hang_timeout(
+        tournament.time_control.longest_decision, settings.startup_timeout)
+    play = play or PlaySettings()
+    if cluster is not None:
+        return DaskService(cluster, tournament, registry, hang_timeout=hang_timeout,
+                           settings=replace(settings, log_dir=None), isolate=play.in_own_process,
+                           identities=identities, require_limits=require_limits, on_note=on_note)
+    return LocalService(tournament, registry, workers=workers, settings=settings,
+                        isolate=play.in_own_process, identities=identities,
+                        hang_timeout=hang_timeout, warm=warm, on_note=on_note)
+
+
+def play_all(service, sink: _Sink) -> None:
+    """Hand every finished game to `sink` until the service has nothing queued or in play."""
+    while service.busy:
+        for finished in service.step():
+            sink.take(finished)
+
+
 def run_tournament(tournament: Tournament, folder, registry, *, workers: int | None = None,
                    meta: dict | None = None, reporter=None, hang_timeout: float | None = None,
                    warm: bool = True, scheduler: str | None = None,
@@ -574,7 +445,7 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     kdtourney.arena.progress), or None. Raises ArenaError for a store that is not this tournament's.
     scheduler: play on a Dask cluster instead of local processes (`workers` is then ignored):
     tcp://HOST:PORT, a scheduler file, or local:N (see kdtourney.arena.cluster), or an open
-    `Cluster` (left open: an SPRT plays its chunks on one).
+    `Cluster` (left open).
     play: how the bots are played (kdtourney.arena.play: isolate, the margin beyond the clock,
     the sandbox and its memory limit; default PlaySettings()), recorded with a new store and
     checked against an existing one's. Sandboxed, every entrant (Python ones through `kdtourney
@@ -588,16 +459,10 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     """
     started = time.perf_counter()
     play = play or PlaySettings()
-    sandbox = play.sandbox_for(folder)
-    if sandbox is not None:
-        check_sandbox()
-        if scheduler is None:
-            check_limits(require_limits)
+    settings = bot_settings(tournament, folder, play, startup_timeout, scheduler, require_limits)
     workers = worker_count(workers)
-    settings = ProcessSettings(tournament.time_control, play.margin, startup_timeout,
-                               str(Path(folder) / LOGS), sandbox)
     if check_bots:
-        start_bots(registry, tournament, startup_timeout, sandbox)
+        start_bots(registry, tournament, startup_timeout, settings.sandbox)
     plan = tournament.plan()
     specs = plan.games
     identities = entrant_identities(registry, tournament)
@@ -607,18 +472,15 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
         stack.callback(st.close)
         done = st.done_games()
         # sandboxed from the start, the seeds are keyed with the store's secret (hidden from bots)
-        secret = st.seed_secret(create=sandbox is not None and not done)
+        secret = st.seed_secret(create=settings.sandbox is not None and not done)
         if secret is not None:
             specs = [None if spec is None else keyed(spec, secret) for spec in specs]
         if reporter is not None:
             stack.callback(reporter.stop)
         # a plan may leave games out (None: a ladder plays the blocks it chose, not all before)
-        pending = collections.deque(g for g in range(len(specs))
-                                    if g not in done and specs[g] is not None)
+        pending = [g for g in range(len(specs)) if g not in done and specs[g] is not None]
         outcome = RunOutcome(folder=Path(folder), total=len(specs), stored_before=len(done),
                              notes=list(notes))
-        hang_timeout = hang_timeout or default_hang_timeout(
-            tournament.time_control.longest_decision, startup_timeout)
         if cluster is not None and pending:
             workers = sum(cluster.wait_for_workers().values())
         if reporter is not None:
@@ -626,186 +488,23 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
             for note in notes:
                 reporter.note(note)
         if pending:
+            sink = _Sink(tournament, specs, st, outcome, reporter)
+            service = stack.enter_context(open_service(
+                tournament, registry, cluster, min(workers, len(pending)), settings, play,
+                identities, hang_timeout=hang_timeout, warm=warm, require_limits=require_limits,
+                on_note=sink.note))
             try:
-                if cluster is not None:
-                    cluster.play(tournament, specs, pending, _Sink(tournament, specs, st, outcome,
-                                                                   reporter),
-                                 registry, outcome, reporter, hang_timeout,
-                                 replace(settings, log_dir=None), play.in_own_process,
-                                 identities, require_limits=require_limits)
-                else:
-                    _play(tournament, specs, pending, st, registry, min(workers, len(pending)),
-                          outcome, reporter, hang_timeout, warm, settings, play.in_own_process,
-                          identities)
+                service.submit(specs[g] for g in pending)
+                play_all(service, sink)
             except KeyboardInterrupt:
                 outcome.interrupted = True
+            outcome.worker_losses = service.losses
         outcome.seconds = time.perf_counter() - started
         st.update_meta(games_stored=outcome.stored_before + outcome.played)
     return outcome
 
 
-def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter, hang_timeout,
-          warm, settings, isolate, identities):
-    ctx = mp.get_context("spawn")
-    status = ctx.RawArray("d", _SLOT * n_workers)
-    for i in range(len(status)):
-        status[i] = -1.0
-    groups = ctx.RawArray("q", _GROUPS * n_workers)
-    sources = registry.source_files()
-    listed = None if settings.sandbox is None else registry.listings()
-    tdict = tournament.to_dict()
-    policy = ForfeitPolicy(specs, tournament.entrants)
-    failed_starts = 0
-
-    def spawn(slot, warm_first):
-        parent_conn, child_conn = ctx.Pipe(duplex=True)
-        process = ctx.Process(target=_worker_main, name=f"kdtourney-worker-{slot}", daemon=True,
-                              args=(slot, child_conn, status, groups, sources, tdict, warm_first,
-                                    settings, isolate, identities, listed))
-        with main_module_hidden():
-            process.start()
-        child_conn.close()
-        return _Worker(slot, process, parent_conn)
-
-    pool = [spawn(slot, warm) for slot in range(n_workers)]  # they share the compiling out
-
-    sink = _Sink(tournament, specs, st, outcome, reporter)
-    commit = sink.commit
-
-    def handle(worker, message):
-        kind = message[0]
-        if kind == "game":
-            _, game_index, result = message
-            if game_index in worker.inflight:
-                worker.inflight.remove(game_index)
-                commit(game_index, result)
-        elif kind == "ready":
-            worker.ready = True
-        elif kind == "fatal":
-            raise ArenaError(f"a worker failed: {message[1].strip().splitlines()[-1]}")
-        elif kind == "refused":  # it did not load what the store recorded
-            raise ArenaError(message[1])
-
-    def drain(worker):
-        """Read whatever a (possibly dead) worker has sent."""
-        try:
-            while worker.conn.poll():
-                handle(worker, worker.conn.recv())
-        except (EOFError, OSError):
-            pass
-
-    def lose(worker, why):
-        """The worker died or hung: replace it and requeue its games, blaming the current one."""
-        nonlocal failed_starts
-        outcome.worker_losses += 1
-        drain(worker)
-        if worker.process.is_alive():
-            worker.process.kill()
-        worker.process.join(5)
-        worker.conn.close()
-        _kill_groups(groups, worker.slot)  # its bots died with it; what they started goes now
-        if not worker.ready:
-            failed_starts += 1
-            if failed_starts > 3:
-                raise ArenaError(f"worker processes keep failing to start (last: {why})")
-        base = worker.slot * _SLOT
-        current = int(status[base])
-        seat, call = int(status[base + 1]), int(status[base + 2])
-        if current == -1 and worker.inflight:  # between games: the oldest unsent one was lost
-            current, seat, call = worker.inflight[0], -1, -1
-        requeue = list(worker.inflight)
-        if current in worker.inflight:
-            action, what = policy.lost(current, seat, call, why, hung=why.startswith("hung"))
-            if action == FAIL:
-                requeue.remove(current)
-                sink.fail(current, policy.failed_message(current))
-            note = f"worker {worker.slot} {why} in game {current}; {what}"
-            outcome.notes.append(note)
-            if reporter is not None:
-                reporter.note(note)
-        for g in reversed(requeue):
-            pending.appendleft(g)
-        for i in range(_SLOT):
-            status[base + i] = -1.0
-        replacement = spawn(worker.slot, False)
-        pool[pool.index(worker)] = replacement
-
-    def feed(worker):
-        # guided scheduling: batches shrink as the games run out, so no worker is left with a
-        # long queue while the others are idle at the end; a worker holds at most two batches
-        size = max(1, min(MAX_BATCH, len(pending) // (4 * len(pool))))
-        while pending and len(worker.inflight) < 2 * size:
-            batch = []
-            while pending and len(batch) < size:
-                g = pending.popleft()
-                batch.append((specs[g], policy.forced(g)))
-            try:
-                worker.conn.send(batch)
-            except (BrokenPipeError, OSError):
-                for spec, _ in reversed(batch):
-                    pending.appendleft(spec.game)
-                return
-            worker.inflight += [spec.game for spec, _ in batch]
-
-    try:
-        while pending or any(w.inflight for w in pool):
-            interrupts.check()
-            for worker in pool:
-                feed(worker)
-            waitables = {}
-            for worker in pool:
-                waitables[worker.conn] = worker
-                waitables[worker.process.sentinel] = worker
-            for ready in wait(list(waitables), timeout=0.5):
-                worker = waitables[ready]
-                if worker not in pool:
-                    continue  # already replaced in this round
-                if ready is worker.conn:
-                    try:
-                        while worker.conn.poll():
-                            handle(worker, worker.conn.recv())
-                    except (EOFError, OSError):
-                        lose(worker, f"died (exit code {_exit_code(worker.process)})")
-                elif not worker.process.is_alive() or worker.process.exitcode is not None:
-                    lose(worker, f"died (exit code {_exit_code(worker.process)})")
-            now = time.monotonic()
-            for worker in list(pool):
-                base = worker.slot * _SLOT
-                warming_up = status[base] == -2
-                busy = status[base] >= 0 and worker.inflight or warming_up
-                # Warming up may compile bot kernels (tens of seconds on a fresh install).
-                limit = max(hang_timeout, DEFAULT_HANG_TIMEOUT) if warming_up else hang_limit(
-                    hang_timeout, status[base + 4] if status[base + 4] >= 0 else None)
-                if busy and now - status[base + 3] > limit:
-                    lose(worker, f"hung (no progress for {limit:g} s)")
-    finally:
-        for worker in pool:
-            try:
-                worker.conn.send(None)
-            except (BrokenPipeError, OSError):
-                pass
-        deadline = time.monotonic() + 2.0 + QUIT_GRACE  # a worker quits its bots first
-        for worker in pool:
-            worker.process.join(max(0.0, deadline - time.monotonic()))
-            if worker.process.is_alive():
-                worker.process.kill()
-                worker.process.join(2)
-            worker.conn.close()
-            _kill_groups(groups, worker.slot)
-
-
-def _exit_code(process) -> str:
-    process.join(1)
-    code = process.exitcode
-    if code is not None and code < 0:
-        try:
-            return f"{code}, {signal.Signals(-code).name}"
-        except ValueError:
-            return str(code)
-    return str(code)
-
-
 __all__ = ["run_tournament", "RunOutcome", "open_for", "session_meta", "rows_of",
            "default_hang_timeout", "asked_folder", "stored_seed", "new_folder", "load_tournament",
            "stored_bots_dirs", "check_entrants", "entrant_identities", "check_code", "start_bots",
-           "check_sandbox", "check_limits"]
+           "check_sandbox", "check_limits", "open_service", "bot_settings", "play_all"]

@@ -3,8 +3,8 @@
 The question: is the candidate more than ``elo0`` Elo stronger than the baseline (H1 accepted,
 wrongly about a fraction alpha of the time), or is it not shown to be ``elo1`` stronger (H0
 accepted; a candidate that is fails about a fraction beta of the time)?  The statistics are
-:mod:`kdtourney.arena.sprt` (a GSPRT on block scores); this module plays the blocks through the
-arena's runner, stores them, and decides.
+:mod:`kdtourney.arena.sprt` (a GSPRT on block scores); this module feeds the blocks to the
+game service, stores them, and decides.
 
 The table
 ---------
@@ -17,22 +17,26 @@ gives two entrants, ``spec#1`` (the candidate) and ``spec#2`` (the baseline).
 
 Chunks and the decision point
 -----------------------------
-Blocks are played in chunks of whole blocks, one runner call per chunk (so the store, the worker
-pool, dead or hung workers and faults behave as in ``kdtourney run``).  After each chunk the test is
-evaluated from the store: the complete blocks 0, 1, 2, ... (a block is complete when all its
-rotations are stored; the first incomplete block ends the sequence), up to the cap, are fed in
-block order into a fresh SPRT, which stops at the first block where the LLR leaves its bounds (never
-before ``min_blocks``). A block with a failed game has no score (it is not balanced: see
-:mod:`kdtourney.outcomes`) and adds nothing to the test.  That block is the decision point: blocks after it that the same chunk
-happened to play are stored (and count in the report's standings) but not in the test.  So the
-decision, the block at which it is taken and the ``sprt`` rows depend only on the seed and the
-test's parameters, not on the number of workers, the chunk sizes or interruptions.
+Blocks are played in chunks of whole blocks, all by one game service (kdtourney.arena.service:
+the workers, their bots and kernels stay up from the first chunk to the last; dead or hung
+workers and faults behave as in ``kdtourney run``). The next chunk is handed to the service as
+soon as its workers have taken every game of the last one, so no worker waits for a decision; at
+most two chunks are outstanding. When a chunk is all stored the test is evaluated from the store:
+the complete blocks 0, 1, 2, ... (a block is complete when all its rotations are stored; the
+first incomplete block ends the sequence), up to the cap, are fed in block order into a fresh
+SPRT, which stops at the first block where the LLR leaves its bounds (never before
+``min_blocks``). A block with a failed game has no score (it is not balanced: see
+:mod:`kdtourney.outcomes`) and adds nothing to the test. That block is the decision point: the
+games of the next chunk not yet taken by a worker are dropped; blocks after it that were played
+anyway are stored (and count in the report's standings) but not in the test. So the decision,
+the block at which it is taken and the ``sprt`` rows depend only on the seed and the test's
+parameters, not on the number of workers, the chunk sizes or interruptions.
 
-Chunk sizes only trade games played past the decision against overhead (starting the workers of a
-runner call takes about a second): the first chunk ends at ``min_blocks`` (no decision can come
-earlier); later ones hold at least two blocks per worker, at least an eighth of the complete blocks
-(so at most about 1/8 of the games are played past the decision) and about ``chunk_seconds`` of
-play at the speed measured in the previous chunk.
+Chunk sizes trade games played past the decision against evaluations (each reads the store):
+the first chunk ends at ``min_blocks`` (no decision can come earlier); later ones hold at least
+two blocks per worker, at least an eighth of the complete blocks (so at most about a quarter of
+the games, this chunk's and the next's, are played past the decision) and about
+``chunk_seconds`` of play at the speed measured so far.
 
 The store
 ---------
@@ -65,6 +69,7 @@ import pandas as pd
 
 from kdtourney.arena import runner, schedule, store
 from kdtourney.arena.play import PlaySettings
+from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT
 from kdtourney.arena.sprt import DEFAULT_MIN_BLOCKS, SPRT, block_scores, sprt_bounds
 from kdtourney.arena.tournament import (RULE_OPTIONS, ArenaError, Tournament, differences,
                                         parse_players, prepare)
@@ -172,24 +177,6 @@ def cap_blocks(tournament: Tournament) -> int:
 
 def with_cap(tournament: Tournament, max_games: int) -> Tournament:
     return replace(tournament, games=int(max_games))
-
-
-@dataclass(frozen=True)
-class _Prefix(Tournament):
-    """The tournament whose plan stops after `blocks` blocks (what one chunk plays); it stores,
-    compares and travels to the workers as the whole tournament."""
-
-    blocks: int = 0
-
-    def whole(self) -> Tournament:
-        d = {k: getattr(self, k) for k in Tournament.__dataclass_fields__}
-        return Tournament(**d)
-
-    def plan(self) -> schedule.Plan:
-        return replace(self.whole(), games=self.blocks * self.players[0]).plan()
-
-    def to_dict(self) -> dict:
-        return self.whole().to_dict()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -409,73 +396,124 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
               workers: int | None = None, meta: dict | None = None, display=None,
               hang_timeout: float | None = None, chunk_seconds: float = CHUNK_SECONDS,
               chunk_blocks: int | None = None, scheduler: str | None = None,
-              **bots) -> SprtOutcome:
+              play: PlaySettings | None = None, startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+              require_limits: bool = False) -> SprtOutcome:
     """Play chunks of blocks of `tournament` into `folder` until `test` decides or the cap
     (`tournament.games`) is reached; returns an SprtOutcome.
 
     registry: the BotRegistry the entrants were checked against; workers: processes (default: all
     cores); display: an SprtDisplay (or anything with its methods) or None; chunk_blocks: a fixed
     chunk size in blocks (default: adaptive, see the module docstring); scheduler: play on a
-    Dask cluster (as `runner.run_tournament`; one connection for all the chunks, `workers` is
-    then the cluster's); bots: how the bots are played (play: PlaySettings, startup_timeout:
-    see runner.run_tournament; TOML bots are started once, before anything).
+    Dask cluster (as `runner.run_tournament`; `workers` is then the cluster's); play,
+    startup_timeout, require_limits: how the bots are played (see runner.run_tournament; TOML
+    bots are started once, before anything). One game service plays every chunk.
     Raises ArenaError for a folder holding another test, and for runner failures.
     """
     started = time.perf_counter()
     folder = Path(folder)
     meta = meta or {}
+    play = play or PlaySettings()
+    settings = runner.bot_settings(tournament, folder, play, startup_timeout, scheduler,
+                                   require_limits)
     with contextlib.ExitStack() as stack:
-        # one cluster connection through every chunk
         scheduler, workers = stack.enter_context(runner.holding_workers(folder, scheduler, workers))
-        runner.start_bots(registry, tournament, bots.get("startup_timeout"),
-                          (bots.get("play") or PlaySettings()).sandbox_for(folder))
-        sessions, notes = open_test(tournament, test, folder, meta,
-                                    runner.entrant_identities(registry, tournament),
-                                    bots.get("play"))
+        runner.start_bots(registry, tournament, startup_timeout, settings.sandbox)
+        identities = runner.entrant_identities(registry, tournament)
+        sessions, notes = open_test(tournament, test, folder, meta, identities, play)
         state = evaluate(folder, tournament, test)
         record(folder, tournament, state)
         outcome = SprtOutcome(folder=folder, tournament=tournament, test=test, state=state,
                               stored_before=state.stored)
-        cap = cap_blocks(tournament)
-        feed = ChunkFeed(display)
         if display is not None:
             display.begin(tournament, test, state, workers)
             stack.callback(display.end)
             for note in notes:
                 display.note(note)
-        rate = None
-        try:
-            while not state.decided and state.complete < cap:
-                end = chunk_end(state.complete, cap, workers, min_blocks=test.min_blocks,
-                                blocks_per_second=rate, seconds=chunk_seconds,
-                                blocks=chunk_blocks)
-                chunk = _Prefix(**{k: getattr(tournament, k)
-                                   for k in Tournament.__dataclass_fields__}, blocks=end)
-                ran = runner.run_tournament(chunk, folder, registry, workers=workers, meta=meta,
-                                            reporter=feed, hang_timeout=hang_timeout,
-                                            scheduler=scheduler, check_bots=False, **bots)
-                outcome.played += ran.played
-                outcome.chunks += 1
-                speed = feed.games_per_second()
-                rate = speed / tournament.players[0] if speed else None
+        if not state.decided and state.complete < cap_blocks(tournament):
+            try:
+                _play_chunks(stack, outcome, folder, registry, workers, scheduler, settings, play,
+                             identities, display, sessions, hang_timeout=hang_timeout,
+                             chunk_seconds=chunk_seconds, chunk_blocks=chunk_blocks,
+                             require_limits=require_limits)
+            except KeyboardInterrupt:
+                outcome.interrupted = True
                 state = outcome.state = evaluate(folder, tournament, test)
                 record(folder, tournament, state, sessions)
-                if display is not None:
-                    display.update(state)
-                if ran.interrupted:
-                    outcome.interrupted = True
-                    break
-                if not state.decided and state.complete < end:  # cannot happen: all are stored
-                    raise ArenaError(f"blocks {state.complete} to {end - 1} are still incomplete "
-                                     "after a chunk")
-        except KeyboardInterrupt:
-            outcome.interrupted = True
-            state = outcome.state = evaluate(folder, tournament, test)
-            record(folder, tournament, state, sessions)
+    state = outcome.state
     if outcome.interrupted and state.decided:
         outcome.interrupted = False  # the decision was reached: nothing is left to play
     outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+def _play_chunks(stack, outcome, folder, registry, workers, cluster, settings, play, identities,
+                 display, sessions, *, hang_timeout, chunk_seconds, chunk_blocks, require_limits):
+    """The feed of an SPRT: chunks of blocks handed to one game service, the next chunk queued as
+    soon as the workers have taken the last one (so none waits for the decision), the test
+    evaluated from the store as each chunk is complete; once decided, what is not yet being
+    played is dropped."""
+    tournament, test = outcome.tournament, outcome.test
+    players = tournament.players[0]
+    cap = cap_blocks(tournament)
+    st = stack.enter_context(store.open_store(folder))
+    done = st.done_games()
+    specs = tournament.plan().games
+    secret = st.seed_secret(create=settings.sandbox is not None and not done)
+    if secret is not None:
+        specs = [schedule.keyed(spec, secret) for spec in specs]
+    feed = ChunkFeed(display)
+    run = runner.RunOutcome(folder=folder, total=len(specs), stored_before=len(done))
+    sink = runner._Sink(tournament, specs, st, run, feed)
+    service = stack.enter_context(runner.open_service(
+        tournament, registry, cluster, workers, settings, play, identities,
+        hang_timeout=hang_timeout, require_limits=require_limits, on_note=sink.note))
+    chunks: list[tuple[int, set]] = []  # (end block, its games not yet stored), in order
+    queued_to = outcome.state.complete  # blocks handed to the service so far
+
+    def queue_chunk():
+        nonlocal queued_to
+        speed = feed.games_per_second()
+        end = chunk_end(queued_to, cap, workers, min_blocks=test.min_blocks,
+                        blocks_per_second=speed / players if speed else None,
+                        seconds=chunk_seconds, blocks=chunk_blocks)
+        games = [g for g in range(queued_to * players, min(end * players, len(specs)))
+                 if g not in done]
+        chunks.append((end, set(games)))
+        service.submit(specs[g] for g in games)
+        queued_to = end
+
+    queue_chunk()
+    try:
+        while True:
+            for finished in service.step() if service.busy else ():
+                sink.take(finished)
+                for _, waiting in chunks:
+                    waiting.discard(finished.spec.game)
+            decided = outcome.state.decided
+            while chunks and not chunks[0][1] and not decided:
+                chunks.pop(0)
+                outcome.chunks += 1
+                state = outcome.state = evaluate(folder, tournament, test)
+                record(folder, tournament, state, sessions)
+                if display is not None:
+                    display.update(state)
+                decided = state.decided
+                if decided:
+                    service.cancel()  # games being played are stored, past the decision
+                elif not chunks and state.complete < queued_to:  # cannot happen: all are stored
+                    raise ArenaError(f"blocks {state.complete} to {queued_to - 1} are still "
+                                     "incomplete after a chunk")
+            # the next chunk once the workers hold all of the last: two at most outstanding
+            if not decided and queued_to < cap and service.queued == 0 and len(chunks) < 2:
+                queue_chunk()
+            if not service.busy and (decided or not chunks):
+                break
+        if outcome.state.decided and run.played:  # games stored past the decision since
+            outcome.state = evaluate(folder, tournament, test)
+            record(folder, tournament, outcome.state, sessions)
+    finally:
+        outcome.played = run.played
+        st.update_meta(games_stored=run.stored_before + run.played)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -403,42 +403,45 @@ def _play_state(told, monkeypatch):
     t = prepare(BotRegistry(env=False, cwd=False, entry_points=False), bots="random,greedy",
                 games=4, seed=1)
     specs = t.plan().games
-    play = cluster._Play.__new__(cluster._Play)
-    failed = []
+    play = cluster.DaskService.__new__(cluster.DaskService)
 
     def run(function, nanny=False, on_error=None):
         reports, told[:] = list(told), []
         return {"nanny": reports}
 
     play.client = SimpleNamespace(run=run, status="running")
-    play.specs, play.wanted, play.committed = specs, set(range(4)), set()
+    play.specs, play.committed = dict(enumerate(specs)), set()
     play.inflight, play.isolate, play.pending = {}, set(), deque()
-    play.policy = ForfeitPolicy(specs, t.entrants)
-    play.sink = SimpleNamespace(fail=lambda game, message: failed.append(game))
-    play.outcome, play.reporter = SimpleNamespace(notes=[]), None
-    return play, failed
+    play.policy = ForfeitPolicy(play.specs, t.entrants)
+    play.finished, play.notes, play.on_note = [], [], None
+    return play
+
+
+def _failed(play):
+    """The games the service handed back as failed."""
+    return [f.spec.game for f in play.finished if f.result is None]
 
 
 def _given_up(play, game):
     future = _Failed(KilledWorker("gave up"))
     play.inflight[future] = [game]
-    assert play.finished(future)
+    assert play.finished_task(future)
 
 
 def test_a_game_that_only_waited_on_dying_workers_is_played_again(monkeypatch):
-    play, failed = _play_state([], monkeypatch)
+    play = _play_state([], monkeypatch)
     _given_up(play, 1)  # no nanny tells of a death in game 1: one loss, not four
-    assert play.policy.losses[1] == 1 and list(play.pending) == [1] and failed == []
+    assert play.policy.losses[1] == 1 and list(play.pending) == [1] and _failed(play) == []
     for _ in range(3):  # but a game no nanny can place that keeps killing ends as failed
         _given_up(play, 1)
-    assert failed == [1] and 1 in play.committed
+    assert _failed(play) == [1] and 1 in play.committed
 
 
 def test_the_deaths_a_nanny_tells_of_are_the_losses_that_count(monkeypatch):
     told = [(2, 0, 7), (2, 0, 7)]
-    play, failed = _play_state(told, monkeypatch)
+    play = _play_state(told, monkeypatch)
     _given_up(play, 2)
-    assert play.policy.losses[2] == 2 and play.policy.forced(2) and failed == []
+    assert play.policy.losses[2] == 2 and play.policy.forced(2) and _failed(play) == []
 
 
 def test_a_worker_machine_without_every_sandbox_limit_is_told_once_or_refused():

@@ -1,0 +1,494 @@
+"""The game service: the workers that play a command's games, for the life of the command.
+
+`run`, `sprt`, `tune` and `ladder` are feeds: each decides which games to play next from the
+results so far and hands them to one service (`open_service`), which plays them and hands back
+each finished game as it comes (`step`). The service knows nothing of what a command does with a
+result: the feed stores it (kdtourney.arena.runner._Sink) and decides what comes next. Nothing is
+restarted between a feed's chunks: the worker processes, the registry they loaded, the compiled
+kernels and the bot processes pooled in each worker (sandboxed ones included) live until the
+command ends.
+
+Two backends behind one interface (`submit`, `step`, `cancel`, `busy`, `queued`, `close`):
+
+- `LocalService`: worker processes started with the 'spawn' context (never fork after Numba
+  threads). Before its first game every worker loads, or on a fresh install compiles, the kernels
+  of the games (`workers.warm_up`; workers warming up together share the compiling out). Games go
+  to workers in batches over one pipe per worker (guided: a batch is about a quarter of each
+  worker's share of the games queued, at most MAX_BATCH, so batches shrink towards the end; a
+  worker holds at most two). A shared array tells which game, seat and bot call each worker is
+  in, and since when.
+- `DaskService` (kdtourney.arena.cluster): tasks of batches on a Dask cluster.
+
+Bots in their own process
+-------------------------
+TOML bots (and, with `isolate`, every Python entrant, through `kdtourney serve`) play in processes
+of a `ProcessPool` per worker (kdtourney.bots.external), kept for the worker's life. A worker
+records its bots' process groups in a shared array: if it dies, the parent kills them (the bots
+themselves die with it by PR_SET_PDEATHSIG, what they started would not); if the parent dies, the
+worker gets SIGTERM and kills them. Sandboxed, a worker does not run the bot modules but takes
+what they define from the parent's registry (`BotRegistry.listings`).
+
+Dead and hung workers
+---------------------
+A worker that dies (os._exit, a segfault, the OOM killer) or hangs (a single call into a bot, or
+the harness, making no progress for `hang_timeout` seconds, or for a decision of an in-process
+bot under a clock, for what the clock allows it plus its margin and HANG_GRACE:
+kdtourney.arena.forfeit.hang_limit) is killed and replaced, and its unfinished games are played
+again. kdtourney.arena.forfeit decides, as for a Dask cluster, whether the game is played again
+as it was, with the seat's bot forfeiting at that call, or handed back as a failed game.
+
+A worker's memory: a worker is recycled (ended between games and replaced by a fresh process,
+which loads the kernels from the cache) after RECYCLE_GAMES games, or once its resident memory
+passes RECYCLE_MIB MiB, so a command that runs for days (a ladder) does not grow without bound.
+
+Determinism: a game's bots, seeds and deal depend only on its GameSpec, so what is stored is the
+same whatever the number of workers, the order the games finish in, recycling and interruptions
+(timings and timeouts aside).
+"""
+
+from __future__ import annotations
+
+import collections
+import multiprocessing as mp
+import os
+import signal
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from multiprocessing.connection import wait
+
+from kdtourney import interrupts
+from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, hang_limit
+from kdtourney.arena.match import MatchResult, play_match
+from kdtourney.arena.tournament import ArenaError, Tournament
+from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_up
+from kdtourney.bots.external import QUIT_GRACE, ProcessPool, die_with_parent, kill_group
+
+MAX_BATCH = 32            # games per batch at most
+DEFAULT_HANG_TIMEOUT = 600.0
+RECYCLE_GAMES = 20_000    # a worker is replaced after this many games ...
+RECYCLE_MIB = 1024        # ... or once its resident memory passes this (checked between batches)
+_SLOT = 5                 # status array per worker: game, seat, call, monotonic time of the last
+                          # step, what that call may take (a clocked in-process decision; else -1)
+_GROUPS = 64              # bot process groups recorded per worker
+
+
+@dataclass
+class Finished:
+    """A game the service is done with: its spec and result, or (result None) the message of a
+    game that could not be finished (kdtourney.arena.forfeit)."""
+
+    spec: object
+    result: MatchResult | None = None
+    failed: str | None = None
+
+
+# --- the worker process ------------------------------------------------------------------------
+
+def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, settings, isolate,
+                 identities, listed, recycle):
+    """A worker: receives batches [(game spec, forced faults)], sends ('game', index, MatchResult)
+    per game, and ('tired',) once it should be recycled (`recycle`: games, MiB). Its bots in their
+    own process are recorded in `groups` (their process groups, which the parent kills should
+    this worker die) and stopped when it ends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
+    pool = ProcessPool(settings, track=lambda pids: _record_groups(groups, slot, pids))
+    _exit_with_parent(pool)
+    try:
+        _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities,
+              listed, recycle)
+    finally:
+        pool.close()
+    _quick_exit(conn)
+
+
+def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities, listed,
+          recycle):
+    base = slot * _SLOT
+    try:
+        import platform
+
+        from kdtourney.bots.registry import BotRegistry
+        from kdtourney.engine import warm_up as warm_up_engine
+
+        tournament = Tournament.from_dict(tournament_dict)
+        # sandboxed, a bot module runs in its sandbox only: here it is what the parent listed
+        registry = BotRegistry.from_sources(sources, listed=listed)
+        try:
+            check_loaded(registry, tournament, identities, f"{platform.node()} (worker {slot})",
+                         local=True)
+        except ArenaError as exc:
+            conn.send(("refused", str(exc)))
+            return
+        factories = bot_factories(registry, tournament, pool, isolate)
+        rules = {p: tournament.rules_for(p) for p in tournament.players}
+
+        def touch():
+            status[base + 3] = time.monotonic()
+            status[base + 4] = -1.0
+            status[base] = -2  # warming up
+
+        # Loading the engine's kernels takes a fresh process a good part of a second (several on a
+        # loaded machine): in the first game it would count against the seat called last.
+        if warm:
+            warm_up(tournament, registry, touch, builtin_only=pool.settings.sandbox is not None,
+                    isolate=isolate, first=slot)
+        else:
+            touch()
+            warm_up_engine()
+        status[base] = -1
+        conn.send(("ready",))
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which stops
+        conn.send(("fatal", "".join(traceback.format_exception_only(type(exc), exc)).strip()))
+        return
+
+    def monitor(seat, call, limit=None):
+        status[base + 1] = seat
+        status[base + 2] = call
+        status[base + 4] = -1.0 if limit is None else limit
+        status[base + 3] = time.monotonic()
+        if seat == -1 and call == -1:
+            status[base] = -1
+
+    played, tired = 0, False
+    max_games, max_mib = recycle
+    while True:
+        try:
+            batch = conn.recv()
+        except EOFError:
+            batch = None
+        if batch is None:
+            return
+        for spec, forced in batch:
+            status[base] = spec.game
+            pool.new_game(spec.game, spec.deal_seeds)
+            monitor(-1, 0)
+            try:
+                result = play_match(
+                    rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
+                    [factories[e] for e in spec.seats],
+                    clock=tournament.time_control, margin=pool.settings.margin, forced=forced,
+                    monitor=monitor)
+            except BaseException:  # noqa: BLE001 - a harness bug: the parent stops the tournament
+                conn.send(("fatal", f"game {spec.game}: " + traceback.format_exc()))
+                return
+            conn.send(("game", spec.game, result))
+            played += 1
+        if not tired and (played >= max_games or resident_mib() > max_mib):
+            tired = True
+            conn.send(("tired",))  # the parent sends no more and ends this worker when it is idle
+
+
+def resident_mib() -> float:
+    """This process's resident memory in MiB (0 where /proc is missing)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _record_groups(groups, slot, pids):
+    """Write a worker's bot process groups to its part of the shared array (0: none). A pool
+    holds at most its idle bound plus a table's seats, far fewer than the slots."""
+    if len(pids) > _GROUPS:
+        raise RuntimeError(f"{len(pids)} bot processes in one worker, more than the {_GROUPS} "
+                           "it can record for cleanup")
+    base = slot * _GROUPS
+    for i in range(_GROUPS):
+        groups[base + i] = pids[i] if i < len(pids) else 0
+
+
+def _kill_groups(groups, slot):
+    """Kill the recorded bot process groups of a worker (dead, or gone past its time to exit)."""
+    base = slot * _GROUPS
+    for i in range(_GROUPS):
+        if groups[base + i] > 0:
+            kill_group(int(groups[base + i]))
+            groups[base + i] = 0
+
+
+def _exit_with_parent(pool):
+    """Should the parent die (even by SIGKILL), this worker gets SIGTERM: it kills its bots' process
+    groups and exits."""
+    def handler(signum, frame):
+        pool.kill_all()
+        os._exit(1)
+
+    signal.signal(signal.SIGTERM, handler)
+    parent = mp.parent_process()
+    die_with_parent(signal.SIGTERM, parent.pid if parent is not None else None)
+
+
+def _quick_exit(conn):
+    """End the worker at once: its results are sent and it owns nothing else; the interpreter's
+    normal exit (finalizers of Numba and friends) takes about a second."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    conn.close()
+    os._exit(0)
+
+
+# --- the parent's side -------------------------------------------------------------------------
+
+class _Worker:
+    def __init__(self, slot, process, conn):
+        self.slot = slot
+        self.process = process
+        self.conn = conn
+        self.inflight: list[int] = []  # game indexes sent, in the order the worker plays them
+        self.ready = False
+        self.tired = False  # to be recycled once idle
+
+
+class LocalService:
+    """Worker processes on this machine playing the games of `tournament` for as long as the
+    service is open (a context manager; `close` ends them and their bots).
+
+    registry: the BotRegistry the entrants were checked against (its sources go to the workers);
+    workers: processes; settings, isolate: how bots in their own process run
+    (kdtourney.bots.external.ProcessSettings; every bot in its own); identities: {entrant:
+    identity} as the store records them, which every worker checks what it loads against;
+    warm: warm up before the first game; on_note: called with each note (a worker lost, ...).
+    """
+
+    def __init__(self, tournament: Tournament, registry, *, workers: int, settings, isolate,
+                 identities, hang_timeout: float, warm: bool = True, on_note=None,
+                 recycle: tuple = (RECYCLE_GAMES, RECYCLE_MIB)):
+        self.tournament = tournament
+        self.workers = workers
+        self.settings, self.isolate, self.identities = settings, isolate, identities
+        self.hang_timeout = hang_timeout
+        self.warm = warm
+        self.on_note = on_note
+        self.recycle = recycle
+        self.notes: list[str] = []
+        self.losses = 0          # workers that died or hung
+        self.recycled = 0        # workers ended for their age or memory, and replaced
+        self.specs: dict = {}    # game index -> GameSpec, of every game submitted
+        self.pending: collections.deque = collections.deque()  # game indexes not yet sent
+        self.policy = ForfeitPolicy(self.specs, tournament.entrants)
+        self.failed_starts = 0
+        self.finished: list[Finished] = []
+        self.pool: list[_Worker] = []
+        self.sources = registry.source_files()
+        self.listed = None if settings.sandbox is None else registry.listings()
+        self.tdict = tournament.to_dict()
+        self.ctx = mp.get_context("spawn")
+        self.status = self.ctx.RawArray("d", _SLOT * workers)
+        for i in range(len(self.status)):
+            self.status[i] = -1.0
+        self.groups = self.ctx.RawArray("q", _GROUPS * workers)
+
+    # the interface every backend has
+
+    def submit(self, specs) -> None:
+        """Queue games (GameSpecs) to play; the first call starts the workers."""
+        for spec in specs:
+            self.specs[spec.game] = spec
+            self.pending.append(spec.game)
+        if not self.pool and self.pending:
+            # they share the compiling out
+            self.pool = [self._spawn(slot, self.warm) for slot in range(self.workers)]
+
+    @property
+    def queued(self) -> int:
+        """Games submitted and not yet sent to a worker."""
+        return len(self.pending)
+
+    @property
+    def busy(self) -> bool:
+        """Games are queued or being played."""
+        return bool(self.pending) or any(w.inflight for w in self.pool)
+
+    def cancel(self) -> list[int]:
+        """Drop the games not yet sent to a worker (those being played still finish); returns
+        their indexes."""
+        dropped = list(self.pending)
+        self.pending.clear()
+        return dropped
+
+    def step(self, timeout: float = 0.5) -> list[Finished]:
+        """Send queued games to idle workers, wait up to `timeout` seconds for news, and return
+        the games finished since the last call (a dead or hung worker is replaced on the way)."""
+        interrupts.check()
+        for worker in self.pool:
+            self._feed(worker)
+        waitables = {}
+        for worker in self.pool:
+            waitables[worker.conn] = worker
+            waitables[worker.process.sentinel] = worker
+        for ready in wait(list(waitables), timeout=timeout):
+            worker = waitables[ready]
+            if worker not in self.pool:
+                continue  # already replaced in this round
+            if ready is worker.conn:
+                try:
+                    while worker.conn.poll():
+                        self._handle(worker, worker.conn.recv())
+                except (EOFError, OSError):
+                    self._lose(worker, f"died (exit code {_exit_code(worker.process)})")
+            elif not worker.process.is_alive() or worker.process.exitcode is not None:
+                self._lose(worker, f"died (exit code {_exit_code(worker.process)})")
+        now = time.monotonic()
+        for worker in list(self.pool):
+            base = worker.slot * _SLOT
+            warming_up = self.status[base] == -2
+            busy = self.status[base] >= 0 and worker.inflight or warming_up
+            # Warming up may compile bot kernels (tens of seconds on a fresh install).
+            limit = max(self.hang_timeout, DEFAULT_HANG_TIMEOUT) if warming_up else hang_limit(
+                self.hang_timeout, self.status[base + 4] if self.status[base + 4] >= 0 else None)
+            if busy and now - self.status[base + 3] > limit:
+                self._lose(worker, f"hung (no progress for {limit:g} s)")
+            elif worker.tired and not worker.inflight:
+                self._retire(worker)
+        done, self.finished = self.finished, []
+        return done
+
+    def close(self) -> None:
+        """End the workers (each quits its bots first) and whatever they left behind."""
+        for worker in self.pool:
+            try:
+                worker.conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+        deadline = time.monotonic() + 2.0 + QUIT_GRACE  # a worker quits its bots first
+        for worker in self.pool:
+            self._end(worker, max(0.0, deadline - time.monotonic()))
+        self.pool = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # the workers
+
+    def _spawn(self, slot, warm_first):
+        parent_conn, child_conn = self.ctx.Pipe(duplex=True)
+        process = self.ctx.Process(
+            target=_worker_main, name=f"kdtourney-worker-{slot}", daemon=True,
+            args=(slot, child_conn, self.status, self.groups, self.sources, self.tdict,
+                  warm_first, self.settings, self.isolate, self.identities, self.listed,
+                  self.recycle))
+        with main_module_hidden():
+            process.start()
+        child_conn.close()
+        return _Worker(slot, process, parent_conn)
+
+    def _end(self, worker, grace):
+        worker.process.join(grace)
+        if worker.process.is_alive():
+            worker.process.kill()
+            worker.process.join(2)
+        worker.conn.close()
+        _kill_groups(self.groups, worker.slot)
+
+    def _note(self, text):
+        self.notes.append(text)
+        if self.on_note is not None:
+            self.on_note(text)
+
+    def _handle(self, worker, message):
+        kind = message[0]
+        if kind == "game":
+            _, game_index, result = message
+            if game_index in worker.inflight:
+                worker.inflight.remove(game_index)
+                self.finished.append(Finished(self.specs[game_index], result))
+        elif kind == "ready":
+            worker.ready = True
+        elif kind == "tired":
+            worker.tired = True
+        elif kind == "fatal":
+            raise ArenaError(f"a worker failed: {message[1].strip().splitlines()[-1]}")
+        elif kind == "refused":  # it did not load what the store recorded
+            raise ArenaError(message[1])
+
+    def _drain(self, worker):
+        """Read whatever a (possibly dead) worker has sent."""
+        try:
+            while worker.conn.poll():
+                self._handle(worker, worker.conn.recv())
+        except (EOFError, OSError):
+            pass
+
+    def _retire(self, worker):
+        """Replace an idle worker that has played its share or grown too big."""
+        self.recycled += 1
+        try:
+            worker.conn.send(None)
+        except (BrokenPipeError, OSError):
+            pass
+        self._end(worker, 2.0 + QUIT_GRACE)
+        self.pool[self.pool.index(worker)] = self._spawn(worker.slot, False)
+
+    def _lose(self, worker, why):
+        """The worker died or hung: replace it and requeue its games, blaming the current one."""
+        self.losses += 1
+        self._drain(worker)
+        if worker.process.is_alive():
+            worker.process.kill()
+        worker.process.join(5)
+        worker.conn.close()
+        _kill_groups(self.groups, worker.slot)  # its bots died with it; what they started goes now
+        if not worker.ready:
+            self.failed_starts += 1
+            if self.failed_starts > 3:
+                raise ArenaError(f"worker processes keep failing to start (last: {why})")
+        status, base = self.status, worker.slot * _SLOT
+        current = int(status[base])
+        seat, call = int(status[base + 1]), int(status[base + 2])
+        if current == -1 and worker.inflight:  # between games: the oldest unsent one was lost
+            current, seat, call = worker.inflight[0], -1, -1
+        requeue = list(worker.inflight)
+        if current in worker.inflight:
+            action, what = self.policy.lost(current, seat, call, why, hung=why.startswith("hung"))
+            if action == FAIL:
+                requeue.remove(current)
+                self.finished.append(Finished(self.specs[current],
+                                              failed=self.policy.failed_message(current)))
+            self._note(f"worker {worker.slot} {why} in game {current}; {what}")
+        for g in reversed(requeue):
+            self.pending.appendleft(g)
+        for i in range(_SLOT):
+            status[base + i] = -1.0
+        self.pool[self.pool.index(worker)] = self._spawn(worker.slot, False)
+
+    def _feed(self, worker):
+        # guided scheduling: batches shrink as the games run out, so no worker is left with a
+        # long queue while the others are idle at the end; a worker holds at most two batches
+        if worker.tired:
+            return
+        pending = self.pending
+        size = max(1, min(MAX_BATCH, len(pending) // (4 * len(self.pool))))
+        while pending and len(worker.inflight) < 2 * size:
+            batch = []
+            while pending and len(batch) < size:
+                g = pending.popleft()
+                batch.append((self.specs[g], self.policy.forced(g)))
+            try:
+                worker.conn.send(batch)
+            except (BrokenPipeError, OSError):
+                for spec, _ in reversed(batch):
+                    pending.appendleft(spec.game)
+                return
+            worker.inflight += [spec.game for spec, _ in batch]
+
+
+def _exit_code(process) -> str:
+    process.join(1)
+    code = process.exitcode
+    if code is not None and code < 0:
+        try:
+            return f"{code}, {signal.Signals(-code).name}"
+        except ValueError:
+            return str(code)
+    return str(code)
+
+
