@@ -1,6 +1,15 @@
-"""What `kdtourney sprt` promises, measured on simulated duplicate blocks.
+"""What `kdtourney sprt` promises, measured on simulated duplicate blocks; and (--wall) what an SPRT
+costs beyond its games.
 
     python benchmarks/bench_sprt.py [--runs 20000] [--players 2,4] [--seed 0] [--min-blocks 15]
+    python benchmarks/bench_sprt.py --wall [--games 2000] [--runs 3] [--workers 2]
+
+--wall: an SPRT of greedy against greedy to --games games with bounds it cannot reach (alpha and
+beta 1e-9, elo0 -0.05, elo1 +0.05: it plays to its cap), and `run_tournament` playing the same
+tables (the SPRT's gauntlet, the same games) with the same workers, side by side, interleaved
+(sprt, run, sprt, run, ...), each in a new folder. Prints each pair's wall seconds, their ratio,
+the median ratio and the load (os.getloadavg) before and after. The SPRT plays every chunk on one
+game service; the ratio is what the chunks, the evaluations and the store's reads cost.
 
 Blocks as in tests/sprt_support.py: one deal per block, played under every rotation of the table,
 a seat favoured by 0.4 in win probability.  For elo0 = 0, elo1 = 50, alpha = beta = 0.05, prints
@@ -13,7 +22,11 @@ machine does not change them.
 """
 
 import argparse
+import os
+import statistics
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -43,13 +56,49 @@ def rates(rng, players, runs, min_blocks):
     return out
 
 
+def wall(games, runs, workers):
+    from kdtourney.arena import sequential
+    from kdtourney.arena.runner import run_tournament
+    from kdtourney.bots.registry import BotRegistry
+
+    registry = BotRegistry(env=False, cwd=False, entry_points=False)
+    tournament, test = sequential.prepare_test(
+        registry, candidate="greedy", baseline="greedy", elo0=-0.05, elo1=0.05, alpha=1e-9,
+        beta=1e-9, max_games=games, seed=1)
+    print(f"load before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    ratios = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(runs):
+            t0 = time.perf_counter()
+            out = sequential.play_sprt(tournament, test, Path(tmp) / f"sprt{r}", registry,
+                                       workers=workers)
+            sprt_s = time.perf_counter() - t0
+            assert out.verdict == "undecided" and out.state.stored == games, out.verdict_line()
+            t0 = time.perf_counter()
+            ran = run_tournament(tournament, Path(tmp) / f"run{r}", registry, workers=workers)
+            run_s = time.perf_counter() - t0
+            assert ran.complete and ran.played == games
+            ratios.append(sprt_s / run_s)
+            print(f"pair {r + 1}: sprt {sprt_s:.1f} s ({out.chunks} chunks), run {run_s:.1f} s, "
+                  f"ratio {ratios[-1]:.3f}")
+    print(f"median ratio sprt/run: {statistics.median(ratios):.3f} ({games} games, {workers} "
+          f"workers, {runs} pairs)")
+    print(f"load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=20000)
+    ap.add_argument("--runs", type=int, default=None)
     ap.add_argument("--players", default="2,4")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--min-blocks", type=int, default=DEFAULT_MIN_BLOCKS)
+    ap.add_argument("--wall", action="store_true")
+    ap.add_argument("--games", type=int, default=2000)
+    ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
+    if args.wall:
+        return wall(args.games, args.runs or 3, args.workers)
+    args.runs = args.runs or 20000
     for players in (int(p) for p in args.players.split(",")):
         rng = np.random.default_rng([args.seed, players])
         out = rates(rng, players, args.runs, args.min_blocks)

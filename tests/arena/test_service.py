@@ -1,0 +1,69 @@
+"""The game service: one set of workers plays what its feed hands it, chunk after chunk, and a
+worker past its games or memory bound is replaced between games without changing a result."""
+
+import pytest
+
+from kdtourney.arena import prepare
+from kdtourney.arena.match import play_match
+from kdtourney.arena.runner import bot_settings, entrant_identities, open_service
+from kdtourney.bots.registry import BotRegistry
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return BotRegistry(env=False, cwd=False, entry_points=False)
+
+
+def in_process(tournament, registry, spec):
+    """The game as one process plays it, with no worker and no service."""
+    factories = [lambda label=label, s=s: registry.create(s)
+                 for label, s in zip(tournament.entrants, tournament.specs)]
+    return play_match(tournament.rules_for(spec.n_players), spec.deal_seeds, spec.bot_seeds,
+                      [factories[e] for e in spec.seats])
+
+
+def play(service, specs):
+    """Hand `specs` to the service and take back every finished game."""
+    service.submit(specs)
+    got = []
+    while service.busy:
+        got += service.step()
+    return got
+
+
+@pytest.mark.parametrize("recycle", [(3, 10**6), (10**6, 0)], ids=["games", "memory"])
+def test_chunks_share_the_workers_and_recycling_changes_no_result(tmp_path, registry, recycle):
+    t = prepare(registry, bots="random,greedy", players="2,3", games=12, seed=4)
+    specs = t.plan().games
+    settings = bot_settings(t, tmp_path, None)
+    with open_service(t, registry, None, 1, settings, None, entrant_identities(registry, t),
+                      on_note=print) as service:
+        service.recycle = recycle  # before the first submit starts the workers
+        first = play(service, specs[:5])
+        assert service.queued == 0 and not service.busy
+        second = play(service, specs[5:])
+        recycled = service.recycled
+    # every batch ends past the bound: the worker is replaced, between games
+    assert recycled >= 1 and service.losses == 0
+    finished = {f.spec.game: f for f in first + second}
+    assert sorted(finished) == list(range(len(specs)))
+    for spec in specs:
+        want = in_process(t, registry, spec)
+        got = finished[spec.game].result
+        assert (got.status, got.moves, [s.score for s in got.seats]) == \
+               (want.status, want.moves, [s.score for s in want.seats])
+
+
+def test_a_service_does_not_restart_its_workers_between_chunks(tmp_path, registry):
+    t = prepare(registry, bots="random,greedy", games=8, seed=9)
+    specs = t.plan().games
+    settings = bot_settings(t, tmp_path, None)
+    with open_service(t, registry, None, 2, settings, None,
+                      entrant_identities(registry, t)) as service:
+        assert len(play(service, specs[:4])) == 4
+        processes = [w.process for w in service.pool]
+        assert len(play(service, specs[4:])) == 4
+        assert [w.process for w in service.pool] == processes  # the same, still up
+        assert all(p.is_alive() for p in processes)
+        assert service.losses == service.recycled == 0
+    assert not any(p.is_alive() for p in processes)  # closing the service ends them
