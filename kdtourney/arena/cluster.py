@@ -66,11 +66,12 @@ import tempfile
 import threading
 import time
 import uuid
+from dataclasses import replace
 
 from kdtourney import interrupts
 from kdtourney.arena.forfeit import DONE, FAIL, ForfeitPolicy, hang_limit
 from kdtourney.arena.match import play_match
-from kdtourney.arena.service import Finished
+from kdtourney.arena.service import Entrants, Finished
 from kdtourney.arena.tournament import ArenaError, Tournament
 from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_bots
 
@@ -481,11 +482,14 @@ class DaskService:
                      None if settings.sandbox is None else registry.listings())
         self.key = content_key(self.sources, self.tdict, *self.bots)
         self.specs: dict = {}                    # game index -> GameSpec, of every game submitted
+        self.sent: dict = {}                     # ... as sent: seats index self.entrants
+        self.entrants = Entrants(tournament)
+        self.mapping = tuple(range(len(tournament.entrants)))
         self.pending: collections.deque = collections.deque()
         self.committed: set[int] = set()
         self.inflight: dict = {}                 # future -> [game indexes]
         self.isolate: set[int] = set()           # games played one per task
-        self.policy = ForfeitPolicy(self.specs, tournament.entrants)
+        self.policy = ForfeitPolicy(self.sent, self.entrants.labels)
         self.killed: set[str] = set()            # workers we killed (hung)
         self.game_seconds = None                 # running mean of a game's duration
         self.known: dict = {}
@@ -507,9 +511,22 @@ class DaskService:
 
     # the interface every backend has
 
+    def join(self, tournament, identities) -> None:
+        """As LocalService.join; on a cluster, new entrants make a new worker state (a setup
+        task per worker, which loads what is compiled already)."""
+        self.mapping, new = self.entrants.join(tournament)
+        if not new:
+            return
+        settings, isolate, known, listed = self.bots
+        self.bots = (settings, isolate, dict(known, **identities), listed)
+        self.tdict = self.entrants.table(self.tournament).to_dict()
+        self.key = content_key(self.sources, self.tdict, *self.bots)
+        self.ready = False
+
     def submit(self, specs) -> None:
         for spec in specs:
             self.specs[spec.game] = spec
+            self.sent[spec.game] = replace(spec, seats=tuple(self.mapping[e] for e in spec.seats))
             self.pending.append(spec.game)
 
     @property
@@ -623,7 +640,7 @@ class DaskService:
             if batch[0] not in self.isolate:
                 while self.pending and len(batch) < size and self.pending[0] not in self.isolate:
                     batch.append(self.pending.popleft())
-            games = [(self.specs[g], self.policy.forced(g)) for g in batch]
+            games = [(self.sent[g], self.policy.forced(g)) for g in batch]
             future = self.client.submit(
                 play_batch, self.key, self.sources, self.tdict, *self.bots, games, pure=False,
                 key=f"kdtourney-games-{batch[0]}+{len(batch)}-{uuid.uuid4().hex[:8]}")

@@ -437,7 +437,8 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
                    meta: dict | None = None, reporter=None, hang_timeout: float | None = None,
                    warm: bool = True, scheduler: str | None = None,
                    play: PlaySettings | None = None, startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
-                   check_bots: bool = True, require_limits: bool = False) -> RunOutcome:
+                   check_bots: bool = True, require_limits: bool = False,
+                   service=None) -> RunOutcome:
     """Play the games of `tournament` that `folder`'s store lacks; returns a RunOutcome.
 
     registry: the BotRegistry the entrants were checked against (its sources go to the workers).
@@ -456,6 +457,9 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     serve`): `startup_timeout` seconds to answer hello; with `check_bots` each TOML bot is
     started once before anything else (ArenaError naming its file if one does not start); their
     stderr goes to FOLDER/logs/<entrant>.log.
+    service: an open game service (`open_service`) to play on, kept open, by a command that holds
+    the folder and plays chunk after chunk (tune): the tournament's new entrants join it
+    (`scheduler` and `workers` are then the service's).
     """
     started = time.perf_counter()
     play = play or PlaySettings()
@@ -467,7 +471,8 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     specs = plan.games
     identities = entrant_identities(registry, tournament)
     with contextlib.ExitStack() as stack:
-        cluster = stack.enter_context(holding(folder, scheduler))
+        # a service's command holds the folder and the cluster already
+        cluster = stack.enter_context(holding(folder, scheduler)) if service is None else None
         st, notes = open_for(tournament, folder, meta or {}, identities, play)
         stack.callback(st.close)
         done = st.done_games()
@@ -481,7 +486,9 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
         pending = [g for g in range(len(specs)) if g not in done and specs[g] is not None]
         outcome = RunOutcome(folder=Path(folder), total=len(specs), stored_before=len(done),
                              notes=list(notes))
-        if cluster is not None and pending:
+        if service is not None:
+            workers = service.workers
+        elif cluster is not None and pending:
             workers = sum(cluster.wait_for_workers().values())
         if reporter is not None:
             reporter.start(tournament, plan, st, workers=min(workers, max(1, len(pending))))
@@ -489,16 +496,21 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
                 reporter.note(note)
         if pending:
             sink = _Sink(tournament, specs, st, outcome, reporter)
-            service = stack.enter_context(open_service(
-                tournament, registry, cluster, min(workers, len(pending)), settings, play,
-                identities, hang_timeout=hang_timeout, warm=warm, require_limits=require_limits,
-                on_note=sink.note))
+            if service is None:
+                service = stack.enter_context(open_service(
+                    tournament, registry, cluster, min(workers, len(pending)), settings, play,
+                    identities, hang_timeout=hang_timeout, warm=warm,
+                    require_limits=require_limits, on_note=sink.note))
+            else:
+                service.on_note = sink.note
+                service.join(tournament, identities)
+            losses = service.losses
             try:
                 service.submit(specs[g] for g in pending)
                 play_all(service, sink)
             except KeyboardInterrupt:
                 outcome.interrupted = True
-            outcome.worker_losses = service.losses
+            outcome.worker_losses = service.losses - losses
         outcome.seconds = time.perf_counter() - started
         st.update_meta(games_stored=outcome.stored_before + outcome.played)
     return outcome

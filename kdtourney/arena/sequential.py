@@ -20,8 +20,8 @@ Chunks and the decision point
 Blocks are played in chunks of whole blocks, all by one game service (kdtourney.arena.service:
 the workers, their bots and kernels stay up from the first chunk to the last; dead or hung
 workers and faults behave as in ``kdtourney run``). The next chunk is handed to the service as
-soon as its workers have taken every game of the last one, so no worker waits for a decision; at
-most two chunks are outstanding. When a chunk is all stored the test is evaluated from the store:
+soon as the last one is, so the workers have games while a chunk is evaluated; at most two chunks
+are outstanding. When a chunk is all stored the test is evaluated from the store:
 the complete blocks 0, 1, 2, ... (a block is complete when all its rotations are stored; the
 first incomplete block ends the sequence), up to the cap, are fed in block order into a fresh
 SPRT, which stops at the first block where the LLR leaves its bounds (never before
@@ -34,9 +34,11 @@ parameters, not on the number of workers, the chunk sizes or interruptions.
 
 Chunk sizes trade games played past the decision against evaluations (each reads the store):
 the first chunk ends at ``min_blocks`` (no decision can come earlier); later ones hold at least
-two blocks per worker, at least an eighth of the complete blocks (so at most about a quarter of
-the games, this chunk's and the next's, are played past the decision) and about
-``chunk_seconds`` of play at the speed measured so far.
+two blocks per worker, at least an eighth of the complete blocks and about ``chunk_seconds`` of
+play at the speed measured so far, or 20 times what the last evaluation took if that is more (an
+evaluation reads the store: its CPU comes from the workers'). Once decided, the games of the next
+chunk that no worker has taken are dropped: those played past the decision are the rest of the
+decision's chunk and at most two batches per worker of the next.
 
 The store
 ---------
@@ -77,6 +79,7 @@ from kdtourney.outcomes import balanced_blocks
 
 DEFAULT_MAX_GAMES = 20_000
 CHUNK_SECONDS = 2.0
+EVALUATION_SHARE = 20  # a chunk's play lasts at least this many times the last evaluation
 VERDICTS = ("H1", "H0", "undecided")
 
 
@@ -211,6 +214,9 @@ class SprtState:
         return self.status in ("H0", "H1")
 
 
+_SCORED = ["game", "seat", "entrant", "rank", "block", "n_players"]  # what a block's score reads
+
+
 def evaluate(folder, tournament: Tournament, test: SprtTest) -> SprtState:
     """Feed the stored complete blocks, in block order and within the cap, into a fresh SPRT until
     it decides; the decision and the rows depend on the stored games of those blocks only."""
@@ -221,7 +227,8 @@ def evaluate(folder, tournament: Tournament, test: SprtTest) -> SprtState:
     complete = 0
     while complete < cap and per_block.get(complete, 0) >= players:
         complete += 1
-    results = balanced_blocks(store.load_results(folder))  # a failed game's block: no score
+    # a failed game's block: no score
+    results = balanced_blocks(store.load_results(folder, columns=_SCORED))
     results = results[results["block"] < complete]
     scores = (block_scores(results, test.candidate, test.baseline) if len(results)
               else pd.Series(dtype=float))
@@ -470,12 +477,16 @@ def _play_chunks(stack, outcome, folder, registry, workers, cluster, settings, p
     chunks: list[tuple[int, set]] = []  # (end block, its games not yet stored), in order
     queued_to = outcome.state.complete  # blocks handed to the service so far
 
+    evaluated = [0.0]  # seconds the last evaluation took
+
     def queue_chunk():
         nonlocal queued_to
         speed = feed.games_per_second()
+        # an evaluation reads the whole store: chunks long enough that it takes ~5% of the play
+        seconds = max(chunk_seconds, EVALUATION_SHARE * evaluated[0])
         end = chunk_end(queued_to, cap, workers, min_blocks=test.min_blocks,
                         blocks_per_second=speed / players if speed else None,
-                        seconds=chunk_seconds, blocks=chunk_blocks)
+                        seconds=seconds, blocks=chunk_blocks)
         games = [g for g in range(queued_to * players, min(end * players, len(specs)))
                  if g not in done]
         chunks.append((end, set(games)))
@@ -493,8 +504,10 @@ def _play_chunks(stack, outcome, folder, registry, workers, cluster, settings, p
             while chunks and not chunks[0][1] and not decided:
                 chunks.pop(0)
                 outcome.chunks += 1
+                t0 = time.perf_counter()
                 state = outcome.state = evaluate(folder, tournament, test)
                 record(folder, tournament, state, sessions)
+                evaluated[0] = time.perf_counter() - t0
                 if display is not None:
                     display.update(state)
                 decided = state.decided
@@ -503,8 +516,9 @@ def _play_chunks(stack, outcome, folder, registry, workers, cluster, settings, p
                 elif not chunks and state.complete < queued_to:  # cannot happen: all are stored
                     raise ArenaError(f"blocks {state.complete} to {queued_to - 1} are still "
                                      "incomplete after a chunk")
-            # the next chunk once the workers hold all of the last: two at most outstanding
-            if not decided and queued_to < cap and service.queued == 0 and len(chunks) < 2:
+            # the next chunk while the last plays, so the workers have games while it is
+            # evaluated: two at most outstanding
+            if not decided and queued_to < cap and len(chunks) < 2:
                 queue_chunk()
             if not service.busy and (decided or not chunks):
                 break

@@ -55,7 +55,7 @@ import signal
 import sys
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.connection import wait
 
 from kdtourney import interrupts
@@ -84,12 +84,43 @@ class Finished:
     failed: str | None = None
 
 
+class Entrants:
+    """The entrants a service's workers know, (label, spec) in the order they joined: a feed's
+    new entrants (a tune's new parameter values, a ladder's new bot) join the running workers, and
+    a game's seats are sent as indexes into this list."""
+
+    def __init__(self, tournament: Tournament):
+        self.pairs: list[tuple] = []
+        self.index: dict[tuple, int] = {}
+        self.labels: list[str] = []  # by index, for the forfeit policy's notes and rows
+        self.join(tournament)
+
+    def join(self, tournament: Tournament) -> tuple[tuple, list]:
+        """(the index of each entrant of `tournament`, the (label, spec) pairs new here)."""
+        mapping, new = [], []
+        for pair in zip(tournament.entrants, tournament.specs):
+            if pair not in self.index:
+                self.index[pair] = len(self.pairs)
+                self.pairs.append(pair)
+                self.labels.append(pair[0])
+                new.append(pair)
+            mapping.append(self.index[pair])
+        return tuple(mapping), new
+
+    def table(self, tournament: Tournament, pairs=None) -> Tournament:
+        """`tournament` with these entrants (default: all known) as its own."""
+        pairs = self.pairs if pairs is None else pairs
+        return replace(tournament, entrants=tuple(p[0] for p in pairs),
+                       specs=tuple(p[1] for p in pairs))
+
+
 # --- the worker process ------------------------------------------------------------------------
 
 def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, settings, isolate,
                  identities, listed, recycle):
-    """A worker: receives batches [(game spec, forced faults)], sends ('game', index, MatchResult)
-    per game, and ('tired',) once it should be recycled (`recycle`: games, MiB). Its bots in their
+    """A worker: receives batches [(game spec, forced faults)] and new entrants ('entrants',
+    [(label, spec)], identities), sends ('game', index, MatchResult) per game, and ('tired',) once
+    it should be recycled (`recycle`: games, MiB). Its bots in their
     own process are recorded in `groups` (their process groups, which the parent kills should
     this worker die) and stopped when it ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
@@ -160,6 +191,18 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
             batch = None
         if batch is None:
             return
+        if batch[0] == "entrants":  # new entrants join: check their code, make their bots
+            _, pairs, identities = batch
+            more = replace(tournament, entrants=tuple(p[0] for p in pairs),
+                           specs=tuple(p[1] for p in pairs))
+            try:
+                check_loaded(registry, more, identities, f"{platform.node()} (worker {slot})",
+                             local=True)
+                factories += bot_factories(registry, more, pool, isolate)
+            except ArenaError as exc:
+                conn.send(("refused", str(exc)))
+                return
+            continue
         for spec, forced in batch:
             status[base] = spec.game
             pool.new_game(spec.game, spec.deal_seeds)
@@ -270,8 +313,11 @@ class LocalService:
         self.losses = 0          # workers that died or hung
         self.recycled = 0        # workers ended for their age or memory, and replaced
         self.specs: dict = {}    # game index -> GameSpec, of every game submitted
+        self.sent: dict = {}     # ... as sent to the workers: seats index self.entrants
         self.pending: collections.deque = collections.deque()  # game indexes not yet sent
-        self.policy = ForfeitPolicy(self.specs, tournament.entrants)
+        self.entrants = Entrants(tournament)
+        self.mapping = tuple(range(len(tournament.entrants)))  # the last table's seats
+        self.policy = ForfeitPolicy(self.sent, self.entrants.labels)
         self.failed_starts = 0
         self.finished: list[Finished] = []
         self.pool: list[_Worker] = []
@@ -286,10 +332,27 @@ class LocalService:
 
     # the interface every backend has
 
+    def join(self, tournament: Tournament, identities: dict) -> None:
+        """Make `tournament` the table of the games submitted from now on: its entrants that
+        the workers do not know join them (each worker checks their code against `identities`,
+        {label: identity}, and makes their bots from then on); nothing restarts."""
+        self.mapping, new = self.entrants.join(tournament)
+        if not new:
+            return
+        self.identities = dict(self.identities, **identities)
+        self.tdict = self.entrants.table(self.tournament).to_dict()
+        for worker in self.pool:
+            try:
+                worker.conn.send(("entrants", new, identities))
+            except (BrokenPipeError, OSError):
+                pass  # it died: its replacement starts with every entrant
+
     def submit(self, specs) -> None:
-        """Queue games (GameSpecs) to play; the first call starts the workers."""
+        """Queue games (GameSpecs of the table last joined) to play; the first call starts the
+        workers."""
         for spec in specs:
             self.specs[spec.game] = spec
+            self.sent[spec.game] = replace(spec, seats=tuple(self.mapping[e] for e in spec.seats))
             self.pending.append(spec.game)
         if not self.pool and self.pending:
             # they share the compiling out
@@ -471,7 +534,7 @@ class LocalService:
             batch = []
             while pending and len(batch) < size:
                 g = pending.popleft()
-                batch.append((self.specs[g], self.policy.forced(g)))
+                batch.append((self.sent[g], self.policy.forced(g)))
             try:
                 worker.conn.send(batch)
             except (BrokenPipeError, OSError):

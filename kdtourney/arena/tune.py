@@ -46,6 +46,7 @@ from kdtourney.arena import runner, schedule, spsa, store
 from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.sprt import block_scores
 from kdtourney.arena.tournament import ArenaError, Tournament, differences, parse_players, prepare
+from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT
 from kdtourney.outcomes import score_to_elo
 
 PLUS, MINUS = "theta+", "theta-"
@@ -387,22 +388,26 @@ class TuneOutcome:
 
 def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int | None = None,
               meta: dict | None = None, display=None, hang_timeout: float | None = None,
-              scheduler: str | None = None, **bots) -> TuneOutcome:
+              scheduler: str | None = None, play: PlaySettings | None = None,
+              startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+              require_limits: bool = False) -> TuneOutcome:
     """Play the tune's batches into `folder` until its last iteration (or an interruption).
 
-    As `sequential.play_sprt`: registry, workers, display (a TuneDisplay or None), scheduler (one
-    Dask connection for every batch), bots (play, startup_timeout).
+    As `sequential.play_sprt`: registry, workers, display (a TuneDisplay or None), scheduler,
+    play, startup_timeout, require_limits. One game service plays every batch: a batch's
+    theta+ and theta- join its running workers as new entrants.
     Raises ArenaError for a folder holding something else, and for runner failures.
     """
     started = time.perf_counter()
     folder = Path(folder)
     meta = meta or {}
+    play = play or PlaySettings()
+    settings = runner.bot_settings(table, folder, play, startup_timeout, scheduler, require_limits)
     with contextlib.ExitStack() as stack:
-        # one cluster connection through every batch
         scheduler, workers = stack.enter_context(runner.holding_workers(folder, scheduler, workers))
-        runner.start_bots(registry, table, bots.get("startup_timeout"),
-                          (bots.get("play") or PlaySettings()).sandbox_for(folder))
-        notes = open_tune(table, tune, folder, meta, runner.entrant_identities(registry, table))
+        runner.start_bots(registry, table, startup_timeout, settings.sandbox)
+        identities = runner.entrant_identities(registry, table)
+        notes = open_tune(table, tune, folder, meta, identities)
         state = evaluate(folder, table, tune, table.seed)
         record(folder, table, state)
         outcome = TuneOutcome(folder=folder, table=table, tune=tune, state=state,
@@ -412,17 +417,18 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
             stack.callback(display.end)
             for note in notes:
                 display.note(note)
-        warm = True
+        service = stack.enter_context(runner.open_service(
+            table, registry, scheduler, workers, settings, play, identities,
+            hang_timeout=hang_timeout, require_limits=require_limits))
         try:
             while state.pending():
                 batch = batch_table(table, tune, state.pending())
                 with store.open_store(folder) as st:
                     st.set_config("tournament", batch.to_dict())
-                ran = runner.run_tournament(batch, folder, registry, workers=workers, meta=meta,
-                                            reporter=display, hang_timeout=hang_timeout,
-                                            scheduler=scheduler, check_bots=False, warm=warm,
-                                            **bots)
-                warm = False  # the bots' kernels are compiled and cached by now
+                ran = runner.run_tournament(batch, folder, registry, meta=meta, reporter=display,
+                                            play=play, startup_timeout=startup_timeout,
+                                            check_bots=False, require_limits=require_limits,
+                                            service=service)
                 outcome.played += ran.played
                 outcome.batches += 1
                 state = outcome.state = evaluate(folder, table, tune, table.seed)
