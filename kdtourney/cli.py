@@ -709,6 +709,7 @@ def ladder_command(ctx, **opts):
     from pathlib import Path
 
     from kdtourney.arena import ladder, runner, store, tournament as tour
+    from kdtourney.display import LadderDisplay
     from kdtourney.report.ladder import ladder_board, write_ladder_page
 
     until = _duration(opts["until"])
@@ -748,7 +749,7 @@ def ladder_command(ctx, **opts):
             raise tour.ArenaError("a ladder needs two entrants or more: give more --bots, or a "
                                   "--bots-dir to watch")
         meta = dict(runner.session_meta(name, registry_dirs=bots_dirs), ladder_bots=references)
-        display = ladder.LadderDisplay(quiet=opts["quiet"])
+        display = LadderDisplay(quiet=opts["quiet"])
         written = [0.0]
 
         def page(folder, running=True):
@@ -864,6 +865,7 @@ def sprt_command(ctx, **opts):
     --out, or --resume DIR, continues from the stored blocks and reaches the same decision.
     """
     from kdtourney.arena import sequential, store, tournament as tour
+    from kdtourney.display import SprtDisplay
 
     def load(folder):
         tournament, test, stored_meta = sequential.load_test(folder)
@@ -885,7 +887,7 @@ def sprt_command(ctx, **opts):
             load=load, prepare=prepare, prefix="sprt-")
         outcome = sequential.play_sprt(tournament, test, folder, registry,
                                        workers=opts["workers"], meta=meta,
-                                       display=sequential.SprtDisplay(quiet=opts["quiet"]),
+                                       display=SprtDisplay(quiet=opts["quiet"]),
                                        hang_timeout=opts["hang_timeout"],
                                        scheduler=opts["scheduler"],
                                        **_process_options(opts, settings))
@@ -946,6 +948,7 @@ def tune_command(ctx, **opts):
     same command on the same --out, or --resume DIR, continues and ends at the same values.
     """
     from kdtourney.arena import store, tune as tuning, tournament as tour
+    from kdtourney.display import TuneDisplay
 
     def load(folder):
         table, tune, stored_meta = tuning.load_tune(folder)
@@ -965,7 +968,7 @@ def tune_command(ctx, **opts):
         settings = dict(hang_timeout=opts["hang_timeout"], scheduler=opts["scheduler"],
                         **_process_options(opts, play))
         outcome = tuning.play_tune(table, tune, folder, registry, workers=opts["workers"],
-                                   meta=meta, display=tuning.TuneDisplay(quiet=opts["quiet"]),
+                                   meta=meta, display=TuneDisplay(quiet=opts["quiet"]),
                                    **settings)
     if outcome.interrupted:
         click.echo(f"interrupted after {outcome.state.done} of {tune.schedule.iterations} "

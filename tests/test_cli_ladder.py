@@ -236,7 +236,8 @@ def test_a_sandboxed_ladder_plays_its_folder_bots_in_the_sandbox(tmp_path):
 def test_the_live_table_shows_the_list_and_the_newest_changes():
     from rich.console import Console
 
-    from kdtourney.arena.ladder import LadderConfig, LadderDisplay
+    from kdtourney.arena.ladder import LadderConfig
+    from kdtourney.display import LadderDisplay
 
     console = Console(width=100, record=True, force_terminal=False)
     display = LadderDisplay(console=console)

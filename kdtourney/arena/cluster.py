@@ -492,6 +492,7 @@ class DaskService:
         self.policy = ForfeitPolicy(self.sent, self.entrants.labels)
         self.killed: set[str] = set()            # workers we killed (hung)
         self.game_seconds = None                 # running mean of a game's duration
+        self.max_batch = MAX_BATCH               # a feed may keep tasks short
         self.known: dict = {}
         self.notes: list[str] = []
         self.losses = 0
@@ -628,7 +629,7 @@ class DaskService:
     # batches
 
     def batch_size(self, threads):
-        size = max(1, min(MAX_BATCH, len(self.pending) // (4 * max(1, threads))))
+        size = max(1, min(self.max_batch, len(self.pending) // (4 * max(1, threads))))
         if self.game_seconds is None:
             return min(size, FIRST_BATCH)
         return max(1, min(size, int(TARGET_TASK_SECONDS / max(self.game_seconds, 1e-6))))

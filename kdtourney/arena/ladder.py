@@ -402,7 +402,7 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
                 scheduler=None, after_chunk=None, **bots) -> LadderOutcome:
     """Run the ladder in `folder` until `games` games are stored, `until` seconds have passed, or
     Ctrl-C (KeyboardInterrupt: the outcome says interrupted). bots_dirs: the watched folders;
-    references: fixed entrant specs (--bots). display: a LadderDisplay or None; after_chunk:
+    references: fixed entrant specs (--bots). display: a kdtourney.display.LadderDisplay or None; after_chunk:
     called with the folder after each chunk (the page). scheduler, workers, bots (play,
     startup_timeout): as `runner.run_tournament`. ArenaError for a folder
     holding anything else or for runner failures."""
@@ -565,83 +565,7 @@ def _choose(config: LadderConfig, folder, blocks, active: list, count: int, budg
     return out
 
 
-class LadderDisplay:
-    """The terminal while the ladder runs: on a terminal a live table (the list's first rows: Elo
-    with its interval, games, version, status), the games per second and the newest entrants; else
-    (and with `quiet`: nothing but errors) one line per entrant change. `board` takes the rows of
-    the list when it is recomputed (they come from the report side: kdtourney.report.ladder)."""
-
-    TOP = 15
-
-    def __init__(self, quiet: bool = False, console=None):
-        from rich.console import Console
-
-        self.quiet = quiet
-        self.console = console or Console()
-        self.live = None
-        self.rows: list = []
-        self.events: list = []
-        self.played = 0
-
-    def begin(self, config, folder, stored, workers):
-        self.t0 = time.perf_counter()
-        self.stored = stored
-        if self.quiet:
-            return
-        sizes = "/".join(str(p) for p in config.players)
-        self.console.print(f"ladder in {folder}: {sizes}-player blocks, seed {config.seed}, "
-                           f"{workers} worker{'s' * (workers != 1)}"
-                           + (f", {stored} games stored" if stored else ""), highlight=False,
-                           soft_wrap=True)
-        if self.console.is_terminal:
-            from rich.live import Live
-
-            self.live = Live(self, console=self.console, refresh_per_second=2, transient=True)
-            self.live.start()
-
-    def __rich__(self):
-        from rich import box
-        from rich.console import Group
-        from rich.table import Table
-        from rich.text import Text
-
-        elapsed = time.perf_counter() - self.t0
-        rate = self.played / elapsed if elapsed > 0 else 0.0
-        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-        for column in ("#", "entrant", "Elo", "games", "version", "status"):
-            table.add_column(column, justify="left" if column in ("entrant", "status") else
-                             "right", no_wrap=column != "entrant", overflow="fold")
-        for row in self.rows[:self.TOP]:
-            table.add_row(str(row["rank"] or ""), row["name"], row["elo_text"], str(row["games"]),
-                          str(row["version"]), row["status"])
-        more = len(self.rows) - self.TOP
-        lines = [Text(f"{self.stored + self.played} games, {rate:.1f} games/s"
-                      + (f"; {more} more entrants on the page" if more > 0 else ""))]
-        lines += [Text(f"  {e}", overflow="ellipsis", no_wrap=True) for e in self.events[-3:]]
-        return Group(table, *lines)
-
-    def game(self, spec, results, faults):
-        self.played += 1
-
-    def note(self, text):
-        if not self.quiet:
-            self.console.print(f"note: {text}", highlight=False, soft_wrap=True)
-
-    def event(self, text):
-        self.events.append(text)
-        if not self.quiet and self.live is None:
-            self.console.print(text, highlight=False, soft_wrap=True)
-
-    def board(self, rows):
-        self.rows = list(rows)
-
-    def end(self):
-        if self.live is not None:
-            self.live.stop()
-            self.live = None
-
-
-__all__ = ["LadderDisplay", "LadderConfig", "LadderOutcome", "Found", "prepare_ladder",
+__all__ = ["LadderConfig", "LadderOutcome", "Found", "prepare_ladder",
            "stored_config",
            "play_ladder", "scan", "update_entrants", "standing", "chunk_for", "label_for",
            "open_ladder", "LIST_FILE", "ACTIVE", "SUPERSEDED", "RETIRED", "LADDER_FORMAT"]

@@ -36,9 +36,11 @@ Chunk sizes trade games played past the decision against evaluations (each reads
 the first chunk ends at ``min_blocks`` (no decision can come earlier); later ones hold at least
 two blocks per worker, at least an eighth of the complete blocks and about ``chunk_seconds`` of
 play at the speed measured so far, or 20 times what the last evaluation took if that is more (an
-evaluation reads the store: its CPU comes from the workers'). Once decided, the games of the next
-chunk that no worker has taken are dropped: those played past the decision are the rest of the
-decision's chunk and at most two batches per worker of the next.
+evaluation reads the store: its CPU comes from the workers'). Once decided, the games that no
+worker has taken are dropped, but for those of a block already begun (a stored block is always
+whole): those played past the decision are the rest of the decision's chunk and at most two
+batches per worker of the next (a batch is kept to about BATCH_SECONDS of play), with their
+blocks.
 
 The store
 ---------
@@ -71,6 +73,7 @@ import pandas as pd
 
 from kdtourney.arena import runner, schedule, store
 from kdtourney.arena.play import PlaySettings
+from kdtourney.arena.service import MAX_BATCH
 from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT
 from kdtourney.arena.sprt import DEFAULT_MIN_BLOCKS, SPRT, block_scores, sprt_bounds
 from kdtourney.arena.tournament import (RULE_OPTIONS, ArenaError, Tournament, differences,
@@ -80,6 +83,7 @@ from kdtourney.outcomes import balanced_blocks
 DEFAULT_MAX_GAMES = 20_000
 CHUNK_SECONDS = 2.0
 EVALUATION_SHARE = 20  # a chunk's play lasts at least this many times the last evaluation
+BATCH_SECONDS = 0.25   # a batch of games sent to a worker lasts about this long
 VERDICTS = ("H1", "H0", "undecided")
 
 
@@ -217,9 +221,15 @@ class SprtState:
 _SCORED = ["game", "seat", "entrant", "rank", "block", "n_players"]  # what a block's score reads
 
 
-def evaluate(folder, tournament: Tournament, test: SprtTest) -> SprtState:
+def evaluate(folder, tournament: Tournament, test: SprtTest, scores: list | None = None,
+             estimate: bool = True) -> SprtState:
     """Feed the stored complete blocks, in block order and within the cap, into a fresh SPRT until
-    it decides; the decision and the rows depend on the stored games of those blocks only."""
+    it decides; the decision and the rows depend on the stored games of those blocks only.
+
+    scores: the scores of the complete blocks evaluated before, which a session keeps between
+    its evaluations (a complete block's games do not change): only the games of later blocks are
+    read, and the list is extended. estimate: compute the Elo estimate (always once the test has
+    ended); else it is left NaN."""
     players = tournament.players[0]
     cap = cap_blocks(tournament)
     with store.open_store(folder) as st:
@@ -227,12 +237,16 @@ def evaluate(folder, tournament: Tournament, test: SprtTest) -> SprtState:
     complete = 0
     while complete < cap and per_block.get(complete, 0) >= players:
         complete += 1
-    # a failed game's block: no score
-    results = balanced_blocks(store.load_results(folder, columns=_SCORED))
-    results = results[results["block"] < complete]
-    scores = (block_scores(results, test.candidate, test.baseline) if len(results)
-              else pd.Series(dtype=float))
-    values = [float(scores.get(b, math.nan)) for b in range(complete)]
+    values = [] if scores is None else scores
+    del values[complete:]
+    if complete > len(values):
+        # a failed game's block: no score
+        results = balanced_blocks(store.load_results(folder, columns=_SCORED,
+                                                     blocks_from=len(values)))
+        results = results[results["block"] < complete]
+        new = (block_scores(results, test.candidate, test.baseline) if len(results)
+               else pd.Series(dtype=float))
+        values += [float(new.get(b, math.nan)) for b in range(len(values), complete)]
     t = test.new()
     t.update(values)
     lower, upper = t.bounds
@@ -247,7 +261,8 @@ def evaluate(folder, tournament: Tournament, test: SprtTest) -> SprtState:
     state.blocks = end
     state.games = state.blocks * players
     state.llr = t.llr if t.decided_at is None else float(path[t.decided_at - 1])
-    state.elo, state.lo, state.hi = t.elo_estimate()
+    if estimate or t.decided_at is not None or complete >= cap:
+        state.elo, state.lo, state.hi = t.elo_estimate()
     if state.rows:  # the estimate where the test stands, on the last row
         state.rows[-1] = state.rows[-1][:4] + (state.elo, state.lo, state.hi)
     return state
@@ -409,7 +424,7 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
     (`tournament.games`) is reached; returns an SprtOutcome.
 
     registry: the BotRegistry the entrants were checked against; workers: processes (default: all
-    cores); display: an SprtDisplay (or anything with its methods) or None; chunk_blocks: a fixed
+    cores); display: a kdtourney.display.SprtDisplay (or anything with its methods) or None; chunk_blocks: a fixed
     chunk size in blocks (default: adaptive, see the module docstring); scheduler: play on a
     Dask cluster (as `runner.run_tournament`; `workers` is then the cluster's); play,
     startup_timeout, require_limits: how the bots are played (see runner.run_tournament; TOML
@@ -478,10 +493,15 @@ def _play_chunks(stack, outcome, folder, registry, workers, cluster, settings, p
     queued_to = outcome.state.complete  # blocks handed to the service so far
 
     evaluated = [0.0]  # seconds the last evaluation took
+    scores: list = []  # the complete blocks' scores, kept between evaluations
+    submitted: set = set()
 
     def queue_chunk():
         nonlocal queued_to
         speed = feed.games_per_second()
+        if speed:
+            # what a worker holds covers an evaluation, and is all that plays past a decision
+            service.max_batch = max(1, min(MAX_BATCH, int(speed / workers * BATCH_SECONDS)))
         # an evaluation reads the whole store: chunks long enough that it takes ~5% of the play
         seconds = max(chunk_seconds, EVALUATION_SHARE * evaluated[0])
         end = chunk_end(queued_to, cap, workers, min_blocks=test.min_blocks,
@@ -491,7 +511,15 @@ def _play_chunks(stack, outcome, folder, registry, workers, cluster, settings, p
                  if g not in done]
         chunks.append((end, set(games)))
         service.submit(specs[g] for g in games)
+        submitted.update(games)
         queued_to = end
+
+    def stop():
+        """Decided: drop the games no worker has taken, but for those of a block begun (a
+        stored block is whole: every rotation of its deal)."""
+        dropped = set(service.cancel())
+        begun = {specs[g].block for g in submitted - dropped}
+        service.submit(specs[g] for g in sorted(dropped) if specs[g].block in begun)
 
     queue_chunk()
     try:
@@ -505,14 +533,16 @@ def _play_chunks(stack, outcome, folder, registry, workers, cluster, settings, p
                 chunks.pop(0)
                 outcome.chunks += 1
                 t0 = time.perf_counter()
-                state = outcome.state = evaluate(folder, tournament, test)
+                # the estimate is for the display (and the verdict, computed once decided)
+                state = outcome.state = evaluate(folder, tournament, test, scores,
+                                                 estimate=display is not None)
                 record(folder, tournament, state, sessions)
                 evaluated[0] = time.perf_counter() - t0
                 if display is not None:
                     display.update(state)
                 decided = state.decided
                 if decided:
-                    service.cancel()  # games being played are stored, past the decision
+                    stop()  # games being played are stored, past the decision
                 elif not chunks and state.complete < queued_to:  # cannot happen: all are stored
                     raise ArenaError(f"blocks {state.complete} to {queued_to - 1} are still "
                                      "incomplete after a chunk")
@@ -601,72 +631,6 @@ def header_line(tournament: Tournament, test: SprtTest, state: SprtState, worker
     return text
 
 
-class SprtDisplay:
-    """The terminal display of a test: a header, then a live line (games played, LLR with its
-    bounds, Elo estimate) on a terminal, or a plain line per chunk otherwise; `quiet`: nothing."""
-
-    def __init__(self, quiet: bool = False, console=None):
-        from rich.console import Console
-
-        self.quiet = quiet
-        self.console = console or Console()
-        self.live = None
-        self.state = None
-        self.played = 0   # games since begin (for the speed)
-        self.pending = 0  # games since the last update (not yet in state.stored)
-        self.faults = 0
-
-    def begin(self, tournament, test, state, workers):
-        self.tournament, self.test, self.state = tournament, test, state
-        self.t0 = time.perf_counter()
-        if self.quiet:
-            return
-        self.console.print(header_line(tournament, test, state, workers), highlight=False,
-                           soft_wrap=True)
-        cap = cap_blocks(tournament)
-        if cap < test.min_blocks:
-            self.console.print(f"note: the cap allows {cap} blocks, fewer than the "
-                               f"{test.min_blocks} the test needs before it decides",
-                               highlight=False, soft_wrap=True)
-        if self.console.is_terminal:
-            from rich.live import Live
-
-            self.live = Live(self, console=self.console, refresh_per_second=4, transient=True)
-            self.live.start()
-
-    def __rich__(self):
-        from rich.text import Text
-
-        st = self.state
-        elapsed = time.perf_counter() - self.t0
-        rate = f"  {self.played / elapsed:.1f} games/s" if self.played and elapsed > 0 else ""
-        faults = f"  {self.faults} faults" if self.faults else ""
-        elo = " ".join(f"{x:+.0f}" if math.isfinite(x) else "-" for x in (st.elo, st.lo, st.hi))
-        elo = "Elo {} [{}, {}]".format(*elo.split())
-        return Text(f"LLR {st.llr:.2f} [{st.lower:.2f}, {st.upper:.2f}]  {elo}  {st.blocks} "
-                    f"blocks  {st.stored + self.pending} games{rate}{faults}",
-                    overflow="ellipsis", no_wrap=True)
-
-    def game(self, spec, results, faults):
-        self.played += 1
-        self.pending += 1
-        self.faults += len(faults) if results else 0  # a failed game's rows name its seats
-
-    def note(self, text):
-        if not self.quiet:
-            self.console.print(f"note: {text}", highlight=False, soft_wrap=True)
-
-    def update(self, state):
-        self.state, self.pending = state, 0
-        if not self.quiet and self.live is None:
-            self.console.print(status_line(state), highlight=False, soft_wrap=True)
-
-    def end(self):
-        if self.live is not None:
-            self.live.stop()
-            self.live = None
-
-
-__all__ = ["ChunkFeed", "SprtTest", "SprtState", "SprtOutcome", "SprtDisplay", "prepare_test",
+__all__ = ["ChunkFeed", "SprtTest", "SprtState", "SprtOutcome", "prepare_test",
            "play_sprt", "evaluate", "record", "open_test", "load_test", "chunk_end", "cap_blocks",
            "with_cap", "verdict_line", "status_line", "RULE_OPTIONS", "DEFAULT_MAX_GAMES"]

@@ -309,6 +309,7 @@ class LocalService:
         self.warm = warm
         self.on_note = on_note
         self.recycle = recycle
+        self.max_batch = MAX_BATCH  # a feed may keep batches short (what is sent is played)
         self.notes: list[str] = []
         self.losses = 0          # workers that died or hung
         self.recycled = 0        # workers ended for their age or memory, and replaced
@@ -529,7 +530,7 @@ class LocalService:
         if worker.tired:
             return
         pending = self.pending
-        size = max(1, min(MAX_BATCH, len(pending) // (4 * len(self.pool))))
+        size = max(1, min(self.max_batch, len(pending) // (4 * len(self.pool))))
         while pending and len(worker.inflight) < 2 * size:
             batch = []
             while pending and len(batch) < size:

@@ -483,15 +483,17 @@ def load_config(folder) -> dict:
     return _check(store_path(folder))
 
 
-def load_results(folder, columns=None) -> pd.DataFrame:
+def load_results(folder, columns=None, blocks_from: int = 0) -> pd.DataFrame:
     """One row per player per game, ordered by game and seat: the results columns plus `block`,
     `n_players` and `status` of the game (what kdtourney.report reads). columns: only these of
-    them (reading fewer is faster), default all."""
+    them (reading fewer is faster), default all; blocks_from: only the games of this block and
+    later ones."""
     game_columns = ("block", "n_players", "status")
     columns = columns or RESULT_COLUMNS + game_columns
     selected = ", ".join(("g." if c in game_columns else "r.") + c for c in columns)
+    where = f"WHERE g.block >= {int(blocks_from)} " if blocks_from else ""
     df = _read(folder, f"SELECT {selected} FROM results r JOIN games g ON g.game = r.game "
-                       "ORDER BY r.game, r.seat")
+                       f"{where}ORDER BY r.game, r.seat")
     if "fault" in df:
         df["fault"] = df["fault"].astype(bool)
     return df

@@ -46,61 +46,13 @@ from kdtourney.arena import runner, schedule, spsa, store
 from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.sprt import block_scores
 from kdtourney.arena.tournament import ArenaError, Tournament, differences, parse_players, prepare
+from kdtourney.arena.tune_spec import DEFAULT_BATCH, PAGE_FILE, Tune
 from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT
 from kdtourney.outcomes import score_to_elo
 
 PLUS, MINUS = "theta+", "theta-"
-DEFAULT_BATCH = 16
 DEFAULT_ITERATIONS = 1000
 VERIFY_DIR = "verify"
-PAGE_FILE = "tune.html"
-
-
-@dataclass(frozen=True)
-class Tune:
-    """What is tuned and how: the bot, its fixed parameters, the tuned ones, the schedule, the
-    iterations per batch and the blocks per iteration."""
-
-    bot: str
-    fixed: tuple
-    params: tuple
-    schedule: spsa.Schedule
-    batch: int = DEFAULT_BATCH
-    blocks: int = 1
-
-    def spec(self, values) -> str:
-        """The bot spec with these values of the tuned parameters (an integer one as an int)."""
-        from kdtourney.bots.registry import Entrant
-
-        tuned = {p.name: (int(round(v)) if p.integer else float(v))
-                 for p, v in zip(self.params, values)}
-        return Entrant(self.bot, dict(dict(self.fixed), **tuned)).spec
-
-    @property
-    def start(self) -> list[float]:
-        return [p.start for p in self.params]
-
-    def rounded(self, values) -> list:
-        """Values as shown to people: integers, floats to three digits of the range."""
-        out = []
-        for p, v in zip(self.params, values):
-            if p.integer:
-                out.append(int(round(v)))
-            else:
-                digits = max(0, 2 - math.floor(math.log10(p.max - p.min)))
-                out.append(round(float(v), digits))
-        return out
-
-    def to_dict(self) -> dict:
-        return dict(bot=self.bot, fixed=[list(kv) for kv in self.fixed],
-                    params=[p.to_dict() for p in self.params], schedule=self.schedule.to_dict(),
-                    batch=self.batch, blocks=self.blocks)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Tune":
-        return cls(bot=d["bot"], fixed=tuple(tuple(kv) for kv in d["fixed"]),
-                   params=tuple(spsa.Param.from_dict(p) for p in d["params"]),
-                   schedule=spsa.Schedule(**d["schedule"]), batch=d["batch"], blocks=d["blocks"])
 
 
 def parse_param(text: str) -> tuple[str, list[str]]:
@@ -393,7 +345,7 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
               require_limits: bool = False) -> TuneOutcome:
     """Play the tune's batches into `folder` until its last iteration (or an interruption).
 
-    As `sequential.play_sprt`: registry, workers, display (a TuneDisplay or None), scheduler,
+    As `sequential.play_sprt`: registry, workers, display (kdtourney.display.TuneDisplay or None), scheduler,
     play, startup_timeout, require_limits. One game service plays every batch: a batch's
     theta+ and theta- join its running workers as new entrants.
     Raises ArenaError for a folder holding something else, and for runner failures.
@@ -552,79 +504,7 @@ def status_line(tune: Tune, state: TuneState) -> str:
             f"{values_text(tune, state.theta(tune))}")
 
 
-class TuneDisplay:
-    """The terminal view of a tune: a header, then (on a terminal) a live table of every
-    parameter's value, start, range and current perturbation, with the games played; otherwise a
-    plain line per batch. `quiet`: nothing. Also the runner's reporter for each batch."""
-
-    def __init__(self, quiet: bool = False, console=None):
-        from rich.console import Console
-
-        self.quiet = quiet
-        self.console = console or Console()
-        self.live = None
-        self.played = 0
-        self.pending = 0
-
-    def begin(self, table, tune, state, workers):
-        self.table, self.tune, self.state = table, tune, state
-        self.t0 = time.perf_counter()
-        if self.quiet:
-            return
-        self.console.print(header_line(table, tune, state, workers), highlight=False,
-                           soft_wrap=True)
-        if self.console.is_terminal:
-            from rich.live import Live
-
-            self.live = Live(self, console=self.console, refresh_per_second=4, transient=True)
-            self.live.start()
-
-    def __rich__(self):
-        from rich import box
-        from rich.table import Table
-
-        tune, st = self.tune, self.state
-        k = max(1, st.done)
-        elapsed = time.perf_counter() - self.t0
-        rate = f", {self.played / elapsed:.1f} games/s" if self.played and elapsed > 0 else ""
-        table = Table(title=f"iteration {st.done}/{tune.schedule.iterations}, "
-                            f"{st.stored + self.pending} games{rate}", title_justify="left",
-                      box=box.SIMPLE_HEAD, pad_edge=False)
-        for column in ("parameter", "now", "start", "min", "max", "c_k"):
-            table.add_column(column, justify="left" if column == "parameter" else "right")
-        now = tune.rounded(st.theta(tune))
-        for p, v in zip(tune.params, now):
-            table.add_row(p.name, str(v), f"{p.start:g}", f"{p.min:g}", f"{p.max:g}",
-                          f"{float(tune.schedule.c_k(p, k)):.3g}")
-        return table
-
-    # the runner's reporter calls
-    def start(self, tournament, plan, st, workers):
-        pass
-
-    def game(self, spec, results, faults):
-        self.played += 1
-        self.pending += 1
-
-    def note(self, text):
-        if not self.quiet:
-            self.console.print(f"note: {text}", highlight=False, soft_wrap=True)
-
-    def stop(self):
-        pass
-
-    def update(self, state):
-        self.state, self.pending = state, 0
-        if not self.quiet and self.live is None:
-            self.console.print(status_line(self.tune, state), highlight=False, soft_wrap=True)
-
-    def end(self):
-        if self.live is not None:
-            self.live.stop()
-            self.live = None
-
-
-__all__ = ["Tune", "TuneState", "TuneOutcome", "TuneDisplay", "Verdict", "prepare_tune",
+__all__ = ["Tune", "TuneState", "TuneOutcome", "Verdict", "prepare_tune",
            "play_tune", "evaluate", "record", "open_tune", "load_tune", "verify",
            "verify_table", "parse_param", "values_text", "PLUS", "MINUS", "DEFAULT_BATCH",
            "PAGE_FILE", "VERIFY_DIR"]

@@ -10,7 +10,7 @@ import numpy as np
 from jinja2 import Environment, StrictUndefined
 
 from kdtourney.arena import store as _store
-from kdtourney.arena.tune import PAGE_FILE, Tune
+from kdtourney.arena.tune_spec import PAGE_FILE, Tune
 from kdtourney.report.plots import COLORS, Plot, _fig, _styled, _svg
 
 _PAGE = """<!doctype html>

@@ -116,6 +116,8 @@ def test_decision_independent_of_workers_and_chunks(registry, reference, tmp_pat
     # past the decision: the rest of its chunk, and what the workers took of the next (to 54)
     assert 2 * 41 <= outcome.state.stored <= 2 * 54
     assert outcome.past_decision == outcome.state.stored - 2 * DECISION_BLOCK
+    with store.open_store(tmp_path / "two") as st:  # what the decision dropped: whole blocks
+        assert set(st.games_per_block().values()) == {2}
     pd.testing.assert_frame_equal(store.load_sprt(ref_folder), store.load_sprt(tmp_path / "two"))
     assert outcome.verdict_line() == ref.verdict_line()
 
