@@ -512,13 +512,24 @@ class DaskService:
 
     # the interface every backend has
 
-    def join(self, tournament, identities) -> None:
-        """As LocalService.join; on a cluster, new entrants make a new worker state (a setup
-        task per worker, which loads what is compiled already)."""
-        self.mapping, new = self.entrants.join(tournament)
-        if not new:
-            return
+    def join(self, tournament, identities, registry=None) -> None:
+        """As LocalService.join; on a cluster, new entrants or new sources make a new worker
+        state (a setup task per worker, which loads what is compiled already; tasks carry their
+        sources, so nothing is ended)."""
         settings, isolate, known, listed = self.bots
+        if registry is not None:
+            sources = registry.source_files()
+            now = None if settings.sandbox is None else registry.listings()
+            if (sources, now) != (self.sources, listed):
+                self.sources, listed, known = sources, now, {}
+                self.entrants = Entrants(tournament)
+                self.policy = ForfeitPolicy(self.sent, self.entrants.labels)
+                self.tournament = tournament
+                self.bots = (settings, isolate, known, listed)
+                self.ready = False
+        self.mapping, new = self.entrants.join(tournament)
+        if not new and self.ready:
+            return
         self.bots = (settings, isolate, dict(known, **identities), listed)
         self.tdict = self.entrants.table(self.tournament).to_dict()
         self.key = content_key(self.sources, self.tdict, *self.bots)

@@ -45,9 +45,11 @@ import numpy as np
 
 from kdtourney import interrupts
 from kdtourney.arena import matchmaking, runner, schedule, store
+from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.sequential import ChunkFeed
 from kdtourney.arena.tournament import (ArenaError, Tournament, clock_of, differences, full_rules,
                                         parse_players)
+from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT, ProcessSettings, StartupError
 from kdtourney.bots.files import tree
 from kdtourney.outcomes import balanced_blocks, pair_outcomes
 
@@ -149,7 +151,6 @@ def scan(bots_dirs, references, startup_timeout: float | None, play, folder):
     that fails to load or start is a note, not an entrant. play: the PlaySettings (sandboxed, a
     bot module runs in a sandbox only, where it is asked what it defines, and a TOML bot starts
     in its sandbox, which hides `folder`)."""
-    from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT, ProcessSettings, StartupError
     from kdtourney.bots.registry import BotRegistry, EntrantError
 
     sandbox = play.sandbox_for(folder) if play is not None else None
@@ -422,6 +423,7 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
         feed = ChunkFeed(display)
         signature, registry, rate = None, None, None
         last_scan, waiting = -math.inf, False
+        service = None
         try:
             while True:
                 interrupts.check()
@@ -469,9 +471,12 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
                 chunk = chunk_for(config, todo, specs, max(f + n for _, f, n, _ in todo))
                 with store.open_store(folder) as st:
                     st.set_config("tournament", chunk.to_dict())
-                ran = runner.run_tournament(chunk, folder, registry, workers=workers,
-                                            meta=meta or {}, reporter=feed, scheduler=scheduler,
-                                            check_bots=False, **bots)
+                if service is None:  # one service for every chunk, opened with the first
+                    service = stack.enter_context(_open_service(chunk, folder, registry,
+                                                                scheduler, workers, bots))
+                ran = runner.run_tournament(chunk, folder, registry, meta=meta or {},
+                                            reporter=feed, check_bots=False, service=service,
+                                            **bots)
                 outcome.played += ran.played
                 outcome.stored += ran.played
                 outcome.chunks += 1
@@ -488,6 +493,18 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
             outcome.interrupted = True
     outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+def _open_service(chunk, folder, registry, cluster, workers, bots):
+    """The game service of the ladder's chunks: a chunk's new entrants join its workers, and new
+    sources (a new bot or version in the folders) give it new workers (runner.run_tournament)."""
+    play = bots.get("play") or PlaySettings()
+    settings = runner.bot_settings(chunk, folder, play,
+                                   bots.get("startup_timeout") or DEFAULT_STARTUP_TIMEOUT,
+                                   cluster, bots.get("require_limits", False))
+    return runner.open_service(chunk, registry, cluster, workers, settings, play,
+                               runner.entrant_identities(registry, chunk),
+                               require_limits=bots.get("require_limits", False))
 
 
 def _look(folder, bots_dirs, references, bots, display, outcome, previous=None):

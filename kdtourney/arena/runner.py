@@ -458,8 +458,9 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     started once before anything else (ArenaError naming its file if one does not start); their
     stderr goes to FOLDER/logs/<entrant>.log.
     service: an open game service (`open_service`) to play on, kept open, by a command that holds
-    the folder and plays chunk after chunk (tune): the tournament's new entrants join it
-    (`scheduler` and `workers` are then the service's).
+    the folder and plays chunk after chunk (tune, ladder): the tournament's new entrants join it,
+    and a registry whose sources changed restarts its workers (`LocalService.join`; `scheduler`
+    and `workers` are then the service's).
     """
     started = time.perf_counter()
     play = play or PlaySettings()
@@ -503,7 +504,7 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
                     require_limits=require_limits, on_note=sink.note))
             else:
                 service.on_note = sink.note
-                service.join(tournament, identities)
+                service.join(tournament, identities, registry)
             losses = service.losses
             try:
                 service.submit(specs[g] for g in pending)

@@ -313,6 +313,7 @@ class LocalService:
         self.notes: list[str] = []
         self.losses = 0          # workers that died or hung
         self.recycled = 0        # workers ended for their age or memory, and replaced
+        self.reloads = 0         # times the workers were ended for new sources (join)
         self.specs: dict = {}    # game index -> GameSpec, of every game submitted
         self.sent: dict = {}     # ... as sent to the workers: seats index self.entrants
         self.pending: collections.deque = collections.deque()  # game indexes not yet sent
@@ -333,10 +334,28 @@ class LocalService:
 
     # the interface every backend has
 
-    def join(self, tournament: Tournament, identities: dict) -> None:
+    def join(self, tournament: Tournament, identities: dict, registry=None) -> None:
         """Make `tournament` the table of the games submitted from now on: its entrants that
         the workers do not know join them (each worker checks their code against `identities`,
-        {label: identity}, and makes their bots from then on); nothing restarts."""
+        {label: identity}, and makes their bots from then on); nothing restarts.
+
+        registry: the feed's registry when it may have changed (a ladder's folders rescanned).
+        A module's import name depends only on its path and a worker keeps it imported, so a new
+        version cannot join a worker that loaded the old one: when the sources changed, the
+        workers (idle: the feed calls this between its chunks) are ended, and the next games
+        start new ones with the new sources, knowing only this table's entrants."""
+        if registry is not None and self._changed(registry):
+            if self.busy:
+                raise RuntimeError("the bots' sources changed while games were being played")
+            self.close()
+            self.sources = registry.source_files()
+            self.listed = None if self.settings.sandbox is None else registry.listings()
+            self.entrants = Entrants(tournament)
+            self.policy = ForfeitPolicy(self.sent, self.entrants.labels)
+            self.identities = dict(identities)
+            self.tdict = tournament.to_dict()
+            self.tournament = tournament
+            self.reloads += 1
         self.mapping, new = self.entrants.join(tournament)
         if not new:
             return
@@ -347,6 +366,10 @@ class LocalService:
                 worker.conn.send(("entrants", new, identities))
             except (BrokenPipeError, OSError):
                 pass  # it died: its replacement starts with every entrant
+
+    def _changed(self, registry) -> bool:
+        listed = None if self.settings.sandbox is None else registry.listings()
+        return registry.source_files() != self.sources or listed != self.listed
 
     def submit(self, specs) -> None:
         """Queue games (GameSpecs of the table last joined) to play; the first call starts the
