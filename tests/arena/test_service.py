@@ -1,7 +1,12 @@
-"""The game service: one set of workers plays what its feed hands it, chunk after chunk, and a
-worker past its games or memory bound is replaced between games without changing a result."""
+"""The game service: one set of workers plays what its feed hands it, chunk after chunk; a worker
+past its games or memory bound is replaced between games without changing a result; new entrants
+join the running workers, new sources get new ones."""
+
+import textwrap
+from dataclasses import replace
 
 import pytest
+from arena_support import write_bot
 
 from kdtourney.arena import prepare
 from kdtourney.arena.match import play_match
@@ -67,3 +72,47 @@ def test_a_service_does_not_restart_its_workers_between_chunks(tmp_path, registr
         assert all(p.is_alive() for p in processes)
         assert service.losses == service.recycled == 0
     assert not any(p.is_alive() for p in processes)  # closing the service ends them
+
+
+def edge_bot(which):
+    """A bot of a folder always taking the first (or last) legal action: two versions of one
+    module that play differently."""
+    return textwrap.dedent(f'''
+        from kdtourney.bots.base import Bot
+
+
+        class Edge(Bot):
+            name = "edge"
+
+            def act(self, view):
+                return view.legal_actions()[{0 if which == "first" else -1}]
+    ''')
+
+
+def test_a_new_version_of_a_module_gets_new_workers_a_new_entrant_joins_the_running_ones(
+        tmp_path):
+    bots = tmp_path / "bots"
+    write_bot(bots, "edge", edge_bot("first"))
+    old = BotRegistry([bots], env=False, cwd=False, entry_points=False)
+    t = prepare(old, bots="edge,random", games=4, seed=3)
+    specs = t.plan().games
+    settings = bot_settings(t, tmp_path, None)
+    with open_service(t, old, None, 1, settings, None, entrant_identities(old, t)) as service:
+        first = {f.spec.game: f.result for f in play(service, specs)}
+        processes = [w.process for w in service.pool]
+        # a new entrant of the same sources joins the running worker
+        t2 = prepare(old, bots="edge,greedy", games=4, seed=3)
+        service.join(t2, entrant_identities(old, t2), old)
+        assert len(play(service, [replace(s, game=s.game + 100) for s in t2.plan().games])) == 4
+        assert [w.process for w in service.pool] == processes and service.reloads == 0
+        # the module changes: the next games are played by new workers with the new code
+        write_bot(bots, "edge", edge_bot("last"))
+        new = BotRegistry([bots], env=False, cwd=False, entry_points=False)
+        service.join(t, entrant_identities(new, t), new)
+        second = {f.spec.game - 200: f.result
+                  for f in play(service, [replace(s, game=s.game + 200) for s in specs])}
+        assert service.reloads == 1 and not any(p.is_alive() for p in processes)
+    for spec in specs:
+        assert first[spec.game].moves == in_process(t, old, spec).moves
+        assert second[spec.game].moves == in_process(t, new, spec).moves
+        assert second[spec.game].moves != first[spec.game].moves
