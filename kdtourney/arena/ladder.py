@@ -5,9 +5,11 @@ The driver
 ----------
 A loop of chunks beside `sequential.py`: each chunk (1) looks at the bot folders, (2) chooses blocks
 with :mod:`kdtourney.arena.matchmaking` from what is stored, (3) records them (table
-`ladder_blocks`) and (4) hands them to the runner (`runner.run_tournament`: the same workers,
-faults, Dask cluster and store as a tournament). Chunks last about `chunk_seconds` of play, so a
-bot dropped into a folder plays within seconds.
+`ladder_blocks`) and (4) hands them to the runner (`runner.run_tournament`: the same faults, Dask
+cluster and store as a tournament) on the ladder's one game service (kdtourney.arena.service: its
+workers, their pooled bot processes and kernels stay up from chunk to chunk; a new entrant joins
+them, new sources, a new bot or version, give it new workers). Chunks last about `chunk_seconds`
+of play, so a bot dropped into a folder plays within seconds.
 
 Entrants and versions
 ---------------------

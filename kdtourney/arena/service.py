@@ -8,7 +8,8 @@ restarted between a feed's chunks: the worker processes, the registry they loade
 kernels and the bot processes pooled in each worker (sandboxed ones included) live until the
 command ends.
 
-Two backends behind one interface (`submit`, `step`, `cancel`, `busy`, `queued`, `close`):
+Two backends behind one interface (`join`, `submit`, `step`, `cancel`, `busy`, `queued`,
+`close`):
 
 - `LocalService`: worker processes started with the 'spawn' context (never fork after Numba
   threads). Before its first game every worker loads, or on a fresh install compiles, the kernels
@@ -18,6 +19,16 @@ Two backends behind one interface (`submit`, `step`, `cancel`, `busy`, `queued`,
   worker holds at most two). A shared array tells which game, seat and bot call each worker is
   in, and since when.
 - `DaskService` (kdtourney.arena.cluster): tasks of batches on a Dask cluster.
+
+Entrants and versions
+---------------------
+A feed's new entrants join the running workers (`join`): a tune's new parameter values, a
+ladder's new bot. The service keeps every entrant it was given, (label, spec), in the order they
+joined (`Entrants`), and sends a game's seats as indexes into that list, so a game played again
+after a worker was lost has the same bots. A new version of a bot cannot join: a module's import
+name depends only on its path and a worker keeps it imported, so when the feed's registry has new
+sources the (idle) workers are ended and the next games start new ones with the new sources
+(a ladder between chunks; two versions of one bot are never in play at once).
 
 Bots in their own process
 -------------------------

@@ -1,7 +1,7 @@
 """Tuning a bot's parameters by play (`kdtourney tune`): the SPSA driver.
 
 The math is :mod:`kdtourney.arena.spsa` (pure); this module decides which games to play next,
-hands them to the arena's runner (local processes or a Dask cluster), stores them, and steps theta
+hands them to the game service (local processes or a Dask cluster), stores them, and steps theta
 from what is stored.
 
 The table
@@ -13,8 +13,9 @@ score against theta- in those blocks (`spsa.result_of`).
 
 Batches and the store
 ---------------------
-Iterations are played in fixed batches of `batch` iterations, one runner call per batch (so the
-store, the worker pool, dead or hung workers and faults behave as in `kdtourney run`). All the
+Iterations are played in fixed batches of `batch` iterations, one runner call per batch on the
+tune's one game service (kdtourney.arena.service: a batch's theta+ and theta- join its running
+workers as new entrants; the store, dead or hung workers and faults behave as in `kdtourney run`). All the
 iterations of a batch start from the theta after the previous batch, so the values depend only on
 the seed and the tune, not on the workers or on interruptions: after a kill, the same command (or
 `--resume DIR`) replays the stored results (`spsa.replay`), plays the missing games of the batch
