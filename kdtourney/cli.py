@@ -751,22 +751,27 @@ def ladder_command(ctx, **opts):
         meta = dict(runner.session_meta(name, registry_dirs=bots_dirs), ladder_bots=references)
         display = LadderDisplay(quiet=opts["quiet"])
         written = [0.0]
+        building = [None]  # the page being built beside play (a Future)
 
-        def page(folder, running=True):
-            if not running or time.monotonic() - written[0] >= 5:
-                board = ladder_board(folder)
-                display.board(board.rows)
-                if not opts["no_report"]:
-                    write_ladder_page(folder, board, running=running)
+        def page(folder):
+            """After a chunk: take the list of the page built beside play, and every 5 s start
+            the next (the ladder does not wait for it)."""
+            if building[0] is not None and building[0].done():
+                display.board(building[0].result())
+                building[0] = None
+            if building[0] is None and time.monotonic() - written[0] >= 5:
+                building[0] = pages.submit(_ladder_page, str(folder), not opts["no_report"])
                 written[0] = time.monotonic()
-                return board
 
-        outcome = ladder.play_ladder(
-            config, folder, bots_dirs, references, workers=opts["workers"], meta=meta,
-            display=display, games=opts["games"], until=until, scheduler=opts["scheduler"],
-            after_chunk=page, hang_timeout=opts["hang_timeout"],
-            **_process_options(opts, settings))
-    board = page(folder, running=False)
+        with _beside_play() as pages:
+            outcome = ladder.play_ladder(
+                config, folder, bots_dirs, references, workers=opts["workers"], meta=meta,
+                display=display, games=opts["games"], until=until, scheduler=opts["scheduler"],
+                after_chunk=page, hang_timeout=opts["hang_timeout"],
+                **_process_options(opts, settings))
+    board = ladder_board(folder)  # the last page, from everything stored
+    if not opts["no_report"]:
+        write_ladder_page(folder, board, running=False)
     if not opts["quiet"]:
         _print_ladder(board)
     active = sum(r["status"] in ("rated", "provisional", "new") for r in board.rows)
@@ -776,6 +781,47 @@ def ladder_command(ctx, **opts):
                   if outcome.interrupted else ""))
     if outcome.interrupted:
         ctx.exit(130)
+
+
+def _ladder_page(folder: str, write: bool) -> list:
+    """In the page process: the ladder's list (and, with `write`, its page marked running) from
+    what is stored; returns the list's rows for the terminal."""
+    from kdtourney.report.ladder import ladder_board, write_ladder_page
+
+    board = ladder_board(folder)
+    if write:
+        write_ladder_page(folder, board, running=True)
+    return board.rows
+
+
+def _lowest_priority() -> None:
+    """A process whose CPU should come only from what the games leave: nice 19, and SCHED_IDLE
+    where the kernel has it (on two cores any CPU it took would be a clocked bot's). Ctrl-C is
+    the parent's business."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.nice(19)
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass
+
+
+@contextlib.contextmanager
+def _beside_play():
+    """One process at the lowest priority for work that must not hold up play (the ladder's
+    page); at the end, what it is doing is finished (a page being written is not left to
+    overwrite the last one) and what it was still to do is dropped."""
+    import concurrent.futures
+    import multiprocessing
+
+    executor = concurrent.futures.ProcessPoolExecutor(
+        1, mp_context=multiprocessing.get_context("spawn"), initializer=_lowest_priority)
+    try:
+        yield executor
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
 
 
 def _print_ladder(board):

@@ -251,3 +251,16 @@ def test_the_live_table_shows_the_list_and_the_newest_changes():
     text = console.export_text()
     assert "mine: entered" in text and "+12 [-30, +50]" in text and "provisional" in text
     assert "5 games" in text and "games/s" in text
+
+
+def test_the_page_is_built_beside_play_at_the_lowest_priority():
+    import os
+
+    from kdtourney.cli import _beside_play
+
+    with _beside_play() as pages:
+        niceness = pages.submit(os.nice, 0).result()
+        policy = pages.submit(os.sched_getscheduler, 0).result()
+    assert niceness == 19
+    if hasattr(os, "SCHED_IDLE"):
+        assert policy == os.SCHED_IDLE

@@ -506,6 +506,7 @@ def _open_service(chunk, folder, registry, cluster, workers, bots):
                                    cluster, bots.get("require_limits", False))
     return runner.open_service(chunk, registry, cluster, workers, settings, play,
                                runner.entrant_identities(registry, chunk),
+                               hang_timeout=bots.get("hang_timeout"),
                                require_limits=bots.get("require_limits", False))
 
 

@@ -35,11 +35,12 @@ from kdtourney.arena.match import MatchResult
 from kdtourney.arena.play import CONFIG_KEY as PLAY_KEY
 from kdtourney.arena.play import PlaySettings, settle, stored_settings
 from kdtourney.arena.schedule import keyed
-from kdtourney.arena.tournament import ArenaError, Tournament, default_name, differences
 from kdtourney.arena.service import DEFAULT_HANG_TIMEOUT, Finished, LocalService
+from kdtourney.arena.tournament import ArenaError, Tournament, default_name, differences
 from kdtourney.bots.external import (DEFAULT_STARTUP_TIMEOUT, ProcessSettings, Sandbox,
                                      SandboxError, StartupError)
 from kdtourney.bots.external.sandbox import bwrap_path, missing_limits, weaker_limits_line
+
 
 def default_hang_timeout(move_time_limit: float | None,
                          startup_timeout: float = DEFAULT_STARTUP_TIMEOUT) -> float:
@@ -85,11 +86,10 @@ def holding(folder, scheduler=None):
         yield cluster
 
 
-
 @contextlib.contextmanager
 def holding_workers(folder, scheduler=None, workers: int | None = None):
-    """`holding`, for the commands that call run_tournament chunk after chunk (sprt, tune, ladder):
-    yields (the Cluster or None, the workers to size chunks for: the cluster's, else `workers`
+    """`holding`, for the commands that play chunk after chunk on one game service (sprt, tune,
+    ladder): yields (the Cluster or None, the workers to size chunks for: the cluster's, else `workers`
     local processes, default one per core)."""
     workers = worker_count(workers)
     with holding(folder, scheduler) as cluster:
@@ -97,7 +97,6 @@ def holding_workers(folder, scheduler=None, workers: int | None = None):
             workers = sum(cluster.wait_for_workers().values())
         yield cluster, workers
 
-# --- the parent --------------------------------------------------------------------------------
 
 @dataclass
 class RunOutcome:

@@ -79,7 +79,7 @@ from kdtourney.bots.external import QUIT_GRACE, ProcessPool, die_with_parent, ki
 MAX_BATCH = 32            # games per batch at most
 DEFAULT_HANG_TIMEOUT = 600.0
 RECYCLE_GAMES = 20_000    # a worker is replaced after this many games ...
-RECYCLE_MIB = 1024        # ... or once its resident memory passes this (checked between batches)
+RECYCLE_MIB = 2048        # ... or once its resident memory passes this (checked between batches)
 _SLOT = 5                 # status array per worker: game, seat, call, monotonic time of the last
                           # step, what that call may take (a clocked in-process decision; else -1)
 _GROUPS = 64              # bot process groups recorded per worker
