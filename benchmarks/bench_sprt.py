@@ -8,7 +8,9 @@ costs beyond its games.
 beta 1e-9, elo0 -0.05, elo1 +0.05: it plays to its cap), and `run_tournament` playing the same
 tables (the SPRT's gauntlet, the same games) with the same workers, side by side, interleaved
 (sprt, run, sprt, run, ...), each in a new folder. Prints each pair's wall seconds, their ratio,
-the median ratio and the load (os.getloadavg) before and after. The SPRT plays every chunk on one
+the median ratio and the load (os.getloadavg) before and after; and the CPU seconds of this
+process (the parent: storing, evaluating) and of the worker processes, steadier than wall time
+on a busy machine. The SPRT plays every chunk on one
 game service; the ratio is what the chunks, the evaluations and the store's reads cost.
 
 Blocks as in tests/sprt_support.py: one deal per block, played under every rotation of the table,
@@ -23,6 +25,7 @@ machine does not change them.
 
 import argparse
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -56,6 +59,13 @@ def rates(rng, players, runs, min_blocks):
     return out
 
 
+def cpu():
+    """CPU seconds so far of this process and of its ended children (the workers)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return np.array([me.ru_utime + me.ru_stime, children.ru_utime + children.ru_stime])
+
+
 def wall(games, runs, workers):
     from kdtourney.arena import sequential
     from kdtourney.arena.runner import run_tournament
@@ -69,18 +79,20 @@ def wall(games, runs, workers):
     ratios = []
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(runs):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), cpu()
             out = sequential.play_sprt(tournament, test, Path(tmp) / f"sprt{r}", registry,
                                        workers=workers)
-            sprt_s = time.perf_counter() - t0
+            sprt_s, sprt_cpu = time.perf_counter() - t0, cpu() - c0
             assert out.verdict == "undecided" and out.state.stored == games, out.verdict_line()
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), cpu()
             ran = run_tournament(tournament, Path(tmp) / f"run{r}", registry, workers=workers)
-            run_s = time.perf_counter() - t0
+            run_s, run_cpu = time.perf_counter() - t0, cpu() - c0
             assert ran.complete and ran.played == games
             ratios.append(sprt_s / run_s)
-            print(f"pair {r + 1}: sprt {sprt_s:.1f} s ({out.chunks} chunks), run {run_s:.1f} s, "
-                  f"ratio {ratios[-1]:.3f}")
+            print(f"pair {r + 1}: sprt {sprt_s:.1f} s ({out.chunks} chunks; CPU parent "
+                  f"{sprt_cpu[0]:.1f} s, workers {sprt_cpu[1]:.1f} s), run {run_s:.1f} s (CPU "
+                  f"parent {run_cpu[0]:.1f} s, workers {run_cpu[1]:.1f} s), ratio "
+                  f"{ratios[-1]:.3f}")
     print(f"median ratio sprt/run: {statistics.median(ratios):.3f} ({games} games, {workers} "
           f"workers, {runs} pairs)")
     print(f"load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
