@@ -1,7 +1,8 @@
 """The ladder's list and page (`ladder/index.html`), from its store.
 
 The list is `kdtourney ratings` on the ladder's folder (kdtourney.report.pool.rating_list: one
-fit, one bootstrap), with the ladder's own columns: each entrant's version and status.
+fit, one bootstrap, over every table size the ladder plays, as its matchmaker rates them), with the
+ladder's own columns: each entrant's version and status.
 
 Status
 ------
@@ -49,11 +50,12 @@ class Board:
 
 
 def ladder_board(folder, n_boot: int = 1000, seed: int = 0) -> Board:
-    """The list of the ladder in `folder`: the rating list of its games (as `kdtourney ratings
-    FOLDER` computes it) with each entrant's version and status."""
+    """The list of the ladder in `folder`: the rating list of its games of every table size it
+    plays (as `kdtourney ratings FOLDER` computes it) with each entrant's version and status."""
     entrants, _ = _store.load_ladder(folder)
+    sizes = tuple(_store.load_config(folder)["ladder"]["players"])
     try:
-        found = rating_list([folder], n_boot=n_boot, seed=seed)
+        found = rating_list([folder], players=sizes, n_boot=n_boot, seed=seed)
     except PoolError:
         found = None
     listed = {e.label: e for e in found.entrants} if found is not None else {}
