@@ -24,6 +24,7 @@ from markupsafe import Markup
 
 from kdtourney import __version__, ratings, stats
 from kdtourney.arena import store as _store
+from kdtourney.bots.clock import TimeControl
 from kdtourney.outcomes import balanced_blocks, elo_to_score
 from kdtourney.report import plots, svg
 from kdtourney.report.fmt import finite, fmt_elo, fmt_value
@@ -249,8 +250,6 @@ _REPRO_KEYS = [
 
 def _describe_clock(tournament: dict) -> str:
     """'clock: 10+0.1 s a game, first decision 1 s', or '' without a time limit."""
-    from kdtourney.bots.clock import TimeControl
-
     try:
         control = TimeControl(move_s=tournament.get("move_time_limit"),
                               **(tournament.get("clock") or {}))
