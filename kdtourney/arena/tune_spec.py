@@ -24,6 +24,7 @@ class Tune:
     schedule: spsa.Schedule
     batch: int = DEFAULT_BATCH
     blocks: int = 1
+    rule: int = spsa.SPSA_RULE  # SPSA's rule (spsa.py's docstring), fixed when the folder is made
 
     def spec(self, values) -> str:
         """The bot spec with these values of the tuned parameters (an integer one as an int)."""
@@ -51,13 +52,14 @@ class Tune:
     def to_dict(self) -> dict:
         return dict(bot=self.bot, fixed=[list(kv) for kv in self.fixed],
                     params=[p.to_dict() for p in self.params], schedule=self.schedule.to_dict(),
-                    batch=self.batch, blocks=self.blocks)
+                    batch=self.batch, blocks=self.blocks, rule=self.rule)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Tune":
         return cls(bot=d["bot"], fixed=tuple(tuple(kv) for kv in d["fixed"]),
                    params=tuple(spsa.Param.from_dict(p) for p in d["params"]),
-                   schedule=spsa.Schedule(**d["schedule"]), batch=d["batch"], blocks=d["blocks"])
+                   schedule=spsa.Schedule(**d["schedule"]), batch=d["batch"], blocks=d["blocks"],
+                   rule=d.get("rule", 1))  # no rule recorded: made under rule 1
 
 
 __all__ = ["Tune", "DEFAULT_BATCH", "PAGE_FILE"]

@@ -74,6 +74,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+import kdtourney.engine
 from kdtourney.bots.base import Bot
 from kdtourney.bots.files import files_sha256, is_run_folder, left_out, tree
 from kdtourney.bots.external import (DEFAULT_STARTUP_TIMEOUT, ExternalBot, ProcessPool,
@@ -233,8 +234,6 @@ def sources_digest(files: dict) -> str:
 def builtin_sha256() -> str:
     """The hash of what decides a built-in bot's play: the kdtourney.bots and kdtourney.engine
     sources (see the module docstring)."""
-    import kdtourney.engine
-
     here = Path(__file__).resolve().parent
     files = [(name, data) for folder, prefix in ((here, "bots/"),
                                                 (Path(kdtourney.engine.__file__).parent, "engine/"))
