@@ -35,9 +35,11 @@ a Python bot, `source_sha256` hashes:
   the folder may import) and the files it lists in `KDTOURNEY_FILES` (its package, its data), as
   read when the registry was built (what the workers run);
 - an entry point: every file of the top-level package (or the single module) that defines the bot;
-- a built-in bot: every source file of `kdtourney.bots` (but the registry, which finds bots and
-  never plays) and `kdtourney.engine`: the built-ins share kernels and import one another, and the
-  engine decides what a bot sees and may do; the arena and report do not change how a bot plays.
+- a built-in bot: the kdtourney source files its module imports, directly or not (with their
+  packages' `__init__.py`; the registry, which finds bots and never plays, left out), and the data
+  files they list in `KDTOURNEY_FILES` (the tile table, the value networks' weights): the engine
+  decides what a bot sees and may do, the kernels how it searches; the arena and report do not
+  change how a bot plays. So a new network changes the identity of the bots that load it only.
 For a TOML bot (kind "kdtp"): the command as declared, a sha256 over every file it can read when
 it runs (its folder, what its command resolves to, the TOML's `files`), and the name and version
 it answers to hello (kdtourney.bots.external.identity).
@@ -70,7 +72,7 @@ from kdtourney.bots.external import (ExternalBot, ProcessPool, ProcessSettings, 
                                      check_programs, load_toml, program_identity, serve_program)
 
 BUILTIN_MODULES = ("kdtourney.bots.random_bot", "kdtourney.bots.greedy", "kdtourney.bots.mce",
-                   "kdtourney.bots.mcts", "kdtourney.bots.expectimax")
+                   "kdtourney.bots.mcts", "kdtourney.bots.expectimax", "kdtourney.bots.value_greedy")
 ENTRY_POINT_GROUP = "kdtourney.bots"
 NOT_BOT_MODULES = ("setup.py", "build.py", "conftest.py")  # build and test scripts
 ENV_VAR = "KDTOURNEY_BOTS_DIR"
@@ -236,17 +238,42 @@ def sources_digest(files: dict) -> str:
                         for name, data in names.items())
 
 
-@functools.lru_cache(maxsize=None)
-def builtin_sha256() -> str:
-    """The hash of what decides a built-in bot's play: the kdtourney.bots and kdtourney.engine
-    sources (see the module docstring)."""
-    import kdtourney.engine
+def _kdtourney_imports(source: bytes) -> set[str]:
+    """The kdtourney modules a source imports anywhere in it (`from pkg import name` counts
+    pkg.name, which is a module or is not found)."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+    return {name for name in names if name.split(".")[0] == "kdtourney"}
 
-    here = Path(__file__).resolve().parent
-    files = [(name, data) for folder, prefix in ((here, "bots/"),
-                                                (Path(kdtourney.engine.__file__).parent, "engine/"))
-             for name, data in _tree_files(folder, prefix) if name not in _NOT_PLAYING]
-    return files_sha256(files)
+
+def builtin_files(module: str) -> dict[str, bytes]:
+    """{path under the kdtourney package: bytes} of what decides the play of the built-in bots of
+    `module` (see the module docstring)."""
+    root = Path(__file__).resolve().parents[1]
+    files, todo = {}, [module]
+    while todo:
+        parts = todo.pop().split(".")[1:]
+        paths = [root.joinpath(*parts[:i], "__init__.py") for i in range(len(parts) + 1)]
+        paths.append(root.joinpath(*parts).with_suffix(".py") if parts else root / "__init__.py")
+        for path in paths:
+            name = path.relative_to(root).as_posix()
+            if name in files or name in _NOT_PLAYING or not path.is_file():
+                continue
+            files[name] = source = path.read_bytes()
+            for extra, data in bundle_files(path.parent, declared_files(source.decode("utf-8"))).items():
+                files[path.parent.joinpath(extra).relative_to(root).as_posix()] = data
+            todo.extend(_kdtourney_imports(source))
+    return files
+
+
+@functools.lru_cache(maxsize=None)
+def builtin_sha256(module: str) -> str:
+    """The hash of what decides the play of the built-in bots of `module` (`builtin_files`)."""
+    return files_sha256(builtin_files(module).items())
 
 
 def _package_sha256(cls: type) -> str:
@@ -575,7 +602,7 @@ class BotRegistry:
         if info.program is not None:
             return self.program_identity(info.name)
         if info.origin == BUILT_IN:
-            source = builtin_sha256()
+            source = builtin_sha256(info.cls.__module__)
         elif info.origin in self._bundles:  # a folder module: its files, as read
             files = self._files[os.path.dirname(info.origin)]
             names = [name for name in self._bundles[info.origin] if name in files]
