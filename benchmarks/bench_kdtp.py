@@ -5,12 +5,12 @@
 1. Overhead per decision: a bot that answers the first legal action plays seat 0 of 4-player games
    against three in-process `random` bots, through the arena's game loop (play_match) in this
    process: in-process (a Python class), as a C program and as a plain Python program over KDTP
-   (benchmarks/kdtp/). `*_us_per_decision` is the mean wall time of seat 0's decisions as the
-   harness measures it (building the state, the pipe both ways, the bot, checking the answer);
-   `*_overhead_us` is that minus the in-process figure. On a busy machine the wall time is mostly
-   waiting for the scheduler (two process switches a decision), so the CPU time is given too:
-   `*_cpu_us_per_decision` = this process's CPU time over the games, minus the in-process run's,
-   plus the bot process's, per decision of seat 0.
+   (benchmarks/kdtp/). `*_us_per_decision` is the mean wall time of seat 0's calls of `act`
+   (building the state, the pipe both ways, the bot, checking the answer; sandboxed, thawing and
+   freezing the bot too); `*_overhead_us` is that minus the in-process figure. On a busy machine
+   the wall time is mostly waiting for the scheduler (two process switches a decision), so the
+   CPU time is given too: `*_cpu_us_per_decision` = this process's CPU time over the games, minus
+   the in-process run's, plus the bot process's, per decision of seat 0.
 2. Games per second of `greedy` against `random` at 4-player tables (`--bots greedy,random
    --players 4`, a round robin) with greedy in-process, isolated (`--isolate`), and as the C
    example (examples/c), on 1 and 2 workers. `*_steady_games_per_s` counts from the first stored
@@ -19,7 +19,11 @@
    `startup_ms_BOT_MODE` is the median wall time from starting a process to its answer to hello
    (over --starts starts) for the C and plain Python first-legal bots and `greedy` served by
    `kdtourney serve`; `sandboxed_*` repeats figure 1 for bots in a sandbox (the CPU time of the
-   sandbox's own processes included).
+   sandbox's own processes included). A sandboxed bot is frozen between its decisions:
+   `sandboxed_*_thaw_us_per_decision` and `sandboxed_*_freeze_us_per_decision` are the mean wall
+   time of the thaw before each `act` and of the freeze after it (until every process of the bot
+   is stopped), and `sandboxed_*_clock_us_per_decision` what the bot's clock was charged (from
+   writing `act` to reading the answer: neither is on it).
 
 Needs gcc. Prints `name: value` lines. Timings move with other work on the machine: compare
 figures taken in one run.
@@ -42,6 +46,7 @@ from kdtourney.arena.runner import run_tournament
 from kdtourney.arena.schedule import bot_seed
 from kdtourney.bots import Bot
 from kdtourney.bots.external import BotProcess, ProcessPool, ProcessSettings, Sandbox
+from kdtourney.bots.external.sandbox import Confinement
 from kdtourney.bots.registry import BotRegistry
 from kdtourney.engine import Rules, warm_up
 
@@ -75,6 +80,12 @@ class Clock:
 
     def stop(self):
         pass
+
+
+# The bots started with sys.executable need its installation in their sandbox when it lies
+# outside /usr (pyenv, /opt): allowed as an organiser would, with --sandbox-allow.
+PYTHON_HOME = os.path.realpath(sys.base_prefix)
+PYTHON_ALLOWED = () if PYTHON_HOME.startswith("/usr/") or PYTHON_HOME == "/usr" else (PYTHON_HOME,)
 
 
 def build(folder: Path) -> Path:
@@ -119,8 +130,49 @@ def children_cpu() -> float:
     return total / 1e9
 
 
+class Timed:
+    """Wall seconds spent in a method of a class, over every call (`total`), while installed."""
+
+    def __init__(self, cls, name):
+        self.cls, self.name, self.total = cls, name, 0.0
+        self.original = getattr(cls, name)
+
+    def __enter__(self):
+        timed = self
+
+        def wrapper(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return timed.original(*args, **kwargs)
+            finally:
+                timed.total += time.perf_counter() - started
+        setattr(self.cls, self.name, wrapper)
+        return self
+
+    def __exit__(self, *exc):
+        setattr(self.cls, self.name, self.original)
+
+
+def acting(make, spent: list):
+    """`make` (a bot factory) whose bots add the wall time of each `act` call to spent[0]."""
+    def made():
+        bot = make()
+        act = bot.act
+
+        def timed_act(view):
+            started = time.perf_counter()
+            try:
+                return act(view)
+            finally:
+                spent[0] += time.perf_counter() - started
+        bot.act = timed_act
+        return bot
+    return made
+
+
 def per_decision(registry, games: int, settings=ProcessSettings()) -> dict:
-    """{bot: (wall us, CPU us)} per decision of seat 0, by how the first-legal bot plays."""
+    """{bot: {wall, cpu, clock, thaw, freeze: us per decision of seat 0}}, by how the
+    first-legal bot plays (cpu: beyond the in-process run's)."""
     rules = Rules(4)
     random_bot = registry.factory("random")
     out = {}
@@ -129,19 +181,24 @@ def per_decision(registry, games: int, settings=ProcessSettings()) -> dict:
                   "python_kdtp": registry.factory("first-legal-py", pool)}
         for name, make in makers.items():
             play_match(rules, [0], [[0]] * 4, [make] + [random_bot] * 3)  # start the process
-            total = decisions = 0
+            wall, clock, decisions = [0.0], 0.0, 0
             cpu, bot_cpu = time.process_time(), children_cpu()
-            for g in range(games):
-                result = play_match(rules, [1000 + g], [[bot_seed(1, g, s)] for s in range(4)],
-                                    [make] + [random_bot] * 3)
-                assert not result.faults, result.faults
-                total += result.seats[0].time_total
-                decisions += result.seats[0].decisions
+            with Timed(Confinement, "thaw") as thaw, Timed(Confinement, "freeze") as freeze:
+                for g in range(games):
+                    result = play_match(rules, [1000 + g], [[bot_seed(1, g, s)] for s in range(4)],
+                                        [acting(make, wall)] + [random_bot] * 3)
+                    assert not result.faults, result.faults
+                    clock += result.seats[0].time_total
+                    decisions += result.seats[0].decisions
             cpu = time.process_time() - cpu + children_cpu() - bot_cpu
-            out[name] = (1e6 * total / decisions, 1e6 * cpu / decisions)
-    base = out["in_process"][1]
-    return {name: (wall, cpu - base if name != "in_process" else cpu)
-            for name, (wall, cpu) in out.items()}
+            out[name] = {k: 1e6 * v / decisions for k, v in (
+                ("wall", wall[0]), ("cpu", cpu), ("clock", clock), ("thaw", thaw.total),
+                ("freeze", freeze.total))}
+    base = out["in_process"]["cpu"]
+    for name, figures in out.items():
+        if name != "in_process":
+            figures["cpu"] -= base
+    return out
 
 
 def games_per_second(registry, games: int) -> None:
@@ -165,7 +222,7 @@ def startups(registry, starts: int) -> None:
     """Median start-up (process start to hello answered) per bot, isolated and sandboxed."""
     modes = {"isolated": ProcessSettings()}
     if shutil.which("bwrap"):
-        modes["sandboxed"] = ProcessSettings(sandbox=Sandbox())
+        modes["sandboxed"] = ProcessSettings(sandbox=Sandbox(allowed=PYTHON_ALLOWED))
     else:
         print("# note: no bwrap, no sandboxed figures")
     for mode, settings in modes.items():
@@ -197,17 +254,20 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         registry = BotRegistry([build(Path(tmp))], env=False, cwd=False, entry_points=False)
         figures = per_decision(registry, args.games)
-        for name, (wall, _) in figures.items():
-            print(f"{name}_us_per_decision: {wall:.1f}")
+        for name, figure in figures.items():
+            print(f"{name}_us_per_decision: {figure['wall']:.1f}")
         for name in ("c_kdtp", "python_kdtp"):
-            print(f"{name}_overhead_us: {figures[name][0] - figures['in_process'][0]:.1f}")
-            print(f"{name}_cpu_us_per_decision: {figures[name][1]:.1f}")
+            overhead = figures[name]["wall"] - figures["in_process"]["wall"]
+            print(f"{name}_overhead_us: {overhead:.1f}")
+            print(f"{name}_cpu_us_per_decision: {figures[name]['cpu']:.1f}")
         startups(registry, args.starts)
         if shutil.which("bwrap"):
-            sandboxed = per_decision(registry, args.games, ProcessSettings(sandbox=Sandbox()))
+            sandboxed = per_decision(registry, args.games, ProcessSettings(sandbox=Sandbox(allowed=PYTHON_ALLOWED)))
             for name in ("c_kdtp", "python_kdtp"):
-                print(f"sandboxed_{name}_us_per_decision: {sandboxed[name][0]:.1f}")
-                print(f"sandboxed_{name}_cpu_us_per_decision: {sandboxed[name][1]:.1f}")
+                for figure in ("wall", "cpu", "clock", "thaw", "freeze"):
+                    label = "" if figure == "wall" else f"{figure}_"
+                    print(f"sandboxed_{name}_{label}us_per_decision: "
+                          f"{sandboxed[name][figure]:.1f}")
         if not args.no_arena:
             games_per_second(registry, args.arena_games)
 

@@ -9,24 +9,28 @@ package, hides a later editable install (`cannot import name 'Rules' from 'kdtou
 So kdtourney's own kernels always cache where Numba caches a read-only package: the user-wide
 cache folder (`~/.cache/numba` on Linux, or `$XDG_CACHE_HOME/numba`), in one subfolder per source
 folder, so every installation keeps its own cache. A `NUMBA_CACHE_DIR` set by the user still wins,
-and other packages' functions are left to Numba's usual rules. Every kernel module imports this
-module before its first `@njit(cache=True)`.
+and other packages' functions are left to Numba's usual rules. Kernels are made by
+`kdtourney._jit.cached_jit` (through `engine._base.kernel`), which imports this module first.
 
 Numba checks a cached kernel against its own source file only, yet a kernel has the kernels it
-calls (and the tile table) compiled into it: after an edit to `engine/_kernels.py`, or an upgrade
-that changes it, `mcts_run` in `bots/_search_kernels.py` would load from the cache with the old
-engine inside. So a kernel's stamp here also holds a digest of every kernel source (`KERNEL_SOURCES`):
-when any of them changes, every kernel compiles afresh.
+calls and the constants it reads (the tile table among them) compiled into it: after an edit to
+`engine/_kernels.py`, or an upgrade that changes it, `mcts_run` in `bots/_search_kernels.py` would
+load from the cache with the old engine inside. So a kernel's stamp here also holds a digest of
+the sources compiled into it (`compiled_sources`): its own file, every kdtourney file that file
+imports, at any depth, and their data files. An edit to the engine recompiles every kernel built
+on it; an edit to the search kernels recompiles those alone.
 """
 
+import ast
+import functools
 import hashlib
 import os
-import re
 from pathlib import Path
 
 from numba.core import caching
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_NAME = __name__.partition(".")[0]  # "kdtourney"
 # the public names since Numba 0.62, the private ones before
 _UserWideCacheLocator = getattr(caching, "UserWideCacheLocator", None) \
     or getattr(caching, "_UserWideCacheLocator")
@@ -34,25 +38,79 @@ _UserProvidedCacheLocator = getattr(caching, "UserProvidedCacheLocator", None) \
     or getattr(caching, "_UserProvidedCacheLocator")
 
 
-# the files compiled into kernels: every module that defines one, and the tile table
-KERNEL_SOURCES = sorted([p for p in Path(_PACKAGE).rglob("*.py")
-                         if re.search(r"^@(njit|kernel)\b", p.read_text(encoding="utf-8"), re.MULTILINE)]
-                        + list(Path(_PACKAGE, "engine").glob("tiles.*")))
+def _module_file(name: str) -> Path | None:
+    """The source file of kdtourney's module `name` (dotted), None if there is none."""
+    path = Path(_PACKAGE).parent.joinpath(*name.split("."))
+    for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
-def sources_digest(paths):
+def _package_of(path: Path) -> str:
+    """The dotted name of the package holding the source file `path` (its own for __init__.py)."""
+    return ".".join(path.relative_to(Path(_PACKAGE).parent).parts[:-1])
+
+
+@functools.cache
+def _imports(path: Path) -> frozenset:
+    """The kdtourney files that the module at `path` imports, anywhere in its code (so some it
+    may not need): `from kdtourney.a import b` is a/b.py when b is a module, else a.py (or
+    a/__init__.py); the package of a module imported by name is not counted, it defines nothing
+    the module reads."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = _package_of(path).split(".")
+                base = ".".join(package[:len(package) - node.level + 1] + ([base] if base else []))
+            names = []
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                names.append(sub if _module_file(sub) is not None else base)
+        else:
+            continue
+        for name in names:
+            if name.partition(".")[0] == _NAME and (file := _module_file(name)) is not None:
+                found.add(file)
+    found.discard(path)
+    return frozenset(found)
+
+
+@functools.cache
+def compiled_sources(py_file) -> tuple:
+    """The files whose contents may be compiled into a kernel of the kdtourney module `py_file`:
+    that file, the kdtourney files it imports, at any depth, and their data files (a module's data
+    shares its name: `engine/tiles.csv` beside `engine/tiles.py`), sorted."""
+    seen, todo = set(), [Path(os.path.abspath(py_file))]
+    while todo:
+        path = todo.pop()
+        if path not in seen:
+            seen.add(path)
+            todo.extend(_imports(path))
+    data = {p for path in seen for p in path.parent.glob(path.stem + ".*") if p.is_file()}
+    return tuple(sorted(seen | data))
+
+
+def sources_digest(paths) -> str:
     """One digest of the files' names and contents."""
     h = hashlib.sha256()
     for path in paths:
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        h.update(Path(path).name.encode() + b"\0" + Path(path).read_bytes() + b"\0")
     return h.hexdigest()
 
 
-_DIGEST = sources_digest(KERNEL_SOURCES)
+@functools.cache
+def _digest(py_file) -> str:
+    return sources_digest(compiled_sources(py_file))
 
 
-class _KernelSourcesStamp:
-    """For kdtourney's own functions only: the stamp also holds the digest of every kernel source."""
+class _CompiledSourcesStamp:
+    """For kdtourney's own functions only: the stamp also holds the digest of the sources compiled
+    into the function (`compiled_sources` of its file)."""
 
     @classmethod
     def from_function(cls, py_func, py_file):
@@ -61,14 +119,14 @@ class _KernelSourcesStamp:
         return super().from_function(py_func, py_file)
 
     def get_source_stamp(self):
-        return super().get_source_stamp(), _DIGEST
+        return super().get_source_stamp(), _digest(os.path.abspath(self._py_file))
 
 
-class PackageCacheLocator(_KernelSourcesStamp, _UserWideCacheLocator):
+class PackageCacheLocator(_CompiledSourcesStamp, _UserWideCacheLocator):
     """Numba's user-wide cache locator, for the functions of kdtourney's own source files only."""
 
 
-class PackageCacheDirLocator(_KernelSourcesStamp, _UserProvidedCacheLocator):
+class PackageCacheDirLocator(_CompiledSourcesStamp, _UserProvidedCacheLocator):
     """Numba's locator of a NUMBA_CACHE_DIR (set by the user, or by the sandbox, which hands its
     bots a copy of the cache there), with the same stamps as PackageCacheLocator."""
 
@@ -79,3 +137,12 @@ if PackageCacheLocator not in _LOCATORS:
     # to the source
     _LOCATORS.insert(0, PackageCacheDirLocator)
     _LOCATORS.insert(2, PackageCacheLocator)
+
+
+def lock_path(dispatcher) -> str | None:
+    """The file of a kdtourney kernel's compile lock, beside its cache index (None for a function
+    cached elsewhere)."""
+    impl = getattr(dispatcher._cache, "_impl", None)
+    if impl is None or not isinstance(impl.locator, _CompiledSourcesStamp):
+        return None
+    return os.path.join(impl.locator.get_cache_path(), impl.filename_base + ".lock")

@@ -60,13 +60,16 @@ def _options(*decorators):
     return apply
 
 
-def _registry(bots_dirs, run_modules=True):
+def _registry(bots_dirs, sandbox=None, startup_timeout=None):
     """The BotRegistry of these bot folders; a bad folder or a duplicate bot is a one-line error.
-    run_modules=False (--sandbox): bot modules are read, not run."""
+    sandbox (--sandbox): bot modules run in it only, where they are asked what they define, each
+    within `startup_timeout` seconds (default 20)."""
+    from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT, SandboxError
     from kdtourney.bots.registry import BotRegistry, BotsDirError, DuplicateBotError
 
-    with _one_line(BotsDirError, DuplicateBotError):
-        return BotRegistry(bots_dirs, run_modules=run_modules)
+    with _one_line(BotsDirError, DuplicateBotError, SandboxError):  # (no bwrap to list modules)
+        return BotRegistry(bots_dirs, sandbox=sandbox,
+                           startup_timeout=startup_timeout or DEFAULT_STARTUP_TIMEOUT)
 
 
 _bots_dir_option = click.option(
@@ -75,14 +78,44 @@ _bots_dir_option = click.option(
     "KDTOURNEY_BOTS_DIR and ./bots/.")
 
 
+class _AllowedFolder(click.Path):
+    """A folder every sandbox shows (--sandbox-allow): it must exist; resolved. Neither / nor a
+    folder holding the user's home (it would show every file of the machine, or of the user)."""
+
+    def __init__(self):
+        super().__init__(exists=True, file_okay=False, resolve_path=True)
+
+    def convert(self, value, param, ctx):
+        path = super().convert(value, param, ctx)
+        home = os.path.realpath(os.path.expanduser("~"))
+        if home == path or home.startswith(path.rstrip(os.sep) + os.sep):
+            self.fail(f"{value} holds your home ({home}): allow the folders the bots need, "
+                      "such as /opt/jdk", param, ctx)
+        return os.path.realpath(path)
+
+
+_sandbox_allow_option = click.option(
+    "--sandbox-allow", "sandbox_allow", multiple=True, type=_AllowedFolder(), metavar="DIR",
+    help="With --sandbox: a folder every bot may read besides the system and its own folder, "
+    "e.g. a JDK in /opt or shared models (repeatable). Stored: a resume keeps it.")
+
+
 @main.command("bots")
 @_bots_dir_option
-def bots_command(bots_dirs):
+@click.option("--sandbox", is_flag=True, help="List the bots as a --sandbox run finds them: "
+              "modules asked in a sandbox what they define, and bots that name files outside "
+              "their folder refused.")
+@_sandbox_allow_option
+def bots_command(bots_dirs, sandbox, sandbox_allow):
     """List the available bots, their parameters (and commands), and the bot files that failed to
     load."""
+    from kdtourney.arena.play import PlaySettings
     from kdtourney.bots.registry import listing
 
-    click.echo(listing(_registry(bots_dirs)))
+    if sandbox_allow and not sandbox:
+        raise _CommandError("--sandbox-allow is for sandboxed bots: add --sandbox")
+    play = PlaySettings(sandbox=True, sandbox_allow=sandbox_allow) if sandbox else None
+    click.echo(listing(_registry(bots_dirs, play.sandbox_for(None) if play else None)))
 
 
 @main.command("serve")
@@ -112,6 +145,26 @@ def serve_command(spec, bots_dirs, sources):
     with _one_line(EntrantError):
         registry.resolve(spec)
     sys.exit(serve(registry, spec, stdout=protocol))
+
+
+@main.command("list-bots", hidden=True)
+@click.option("--sources", type=click.Path(dir_okay=False), required=True,
+              help="The bot files as the harness ships them (registry.encode_sources).")
+@click.argument("specs", nargs=-1, metavar="[BOT[:key=value...]]...")
+def list_bots_command(sources, specs):
+    """The listing step of --sandbox: run the bot modules of SOURCES and print, as one JSON line,
+    the bots they define and the entrants (each bot with its defaults, and SPECS) they refuse
+    (kdtourney.bots.external.listing)."""
+    from kdtourney.bots import kdtp
+    from kdtourney.bots.registry import decode_sources
+    from kdtourney.bots.serve import list_bots, reserve_stdout
+
+    protocol = reserve_stdout()  # before any bot code runs: its prints go to stderr
+    with _one_line(OSError, ValueError):
+        with open(sources, encoding="utf-8") as f:
+            files = decode_sources(f.read())
+    protocol.write(kdtp.encode(list_bots(files, specs)))
+    protocol.flush()
 
 
 # --- run, replay, export (the arena) -------------------------------------------------------------
@@ -194,9 +247,9 @@ def _session_options(what, *, seed, name_default, resume, last_line, cluster=())
                      "limit and the bank (which it does not draw on), e.g. 1.0; needs "
                      "--move-time-limit or --time-control."),
         click.option("--move-time-margin", type=_Number(float, positive=False), metavar="SECONDS",
-                     help="Every seat: how much longer than its clock allows a decision may take "
-                     "(pipes, scheduler) before it forfeits (default 0.2). Stored: a resume "
-                     "keeps it."),
+                     help="Every seat's margin per game: what its decisions may take beyond "
+                     "what their clock allows (pipes, scheduler), lent and paid back by its bank, "
+                     "before it forfeits (default 0.2). Stored: a resume keeps it."),
         click.option("--isolate", is_flag=True, help="Play every Python entrant in its own process "
                      "(kdtourney serve): a crash or a hang costs the bot its game, not the worker, and "
                      "the clock cuts as for external bots (against cheating: --sandbox). Stored: a "
@@ -208,12 +261,22 @@ def _session_options(what, *, seed, name_default, resume, last_line, cluster=())
         click.option("--bot-memory", type=_Number(int), metavar="MIB", help="With --sandbox: the "
                      "memory of a bot process and its children; past it the bot forfeits (fault "
                      "memory; default 1024)."),
+        _sandbox_allow_option,
+        click.option("--bot-cpus", type=_Number(float, maximum=1024), metavar="N", help="With "
+                     "--sandbox: the CPU quota of a bot process and its children while it decides, "
+                     "in cores (default 1; between its decisions it is frozen). Stored: a resume "
+                     "keeps it."),
+        click.option("--require-limits", is_flag=True, help="With --sandbox: stop with an error "
+                     "where a machine cannot enforce every limit (memory, processes, CPU quota, "
+                     "freezing), instead of a note."),
         click.option("--startup-timeout", type=_Number(float), metavar="SECONDS",
                      help="Bots in their own process: seconds to start and answer hello (default "
                      "20)."),
         click.option("--hang-timeout", type=_Number(float), metavar="SECONDS", help="A worker making "
                      "no progress this long is replaced (default 600; with --move-time-limit, 10x "
-                     "it, at least 30; at least --startup-timeout + 10)."),
+                     "it, at least 30; at least --startup-timeout + 10); in a decision of an "
+                     "in-process bot under a clock, sooner: after what the clock allows it plus its "
+                     "margin and 2 s."),
         click.option("--resume", metavar="DIR", help=resume),
         click.option("--quiet", "-q", is_flag=True, help=f"Print only errors and the {last_line}."),
         click.option("--no-report", is_flag=True, help="Do not write DIR/index.html at the end."),
@@ -242,12 +305,12 @@ def _refuse_on_resume(ctx, params, plays):
                             "with --out DIR)")
 
 
-def _resumed_registry(bots_dirs, meta, tournament, what, run_modules=True):
+def _resumed_registry(bots_dirs, meta, tournament, what, sandbox=None, startup_timeout=None):
     """The registry of a resumed run (`what`: tournament or test): the --bots-dir folders, else the
     stored ones; every stored entrant must resolve in it."""
     from kdtourney.arena import runner
 
-    registry = _registry(bots_dirs or runner.stored_bots_dirs(meta), run_modules)
+    registry = _registry(bots_dirs or runner.stored_bots_dirs(meta), sandbox, startup_timeout)
     runner.check_entrants(registry, tournament, what)
     return registry
 
@@ -255,9 +318,11 @@ def _resumed_registry(bots_dirs, meta, tournament, what, run_modules=True):
 def _play_settings(ctx, opts, folder):
     """How the bots are played (kdtourney.arena.play.PlaySettings): the settings stored in `folder`
     (None: a new folder) with those given on the command line over them, refused where they
-    differ; --bot-memory without a sandbox is an error. Known before the bots are looked at:
-    sandboxed, a bot module is read, not run."""
-    from kdtourney.arena import play, store
+    differ; --bot-memory, --bot-cpus, --sandbox-allow or --require-limits without a sandbox is an
+    error. Known before the bots are looked at: sandboxed, a bot module runs in a sandbox only.
+    Sandboxed and played here, what this machine cannot enforce is a note (--require-limits: an
+    error)."""
+    from kdtourney.arena import play, runner, store
 
     asked = {}
     for flag in ("isolate", "sandbox"):
@@ -267,19 +332,34 @@ def _play_settings(ctx, opts, folder):
         asked["margin"] = float(opts["move_time_margin"])
     if opts["bot_memory"] is not None:
         asked["bot_memory"] = opts["bot_memory"]
+    if opts["bot_cpus"] is not None:
+        if opts["bot_cpus"] < 0.1:  # a quota of 1 ms per 10 ms period at least
+            raise _CommandError(f"--bot-cpus must be at least 0.1, not {opts['bot_cpus']:g}")
+        asked["bot_cpus"] = float(opts["bot_cpus"])
+    if opts["sandbox_allow"]:
+        asked["sandbox_allow"] = sorted(set(opts["sandbox_allow"]))
     stored = None
     if folder is not None and store.exists(folder):
-        stored = play.stored_settings(store.load_config(folder))
+        stored = play.stored_settings(store.load_config(folder),
+                                      played=not store.load_games(folder, ("game",)).empty)
     settings = play.settle(stored, asked, folder)
-    if opts["bot_memory"] is not None and not settings.sandbox:
-        raise _CommandError("--bot-memory limits sandboxed bots: add --sandbox")
+    for option, what in (("bot_memory", "limits"), ("bot_cpus", "limits"),
+                         ("sandbox_allow", "is for"), ("require_limits", "is about")):
+        if opts[option] and not settings.sandbox:
+            raise _CommandError(f"--{option.replace('_', '-')} {what} sandboxed bots: add "
+                                "--sandbox")
+    if settings.sandbox and opts["scheduler"] is None:  # a cluster's workers are checked there
+        runner.check_sandbox()
+        line = runner.check_limits(opts["require_limits"])
+        if line and not opts["quiet"]:
+            click.echo(f"note: {line}")
     return settings
 
 
 def _process_options(opts, settings) -> dict:
     """How the bots are played: run_tournament's keyword arguments."""
     given = {k: opts[k] for k in ("startup_timeout",) if opts[k] is not None}
-    return dict(given, play=settings)
+    return dict(given, play=settings, require_limits=opts["require_limits"])
 
 
 def _table_options(opts) -> dict:
@@ -306,12 +386,13 @@ def _open_session(ctx, opts, *, params, plays, what, load, prepare, prefix=""):
         loaded, table, stored_meta = load(folder)
         settings = _play_settings(ctx, opts, folder)
         registry = _resumed_registry(opts["bots_dirs"], stored_meta, table, what,
-                                     not settings.sandbox)
+                                     settings.sandbox_for(folder), opts["startup_timeout"])
         name = stored_meta.get("name", folder.name)
     else:
         folder = runner.asked_folder(opts["out"], opts["name"])
         settings = _play_settings(ctx, opts, folder)
-        registry = _registry(opts["bots_dirs"], not settings.sandbox)
+        registry = _registry(opts["bots_dirs"], settings.sandbox_for(folder),
+                             opts["startup_timeout"])
         seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
         loaded, table = prepare(registry, seed)
         if folder is None:
@@ -658,7 +739,8 @@ def ladder_command(ctx, **opts):
                                   "--bots SPECS")
         from kdtourney.bots.registry import EntrantError
 
-        registry = _registry(bots_dirs, not settings.sandbox)  # a bad folder or bot: one line
+        # a bad folder or bot: one line
+        registry = _registry(bots_dirs, settings.sandbox_for(folder), opts["startup_timeout"])
         with _one_line(EntrantError):
             for spec in references:
                 registry.resolve(spec)

@@ -97,6 +97,14 @@ FAKE_BOT = textwrap.dedent(r'''
 ''')
 
 
+# This Python's installation, for a sandboxed TOML bot started with sys.executable: a sandbox
+# shows the system's folders, not a Python installed elsewhere (pyenv, /opt), unless the
+# organiser allows it (--sandbox-allow).
+PYTHON_HOME = os.path.realpath(sys.base_prefix)
+SANDBOX_ALLOW = () if PYTHON_HOME == "/usr" or PYTHON_HOME.startswith("/usr/") else (PYTHON_HOME,)
+ALLOW_ARGS = [arg for path in SANDBOX_ALLOW for arg in ("--sandbox-allow", path)]
+
+
 def new_marker() -> str:
     return f"kdtp-test-{uuid.uuid4().hex[:12]}"
 

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from kdtourney.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "bots"
+CROWN = EXAMPLES / "crown-grabber" / "crown_grabber.py"  # a bot in a folder of its own
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 
 
@@ -42,7 +43,7 @@ def test_lists_folder_bots_with_parameters_and_broken_modules(tmp_path):
     assert result.exit_code == 0, result.output
     out = result.output
     assert "crown-grabber" in out and "Claims the free domino with the most crowns" in out
-    assert f"from: {EXAMPLES / 'crown_grabber.py'}" in out
+    assert f"from: {CROWN}" in out
     assert "parameters: prefer_high=true" in out
     assert "broken module(s):" in out
     assert ("  mine/broken.py: ModuleNotFoundError: No module named 'nowhere_to_be_found_kdt' (line 1)"
@@ -51,7 +52,7 @@ def test_lists_folder_bots_with_parameters_and_broken_modules(tmp_path):
 
 def test_cwd_bots_folder_is_listed_relative(tmp_path):
     (tmp_path / "bots").mkdir()
-    (tmp_path / "bots" / "crown.py").write_text((EXAMPLES / "crown_grabber.py").read_text())
+    (tmp_path / "bots" / "crown.py").write_text(CROWN.read_text())
     result = bots()
     assert result.exit_code == 0 and "from: bots/crown.py" in result.output
 
@@ -65,7 +66,7 @@ def test_missing_folder_is_one_line_and_exit_2():
 def test_duplicate_name_is_one_line_and_exit_2(tmp_path):
     for sub in ("a", "b"):
         (tmp_path / sub).mkdir()
-        (tmp_path / sub / "crown.py").write_text((EXAMPLES / "crown_grabber.py").read_text())
+        (tmp_path / sub / "crown.py").write_text(CROWN.read_text())
     result = bots("--bots-dir", "a", "--bots-dir", "b")
     assert result.exit_code == 2
     lines = result.output.splitlines()
@@ -122,3 +123,20 @@ def test_a_served_bot_that_prints_keeps_the_protocol(tmp_path):
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     assert [a["type"] for a in answers] == ["hello", "action"]
     assert b"loading chatty" in done.stderr and b"thinking..." in done.stderr
+
+
+def test_a_flat_bot_importing_an_unlisted_sibling_is_one_error_line_at_start(tmp_path):
+    folder = tmp_path / "flat"
+    (folder / "wlib").mkdir(parents=True)
+    (folder / "wlib" / "__init__.py").write_text("PICK = 0\n")
+    (folder / "wbot.py").write_text(CROWN.read_text().replace("from kdtourney.bots import Bot",
+                                                              "import wlib\nfrom kdtourney.bots "
+                                                              "import Bot"))
+    result = CliRunner().invoke(main, ["run", "--bots-dir", str(folder), "--bots",
+                                       "crown-grabber,random", "--games", "2",
+                                       "--out", str(tmp_path / "t")])
+    assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+    assert result.output.startswith("Error: unknown bot 'crown-grabber'") and \
+        'it imports wlib, which lies beside it but is not in its KDTOURNEY_FILES: add "wlib" to ' \
+        'KDTOURNEY_FILES' in result.output
+    assert not (tmp_path / "t").exists()

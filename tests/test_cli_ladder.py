@@ -47,9 +47,21 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
 
-def write_firstling(folder, index=0):
-    (folder / "firstling.py").write_text(BOT.format(which="first" if index == 0 else "last",
-                                                    index=index))
+def write_firstling(folder, index=0, which=None):
+    (folder / "firstling.py").write_text(BOT.format(
+        which=which or ("first" if index == 0 else "last"), index=index))
+
+
+def write_firstling_submission(bots, index=0):
+    """Firstling in a folder of its own, the action it picks in a data file deep inside it."""
+    data = bots / "firstling" / "data" / "pick"
+    if not data.is_dir():
+        data.mkdir(parents=True)
+        write_firstling(bots / "firstling", "PICK", which="data/pick/index.txt's")
+        module = bots / "firstling" / "firstling.py"
+        module.write_text("from pathlib import Path\n\nPICK = int((Path(__file__).parent / "
+                          "'data' / 'pick' / 'index.txt').read_text())\n" + module.read_text())
+    (data / "index.txt").write_text(str(index))
 
 
 def start(*args, env=None):
@@ -97,14 +109,14 @@ def test_a_running_ladder_takes_in_added_changed_and_removed_bots(tmp_path):
                  "--seed", 3, "--until", "300s")
     try:
         wait_until(lambda: rated(out, "greedy"), "the references are rated", proc)
-        write_firstling(bots)
+        write_firstling_submission(bots)
         wait_until(lambda: entrants(out).get("firstling") == "active", "firstling entered", proc)
         wait_until(lambda: rated(out, "firstling"), "firstling is rated", proc)
-        write_firstling(bots, index=-1)  # new code: a new version
+        write_firstling_submission(bots, index=-1)  # new data deep in its folder: a new version
         wait_until(lambda: entrants(out).get("firstling@v2") == "active", "version 2", proc)
         assert entrants(out)["firstling"] == "superseded"
         wait_until(lambda: rated(out, "firstling@v2"), "version 2 is rated", proc)
-        (bots / "firstling.py").unlink()
+        shutil.rmtree(bots / "firstling")
         wait_until(lambda: entrants(out).get("firstling@v2") == "retired", "retired", proc)
         games_then = stored(out)
         proc.send_signal(signal.SIGINT)

@@ -464,7 +464,8 @@ def test_resume_takes_the_stored_play_settings_and_refuses_others(tmp_path):
             "--workers", "1", "--quiet", "--no-report", "--time-control", "5+0.5"]
     assert run(*args, "--move-time-margin", "0.5").exit_code == 0
     assert load_config(folder)["play"] == {"isolate": False, "margin": 0.5, "sandbox": False,
-                                           "bot_memory": 1024}
+                                           "bot_memory": 1024, "bot_cpus": 1.0,
+                                           "sandbox_allow": [], "clock_rule": 2}
     before = snapshot(folder)
     for again, message in [
             (args + ["--move-time-margin", "0.3"],
@@ -487,7 +488,47 @@ def test_resume_takes_the_stored_play_settings_and_refuses_others(tmp_path):
     # the same command without the margin, and --resume, go on with the stored one
     assert run(*args).exit_code == 0 and run("run", "--resume", folder, "-q").exit_code == 0
     assert load_config(folder)["play"] == {"isolate": False, "margin": 0.5, "sandbox": False,
-                                           "bot_memory": 1024}
+                                           "bot_memory": 1024, "bot_cpus": 1.0,
+                                           "sandbox_allow": [], "clock_rule": 2}
+
+
+def as_before_the_clock_rule(folder):
+    """The store as a kdtourney that did not record its clock rule (rule 1) wrote it."""
+    path = Path(folder) / "tournament.sqlite"
+    with sqlite3.connect(path) as conn:
+        [(text,)] = conn.execute("SELECT value FROM config WHERE key = 'play'")
+        conn.execute("UPDATE config SET value = ? WHERE key = 'play'",
+                     (text.replace(', "clock_rule": 2', ""),))
+    conn.close()
+
+
+def test_a_folder_played_under_the_old_clock_rule_is_refused_and_still_reads(tmp_path):
+    folder = tmp_path / "t"
+    args = ["run", "--bots", "random,greedy", "--games", "4", "--seed", "3", "--out", folder,
+            "--workers", "1", "--quiet", "--no-report"]
+    assert run(*args, "--time-control", "5+0.5").exit_code == 0
+    as_before_the_clock_rule(folder)
+    assert "clock_rule" not in load_config(folder)["play"]
+    before = snapshot(folder)
+    for again in (["run", "--resume", folder], [*args, "--time-control", "5+0.5"]):
+        result = run(*again)
+        assert result.exit_code == 2 and result.stderr == (
+            f"Error: {folder} was played under clock rule 1 (the margin forgiven on every "
+            "decision); this kdtourney plays rule 2 (one margin per game) and cannot go on with "
+            "its games: play under a new --out (the stored games still read: report, "
+            "ratings)\n"), result.output
+        assert snapshot(folder) == before
+    # what a user reads of it is unchanged
+    assert run("report", folder).exit_code == 0
+    assert run("replay", folder, "1").exit_code == 0
+    assert run("export", folder, "-o", tmp_path / "r.csv").exit_code == 0
+    assert run("ratings", folder, "--out", tmp_path / "ratings").exit_code == 0
+    # without a clock the rule changed nothing: such a folder goes on
+    plain = tmp_path / "plain"
+    assert run(*args[:-2], "--out", plain, "--no-report").exit_code == 0
+    as_before_the_clock_rule(plain)
+    assert run("run", "--resume", plain, "-q").exit_code == 0
+    assert load_config(plain)["play"]["clock_rule"] == 2
 
 
 def test_a_bots_data_is_its_code_on_resume(tmp_path):

@@ -15,7 +15,8 @@ Bots and warm-up
 ----------------
 A task carries the tournament and the client's bot-folder sources (`BotRegistry.source_files()`);
 each worker process rebuilds a registry from them once (`BotRegistry.from_sources`, installed entry
-points included) and keeps it under a content hash, with the bots' factories. Before any game, one
+points included; sandboxed, with what the client's registry learned the modules define, instead of
+running them) and keeps it under a content hash, with the bots' factories. Before any game, one
 setup task per worker loads or compiles the engine kernels and plays a few decisions with every
 entrant's bot (one worker per host first, so the others load the Numba cache instead of compiling
 too). A worker that lacks a bot, or runs another kdtourney version, stops the run with a one-line
@@ -39,7 +40,8 @@ Lost and hung workers
 A worker records every step (game, seat, bot call) in memory and in a small trace file that its
 nanny, the process that outlives it and starts a new one, can read. Every POLL_SECONDS the client
 asks the nannies where their dead workers were (`collect_deaths`) and each worker where it is
-(`progress`); a worker without progress for `hang_timeout` seconds is killed. Each loss goes to
+(`progress`); a worker without progress for `hang_timeout` seconds (sooner in a clocked decision of
+an in-process bot: kdtourney.arena.forfeit.hang_limit) is killed. Each loss goes to
 the same forfeit policy as in a local run (kdtourney.arena.forfeit): the game is played again alone
 (its task cancelled, so Dask does not replay it as it was), with the bot at fault forfeiting at that
 call from the second loss on, or stored as a failed game. The client commits a game once (by game
@@ -66,7 +68,7 @@ import time
 import uuid
 
 from kdtourney import interrupts
-from kdtourney.arena.forfeit import DONE, FAIL, ForfeitPolicy
+from kdtourney.arena.forfeit import DONE, FAIL, ForfeitPolicy, hang_limit
 from kdtourney.arena.match import play_match
 from kdtourney.arena.tournament import ArenaError, Tournament
 from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_bots
@@ -96,7 +98,8 @@ class WorkerError(Exception):
 
 _STATES: dict = {}             # content hash -> (tournament, factories, rules, bot process pool)
 _STATE_LOCK = threading.Lock()
-_PROGRESS = [-1, -1, -1, 0.0]  # game (-1 none, -2 setting up), seat, bot call, monotonic time
+_PROGRESS = [-1, -1, -1, 0.0, None]  # game (-1 none, -2 setting up), seat, bot call, monotonic
+                                     # time, what the call may take (match.play_match's limit)
 _TRACE = struct.Struct("<3q")  # game, seat, call: a worker's last step, in a file that outlives it
 _TRACE_FD = [None]
 
@@ -110,7 +113,7 @@ def _worker_address() -> str:
         return "?"
 
 
-def _state(key, sources, tdict, settings, isolate, identities):
+def _state(key, sources, tdict, settings, isolate, identities, listed):
     """This worker's tournament, bot factories, rules and bot process pool for `key`, built and
     warmed once; bots in their own process are started and checked here (WorkerError)."""
     with _STATE_LOCK:
@@ -121,9 +124,9 @@ def _state(key, sources, tdict, settings, isolate, identities):
         from kdtourney.bots.registry import BotRegistry, EntrantError
         from kdtourney.engine import warm_up
 
-        _PROGRESS[:] = [-2, -1, -1, time.monotonic()]
+        _PROGRESS[:] = [-2, -1, -1, time.monotonic(), None]
         tournament = Tournament.from_dict(tdict)
-        registry = BotRegistry.from_sources(sources, run_modules=settings.sandbox is None)
+        registry = BotRegistry.from_sources(sources, listed=listed)
         try:
             if settings.sandbox is not None:
                 sandbox.bwrap_path()
@@ -147,7 +150,7 @@ def _state(key, sources, tdict, settings, isolate, identities):
         state = (tournament, factories, {p: tournament.rules_for(p) for p in tournament.players},
                  pool)
         _STATES[key] = state
-        _PROGRESS[:] = [-1, -1, -1, time.monotonic()]
+        _PROGRESS[:] = [-1, -1, -1, time.monotonic(), None]
         return state
 
 
@@ -174,12 +177,18 @@ class BotProcesses(_WorkerPlugin):
         release_bots()
 
 
-def setup_worker(key, sources, tdict, settings, isolate, identities) -> dict:
-    """Task: build and warm this worker's state; returns what the client checks."""
-    from kdtourney import __version__
+def setup_worker(key, sources, tdict, settings, isolate, identities, listed) -> dict:
+    """Task: build and warm this worker's state; returns what the client checks (sandboxed: the
+    limits this worker's machine cannot enforce)."""
+    import platform
 
-    _state(key, sources, tdict, settings, isolate, identities)
-    return dict(address=_worker_address(), kdtourney=__version__)
+    from kdtourney import __version__
+    from kdtourney.bots.external.sandbox import missing_limits
+
+    _state(key, sources, tdict, settings, isolate, identities, listed)
+    missing = missing_limits() if settings.sandbox is not None else []
+    return dict(address=_worker_address(), kdtourney=__version__, host=platform.node(),
+                missing=missing)
 
 
 _TRACE_NAME = "kdtourney-trace-"  # + nanny pid + "-" + worker pid
@@ -189,10 +198,10 @@ def _trace_prefix(nanny_pid: int) -> str:
     return os.path.join(tempfile.gettempdir(), f"{_TRACE_NAME}{nanny_pid}-")
 
 
-def _step(game: int, seat: int, call: int) -> None:
+def _step(game: int, seat: int, call: int, limit: float | None = None) -> None:
     """Record where this worker is: in memory (for `progress`) and in its trace file, which its
     nanny (the parent process, which outlives it) reads if it dies (`collect_deaths`)."""
-    _PROGRESS[:] = [game, seat, call, time.monotonic()]
+    _PROGRESS[:] = [game, seat, call, time.monotonic(), limit]
     if _TRACE_FD[0] is None:
         import atexit
 
@@ -209,10 +218,10 @@ def _remove(path):
         pass
 
 
-def play_batch(key, sources, tdict, settings, isolate, identities, batch) -> list:
+def play_batch(key, sources, tdict, settings, isolate, identities, listed, batch) -> list:
     """Task: play [(GameSpec, forced faults)]; returns [(game index, MatchResult)]."""
     tournament, factories, rules, pool = _state(key, sources, tdict, settings, isolate,
-                                                identities)
+                                                identities, listed)
     out = []
     try:
         for spec, forced in batch:
@@ -222,7 +231,7 @@ def play_batch(key, sources, tdict, settings, isolate, identities, batch) -> lis
                 rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
                 [factories[e] for e in spec.seats],
                 clock=tournament.time_control, margin=settings.margin, forced=forced,
-                monitor=lambda seat, call, game=spec.game: _step(game, seat, call))
+                monitor=lambda seat, call, limit, game=spec.game: _step(game, seat, call, limit))
             out.append((spec.game, result))
     finally:
         _step(-1, -1, -1)
@@ -266,9 +275,10 @@ def collect_deaths() -> list:
 
 
 def progress() -> tuple:
-    """Run on a worker (client.run): (game, seat, bot call, seconds since the last step)."""
-    game, seat, call, since = _PROGRESS
-    return int(game), int(seat), int(call), time.monotonic() - since
+    """Run on a worker (client.run): (game, seat, bot call, seconds since the last step, what
+    that call may take or None)."""
+    game, seat, call, since, limit = _PROGRESS
+    return int(game), int(seat), int(call), time.monotonic() - since, limit
 
 
 def _exit_now():
@@ -305,6 +315,7 @@ class Cluster:
         distributed = _distributed()
         self.address = address = str(address).strip()
         self.local = None
+        self.limits_told: set = set()  # the hosts whose weaker sandbox limits were told
         self._hidden = None
         self._quiet_logs()
         try:
@@ -411,14 +422,32 @@ class Cluster:
     # playing
 
     def play(self, tournament, specs, pending, sink, registry, outcome, reporter, hang_timeout,
-             settings, isolate, identities):
+             settings, isolate, identities, require_limits=False):
         """Play the games of `pending` (a deque of game indexes) on the cluster, committing each
         through `sink` (kdtourney.arena.runner._Sink) once. settings, isolate: how bots in their
         own process run (kdtourney.bots.external.ProcessSettings; every bot in its own);
         identities: {entrant: identity} as the store records them, which every worker checks
-        what it loads against."""
+        what it loads against. Sandboxed, a host that cannot enforce every limit is a note
+        (once per host and connection), or with `require_limits` an ArenaError."""
         _Play(self, tournament, specs, pending, sink, registry, outcome, reporter,
-              hang_timeout, settings, isolate, identities).run()
+              hang_timeout, settings, isolate, identities, require_limits).run()
+
+
+def limits_note(info: dict, told: set, require: bool) -> str | None:
+    """For a worker's setup `info`: the note that its machine cannot enforce every limit of a
+    sandboxed bot, once per host (`told`: the hosts told already; None when nothing is to be
+    told); with `require`, ArenaError instead."""
+    from kdtourney.bots.external.sandbox import weaker_limits_line
+
+    if not info.get("missing"):
+        return None
+    line = weaker_limits_line(f"worker {info['address']} ({info['host']})", info["missing"])
+    if require:
+        raise ArenaError(f"--require-limits: {line}")
+    if info["host"] in told:
+        return None
+    told.add(info["host"])
+    return line
 
 
 def _probe(address: str) -> None:
@@ -444,14 +473,17 @@ def _takes_n_workers(client) -> bool:
 
 class _Play:
     def __init__(self, cluster, tournament, specs, pending, sink, registry, outcome, reporter,
-                 hang_timeout, settings, isolate, identities):
+                 hang_timeout, settings, isolate, identities, require_limits=False):
         self.cluster, self.client = cluster, cluster.client
+        self.require_limits = require_limits
         self.tournament, self.specs, self.pending = tournament, specs, pending
         self.sink, self.outcome, self.reporter = sink, outcome, reporter
         self.hang_timeout = hang_timeout
         self.sources = registry.source_files()
         self.tdict = tournament.to_dict()
-        self.bots = (settings, isolate, identities)  # how the bots run, and what code
+        # how the bots run, what code, and (sandboxed) what the modules define
+        self.bots = (settings, isolate, identities,
+                     None if settings.sandbox is None else registry.listings())
         self.key = content_key(self.sources, self.tdict, *self.bots)
         self.wanted = set(pending)
         self.committed: set[int] = set()
@@ -499,6 +531,9 @@ class _Play:
                     raise ArenaError(f"worker {info['address']} runs kdtourney {info['kdtourney']}, "
                                      f"this machine {__version__}: install the same version on "
                                      "every machine")
+                note = limits_note(info, self.cluster.limits_told, self.require_limits)
+                if note is not None:
+                    self.note(note)
         many = {a: n for a, n in workers.items() if n > 1}
         if many:
             addr, n = next(iter(many.items()))
@@ -595,9 +630,10 @@ class _Play:
         for addr, state in states.items():
             if not isinstance(state, tuple) or addr in self.killed:
                 continue
-            game, seat, call, age = state
-            if game >= 0 and age > self.hang_timeout and game not in self.committed:
-                self.hung(addr, game, seat, call)
+            game, seat, call, age, limit = state
+            limit = hang_limit(self.hang_timeout, limit)
+            if game >= 0 and age > limit and game not in self.committed:
+                self.hung(addr, game, seat, call, limit)
 
     def collect_deaths(self):
         """Ask the nannies where their dead workers were (`collect_deaths`), and blame those
@@ -624,10 +660,10 @@ class _Play:
                 return
             time.sleep(0.05)
 
-    def hung(self, addr, game, seat, call):
+    def hung(self, addr, game, seat, call, limit):
         self.killed.add(addr)
         self.outcome.worker_losses += 1
-        why = f"hung (no progress for {self.hang_timeout:g} s)"
+        why = f"hung (no progress for {limit:g} s)"
         self.lost(game, seat, call, why, addr, hung=True)
         try:
             self.client.run(_exit_now, workers=[addr], on_error="ignore")
@@ -687,4 +723,4 @@ def _one_line(exc) -> str:
 
 
 __all__ = ["Cluster", "WorkerError", "play_batch", "setup_worker", "release_bots", "content_key",
-           "MISSING_EXTRA"]
+           "limits_note", "MISSING_EXTRA"]

@@ -18,6 +18,12 @@ the backend cannot tell), and whether the worker died or hung. `ForfeitPolicy.lo
 
 Games are deterministic, so a bot that kills its worker at some call does so again at that call,
 and the same store results whatever the backend and the number of workers.
+
+When a worker counts as hung (`hang_limit`): after `hang_timeout` seconds in one call (the
+user's --hang-timeout, or a default from the clock), or sooner in a decision of an in-process bot
+under a clock: past what the clock allows it plus what is left of its margin it forfeits whatever
+it returns, so HANG_GRACE seconds later (for a late answer to be judged by the clock instead) it is
+taken for hung, rather than a hang costing `hang_timeout` twice.
 """
 
 from __future__ import annotations
@@ -28,6 +34,16 @@ from kdtourney.arena.match import CRASH, TIMEOUT
 
 FAILED = "failed"  # the fault kind of every seat of a game that could not be finished
 REPLAY, FAIL, DONE = "replay", "fail", "done"
+HANG_GRACE = 2.0   # s a decision may run past the most its clock lets it take before it is a hang
+
+
+def hang_limit(hang_timeout: float, call_limit: float | None) -> float:
+    """Seconds a worker may spend in its current call before it counts as hung: `hang_timeout`,
+    or for a decision of an in-process bot under a clock (`call_limit`: the most it may take, its
+    margin included; None otherwise) that plus HANG_GRACE when it is shorter."""
+    if call_limit is None:
+        return hang_timeout
+    return min(hang_timeout, call_limit + HANG_GRACE)
 
 
 class ForfeitPolicy:
@@ -89,4 +105,5 @@ def failed_rows(spec, entrants, message: str) -> tuple[dict, list, list]:
     return game, [], faults
 
 
-__all__ = ["ForfeitPolicy", "failed_rows", "FAILED", "REPLAY", "FAIL", "DONE"]
+__all__ = ["ForfeitPolicy", "failed_rows", "hang_limit", "FAILED", "REPLAY", "FAIL", "DONE",
+           "HANG_GRACE"]

@@ -48,6 +48,7 @@ from kdtourney.arena import matchmaking, runner, schedule, store
 from kdtourney.arena.sequential import ChunkFeed
 from kdtourney.arena.tournament import (ArenaError, Tournament, clock_of, differences, full_rules,
                                         parse_players)
+from kdtourney.bots.files import tree
 from kdtourney.outcomes import balanced_blocks, pair_outcomes
 
 LADDER_FORMAT = "ladder"
@@ -124,17 +125,21 @@ class Found:
 
 
 def folder_signature(bots_dirs) -> tuple:
-    """What changes when a bot file is added, edited or removed (names, sizes, mtimes)."""
+    """What changes when a file of the folders is added, edited or removed, at their top or
+    anywhere inside (a bot's subfolder, a package): names, sizes, mtimes of the files a bot may
+    be made of (kdtourney.bots.files.tree: a log a bot writes beside itself, a cache, a hidden
+    file or a tournament folder changes nothing)."""
     out = []
     for folder in bots_dirs:
-        try:
-            with os.scandir(folder) as it:
-                for entry in it:
-                    if entry.is_file():
-                        st = entry.stat()
-                        out.append((entry.path, st.st_size, st.st_mtime_ns))
-        except OSError:
+        if not os.path.isdir(folder):
             out.append((str(folder), -1, -1))
+            continue
+        for path in tree(Path(folder)):
+            try:
+                st = path.stat()
+            except OSError:  # removed meanwhile: the next look sees it gone
+                continue
+            out.append((str(path), st.st_size, st.st_mtime_ns))
     return tuple(sorted(out))
 
 
@@ -142,18 +147,24 @@ def scan(bots_dirs, references, startup_timeout: float | None, play, folder):
     """(registry, {spec: Found}, notes): every bot of the folders with its default parameters, the
     specs of each folder's ladder.txt, and the `references`, each with its code identity; a bot
     that fails to load or start is a note, not an entrant. play: the PlaySettings (sandboxed, a
-    bot module is read, not run, and a TOML bot starts in its sandbox, which hides `folder`)."""
+    bot module runs in a sandbox only, where it is asked what it defines, and a TOML bot starts
+    in its sandbox, which hides `folder`)."""
     from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT, ProcessSettings, StartupError
     from kdtourney.bots.registry import BotRegistry, EntrantError
 
     sandbox = play.sandbox_for(folder) if play is not None else None
-    registry = BotRegistry(bots_dirs, run_modules=sandbox is None)
-    folders = {str(Path(d).resolve()) for d in bots_dirs}
-    notes = [f"{b.origin}: {b.error}" for b in registry.broken
-             if os.path.dirname(b.origin) in folders]
+    registry = BotRegistry(bots_dirs, sandbox=sandbox,
+                           startup_timeout=startup_timeout or DEFAULT_STARTUP_TIMEOUT)
+    folders = [Path(d).resolve() for d in bots_dirs]
+
+    def watched(origin):  # a bot of a watched folder: at its top or in a bot's subfolder
+        parent = Path(origin).parent
+        return os.path.isabs(origin) and (parent in folders or parent.parent in folders)
+
+    notes = [f"{b.origin}: {b.error}" for b in registry.broken if watched(b.origin)]
     specs = {}  # spec -> origin
     for name, info in registry.bots.items():
-        if os.path.dirname(info.origin) in folders:
+        if watched(info.origin):
             specs[registry.resolve(name).spec] = info.origin
     for folder in bots_dirs:
         listed = Path(folder) / LIST_FILE

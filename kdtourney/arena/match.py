@@ -13,7 +13,10 @@ Contract with the bots
   position of its game, and the decision counts and times are comparable between bots.
 - Every call of `act` is timed with `time.perf_counter` (wall time) and checked against the seat's
   clock (kdtourney.bots.clock): the same rule for every seat, in this process or its own; the view
-  says how long the decision may take (`view.time_left`, None: no limit).
+  says how long the decision may take (`view.time_left`, None: no limit), and the seat's one
+  margin per game lends what its decisions take beyond that. A bot in its own process is timed
+  from writing `act` to reading its answer (`ExternalBot.decision_s`): the harness's work around
+  it, freezing and thawing a sandboxed bot included, is not the bot's time.
 - After each deal, `finish(scores, ranks)` for every seat that has not forfeited; `close()` once
   at the end for every seat (its exceptions are ignored: the game is decided; but a bot that kills
   or hangs its worker in `close` is the one blamed, as in any other call).
@@ -163,11 +166,14 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
     """Play one game (one deal seed) or a dynasty (three) and return its result.
 
     factories: per seat, a callable returning a new Bot. bot_seeds[seat][deal]: setup seeds.
-    clock: the time control (None: no limit); margin: seconds tolerated beyond what a decision
-    may take, for every seat (kdtourney.bots.clock).
+    clock: the time control (None: no limit); margin: every seat's margin per game, seconds its
+    decisions may take beyond what they are allowed (kdtourney.bots.clock).
     forced: {seat: (call, kind, message)}: instead of making call number `call` of that seat, record
-    that fault (used by the runner after a bot killed or hung its worker). monitor(seat, call): told
-    before every call into a bot, and monitor(-1, -1) at the end (the runner's watchdog).
+    that fault (used by the runner after a bot killed or hung its worker). monitor(seat, call,
+    limit): told before every call into a bot, and monitor(-1, -1, None) at the end (the runner's
+    watchdog); limit: for a decision of an in-process bot under a clock, the seconds it may take
+    before it forfeits whatever it returns (what the clock allows plus what is left of the
+    margin), else None.
     """
     n = rules.players
     forced = dict(forced or {})
@@ -184,10 +190,11 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
         faults[seat] = Fault(seat, kind, message[:_MESSAGE_LIMIT], at,
                              stderr[-_STDERR_LIMIT:] if stderr else None)
 
-    def call(seat, fn, *args, counted=True, timeout_kind=TIMEOUT):
+    def call(seat, fn, *args, counted=True, timeout_kind=TIMEOUT, limit=None):
         """Call into the bot of `seat`: ("ok", value), ("raised", None) or ("forced", None).
         `finish` and `close` are not counted: call indexes stay those of construction, setup and
-        act. timeout_kind: the fault of a bot in its own process cut at its deadline."""
+        act. timeout_kind: the fault of a bot in its own process cut at its deadline; limit: for
+        the monitor."""
         index = calls[seat]
         if seat in forced and forced[seat][0] == index:
             _, kind, message = forced.pop(seat)
@@ -196,7 +203,7 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
             return "forced", None
         calls[seat] += counted
         if monitor is not None:
-            monitor(seat, index)
+            monitor(seat, index, limit)
         try:
             return "ok", fn(*args)
         except BotFailure as exc:  # a bot in its own process, which says how it failed
@@ -230,22 +237,28 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
                 view = game.view(player)
                 seat_clock = clocks[player]
                 view.time_left, timeout_kind = seat_clock.allowed()
+                # a bot in its own process is cut at its deadline: only one here can hang
+                limit = None if getattr(bots[player], "out_of_process", False) \
+                    else seat_clock.deadline()
                 t0 = time.perf_counter()
-                status, choice = call(player, bots[player].act, view, timeout_kind=timeout_kind)
+                status, choice = call(player, bots[player].act, view, timeout_kind=timeout_kind,
+                                      limit=limit)
                 elapsed = time.perf_counter() - t0
+                if isinstance(bots[player], ExternalBot) and bots[player].decision_s is not None:
+                    elapsed = bots[player].decision_s  # its exchange alone: no freeze, no thaw
                 if status != "forced":
                     result = seats[player]
                     result.decisions += 1
                     result.time_total += elapsed
                     result.time_max = max(result.time_max, elapsed)
                 if status == "ok":
-                    over = seat_clock.over(elapsed)
+                    over, left = seat_clock.over(elapsed), seat_clock.margin
                     seat_clock.charge(elapsed)
                     if over is not None:
                         what = "what was left of its bank" if over == TIME else "the limit"
                         fault(player, over, f"a decision took {elapsed:.3f} s; {what}: "
-                                            f"{view.time_left:.3f} s + {margin:g} s margin",
-                              calls[player] - 1)
+                                            f"{view.time_left:.3f} s + {left:.3f} s left of its "
+                                            f"{margin:g} s margin", calls[player] - 1)
                     else:
                         if _is_int(choice):
                             try:
@@ -298,7 +311,7 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
         result.margin = t[0] - max(totals[o][0] for o in range(n) if o != seat)
         result.fault = faulted[seat]
     if monitor is not None:
-        monitor(-1, -1)
+        monitor(-1, -1, None)
     moves = all_moves[0] if len(deal_seeds) == 1 else all_moves
     return MatchResult(moves=moves, duration=time.perf_counter() - started, seats=seats,
                        faults=[faults[s] for s in sorted(faults)])

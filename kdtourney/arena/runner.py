@@ -5,11 +5,11 @@ Parent and workers
 - The parent plans the games (`Tournament.plan`), opens or creates the store, and plays exactly
   the games the store lacks (so a re-run or `--resume` finishes an interrupted tournament). Only the
   parent writes to SQLite: one transaction per finished game.
-- Workers are started with the 'spawn' context (never fork after Numba threads). Before they start,
-  the parent loads or compiles the engine's kernels (`kdtourney.engine.warm_up`), and the first
-  worker plays a few decisions with each entrant's bot (Numba caches on disk) before the other
-  workers get games, so the other workers compile nothing. Every worker loads the engine's kernels
-  before its first game, so no bot's call is charged with it.
+- Workers are started with the 'spawn' context (never fork after Numba threads). Before its first
+  game, every worker loads, or on a fresh install compiles, the kernels of the games: the engine's,
+  and a few decisions of each entrant's bot (`workers.warm_up`), so no bot's call is charged with
+  it. Workers warming up together compile each kernel once between them, each starting on other
+  kernels (Numba caches on disk; one process compiles a kernel while the others wait to load it).
 - Bots reach the workers as the parent's registry's sources (`BotRegistry.from_sources`): every
   worker plays with the code the parent checked.
 - Games go to workers in batches over one pipe per worker (guided: a batch is about a quarter of
@@ -25,14 +25,16 @@ of a `ProcessPool` per worker (kdtourney.bots.external), started once each befor
 dies, the parent kills them (the bots themselves die with it by PR_SET_PDEATHSIG, what they
 started would not); if the parent dies, the worker gets SIGTERM and kills them. Their stderr goes
 to FOLDER/logs/<entrant>.log. With `sandbox` every entrant plays so, each process inside a sandbox
-(kdtourney.bots.external.sandbox); a worker then reads the bot modules without running them, and
-the store's seed secret keys the seeds.
+(kdtourney.bots.external.sandbox); a worker then does not run the bot modules but takes what they
+define from the parent's registry (`BotRegistry.listings`), and the store's seed secret keys the
+seeds.
 
 Dead and hung workers
 ---------------------
 A worker that dies (os._exit, a segfault, the OOM killer) or hangs (a single call into a bot, or
-the harness, making no progress for `hang_timeout` seconds: then the worker is killed) is replaced
-and its unfinished games are played again. The shared array tells which game, seat and bot call it
+the harness, making no progress for `hang_timeout` seconds, or for a decision of an in-process
+bot under a clock, for what the clock allows it plus its margin and HANG_GRACE: then the worker is
+killed, kdtourney.arena.forfeit.hang_limit) is replaced and its unfinished games are played again. The shared array tells which game, seat and bot call it
 was in; kdtourney.arena.forfeit decides, as for a Dask cluster, whether the game is played again
 as it was, with that seat's bot forfeiting at that call, or stored as a failed game.
 
@@ -58,28 +60,30 @@ from pathlib import Path
 
 from kdtourney import interrupts
 from kdtourney.arena import store as _store
-from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, failed_rows
+from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, failed_rows, hang_limit
 from kdtourney.arena.match import MatchResult, play_match
 from kdtourney.arena.play import CONFIG_KEY as PLAY_KEY
 from kdtourney.arena.play import PlaySettings, settle, stored_settings
 from kdtourney.arena.schedule import keyed
 from kdtourney.arena.tournament import ArenaError, Tournament, default_name, differences
-from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_bots
+from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_up
 from kdtourney.bots.external import (DEFAULT_STARTUP_TIMEOUT, QUIT_GRACE, ProcessPool,
                                      ProcessSettings, Sandbox, SandboxError, StartupError,
                                      die_with_parent, kill_group)
-from kdtourney.bots.external.sandbox import bwrap_path
+from kdtourney.bots.external.sandbox import bwrap_path, missing_limits, weaker_limits_line
 
 MAX_BATCH = 32            # games per task at most
 DEFAULT_HANG_TIMEOUT = 600.0
-_SLOT = 4                 # status array per worker: game, seat, call, monotonic time of the last step
+_SLOT = 5                 # status array per worker: game, seat, call, monotonic time of the last
+                          # step, what that call may take (a clocked in-process decision; else -1)
 _GROUPS = 64              # bot process groups recorded per worker
 
 
 def default_hang_timeout(move_time_limit: float | None,
                          startup_timeout: float = DEFAULT_STARTUP_TIMEOUT) -> float:
     """Seconds without progress after which a worker counts as hung: 600, or with a move time limit
-    max(30, 10 x the limit); at least 10 s more than a bot in its own process may take to start."""
+    max(30, 10 x the limit); at least 10 s more than a bot in its own process may take to start.
+    (A clocked decision of an in-process bot counts as hung sooner: forfeit.hang_limit.)"""
     if move_time_limit is None:
         return max(DEFAULT_HANG_TIMEOUT, startup_timeout + 10.0)
     return max(30.0, 10.0 * move_time_limit, startup_timeout + 10.0)
@@ -136,7 +140,7 @@ def holding_workers(folder, scheduler=None, workers: int | None = None):
 # --- the worker process ------------------------------------------------------------------------
 
 def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, settings, isolate,
-                 identities):
+                 identities, listed):
     """A worker: receives batches [(game spec, forced faults)], sends ('game', index, MatchResult)
     per game. Its bots in their own process are recorded in `groups` (their process groups, which
     the parent kills should this worker die) and stopped when it ends."""
@@ -144,23 +148,24 @@ def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, set
     pool = ProcessPool(settings, track=lambda pids: _record_groups(groups, slot, pids))
     _exit_with_parent(pool)
     try:
-        _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities)
+        _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities,
+              listed)
     finally:
         pool.close()
     _quick_exit(conn)
 
 
-def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities):
+def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities, listed):
     base = slot * _SLOT
     try:
         import platform
 
         from kdtourney.bots.registry import BotRegistry
-        from kdtourney.engine import warm_up
+        from kdtourney.engine import warm_up as warm_up_engine
 
         tournament = Tournament.from_dict(tournament_dict)
-        # sandboxed, a bot module runs in its sandbox only: here it is read
-        registry = BotRegistry.from_sources(sources, run_modules=pool.settings.sandbox is None)
+        # sandboxed, a bot module runs in its sandbox only: here it is what the parent listed
+        registry = BotRegistry.from_sources(sources, listed=listed)
         try:
             check_loaded(registry, tournament, identities, f"{platform.node()} (worker {slot})",
                          local=True)
@@ -172,14 +177,17 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
 
         def touch():
             status[base + 3] = time.monotonic()
+            status[base + 4] = -1.0
             status[base] = -2  # warming up
 
         # Loading the engine's kernels takes a fresh process a good part of a second (several on a
         # loaded machine): in the first game it would count against the seat called last.
-        touch()
-        warm_up()
         if warm:
-            warm_bots(tournament, registry, touch, builtin_only=pool.settings.sandbox is not None)
+            warm_up(tournament, registry, touch, builtin_only=pool.settings.sandbox is not None,
+                    isolate=isolate, first=slot)
+        else:
+            touch()
+            warm_up_engine()
         status[base] = -1
         conn.send(("ready",))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which stops
@@ -187,9 +195,10 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
         return
     current = [-1]
 
-    def monitor(seat, call):
+    def monitor(seat, call, limit=None):
         status[base + 1] = seat
         status[base + 2] = call
+        status[base + 4] = -1.0 if limit is None else limit
         status[base + 3] = time.monotonic()
         if seat == -1 and call == -1:
             status[base] = -1
@@ -393,7 +402,7 @@ def record_play(st: _store.Store, play: PlaySettings, folder) -> None:
     """Check `play` against the play settings `st` records (ArenaError naming the first that
     differs, `kdtourney.arena.play.settle`) and record them (a store older than the record gets
     it now)."""
-    settle(stored_settings(st.config()), play.to_dict(), folder)
+    settle(stored_settings(st.config(), played=st.count_games() > 0), play.to_dict(), folder)
     st.set_config(PLAY_KEY, play.to_dict())
 
 
@@ -403,6 +412,20 @@ def check_sandbox() -> None:
         bwrap_path()
     except SandboxError as exc:
         raise ArenaError(str(exc)) from None
+
+
+def check_limits(require: bool = False) -> str | None:
+    """The line saying which limits of a sandboxed bot this machine cannot enforce (None: it
+    enforces all); with `require`, ArenaError instead."""
+    missing = missing_limits()
+    if not missing:
+        return None
+    import platform
+
+    line = weaker_limits_line(f"this machine ({platform.node()})", missing)
+    if require:
+        raise ArenaError(f"--require-limits: {line}")
+    return line
 
 
 def start_bots(registry, tournament: Tournament, startup_timeout: float | None = None,
@@ -422,6 +445,7 @@ def start_bots(registry, tournament: Tournament, startup_timeout: float | None =
 
 def entrant_identities(registry, tournament: Tournament) -> dict:
     """{entrant label: `BotRegistry.identity`} of every entrant of `tournament`."""
+    registry.check(tournament.specs)  # sandboxed, the values of all asked at once
     return {label: registry.identity(spec)
             for label, spec in zip(tournament.entrants, tournament.specs)}
 
@@ -542,7 +566,7 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
                    meta: dict | None = None, reporter=None, hang_timeout: float | None = None,
                    warm: bool = True, scheduler: str | None = None,
                    play: PlaySettings | None = None, startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
-                   check_bots: bool = True) -> RunOutcome:
+                   check_bots: bool = True, require_limits: bool = False) -> RunOutcome:
     """Play the games of `tournament` that `folder`'s store lacks; returns a RunOutcome.
 
     registry: the BotRegistry the entrants were checked against (its sources go to the workers).
@@ -555,7 +579,8 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     the sandbox and its memory limit; default PlaySettings()), recorded with a new store and
     checked against an existing one's. Sandboxed, every entrant (Python ones through `kdtourney
     serve`) plays in its own process inside a sandbox (kdtourney.bots.external.sandbox);
-    ArenaError when bwrap is not installed.
+    ArenaError when bwrap is not installed, and with `require_limits` when a machine that plays
+    cannot enforce every limit (`check_limits`; on a cluster, each worker's).
     Bots in their own process (TOML bots; isolated or sandboxed, every bot, through `kdtourney
     serve`): `startup_timeout` seconds to answer hello; with `check_bots` each TOML bot is
     started once before anything else (ArenaError naming its file if one does not start); their
@@ -566,6 +591,8 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     sandbox = play.sandbox_for(folder)
     if sandbox is not None:
         check_sandbox()
+        if scheduler is None:
+            check_limits(require_limits)
     workers = worker_count(workers)
     settings = ProcessSettings(tournament.time_control, play.margin, startup_timeout,
                                str(Path(folder) / LOGS), sandbox)
@@ -605,7 +632,7 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
                                                                    reporter),
                                  registry, outcome, reporter, hang_timeout,
                                  replace(settings, log_dir=None), play.in_own_process,
-                                 identities)
+                                 identities, require_limits=require_limits)
                 else:
                     _play(tournament, specs, pending, st, registry, min(workers, len(pending)),
                           outcome, reporter, hang_timeout, warm, settings, play.in_own_process,
@@ -619,15 +646,13 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
 
 def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter, hang_timeout,
           warm, settings, isolate, identities):
-    from kdtourney.engine import warm_up
-
-    warm_up()  # compile or load every engine kernel once, before any worker starts
     ctx = mp.get_context("spawn")
     status = ctx.RawArray("d", _SLOT * n_workers)
     for i in range(len(status)):
         status[i] = -1.0
     groups = ctx.RawArray("q", _GROUPS * n_workers)
     sources = registry.source_files()
+    listed = None if settings.sandbox is None else registry.listings()
     tdict = tournament.to_dict()
     policy = ForfeitPolicy(specs, tournament.entrants)
     failed_starts = 0
@@ -636,15 +661,13 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
         parent_conn, child_conn = ctx.Pipe(duplex=True)
         process = ctx.Process(target=_worker_main, name=f"kdtourney-worker-{slot}", daemon=True,
                               args=(slot, child_conn, status, groups, sources, tdict, warm_first,
-                                    settings, isolate, identities))
+                                    settings, isolate, identities, listed))
         with main_module_hidden():
             process.start()
         child_conn.close()
         return _Worker(slot, process, parent_conn)
 
-    pool = [spawn(0, warm)]
-    warming = warm  # the other workers get games once the first one has warmed the bots up
-    pool += [spawn(slot, False) for slot in range(1, n_workers)]
+    pool = [spawn(slot, warm) for slot in range(n_workers)]  # they share the compiling out
 
     sink = _Sink(tournament, specs, st, outcome, reporter)
     commit = sink.commit
@@ -673,7 +696,7 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
 
     def lose(worker, why):
         """The worker died or hung: replace it and requeue its games, blaming the current one."""
-        nonlocal failed_starts, warming
+        nonlocal failed_starts
         outcome.worker_losses += 1
         drain(worker)
         if worker.process.is_alive():
@@ -706,12 +729,8 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
             status[base + i] = -1.0
         replacement = spawn(worker.slot, False)
         pool[pool.index(worker)] = replacement
-        if worker.slot == 0 and warming:
-            warming = False
 
     def feed(worker):
-        if warming and worker.slot != 0:
-            return
         # guided scheduling: batches shrink as the games run out, so no worker is left with a
         # long queue while the others are idle at the end; a worker holds at most two batches
         size = max(1, min(MAX_BATCH, len(pending) // (4 * len(pool))))
@@ -731,8 +750,6 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
     try:
         while pending or any(w.inflight for w in pool):
             interrupts.check()
-            if warming and pool[0].ready:
-                warming = False
             for worker in pool:
                 feed(worker)
             waitables = {}
@@ -757,7 +774,8 @@ def _play(tournament, specs, pending, st, registry, n_workers, outcome, reporter
                 warming_up = status[base] == -2
                 busy = status[base] >= 0 and worker.inflight or warming_up
                 # Warming up may compile bot kernels (tens of seconds on a fresh install).
-                limit = max(hang_timeout, DEFAULT_HANG_TIMEOUT) if warming_up else hang_timeout
+                limit = max(hang_timeout, DEFAULT_HANG_TIMEOUT) if warming_up else hang_limit(
+                    hang_timeout, status[base + 4] if status[base + 4] >= 0 else None)
                 if busy and now - status[base + 3] > limit:
                     lose(worker, f"hung (no progress for {limit:g} s)")
     finally:
@@ -790,4 +808,4 @@ def _exit_code(process) -> str:
 __all__ = ["run_tournament", "RunOutcome", "open_for", "session_meta", "rows_of",
            "default_hang_timeout", "asked_folder", "stored_seed", "new_folder", "load_tournament",
            "stored_bots_dirs", "check_entrants", "entrant_identities", "check_code", "start_bots",
-           "check_sandbox"]
+           "check_sandbox", "check_limits"]

@@ -190,6 +190,8 @@ def prepare(registry, *, bots=None, players=None, games: int = 100, seed: int | 
     if not lineup and not bots and not gauntlet:
         raise ArenaError("no entrants: give --bots (e.g. --bots greedy,random) or --lineup")
 
+    registry.check([*(bots or ()), *(lineup or ()), *([gauntlet] if gauntlet else [])])
+
     def canonical(spec):
         try:
             return registry.resolve(spec).spec

@@ -5,13 +5,16 @@ parent's __main__."""
 
 from __future__ import annotations
 
+import collections
 import sys
 
-from kdtourney import interrupts
+from kdtourney import _jit, interrupts
 from kdtourney.arena.tournament import ArenaError, Tournament
 from kdtourney.bots.registry import BUILT_IN
+from kdtourney.bots.serve import warm_up as warm_up_served
+from kdtourney.engine import warm_up as warm_up_engine
 
-WARM_DECISIONS = 4        # decisions each entrant's bot plays in the warm-up game
+WARM_DECISIONS = 4        # decisions with a choice each entrant's bot makes in the warm-up game
 
 
 def bot_factories(registry, tournament: Tournament, pool=None, isolate=False):
@@ -49,14 +52,59 @@ def check_loaded(registry, tournament: Tournament, recorded: dict, machine: str,
                              "machine the same bot")
 
 
-def warm_bots(tournament: Tournament, registry, touch=lambda: None, builtin_only=False) -> None:
-    """A few decisions of each Python entrant's bot, in this process, so Numba-compiled bot kernels
-    land in the cache (the processes of isolated bots then load them from there). builtin_only:
-    kdtourney's own bots only (sandboxed, a bot's code runs nowhere but in its sandbox)."""
+def warm_up(tournament: Tournament, registry, touch=lambda: None, builtin_only=False,
+            isolate=False, first=0) -> None:
+    """Load, or on a fresh install compile, every kernel the games need, in this process: the
+    engine's, each Python entrant's bot's (`warm_bots`) and, when a bot plays in its own process
+    (a TOML bot; with `isolate`, every bot), those of the protocol and of `kdtourney serve`'s
+    start (a sandboxed bot copies the cache as its sandbox starts: what is missing there it
+    compiles in its private /tmp, for every process).
+
+    Workers warming up at once share out the compiling: a kernel compiles in one process and the
+    others load it (kdtourney._jit). Each worker starts at the `first`-th step (its slot) and
+    goes round; a step needing a kernel that another worker is compiling is put off (the kernels it
+    compiled so far are cached) and taken again after the others; when every step left waits for
+    another worker, this one waits for the first of them. The bots come first: the engine's
+    kernels are mostly those every bot's game needs anyway, and the other workers then start on
+    other bots (whose kernels a search bot's playouts may call: a second worker compiles them
+    while the first one compiles the rest of the search)."""
+    steps = [lambda spec=spec: warm_bots(tournament, registry, touch, builtin_only, [spec])
+             for spec in tournament.specs]
+    steps.append(warm_up_engine)
+    if isolate or any(registry.program(spec) is not None for spec in tournament.specs):
+        steps.append(warm_up_served)
+    first %= len(steps)
+    pending = collections.deque(steps[first:] + steps[:first])
+    while pending:
+        busy = None
+        for _ in range(len(pending)):
+            step = pending.popleft()
+            touch()
+            try:
+                with _jit.busy_raises():
+                    step()
+            except _jit.KernelBusy as exc:
+                pending.append(step)
+                busy = busy or exc
+            else:
+                busy = None  # a step done: go round again before waiting
+                break
+        if busy is not None:
+            busy.wait()
+
+
+def warm_bots(tournament: Tournament, registry, touch=lambda: None, builtin_only=False,
+              specs=None) -> None:
+    """A few decisions of each Python entrant's bot (of `specs`, default: all), in this process,
+    so Numba-compiled bot kernels land in the cache (the processes of isolated bots then load them
+    from there): it plays seat 0 of a game, the other seats play their middle legal action (with
+    the first one, a search bot's decisions in 4-player games never reused its tree).
+    builtin_only: kdtourney's own bots only (sandboxed, a bot's code runs nowhere but in its
+    sandbox)."""
     from kdtourney.engine import Game
 
     rules = tournament.rules_for(tournament.players[0])
-    for spec in tournament.specs:
+    for spec in tournament.specs if specs is None else specs:
         if registry.program(spec) is not None:  # a TOML bot: no code of ours to compile
             continue
         if builtin_only and registry.bots[registry.resolve(spec).name].origin != BUILT_IN:
@@ -69,11 +117,11 @@ def warm_bots(tournament: Tournament, registry, touch=lambda: None, builtin_only
             asked = 0
             while not game.is_over and asked < WARM_DECISIONS:
                 legal = game.legal_actions()
-                action = legal[0]
+                action = legal[len(legal) // 2]
                 if game.current_player == 0:
                     touch()
                     choice = bot.act(game.view(0))
-                    asked += 1
+                    asked += len(legal) > 1
                     if choice in legal:
                         action = choice
                 game.apply(action)
@@ -103,4 +151,5 @@ class main_module_hidden:
             setattr(self.main, k, v)
 
 
-__all__ = ["bot_factories", "check_loaded", "warm_bots", "main_module_hidden", "WARM_DECISIONS"]
+__all__ = ["bot_factories", "check_loaded", "warm_up", "warm_bots", "main_module_hidden",
+           "WARM_DECISIONS"]

@@ -53,9 +53,7 @@ A kingdom is (bits, bbox, p) as in the engine kernels. Work buffers of the greed
 """
 
 import numpy as np
-from numba import njit
 
-from kdtourney import _jit_cache  # noqa: F401  (before any njit(cache=True): caches outside the package)
 from kdtourney.engine._base import kernel, neighbours, popcount, trailing_zeros
 from kdtourney.engine._kernels import (CENTER, CLAIM_BASE, CROWN1, CROWN2, DIR_COL, DIR_ROW, DISCARD,
                                        FLAG_HARMONY, FLAG_MIDDLE, FLAG_TIEBREAK_TERRITORY, G,
@@ -91,7 +89,7 @@ S_MASK = (1 << 20) - 1
 KINGDOM_WIDTH = max(_ROWS_WIDTH, _word64.WIDTH)  # a work row holds a kingdom of any size
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def work_buffers():
     """(kb, bb, sc, ac): the scratch arrays of the greedy kernels (see the module docstring)."""
     return (np.zeros((3, KINGDOM_WIDTH), dtype=np.int64), np.zeros((3, 4), dtype=np.int64),
@@ -550,7 +548,7 @@ def fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac):
     return best_c
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def plan_buffers():
     """(plan, places, claims, keys): the full greedy's buffers in a playout. plan[p] is the claim
     player p chose with its placement, for the claim decision that follows (-1: none; reset it
@@ -632,7 +630,7 @@ def result_value(bits, bbox, st, me, measure, res, ranks):
     return 1.0 if first == 1 else 0.5
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def playout_speed(bits, bbox, st, n, policy, rng):
     """Run n playouts from a position (fresh deck order each); returns the sum of seat 0's scores."""
     kb, bb, sc, ac = work_buffers()
@@ -658,7 +656,7 @@ def playout_speed(bits, bbox, st, n, policy, rng):
 # Flat Monte Carlo
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def mce_run(bits, bbox, st, me, places, claims, n_cand, start, count, policy, measure, rng,
             sums, visits):
     """Playouts start .. start+count-1, playout i for candidate i % n_cand (equal allocation).

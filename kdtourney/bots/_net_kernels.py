@@ -30,9 +30,7 @@ module globals (Numba would freeze them into its cache).
 """
 
 import numpy as np
-from numba import njit
 
-from kdtourney import _jit_cache  # noqa: F401  (before any njit(cache=True): caches outside the package)
 from kdtourney.bots._kernels import (MEASURE_RATIO, S2_SHIFT, S_MASK, plan_buffers, playout,
                                      result_value, spot_keys, work_buffers)
 from kdtourney.engine import _word64
@@ -250,7 +248,7 @@ def features(bits, bbox, st, viewer, out, res, order, dominoes, keys, kb, bb, sc
         out[t + T_POTENTIAL + 1] = best
 
 
-@njit(cache=True, fastmath=True)
+@kernel(fastmath=True)
 def forward(net, x, h1, h2, out):
     """The network on features x into out float32[2]; h1, h2: scratch of the hidden layers' sizes."""
     w1, b1, w2, b2, w3, b3 = net
@@ -271,7 +269,7 @@ def forward(net, x, h1, h2, out):
         out[i] = acc
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def feature_buffers(players):
     """(x, res, order, dominoes, keys, kb, bb, sc, ac): `features`' output and scratch for
     `players` players."""
@@ -281,7 +279,7 @@ def feature_buffers(players):
             np.zeros(52, dtype=np.int64), np.zeros(52, dtype=np.int64), kb, bb, sc, ac)
 
 
-@njit(cache=True)
+@kernel
 def observe(bits, bbox, st, viewer, fb):
     """The features of the position for `viewer` into fb[0] (fb: feature_buffers)."""
     x, res, order, dominoes, keys, kb, bb, sc, ac = fb
@@ -289,7 +287,7 @@ def observe(bits, bbox, st, viewer, fb):
     return x
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def net_buffers(net, players):
     """(feature buffers, h1, h2, out): the scratch of `net_value` for a game of `players` players."""
     w1, b1, w2, b2, w3, b3 = net
@@ -297,7 +295,7 @@ def net_buffers(net, players):
             np.zeros(w2.shape[0], dtype=np.float32), np.zeros(w3.shape[0], dtype=np.float32))
 
 
-@njit(cache=True)
+@kernel
 def net_value(bits, bbox, st, viewer, net, buffers, output):
     """The network's `output` (OUT_MARGIN or OUT_RATIO) for seat `viewer` of a game not over."""
     fb, h1, h2, out = buffers
@@ -305,7 +303,7 @@ def net_value(bits, bbox, st, viewer, net, buffers, output):
     return out[output]
 
 
-@njit(cache=True)
+@kernel
 def final_margin(bits, bbox, st, viewer, res):
     """Own score minus the best other score of seat `viewer` in a finished game."""
     score_totals(bits, bbox, st, res)
@@ -316,7 +314,7 @@ def final_margin(bits, bbox, st, viewer, res):
     return float(res[viewer, RES_TOTAL] - best)
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def best_successor(bits, bbox, st, net, buffers, sc, actions, values):
     """The legal action of the player to act whose successor position the network values highest
     for that player (its margin; a finished game counts its real margin), the first of equals.
@@ -343,7 +341,7 @@ def best_successor(bits, bbox, st, net, buffers, sc, actions, values):
     return actions[0, best], n
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def value_speed(bits, bbox, st, net, n):
     """n evaluations of the position for seat 0 (for benchmarks/bench_learned.py --speed)."""
     buffers = net_buffers(net, st[ST_PLAYERS])
@@ -353,7 +351,7 @@ def value_speed(bits, bbox, st, net, n):
     return total
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def playout_labels(bits, bbox, st, me, places, claims, m, n, policy, seed, out):
     """Training targets of the positions after the player to act (`me`) plays (places[i],
     claims[i]) (-1: none), i < m: the mean final margin and mean own / (own + best other) of n
@@ -387,7 +385,7 @@ def playout_labels(bits, bbox, st, me, places, claims, m, n, policy, seed, out):
         out[i, 1] = ratio / n
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def observe_all(bits, bbox, st, viewers, out):
     """The features of position i (bits[i], bbox[i], st[i]) for seat viewers[i] into out[i]."""
     _, res, order, dominoes, keys, kb, bb, sc, ac = feature_buffers(bits.shape[1])

@@ -5,7 +5,6 @@ kernels (state layout documented in `kdtourney.engine._kernels`).
 """
 
 import numpy as np
-from numba import njit
 
 from kdtourney.bots._kernels import (KINGDOM_WIDTH, MEASURE_MARGIN, S2_SHIFT, S_MASK, best_spot,
                                      free_claims, greedy_combos, key_points, plan_buffers, playout,
@@ -61,7 +60,7 @@ F_CLAIM, F_COMP, F_AHEAD, F_OUTCOMES, F_NEXT, F_POOL = 7, 8, 9, 10, 11, 12
 F_COLS = 13
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def expecti_buffers(max_depth):
     """The per-level buffers of expecti_move (see above), for searches up to `max_depth` turns."""
     n = max_depth + 1
@@ -110,7 +109,7 @@ def _top(keys, n, width, pick):
     return k
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def expecti_move(bits, bbox, st, me, places, claims, root_keys, k, depth, width, samples, seed,
                  limit, stats, buffers):
     """Value of root move k (place places[k], claim claims[k]; -1: none; greedy key root_keys[k])
@@ -350,7 +349,7 @@ def mcts_reset(ti, tf, ncount):
     tf[0, TF_HMAX] = -1e9
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def mcts_subtree(ti, tf, node, ti2, tf2, ncount2):
     """Copy the subtree of `node` into ti2, tf2 (as root 0, children in the same order); returns
     False when it does not fit."""
@@ -387,7 +386,7 @@ def mcts_subtree(ti, tf, node, ti2, tf2, ncount2):
     return True
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def _expand_place(bits, bbox, st, node, ti, tf, ncount, places, claims, keys, kb, bb, sc, ac):
     """All placements of a place node as children, best prior (greedy combination) first."""
     n = greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac)
@@ -476,7 +475,7 @@ def _select(ti, tf, node, c, bias, widen, claim_phase, st):
     return fresh if fresh >= 0 else best
 
 
-@njit(cache=True)
+@kernel(inline="always")
 def _net_measure(bits, bbox, st, me, measure, net, nb):
     """The network's value of a game not over for `me`, in the units of `measure` (within [0, 1])."""
     if measure == MEASURE_MARGIN:
@@ -486,7 +485,7 @@ def _net_measure(bits, bbox, st, me, measure, net, nb):
     return min(1.0, max(0.0, v))
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, measure, seed,
              net, evaluation, net_share, depth):
     """`count` iterations of determinized UCT from st (the searching player `me` to act), the

@@ -3,18 +3,32 @@
 A `TimeControl` is what a tournament sets: a limit per decision (`move_s`), a bank per game
 (`bank_s`) with an increment added after each decision (`increment_s`, Fischer style), and a
 limit for the bot's first decision of a game (`first_move_s`), any of them absent (None). A
-`SeatClock` keeps one seat's bank through one game (each deal of a dynasty is a game for the
-clock, as the bot gets a `game` message before each).
+`SeatClock` keeps one seat's bank and margin through one game (each deal of a dynasty is a game
+for the clock, as the bot gets a `game` message before each).
 
-The rule, for in-process bots and bots in their own process alike:
-- a decision may take `allowed()` seconds: the first decision of a game `first_move_s` when it is
-  set (the bank is neither charged nor credited for it); any other decision the smaller of
-  `move_s` and what is left of the bank;
+The rule (`CLOCK_RULE` 2), for in-process bots and bots in their own process alike:
+- a decision may take `allowed()` seconds (what the bot is told: `view.time_left`): the first
+  decision of a game `first_move_s` when it is set (the bank is neither charged nor credited for
+  it); any other decision the smaller of `move_s` and what is left of the bank;
 - the harness measures the decision's wall time around the bot's call (for a bot in its own
-  process: from writing `act` to reading the answer) and the seat forfeits when it exceeds the
-  allowed time plus the margin (the harness's tolerance for its own overheads: pipes, the
-  scheduler), with fault `time` when the bank was the binding limit, `timeout` otherwise;
-- the bank is charged the decision's time (never below zero), then credited the increment.
+  process: from writing `act` to reading the answer);
+- every seat has one margin per game (`margin` seconds, the same for every seat): what a decision
+  takes beyond what it was allowed is taken from it, and a decision that takes more than what
+  is left of it forfeits (fault `time` when the bank was the binding limit, `timeout`
+  otherwise);
+- the bank is charged the decision's time (never below zero), then credited the increment;
+- when the bank was the binding limit, the bank then pays back what the margin lent, at most
+  half the margin per decision. A move limit or a first-decision limit pays nothing back.
+
+The margin absorbs the harness's overheads (pipes, the scheduler, a loaded machine); it is lent,
+never given: a game's decisions never take more than its bank, its increments and one margin in
+all, and a bot that takes what it is allowed plus most of the margin on every decision runs out
+within a few decisions (at its second under 2+0.05 with a 0.2 s margin), whatever its increment.
+An honest bot that leaves part of its time unspent pays back from its own time what the
+scheduler made it overrun now and then.
+
+Rule 1 (before kdtourney recorded its rule) forgave every decision what it took beyond its bank or
+limit, up to the margin: a bot could take that much more than its clock on every decision.
 """
 
 from __future__ import annotations
@@ -24,6 +38,7 @@ import re
 from dataclasses import asdict, dataclass
 
 TIMEOUT, TIME = "timeout", "time"   # fault kinds: over the move limit, over the bank
+CLOCK_RULE = 2                       # the rule above, recorded with a store's play settings
 _CONTROL = re.compile(r"\s*(\d*\.?\d+)\s*(?:\+\s*(\d*\.?\d+))?\s*\Z")
 
 
@@ -93,11 +108,12 @@ def parse_time_control(text: str) -> tuple[float, float]:
 
 
 class SeatClock:
-    """One seat's clock through one game (see the module docstring)."""
+    """One seat's clock through one game (see the module docstring). `margin`: what is left of
+    the seat's margin in this game (`full` at the start)."""
 
     def __init__(self, control: TimeControl | None, margin: float = 0.0):
         self.control = control or TimeControl()
-        self.margin = margin
+        self.margin = self.full = margin
         self.bank = self.control.bank_s
         self.first = True
 
@@ -110,6 +126,12 @@ class SeatClock:
             return self.bank, TIME
         return c.move_s, TIMEOUT
 
+    def deadline(self) -> float | None:
+        """The longest the next decision may take without forfeiting: what it is allowed plus
+        what is left of the margin (None: no limit)."""
+        allowed, _ = self.allowed()
+        return None if allowed is None else allowed + self.margin
+
     def over(self, elapsed: float) -> str | None:
         """The fault a decision of `elapsed` seconds earns (checked before `charge`), None if none."""
         allowed, kind = self.allowed()
@@ -118,13 +140,20 @@ class SeatClock:
         return None
 
     def charge(self, elapsed: float) -> None:
-        """The decision took `elapsed` seconds."""
-        if self.first and self.control.first_move_s is not None:
-            self.first = False
+        """The decision took `elapsed` seconds: what it took beyond what it was allowed comes out
+        of the margin, the rest out of the bank, which then pays the margin back if it was the
+        limit."""
+        allowed, kind = self.allowed()
+        first, self.first = self.first and self.control.first_move_s is not None, False
+        if allowed is not None:
+            self.margin = max(0.0, self.margin - max(0.0, elapsed - allowed))
+        if first or self.bank is None:
             return
-        self.first = False
-        if self.bank is not None:
-            self.bank = max(0.0, self.bank - elapsed) + (self.control.increment_s or 0.0)
+        self.bank = max(0.0, self.bank - elapsed) + (self.control.increment_s or 0.0)
+        if kind == TIME:
+            back = min(self.full - self.margin, self.full / 2, self.bank)
+            self.bank -= back
+            self.margin += back
 
 
-__all__ = ["TimeControl", "SeatClock", "parse_time_control", "TIME", "TIMEOUT"]
+__all__ = ["TimeControl", "SeatClock", "parse_time_control", "TIME", "TIMEOUT", "CLOCK_RULE"]

@@ -21,13 +21,12 @@ import json
 from functools import lru_cache
 
 import numpy as np
-from numba import njit
 
-from kdtourney import _jit_cache  # noqa: F401  (before any njit(cache=True): caches outside the package)
 from kdtourney.bots.clock import TimeControl
 from kdtourney.engine import (CLAIM_BASE, DISCARD, TILES, GameView, Kingdom, Rules,
                               decode_placement)
 from kdtourney.engine import _kernels as K
+from kdtourney.engine._base import kernel
 from kdtourney.engine._kernels import list_squares
 from kdtourney.engine.tiles import CASTLE, TERRAIN_LETTERS
 
@@ -169,7 +168,7 @@ _LETTER_CODES = np.zeros(max(LETTERS) + 1, dtype=np.uint8)  # terrain -> the cod
 _LETTER_CODES[list(LETTERS)] = [ord(letter) for letter in LETTERS.values()]
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def _write_kingdoms(bits, bbox, size, letters, squares, out):
     """Write the kingdoms' text (see _kingdoms_text) to `out` (uint8) and return its length. The
     kernel writes text: as Python, this took most of an act line's time."""
@@ -198,7 +197,7 @@ def _write_kingdoms(bits, bbox, size, letters, squares, out):
     return n
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def _write_int(out, n, value):
     """Write `value` (-99..99) in decimal at out[n]; return the position after it."""
     if value < 0:

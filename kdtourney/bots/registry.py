@@ -10,10 +10,17 @@ Where bots come from, in this order:
   KDTP script, run only as that command) and `setup.py`, `build.py`, `conftest.py` (build and
   test scripts). Every `*.toml` file declares a bot in its own process, any language, speaking
   KDTP (kdtourney.bots.external.load_toml: name, command, description, files, [options]). With
-  `run_modules=False` (--sandbox) a bot module is read, not run (kdtourney.bots.source_scan): its
-  bots play in their own process only. A bot module lists the other files it needs (its package,
-  its data) in `KDTOURNEY_FILES = [...]`, read from its source (`declared_files`, at most
-  BUNDLE_LIMIT bytes): they travel with it to every worker (`source_files`, `from_sources`);
+  a `sandbox` (--sandbox) a bot module runs nowhere but in a sandbox: the registry asks each
+  module what it defines inside one (kdtourney.bots.external.listing, one sandbox per module, all
+  at once), and its bots play in their own process only. A bot module lists the other files it
+  needs (its package, its data) in `KDTOURNEY_FILES = [...]`, read from its source
+  (`declared_files`, at most BUNDLE_LIMIT bytes): they travel with it to every worker
+  (`source_files`, `from_sources`); an `import` of a module or package beside it that it does not
+  list makes it broken (it would fail on every worker). A bots folder may also hold one subfolder
+  per bot (`bot_subfolders`): its TOML files and modules are found the same way, and all its files
+  (kdtourney.bots.files.tree) are each of its bots' own, with nothing to list. With a sandbox, a
+  bot naming what its sandbox would not show is refused (`_refuse_outside`): listed as broken, and
+  naming it is one line saying why;
 - installed packages, through the entry-point group `kdtourney.bots`: an entry point names a module
   (its bots are found like a folder module's) or one Bot subclass, e.g. in pyproject.toml
   `[project.entry-points."kdtourney.bots"] mybots = "mypackage.bots"`.
@@ -33,16 +40,20 @@ over the code only (never paths), so the same code in two folders or two clones 
 a Python bot, `source_sha256` hashes:
 - a folder bot: its module file, the folder's helper modules (`_*.py`, which any bot module of
   the folder may import) and the files it lists in `KDTOURNEY_FILES` (its package, its data), as
-  read when the registry was built (what the workers run);
+  read when the registry was built (what the workers run); in a bot's subfolder, every file of
+  it, named relative to it;
 - an entry point: every file of the top-level package (or the single module) that defines the bot;
-- a built-in bot: the kdtourney source files its module imports, directly or not (with their
-  packages' `__init__.py`; the registry, which finds bots and never plays, left out), and the data
-  files they list in `KDTOURNEY_FILES` (the tile table, the value networks' weights): the engine
-  decides what a bot sees and may do, the kernels how it searches; the arena and report do not
-  change how a bot plays. So a new network changes the identity of the bots that load it only.
+- a built-in bot: the kdtourney files its module imports, at any depth, with their data (as the
+  kernels' cache stamps count them, `kdtourney._jit_cache.compiled_sources`: the tile table), and
+  the data files they list in `KDTOURNEY_FILES` (the value networks' weights); the registry, which
+  finds bots and never plays, left out. The engine decides what a bot sees and may do, the kernels
+  how it searches; the arena and report do not change how a bot plays. So a new kernel or network
+  changes the identity of the bots that use it only.
 For a TOML bot (kind "kdtp"): the command as declared, a sha256 over every file it can read when
-it runs (its folder, what its command resolves to, the TOML's `files`), and the name and version
-it answers to hello (kdtourney.bots.external.identity).
+it runs (its own files: its subfolder, or in a bots folder shared with other bots its TOML file and
+what it names there; what its command resolves to; the TOML's `files`), and the name and version
+it answers to hello (kdtourney.bots.external.identity). No bot's identity covers another bot's
+files.
 """
 
 import ast
@@ -66,10 +77,15 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+from kdtourney._jit_cache import compiled_sources
 from kdtourney.bots.base import Bot
-from kdtourney.bots.source_scan import bots_in_source
-from kdtourney.bots.external import (ExternalBot, ProcessPool, ProcessSettings, Program,
-                                     check_programs, load_toml, program_identity, serve_program)
+from kdtourney.bots.files import files_sha256, is_run_folder, left_out, tree
+from kdtourney.bots.external import (DEFAULT_STARTUP_TIMEOUT, ExternalBot, ProcessPool,
+                                     ProcessSettings, Program, Sandbox, check_programs, load_toml,
+                                     program_identity, serve_program)
+from kdtourney.bots.external.identity import inside, own_paths
+from kdtourney.bots.external.listing import list_modules
+from kdtourney.bots.external.sandbox import refusal
 
 BUILTIN_MODULES = ("kdtourney.bots.random_bot", "kdtourney.bots.greedy", "kdtourney.bots.mce",
                    "kdtourney.bots.mcts", "kdtourney.bots.expectimax", "kdtourney.bots.value_greedy")
@@ -80,6 +96,7 @@ CWD_FOLDER = "bots"
 BUILT_IN = "built-in"
 FILES_VAR = "KDTOURNEY_FILES"   # a folder bot module's list of the files it needs beside it
 BUNDLE_LIMIT = 64 << 20         # bytes a folder bot's files may hold (they travel to every worker)
+TEXT_LIMIT = 500                # characters kept of a text a module's listing gives (an error)
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*\Z")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -104,16 +121,7 @@ class BotsDirError(ValueError):
 # the fields of an identity the digest covers, per kind: code only, never where it lives
 CODE_FIELDS = {"python": ("source_sha256",),
                "kdtp": ("command", "files_sha256", "bot_name", "bot_version")}
-_NOT_PLAYING = ("bots/registry.py",)  # built-in sources that find bots but never play
-
-
-def files_sha256(files) -> str:
-    """sha256 over (relative name, bytes) pairs, in name order: names and contents count, not
-    where the files are."""
-    h = hashlib.sha256()
-    for name, data in sorted(files):
-        h.update(name.encode("utf-8") + b"\0" + hashlib.sha256(data).digest())
-    return h.hexdigest()
+_NOT_PLAYING = ("bots/registry.py", "bots/files.py")  # built-in sources that never play
 
 
 def code_digest(identity: dict) -> str:
@@ -125,24 +133,9 @@ def code_digest(identity: dict) -> str:
 
 
 def _tree_files(root: Path, prefix: str = ""):
-    """(name relative to root, bytes) of every file under `root`, caches left out."""
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
-            yield prefix + path.relative_to(root).as_posix(), path.read_bytes()
-
-
-def tree(root: Path) -> list[Path]:
-    """`root` itself if it is a file, else every file under it, sorted; caches (__pycache__,
-    .pyc) and hidden entries (a name starting with '.', such as .git) left out."""
-    if root.is_file():
-        return [root]
-    found = []
-    for path in sorted(root.rglob("*")):
-        parts = path.relative_to(root).parts
-        if path.is_file() and path.suffix != ".pyc" and "__pycache__" not in parts \
-                and not any(part.startswith(".") for part in parts):
-            found.append(path)
-    return found
+    """(name relative to root, bytes) of every file under `root` (kdtourney.bots.files.tree)."""
+    for path in tree(root):
+        yield prefix + path.relative_to(root).as_posix(), path.read_bytes()
 
 
 def declared_files(source: str) -> list[str]:
@@ -167,10 +160,11 @@ def declared_files(source: str) -> list[str]:
     return []
 
 
-def bundle_files(folder: Path, paths) -> dict[str, bytes]:
+def bundle_files(folder: Path, paths, what: str = FILES_VAR) -> dict[str, bytes]:
     """{name relative to `folder`: bytes} of the listed paths (a folder: every file under it,
-    see `tree`). ValueError (one line) for a path outside `folder` or missing, or files holding
-    more than BUNDLE_LIMIT bytes in all."""
+    see kdtourney.bots.files.tree). ValueError (one line, starting with `what` the paths are)
+    for a path outside `folder` or missing, or files holding more than BUNDLE_LIMIT bytes in
+    all."""
     root = folder.resolve()
     found: dict[str, Path] = {}
     for rel in paths:
@@ -178,22 +172,23 @@ def bundle_files(folder: Path, paths) -> dict[str, bytes]:
         try:
             path.resolve().relative_to(root)
         except ValueError:
-            raise ValueError(f"{FILES_VAR}: {rel!r} is outside the bot's folder") from None
+            raise ValueError(f"{what}: {rel!r} is outside the bot's folder") from None
         if not path.exists():
-            raise ValueError(f"{FILES_VAR}: {rel!r} does not exist in {folder}")
+            raise ValueError(f"{what}: {rel!r} does not exist in {folder}")
         for file in tree(path):
             name = file.relative_to(folder).as_posix()
             try:  # a link inside may point anywhere the user can read
                 file.resolve().relative_to(root)
             except ValueError:
-                raise ValueError(f"{FILES_VAR}: {name!r} is a link to a file outside the bot's "
+                raise ValueError(f"{what}: {name!r} is a link to a file outside the bot's "
                                  "folder") from None
             found[name] = file
     size = sum(file.stat().st_size for file in found.values())
     if size > BUNDLE_LIMIT:
-        raise ValueError(f"{FILES_VAR}: the files hold {size / (1 << 20):.1f} MiB, over the "
-                         f"{BUNDLE_LIMIT >> 20} MiB a bot may take to every worker; list only "
-                         "what the bot reads")
+        raise ValueError(f"{what}: the files hold {size / (1 << 20):.1f} MiB, over the "
+                         f"{BUNDLE_LIMIT >> 20} MiB a bot may take to every worker; "
+                         + ("list only what the bot reads" if what == FILES_VAR else
+                            "keep only what the bot reads there"))
     return {name: file.read_bytes() for name, file in found.items()}
 
 
@@ -238,35 +233,19 @@ def sources_digest(files: dict) -> str:
                         for name, data in names.items())
 
 
-def _kdtourney_imports(source: bytes) -> set[str]:
-    """The kdtourney modules a source imports anywhere in it (`from pkg import name` counts
-    pkg.name, which is a module or is not found)."""
-    names = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            names |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
-    return {name for name in names if name.split(".")[0] == "kdtourney"}
-
-
 def builtin_files(module: str) -> dict[str, bytes]:
     """{path under the kdtourney package: bytes} of what decides the play of the built-in bots of
-    `module` (see the module docstring)."""
+    `module` (see the module docstring): the sources compiled into its kernels
+    (`_jit_cache.compiled_sources`) and the data they list in KDTOURNEY_FILES."""
     root = Path(__file__).resolve().parents[1]
-    files, todo = {}, [module]
-    while todo:
-        parts = todo.pop().split(".")[1:]
-        paths = [root.joinpath(*parts[:i], "__init__.py") for i in range(len(parts) + 1)]
-        paths.append(root.joinpath(*parts).with_suffix(".py") if parts else root / "__init__.py")
-        for path in paths:
-            name = path.relative_to(root).as_posix()
-            if name in files or name in _NOT_PLAYING or not path.is_file():
-                continue
+    files = {}
+    for path in compiled_sources(root.joinpath(*module.split(".")[1:]).with_suffix(".py")):
+        name = path.relative_to(root).as_posix()
+        if name not in _NOT_PLAYING:
             files[name] = source = path.read_bytes()
-            for extra, data in bundle_files(path.parent, declared_files(source.decode("utf-8"))).items():
-                files[path.parent.joinpath(extra).relative_to(root).as_posix()] = data
-            todo.extend(_kdtourney_imports(source))
+            if path.suffix == ".py":
+                for extra, data in bundle_files(path.parent, declared_files(source.decode("utf-8"))).items():
+                    files[path.parent.joinpath(extra).relative_to(root).as_posix()] = data
     return files
 
 
@@ -399,10 +378,26 @@ class BotInfo:
 
 @dataclass(frozen=True)
 class BrokenModule:
-    """A bot module that could not be imported, with the error's last line."""
+    """A bot module that could not be imported, with the error's last line; or (refused) a bot
+    that --sandbox will not run, with why."""
 
     origin: str
     error: str
+    refused: bool = False
+
+
+@dataclass(frozen=True)
+class _Bundle:
+    """A folder bot module's files: `names` are keys of `source_files()[folder]`; `prefix` is its
+    own folder's ("NAME/", for a bot's subfolder; "" for a module of the bots folder itself)."""
+
+    folder: str
+    prefix: str
+    names: tuple
+
+    def own_names(self) -> list[str]:
+        """The names relative to the bot's folder: what its identity hashes."""
+        return [name[len(self.prefix):] for name in self.names]
 
 
 def _error_line(exc: BaseException, origin: str | None = None) -> str:
@@ -460,6 +455,109 @@ def _bot_classes(module: types.ModuleType, submodules: bool = False) -> list[typ
     return found
 
 
+def bot_subfolders(folder: Path, origin_folder: str | None = None) -> list[Path]:
+    """The subfolders of a bots folder that are each a bot's own folder: those holding a TOML
+    file or a module at their top, but packages (`__init__.py`), hidden folders, caches, names
+    starting with `_`, tournament folders and the folders a bot at the top names (`_claimed`):
+    those are a flat bot's package, data or script."""
+    claimed = _claimed(folder, origin_folder or str(folder))
+    found = []
+    for sub in sorted(folder.iterdir()):
+        if not sub.is_dir() or left_out(sub.name) or sub.name.startswith("_") \
+                or sub.name in claimed or (sub / "__init__.py").exists() or is_run_folder(sub):
+            continue
+        try:
+            if any(p.suffix in (".toml", ".py") and not p.name.startswith(("_", "."))
+                   and p.is_file() for p in sub.iterdir()):
+                found.append(sub)
+        except OSError:  # a folder this user may not read is no bot's it can play
+            continue
+    return found
+
+
+def _claimed(folder: Path, origin_folder: str) -> set[str]:
+    """The names of the subfolders that the bots at the top of a bots folder name: a TOML file's
+    paths (command words holding a '/', a class path's parts, a `-m` package, its `files`), a
+    module's KDTOURNEY_FILES (read, never run; the same on every machine: no path is looked
+    up)."""
+    words = []
+    for path in folder.glob("*.toml"):
+        try:
+            program = load_toml(path).program
+        except (OSError, ValueError):
+            continue
+        declared = list(program.declared)
+        words += [*program.reads, *(w for w in declared if os.sep in w)]
+        for flag, word in zip(declared, declared[1:]):
+            if flag == "-m":
+                words.append(word.split(".")[0])
+            elif flag in ("-cp", "-classpath", "--class-path"):
+                words += word.split(os.pathsep)
+    for path in folder.glob("*.py"):
+        try:
+            words += declared_files(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            continue
+    names = set()
+    for word in words:
+        for root in (str(folder), origin_folder):
+            rel = os.path.relpath(os.path.normpath(os.path.join(root, word)), root)
+            if rel != "." and not rel.startswith(".."):
+                names.add(rel.split(os.sep)[0])
+    return names
+
+
+def _imported(source: str) -> set[str]:
+    """The top-level names a module imports by absolute `import` statements (anywhere in it)."""
+    try:
+        tree_ = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    names = set()
+    for node in ast.walk(tree_):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def _unlisted_sibling(sources, folder: Path, names) -> str | None:
+    """Why a module of a bots folder may not be used (one line), if it (or a file it lists)
+    imports a module or package beside it that it does not list: that works here, where the
+    folder is on sys.path, and fails on every worker, which gets only the files a module lists.
+    None if there is no such import (written as an `import` statement)."""
+    for top in sorted(set().union(*map(_imported, sources))):
+        for entry in (f"{top}.py", top):
+            path = folder / entry
+            if left_out(entry) or not (path.is_file() if entry.endswith(".py") else path.is_dir()):
+                continue
+            if entry not in names and not any(n.startswith(f"{entry}/") for n in names):
+                return (f"it imports {top}, which lies beside it but is not in its {FILES_VAR}: "
+                        f"add {json.dumps(entry)} to {FILES_VAR} (or give the bot a folder of "
+                        "its own)")
+    return None
+
+
+def _names_read(source: str) -> list[str]:
+    """The bot names a module's source shows plainly (the last `name = "..."` of each top-level
+    class), for a module refused before it runs: naming one of its bots then says why. A guess
+    for that message only; what a module defines is learned by running it (or asking it in a
+    sandbox)."""
+    try:
+        body = ast.parse(source).body
+    except (SyntaxError, ValueError):
+        return []
+    names = []
+    for node in body:
+        if isinstance(node, ast.ClassDef):
+            found = [s.value.value for s in node.body if isinstance(s, ast.Assign)
+                     and any(isinstance(t, ast.Name) and t.id == "name" for t in s.targets)
+                     and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)]
+            names += found[-1:]
+    return names
+
+
 def _files_named(command, folder: Path, origin_folder: str) -> set[str]:
     """The names of the files of `folder` that a TOML command names (its program or an argument,
     relative, or absolute in the folder the TOML file came from)."""
@@ -484,17 +582,23 @@ class BotRegistry:
     bots_dirs: folders of bot modules, searched first; env: also the folders of KDTOURNEY_BOTS_DIR;
     cwd: also `./bots/` when it exists; entry_points: also installed packages' `kdtourney.bots`
     entry points. A folder that was asked for and does not exist raises BotsDirError; two bots
-    with one name raise DuplicateBotError.
+    with one name raise DuplicateBotError. sandbox: bot modules of the folders run in such a
+    sandbox only (--sandbox): what they define, and the parameter values they refuse
+    (`resolve`), is asked there, each module answering within `startup_timeout` seconds.
     """
 
     def __init__(self, bots_dirs=(), *, env: bool = True, cwd: bool = True,
-                 entry_points: bool = True, run_modules: bool = True):
+                 entry_points: bool = True, sandbox: Sandbox | None = None,
+                 startup_timeout: float = DEFAULT_STARTUP_TIMEOUT):
         self._reset()
-        self._run_modules = run_modules
+        self._run_modules = sandbox is None
+        self._sandbox, self._startup_timeout = sandbox, startup_timeout
+        self._sandbox_allow = None if sandbox is None else tuple(sandbox.allowed)
         folders = self._folders(bots_dirs, env, cwd)
         self._load_builtins()
         for folder in folders:
             self._load_folder(folder, str(folder))
+        self._list_modules()
         if entry_points:
             self._load_entry_points()
 
@@ -503,18 +607,24 @@ class BotRegistry:
         self._broken: list[BrokenModule] = []
         self._broken_by_stem: dict[str, BrokenModule] = {}
         self._files: dict[str, dict[str, bytes]] = {}  # bots folder -> {relative name: bytes}
-        self._bundles: dict[str, list[str]] = {}       # folder bot module -> its files' names
+        self._bundles: dict[str, _Bundle] = {}         # folder bot module -> its files
+        self._sandbox_allow = None  # with --sandbox: the folders allowed (see _refuse_outside)
         self._hellos: dict[Program, dict] = {}
         self._identities: dict[str, dict] = {}
         self._checked: set[str] = set()  # specs of Python bots made once (resolve)
+        self._sandbox, self._startup_timeout = None, DEFAULT_STARTUP_TIMEOUT
+        self._pending: list[tuple[str, str]] = []  # folder modules to list: (origin, stem)
+        self._given: dict | None = None  # what the modules define, as `listings` gave it
+        self._refused: dict[str, str | None] = {}  # spec of a listed bot -> its refusal (None: ok)
 
     @classmethod
-    def from_sources(cls, files: dict, *, entry_points: bool = True,
-                     run_modules: bool = True) -> "BotRegistry":
-        """A registry of the built-ins, the bot folders shipped as `files` (from `source_files()`)
-        and, with entry_points, the installed entry points: how a worker gets the bots of the
-        process that scheduled the games; run_modules False: bot modules are read, not run
-        (sandboxed, they run in their sandbox only).
+    def from_sources(cls, files: dict, *, entry_points: bool = True, builtins: bool = True,
+                     listed: dict | None = None) -> "BotRegistry":
+        """A registry of the built-ins (with builtins), the bot folders shipped as `files` (from
+        `source_files()`) and, with entry_points, the installed entry points: how a worker gets
+        the bots of the process that scheduled the games. listed: what the bot modules define,
+        as that process's `listings()` gave it, for a worker of a sandboxed run, which does not
+        run them (they run in their sandbox only; their values were checked there).
 
         Each folder's files are unpacked once per machine into a folder named by their content
         (`unpacked`), and imported from there under the names and origins they had in the
@@ -522,10 +632,13 @@ class BotRegistry:
         """
         registry = cls.__new__(cls)
         registry._reset()
-        registry._run_modules = run_modules
-        registry._load_builtins()
+        registry._run_modules = listed is None
+        registry._given = listed
+        if builtins:
+            registry._load_builtins()
         for folder, names in files.items():
             registry._load_folder(unpacked(names), folder)
+        registry._list_modules()
         if entry_points:
             registry._load_entry_points()
         return registry
@@ -542,19 +655,42 @@ class BotRegistry:
         """The bot modules that failed to import."""
         return list(self._broken)
 
+    def listings(self) -> dict[str, dict]:
+        """{folder bot module: {"bots": [{"name", "description", "parameters"}]}}: what each
+        module defines as this registry learned it (running it, or asking it in a sandbox), for
+        `from_sources(listed=...)`."""
+        out = {origin: {"bots": []} for origin in self._bundles}
+        for info in self._bots.values():
+            if info.origin in out and info.program is None:
+                out[info.origin]["bots"].append({"name": info.name, "description": info.description,
+                                                 "parameters": dict(info.parameters)})
+        return out
+
     def source_files(self) -> dict[str, dict[str, bytes]]:
-        """{bots folder: {name relative to it: bytes}}: every top-level `.py` and `.toml` file of
-        the bot folders used and the files their bots list in KDTOURNEY_FILES, as read when the
-        registry was built; `BotRegistry.from_sources` rebuilds the bots from it (a TOML bot's
+        """{bots folder: {name relative to it: bytes}}: every `.py` and `.toml` file at the top of
+        the bot folders used and of their bots' subfolders, every file of a subfolder holding a
+        bot module, and the files the modules at the top list in KDTOURNEY_FILES, as read when
+        the registry was built; `BotRegistry.from_sources` rebuilds the bots from it (a TOML bot's
         command still runs from the folder of its origin)."""
         return {folder: dict(names) for folder, names in self._files.items()}
 
     def resolve(self, spec) -> Entrant:
         """The Entrant of `spec` checked against its bot: known bot, known parameters, values of
         the types of their defaults (an int where a float is expected becomes a float; a value where
-        a str is expected becomes its text), and for a bot whose class runs in this process (built-in,
-        folder module, installed) values it accepts (it is made once: `mcts:c=-1` fails here, not
-        in every game). Raises EntrantError with a one-line message."""
+        a str is expected becomes its text), and for a Python bot values it accepts (it is made
+        once, in this process, or for a module run in a sandbox only, in one: `mcts:c=-1` fails
+        here, not in every game). Raises EntrantError with a one-line message."""
+        info, resolved = self._converted(spec)
+        if info.program is None and resolved.spec not in self._checked:
+            if info.cls is not None:
+                self._check_constructor(info, resolved)
+            elif self._sandbox is not None:  # (a worker's listed bots were checked before)
+                self._check_in_sandbox(info, resolved)
+            self._checked.add(resolved.spec)
+        return resolved
+
+    def _converted(self, spec) -> tuple[BotInfo, Entrant]:
+        """(its bot, the Entrant of `spec` with its values converted): `resolve` but making it."""
         entrant = parse_entrant(spec)
         info = self._bots.get(entrant.name)
         if info is None:
@@ -567,11 +703,47 @@ class BotRegistry:
                 raise EntrantError(f"{info.name} has no parameter {key!r}; "
                                    + (f"its parameters: {valid}" if valid else "it takes no parameters"))
             converted.append((key, _convert(info.name, key, value, params[key])))
-        resolved = Entrant(info.name, tuple(converted))
-        if info.program is None and info.cls is not None and resolved.spec not in self._checked:
-            self._check_constructor(info, resolved)
-            self._checked.add(resolved.spec)
-        return resolved
+        return info, Entrant(info.name, tuple(converted))
+
+    def check(self, specs) -> None:
+        """Ask at once, one sandbox per module, what values the bots of `specs` whose modules run
+        in a sandbox only would refuse, so that resolving them one by one (`resolve`) asks no
+        more; a spec that does not resolve is left to `resolve` to report. Nothing to do for a
+        registry that runs its modules."""
+        if self._sandbox is None:
+            return
+        asked: dict[str, list] = {}
+        for spec in specs:
+            try:
+                info, entrant = self._converted(spec)
+            except EntrantError:
+                continue
+            if info.cls is None and info.program is None and entrant.spec not in self._refused:
+                asked.setdefault(info.origin, []).append(entrant.spec)
+        if asked:
+            for origin, answer in self._ask(asked).items():
+                if "error" not in answer:  # else `resolve` asks again, and says what failed
+                    self._note_refusals(answer, asked[origin])
+
+    def _check_in_sandbox(self, info: BotInfo, entrant: Entrant):
+        """`_check_constructor` for a bot whose module runs in a sandbox only: asked there, unless
+        `check` or its listing (its defaults) did already."""
+        spec = entrant.spec
+        if spec not in self._refused:
+            answer = self._ask({info.origin: [spec]})[info.origin]
+            if "error" in answer:
+                raise EntrantError(f"{spec}: {answer['error']}")
+            self._note_refusals(answer, [spec])
+        if self._refused[spec]:
+            raise EntrantError(self._refused[spec])
+
+    def _note_refusals(self, answer: dict, specs):
+        """Keep what a module's listing says of `specs`: the one-line error of a value it
+        refuses, None for one it takes."""
+        refused = answer.get("refused") if isinstance(answer.get("refused"), dict) else {}
+        for spec in specs:
+            message = refused.get(spec)
+            self._refused[spec] = _clip(message) if isinstance(message, str) else None
 
     @staticmethod
     def _check_constructor(info: BotInfo, entrant: Entrant):
@@ -604,10 +776,12 @@ class BotRegistry:
         if info.origin == BUILT_IN:
             source = builtin_sha256(info.cls.__module__)
         elif info.origin in self._bundles:  # a folder module: its files, as read
-            files = self._files[os.path.dirname(info.origin)]
-            names = [name for name in self._bundles[info.origin] if name in files]
-            return {"kind": "python", "origin": info.origin, "files": names,
-                    "source_sha256": files_sha256((name, files[name]) for name in names)}
+            bundle = self._bundles[info.origin]
+            files = self._files[bundle.folder]
+            pairs = [(name, key) for name, key in zip(bundle.own_names(), bundle.names)
+                     if key in files]
+            return {"kind": "python", "origin": info.origin, "files": [n for n, _ in pairs],
+                    "source_sha256": files_sha256((name, files[key]) for name, key in pairs)}
         else:  # an entry point
             source = _package_sha256(info.cls)
         return {"kind": "python", "origin": info.origin, "source_sha256": source}
@@ -631,8 +805,8 @@ class BotRegistry:
         info = self._bots[entrant.name]
         if info.program is None and not isolate:
             if info.cls is None:
-                raise EntrantError(f"{entrant.spec}: its module was read, not run (--sandbox): "
-                                   "it plays in its own process only")
+                raise EntrantError(f"{entrant.spec}: its module runs in a sandbox only "
+                                   "(--sandbox): it plays in its own process only")
             return lambda cls=info.cls, kwargs=entrant.kwargs: cls(**kwargs)
         options = dict(info.parameters, **entrant.kwargs) if info.program is not None else {}
         if pool is not None:
@@ -656,19 +830,19 @@ class BotRegistry:
         # sandboxed, a bot gets its own files only: other bots' code is theirs (none: a bot of
         # kdtourney or the installation, which the harness runs too)
         sandboxed = pool.settings.sandbox is not None
-        files = self._own_files(info) if sandboxed else self._files
+        files = self._own_files(info.origin) if sandboxed else self._files
         name = f"sources-{sources_digest(files)[:12]}.json"
         return serve_program(entrant.spec, pool.file(name, encode_sources(files)),
                              trusted=sandboxed and not files)
 
-    def _own_files(self, info: BotInfo) -> dict:
-        """A folder bot's files as read, in the form of `source_files()`: its module, its
-        folder's helpers and the files it lists ({} for other bots)."""
-        if info.origin not in self._bundles:
+    def _own_files(self, origin: str) -> dict:
+        """The files of the folder bot module `origin` as read, in the form of `source_files()`:
+        the module, its folder's helpers and the files it lists ({} for other bots)."""
+        if origin not in self._bundles:
             return {}
-        folder = os.path.dirname(info.origin)
-        files = self._files[folder]
-        return {folder: {name: files[name] for name in self._bundles[info.origin] if name in files}}
+        bundle = self._bundles[origin]
+        files = self._files[bundle.folder]
+        return {bundle.folder: {name: files[name] for name in bundle.names if name in files}}
 
     def start_check(self, specs, settings: ProcessSettings | None = None) -> dict:
         """Start once every TOML bot among the entrants `specs` and exchange hello: {spec: the
@@ -738,45 +912,84 @@ class BotRegistry:
                 self._add(cls, BUILT_IN)
 
     def _load_folder(self, folder: Path, origin_folder: str):
-        """The bots of `folder` (this machine's copy of the bots folder `origin_folder`)."""
+        """The bots of `folder` (this machine's copy of the bots folder `origin_folder`): the
+        files at its top, then each bot's subfolder (`bot_subfolders`)."""
         files = self._files.setdefault(origin_folder, {})
-        scripts = set()  # the .py files the TOML files' commands name
-        for path in sorted(folder.glob("*.toml")):
-            origin = os.path.join(origin_folder, path.name)
+        subfolders = bot_subfolders(folder, origin_folder)
+        self._load_files(folder, origin_folder, files, "", subfolders)
+        for sub in subfolders:
+            self._load_files(sub, origin_folder, files, sub.name + "/")
+
+    def _load_files(self, folder: Path, origin_folder: str, files: dict, prefix: str,
+                    subfolders=()):
+        """The bots of the TOML files and modules at the top of `folder`: the bots folder itself
+        (prefix "": each bot is its file and the files it names or lists) or a bot's subfolder
+        (prefix "NAME/": all its files are the bot's). `files`: the bots folder's shipped files,
+        named relative to it; subfolders: the bots' subfolders beside a bots folder's files."""
+        here = os.path.join(origin_folder, prefix) if prefix else origin_folder
+        tomls, modules = sorted(folder.glob("*.toml")), sorted(folder.glob("*.py"))
+        scripts, declared = set(), []  # the .py files the TOML files' commands name
+        for path in tomls:
+            origin = os.path.join(here, path.name)
             try:
-                files[path.name] = path.read_bytes()
-                declared = load_toml(path, origin)
+                files[prefix + path.name] = path.read_bytes()
+                found = load_toml(path, origin, own_folder=bool(prefix))
             except (OSError, UnicodeDecodeError, ValueError) as exc:
                 self._add_broken(origin, str(exc) if isinstance(exc, ValueError) else
                                  _error_line(exc), path.stem)
                 continue
-            program = declared.program
-            scripts |= _files_named(program.command, folder, origin_folder)
-            self._register(BotInfo(program.name, ExternalBot, origin, declared.description,
-                                   declared.options, program), origin)
-        modules = sorted(folder.glob("*.py"))
+            scripts |= _files_named(found.program.command, folder, here)
+            declared.append((origin, path, found))
         helpers = [p.name for p in modules if p.name.startswith(("_", "."))]
+        bots = [p for p in modules if p.name not in helpers and p.name not in scripts
+                and p.name not in NOT_BOT_MODULES]
+        # at the top of a bots folder, what a bot there may not name under --sandbox (in a
+        # bot's subfolder, everything is the bot's)
+        others = [] if prefix else [*tomls, *bots, *subfolders]
+        for origin, path, found in declared:
+            program = found.program
+            if not self._refuse_outside(origin, [program.name], path.stem, program.origin, [
+                    p for p in own_paths(program) if str(p) != program.origin], others, program):
+                self._register(BotInfo(program.name, ExternalBot, origin, found.description,
+                                       found.options, program), origin)
+        whole = None  # a bot's subfolder: all its files, shipped with each of its modules
         for path in modules:
-            origin = os.path.join(origin_folder, path.name)
+            origin = os.path.join(here, path.name)
             try:
                 data = path.read_bytes()
                 source = data.decode("utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 self._add_broken(origin, _error_line(exc), path.stem)
                 continue
-            files[path.name] = data
-            if path.name in helpers or path.name in scripts or path.name in NOT_BOT_MODULES:
+            files[prefix + path.name] = data
+            if path not in bots:
                 continue  # a helper, a TOML bot's program, a build script: never a bot module
             try:
                 extra = bundle_files(folder, declared_files(source))
+                if prefix:
+                    whole = whole if whole is not None else bundle_files(folder, ["."],
+                                                                         "its folder")
+                    extra = dict(whole, **extra)
+                else:
+                    why = _unlisted_sibling([source, *(extra[n].decode("utf-8", "replace") for n
+                                                       in extra if n.endswith(".py"))],
+                                            folder, {path.name, *helpers, *extra})
+                    if why:
+                        raise ValueError(why)
             except (OSError, ValueError) as exc:
-                self._add_broken(origin, str(exc) if isinstance(exc, ValueError) else
-                                 _error_line(exc), path.stem)
+                error = str(exc) if isinstance(exc, ValueError) else _error_line(exc)
+                for key in [path.stem, *_names_read(source)]:
+                    self._add_broken(origin, error, key)
                 continue
-            files.update(extra)
-            self._bundles[origin] = [path.name, *helpers, *sorted(set(extra) - {path.name})]
+            files.update({prefix + name: data for name, data in extra.items()})
+            names = [path.name, *helpers, *sorted(set(extra) - {path.name, *helpers})]
+            self._bundles[origin] = _Bundle(origin_folder, prefix,
+                                            tuple(prefix + name for name in names))
+            if self._refuse_outside(origin, _names_read(source), path.stem, str(path),
+                                    [folder / name for name in extra], others):
+                continue
             if not self._run_modules:
-                self._read_without_running(source, origin, path.stem)
+                self._pending.append((origin, path.stem))  # listed in a sandbox (_list_modules)
                 continue
             try:
                 module = _exec_file(path, origin, source)
@@ -786,19 +999,83 @@ class BotRegistry:
             for cls in _bot_classes(module):
                 self._add(cls, origin)
 
-    def _read_without_running(self, source: str, origin: str, stem: str):
-        """Register the bots of a folder module read from its source (kdtourney.bots.source_scan):
-        they play in their own process only, where the module runs."""
-        try:
-            found = bots_in_source(source, origin)
-        except (SyntaxError, ValueError) as exc:
-            self._add_broken(origin, _error_line(exc), stem)
+    def _refuse_outside(self, origin: str, names, stem: str, own: str, named, others,
+                        program: Program | None = None) -> bool:
+        """With --sandbox (sandbox_allow given), whether to refuse the bot of `origin` (listed
+        as broken, by its `names` and `stem`): a TOML `program` naming what its sandbox would
+        not show (kdtourney.bots.external.sandbox.refusal), or a bot at the top of a bots folder
+        whose `named` paths (what it lists) hold or lie in another bot's file (`others`, but its
+        own file `own`): siblings there never see each other."""
+        if self._sandbox_allow is None:
+            return False
+        why = refusal(program, self._sandbox_allow) if program is not None else None
+        for path in named if why is None else ():
+            for other in others:
+                if str(other) != own and (inside(other, path) or inside(path, other)):
+                    what = f"another bot's {'folder' if other.is_dir() else 'file'}"
+                    why = (f"it names {path}, " + (what if inside(path, other) else
+                                                   f"which holds {what} {other.name}")
+                           + " (in a bots folder several bots share, each sees only its own "
+                             "files: give each bot a folder of its own)")
+                    break
+            if why:
+                break
+        if why is None:
+            return False
+        for key in dict.fromkeys([*names, stem]):
+            self._add_broken(origin, f"refused by --sandbox: {why}", key, refused=True)
+        return True
+
+    def _list_modules(self):
+        """Register the bots of the folder modules not run here: as `from_sources` was given
+        them, or as each module tells inside a sandbox (kdtourney.bots.external.listing)."""
+        pending, self._pending = self._pending, []
+        if not pending:
             return
-        if not found:
-            self._add_broken(origin, "no bot class found by reading the source (with --sandbox "
-                                     "a module is read, not run: see the README)", stem)
-        for name, description, parameters in found:
-            self._register(BotInfo(name, None, origin, description, parameters), origin)
+        if self._given is not None:
+            answers = {origin: self._given.get(origin, {"error": "not listed where the games "
+                                                                 "were scheduled"})
+                       for origin, _ in pending}
+        else:
+            answers = self._ask({origin: () for origin, _ in pending})
+        for origin, stem in pending:
+            self._take_listing(origin, stem, answers[origin])
+
+    def _ask(self, specs: dict) -> dict:
+        """{module: (its listing, or {"error": one line})} of the modules of `specs` ({module:
+        the entrants of its bots to check}), each in a sandbox given only its own files."""
+        requests = {origin: (encode_sources(self._own_files(origin)), list(checked))
+                    for origin, checked in specs.items()}
+        return list_modules(requests, ProcessSettings(startup_timeout=self._startup_timeout,
+                                                      sandbox=self._sandbox))
+
+    def _take_listing(self, origin: str, stem: str, answer: dict):
+        """Register what the module `origin` defines, from its listing (`_list_modules`): its
+        bots, the errors that break it, and the refusals of its bots' defaults."""
+        if "error" in answer:
+            self._add_broken(origin, _clip(answer["error"]), stem)
+            return
+        if answer.get("duplicate"):
+            raise DuplicateBotError(_clip(answer["duplicate"]))
+        try:
+            bots = [(b["name"], b.get("description") or "", dict(b.get("parameters") or {}))
+                    for b in answer.get("bots") or () if b.get("origin", origin) == origin]
+            errors = [b["error"] for b in answer.get("broken") or () if b.get("origin") == origin]
+            if not all(isinstance(name, str) and isinstance(description, str)
+                       and all(isinstance(k, str) for k in parameters)
+                       for name, description, parameters in bots) \
+                    or not all(isinstance(e, str) for e in errors):
+                raise TypeError
+        except (AttributeError, KeyError, TypeError, ValueError):
+            self._add_broken(origin, "its listing in a sandbox is not what kdtourney list-bots "
+                                     "writes", stem)
+            return
+        for error in errors:
+            self._add_broken(origin, _clip(error), stem)
+        for name, description, parameters in bots:
+            self._register(BotInfo(name, None, origin, _clip(description), parameters), origin)
+        if self._given is None:  # its bots with their defaults were checked with the listing
+            self._note_refusals(answer, [name for name, _, _ in bots])
 
     def _load_entry_points(self):
         try:
@@ -828,9 +1105,10 @@ class BotRegistry:
             for cls in classes:
                 self._add(cls, origin)
 
-    def _add_broken(self, origin: str, error: str, stem: str):
-        broken = BrokenModule(origin, error)
-        self._broken.append(broken)
+    def _add_broken(self, origin: str, error: str, stem: str, refused: bool = False):
+        broken = BrokenModule(origin, error, refused)
+        if broken not in self._broken:
+            self._broken.append(broken)
         if stem:
             self._broken_by_stem.setdefault(stem, broken)
 
@@ -867,6 +1145,8 @@ class BotRegistry:
     def _unknown_bot(self, name: str) -> str:
         text = f"unknown bot {name!r}; available: {', '.join(sorted(self._bots)) or 'none'}"
         broken = self._broken_by_stem.get(name)
+        if broken is not None and broken.refused:
+            return f"{broken.origin} is {broken.error}"
         if broken is not None:
             how = "is not a bot file" if broken.origin.endswith(".toml") else "failed to import"
             text += f" ({broken.origin} {how}: {broken.error})"
@@ -910,11 +1190,19 @@ def _where(info: BotInfo) -> str:
         return info.origin
     if info.origin == BUILT_IN:
         return f"{info.cls.__module__}.{info.cls.__qualname__} (built-in)"
+    if info.cls is None:  # listed in a sandbox
+        return f"{info.name} in {info.origin}"
     return f"{info.cls.__qualname__} in {info.origin}"
 
 
 def _show(value) -> str:
     return format_value(value) if isinstance(value, (bool, int, float, str)) else repr(value)
+
+
+def _clip(text: str) -> str:
+    """A text a module's listing gave, on one line, at most TEXT_LIMIT characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= TEXT_LIMIT else text[:TEXT_LIMIT - 3] + "..."
 
 
 def _convert(bot: str, key: str, value, default):

@@ -1,5 +1,6 @@
 """The bot side of KDTP/1: any bot the registry knows, as a program on stdin/stdout
-(`kdtourney serve BOT[:key=value...]`).
+(`kdtourney serve BOT[:key=value...]`); and the module side of the harness's listing step
+(`list_bots`, `kdtourney list-bots`: kdtourney.bots.external.listing).
 
 The bot plays exactly as in-process: before each game a new instance is made (the entrant's
 parameters, then the `game` message's options over them) and set up with the game's seat, rules
@@ -13,12 +14,14 @@ it with status 2.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import traceback
 
 from kdtourney.bots import kdtp
-from kdtourney.bots.registry import BotRegistry, Entrant, EntrantError
+from kdtourney.bots.external.listing import LISTING
+from kdtourney.bots.registry import BotRegistry, DuplicateBotError, Entrant, EntrantError
 
 
 class _Stop(Exception):
@@ -66,7 +69,7 @@ def serve(registry: BotRegistry, spec, stdin=None, stdout=None, stderr=None) -> 
                 if message.get("protocol") != kdtp.PROTOCOL or message.get("version") != kdtp.VERSION:
                     raise _Stop(2, f"Error: this bot speaks {kdtp.PROTOCOL}/{kdtp.VERSION}, the "
                                    f"harness {message.get('protocol')}/{message.get('version')}")
-                _warm_up()
+                warm_up()
                 send({"type": "hello", "name": entrant.spec, "version": __version__,
                       "author": "kdtourney serve"})
             elif kind == "game":
@@ -100,12 +103,56 @@ def serve(registry: BotRegistry, spec, stdin=None, stdout=None, stderr=None) -> 
     return 0
 
 
-def _warm_up() -> None:
-    """Load the engine's kernels and read one `act` now, not in the bot's first decision."""
-    from kdtourney.engine import Game, Rules, warm_up
+def list_bots(files: dict, specs=()) -> dict:
+    """What the bot modules of `files` (as `BotRegistry.source_files()` gives them) define, found
+    by running them as the harness would in its own process: the listing message, `{"type":
+    "listing", "bots": [{"name", "origin", "description", "parameters"}], "broken": [{"origin",
+    "error"}], "refused": {spec: the one-line error of a value its bot refuses}}` over every bot
+    with its defaults and every entrant of `specs`; or `{"type": "listing", "duplicate": the
+    error}` for two bots with one name. Texts that are not Unicode, and values JSON has not, are
+    sent as their escaped text (repr)."""
+    try:
+        registry = BotRegistry.from_sources(files, builtins=False, entry_points=False)
+    except DuplicateBotError as exc:
+        return _plain({"type": LISTING, "duplicate": str(exc)})
+    bots = [{"name": info.name, "origin": info.origin, "description": info.description,
+             "parameters": info.parameters} for info in registry.bots.values()]
+    refused = {}
+    for spec in [*registry.bots, *specs]:
+        try:
+            registry.resolve(spec)
+        except EntrantError as exc:
+            refused[spec] = str(exc)
+    return _plain({"type": LISTING, "bots": bots, "refused": refused,
+                   "broken": [{"origin": b.origin, "error": b.error} for b in registry.broken]})
 
-    warm_up()
+
+def _plain(value):
+    """`value` as KDTP can carry it: objects, lists, finite numbers, booleans, null and Unicode
+    text; anything else as its repr."""
+    if isinstance(value, dict):
+        return {_plain(str(k)): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (bool, int)) \
+            or (isinstance(value, float) and math.isfinite(value)):
+        return value
+    text = value if isinstance(value, str) else repr(value)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def warm_up() -> None:
+    """Load the engine's kernels and read one `act` now, not in the bot's first decision (the
+    arena's workers run it too, so that on a fresh install the kernels are compiled before a
+    sandboxed bot copies the cache)."""
+    from kdtourney.engine import Game, Rules
+    from kdtourney.engine import warm_up as warm_up_engine
+
+    warm_up_engine()
     game = Game(Rules(2), 0)
+    for _ in range(8):  # a few turns in, so that the kingdoms in the act have squares
+        actions = game.legal_actions()
+        game.apply(actions[len(actions) // 2])
     view = game.view(game.current_player)
     kdtp.view_of(kdtp.decode(kdtp.act_line(view, view.legal_actions(), None)), view.rules)
 
@@ -147,4 +194,4 @@ def _check_legal(view, act):
                        "harness and kdtourney do not play the same game")
 
 
-__all__ = ["serve"]
+__all__ = ["serve", "list_bots", "warm_up"]

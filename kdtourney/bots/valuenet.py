@@ -24,8 +24,16 @@ LAYERS = ("w1", "b1", "w2", "b2", "w3", "b3")
 RULE_FIELDS = ("players", "variant", "three_player", "harmony", "middle_kingdom")
 OUTPUTS = 2
 
+
+def _read_only(arrays):
+    """The arrays, read-only: a network's arrays are one type to the kernels (compiled once)."""
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
+
+
 # the network of a search that evaluates with playouts only: no weights, the kernels' types
-NO_NET = tuple(np.zeros((0, 0) if name[0] == "w" else 0, dtype=np.float32) for name in LAYERS)
+NO_NET = _read_only(tuple(np.zeros((0, 0) if name[0] == "w" else 0, dtype=np.float32) for name in LAYERS))
 
 
 def rules_key(rules) -> tuple:
@@ -81,9 +89,7 @@ class ValueNet:
                              f"{NK.n_features(key[0])}: train it again")
         if not all(np.isfinite(a).all() for a in layers):
             raise ValueError(f"{path}: its weights are not all finite numbers")
-        for a in layers:
-            a.flags.writeable = False
-        return cls(layers, meta, str(path))
+        return cls(_read_only(layers), meta, str(path))
 
     def save(self, path):
         """Write the network as a weights file (see the module docstring)."""

@@ -4,9 +4,8 @@ Public: TILES, Rules, Kingdom, Placement, Score, Game, GameView, the action help
 `_kernels` take and return arrays; search bots may call them directly through `Game.arrays`.
 """
 
-from kdtourney.engine.game import (CLAIM_BASE, DISCARD, Game, GameView, claim_action, rng_state,
+from kdtourney.engine.game import (CLAIM_BASE, DISCARD, Game, GameView, claim_action,
                                    describe_action, rank_scores)
-from kdtourney.engine.game import header_of as game_header
 from kdtourney.engine.kingdom import Kingdom, Placement, Score, decode_placement, encode_placement
 from kdtourney.engine.rules import Rules
 from kdtourney.engine.tiles import TILES, Domino, Half
@@ -17,12 +16,8 @@ __all__ = ["TILES", "Domino", "Half", "Rules", "Kingdom", "Placement", "Score", 
 
 
 def warm_up() -> None:
-    """Compile (first run) or load from the cache (later runs) every engine kernel, by playing one
-    random game through the public API. Call it once in a parent process before starting workers."""
-    import numpy as np
-
-    from kdtourney.engine import _kernels
-
+    """Compile (first run) or load from the cache (later runs) the kernels of the public API, by
+    playing one game through it, so that no bot's first call waits for them."""
     game = Game(Rules(players=2), seed=0)
     while not game.is_over:
         actions = game.legal_actions()
@@ -30,5 +25,3 @@ def warm_up() -> None:
     game.ranking()
     game.view(0).determinize(0)
     Kingdom.from_text("C").score(Rules(players=2, harmony=True, middle_kingdom=True))
-    res = np.zeros((2, _kernels.RES_COLS), dtype=np.int64)
-    _kernels.random_games(game_header(Rules(players=2)), 1, rng_state(0), res)

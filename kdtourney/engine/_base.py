@@ -23,12 +23,12 @@ shift by one carries the last square of a row into the next row's first. Callers
 import numpy as np
 from llvmlite import binding as llvm
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.core import cgutils, config
 from numba.core.codegen import get_host_cpu_features
 from numba.core.extending import intrinsic
 
-from kdtourney import _jit_cache  # noqa: F401  (before any njit(cache=True): caches outside the package)
+from kdtourney import _jit
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
 G = 13
@@ -62,12 +62,29 @@ TILE_SYMMETRIC.flags.writeable = False
 # Compiling
 
 
-def kernel(function=None, *, inline="never"):
-    """Decorator of a kernel that allocates nothing: njit, cached, compiled without Numba's
-    reference counting. Array arguments of inlined helpers would otherwise be counted in and out
-    in the hot loops (an atomic operation and a call each), and LLVM cannot always remove them.
-    `@kernel` or `@kernel(inline="always")`."""
-    decorate = njit(cache=True, inline=inline, _nrt=False)
+def kernel(function=None, *, inline="never", nrt=False, fastmath=False):
+    """Decorator of a kernel: `njit(cache=True)` as kdtourney compiles (kdtourney._jit.cached_jit:
+    one specialisation per argument type, compiled by one process while the others load it).
+
+    Without `nrt`, a kernel allocates nothing and is compiled without Numba's reference counting:
+    array arguments of inlined helpers would otherwise be counted in and out in the hot loops (an
+    atomic operation and a call each), and LLVM cannot always remove them.
+
+    `inline="always"`: LLVM inlines the kernel into every caller (its `alwaysinline` attribute).
+    The kernel is typed and lowered once per signature and linked into its callers, instead of being
+    inlined as Numba IR (njit's own `inline="always"`), which types and lowers it again at every
+    call site: most of the compile time of the big kernels, and no faster code.
+
+    `fastmath=True`: LLVM may reorder floating-point sums (vectorised dot products; results may
+    differ from a strict order in the last bits).
+
+    `@kernel`, `@kernel(inline="always")`, `@kernel(nrt=True)`."""
+    if inline not in ("always", "never"):
+        raise ValueError(f"inline is 'always' or 'never', not {inline!r}")
+
+    def decorate(f):
+        fast = {"fastmath": True} if fastmath else {}  # the default left out: no other kernel changes
+        return _jit.cached_jit(f, forceinline=inline == "always", _nrt=nrt, **fast)
     return decorate if function is None else decorate(function)
 
 

@@ -15,9 +15,7 @@ Randomness comes from `rng`, a uint64[1] splitmix64 state, so that a seed fixes 
 """
 
 import numpy as np
-from numba import njit
 
-from kdtourney import _jit_cache  # noqa: F401  (before any njit(cache=True): caches outside the package)
 from kdtourney.engine import _rows, _word64
 from kdtourney.engine._base import (CENTER, CLAIM_BASE, CROWN1, CROWN2, DIR_COL, DIR_ROW, DISCARD,
                                     G, MAX_ACTIONS, N_PLACE_ACTIONS, OCC, kernel, popcount, select_bit)
@@ -100,7 +98,7 @@ def kingdom_width(size):
     return _word64.WIDTH if size == _word64.SIZE else _rows.WIDTH
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def scratch(levels):
     """Scratch rows for legal placements (sc, with lvl < levels)."""
     return np.zeros((levels, SCRATCH), dtype=np.int64)
@@ -684,7 +682,7 @@ def resample_deck(st, rng):
         st[ST_DECK + i] = t
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def new_game_arrays(header):
     """Zeroed (bits, bbox, st) for a game with this state header (st: header filled in)."""
     players = header[ST_PLAYERS]
@@ -694,7 +692,7 @@ def new_game_arrays(header):
             np.zeros((players, 4), dtype=np.int64), st)
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def random_games(header, n_games, rng, res):
     """Play n_games uniformly random games from scratch (deck, picks, moves) and score them as a
     playout does (`score_totals`).

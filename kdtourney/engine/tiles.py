@@ -11,8 +11,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-KDTOURNEY_FILES = ["tiles.csv"]  # the data this module reads: part of the built-in bots' identity
-
 # Terrain codes: plain ints so that kernels can use them.
 EMPTY = 0
 WHEAT = 1

@@ -10,10 +10,9 @@ N = 1 where they hold one game.
 """
 
 import numpy as np
-from numba import njit
 
-from kdtourney import _jit_cache  # noqa: F401  (before any njit(cache=True): caches outside the package)
 from kdtourney.engine import _kernels as K
+from kdtourney.engine._base import kernel
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
 N_ACTIONS = K.CLAIM_BASE + 49  # Discrete(1049): kdtourney's action numbers, claims 1001..1048
@@ -55,19 +54,19 @@ def _domino_table():
 DOMINO = _domino_table()
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _window(size):
     """(first grid row and column, side) of the kingdom window: the castle +- (size - 1)."""
     return K.CENTER - (size - 1), 2 * size - 1
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _put_domino(obs, at, d):
     for f in range(DOMINO_FEATURES):
         obs[at + f] = DOMINO[d, f]
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def _encode(bits, bbox, st, viewer, obs, res):
     """The observation of seat `viewer` of one game into obs float32[size]; res: int64[players,
     RES_COLS] scratch for the scores."""
@@ -132,7 +131,7 @@ def _encode(bits, bbox, st, viewer, obs, res):
             obs[t + T_UNSEEN + st[K.ST_DECK + j] - 1] = 0.0
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def _legal_mask(bits, bbox, st, sc, actions, mask):
     """mask int8[N_ACTIONS]: 1 for the legal actions of the player to act (all 0 when over)."""
     mask[:] = 0
@@ -141,7 +140,7 @@ def _legal_mask(bits, bbox, st, sc, actions, mask):
         mask[actions[0, k]] = 1
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def _rewards(bits, bbox, st, kind, res, ranks, out):
     """Every seat's reward for a finished game into out float32[players] (see encoding.REWARDS)."""
     players = st[K.ST_PLAYERS]
@@ -167,7 +166,7 @@ def _rewards(bits, bbox, st, kind, res, ranks, out):
             out[p] = total / (players - 1)
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def observe(bits, bbox, st, viewers, kind, obs, mask, rewards):
     """For every game i: the observation of seat viewers[i] into obs[i], the legal actions of the
     player to act into mask[i] (all 0 unless viewers[i] acts), and, once the game is over,
@@ -188,7 +187,7 @@ def observe(bits, bbox, st, viewers, kind, obs, mask, rewards):
             _rewards(bits[i], bbox[i], st[i], kind, res, ranks, rewards[i])
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def reset(bits, bbox, st, header, seeds, obs, mask, player):
     """Start game i with seed seeds[i] (as Game(rules, seed) does) and observe it for its player."""
     n = bits.shape[0]
@@ -205,7 +204,7 @@ def reset(bits, bbox, st, header, seeds, obs, mask, player):
         _legal_mask(bits[i], bbox[i], st[i], sc, actions, mask[i])
 
 
-@njit(cache=True)
+@kernel(nrt=True)
 def step(bits, bbox, st, header, actions, seeds, seed_stride, kind, obs, mask, rewards, dones, player):
     """Play actions[i] in game i (legal when mask[i, actions[i]] is 1, the mask of the last call).
     A game that ends gets its rewards and done flag and starts again at once with seed

@@ -12,13 +12,17 @@ Pooling
   picks, dynasty, and the 3-player setup for 3-player games. The list takes the rules with the most
   finished games, and one player count (the one with the most games) unless `players` names
   several. Whatever else is listed, one line per folder, with the reason.
-- A folder with the same tournament, seed and code as another (a copy, or the same command run
-  again) holds the same games: they count once (a ladder's tables depend on how its chunks went:
-  its blocks are compared one by one). A tune's folder is left out: theta+ and theta- play other
-  values in every iteration. Games are also deduplicated block by block: a
-  block whose deal, seatings, game numbers (hence the bots' seeds) and entrants' code match a block
-  already pooled is the same block played again (`--games 20` and `--games 40` with one seed, a
-  folder copied mid-run, an SPRT resumed with another `--max-games`) and counts once.
+- Games are keyed by what made them: the tournament, its seed and the entrants' code, the store's
+  seed secret (mixed into every seed of a `--sandbox` folder) and the play settings
+  (kdtourney.arena.play.played_with). A folder made by all the same as another (a copy, or the
+  same command run again without a sandbox) holds the same games: they count once (a ladder's
+  tables depend on how its chunks went: its blocks are compared one by one); two sandboxed runs
+  with one seed, or one run in-process and one isolated, hold other games and count twice. A
+  tune's folder is left out: theta+ and theta- play other values in every iteration. Games are
+  also deduplicated block by block: a block whose deal, seatings, game numbers (hence the bots'
+  seeds), entrants' code, seed secret and play settings match a block already pooled is the same
+  block played again (`--games 20` and `--games 40` with one seed, a folder copied mid-run, an
+  SPRT resumed with another `--max-games`) and counts once.
 - Only balanced blocks count (`kdtourney.outcomes.balanced_blocks`): a block with a failed game,
   or not yet played through, is left out of the fit, as in a tournament's report.
 - Failed games (no result) are not in the fit, as in a tournament's report; they are counted
@@ -52,6 +56,7 @@ import numpy as np
 import pandas as pd
 
 from kdtourney.arena import store as _store
+from kdtourney.arena.play import played_with
 from kdtourney.arena.tournament import RULE_OPTIONS, Tournament
 from kdtourney.engine import Rules
 from kdtourney.outcomes import balanced_blocks
@@ -183,6 +188,11 @@ class _StoreData:
     @property
     def tournament(self) -> dict:
         return self.config.get("tournament") or {}
+
+    @property
+    def made_by(self) -> str:
+        """What made its games besides the tournament and code (`played_with`), as a key."""
+        return json.dumps(played_with(self.config), sort_keys=True)
 
 
 def _read(folder: Path) -> _StoreData:
@@ -325,7 +335,7 @@ def rating_list(paths, *, players=None, anchor=None, n_boot: int = 1000, seed: i
         rows, again, where = _new_blocks(st, rows, seen_blocks, len(sources))
         if again:
             reasons.append(f"{again} games also in {where} (the same blocks: the same "
-                           "deals, seatings and code), counted once")
+                           "deals, seatings, code and play settings), counted once")
             source.pooled = int(rows["game"].nunique())
         if rows.empty:
             skipped.append((str(st.folder), "; ".join(reasons)))
@@ -368,18 +378,19 @@ def _readable(paths) -> tuple[list[_StoreData], list]:
             skipped.append((str(folder), "a tune: its theta+ and theta- play other values in "
                                          "every iteration"))
             continue
-        # a copy, or a re-run with the same seed and code, holds the same games: keep the one
-        # with the most. Not so a ladder's: the tables it chose depend on how its chunks went
-        # (the blocks are compared one by one in any case)
+        # a copy, or a re-run with the same seed, code and play (and seed secret), holds the
+        # same games: keep the one with the most. Not so a ladder's: the tables it chose depend
+        # on how its chunks went (the blocks are compared one by one in any case)
         key = str(folder) if "ladder" in st.config else json.dumps(
-            [st.tournament, sorted(st.digests.items(), key=str)], sort_keys=True)
+            [st.tournament, sorted(st.digests.items(), key=str), st.made_by], sort_keys=True)
         if key in seen:
             other = seen[key]
             keep, drop = (st, other) if len(st.games) > len(other.games) else (other, st)
             seen[key] = keep
             stores[stores.index(other)] = keep
             skipped.append((str(drop.folder), f"the same games as {keep.folder} (the same "
-                                              "tournament, seed and code): counted once"))
+                                              "tournament, seed, code and play settings): "
+                                              "counted once"))
             continue
         seen[key] = st
         stores.append(st)
@@ -432,8 +443,9 @@ def _new_blocks(st: _StoreData, rows: pd.DataFrame, seen: dict, index: int):
     """(rows without the blocks that an earlier folder pooled already, how many games they were,
     the folder that pooled the first of them). A block is the same when its games' deal seeds,
     game numbers (the bots' seeds derive from the seed and the game number), seatings and
-    entrants' code (`key`) are: each block is reduced to a 64-bit hash of those (vectorised: a
-    list of 100,000 games stays fast); `seen` gains this folder's blocks."""
+    entrants' code (`key`) are, and what made them (the seed secret, the play settings:
+    `made_by`): each block is reduced to a 64-bit hash of those (vectorised: a list of 100,000
+    games stays fast); `seen` gains this folder's blocks."""
     if rows.empty:
         return rows, 0, None
     local = rows["game"].to_numpy(np.int64) - (np.int64(index) << _SHIFT)
@@ -443,10 +455,10 @@ def _new_blocks(st: _StoreData, rows: pd.DataFrame, seen: dict, index: int):
                       rows["key"].to_numpy(np.int64)), deal)
     per_block = pd.Series(h, index=rows["block"].to_numpy()).groupby(level=0).sum()  # wraps
     counts = rows.groupby("block")["game"].nunique().reindex(per_block.index)
-    seed = st.tournament.get("seed")
+    seed, made_by = st.tournament.get("seed"), st.made_by
     drop, first = [], None
     for block, value, n in zip(per_block.index.tolist(), per_block.tolist(), counts.tolist()):
-        key = (seed, value, n)
+        key = (seed, made_by, value, n)
         if key in seen:
             drop.append(block)
             first = first or seen[key]

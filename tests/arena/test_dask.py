@@ -3,6 +3,8 @@
 
 import json
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,6 +23,7 @@ from click.testing import CliRunner  # noqa: E402
 from kdtp_support import left_behind, new_marker, write_fake_bots  # noqa: E402
 
 from kdtourney.arena import load_faults, load_games, load_results, prepare, store  # noqa: E402
+from kdtourney.arena.play import PlaySettings  # noqa: E402
 from kdtourney.arena.runner import run_tournament  # noqa: E402
 from kdtourney.arena.tournament import ArenaError  # noqa: E402
 from kdtourney.bots.registry import BotRegistry  # noqa: E402
@@ -238,6 +241,22 @@ def test_a_bot_that_kills_its_worker_forfeits_as_in_a_local_run(tmp_path, dask_p
     assert_same_store(tmp_path / "local", tmp_path / "dask")
 
 
+def test_a_hung_in_process_bot_under_a_bank_is_caught_at_its_bank_and_margin(tmp_path,
+                                                                            dask_processes):
+    registry = BotRegistry([write_faulty_bots(tmp_path / "bots")], env=False, cwd=False,
+                           entry_points=False)
+    t = prepare(registry, bots="hanger,random", games=12, seed=1, time_control="0.3+0")
+    out = run_tournament(t, tmp_path / "dask", registry, scheduler=dask_processes.address,
+                         hang_timeout=60.0, play=PlaySettings(margin=0.2))
+    assert out.complete
+    faults = load_faults(tmp_path / "dask")
+    assert faults[["entrant", "kind"]].values.tolist() == [["hanger", "timeout"]]
+    # as in a local run: after what was left of its 0.3 s bank, its 0.2 s margin and 2 s
+    waits = [float(re.search(r"no progress for ([0-9.]+) s", note).group(1))
+             for note in out.notes if "hung" in note]
+    assert len(waits) == 2 and all(2.2 < w <= 2.5 for w in waits), out.notes
+
+
 def test_a_worker_killed_mid_run(tmp_path, dask_processes, bots_folder):
     args = ["run", "--bots", "random,middle:delay=0.008", "--games", "24", "--seed", "7",
             "--bots-dir", str(bots_folder), "--no-report"]
@@ -420,3 +439,42 @@ def test_the_deaths_a_nanny_tells_of_are_the_losses_that_count(monkeypatch):
     play, failed = _play_state(told, monkeypatch)
     _given_up(play, 2)
     assert play.policy.losses[2] == 2 and play.policy.forced(2) and failed == []
+
+
+def test_a_worker_machine_without_every_sandbox_limit_is_told_once_or_refused():
+    from kdtourney.arena.cluster import limits_note
+
+    weaker = ["no CPU quota", "no freezing"]
+    told = set()
+    infos = [dict(address=f"tcp://10.0.0.{h}:{p}", host=f"node{h}", missing=weaker)
+             for h, p in ((7, 4001), (7, 4002), (8, 4001))]
+    notes = [limits_note(info, told, require=False) for info in infos]
+    assert notes[1] is None and told == {"node7", "node8"}  # one note per machine
+    assert notes[0] == ("--sandbox on worker tcp://10.0.0.7:4001 (node7): no CPU quota, no "
+                        "freezing; kdtourney may not make the cgroups for them there (run it as "
+                        "root, or in a cgroup v2 delegated to its user, e.g. under systemd-run "
+                        "--user --scope -p Delegate=yes)")
+    assert limits_note(dict(infos[0], missing=[]), set(), require=True) is None
+    with pytest.raises(ArenaError, match=r"^--require-limits: --sandbox on worker tcp://10\.0\.0"
+                                         r"\.7:4001 \(node7\): no CPU quota"):
+        limits_note(infos[0], told, require=True)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None,
+                    reason="bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
+def test_sandboxed_on_a_cluster_every_worker_checks_the_limits(tmp_path, dask_processes):
+    from kdtourney.arena.play import PlaySettings
+    from kdtourney.bots.external import cgroups
+
+    registry = BotRegistry([write_fake_bots(tmp_path / "bots", ["plain", "other"])], env=False,
+                           cwd=False, entry_points=False, run_modules=False)
+    t = prepare(registry, bots="plain,other", games=4, seed=2)
+    play = PlaySettings(sandbox=True)
+    if cgroups.machine().missing:  # the workers run here: they lack the same
+        with pytest.raises(ArenaError, match="^--require-limits: --sandbox on worker "):
+            run_tournament(t, tmp_path / "t", registry, scheduler=dask_processes.address,
+                           play=play, require_limits=True)
+    else:
+        out = run_tournament(t, tmp_path / "t", registry, scheduler=dask_processes.address,
+                             play=play, require_limits=True)
+        assert out.complete and not [n for n in out.notes if "--sandbox on" in n]

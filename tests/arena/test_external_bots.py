@@ -19,7 +19,7 @@ from kdtp_support import (left_behind, new_marker, our_zombies, processes_with, 
 from kdtourney.arena import load_faults, load_games, load_results, prepare
 from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.runner import run_tournament
-from kdtourney.bots.external import LOG_BYTES
+from kdtourney.bots.external import LOG_BYTES, Sandbox
 from kdtourney.bots.registry import BotRegistry
 from kdtourney.report.html import write_report
 
@@ -289,7 +289,10 @@ def test_clocks_for_bots_in_their_own_process(tmp_path, how):
     # an empty bank: the first decision (0.4 s) is over a 0.3 s bank, in every game
     empty = faults("bank", time_control="0.3+0")
     assert list(empty["kind"]) == ["time", "time"] and empty["entrant"].eq(bot).all()
-    assert empty["call"].eq(2).all() and empty["message"].str.contains("0.300 s + 0.1 s margin", regex=False).all()
+    # cut by the harness ('within its 0.300 s + 0.1 s margin') or judged by the clock when it
+    # answers ('0.300 s + 0.100 s left of its 0.1 s margin')
+    assert empty["call"].eq(2).all() and empty["message"].str.contains(
+        "0.300 s + 0.1", regex=False).all()
     # a first-decision allowance of 1 s, then 0.05 s a decision from a 0.3 + 0.1 bank: in time
     assert faults("first", time_control="0.3+0.1", first_move_time=1.0).empty
     # without the allowance, a move limit of 0.2 s cuts the first decision
@@ -302,13 +305,56 @@ def test_clocks_for_bots_in_their_own_process(tmp_path, how):
         assert lefts[0] <= 1.0 and lefts[0] > 0.9 and 0.2 < lefts[1] <= 0.3
 
 
+AIMED_AND_HONEST = '''
+import time
+
+from kdtourney.bots.base import Bot
+
+
+class Aimed(Bot):
+    """Takes what the clock allows it plus three quarters of the 0.5 s margin, every decision."""
+    name = "aimed"
+
+    def act(self, view):
+        time.sleep(view.time_left + 0.375)
+        return view.legal_actions()[0]
+
+
+class Honest(Bot):
+    """Spends 80% of what the clock allows it."""
+    name = "honest"
+
+    def act(self, view):
+        time.sleep(0.8 * view.time_left)
+        return view.legal_actions()[0]
+'''
+
+
+def test_in_its_own_process_a_bot_aimed_at_the_margin_runs_out_and_an_honest_one_never(tmp_path):
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    (bots / "clocked.py").write_text(AIMED_AND_HONEST)
+    registry = registry_of(bots)
+    t = prepare(registry, bots=["aimed", "honest"], games=2, seed=1, time_control="0.3+0.05")
+    out = run_tournament(t, tmp_path / "t", registry, workers=1,
+                         play=PlaySettings(isolate=True, margin=0.5))
+    assert out.complete
+    faults = load_faults(tmp_path / "t")
+    # in both seats: the aimed bot at its first or second decision (calls 2 and 3), the honest
+    # one never, though it played its 24 decisions of each game against the clock
+    assert list(faults["entrant"]) == ["aimed", "aimed"] and faults["kind"].eq("time").all()
+    assert faults["call"].isin([2, 3]).all()
+    results = load_results(tmp_path / "t")
+    assert results.loc[results["entrant"] == "honest", "decisions"].eq(24).all()
+
+
 @pytest.mark.parametrize("how", ["isolated", "sandboxed"])
 def test_a_bot_of_several_files_plays_in_its_own_process(tmp_path, how):
     if how == "sandboxed" and shutil.which("bwrap") is None:
         pytest.skip("bubblewrap (bwrap) is not installed")
     folder = shutil.copytree(EXAMPLES / "bundle", tmp_path / "bundle")
     registry = BotRegistry([folder], env=False, cwd=False, entry_points=False,
-                           run_modules=how != "sandboxed")
+                           sandbox=Sandbox() if how == "sandboxed" else None)
     shutil.rmtree(folder)  # `kdtourney serve` gets the module, its package and its weights shipped
     t = prepare(registry, bots="terrain-taster,greedy", games=2, seed=1)
     play = PlaySettings(isolate=how == "isolated", sandbox=how == "sandboxed")

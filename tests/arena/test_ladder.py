@@ -174,3 +174,30 @@ def test_a_bot_of_a_taken_name_leaves_the_entrants_as_they_were(tmp_path):
     again = ladder._look(folder, [bots], ["random"], {}, Display(), outcome, first)
     assert again is first and "one" in notes[-1] and "goes on" in notes[-1]
     assert {r["status"] for r in ladder._stored_entrants(folder)[0].values()} == {"active"}
+
+
+def test_the_watch_sees_a_change_deep_in_a_bots_folder_but_not_its_log(tmp_path):
+    from kdtourney.arena.store import Store
+
+    bots = tmp_path / "bots"
+    deep = bots / "one" / "lib" / "deep"
+    deep.mkdir(parents=True)
+    (deep / "table.json").write_text("[0]")
+    (bots / "one" / "one.py").write_text(
+        "from kdtourney.bots.base import Bot\n\n\nclass One(Bot):\n    name = 'one'\n\n"
+        "    def act(self, view):\n        return view.legal_actions()[0]\n")
+    folder = tmp_path / "ladder"
+    Store.create(folder, {}, {}, {}).close()
+    outcome = ladder.LadderOutcome(folder=folder, stored_before=0)
+    ladder._look(folder, [bots], ["random"], {}, None, outcome)
+    seen = ladder.folder_signature([bots])
+    (bots / "one" / "one.log").write_text("a bot writing its log changes nothing\n")
+    (bots / "one" / "__pycache__").mkdir()
+    (bots / "one" / "__pycache__" / "one.cpython-311.pyc").write_bytes(b"\x00")
+    assert ladder.folder_signature([bots]) == seen
+    (deep / "table.json").write_text("[1]")
+    assert ladder.folder_signature([bots]) != seen
+    ladder._look(folder, [bots], ["random"], {}, None, outcome)
+    digest = ladder._stored_entrants(folder)[0]["one@v2"]["digest"]
+    assert outcome.events[-2:] == [f"one: superseded (its code changed: {digest[:12]})",
+                                   "one@v2: entered as version 2"]

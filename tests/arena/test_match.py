@@ -149,7 +149,8 @@ def test_a_bot_that_cannot_be_made_forfeits():
 def test_move_time_limit():
     res = play([failing("slow"), First], clock=TimeControl(move_s=0.02))
     [fault] = res.faults
-    assert fault.kind == "timeout" and "the limit: 0.020 s + 0 s margin" in fault.message
+    assert fault.kind == "timeout" and \
+        "the limit: 0.020 s + 0.000 s left of its 0 s margin" in fault.message
     assert res.seats[0].time_max >= 0.05 and res.seats[0].rank == 2
     assert not play([failing("slow"), First], clock=TimeControl(move_s=5)).faults
     # the margin is every seat's: within the limit plus the margin is in time
@@ -182,6 +183,43 @@ def test_an_empty_bank_forfeits_with_fault_time():
     assert not play([Sleeper, First], clock=TimeControl(bank_s=0.2, increment_s=0.2)).faults
 
 
+class Aimed(Bot):
+    """Takes what the clock allows it plus three quarters of the 0.5 s margin, every decision."""
+
+    name = "aimed"
+
+    def act(self, view):
+        time.sleep(view.time_left + 0.375)
+        return view.legal_actions()[0]
+
+
+class Honest(Bot):
+    """Spends 80% of what the clock allows it, as the built-in search bots do."""
+
+    name = "honest"
+
+    def act(self, view):
+        time.sleep(0.8 * view.time_left)
+        return view.legal_actions()[0]
+
+
+@pytest.mark.parametrize("clock, kind", [(TimeControl(bank_s=0.3, increment_s=0.05), "time"),
+                                         (TimeControl(move_s=0.05), "timeout")])
+def test_a_bot_aimed_at_the_margin_runs_out_of_time_within_a_game(clock, kind):
+    res = play([Aimed, First], clock=clock, margin=0.5)
+    [fault] = res.faults
+    # its first overdraw leaves it at most 0.175 s of margin with what the bank pays back; the
+    # second is over (call 2 is its first decision: construction 0, setup 1)
+    assert fault.seat == 0 and fault.kind == kind and fault.call in (2, 3)
+    assert "left of its 0.5 s margin" in fault.message and res.seats[0].rank == 2
+
+
+def test_an_honest_bot_spending_80_percent_of_its_time_never_forfeits():
+    # (a margin of 0.5 s: what a stall of this shared test machine may cost one decision)
+    res = play([Honest, First], clock=TimeControl(bank_s=0.3, increment_s=0.05), margin=0.5)
+    assert not res.faults and res.seats[0].decisions == 24
+
+
 def test_the_first_decision_has_its_own_allowance():
     class SlowStart(Sleeper):
         first, each = 0.3, 0.0
@@ -205,11 +243,17 @@ def test_the_first_decision_has_its_own_allowance():
 def test_forced_fault_and_monitor():
     seen = []
     res = play([First, First], forced={1: (4, "crash", "worker died")},
-               monitor=lambda seat, call: seen.append((seat, call)))
+               monitor=lambda seat, call, limit: seen.append((seat, call, limit)))
     [fault] = res.faults
     assert (fault.seat, fault.kind, fault.call, fault.message) == (1, "crash", 4, "worker died")
-    assert (1, 4) not in seen and (1, 3) in seen and seen[-1] == (-1, -1)
+    assert (1, 4, None) not in seen and (1, 3, None) in seen and seen[-1] == (-1, -1, None)
     assert res.seats[1].decisions == 2  # calls 0 (make) and 1 (setup), then two act calls
+    # under a clock the monitor learns what each decision may take before it forfeits anyway
+    seen.clear()
+    play([First, First], clock=TimeControl(bank_s=0.3), margin=0.2,
+         monitor=lambda seat, call, limit: seen.append((seat, call, limit)))
+    assert seen[:3] == [(0, 0, None), (1, 0, None), (0, 1, None)]  # make, make, setup
+    assert (0, 2, pytest.approx(0.5)) in seen  # its first decision: its bank and its margin
 
 
 def test_all_faulted_nobody_wins():

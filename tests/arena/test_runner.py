@@ -1,11 +1,13 @@
 """The runner: worker-count independence, faults, dead and hung workers, resume."""
 
+import re
 import sqlite3
 
 import pytest
 from arena_support import assert_same_store, write_faulty_bots
 
 from kdtourney.arena import load_faults, load_games, load_results, prepare
+from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.replay import replay_text
 from kdtourney.arena.runner import run_tournament
 from kdtourney.arena.tournament import ArenaError
@@ -141,6 +143,23 @@ def test_a_hung_worker_is_replaced(tmp_path, faulty):
     assert set(faults["kind"]) == {"timeout"}
     assert faults["message"].str.contains("hung").all()
     assert out.worker_losses == 2 * len(faults)
+
+
+def test_a_hung_in_process_bot_under_a_bank_is_caught_at_its_bank_and_margin(tmp_path, faulty):
+    # a bank and no move limit: the hang timeout (here 60 s) is no bound of a decision, but
+    # past what is left of its bank plus its margin a decision forfeits whatever it returns
+    t = prepare(faulty, bots="hanger,random", games=12, seed=1, time_control="0.3+0")
+    assert len(unlucky(t, 11)) == 1
+    out = run_tournament(t, tmp_path, faulty, workers=2, hang_timeout=60.0,
+                         play=PlaySettings(margin=0.2))
+    assert out.complete and out.worker_losses == 2
+    faults = load_faults(tmp_path)
+    assert set(zip(faults["game"], faults["seat"])) == unlucky(t, 11)
+    assert list(faults["kind"]) == ["timeout"] and faults["message"].str.contains("hung").all()
+    # each time caught after what was left of its 0.3 s bank, its 0.2 s margin and 2 s
+    waits = [float(re.search(r"no progress for ([0-9.]+) s", note).group(1))
+             for note in out.notes if "hung" in note]
+    assert len(waits) == 2 and all(2.2 < w <= 2.5 for w in waits), out.notes
 
 
 

@@ -28,9 +28,9 @@ def test_example_bot_loads_from_its_folder_and_passes(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     registry = BotRegistry([EXAMPLES], entry_points=False)
     info = registry.bots["crown-grabber"]
-    assert info.origin == str(EXAMPLES / "crown_grabber.py")
+    assert info.origin == str(EXAMPLES / "crown-grabber" / "crown_grabber.py")
     assert info.parameters == {"prefer_high": True}
-    assert len((EXAMPLES / "crown_grabber.py").read_text().splitlines()) < 40
+    assert len((EXAMPLES / "crown-grabber" / "crown_grabber.py").read_text().splitlines()) < 40
     assert check_bot(info.cls, strict=True).games == GAMES
     assert check_bot(info.cls, prefer_high=False).ok
 

@@ -47,3 +47,52 @@ def test_the_first_decision_is_outside_the_bank_and_the_margin_counts():
     clock.charge(0.9)
     assert clock.bank == 2.0 and clock.allowed() == (0.1, TIMEOUT)
     assert SeatClock(None).allowed() == (None, TIMEOUT) and SeatClock(None).over(1e9) is None
+
+
+def test_the_margin_is_one_per_game_and_what_a_decision_overdraws_comes_out_of_it():
+    clock = SeatClock(TimeControl(bank_s=2.0, increment_s=0.05), margin=0.2)
+    clock.charge(1.6)  # within its time: the margin is untouched
+    assert clock.margin == 0.2 and clock.deadline() == pytest.approx(0.45 + 0.2)
+    clock.charge(0.45 + 0.15)  # 0.15 s past its bank: out of the margin, not forgiven
+    # the increment pays back what it can of it: the bank is empty, the margin not full
+    assert clock.margin == pytest.approx(0.1) and clock.bank == pytest.approx(0.0)
+    # what the bot took past its bank once, it cannot take again in this game
+    assert clock.over(0.0 + 0.15) == TIME and clock.over(0.0 + 0.09) is None
+    assert clock.deadline() == pytest.approx(0.1)
+    # the bank pays the margin back before the bot gets time again
+    clock.charge(0.0)
+    assert clock.margin == pytest.approx(0.15) and clock.bank == pytest.approx(0.0)
+    clock.charge(0.0)
+    clock.charge(0.0)
+    assert clock.margin == pytest.approx(0.2) and clock.bank == pytest.approx(0.05)
+
+
+def test_the_margin_is_lent_never_given_whatever_the_increment():
+    for control in (TimeControl(bank_s=2.0, increment_s=0.05), TimeControl(bank_s=10, increment_s=1.0)):
+        clock = SeatClock(control, margin=0.2)
+        taken = decisions = 0
+        while clock.over(clock.allowed()[0] + 0.15) is None:  # most of the margin, every time
+            taken += clock.allowed()[0] + 0.15
+            clock.charge(clock.allowed()[0] + 0.15)
+            decisions += 1
+        # at most half the margin is paid back a decision: it runs out within a few decisions,
+        # having taken no more than its bank, its increments and one margin
+        assert 1 <= decisions <= 3
+        assert taken <= control.bank_s + decisions * control.increment_s + 0.2 + 1e-9
+
+
+def test_a_move_limit_draws_on_the_same_margin():
+    clock = SeatClock(TimeControl(move_s=0.05), margin=0.2)
+    for _ in range(3):
+        assert clock.over(0.05 + 0.06) is None
+        clock.charge(0.05 + 0.06)
+    assert clock.margin == pytest.approx(0.02) and clock.over(0.05 + 0.06) == TIMEOUT
+    # a first-decision limit too
+    clock = SeatClock(TimeControl(move_s=0.05, first_move_s=1.0), margin=0.2)
+    clock.charge(1.15)
+    assert clock.margin == pytest.approx(0.05) and clock.over(0.05 + 0.1) == TIMEOUT
+    # a move limit pays nothing back, even with a bank behind it: the bank is not the limit
+    clock = SeatClock(TimeControl(move_s=0.05, bank_s=10.0), margin=0.2)
+    for _ in range(3):
+        clock.charge(0.05 + 0.06)
+    assert clock.margin == pytest.approx(0.02) and clock.bank == pytest.approx(10 - 3 * 0.11)

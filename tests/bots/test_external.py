@@ -108,7 +108,10 @@ def files_digest(folder, name, hello=None):
     return program_identity(registry_of(folder).bots[name].program, hello)["files_sha256"]
 
 
-def test_a_toml_bots_identity_covers_its_folder_and_what_its_command_runs(tmp_path, monkeypatch):
+def test_a_toml_bots_identity_covers_its_own_files_and_what_its_command_runs(tmp_path,
+                                                                             monkeypatch):
+    """In a bots folder shared with other bots, a TOML bot's files are its TOML file and what its
+    command and `files` name: a file nobody names, another bot or ladder.txt are no bot's."""
     bots = tmp_path / "bots"
     bots.mkdir()
     (bots / "weights.bin").write_bytes(b"\x01\x02")
@@ -127,11 +130,16 @@ def test_a_toml_bots_identity_covers_its_folder_and_what_its_command_runs(tmp_pa
     (bots / ".git").mkdir()
     (bots / ".git" / "HEAD").write_text("ref")
     assert {name: files_digest(bots, name) for name in before} == before
-    for changed, which in (("bots/weights.bin", {"py", "jv", "ext"}),
+    for changed, which in (("bots/weights.bin", set()), ("bots/ladder.txt", set()),
+                           ("bots/other.toml", set()), ("bots/jv.toml", {"jv"}),
                            ("lib/kdt_mpkg/core.py", {"py"}),
-                           ("build/util/Helper.class", {"jv"}), ("bots/lib/x.jar", {"py", "jv", "ext"}),
+                           ("build/util/Helper.class", {"jv"}), ("bots/lib/x.jar", {"jv"}),
                            ("common/table.bin", {"ext"})):
-        (tmp_path / changed).write_text("changed " + changed)
+        text = (tmp_path / changed).read_text() if changed.endswith(".toml") and \
+            (tmp_path / changed).exists() else ""
+        (tmp_path / changed).write_text(text + "# changed\n" if text else
+                                        'name = "other"\ncommand = ["x"]\n'
+                                        if changed.endswith(".toml") else "changed " + changed)
         now = {name: files_digest(bots, name) for name in before}
         assert {name for name in before if now[name] != before[name]} == which, changed
         before = now

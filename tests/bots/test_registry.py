@@ -14,6 +14,7 @@ import pytest
 from kdtourney.bots import registry as registry_module
 from kdtourney.bots.registry import (BotRegistry, BotsDirError, DuplicateBotError, Entrant,
                                      EntrantError, parse_entrant)
+from kdtourney.bots.external import Sandbox
 from kdtourney.bots.random_bot import RandomBot
 
 BOT = '''
@@ -602,3 +603,175 @@ def test_a_kdtp_script_and_build_scripts_in_a_bots_folder_are_never_imported(tmp
     registry = BotRegistry([folder], env=False, cwd=False, entry_points=False)
     assert "script" in registry.bots and registry.broken == []
     assert not mark.exists()
+
+
+# --- one bot, one folder --------------------------------------------------------------------
+
+def write_submissions(bots: Path) -> Path:
+    """A bots folder of submissions, one subfolder each (alice: a module with its package and
+    data, nothing listed; bob: a TOML bot), beside a flat bot and folders that are no bot's."""
+    alice = bots / "alice"
+    (alice / "alib" / "deep").mkdir(parents=True)
+    (alice / "data").mkdir()
+    (alice / "alib" / "__init__.py").write_text("from alib.deep.pick import PICK\n")
+    (alice / "alib" / "deep" / "pick.py").write_text("PICK = 0\n")
+    (alice / "data" / "w.json").write_text('{"w": 5}')
+    write_bot(alice, "alice.py", "alice", extra='''
+        import json
+        from pathlib import Path
+
+        import alib
+
+        WEIGHT = json.loads((Path(__file__).parent / "data" / "w.json").read_text())["w"]
+        ''')
+    (alice / "play.log").write_text("what it wrote while it played\n")
+    (alice / ".cache").mkdir()
+    (alice / ".cache" / "x").write_text("hidden")
+    (bots / "bob").mkdir()
+    (bots / "bob" / "bob.toml").write_text(f'name = "bob"\ncommand = ["{sys.executable}", '
+                                           '"bob.py"]\n')
+    (bots / "bob" / "bob.py").write_text("print('bob')\n")
+    (bots / "bob" / "book.bin").write_bytes(b"\x00\x01")
+    write_bot(bots, "flat.py", "flat", cls="Flat")
+    (bots / "pkg").mkdir()  # a package: a flat bot's, never a bot's folder
+    (bots / "pkg" / "__init__.py").write_text("raise RuntimeError('never imported')\n")
+    (bots / "_data").mkdir()  # `_`: data, never a bot's folder
+    (bots / "_data" / "tool.py").write_text("raise RuntimeError('never imported')\n")
+    (bots / "ladder.txt").write_text("random\n")
+    return bots
+
+
+def forget(*packages):
+    for name in [m for m in sys.modules if m.split(".")[0] in packages]:
+        del sys.modules[name]
+
+
+def test_a_bot_in_a_folder_of_its_own_is_the_whole_folder(tmp_path):
+    bots = write_submissions(tmp_path / "bots")
+    forget("alib")
+    here = local([bots])
+    assert not here.broken and {"alice", "bob", "flat"} <= set(here.bots)
+    assert here.bots["alice"].origin == str((bots / "alice" / "alice.py").resolve())
+    assert here.bots["bob"].program.own_folder and here.bots["bob"].program.cwd == \
+        str((bots / "bob").resolve())
+    assert sys.modules[here.bots["alice"].cls.__module__].WEIGHT == 5
+    identity = here.identity("alice")
+    # every file of its folder but logs, caches and hidden ones, with no KDTOURNEY_FILES
+    assert identity["files"] == ["alice.py", "alib/__init__.py", "alib/deep/pick.py",
+                                 "data/w.json"]
+    shipped = here.source_files()[str(bots.resolve())]
+    assert {name for name in shipped if name.startswith("alice/")} == {
+        "alice/alice.py", "alice/alib/__init__.py", "alice/alib/deep/pick.py",
+        "alice/data/w.json"}
+    assert {"bob/bob.toml", "bob/bob.py", "flat.py"} <= set(shipped)
+    files = here.source_files()
+    shutil.rmtree(bots)  # a worker elsewhere: only what was shipped
+    forget("alib")
+    there = BotRegistry.from_sources(files, entry_points=False)
+    assert not there.broken and sys.modules[there.bots["alice"].cls.__module__].WEIGHT == 5
+    assert there.identity("alice")["digest"] == identity["digest"]
+    forget("alib")
+
+
+def kdtp_files(registry, name):
+    """The files part of a TOML bot's identity, without starting it."""
+    from kdtourney.bots.external import program_identity
+
+    return program_identity(registry.bots[name].program, None)["files_sha256"]
+
+
+def test_a_bots_identity_is_its_own_files_whatever_its_neighbours_do(tmp_path):
+    bots = write_submissions(tmp_path / "bots")
+
+    def digests():
+        forget("alib")
+        reg = local([bots])
+        return {"alice": reg.identity("alice")["digest"], "bob": kdtp_files(reg, "bob"),
+                "flat": reg.identity("flat")["digest"]}
+
+    before = digests()
+    for change, which in [
+            (lambda: (bots / "ladder.txt").write_text("random\ngreedy\n"), set()),
+            (lambda: write_bot(bots / "carol", "carol.py", "carol"), set()),  # a bot added
+            (lambda: (bots / "alice" / "play.log").write_text("more\n"), set()),  # its log
+            (lambda: (bots / "alice" / "__pycache__").mkdir(), set()),
+            (lambda: (bots / "bob" / "book.bin").write_bytes(b"\x02"), {"bob"}),
+            (lambda: (bots / "alice" / "alib" / "deep" / "pick.py").write_text("PICK = -1\n"),
+             {"alice"}),
+            (lambda: (bots / "alice" / "data" / "new.json").write_text("{}"), {"alice"}),
+            (lambda: (bots / "flat.py").write_text((bots / "flat.py").read_text() + "# v2\n"),
+             {"flat"}),
+            (lambda: shutil.rmtree(bots / "carol"), set())]:  # a bot removed
+        change()
+        now = digests()
+        assert {name for name in now if now[name] != before[name]} == which
+        before = now
+    forget("alib")
+
+
+def test_what_is_not_a_bots_folder(tmp_path):
+    """Packages, `_` and hidden folders, tournament folders and folders with no bot file at
+    their top are left alone: a flat bot's package or data stays its own."""
+    bots = tmp_path / "bots"
+    for sub in ("pkg", "_data", ".git", "run", "models"):
+        (bots / sub).mkdir(parents=True)
+        (bots / sub / "x.py").write_text("raise RuntimeError('imported')\n")
+    (bots / "pkg" / "__init__.py").write_text("")
+    (bots / "run" / "tournament.sqlite").write_text("")
+    (bots / "models" / "x.py").unlink()
+    (bots / "models" / "weights.bin").write_bytes(b"\x00")
+    reg = local([bots])
+    assert reg.broken == [] and set(reg.bots) == {"random"}
+
+
+def test_a_flat_bot_importing_a_sibling_it_does_not_list_is_one_error(tmp_path):
+    folder = tmp_path / "flat"
+    write_bundled_bot(folder)
+    source = (folder / "wbot.py").read_text()
+    (folder / "wbot.py").write_text(source.replace('KDTOURNEY_FILES = ["wlib", "weights.json"]',
+                                                   'KDTOURNEY_FILES = ["weights.json"]'))
+    write_bot(folder, "helper.py", "helper-bot", cls="Helper")
+    write_bot(folder, "hbot.py", "h-bot", cls="H", extra="from helper import Helper\n")
+    forget("wlib", "helper")
+    reg = local([folder])
+    assert "w-bot" not in reg.bots and "h-bot" not in reg.bots and "helper-bot" in reg.bots
+    errors = {Path(b.origin).name: b.error for b in reg.broken}
+    assert errors == {
+        "wbot.py": 'it imports wlib, which lies beside it but is not in its KDTOURNEY_FILES: add '
+                   '"wlib" to KDTOURNEY_FILES (or give the bot a folder of its own)',
+        "hbot.py": 'it imports helper, which lies beside it but is not in its KDTOURNEY_FILES: '
+                   'add "helper.py" to KDTOURNEY_FILES (or give the bot a folder of its own)'}
+    with pytest.raises(EntrantError, match='add "wlib" to KDTOURNEY_FILES'):
+        reg.resolve("w-bot")
+    forget("wlib", "helper")
+
+
+def test_under_sandbox_a_flat_bot_may_not_list_another_bots_file(tmp_path):
+    folder = tmp_path / "flat"
+    write_bot(folder, "helper.py", "helper-bot", cls="Helper")
+    write_bot(folder, "hbot.py", "h-bot", cls="H",
+              extra='from helper import Helper\nKDTOURNEY_FILES = ["helper.py"]\n')
+    forget("helper")
+    assert "h-bot" in local([folder]).bots  # without a sandbox, as before
+    sandboxed = local([folder], sandbox=Sandbox())
+    [broken] = sandboxed.broken
+    assert broken.refused and broken.error.startswith(
+        f"refused by --sandbox: it names {(folder / 'helper.py').resolve()}, another bot's file")
+    with pytest.raises(EntrantError, match=r"hbot\.py is refused by --sandbox: it names "):
+        sandboxed.resolve("hbot")
+    forget("helper")
+
+
+def test_a_folder_a_flat_bot_names_is_its_own_not_a_bots_folder(tmp_path):
+    """A KDTP script kept in a subfolder, a listed package without __init__.py: the flat bot's."""
+    bots = tmp_path / "bots"
+    (bots / "scripts").mkdir(parents=True)
+    (bots / "scripts" / "mybot.py").write_text("import sys\nsys.stdin.read()\n")  # never imported
+    (bots / "my.toml").write_text(f'name = "my"\ncommand = ["{sys.executable}", '
+                                  '"scripts/mybot.py"]\n')
+    (bots / "nslib").mkdir()
+    (bots / "nslib" / "core.py").write_text("raise RuntimeError('only as its package')\n")
+    write_bot(bots, "ns.py", "ns-bot", extra='KDTOURNEY_FILES = ["nslib"]\n')
+    reg = local([bots])
+    assert reg.broken == [] and {"my", "ns-bot"} <= set(reg.bots)
+    assert not reg.bots["my"].program.own_folder

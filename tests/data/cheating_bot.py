@@ -1,6 +1,9 @@
 """A KDTP bot written to cheat (plain Python, no kdtourney import), for the sandbox tests.
 
-usage: cheating_bot.py MODE MARKER TARGET...   MODE: cheat | hog | flood
+usage: cheating_bot.py MODE MARKER TARGET...   MODE: cheat | hog | flood | spy
+
+A TARGET may be written path:PATH, so that the harness does not take it for a file the command
+names (which a sandbox would show, or refuse).
 
 cheat: at its first `game` message it tries what a cheater would (find the store through /proc,
 read each TARGET that is a path, read the environment of the sandbox's init, write outside /tmp,
@@ -10,7 +13,9 @@ on stderr saying what worked; then plays the first legal action. At each later `
 `DAEMON-CHECK {json}`: whether its daemon is still there. It remembers the first row of every game
 it plays and writes `DEAL-SEEN` when a game starts with one it has seen (a deal played again: it
 would know the rows to come). hog: allocates 2 GiB at its first decision. flood: writes stderr without end
-at its first decision. MARKER is in the command line of the daemon it leaves.
+at its first decision. spy: at `hello` it writes `SPY-REPORT {json}` on stderr: who it is (uid,
+gid, groups, capabilities), what its working directory holds, and what it read of each TARGET.
+MARKER is in the command line of the daemon it leaves.
 """
 import json
 import os
@@ -20,7 +25,7 @@ import sys
 import time
 
 mode, marker = sys.argv[1], sys.argv[2]
-secrets = [t for t in sys.argv[3:] if not t.startswith("tcp:")]
+secrets = [t.removeprefix("path:") for t in sys.argv[3:] if not t.startswith("tcp:")]
 servers = [tuple(t.split(":")[1:]) for t in sys.argv[3:] if t.startswith("tcp:")]
 
 
@@ -49,6 +54,15 @@ def read(path):
             return f.read(64).decode(errors="replace") or True
     except OSError:
         return None
+
+
+def who():
+    """Its user, groups and capabilities (as /proc/self/status shows them)."""
+    with open("/proc/self/status") as f:
+        status = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+    return {"uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(),
+            "groups": os.getgroups(), "cap_eff": status.get("CapEff"),
+            "cap_bnd": status.get("CapBnd")}
 
 
 def network():
@@ -139,7 +153,7 @@ def cheat(game):
     seen, store = find_store()
     report = {
         "game": game["game"], "seat": game["seat"], "seed": game["seed"],
-        "pid": os.getpid(), "processes_seen": len(seen), "store_found": store,
+        "pid": os.getpid(), "processes_seen": len(seen), "store_found": store, **who(),
         "read": {path: read(path) for path in secrets},
         "init_environment": init_environment(),
         "written": written(),
@@ -170,6 +184,10 @@ for line in sys.stdin:
             print("DEAL-SEEN " + json.dumps(row), file=sys.stderr, flush=True)
         rows.add(row)
     if kind == "hello":
+        if mode == "spy":
+            report = {**who(), "cwd": sorted(os.listdir(".")),
+                      "read": {path: read(path) for path in secrets}}
+            print("SPY-REPORT " + json.dumps(report), file=sys.stderr, flush=True)
         send({"type": "hello", "name": mode, "version": "1"})
     elif kind == "game" and mode == "cheat" and cheated:  # the daemon of its last game: gone?
         print("DAEMON-CHECK " + json.dumps({"alive": daemons_alive()}), file=sys.stderr, flush=True)

@@ -175,6 +175,43 @@ def write_folders(root):
         conn.execute("CREATE TABLE notes (text TEXT)")
 
 
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+def test_two_sandboxed_runs_with_one_seed_count_twice_and_a_copy_once(tmp_path):
+    from kdtp_support import SANDBOX_ALLOW, write_fake_bots
+
+    from kdtourney.arena import prepare
+    from kdtourney.arena.play import PlaySettings
+    from kdtourney.arena.runner import run_tournament
+
+    # two KDTP bots that start in milliseconds, even sandboxed
+    registry = BotRegistry([write_fake_bots(tmp_path / "bots", ["plain", "steady"])], env=False,
+                           cwd=False, entry_points=False)
+    t = prepare(registry, bots="plain,steady", games=2, seed=1)
+    for name in ("one", "two"):  # each store mixes its own secret into the seeds: other deals
+        assert run_tournament(t, tmp_path / "runs" / name, registry, workers=1,
+                              play=PlaySettings(sandbox=True,
+                                                sandbox_allow=SANDBOX_ALLOW)).complete
+    shutil.copytree(tmp_path / "runs" / "one", tmp_path / "runs" / "three")
+    found = rating_list([tmp_path / "runs"], n_boot=N_BOOT)
+    assert found.n_games == 4 and len(found.sources) == 2
+    [(copy, reason)] = found.skipped
+    assert copy == str(tmp_path / "runs" / "three")
+    assert reason.startswith(f"the same games as {tmp_path / 'runs' / 'one'} ")
+
+
+def test_games_played_another_way_are_other_games(tmp_path):
+    simulate(tmp_path / "in-process", {"greedy": 0, "random": -300}, blocks=4, seed=3)
+    shutil.copytree(tmp_path / "in-process", tmp_path / "isolated")
+    with open_store(tmp_path / "isolated") as st:  # the same command with --isolate
+        st.set_config("play", {"isolate": True, "margin": 0.2, "sandbox": False,
+                               "bot_memory": 1024, "clock_rule": 2})
+    assert rating_list([tmp_path], n_boot=N_BOOT).n_games == 16
+    with open_store(tmp_path / "isolated") as st:  # a margin changes nothing without a clock
+        st.set_config("play", {"isolate": False, "margin": 0.5, "sandbox": False,
+                               "bot_memory": 1024, "clock_rule": 2})
+    assert rating_list([tmp_path], n_boot=N_BOOT).n_games == 8
+
+
 def test_every_folder_and_entrant_left_out_gets_one_line(tmp_path):
     root = tmp_path / "runs"
     write_folders(root)
@@ -189,8 +226,8 @@ def test_every_folder_and_entrant_left_out_gets_one_line(tmp_path):
         "empty": "no games stored",
         "corrupt": "corrupt or not an SQLite database",
         "foreign": "not a kdtourney tournament",
-        "copy-of-b": f"the same games as {root / 'week1' / 'b'} (the same tournament, seed and "
-                     "code): counted once",
+        "copy-of-b": f"the same games as {root / 'week1' / 'b'} (the same tournament, seed, "
+                     "code and play settings): counted once",
         "missing": "no such folder",
         "nothing": "no tournament in it",
         "tuned": "a tune: its theta+ and theta- play other values in every iteration",

@@ -11,7 +11,9 @@ One module per concern:
 - process: one `BotProcess`, KDTP lines with deadlines, its stderr and log, the failures;
 - pool: the `ProcessPool` of a worker process and the start-up check (`check_programs`);
 - bot: `ExternalBot`, the `Bot` adapter;
-- sandbox: `--sandbox`, bubblewrap's command line and the limits of a sandboxed process.
+- sandbox: `--sandbox`, bubblewrap's command line and the limits of a sandboxed process;
+- listing: asking bot modules what they define, each in a sandbox (the registry's listing step);
+- cgroups: the cgroup of a sandboxed process (its limits, freezing it, killing what it started).
 """
 
 from kdtourney.bots.external.bot import ExternalBot

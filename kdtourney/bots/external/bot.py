@@ -19,7 +19,11 @@ class ExternalBot(Bot):
     """A bot in another process, for one game (a dynasty's three deals): `setup` sends `game`
     (starting the process if needed), `act` sends `act` and waits for the action until what the
     decision may take (`view.time_left`, set by the arena's clock) plus the margin, `finish`
-    sends `result`, `close` gives the process back."""
+    sends `result`, `close` gives the process back.
+
+    Sandboxed, `act` thaws the bot's processes before it writes `act` and freezes them once the
+    answer is read: `decision_s`, the decision's time for its clock, is from writing `act` to
+    reading the answer, neither of those included."""
 
     out_of_process = True
 
@@ -29,6 +33,7 @@ class ExternalBot(Bot):
         self.name = program.name
         self.owns_pool = owns_pool  # close() closes the pool too
         self._process: BotProcess | None = None
+        self.decision_s: float | None = None  # the last act's time (None: it wrote no act)
 
     def setup(self, seat, rules, seed):
         if self._process is None:
@@ -50,17 +55,23 @@ class ExternalBot(Bot):
         process.send(kdtp.encode(message), time.monotonic() + WRITE_TIMEOUT, "game")
 
     def act(self, view):
-        started = time.monotonic()
+        self.decision_s = None
         limit = view.time_left
-        deadline = None if limit is None else started + limit + self.pool.settings.margin
         legal = view.legal_actions()
-        left = None if limit is None else max(0.0, limit - (time.monotonic() - started))
+        line = kdtp.act_line(view, legal, limit)
         process = self._process
         process.allowed = limit
         process.expect_silence("act")
-        process.send(kdtp.act_line(view, legal, left), deadline, "act")
-        # an answer written compactly, as most bots write it, is known without parsing it
-        message = process.receive(deadline, "act", kdtp.answer_lines())
+        process.thaw()
+        started = time.monotonic()
+        deadline = None if limit is None else started + limit + self.pool.settings.margin
+        try:
+            process.send(line, deadline, "act")
+            # an answer written compactly, as most bots write it, is known without parsing it
+            message = process.receive(deadline, "act", kdtp.answer_lines())
+        finally:
+            self.decision_s = time.monotonic() - started
+        process.freeze()
         if isinstance(message, int):  # an action, by its compact line
             if message in legal:
                 return message

@@ -16,10 +16,13 @@ from pathlib import Path
 class Program:
     """How to start a bot. name: the bot's name in the registry; command: the argv, its program
     resolved; cwd: the working directory; origin: the TOML file (or 'kdtourney serve');
-    declared: the command as the TOML file wrote it; reads: files it reads outside its folder
-    (a TOML file's `files`, a served bot's sources file): part of a TOML bot's identity
+    declared: the command as the TOML file wrote it; reads: the files it says it reads (a TOML
+    file's `files`, a served bot's sources file): part of a TOML bot's identity
     (kdtourney.bots.external.identity), and a sandbox shows them. trusted: a served bot of
-    kdtourney or of the installation (not of a bots folder), whose code the harness runs too."""
+    kdtourney or of the installation (not of a bots folder), whose code the harness runs too.
+    own_folder: cwd is the bot's own folder (a TOML file alone in it, or a bot's subfolder of a
+    bots folder), all of it the bot's; False: a bots folder it shares with other bots, of which
+    only its TOML file and the files its command and `files` name are its own."""
 
     name: str
     command: tuple
@@ -28,6 +31,7 @@ class Program:
     declared: tuple = ()
     reads: tuple = ()
     trusted: bool = False
+    own_folder: bool = True
 
     @property
     def executable(self) -> str | None:
@@ -47,12 +51,13 @@ class Declared:
     options: dict
 
 
-def load_toml(path: Path, origin: str | None = None) -> Declared:
+def load_toml(path: Path, origin: str | None = None, own_folder: bool = True) -> Declared:
     """The bot a TOML file declares: `name`, `command` (a list, or a string split like a shell
-    would), optional `description`, `files` (paths outside the folder that the bot reads, part of
-    its identity) and `[options]` (defaults: int, float, bool or str). Relative paths in the
-    command and `files` resolve against the file's folder, which is also the working directory.
-    ValueError with a one-line message for a file that is not such a declaration."""
+    would), optional `description`, `files` (other paths the bot reads, part of its identity)
+    and `[options]` (defaults: int, float, bool or str). Relative paths in the command and `files`
+    resolve against the file's folder, which is also the working directory; own_folder: whether
+    that folder is the bot's own (see Program). ValueError with a one-line message for a file
+    that is not such a declaration."""
     origin = origin or str(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -89,7 +94,8 @@ def load_toml(path: Path, origin: str | None = None) -> Declared:
         first = os.path.normpath(os.path.join(folder, first))
     program = Program(name=name, command=(first, *command[1:]), cwd=folder, origin=origin,
                       declared=tuple(command),
-                      reads=tuple(os.path.normpath(os.path.join(folder, f)) for f in files))
+                      reads=tuple(os.path.normpath(os.path.join(folder, f)) for f in files),
+                      own_folder=own_folder)
     return Declared(program, description.strip(), dict(options))
 
 

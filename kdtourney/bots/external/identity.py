@@ -1,9 +1,10 @@
 """The code identity of a bot declared by a TOML file: everything it can read when it runs.
 
-- every file under the TOML file's folder (the bot's folder and working directory: its program,
-  its scripts, its data), caches (__pycache__, .pyc), hidden entries (.git) and tournament
-  folders inside it left out;
-- what its command runs outside that folder, resolved: a program given by a relative path
+- its own files: its whole folder when the folder is its own (a bot's subfolder of a bots folder,
+  or a TOML file given alone), else (a bots folder shared with other bots) its TOML file and the
+  paths of the folder its command and `files` name (`own_paths`); what is left out of a folder
+  (caches, hidden entries, logs, tournament folders) is kdtourney.bots.files's rule;
+- what its command runs outside its folder, resolved: a program given by a relative path
   (`../build/mybot`), a file argument (`node ../bot.js`), the package of `python -m pkg` (found
   as the interpreter finds it: in the folder first, then in this Python's installation), the
   folders and jars of a Java class path (`java -cp build:lib/x.jar Main`, also `-classpath`,
@@ -22,23 +23,9 @@ import os
 from pathlib import Path
 
 from kdtourney.bots.external.declaration import Program
+from kdtourney.bots.files import files_sha256, tree
 
 _CLASS_PATH = ("-cp", "-classpath", "--class-path")
-_STORE = "tournament.sqlite"  # a folder holding one is a tournament folder, not the bot's code
-
-
-def _files_under(root: Path) -> list[Path]:
-    """`root` itself if it is a file, else every file under it (sorted) but caches, hidden
-    entries and tournament folders."""
-    if root.is_file():
-        return [root]
-    found = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__"
-                         and not os.path.exists(os.path.join(folder, d, _STORE)))
-        found += [Path(folder, f) for f in sorted(files)
-                  if not f.startswith(".") and not f.endswith(".pyc")]
-    return found
 
 
 def _module_paths(module: str, cwd: str) -> list[Path]:
@@ -60,8 +47,8 @@ def _module_paths(module: str, cwd: str) -> list[Path]:
 
 
 def run_paths(program: Program) -> list[Path]:
-    """The paths the command reads besides its folder (see the module docstring), and the
-    TOML file's `files`."""
+    """The paths the command names (a relative program, file arguments, `-m` package, class
+    path; see the module docstring), and the TOML file's `files`."""
     declared = program.declared or program.command
     paths = []
     if os.sep in declared[0] and not os.path.isabs(declared[0]):
@@ -83,14 +70,31 @@ def run_paths(program: Program) -> list[Path]:
     return paths + [Path(program.cwd, p) for p in program.reads]
 
 
+def inside(path, folder) -> bool:
+    """Whether `path` lies in `folder` (or is it), both with their links resolved."""
+    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
+
+
+def own_paths(program: Program) -> list[Path]:
+    """The paths of its folder that are the bot's: the folder itself when it is its own, else
+    its TOML file and the paths in the folder that its command and `files` name (an absolute
+    program in the folder too)."""
+    if program.own_folder:
+        return [Path(program.cwd)]
+    named = [Path(program.origin), *run_paths(program)]
+    if os.path.isabs(program.command[0]):
+        named.append(Path(program.command[0]))
+    return [p for p in named if inside(p, program.cwd)]
+
+
 def program_files(program: Program) -> dict[str, Path]:
     """{name: path} of every file of the bot's identity; a name is the path relative to the
     bot's folder (`../lib/x.jar` outside it), so a copy of the folder elsewhere is the same bot."""
     found = {}
-    for root in [Path(program.cwd), *run_paths(program)]:
+    for root in dict.fromkeys([*own_paths(program), *run_paths(program)]):
         if not root.exists():
             continue
-        for path in _files_under(root):
+        for path in tree(root):
             found.setdefault(os.path.relpath(path.resolve(), Path(program.cwd).resolve()), path)
     return found
 
@@ -98,8 +102,6 @@ def program_files(program: Program) -> dict[str, Path]:
 def program_identity(program: Program, hello: dict | None) -> dict:
     """The code identity of this bot (see the entrants table): the declared command, a sha256
     over its files (`program_files`), and what it answered to hello."""
-    from kdtourney.bots.registry import files_sha256
-
     files = program_files(program)
     hello = hello or {}
     return {"kind": "kdtp", "command": list(program.declared or program.command),

@@ -57,13 +57,16 @@ class ProcessPool:
         self._tmp = None
 
     def file(self, name: str, text: str) -> str:
-        """A file of this pool's temporary folder (removed at close), written once."""
+        """A file of this pool's temporary folder (removed at close), written once, readable by
+        all (the folder by this user only)."""
         if self._tmp is None:
             self._tmp = tempfile.mkdtemp(prefix="kdtourney-pool-")
         path = os.path.join(self._tmp, name)
         if not os.path.exists(path):
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
+            # readable by a sandboxed bot, which is another user as root (the folder is not)
+            os.chmod(path, 0o644)
         return path
 
     def bot(self, program: Program, entrant: str, options: dict) -> ExternalBot:
@@ -127,6 +130,8 @@ class ProcessPool:
         for process in self._all:
             if process.pid is not None and not process.stopped:
                 kill_group(process.pid)
+                if process.confinement is not None:  # a frozen v1 cgroup holds them otherwise
+                    process.confinement.kill()
 
     def close(self) -> None:
         """quit to every bot, 2 s to exit, then kill what is left (and their children)."""

@@ -10,6 +10,10 @@ lines.
   pipes.
 - stderr is drained continuously by a thread (a bot is never blocked writing it): the last lines
   are kept for faults, and every line goes to the entrant's log file while it is under LOG_BYTES.
+- Sandboxed, a bot runs only while it is expected to read and answer: from its start to its
+  answer to `hello`, during each `act` (`thaw` ... `freeze`, kdtourney.bots.external.bot) and
+  from `quit` on; otherwise its processes are frozen, and `game` and `result` wait in its input
+  (a pipe holds them) until its next `act`. Nothing ever waits for an answer from a frozen bot.
 """
 
 from __future__ import annotations
@@ -209,7 +213,19 @@ class BotProcess:
             self.fail(BotProtocolError, f"answered {show(answer)} to hello, not "
                                         '{"type": "hello", "name": ...}')
         self.hello = {k: answer.get(k) for k in ("name", "version", "author")}
+        self.freeze()
         return self.hello
+
+    def freeze(self) -> None:
+        """Sandboxed: stop all the bot's processes until `thaw` (once they are stopped this
+        returns; where the machine has no freezer, nothing happens)."""
+        if self.confinement is not None:
+            self.confinement.freeze()
+
+    def thaw(self) -> None:
+        """Sandboxed: let the bot's processes run again."""
+        if self.confinement is not None:
+            self.confinement.thaw()
 
     # talking
 
@@ -436,6 +452,7 @@ class BotProcess:
     def quit(self) -> None:
         """Ask the bot to exit (no waiting)."""
         if self.alive():
+            self.thaw()
             try:
                 self.send(kdtp.encode(kdtp.quit_message()), time.monotonic() + 0.2, "quit")
             except BotFailure:
@@ -451,6 +468,8 @@ class BotProcess:
         self.wait_exit(grace)
         if self.proc.returncode is None:  # not reaped yet: the group id is still its own
             kill_group(self.proc.pid)  # the group: children it started go too
+        if self.confinement is not None:  # all of its sandbox, frozen or not
+            self.confinement.kill()
         try:
             self.proc.wait(5)  # reaped only now
         except subprocess.TimeoutExpired:

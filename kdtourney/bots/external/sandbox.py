@@ -7,71 +7,142 @@ namespaces, set up by bwrap:
   process ends, or bwrap is killed (`--die-with-parent`), the kernel kills every process left in
   the namespace, daemons included;
 - no network (`--unshare-net`: a loopback interface only), its own IPC and host name;
-- a filesystem of read-only binds: the system (/usr, the library links, a few files of /etc), the
-  runtime the command needs (the folder of its program, the Python prefix for Python, the
-  project's venv and kdtourney for a served Python bot), the bot's own folder and the `files` its
-  TOML lists; an empty tmpfs covers the tournament's folder (`Sandbox.hidden`) and the user's home
-  where a bound folder holds them; all read-only but /tmp, a private tmpfs, /proc its own, /dev a
+- a filesystem of read-only binds, every path compared and bound with its links resolved: the
+  system (/usr, the library links, a few files of /etc), the folders the organiser allowed
+  (`Sandbox.allowed`, `--sandbox-allow`: a JDK in /opt, shared models) and the bot's own files
+  (kdtourney.bots.external.identity.own_paths: its folder when it has one of its own, else its TOML
+  file and what its command and `files` name there); a served Python bot gets the project's venv,
+  its Python and kdtourney instead, and its sources file. Nothing a bot's author writes reaches
+  beyond that: a bot whose `files` or relative program lie outside its folder, or whose absolute
+  program lies outside the system, the allowed folders and its folder, is refused (`refusal`). An
+  empty tmpfs covers the tournament's folder (`Sandbox.hidden`) and the user's home where a bound
+  folder holds them; all read-only but /tmp and /dev/shm, private tmpfs, /proc its own, /dev a
   minimal one;
 - no capabilities (`--cap-drop ALL`, with no_new_privs), an empty environment but PATH, HOME=/tmp
-  (bwrap itself starts with an empty one: it is the namespace's init, which the bot can read).
+  (bwrap itself starts with an empty one: it is the namespace's init, which the bot can read);
+- as root, a real unprivileged user: a user namespace alone would leave the bot host uid 0 (owner
+  of root's owner-only files), so bwrap's child keeps CAP_SETUID, CAP_SETGID and CAP_SETPCAP only,
+  and util-linux's `setpriv` makes the bot uid and gid SANDBOX_UID (nobody), with no groups, no
+  capabilities and an empty bounding set, before it runs. Not root, the bot keeps the user's uid.
 
-Limits (`Limits`): memory and processes through a cgroup of its own per bot process when this
-machine lets kdtourney create one (cgroup v2, or v1's memory and pids hierarchies: root, or a
-delegated tree); the kernel kills the bot past `memory.max` and `memory.events` (v1:
-`memory.oom_control`) says so, which is the `memory` verdict. Without a writable cgroup, memory is
+Limits (`Limits`): memory, processes and CPU through a cgroup of its own per bot process
+(kdtourney.bots.external.cgroups) where this machine lets kdtourney make one; the kernel kills the
+bot past its memory and the cgroup says so, which is the `memory` verdict. The same cgroup is
+frozen between the bot's decisions (`freeze`, `thaw`: it thinks on its own time only) and lets
+`end_game` kill all the bot started with none able to fork meanwhile. Without a cgroup, memory is
 bounded by RLIMIT_DATA (`prlimit`): an allocation past it fails inside the bot, whose crash is then
-reported as a crash, and the number of processes is not bounded (the PID namespace still ends them
-all). The output limit is the harness's (kdtourney.bots.external.process).
+reported as a crash; what is missing on a machine is `cgroups.machine().missing`. The output limit
+is the harness's (kdtourney.bots.external.process).
 """
 
 from __future__ import annotations
 
+import errno
 import glob
-import itertools
 import os
 import shutil
-import signal
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from kdtourney.bots.external import cgroups
 from kdtourney.bots.external.declaration import SERVED, Program
+from kdtourney.bots.external.identity import inside, own_paths
 
 INSTALL_HINT = "apt-get install bubblewrap"
 DEFAULT_MEMORY_MIB = 1024    # a served Python bot with numpy and Numba takes about 150 MiB
 DEFAULT_PROCESSES = 64       # processes and threads (a JVM starts about 20 threads)
 DEFAULT_OUTPUT_MIB = 16      # stdout and stderr a bot may write per game
+DEFAULT_CPUS = 1.0           # a bot's CPU quota while it decides, in cores
 SYSTEM_DIRS = ("/usr",)
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM = (*SYSTEM_DIRS, *SYSTEM_LINKS)  # the system's folders, which every sandbox shows
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime",
              "java-*", "nodejs", "ssl/openssl.cnf")
-CGROUP_ROOT = "/sys/fs/cgroup"
 NUMBA_COPY_FROM = "/run/kdtourney-numba"
+SANDBOX_UID = 65534          # nobody (and nogroup): who a bot is when kdtourney runs as root
+ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")  # for setpriv only, which drops them all
 
 
 class SandboxError(ValueError):
     """No sandbox on this machine; one line saying what to install."""
 
 
+class Refused(PermissionError):
+    """A bot its sandbox does not run: what it names lies beyond what a sandbox shows."""
+
+
 def bwrap_path() -> str:
-    """bwrap's path; SandboxError naming the package to install when it is not there."""
+    """bwrap's path; SandboxError naming the package to install when it is not there (or, as
+    root, when util-linux's setpriv is not: see `_as_bot`)."""
     found = shutil.which("bwrap")
     if found is None:
         raise SandboxError(f"--sandbox needs bubblewrap (bwrap), which is not installed: install "
                            f"it, e.g. `{INSTALL_HINT}`")
+    _as_bot()
     return found
+
+
+def _as_bot() -> list[str]:
+    """The command that makes the bot an unprivileged user inside the sandbox, as root; [] for
+    another user (the bot keeps the user's uid)."""
+    if os.geteuid() != 0:
+        return []
+    found = shutil.which("setpriv")
+    if found is None or not any(inside(found, d) for d in SYSTEM):
+        raise SandboxError("--sandbox as root needs util-linux's setpriv in /usr (to run bots as "
+                           "an unprivileged user): install it, e.g. `apt-get install util-linux`")
+    return [os.path.realpath(found), f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}",
+            "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
+
+
+def refusal(program: Program, allowed=()) -> str | None:
+    """Why a sandbox does not run `program` (one line naming the path), None if it does: what a
+    sandboxed bot sees is the harness's decision, not its author's. The files its TOML lists and a
+    program given by a relative path must lie in its folder; a program given by an absolute path
+    in the system's folders, a folder in `allowed` (--sandbox-allow) or its folder; all with
+    their links resolved. kdtourney's own `serve` is the harness's program: never refused."""
+    if program.origin == SERVED:
+        return None
+    folder = program.cwd
+    for path in program.reads:
+        if not inside(path, folder):
+            return f"its files entry {path} {_leads(path)}lies outside its folder {folder}"
+    declared, first = (program.declared or program.command)[0], program.command[0]
+    if os.sep in declared and not os.path.isabs(declared) and not inside(first, folder):
+        return f"its program {declared} {_leads(first)}lies outside its folder {folder}"
+    if os.path.isabs(declared) and not any(inside(first, d)
+                                           for d in [*SYSTEM, *allowed, folder]):
+        return (f"its program {first} {_leads(first)}lies outside the system's folders "
+                f"({', '.join(SYSTEM_DIRS)}), the folders --sandbox-allow grants and its folder")
+    return None
+
+
+def _leads(path: str) -> str:
+    real = os.path.realpath(path)
+    return "" if real == os.path.abspath(path) else f"(a link to {real}) "
+def missing_limits() -> list[str]:
+    """The limits of a sandboxed bot this process cannot enforce, in words ([]: none)."""
+    return cgroups.machine().missing
+
+
+def weaker_limits_line(where: str, missing) -> str:
+    """One line saying that `where` (a machine) enforces sandboxed bots' limits only in part."""
+    return (f"--sandbox on {where}: {', '.join(missing)}; kdtourney may not make the cgroups "
+            "for them there (run it as root, or in a cgroup v2 delegated to its user, e.g. under "
+            "systemd-run --user --scope -p Delegate=yes)")
 
 
 @dataclass(frozen=True)
 class Limits:
     """What a sandboxed bot process may use: memory (MiB, its processes together), processes
-    (and threads), output (MiB written to stdout and stderr per game)."""
+    (and threads), output (MiB written to stdout and stderr per game), CPUs (a quota in cores,
+    its processes together)."""
 
     memory_mib: int = DEFAULT_MEMORY_MIB
     processes: int = DEFAULT_PROCESSES
     output_mib: int = DEFAULT_OUTPUT_MIB
+    cpus: float = DEFAULT_CPUS
 
     @property
     def output_bytes(self) -> int:
@@ -80,53 +151,22 @@ class Limits:
 
 @dataclass(frozen=True)
 class Sandbox:
-    """How bot processes are sandboxed: their limits, and the folders no bot may see even where
-    a folder it does see holds them (`hidden`: the tournament's folder)."""
+    """How bot processes are sandboxed: their limits, the folders no bot may see even where
+    a folder it does see holds them (`hidden`: the tournament's folder), and the folders every
+    bot may see (`allowed`: what the organiser grants with --sandbox-allow)."""
 
     limits: Limits = Limits()
     hidden: tuple = ()
+    allowed: tuple = ()
 
     def confine(self, program: Program) -> "Confinement":
         """The sandbox of one process of `program`."""
         return Confinement(self, program)
 
 
-_COUNTER = itertools.count()
-_SWEPT: list = []  # whether this process has removed the cgroups dead ones left
-
-
-def _kill_members(folder: str) -> None:
-    """SIGKILL to the processes of a cgroup of ours (a member's pid cannot be reused)."""
-    try:
-        with open(os.path.join(folder, "cgroup.procs")) as f:
-            members = [int(line) for line in f if line.strip()]
-    except (OSError, ValueError):
-        return
-    for pid in members:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-
-
-def _sweep(parent: str) -> None:
-    """Remove the empty cgroups that kdtourney processes now gone left in `parent` (a worker
-    killed before it could remove its own)."""
-    try:
-        names = os.listdir(parent)
-    except OSError:
-        return
-    for name in names:
-        pid = name.split("-")[1] if name.startswith("kdtourney-") else ""
-        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
-            try:
-                os.rmdir(os.path.join(parent, name))
-            except OSError:
-                pass
-
-
-def _children() -> dict[int, list[int]]:
-    """{pid: its children's pids} of every process this process can see."""
+def _descendants(pid: int) -> list[int]:
+    """The processes below `pid`, from one scan of /proc (without a cgroup: what the bot
+    started)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -136,15 +176,30 @@ def _children() -> dict[int, list[int]]:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(parent, []).append(int(entry))
-    return children
+    found, todo = [], list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        found.append(child)
+        todo += children.get(child, [])
+    return found
 
 
-def _start_time(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return 0
+def _sandbox_processes(pid: int, members) -> set[int]:
+    """Of `members`, the sandbox's own processes and the bot: bwrap (`pid`), its child the
+    namespace's init, and the init's child with pid 2 in the namespace (the bot: the command
+    bwrap started; its later children, and the orphans the init adopts, have other pids)."""
+    status = {}
+    for member in members:
+        try:
+            with open(f"/proc/{member}/status") as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+            status[member] = (int(fields["PPid"]), fields.get("NSpid", "").split())
+        except (OSError, KeyError, ValueError):
+            continue
+    init = {m: len(ns) for m, (parent, ns) in status.items() if parent == pid}
+    bot = {m for m, (parent, ns) in status.items()  # (a namespace of its own would be deeper)
+           if parent in init and len(ns) == init[parent] and ns[-1:] == ["2"]}
+    return {pid, *init, *bot}
 
 
 def _depth(path: str) -> int:
@@ -185,23 +240,31 @@ def _numba_caches() -> list[str]:
 
 class Confinement:
     """One bot process's sandbox: its bwrap command line and its cgroup (made by `argv`,
-    removed by `release`), and what the cgroup saw (`out_of_memory`, `hit_process_limit`)."""
+    frozen and thawed, removed by `release`), and what the cgroup saw (`out_of_memory`,
+    `hit_process_limit`)."""
 
     def __init__(self, sandbox: Sandbox, program: Program):
         self.sandbox, self.program = sandbox, program
         self.served = program.origin == SERVED  # kdtourney serve: no folder of its own
-        self.cgroups: list[str] = []
-        self.version = None
+        self.cgroup: cgroups.BotCgroup | None = None  # made by argv
 
     def argv(self) -> list[str]:
-        """The command starting the bot in its sandbox (its cgroup made now)."""
+        """The command starting the bot in its sandbox (its cgroup made now). Refused (an
+        OSError) for a program that names what a sandbox does not show (`refusal`)."""
+        why = refusal(self.program, self.sandbox.allowed)
+        if why is not None:
+            raise Refused(errno.EACCES, f"--sandbox refuses it: {why}")
         limits = self.sandbox.limits
-        command = [bwrap_path(), "--die-with-parent", "--new-session", "--unshare-pid",
+        bwrap = bwrap_path()  # first: no bwrap is the first thing to say
+        as_bot = _as_bot()
+        keep = [arg for cap in (ROOT_CAPS if as_bot else ()) for arg in ("--cap-add", cap)]
+        command = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid",
                    "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-                   "--cap-drop", "ALL", "--clearenv", "--setenv", "PATH",
+                   "--cap-drop", "ALL", *keep, "--clearenv", "--setenv", "PATH",
                    "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
                    "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8",
-                   "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+                   "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
+                   "--perms", "1777", "--tmpfs", "/tmp"]
         for path in SYSTEM_DIRS:
             command += ["--ro-bind", path, path]
         for path in SYSTEM_LINKS:
@@ -213,167 +276,152 @@ class Confinement:
             for path in sorted(glob.glob(os.path.join("/etc", pattern))):
                 command += ["--ro-bind", path, path]
         masks = self._mount_visible(command)
-        command += ["--chdir", "/tmp" if self.served else os.path.abspath(self.program.cwd)]
+        command += ["--chdir", "/tmp" if self.served else os.path.realpath(self.program.cwd)]
         if self.served:  # a private copy of kdtourney's compiled kernels (a bot cannot alter them)
             for path in _numba_caches():
                 command += ["--ro-bind", path, f"{NUMBA_COPY_FROM}/{os.path.basename(path)}"]
             command += ["--setenv", "NUMBA_CACHE_DIR", "/tmp/numba"]
         for path in ["/", *masks]:  # mounted: only /tmp (and /dev/shm) stay writable
             command += ["--remount-ro", path]
-        if self.served:
-            command += ["--", "/bin/sh", "-c",
-                        f'cp -R {NUMBA_COPY_FROM} /tmp/numba 2>/dev/null; exec "$@"', "sh"]
+        run = [*as_bot, self._program_path(), *self.program.command[1:]]
+        if self.served:  # copied before the bot is who it is, then made its own to use
+            command += ["--", "/bin/sh", "-c", f"cp -R {NUMBA_COPY_FROM} /tmp/numba 2>/dev/null; "
+                        'chmod -R a+rwX /tmp/numba 2>/dev/null; exec "$@"', "sh", *run]
         else:
-            command += ["--"]
-        command += self.program.command
-        self._make_cgroups()
+            command += ["--", *run]
+        self.cgroup = cgroups.BotCgroup.make(limits.memory_mib << 20, limits.processes,
+                                             limits.cpus)
         # bwrap starts with an empty environment: the sandbox's init (its pid 1, which the bot
         # can read) is a bwrap process and keeps what bwrap was started with
-        clean = ["env", "-i", "PATH=/usr/bin:/bin"]
-        if self.cgroups:  # the shell joins the cgroups, then becomes bwrap: nothing escapes them
-            join = " && ".join(f'echo $$ > "${i + 1}/cgroup.procs"' for i in range(len(self.cgroups)))
-            n = len(self.cgroups)
-            return [*clean, "/bin/sh", "-c", f'{join} && shift {n} && exec "$@"', "sh",
-                    *self.cgroups, *command]
-        return [*clean, "prlimit", f"--data={limits.memory_mib << 20}", "--", *command]
+        launch = ["env", "-i", "PATH=/usr/bin:/bin"]
+        if self.cgroup is not None:  # the shell joins the cgroup, becomes bwrap: nothing escapes
+            files = self.cgroup.procs_files()
+            join = " && ".join(f'echo $$ > "${i + 1}"' for i in range(len(files)))
+            launch += ["/bin/sh", "-c", f'{join} && shift {len(files)} && exec "$@"', "sh", *files]
+        if self.cgroup is None or not self.cgroup.bounds(cgroups.MEMORY):
+            launch += ["prlimit", f"--data={limits.memory_mib << 20}", "--"]
+        return [*launch, *command]
+
+    def _program_path(self) -> str:
+        """The program to run: as written, or, for an absolute path that reaches the system
+        or an allowed folder through a link lying elsewhere (a venv's python), the file it
+        leads to (the link's folder is not shown)."""
+        first = self.program.command[0]
+        if not os.path.isabs(first) or self.served:
+            return first
+        shown = [*SYSTEM, *self.sandbox.allowed, *self._visible()]
+        if any(PurePath(os.path.abspath(first)).is_relative_to(p) for p in shown):
+            return first
+        return os.path.realpath(first)
 
     def _mount_visible(self, command: list[str]) -> list[str]:
         """Add the visible folders to `command` as read-only binds, with an empty tmpfs over each
         hidden folder one of them holds (the tournament's folder, the user's home), outer ones
         first, so that a folder inside a hidden one (the bot's own, in the home) is bound again
         over the tmpfs; returns those tmpfs (to be made read-only once all is mounted). Nothing
-        inside the tournament's folder is bound."""
-        secret = [os.path.abspath(h) for h in self.sandbox.hidden]
+        inside the tournament's folder is bound. All paths with their links resolved; a bot's own
+        file reached through a link (`./mybot` leading to `build/mybot`) gets that link too."""
+        secret = [os.path.realpath(h) for h in self.sandbox.hidden]
         visible = [p for p in self._visible()
                    if not any(PurePath(p).is_relative_to(h) for h in secret)]
-        masks = [h for h in dict.fromkeys([*secret, os.path.expanduser("~")])
+        masks = [h for h in dict.fromkeys([*secret, os.path.realpath(os.path.expanduser("~"))])
                  if os.path.isdir(h) and any(PurePath(h).is_relative_to(p) and h != p
                                              for p in visible)]
-        for _, mask, path in sorted([(_depth(p), False, p) for p in visible]
-                                    + [(_depth(h), True, h) for h in masks]):
-            command += ["--tmpfs", path] if mask else ["--ro-bind", path, path]
+        links = self._links(visible, secret)
+        # the folders on the way to what is bound: bwrap would make them with the modes they
+        # have outside (a home of 0700), which an unprivileged bot could not pass through
+        on_the_way = {str(a) for p in [*visible, *masks, *(link for link, _ in links)]
+                      for a in PurePath(p).parents} - {"/", "/tmp", *masks}
+        on_the_way = [a for a in on_the_way if not any(PurePath(a).is_relative_to(p)
+                                                       for p in visible)]
+        for _, kind, path in sorted([(_depth(p), "bind", p) for p in visible]
+                                    + [(_depth(h), "mask", h) for h in masks]
+                                    + [(_depth(a), "dir", a) for a in on_the_way]):
+            command += {"bind": ["--ro-bind", path, path], "mask": ["--tmpfs", path],
+                        "dir": ["--perms", "0755", "--dir", path]}[kind]
+        for link, target in links:
+            command += ["--symlink", target, link]
         return masks
 
     def _visible(self) -> list[str]:
-        """The folders (and files) the bot sees besides the system: its own folder, the runtime
-        of its program, Python's prefixes for Python, and the files it `reads`."""
-        paths = [*self.program.reads] + ([] if self.served else [self.program.cwd])
-        executable = self.program.command[0]
-        if os.path.isabs(executable):  # a bare name is looked up on the sandbox's PATH (/usr)
-            paths += [os.path.dirname(executable), _prefix(executable),
-                      _prefix(os.path.realpath(executable))]
-        if self.served:  # the venv, its Python, kdtourney itself (an editable install is outside)
+        """The folders (and files) the bot sees besides the system, links resolved, none inside
+        another: the allowed folders, and its own files (`own_paths`, with the files it
+        `reads`), or for a served Python bot its sources file, its venv, its Python and kdtourney
+        itself (an editable install lies outside the venv)."""
+        paths = [*self.program.reads, *self.sandbox.allowed]
+        if self.served:
             import kdtourney
-            paths += [sys.prefix, sys.base_prefix,
+            executable = os.path.realpath(self.program.command[0])
+            paths += [sys.prefix, sys.base_prefix, _prefix(executable),
                       os.path.dirname(os.path.abspath(kdtourney.__file__))]
+        else:
+            paths += own_paths(self.program)
         kept = []
-        for path in sorted(set(os.path.abspath(p) for p in paths if p and os.path.exists(p))):
+        for path in sorted(set(os.path.realpath(p) for p in paths if p and os.path.exists(p))):
             if path in ("/", "/tmp") \
                     or any(PurePath(path).is_relative_to(k) for k in [*kept, "/usr"]):
                 continue
             kept.append(path)
         return kept
 
+    def _links(self, visible: list[str], secret: list[str]) -> list[tuple[str, str]]:
+        """(link, target) for each own file of a bot without a folder of its own that it names
+        through a link, where the link's place is not bound already: the bot finds it where its
+        TOML file says."""
+        if self.served or self.program.own_folder:
+            return []
+        found = []
+        for path in own_paths(self.program):
+            named, real = os.path.abspath(path), os.path.realpath(path)
+            if named != real and not any(PurePath(named).is_relative_to(p)
+                                         for p in [*visible, *secret, *SYSTEM]):
+                found.append((named, real))
+        return found
+    # its cgroup
+
+    def freeze(self) -> None:
+        """Stop all the bot's processes until `thaw` (waiting until they are), where the machine
+        has a freezer."""
+        if self.cgroup is not None:
+            self.cgroup.freeze()
+
+    def thaw(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.thaw()
+
     def end_game(self, pid: int) -> None:
-        """Kill every process the bot started (daemons included), keeping the bot: `pid` is
-        bwrap's, whose child is the namespace's init, whose first child is the bot."""
-        children = _children()
-        init = children.get(pid, [])
-        if len(init) != 1:
-            return
-        bot = sorted(children.get(init[0], []), key=_start_time)[:1]
-        doomed, todo = [], [c for c in children.get(init[0], []) if c not in bot] + [
-            c for b in bot for c in children.get(b, [])]
-        while todo:
-            child = todo.pop()
-            doomed.append(child)
-            todo += children.get(child, [])
-        for child in doomed:
-            try:
-                os.kill(child, signal.SIGKILL)
-            except OSError:
-                pass
+        """Kill every process the bot started (daemons included), keeping the bot (`pid` is
+        bwrap's): with its cgroup frozen meanwhile, so that no fork outruns it; without a
+        freezer, scan after scan of its cgroup (or, without one, of bwrap's descendants)."""
+        def spare(members):
+            return _sandbox_processes(pid, members)
 
-    # the cgroup
-
-    def _make_cgroups(self) -> None:
-        limits = self.sandbox.limits
-        name = f"kdtourney-{os.getpid()}-{next(_COUNTER)}"
-        memory = str(limits.memory_mib << 20)
-        if os.path.exists(os.path.join(CGROUP_ROOT, "cgroup.controllers")):  # v2
-            settings = {os.path.join(CGROUP_ROOT, "kdtourney", name): {
-                "memory.max": memory, "memory.swap.max": "0", "pids.max": str(limits.processes)}}
-            parent = os.path.join(CGROUP_ROOT, "kdtourney")
-            try:
-                os.makedirs(parent, exist_ok=True)
-                with open(os.path.join(parent, "cgroup.subtree_control"), "w") as f:
-                    f.write("+memory +pids")
-            except OSError:
-                return
-            self.version = 2
-        elif all(os.path.exists(os.path.join(CGROUP_ROOT, h, "cgroup.procs"))
-                 for h in ("memory", "pids")):  # v1: one folder per hierarchy
-            settings = {os.path.join(CGROUP_ROOT, "memory", "kdtourney", name): {
-                "memory.limit_in_bytes": memory, "memory.memsw.limit_in_bytes": memory},
-                os.path.join(CGROUP_ROOT, "pids", "kdtourney", name): {
-                "pids.max": str(limits.processes)}}
-            self.version = 1
+        if self.cgroup is not None:
+            self.cgroup.kill(spare)
         else:
-            return
-        if not _SWEPT:
-            _SWEPT.append(True)
-            for folder in settings:
-                _sweep(os.path.dirname(folder))
-        try:
-            for folder, values in settings.items():
-                os.makedirs(folder)
-                self.cgroups.append(folder)
-                for key, value in values.items():
-                    path = os.path.join(folder, key)
-                    if os.path.exists(path) or key != "memory.memsw.limit_in_bytes":
-                        with open(path, "w") as f:
-                            f.write(value)
-        except OSError:  # no cgroup for us here: rlimits instead
-            self.release()
-            self.version = None
+            cgroups.kill_scanning(lambda: _descendants(pid), spare)
 
-    def _events(self, name: str) -> dict:
-        for folder in self.cgroups:
-            path = os.path.join(folder, name)
-            if os.path.exists(path):
-                try:
-                    with open(path) as f:
-                        return {k: int(v) for k, v in (line.split() for line in f if line.strip())
-                                if v.isdigit()}
-                except (OSError, ValueError):
-                    return {}
-        return {}
+    def kill(self) -> None:
+        """Kill every process of the sandbox, frozen or not (its cgroup's; none without one)."""
+        if self.cgroup is not None:
+            self.cgroup.kill()
 
     def out_of_memory(self) -> bool:
         """Whether the kernel killed a process of the bot for want of memory."""
-        events = self._events("memory.events" if self.version == 2 else "memory.oom_control")
-        return events.get("oom_kill", 0) > 0
+        return self.cgroup is not None and self.cgroup.out_of_memory()
 
     def hit_process_limit(self) -> bool:
         """Whether the bot was refused a process (or thread) by its limit."""
-        return self._events("pids.events").get("max", 0) > 0
+        return self.cgroup is not None and self.cgroup.hit_process_limit()
 
     def release(self) -> None:
         """Remove the cgroup once the bot has been stopped: what is still in it (the sandbox's
-        processes dying with bwrap) is killed first, for at most a second."""
-        deadline = time.monotonic() + 1.0
-        for folder in self.cgroups:
-            while True:
-                try:
-                    os.rmdir(folder)
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        break
-                _kill_members(folder)
-                time.sleep(0.01)
-        self.cgroups = []
+        processes dying with bwrap) is killed first."""
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
 
 
 __all__ = ["Sandbox", "Limits", "Confinement", "SandboxError", "bwrap_path", "INSTALL_HINT",
-           "DEFAULT_MEMORY_MIB", "DEFAULT_PROCESSES", "DEFAULT_OUTPUT_MIB"]
+           "DEFAULT_MEMORY_MIB", "DEFAULT_PROCESSES", "DEFAULT_OUTPUT_MIB", "DEFAULT_CPUS",
+           "missing_limits", "weaker_limits_line"]

@@ -1,4 +1,5 @@
-"""An example bot: a file like this one in a folder joins tournaments by its `name`.
+"""An example bot: a file like this one in a bots folder (here in a folder of its own, which it
+could share with its data and package) joins tournaments by its `name`.
 
 See it with `kdtourney bots --bots-dir examples/bots`; test it with
 `kdtourney.testing.check_bot(CrownGrabber, strict=True)`.

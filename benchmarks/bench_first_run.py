@@ -1,0 +1,106 @@
+"""The README's quick start on a fresh machine, end to end: prints `name: value` lines.
+
+    python benchmarks/bench_first_run.py [--runs 3] [--sandbox] [--workers N]
+
+Runs `kdtourney run --bots mcts:iterations=200,greedy,random --players 4 --games 36 --seed 1` (the
+README's quick start, report included) in a fresh process with an empty Numba cache, as on a fresh
+machine or in a fresh clone (`cold_*`), then the same command again on the cache it filled
+(`warm_*`). `--sandbox` plays it sandboxed (every bot served in its own bubblewrap sandbox, which
+takes a copy of the compiled kernels as it starts).
+
+Wall seconds are what a user waits. CPU seconds (user and system, of the command and every
+process it started) are the steadier measure on a machine shared with other work, whose load
+(the 1-minute average, before and after each run) is printed too. The phases come from the store
+(its times are whole seconds): `to_first_game_s` from the command's start to the first game's
+start (imports, worker start-up, loading or compiling the kernels), `games_s` from there to the
+last game stored, `after_games_s` the rest (the report). `compile_cpu_s` is the CPU of the cold run
+beyond the warm one's. `same_games` checks that both runs stored the same games.
+"""
+
+import argparse
+import os
+import resource
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+QUICK_START = ["run", "--bots", "mcts:iterations=200,greedy,random", "--players", "4", "--games",
+               "36", "--seed", "1"]
+
+
+def children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_once(folder: Path, env: dict, extra: list) -> dict:
+    """One quick start in `folder` (its reports/ land there): wall, CPU, load, phases, games."""
+    folder.mkdir()
+    command = [str(Path(sys.executable).with_name("kdtourney")), *QUICK_START, *extra]
+    load_before = os.getloadavg()[0]
+    cpu, started = children_cpu_s(), time.time()
+    t = time.perf_counter()
+    done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    cpu = children_cpu_s() - cpu
+    if done.returncode != 0:
+        sys.exit(f"Error: {' '.join(command)} failed:\n{done.stderr[-2000:]}")
+    store = next(folder.glob("reports/*/tournament.sqlite"))
+    with sqlite3.connect(store) as db:
+        games = db.execute("SELECT duration, finished_at FROM games ORDER BY game").fetchall()
+        rows = db.execute("SELECT * FROM results ORDER BY game, seat").fetchall()
+    ends = [datetime.fromisoformat(at).timestamp() for _, at in games]
+    first_start = min(end - duration for (duration, _), end in zip(games, ends))
+    return {"wall_s": wall, "cpu_s": cpu, "load": (load_before, os.getloadavg()[0]),
+            "to_first_game_s": first_start - started, "games_s": max(ends) - first_start,
+            "after_games_s": started + wall - max(ends), "games": len(games),
+            "results": [row[:10] for row in rows]}  # score, rank, ...: not the times
+
+
+def figure(values: list, unit: str = "") -> str:
+    if len(values) == 1:
+        return f"{values[0]:.1f}{unit}"
+    listed = ", ".join(f"{v:.1f}" for v in values)
+    return f"{statistics.median(values):.1f}{unit} (median of {len(values)}: {listed})"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=1,
+                        help="cold and warm runs, each pair on a fresh cache")
+    parser.add_argument("--sandbox", action="store_true", help="play the quick start sandboxed")
+    parser.add_argument("--workers", type=int, help="worker processes (default: every core)")
+    args = parser.parse_args()
+    extra = (["--sandbox"] if args.sandbox else []) + \
+        (["--workers", str(args.workers)] if args.workers else [])
+    print(f"command: kdtourney {' '.join(QUICK_START + extra)}")
+    print(f"cores: {os.cpu_count()}")
+    runs = []
+    for _ in range(args.runs):
+        with tempfile.TemporaryDirectory(prefix="kdtourney-first-run-") as tmp:
+            tmp = Path(tmp)
+            env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp / "numba"))
+            runs.append({"cold": run_once(tmp / "cold", env, extra),
+                         "warm": run_once(tmp / "warm", env, extra)})
+    for kind in ("cold", "warm"):
+        for name in ("wall_s", "cpu_s", "to_first_game_s", "games_s", "after_games_s"):
+            print(f"{kind}_{name}: {figure([r[kind][name] for r in runs])}")
+        print(f"{kind}_load_before_after: " +
+              "; ".join(f"{a:.1f}, {b:.1f}" for a, b in (r[kind]['load'] for r in runs)))
+    print(f"compile_cpu_s: {figure([r['cold']['cpu_s'] - r['warm']['cpu_s'] for r in runs])}")
+    print(f"games: {runs[0]['cold']['games']}")
+    if args.sandbox:  # a sandboxed store keys its seeds with a secret of its own
+        print("same_games: n/a (sandboxed: each store deals its own games)")
+    else:
+        same = all(r["cold"]["results"] == r["warm"]["results"] == runs[0]["cold"]["results"]
+                   for r in runs)
+        print(f"same_games: {'yes' if same else 'NO'}")
+
+
+if __name__ == "__main__":
+    main()

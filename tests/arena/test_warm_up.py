@@ -1,0 +1,57 @@
+"""A worker's warm-up (kdtourney.arena.workers.warm_up) compiles, or loads, every kernel the games
+will call: a sandboxed bot copies the cache as its sandbox starts, and would compile whatever is
+missing there in its private /tmp, in every one of its processes."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+_SERVED = """
+import sys
+
+from kdtourney import _jit
+from kdtourney.arena import prepare, workers
+from kdtourney.bots import kdtp, serve
+from kdtourney.bots.registry import BotRegistry
+from kdtourney.engine import Game
+
+
+def loaded():
+    return {(d.py_func.__module__, d.__name__, sig) for name, module in list(sys.modules.items())
+            if name.startswith("kdtourney") for d in vars(module).values()
+            if isinstance(d, _jit.KernelDispatcher) for sig in d.overloads}
+
+
+registry = BotRegistry()
+t = prepare(registry, bots="mcts:iterations=20,greedy,random", players=[4], games=3, seed=1)
+workers.warm_up(t, registry, isolate=True, first=1)
+warmed = loaded()
+# what `kdtourney serve` does in the sandbox: its start, then the decisions of a game read from
+# the harness's act lines
+serve.warm_up()
+rules = t.rules_for(4)
+game = Game(rules, 5)
+bots = [registry.create(t.specs[seat % len(t.specs)]) for seat in range(4)]
+for seat, bot in enumerate(bots):
+    bot.setup(seat, rules, 9 + seat)
+while not game.is_over:
+    player, legal = game.current_player, game.legal_actions()
+    view = kdtp.view_of(kdtp.decode(kdtp.act_line(game.view(player), legal, None)), rules)
+    game.apply(bots[player].act(view))
+for bot in bots:
+    bot.finish(game.scores(), game.ranking())
+print(sorted(str(k) for k in loaded() - warmed))
+"""
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="nothing is compiled")
+def test_a_served_bot_finds_every_kernel_it_calls_warmed_up():
+    """After a worker's warm-up for bots played in their own process, a whole game of served bots
+    (their start, then their decisions on views read from act lines) calls no kernel that the
+    warm-up did not load: in a sandbox, they all come from the copy of the cache."""
+    out = subprocess.run([sys.executable, "-c", _SERVED], capture_output=True, text=True,
+                         timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
