@@ -284,7 +284,6 @@ def observe(bits, bbox, st, viewer, fb):
     """The features of the position for `viewer` into fb[0] (fb: feature_buffers)."""
     x, res, order, dominoes, keys, kb, bb, sc, ac = fb
     features(bits, bbox, st, viewer, x, res, order, dominoes, keys, kb, bb, sc, ac)
-    return x
 
 
 @kernel(nrt=True)
@@ -299,7 +298,8 @@ def net_buffers(net, players):
 def net_value(bits, bbox, st, viewer, net, buffers, output):
     """The network's `output` (OUT_MARGIN or OUT_RATIO) for seat `viewer` of a game not over."""
     fb, h1, h2, out = buffers
-    forward(net, observe(bits, bbox, st, viewer, fb), h1, h2, out)
+    observe(bits, bbox, st, viewer, fb)
+    forward(net, fb[0], h1, h2, out)
     return out[output]
 
 
