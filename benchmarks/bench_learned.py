@@ -13,7 +13,10 @@ shipped networks) when the spec's bot evaluates with a network. --curve GLOB mea
 checkpoint the glob matches (train.py --checkpoints) with every spec that uses a network, and
 --plot draws the margin against the positions seen in training. --results FILE keeps finished
 deals (JSON lines) and skips them when run again. Deals: from --first-deal (default 1000, as
-bench_bots.py; training never plays these deals), 4 games each.
+bench_bots.py; training never plays these deals), 4 games each. --speed prints the CPU of one
+network evaluation against one greedy playout to the end:
+
+    python benchmarks/bench_learned.py --speed
 """
 
 import argparse
@@ -31,9 +34,12 @@ from bench_bots import Counting, Point, gain_line, interval, load  # noqa: E402
 
 from kdtourney.arena.match import play_match  # noqa: E402
 from kdtourney.bots.greedy import GreedyBot  # noqa: E402
+from kdtourney.bots import _kernels as BK  # noqa: E402
+from kdtourney.bots import _net_kernels as NK  # noqa: E402
 from kdtourney.bots.registry import BotRegistry  # noqa: E402
-from kdtourney.bots.valuenet import network_for  # noqa: E402
-from kdtourney.engine import Rules  # noqa: E402
+from kdtourney.bots.valuenet import SHIPPED, network_for  # noqa: E402
+from kdtourney.engine import Game, Rules  # noqa: E402
+from kdtourney.engine.game import rng_state  # noqa: E402
 
 
 def rules_of(players):
@@ -70,6 +76,36 @@ def play_deal(task):
             "iterations": sum(c.iterations for c in counted)}
 
 
+def speed(rules, weights, seconds=1.0):
+    """CPU per network evaluation (features and forward pass) against one greedy playout to the end,
+    from positions after 0, 24 and 48 decisions of a game (first legal actions)."""
+    net = network_for(weights or SHIPPED, rules)
+    if net is None:
+        raise SystemExit(f"Error: no network for {rules.players} players to time")
+
+    def per_call(run):
+        run(2)
+        n = 16
+        while True:
+            t0 = time.process_time()
+            run(n)
+            dt = time.process_time() - t0
+            if dt > seconds:
+                return dt / n
+            n *= 4
+
+    for decisions in (0, 24, 48):
+        game = Game(rules, 1)
+        for _ in range(decisions):
+            game.apply(game.legal_actions()[0])
+        bits, bbox, st = game.arrays
+        t_net = per_call(lambda n: NK.value_speed(bits, bbox, st, net.arrays, n))
+        t_play = per_call(lambda n: BK.playout_speed(bits, bbox, st, n, BK.POLICY_GREEDY, rng_state(1)))
+        print(f"cost after {decisions} decisions ({rules.players} players, 1 core): network "
+              f"{t_net * 1e6:.1f} us an evaluation, greedy playout {t_play * 1e6:.1f} us: "
+              f"a playout costs {t_play / t_net:.1f} evaluations", flush=True)
+
+
 def positions_seen(path):
     m = re.search(r"\.pos(\d+)\.npz$", str(path))
     return int(m.group(1)) if m else None
@@ -77,7 +113,7 @@ def positions_seen(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bot", action="append", required=True, help="bot spec (repeatable)")
+    ap.add_argument("--bot", action="append", default=[], help="bot spec (repeatable)")
     ap.add_argument("--weights", action="append", default=[], help="weights file(s) for the net bots")
     ap.add_argument("--curve", help="glob of checkpoint files: one variant per checkpoint and net spec")
     ap.add_argument("--players", type=int, default=4, choices=(2, 3, 4))
@@ -86,8 +122,16 @@ def main():
     ap.add_argument("--workers", type=int, default=mp.cpu_count())
     ap.add_argument("--results", help="JSON-lines file of finished deals (read, then appended)")
     ap.add_argument("--plot", help="with --curve: margin against positions seen, to this .svg/.png")
+    ap.add_argument("--speed", action="store_true",
+                    help="time a network evaluation against a greedy playout (the first --weights)")
     args = ap.parse_args()
     rules = rules_of(args.players)
+    if args.speed:
+        speed(rules, args.weights[:1])
+    if not args.bot:
+        if not args.speed:
+            ap.error("give a --bot, or --speed")
+        return
     variants = []  # (label, spec, weights)
     checkpoints = sorted(Path().glob(args.curve), key=positions_seen) if args.curve else []
     if args.curve and not checkpoints:
