@@ -19,8 +19,8 @@ Training. Inputs standardised, two ReLU layers (--hidden), mean squared error on
 torch thread (--threads): the same command writes the same file. The standardisation and the
 output scales are folded into the saved layers, so the bots run the network as saved. A tenth of
 the games is held out: their loss is printed after every epoch. --checkpoints K also saves the
-network K times during training (OUT.posN.npz after N positions seen), for a learning curve
-(benchmarks/bench_learned.py --curve).
+network K times during training, the last time at its end (OUT.posN.npz after N positions seen),
+for a learning curve (benchmarks/bench_learned.py --curve).
 
 --data FILE keeps the generated positions (npz) and reuses them when FILE exists, so a new
 network can be trained on the same games without playing them again.
@@ -171,7 +171,8 @@ def train(features, labels, games, args, out):
     loss_fn = nn.MSELoss()
     order_rng = torch.Generator().manual_seed(args.seed)
     seen = 0
-    marks = [int(len(xt) * args.epochs * (k + 1) / args.checkpoints) for k in range(args.checkpoints - 1)]
+    marks = [int(len(xt) * args.epochs * (k + 1) / args.checkpoints)  # the last one: the final network
+             for k in range(args.checkpoints if args.checkpoints > 1 else 0)]
 
     def export():
         w = [p.detach().numpy().astype(np.float64) for p in model.parameters()]
