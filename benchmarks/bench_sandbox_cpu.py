@@ -66,13 +66,15 @@ COUNTING_MCTS = textwrap.dedent('''
 
 
 def build(folder: Path, helpers: int, think: float) -> Path:
-    folder.mkdir()
-    (folder / "counting_mcts.py").write_text(COUNTING_MCTS)
-    for script in ("first_legal.py", "spinner.py"):  # in the folder: what a sandbox shows
-        shutil.copy(HERE / "kdtp" / script, folder)
-    (folder / "quiet.toml").write_text(
+    """A bots folder of one subfolder per bot, as a sandbox wants them."""
+    for name in ("counting", "quiet", "spinner"):
+        (folder / name).mkdir(parents=True)
+    (folder / "counting" / "counting_mcts.py").write_text(COUNTING_MCTS)
+    shutil.copy(HERE / "kdtp" / "first_legal.py", folder / "quiet")
+    shutil.copy(HERE / "kdtp" / "spinner.py", folder / "spinner")
+    (folder / "quiet" / "quiet.toml").write_text(
         f'name = "quiet"\ncommand = ["{sys.executable}", "first_legal.py"]\n')
-    (folder / "spinner.toml").write_text(
+    (folder / "spinner" / "spinner.toml").write_text(
         f'name = "spinner"\ncommand = ["{sys.executable}", "spinner.py", "{helpers}", '
         f'"{think}"]\n')
     return folder
@@ -108,9 +110,10 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         bots = build(Path(tmp) / "bots", args.helpers, args.think)
         for mode in modes:
-            play = PlaySettings(sandbox=True, sandbox_allow=PYTHON_ALLOWED) if mode == "sandbox" else PlaySettings(isolate=True)
+            play = (PlaySettings(sandbox=True, sandbox_allow=PYTHON_ALLOWED) if mode == "sandbox"
+                    else PlaySettings(isolate=True))
             registry = BotRegistry([bots], env=False, cwd=False, entry_points=False,
-                                   run_modules=mode != "sandbox")
+                                   sandbox=play.sandbox_for(None))
             means = {"quiet": [], "spinner": []}
             for round_ in range(args.rounds):
                 for opponent in means:

@@ -589,7 +589,7 @@ def report_command(folder, anchor, open_page):
 @click.option("--anchor", metavar="NAME=ELO", help="Pin one entrant's Elo (default: mean 0), "
               "e.g. --anchor greedy=0.")
 @click.option("--players", metavar="N[,N]", help="Player counts to pool, e.g. 2,4 (default: the "
-              "count with the most games).")
+              "count with the most games, or every size of a ladder that plays several).")
 def ratings_command(folders, out, anchor, players):
     """One rating list over the games of many tournament folders (run and sprt alike; a folder
     that holds folders is searched).

@@ -16,12 +16,14 @@ import sys
 import time
 from pathlib import Path
 
+import sqlite3
+
 import pytest
 from arena_support import stored
 from click.testing import CliRunner
 from kdtp_support import write_fake_bots
 
-from kdtourney.arena import store
+from kdtourney.arena import spsa, store
 from kdtourney.cli import main
 
 BOTS = Path(__file__).parent / "data" / "tune_bots"
@@ -109,6 +111,35 @@ def test_a_killed_tune_resumes_to_the_values_of_an_uninterrupted_one(tmp_path):
     # the same command again: nothing to play, the same values
     again = run(*tune_args(folder, 1))
     assert again.exit_code == 0 and lines(again)[-1] == lines(whole)[-1]
+
+
+def test_a_folder_made_before_the_rule_was_recorded_finishes_under_rule_1(tmp_path, monkeypatch):
+    # --blocks 2: rule 1 summed the two blocks' results, rule 2 averages them
+    args = ["peaked", "--bots-dir", BOTS, "--param", "x=-1.5,-2,3,1", "--param", "n=12,0,12,2",
+            "--iterations", 4, "--batch", 2, "--blocks", 2, "--seed", 3, "--workers", 1,
+            "--no-report", "-q"]
+    new = run(*args, "--out", tmp_path / "new")
+    with monkeypatch.context() as m:  # the tune of a kdtourney that knew rule 1 only
+        m.setattr(spsa, "SPSA_RULE", 1)
+        old = run(*args, "--out", tmp_path / "old")
+    assert new.exit_code == 0 and old.exit_code == 0, new.output + old.output
+    assert lines(new)[-1] != lines(old)[-1]
+    assert store.load_config(tmp_path / "new")["tune"]["rule"] == 2
+    # that kdtourney recorded no rule; it was killed in the second batch (blocks 4 to 7)
+    folder = tmp_path / "old"
+    with store.open_store(folder) as st:
+        st.set_config("tune", {k: v for k, v in st.config()["tune"].items() if k != "rule"})
+    with sqlite3.connect(folder / "tournament.sqlite") as conn:
+        conn.execute("DELETE FROM results WHERE game IN (SELECT game FROM games WHERE block >= 5)")
+        conn.execute("DELETE FROM games WHERE block >= 5")
+        conn.execute("DELETE FROM tune WHERE k > 2")
+    assert stored(folder) == 10
+    resumed = CliRunner().invoke(main, ["tune", "--resume", str(folder), "--no-report"])
+    assert resumed.exit_code == 0, resumed.output
+    assert f"note: {folder} was made under SPSA rule 1 (this kdtourney makes rule 2): it " \
+           "finishes under rule 1" in resumed.output
+    assert lines(resumed)[-1] == lines(old)[-1]
+    assert stored(folder) == 16
 
 
 @pytest.mark.parametrize("args, message", [

@@ -38,7 +38,7 @@ import contextlib
 import math
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -68,13 +68,15 @@ class LadderConfig:
     dynasty: bool = False
     move_time_limit: float | None = None
     clock: dict | None = None   # the rest of the time control, as a Tournament's `clock`
+    rule: int = matchmaking.MATCH_RULE  # the matchmaker's rule, fixed when the folder is made
 
     def to_dict(self) -> dict:
         return dict(asdict(self), players=list(self.players))
 
     @classmethod
     def from_dict(cls, d: dict) -> "LadderConfig":
-        return cls(**dict(d, players=tuple(d["players"])))
+        # no rule recorded: a ladder made under rule 1
+        return cls(**dict(d, players=tuple(d["players"]), rule=d.get("rule", 1)))
 
 
 def prepare_ladder(*, players=None, seed: int | None = None, dynasty: bool = False,
@@ -92,7 +94,8 @@ def prepare_ladder(*, players=None, seed: int | None = None, dynasty: bool = Fal
     return LadderConfig(players=sizes, seed=secrets.randbits(32) if seed is None else int(seed),
                         rules=full_rules(sizes, rules), dynasty=bool(dynasty),
                         move_time_limit=None if move_time_limit is None else float(move_time_limit),
-                        clock=clock_of(move_time_limit, time_control, first_move_time))
+                        clock=clock_of(move_time_limit, time_control, first_move_time),
+                        rule=matchmaking.MATCH_RULE)
 
 
 def stored_config(folder) -> LadderConfig | None:
@@ -106,7 +109,13 @@ def stored_config(folder) -> LadderConfig | None:
         raise ArenaError(str(exc)) from None
     if "ladder" not in config:
         raise ArenaError(f"{folder} holds a tournament, not a ladder; choose another --out")
-    return LadderConfig.from_dict(config["ladder"])
+    stored = LadderConfig.from_dict(config["ladder"])
+    if stored.rule not in matchmaking.RULES:
+        raise ArenaError(f"{folder} was made under matchmaking rule {stored.rule}, which this "
+                         f"kdtourney does not know (it knows "
+                         f"{', '.join(map(str, matchmaking.RULES))}): go on with the kdtourney "
+                         "that made it")
+    return stored
 
 
 # --------------------------------------------------------------------------------------------------
@@ -300,22 +309,27 @@ def chunk_for(config: LadderConfig, blocks, specs: dict, total_games: int) -> _C
                   total_games=total_games)
 
 
-def standing(results, blocks, labels: list, next_block: int) -> matchmaking.Standing:
+def standing(results, blocks, labels: list, next_block: int, *,
+             rule: int = matchmaking.MATCH_RULE) -> matchmaking.Standing:
     """The matchmaker's standing of the active `labels` from the stored results (balanced blocks,
-    all versions: a game against a superseded version still tells about the active one) and the
-    scheduled blocks (not cancelled: played or still to play)."""
+    all versions: a game against a superseded version still tells about the active one; every
+    table size, each comparison worth its `matchmaking.dependence`) and the scheduled blocks (not
+    cancelled: played or still to play)."""
     everyone = sorted(set(labels) | set(results["entrant"].astype(str)) if len(results) else labels)
     index = {label: i for i, label in enumerate(everyone)}
     k = len(everyone)
-    wins, games = np.zeros((k, k)), np.zeros((k, k))
+    wins, games, worth = np.zeros((k, k)), np.zeros((k, k)), np.zeros((k, k))
     pairs = pair_outcomes(balanced_blocks(results)) if len(results) else None
     if pairs is not None and len(pairs):
         a = pairs["entrant_a"].map(index).to_numpy()
         b = pairs["entrant_b"].map(index).to_numpy()
+        n_players = pairs["game"].map(results.groupby("game").size()).to_numpy()
+        w = matchmaking.dependence(n_players, rule)
         np.add.at(wins, (a, b), pairs["score"].to_numpy())
         np.add.at(wins, (b, a), 1.0 - pairs["score"].to_numpy())
-        np.add.at(games, (a, b), 1.0)
-        np.add.at(games, (b, a), 1.0)
+        for at in ((a, b), (b, a)):
+            np.add.at(games, at, 1.0)
+            np.add.at(worth, at, w)
     played, last = np.zeros(k), np.full(k, -1.0)
     meetings = np.zeros((k, k))
     for block, seats in zip(blocks["block"], blocks["seats"]):
@@ -327,7 +341,7 @@ def standing(results, blocks, labels: list, next_block: int) -> matchmaking.Stan
                 if i != j:
                     meetings[i, j] += 1
     full = matchmaking.Standing.from_counts(everyone, wins, games, played, last, meetings,
-                                            next_block)
+                                            next_block, worth)
     keep = [index[label] for label in labels]
     return matchmaking.Standing(list(labels), full.elo[keep] - full.elo[keep].mean(),
                                 full.sd[keep], full.blocks[keep], full.last[keep],
@@ -351,9 +365,10 @@ class LadderOutcome:
     events: list = field(default_factory=list)
 
 
-def open_ladder(config: LadderConfig, folder, meta: dict) -> int:
+def open_ladder(config: LadderConfig, folder, meta: dict) -> tuple[LadderConfig, int]:
     """Create the ladder's store in `folder`, or check that it holds this ladder (ArenaError if
-    not); returns the session number."""
+    not); returns the ladder as the folder plays it (under the matchmaking rule it was made with)
+    and the session number."""
     folder = Path(folder)
     if not store.exists(folder):
         empty = Tournament(entrants=(), specs=(), format=LADDER_FORMAT, players=config.players,
@@ -367,8 +382,9 @@ def open_ladder(config: LadderConfig, folder, meta: dict) -> int:
         with st:
             st.set_config("ladder", config.to_dict())
             st.write_ladder()
-        return 1
+        return config, 1
     stored = stored_config(folder)
+    config = replace(config, rule=stored.rule)  # a ladder keeps the rule it was made with
     diff = differences(stored.to_dict(), config.to_dict())
     if diff:
         more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
@@ -377,7 +393,7 @@ def open_ladder(config: LadderConfig, folder, meta: dict) -> int:
     with store.open_store(folder) as st:
         sessions = int(st.meta.get("sessions", 0)) + 1
         st.update_meta(sessions=sessions, last_command=meta.get("command"))
-    return sessions
+    return config, sessions
 
 
 def _stored_entrants(folder) -> tuple[dict, "object"]:
@@ -412,13 +428,17 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
         runner.check_sandbox()  # before the folders are scanned: one line, not a note per bot
     with contextlib.ExitStack() as stack:
         scheduler, workers = stack.enter_context(runner.holding_workers(folder, scheduler, workers))
-        sessions = open_ladder(config, folder, meta or {})
+        config, sessions = open_ladder(config, folder, meta or {})
         with store.open_store(folder) as st:
             stored = st.count_games()
         outcome = LadderOutcome(folder=folder, stored_before=stored, stored=stored)
         if display is not None:
             display.begin(config, folder, stored, workers)
             stack.callback(display.end)
+            if config.rule != matchmaking.MATCH_RULE:
+                display.note(f"{folder} was made under matchmaking rule {config.rule} (this "
+                             f"kdtourney makes rule {matchmaking.MATCH_RULE}): it goes on under "
+                             f"rule {config.rule}")
         feed = ChunkFeed(display)
         signature, registry, rate = None, None, None
         last_scan, waiting = -math.inf, False
@@ -550,13 +570,14 @@ def _choose(config: LadderConfig, folder, blocks, active: list, count: int, budg
     results = store.load_results(folder, ("game", "seat", "block", "entrant", "rank",
                                           "n_players"))
     live = blocks[blocks["cancelled"] == 0] if len(blocks) else blocks
-    st = standing(results, live, active, next_block)
+    st = standing(results, live, active, next_block, rule=config.rule)
     out = []
     for _ in range(count):
         n = config.players[st.block % len(config.players)]
         if budget is not None and budget <= 0:
             break
-        table = matchmaking.choose_table(st, n, matchmaking.table_rng(config.seed, st.block))
+        table = matchmaking.choose_table(st, n, matchmaking.table_rng(config.seed, st.block),
+                                         rule=config.rule)
         out.append((st.block, next_game, n, tuple(active[i] for i in table)))
         st.scheduled(table)
         next_game += n

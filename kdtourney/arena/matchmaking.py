@@ -22,13 +22,21 @@ A block teaches most where the ratings are least certain and the game is closest
    the pair's meetings so far against the seed's mean (no pair is worn out). A pair that has
    met less than 1/STARVED of its even share of the seed's blocks gets the highest weight of the
    table: every entrant meets the whole field over time, at least at that rate.
-3. With probability ``EXPLORE`` the opponents are drawn uniformly instead: a safety net for
-   ratings that are confidently wrong.
+3. With probability ``EXPLORE`` the whole table, every seat, is drawn uniformly instead (steps 1
+   and 2 skipped): a safety net for ratings that are confidently wrong.
 
 Uncertainty is the standard error of the Bradley-Terry fit from its information
-(``sum_j n_ij p_ij (1 - p_ij)`` in natural-log units): cheap enough to recompute before every
-chunk. It is only the matchmaker's guide; the list's intervals are the block bootstrap's
-(kdtourney.ratings), as everywhere else.
+(``sum_j w_ij n_ij p_ij (1 - p_ij)`` in natural-log units): cheap enough to recompute before every
+chunk. ``w`` counts the dependence of a game's pairwise outcomes: an entrant's P - 1 outcomes in
+a P-player game all follow from its one rank, and at even ratings (rank uniform) their sum varies
+as (P^2 - 1) / 12 where independent outcomes would give (P - 1) / 4, so each counts
+``3 / (P + 1)`` of an independent one (`dependence`: 1 at 2 players, 0.75 at 3, 0.6 at 4). It is
+only the matchmaker's guide; the list's intervals are the block bootstrap's (kdtourney.ratings),
+as everywhere else.
+
+Rules: MATCH_RULE is the version of the rule, recorded in a ladder's store when it is made, and a
+ladder keeps it. Rule 1 (before it was recorded) drew only the opponents uniformly in step 3 (the
+seed was still the most uncertain entrant) and counted every pairwise outcome as independent.
 """
 
 from __future__ import annotations
@@ -44,6 +52,23 @@ NEW_SD = 350.0   # the Elo uncertainty of an entrant without games
 EXPLORE = 0.1    # the chance that a table's other seats are drawn uniformly
 STARVED = 8      # a pair below 1/STARVED of its even share of meetings is drawn first
 BEHIND = 3       # the weight of the blocks an entrant lacks to the field's median
+MATCH_RULE = 2   # the version of the rule (module docstring); 1: before it was recorded
+RULES = (1, 2)
+
+
+def check_rule(rule: int) -> None:
+    """ValueError (one line) for a rule this kdtourney does not know."""
+    if rule not in RULES:
+        raise ValueError(f"matchmaking rule {rule} is unknown to this kdtourney (it knows "
+                         f"{', '.join(map(str, RULES))})")
+
+
+def dependence(n_players, rule: int = MATCH_RULE):
+    """What one pairwise outcome of an `n_players` game is worth in the information, against an
+    independent one (module docstring; rule 1: 1)."""
+    check_rule(rule)
+    n = np.asarray(n_players, dtype=float)
+    return 3.0 / (n + 1.0) if rule >= 2 else np.ones_like(n)
 
 
 @dataclass
@@ -63,14 +88,17 @@ class Standing:
     games: np.ndarray = field(default=None, repr=False)
 
     @classmethod
-    def from_counts(cls, entrants, wins, games, blocks, last, meetings, block) -> "Standing":
+    def from_counts(cls, entrants, wins, games, blocks, last, meetings, block,
+                    worth=None) -> "Standing":
         """The standing of `entrants` from K x K pairwise totals: wins[i, j] (i's score against
         j, ties half) and games[i, j] (comparisons), and the per-entrant and per-pair block
-        counts (see the class)."""
+        counts (see the class). worth[i, j]: the comparisons counted as independent ones (the
+        games' `dependence`; default `games`), for the uncertainty."""
         wins, games = np.asarray(wins, float), np.asarray(games, float)
+        worth = games if worth is None else np.asarray(worth, float)
         elo = fit_totals(wins, games)
         p = elo_to_score(elo[:, None] - elo[None, :])
-        info = (games * p * (1 - p)).sum(axis=1)
+        info = (worth * p * (1 - p)).sum(axis=1)
         played = games.sum(axis=1) > 0
         with np.errstate(divide="ignore"):
             sd = np.where(played, ELO_PER_NAT / np.sqrt(np.maximum(info, 1e-9)), NEW_SD)
@@ -112,16 +140,21 @@ def opponent_weights(st: Standing, seed: int) -> np.ndarray:
     return np.where(starved, w.max(), w)
 
 
-def choose_table(st: Standing, players: int, rng: np.random.Generator) -> tuple:
+def choose_table(st: Standing, players: int, rng: np.random.Generator, *,
+                 rule: int = MATCH_RULE) -> tuple:
     """The entrant indexes of the next table (the seed first), `players` seats; with fewer
-    entrants than seats, entrants sit more than once (every one at least once)."""
+    entrants than seats, entrants sit more than once (every one at least once). `rule`: the
+    ladder's (module docstring)."""
+    check_rule(rule)
     k = len(st.entrants)
     if k < 2:
         raise ValueError("a table needs two entrants")
+    if rule >= 2 and rng.random() < EXPLORE:
+        return uniform_table(st, players, rng)
     priority = seed_priority(st)
     best = np.flatnonzero(priority >= priority.max() * (1 - 1e-12))
     seed = int(rng.choice(best))
-    if rng.random() < EXPLORE:
+    if rule == 1 and rng.random() < EXPLORE:
         w = np.where(np.arange(k) != seed, 1.0, 0.0)
     else:
         w = opponent_weights(st, seed)
@@ -136,7 +169,7 @@ def choose_table(st: Standing, players: int, rng: np.random.Generator) -> tuple:
 
 
 def uniform_table(st: Standing, players: int, rng: np.random.Generator) -> tuple:
-    """The benchmark's reference: a table drawn uniformly from the field."""
+    """A table drawn uniformly from the field (step 3 of the rule; the benchmark's reference)."""
     k = len(st.entrants)
     n = min(players, k)
     table = [int(i) for i in rng.choice(k, size=n, replace=False)]
@@ -151,4 +184,5 @@ def table_rng(seed: int, block: int) -> np.random.Generator:
 
 
 __all__ = ["Standing", "choose_table", "uniform_table", "seed_priority", "opponent_weights",
-           "table_rng", "NEW_SD", "EXPLORE", "STARVED", "BEHIND"]
+           "table_rng", "dependence", "check_rule", "NEW_SD", "EXPLORE", "STARVED", "BEHIND",
+           "MATCH_RULE", "RULES"]

@@ -11,11 +11,19 @@ take at the last iteration, ``c_end`` and ``r_end``. With N iterations, k = 1..N
 with alpha 0.602, gamma 0.101 and A a tenth of N. Iteration k draws a sign d_i = +-1 per parameter
 and plays theta + c_k d against theta - c_k d (each clipped to its range; an integer parameter is
 rounded at random, up with the probability of its fractional part, so that it is right on
-average). The result R is theta+'s score in game-pair units: with s its mean pairwise score against
-theta- in the iteration's blocks, R = 2 (2 s - 1) per block, summed over the blocks (a pair of
-2-player games won, drawn or lost gives +2, 0 or -2, as a game pair does in fishtest). Then
+average: theta+ and theta- with the same uniform draw, so that two values 2 c_k >= 1 apart never
+round to the same integer). The result R is theta+'s score in game-pair units: with s its mean
+pairwise score against theta- in a block, 2 (2 s - 1), averaged over the iteration's blocks (a pair
+of 2-player games won, drawn or lost gives +2, 0 or -2, as a game pair does in fishtest; more
+blocks make R less noisy, not larger). Then
 
     theta_i <- clip(theta_i + r_k c_k R d_i)
+
+Rules: SPSA_RULE is the version of the two choices above, recorded in a tune's store when it is
+made. Rule 1 (kdtourney before it was recorded) summed R over the blocks (`--blocks B` moved a
+parameter B times as far) and rounded theta+ and theta- with separate draws (at c_k < 1 they were
+often the same integer: an iteration of two identical bots). A tune keeps the rule it started
+with, so a resumed folder ends where it would have ended uninterrupted.
 
 Defaults derived from the range: c_end = (max - min) / 20, and r_end such that a steady R = +1
 (theta+ scoring 75%) at every iteration would carry a parameter across its whole range over the
@@ -40,6 +48,8 @@ ALPHA = 0.602
 GAMMA = 0.101
 A_FRACTION = 0.1     # A = this fraction of the iterations
 C_FRACTION = 1 / 20  # default c_end = this fraction of the range
+SPSA_RULE = 2        # the version of the rule (module docstring); 1: before it was recorded
+RULES = (1, 2)
 
 
 class SpsaError(ValueError):
@@ -153,7 +163,7 @@ def make_param(name: str, start, lo, hi, c_end=None, r_end=None, *, integer: boo
 
 def draws(seed: int, k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Iteration k's signs (n values +-1) and the uniform numbers that round theta+ and theta-
-    (2 x n)."""
+    (2 x n; rule 2 rounds both with the first row)."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, 2, k]))
     signs = np.where(rng.random(n) < 0.5, -1.0, 1.0)
     return signs, rng.random((2, n))
@@ -164,15 +174,23 @@ def _played(param: Param, x: float, u: float) -> float:
     return float(math.floor(x + u)) if param.integer else x
 
 
-def perturbed(params, theta, k: int, schedule: Schedule, seed: int):
+def _check(rule: int) -> None:
+    if rule not in RULES:
+        raise SpsaError(f"SPSA rule {rule} is unknown to this kdtourney (it knows "
+                        f"{', '.join(map(str, RULES))}): update kdtourney")
+
+
+def perturbed(params, theta, k: int, schedule: Schedule, seed: int, *, rule: int = SPSA_RULE):
     """Iteration k from `theta`: (signs, theta+, theta-), the two as played (clipped, integers
-    rounded at random)."""
+    rounded at random: under rule 2 with one draw for both, under rule 1 with one each)."""
+    _check(rule)
     signs, u = draws(seed, k, len(params))
+    u_minus = u[0] if rule >= 2 else u[1]
     plus, minus = [], []
     for i, p in enumerate(params):
         c = float(schedule.c_k(p, k))
         plus.append(_played(p, theta[i] + c * signs[i], u[0, i]))
-        minus.append(_played(p, theta[i] - c * signs[i], u[1, i]))
+        minus.append(_played(p, theta[i] - c * signs[i], u_minus[i]))
     return signs, plus, minus
 
 
@@ -182,10 +200,15 @@ def step(params, theta, k: int, signs, result: float, schedule: Schedule) -> lis
             for i, p in enumerate(params)]
 
 
-def result_of(block_scores) -> float:
+def result_of(block_scores, *, rule: int = SPSA_RULE) -> float:
     """An iteration's result from theta+'s block scores (mean pairwise score against theta- per
-    block, NaN for a block without a result): 2 (2 s - 1) summed over the blocks."""
-    return float(sum(2.0 * (2.0 * s - 1.0) for s in block_scores if not math.isnan(s)))
+    block, NaN for a block without a result): 2 (2 s - 1) averaged over the blocks with a result
+    (rule 1: summed), 0 without any."""
+    _check(rule)
+    pairs = [2.0 * (2.0 * s - 1.0) for s in block_scores if not math.isnan(s)]
+    if not pairs:
+        return 0.0
+    return float(sum(pairs) / len(pairs)) if rule >= 2 else float(sum(pairs))
 
 
 @dataclass(frozen=True)
@@ -203,10 +226,12 @@ class Iteration:
     after: tuple | None = None
 
 
-def replay(params, schedule: Schedule, seed: int, batch: int, results) -> list[Iteration]:
+def replay(params, schedule: Schedule, seed: int, batch: int, results, *,
+           rule: int = SPSA_RULE) -> list[Iteration]:
     """The iterations as far as `results` (iteration k -> its result, for the iterations whose
     games are all stored) allow: every batch whose results are all known, plus the next batch
-    (`after` None: it steps only once all its results are in), which is what to play next."""
+    (`after` None: it steps only once all its results are in), which is what to play next.
+    `rule`: the rule the tune was made with (module docstring)."""
     theta = [p.start for p in params]
     out: list[Iteration] = []
     n = schedule.iterations
@@ -216,7 +241,7 @@ def replay(params, schedule: Schedule, seed: int, batch: int, results) -> list[I
         complete = all(results.get(k) is not None for k in ks)
         new = list(theta)
         for k in ks:
-            signs, plus, minus = perturbed(params, theta, k, schedule, seed)
+            signs, plus, minus = perturbed(params, theta, k, schedule, seed, rule=rule)
             r = results.get(k)
             if complete:
                 new = step(params, new, k, signs, r, schedule)
@@ -236,4 +261,4 @@ def final_theta(params, iterations: list[Iteration]) -> list[float]:
 
 __all__ = ["Param", "Schedule", "Iteration", "SpsaError", "make_param", "perturbed", "step",
            "replay", "result_of", "final_theta", "draws", "default_c_end", "default_r_end",
-           "ALPHA", "GAMMA"]
+           "ALPHA", "GAMMA", "SPSA_RULE", "RULES"]

@@ -24,7 +24,9 @@ The folder is a tournament store whose entrants are `theta+`, `theta-` and the o
 `report`, `export` and `ratings` read it), plus:
 
 - config `tune`: the tune (bot, fixed parameters, tuned parameters with their ranges, c_end,
-  r_end, the schedule, batch, blocks per iteration). A folder holding anything else is refused.
+  r_end, the schedule, batch, blocks per iteration, and `rule`: the version of SPSA's rule it is
+  played under, `spsa.SPSA_RULE` when it was made; a folder made before the rule was recorded
+  resumes under rule 1). A folder holding anything else is refused.
 - config `tournament`: the table with the start values for theta+ and theta-. While a batch plays
   it holds the batch's table (every iteration's theta+ and theta- as entrants of their own
   labelled `theta+` and `theta-`): the runner's workers build the bots from it.
@@ -66,6 +68,7 @@ class Tune:
     schedule: spsa.Schedule
     batch: int = DEFAULT_BATCH
     blocks: int = 1
+    rule: int = spsa.SPSA_RULE  # SPSA's rule (spsa.py's docstring), fixed when the folder is made
 
     def spec(self, values) -> str:
         """The bot spec with these values of the tuned parameters (an integer one as an int)."""
@@ -93,13 +96,14 @@ class Tune:
     def to_dict(self) -> dict:
         return dict(bot=self.bot, fixed=[list(kv) for kv in self.fixed],
                     params=[p.to_dict() for p in self.params], schedule=self.schedule.to_dict(),
-                    batch=self.batch, blocks=self.blocks)
+                    batch=self.batch, blocks=self.blocks, rule=self.rule)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Tune":
         return cls(bot=d["bot"], fixed=tuple(tuple(kv) for kv in d["fixed"]),
                    params=tuple(spsa.Param.from_dict(p) for p in d["params"]),
-                   schedule=spsa.Schedule(**d["schedule"]), batch=d["batch"], blocks=d["blocks"])
+                   schedule=spsa.Schedule(**d["schedule"]), batch=d["batch"], blocks=d["blocks"],
+                   rule=d.get("rule", 1))  # no rule recorded: made under rule 1
 
 
 def parse_param(text: str) -> tuple[str, list[str]]:
@@ -156,7 +160,8 @@ def prepare_tune(registry, bot: str | None, params, *, players=None, iterations:
         except spsa.SpsaError as exc:
             raise ArenaError(str(exc)) from None
     tune = Tune(bot=base.name, fixed=tuple(sorted(fixed.items())), params=tuple(tuned),
-                schedule=spsa.Schedule(iterations), batch=batch, blocks=blocks)
+                schedule=spsa.Schedule(iterations), batch=batch, blocks=blocks,
+                rule=spsa.SPSA_RULE)
     for i, p in enumerate(tune.params):  # the bot must take every value of the range
         for end in (p.min, p.max):
             try:
@@ -283,13 +288,14 @@ def iteration_results(folder, table: Tournament, tune: Tune) -> tuple[dict, int]
     for k in range(1, tune.schedule.iterations + 1):
         blocks = range((k - 1) * tune.blocks, k * tune.blocks)
         if all(per_block.get(b, 0) >= n for b in blocks):
-            out[k] = spsa.result_of(float(scores.get(b, math.nan)) for b in blocks)
+            out[k] = spsa.result_of((float(scores.get(b, math.nan)) for b in blocks),
+                                    rule=tune.rule)
     return out, stored
 
 
 def evaluate(folder, table: Tournament, tune: Tune, seed: int) -> TuneState:
     results, stored = iteration_results(folder, table, tune)
-    its = spsa.replay(tune.params, tune.schedule, seed, tune.batch, results)
+    its = spsa.replay(tune.params, tune.schedule, seed, tune.batch, results, rule=tune.rule)
     return TuneState(iterations=its, stored=stored)
 
 
@@ -303,9 +309,11 @@ def record(folder, table: Tournament, state: TuneState) -> None:
         st.set_config("tournament", table.to_dict())
 
 
-def open_tune(table: Tournament, tune: Tune, folder, meta: dict, identities: dict) -> list[str]:
+def open_tune(table: Tournament, tune: Tune, folder, meta: dict,
+              identities: dict) -> tuple[Tune, list[str]]:
     """Create the store of a new tune, or check that `folder` holds this tune played by this code
-    (ArenaError otherwise). Returns notes for the user."""
+    (ArenaError otherwise). Returns the tune as the folder plays it (under the SPSA rule it was
+    made with) and notes for the user."""
     folder = Path(folder)
     if not store.exists(folder):
         try:
@@ -314,7 +322,7 @@ def open_tune(table: Tournament, tune: Tune, folder, meta: dict, identities: dic
             raise ArenaError(str(exc)) from None
         with st:
             st.set_config("tune", tune.to_dict())
-        return []
+        return tune, []
     try:
         st = store.open_store(folder)
     except store.StoreError as exc:
@@ -324,7 +332,9 @@ def open_tune(table: Tournament, tune: Tune, folder, meta: dict, identities: dic
         if "tune" not in config:
             raise ArenaError(f"{folder} holds a tournament that is not a tune; choose a new --out")
         stored_table = dict(config["tournament"], entrants=None, specs=None, games=None)
-        diff = differences({"tune": config["tune"], "tournament": stored_table},
+        stored_tune = _stored_tune(config, folder)
+        tune = replace(tune, rule=stored_tune.rule)  # a tune keeps the rule it was made with
+        diff = differences({"tune": stored_tune.to_dict(), "tournament": stored_table},
                            {"tune": tune.to_dict(),
                             "tournament": dict(table.to_dict(), entrants=None, specs=None,
                                                games=None)})
@@ -333,10 +343,22 @@ def open_tune(table: Tournament, tune: Tune, folder, meta: dict, identities: dic
             raise ArenaError(f"{folder} holds another tune: {diff[0]}{more}; choose a new --out, "
                              f"or continue that one with kdtourney tune --resume {folder}")
         notes = runner.check_code(st, identities, folder)
+        if tune.rule != spsa.SPSA_RULE:
+            notes.append(f"{folder} was made under SPSA rule {tune.rule} (this kdtourney makes rule "
+                         f"{spsa.SPSA_RULE}): it finishes under rule {tune.rule}")
         st.update_meta(sessions=int(st.meta.get("sessions", 0)) + 1,
                        last_command=meta.get("command"))
         st.set_config("tournament", table.to_dict())
-    return notes
+    return tune, notes
+
+
+def _stored_tune(config: dict, folder) -> Tune:
+    tune = Tune.from_dict(config["tune"])
+    if tune.rule not in spsa.RULES:
+        raise ArenaError(f"{folder} was made under SPSA rule {tune.rule}, which this kdtourney "
+                         f"does not know (it knows {', '.join(map(str, spsa.RULES))}): finish it "
+                         "with the kdtourney that made it")
+    return tune
 
 
 def load_tune(folder) -> tuple[Tournament, Tune, dict]:
@@ -347,7 +369,7 @@ def load_tune(folder) -> tuple[Tournament, Tune, dict]:
         raise ArenaError(str(exc)) from None
     if "tune" not in config:
         raise ArenaError(f"{folder} holds no tune (kdtourney tune)")
-    tune = Tune.from_dict(config["tune"])
+    tune = _stored_tune(config, folder)
     table = Tournament.from_dict(config["tournament"])
     if len(table.entrants) != len(set(table.entrants)):  # killed while a batch played
         keep = len(table.entrants) - 2 * sum(1 for e in table.entrants[2:] if e == PLUS)
@@ -402,7 +424,8 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
         scheduler, workers = stack.enter_context(runner.holding_workers(folder, scheduler, workers))
         runner.start_bots(registry, table, bots.get("startup_timeout"),
                           (bots.get("play") or PlaySettings()).sandbox_for(folder))
-        notes = open_tune(table, tune, folder, meta, runner.entrant_identities(registry, table))
+        tune, notes = open_tune(table, tune, folder, meta,
+                                runner.entrant_identities(registry, table))
         state = evaluate(folder, table, tune, table.seed)
         record(folder, table, state)
         outcome = TuneOutcome(folder=folder, table=table, tune=tune, state=state,

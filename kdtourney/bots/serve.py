@@ -19,9 +19,12 @@ import os
 import sys
 import traceback
 
+from kdtourney import __version__
 from kdtourney.bots import kdtp
 from kdtourney.bots.external.listing import LISTING
 from kdtourney.bots.registry import BotRegistry, DuplicateBotError, Entrant, EntrantError
+from kdtourney.engine import Game, Rules
+from kdtourney.engine import warm_up as warm_up_engine
 
 
 class _Stop(Exception):
@@ -46,8 +49,6 @@ def reserve_stdout():
 def serve(registry: BotRegistry, spec, stdin=None, stdout=None, stderr=None) -> int:
     """Play `spec` over KDTP on the binary streams stdin/stdout until `quit` or the end of
     stdin; returns the exit status. EntrantError (before anything is read) for a bad spec."""
-    from kdtourney import __version__
-
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
     stderr = stderr or sys.stderr
@@ -145,9 +146,6 @@ def warm_up() -> None:
     """Load the engine's kernels and read one `act` now, not in the bot's first decision (the
     arena's workers run it too, so that on a fresh install the kernels are compiled before a
     sandboxed bot copies the cache)."""
-    from kdtourney.engine import Game, Rules
-    from kdtourney.engine import warm_up as warm_up_engine
-
     warm_up_engine()
     game = Game(Rules(2), 0)
     for _ in range(8):  # a few turns in, so that the kingdoms in the act have squares

@@ -19,6 +19,8 @@ _EXTRA = "pip install 'kdtourney[rl]'"
 
 
 def __getattr__(name):
+    # on first use only: PettingZoo and OpenSpiel are an extra, and the policy bots import
+    # kdtourney.bots (the registry and every bot), which a learning loop does not need
     if name == "pettingzoo_env":
         try:
             from kdtourney.env.aec import pettingzoo_env

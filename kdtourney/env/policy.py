@@ -50,14 +50,14 @@ class OpenSpielBot(Bot):
         raise NotImplementedError  # abstract
 
     def setup(self, seat, rules, seed):
+        # OpenSpiel is an extra ([rl]): imported by the bot that plays it, not by this module
         import pyspiel
 
         from kdtourney.env import openspiel
 
         self._game = pyspiel.load_game(openspiel.GAME_NAME, rules.to_dict())
         self._bot = self.make_bot(self._game, seat, seed)
+        self._state_of_view = openspiel.state_of_view
 
     def act(self, view):
-        from kdtourney.env import openspiel
-
-        return int(self._bot.step(openspiel.state_of_view(self._game, view)))
+        return int(self._bot.step(self._state_of_view(self._game, view)))

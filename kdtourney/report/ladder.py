@@ -1,7 +1,8 @@
 """The ladder's list and page (`ladder/index.html`), from its store.
 
 The list is `kdtourney ratings` on the ladder's folder (kdtourney.report.pool.rating_list: one
-fit, one bootstrap), with the ladder's own columns: each entrant's version and status.
+fit, one bootstrap, over every table size the ladder plays, as its matchmaker rates them), with the
+ladder's own columns: each entrant's version and status.
 
 Status
 ------
@@ -28,8 +29,8 @@ from kdtourney.outcomes import balanced_blocks
 from kdtourney import ratings, stats
 from kdtourney.report import plots
 from kdtourney.report.fmt import elo_text
-from kdtourney.report.html import (REPORT_FILE, _describe_rules, _elo_scale, _faults_view,
-                                   _replay, render, replay_view, write_page)
+from kdtourney.report.page import (REPORT_FILE, describe_rules, elo_scale, faults_view,
+                                   game_replay, render, replay_view, write_page)
 from kdtourney.report.pool import PoolError, rating_list
 
 PROVISIONAL = 100.0    # Elo: an interval wider than +-this is provisional
@@ -49,11 +50,12 @@ class Board:
 
 
 def ladder_board(folder, n_boot: int = 1000, seed: int = 0) -> Board:
-    """The list of the ladder in `folder`: the rating list of its games (as `kdtourney ratings
-    FOLDER` computes it) with each entrant's version and status."""
+    """The list of the ladder in `folder`: the rating list of its games of every table size it
+    plays (as `kdtourney ratings FOLDER` computes it) with each entrant's version and status."""
     entrants, _ = _store.load_ladder(folder)
+    sizes = tuple(_store.load_config(folder)["ladder"]["players"])
     try:
-        found = rating_list([folder], n_boot=n_boot, seed=seed)
+        found = rating_list([folder], players=sizes, n_boot=n_boot, seed=seed)
     except PoolError:
         found = None
     listed = {e.label: e for e in found.entrants} if found is not None else {}
@@ -93,13 +95,13 @@ def build_context(folder, board: Board, running: bool) -> dict:
         "folder": str(folder), "version": __version__, "running": running,
         "reload": RELOAD_SECONDS,
         "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "rules_text": _describe_rules(ladder.get("rules") or {}),
+        "rules_text": describe_rules(ladder.get("rules") or {}),
         "players": "/".join(str(p) for p in ladder.get("players") or []),
         "seed": ladder.get("seed"), "rows": board.rows, "colors": colors,
-        "elo_scale": _elo_scale([r for r in board.rows if r["rank"]]),
+        "elo_scale": elo_scale([r for r in board.rows if r["rank"]]),
         "n_games": int(len(games)), "notes": board.notes,
         "n_boot": getattr(board.found, "n_boot", 0),
-        "faults": _faults_view(faults.iloc[::-1]),  # newest first
+        "faults": faults_view(faults.iloc[::-1]),  # newest first
         "faults_by_entrant": _faults_by_entrant(faults),
     }
     whole = balanced_blocks(results).assign(entrant=lambda r: r["entrant"].astype(str))
@@ -144,7 +146,7 @@ def _last_games(results, games, rules) -> dict:
                    finished=str(g["finished_at"] or ""), players=players, replay=None)
         if players:
             try:
-                replay = _replay(int(g["game"]), g, rules, players)
+                replay = game_replay(int(g["game"]), g, rules, players)
             except (ValueError, KeyError, TypeError, IndexError):
                 replay = None
             if replay is not None:

@@ -11,7 +11,9 @@ Pooling
 - Games are pooled only under the same rules: variant, Harmony, Middle Kingdom, tiebreak, first
   picks, dynasty, and the 3-player setup for 3-player games. The list takes the rules with the most
   finished games, and one player count (the one with the most games) unless `players` names
-  several. Whatever else is listed, one line per folder, with the reason.
+  several, or a ladder of several table sizes has the most games: then all its sizes, as its
+  matchmaker rates them (its list is this list). Whatever else is listed, one line per folder,
+  with the reason.
 - Games are keyed by what made them: the tournament, its seed and the entrants' code, the store's
   seed secret (mixed into every seed of a `--sandbox` folder) and the play settings
   (kdtourney.arena.play.played_with). A folder made by all the same as another (a copy, or the
@@ -258,18 +260,20 @@ def _rule_difference(rules: dict, reference: dict) -> str:
 
 def _choose(stores, players):
     """(player counts, reference rules): the asked player counts (default: the count with the most
-    finished games), then the rules with the most finished games among them (None: no games)."""
+    finished games, or the sizes of a ladder that plays several if they have more), then the
+    rules with the most finished games among them (None: no games)."""
     counts = []  # (rules, player count, finished games) per store and player count
     for st in stores:
         for n, games in st.results.groupby("n_players")["game"].nunique().items():
             counts.append((_rules(st, int(n)), int(n), int(games)))
     if players is None:
-        per_count: dict = {}
-        for _, n, games in counts:
-            per_count[n] = per_count.get(n, 0) + games
-        if not per_count:
+        groups = {(n,) for _, n, _ in counts}
+        groups |= {tuple(sorted(st.config["ladder"]["players"])) for st in stores
+                   if "ladder" in st.config}
+        votes = {g: sum(games for _, n, games in counts if n in g) for g in groups}
+        if not any(votes.values()):
             return (), None
-        players = (max(sorted(per_count), key=lambda n: per_count[n]),)
+        players = max(sorted(votes), key=lambda g: (votes[g], len(g)))
     players = tuple(sorted(players))
 
     def most(votes):

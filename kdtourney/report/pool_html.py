@@ -14,8 +14,8 @@ import pandas as pd
 
 from kdtourney import __version__
 from kdtourney.report import plots
-from kdtourney.report.html import (REPORT_FILE, _describe_rules, _elo_scale, fmt_elo, render,
-                                   write_page)
+from kdtourney.report.fmt import fmt_elo
+from kdtourney.report.page import REPORT_FILE, describe_rules, elo_scale, render, write_page
 from kdtourney.report.pool import RatingList
 
 __all__ = ["write_rating_list", "build_context"]
@@ -74,7 +74,7 @@ def build_context(rl: RatingList, command: str | None = None) -> dict:
                 "note": s.note} for s in rl.sources]
     first = min((s.first for s in rl.sources if not pd.isna(s.first)), default=None)
     last = max((s.last for s in rl.sources if not pd.isna(s.last)), default=None)
-    rules = _describe_rules(rl.rules or {})
+    rules = describe_rules(rl.rules or {})
     if (rl.rules or {}).get("dynasty"):
         rules += ", dynasties of three deals"
     return {
@@ -87,7 +87,7 @@ def build_context(rl: RatingList, command: str | None = None) -> dict:
         "players": list(rl.players), "rules_text": rules, "rules": rl.rules or {},
         "dates": _span(first, last) if first is not None else None,
         "anchor": rl.anchor, "colors": colors,
-        "rows": rows, "elo_scale": _elo_scale(rows), "unrated": unrated,
+        "rows": rows, "elo_scale": elo_scale(rows), "unrated": unrated,
         "los": {"names": names,
                 "cells": [[rl.los.loc[a, b] for b in names] for a in names]},
         "plot": plots.elo_dates_plot(table, colors, plots.short(anchor_text, 40)),

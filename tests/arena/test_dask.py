@@ -20,7 +20,7 @@ distributed = pytest.importorskip(
 
 from arena_support import assert_same_store, stored, write_faulty_bots  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
-from kdtp_support import left_behind, new_marker, write_fake_bots  # noqa: E402
+from kdtp_support import SANDBOX_ALLOW, left_behind, new_marker, write_fake_bots  # noqa: E402
 
 from kdtourney.arena import load_faults, load_games, load_results, prepare, store  # noqa: E402
 from kdtourney.arena.play import PlaySettings  # noqa: E402
@@ -466,10 +466,12 @@ def test_sandboxed_on_a_cluster_every_worker_checks_the_limits(tmp_path, dask_pr
     from kdtourney.arena.play import PlaySettings
     from kdtourney.bots.external import cgroups
 
-    registry = BotRegistry([write_fake_bots(tmp_path / "bots", ["plain", "other"])], env=False,
-                           cwd=False, entry_points=False, run_modules=False)
+    bots = tmp_path / "bots"
+    for name in ("plain", "other"):  # one folder each: a sandboxed bot does not share its folder
+        write_fake_bots(bots / name, [name])
+    registry = BotRegistry([bots], env=False, cwd=False, entry_points=False)
     t = prepare(registry, bots="plain,other", games=4, seed=2)
-    play = PlaySettings(sandbox=True)
+    play = PlaySettings(sandbox=True, sandbox_allow=SANDBOX_ALLOW)
     if cgroups.machine().missing:  # the workers run here: they lack the same
         with pytest.raises(ArenaError, match="^--require-limits: --sandbox on worker "):
             run_tournament(t, tmp_path / "t", registry, scheduler=dask_processes.address,

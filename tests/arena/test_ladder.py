@@ -8,9 +8,11 @@ import itertools
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from kdtourney.arena import ladder, matchmaking as mm, schedule
-from kdtourney.outcomes import elo_to_score
+from kdtourney.arena import ladder, matchmaking as mm, schedule, store
+from kdtourney.arena.tournament import ArenaError
+from kdtourney.outcomes import ELO_PER_NAT, elo_to_score
 
 
 def standing(elo, games_per_pair=20, new=()):
@@ -33,8 +35,11 @@ def test_a_new_entrant_is_seated_first_against_opponents_near_its_rating_guess()
     st = standing(elo, new={5})
     assert st.sd[5] == mm.NEW_SD and st.sd[:5].max() < 100
     rng = np.random.default_rng(0)
-    seeds = [mm.choose_table(st, 2, rng)[0] for _ in range(200)]
+    seeds = [mm.choose_table(st, 2, rng, rule=1)[0] for _ in range(200)]
     assert set(seeds) == {5}
+    # rule 2: every table but the uniform ones (one in ten)
+    seeds = pd.Series([mm.choose_table(st, 2, rng)[0] for _ in range(2000)])
+    assert 0.88 < (seeds == 5).mean() < 0.95
     # the fit puts the newcomer at 0: its opponents are mostly the entrants near 0
     opponents = pd.Series([mm.choose_table(st, 2, rng)[1] for _ in range(2000)]).value_counts()
     assert opponents[2] > opponents[0] and opponents[1] > opponents[0]
@@ -80,6 +85,56 @@ def test_tables_are_fixed_by_the_seed_and_the_block():
     small = standing([0, 50])
     table = mm.choose_table(small, 4, mm.table_rng(1, 0))  # 2 entrants at 4 seats
     assert len(table) == 4 and set(table) == {0, 1}
+
+
+def test_one_table_in_ten_is_drawn_uniformly_at_every_seat():
+    # a newcomer takes the first seat of every table the rule chooses; a uniform table seats it
+    # at 2 of 6 chances
+    st = standing([-100, -50, 0, 50, 100, 0], new={5})
+    for rule, expected in ((2, 1 - mm.EXPLORE * (1 - 2 / 6)), (1, 1.0)):
+        tables = [mm.choose_table(st, 2, mm.table_rng(4, b), rule=rule) for b in range(20000)]
+        share = np.mean([5 in t for t in tables])
+        assert abs(share - expected) < 0.01, (rule, share)
+    without = pd.Series([tuple(sorted(t)) for t in tables if 5 not in t])
+    assert len(without) == 0  # rule 1: never
+    tables = [mm.choose_table(st, 2, mm.table_rng(4, b)) for b in range(20000)]
+    pairs = pd.Series([tuple(sorted(t)) for t in tables if 5 not in t]).value_counts()
+    assert len(pairs) == 10 and pairs.max() < 2 * pairs.min()  # every pair of the others
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_uncertainty_counts_a_game_s_pairwise_outcomes_as_dependent(players):
+    """Even entrants, every one at every table, ranks at random: the standard error the
+    matchmaker gives an entrant is the spread of its estimate over simulated runs."""
+    n = 60
+    rng = np.random.default_rng(players)
+    per_pair = n * np.ones((players, players)) - n * np.eye(players)
+    even = [mm.Standing.from_counts(list(range(players)), per_pair / 2, per_pair, np.zeros(players),
+                                    np.zeros(players), per_pair, 0,
+                                    per_pair * mm.dependence(players, rule)).sd[0]
+            for rule in (2, 1)]
+    # entrant 0's estimate from its pairwise score, the others known (its information's view)
+    ranks = rng.random((4000, n, players)).argsort(axis=2).argsort(axis=2)
+    score = (players - 1 - ranks[:, :, 0]).sum(axis=1)  # the seats it beat, over the games
+    info = n * (players - 1) * 0.25
+    spread = np.std(ELO_PER_NAT * (score - n * (players - 1) / 2) / info)
+    assert even[0] == pytest.approx(spread, rel=0.05)
+    if players > 2:  # rule 1 took them for independent: too sure of itself
+        assert even[1] < 0.9 * spread
+
+
+def test_the_ladder_s_standing_weighs_a_4_player_game_s_comparisons():
+    rows = []
+    for game, order in enumerate([("w", "x", "y", "z"), ("x", "y", "z", "w"),
+                                  ("y", "z", "w", "x"), ("z", "w", "x", "y")]):
+        for seat, entrant in enumerate(order):
+            rows.append(dict(game=game, seat=seat, block=0, entrant=entrant, n_players=4,
+                             rank={"w": 1, "x": 2, "y": 3, "z": 4}[entrant]))
+    results = pd.DataFrame(rows)
+    blocks = pd.DataFrame({"block": [0], "seats": [["w", "x", "y", "z"]]})
+    new, old = (ladder.standing(results, blocks, list("wxyz"), 1, rule=r) for r in (2, 1))
+    assert new.sd == pytest.approx(old.sd / np.sqrt(0.6))
+    assert np.array_equal(new.elo, old.elo)
 
 
 def found(spec, digest):
@@ -201,3 +256,22 @@ def test_the_watch_sees_a_change_deep_in_a_bots_folder_but_not_its_log(tmp_path)
     digest = ladder._stored_entrants(folder)[0]["one@v2"]["digest"]
     assert outcome.events[-2:] == [f"one: superseded (its code changed: {digest[:12]})",
                                    "one@v2: entered as version 2"]
+
+
+def test_a_ladder_records_its_rule_and_an_old_one_goes_on_under_rule_1(tmp_path):
+    config = ladder.prepare_ladder(players=(2, 4), seed=3)
+    assert config.rule == mm.MATCH_RULE == 2
+    opened, _ = ladder.open_ladder(config, tmp_path / "new", {})
+    assert opened.rule == 2 and ladder.stored_config(tmp_path / "new").rule == 2
+    old = tmp_path / "old"
+    ladder.open_ladder(config, old, {})
+    with store.open_store(old) as st:  # a ladder made before the rule was recorded
+        st.set_config("ladder", {k: v for k, v in config.to_dict().items() if k != "rule"})
+    assert ladder.stored_config(old).rule == 1
+    opened, sessions = ladder.open_ladder(config, old, {})
+    assert opened.rule == 1 and sessions == 2
+    with store.open_store(old) as st:
+        st.set_config("ladder", dict(config.to_dict(), rule=9))
+    with pytest.raises(ArenaError, match=r"was made under matchmaking rule 9, which this kdtourney does not "
+                                         r"know \(it knows 1, 2\)"):
+        ladder.stored_config(old)

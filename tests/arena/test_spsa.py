@@ -38,17 +38,71 @@ def test_default_r_end_carries_a_steady_win_across_the_range():
         assert theta[0] - p.start == pytest.approx(4.0)
 
 
-def test_integer_parameters_are_rounded_at_random_and_right_on_average():
+@pytest.mark.parametrize("rule", spsa.RULES)
+def test_integer_parameters_are_rounded_at_random_and_right_on_average(rule):
     p = param(name="n", start=3.3, min=0, max=10, c_end=0.4, integer=True)
     s = Schedule(100)
     plus, minus = [], []
     for k in range(1, 4001):
-        signs, a, b = spsa.perturbed([p], [3.3], k, s, seed=7)
+        signs, a, b = spsa.perturbed([p], [3.3], k, s, seed=7, rule=rule)
         assert a[0] == int(a[0]) and b[0] == int(b[0])
         plus.append(a[0] - signs[0] * float(s.c_k(p, k)))
         minus.append(b[0] + signs[0] * float(s.c_k(p, k)))
     assert np.mean(plus) == pytest.approx(3.3, abs=0.03)
     assert np.mean(minus) == pytest.approx(3.3, abs=0.03)
+
+
+def shares(rule, c_end, start=3.3, iterations=2000):
+    """The shares of iterations whose theta+ and theta- are the same integer, and whose theta+
+    lies on the wrong side of theta- (against the iteration's sign)."""
+    p = param(name="n", start=start, min=0, max=10, c_end=c_end, integer=True)
+    s = Schedule(iterations)
+    same = wrong = 0
+    for k in range(1, iterations + 1):
+        signs, a, b = spsa.perturbed([p], [start], k, s, seed=11, rule=rule)
+        same += a[0] == b[0]
+        wrong += (a[0] - b[0]) * signs[0] < 0
+    return same / iterations, wrong / iterations
+
+
+@pytest.mark.parametrize("start", [3.0, 3.3, 3.5])
+def test_theta_plus_and_theta_minus_are_rounded_with_one_draw(start):
+    # c_k >= c_end = 0.5: theta+ and theta- lie 2 c_k >= 1 apart, so one draw never rounds them
+    # to the same integer; rule 1 drew one number for each and seated two identical bots often
+    assert shares(2, 0.5, start) == (0.0, 0.0)
+    # closer than one apart they coincide in a share 1 - 2 c_k of the iterations, but theta+
+    # never lies on the wrong side of theta-
+    same, wrong = shares(2, 0.3, start)
+    assert wrong == 0.0 and 0.2 < same < 0.45
+
+
+def test_rule_1_seated_identical_bots_and_reversed_ones():
+    assert shares(1, 0.5, 3.3)[0] > 0.1 and shares(1, 0.5, 3.0)[0] > 0.1
+    assert shares(1, 0.3, 3.5)[1] > 0.02  # theta+ below theta- though the sign says above
+
+
+def test_more_blocks_make_the_result_less_noisy_not_larger():
+    assert spsa.result_of([1.0, 1.0]) == 2.0 == spsa.result_of([1.0])
+    assert spsa.result_of([1.0, 0.5, math.nan]) == 1.0  # a block without a result counts nothing
+    assert spsa.result_of([1.0, 1.0], rule=1) == 4.0     # rule 1 summed over the blocks
+    # theta+ scoring 75% in every block: the same step with 1 block or 4
+    p = param(c_end=0.1, r_end=0.05)
+    s = Schedule(40)
+
+    def end(blocks, rule):
+        results = {k: spsa.result_of([0.75] * blocks, rule=rule) for k in range(1, 41)}
+        its = spsa.replay([p], s, 5, 8, results, rule=rule)
+        theta = spsa.final_theta([p], its)[0]
+        assert -1 < theta < 1  # not clipped: the steps add up
+        return theta - p.start
+
+    assert end(4, 2) == pytest.approx(end(1, 2)) and abs(end(1, 2)) > 0.02
+    assert end(4, 1) == pytest.approx(4 * end(1, 1))  # rule 1: B blocks moved B times as far
+
+
+def test_an_unknown_rule_is_refused():
+    with pytest.raises(spsa.SpsaError, match="SPSA rule 3 is unknown"):
+        spsa.result_of([1.0], rule=3)
 
 
 def test_perturbations_stay_in_range_and_steps_are_clipped():
@@ -61,7 +115,7 @@ def test_perturbations_stay_in_range_and_steps_are_clipped():
 
 def test_result_is_counted_in_game_pairs():
     assert spsa.result_of([1.0]) == 2.0       # both games of a 2-player block won
-    assert spsa.result_of([0.5, 0.25]) == -1.0
+    assert spsa.result_of([0.5, 0.25]) == -0.5
     assert spsa.result_of([math.nan]) == 0.0  # a block without a result counts nothing
 
 

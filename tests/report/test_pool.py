@@ -21,7 +21,7 @@ from kdtourney.arena.store import load_results, open_store, store_path
 from kdtourney.bots.registry import BotRegistry
 from kdtourney.cli import main
 from kdtourney import ratings
-from kdtourney.report.html import fmt_elo
+from kdtourney.report.fmt import fmt_elo
 from kdtourney.report.pool import PoolError, rating_list
 
 N_BOOT = 200

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from conftest import EVIL_MESSAGE, EVIL_TEXT
 from kdtourney.arena.store import load_entrants, store_path
 from kdtourney.cli import main
-from kdtourney.report.html import build_context, parse_anchor, ReportError, render, write_report
+from kdtourney.report.html import build_context, parse_anchor, ReportError, write_report
+from kdtourney.report.page import render
 
 ALL = ["two", "three", "four", "duel", "mixed", "dynasty", "single", "partial"]
 

@@ -3,16 +3,31 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kdtourney.bots import kdtp
 from kdtourney.bots.base import Bot
 from kdtourney.bots.external.declaration import Program
 from kdtourney.bots.external.process import (WRITE_TIMEOUT, BotFailure, BotProcess,
-                                             BotProtocolError, IllegalAnswer, show)
+                                             BotProtocolError, IllegalAnswer, ProcessSettings,
+                                             show)
 
-if TYPE_CHECKING:  # the pool makes the bots: imported there, not here
-    from kdtourney.bots.external.pool import ProcessPool
+
+class Lender(Protocol):
+    """What a bot needs of the pool that made it (`pool.ProcessPool`, which imports this module):
+    its processes, lent for a game and given back, and the game they play."""
+
+    settings: ProcessSettings
+    game: int
+    deals: tuple
+
+    def lend(self, program: Program, entrant: str) -> BotProcess: ...
+
+    def give_back(self, program: Program, entrant: str, process: BotProcess) -> None: ...
+
+    def started(self, process: BotProcess) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class ExternalBot(Bot):
@@ -27,7 +42,7 @@ class ExternalBot(Bot):
 
     out_of_process = True
 
-    def __init__(self, pool: "ProcessPool", program: Program, entrant: str, options: dict,
+    def __init__(self, pool: Lender, program: Program, entrant: str, options: dict,
                  owns_pool: bool = False):
         self.pool, self.program, self.entrant, self.options = pool, program, entrant, dict(options)
         self.name = program.name

@@ -45,6 +45,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import PurePath
 
+import kdtourney
+from kdtourney._jit_cache import PackageCacheLocator
 from kdtourney.bots.external import cgroups
 from kdtourney.bots.external.declaration import SERVED, Program
 from kdtourney.bots.external.identity import inside, own_paths
@@ -221,9 +223,6 @@ def _prefix(program: str) -> str:
 def _numba_caches() -> list[str]:
     """The folders of this installation's Numba cache of kdtourney's kernels, one per package
     folder (see kdtourney._jit_cache)."""
-    import kdtourney
-    from kdtourney._jit_cache import PackageCacheLocator
-
     package = os.path.dirname(os.path.abspath(kdtourney.__file__))
     found = []
     for sub in sorted(os.listdir(package)):
@@ -350,7 +349,6 @@ class Confinement:
         itself (an editable install lies outside the venv)."""
         paths = [*self.program.reads, *self.sandbox.allowed]
         if self.served:
-            import kdtourney
             executable = os.path.realpath(self.program.command[0])
             paths += [sys.prefix, sys.base_prefix, _prefix(executable),
                       os.path.dirname(os.path.abspath(kdtourney.__file__))]

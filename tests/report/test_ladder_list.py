@@ -1,0 +1,74 @@
+"""The list of a ladder over several table sizes: its page and `kdtourney ratings DIR` rate every
+size it plays, as its matchmaker does (kdtourney.report.ladder, kdtourney.report.pool)."""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import math
+
+import numpy as np
+from click.testing import CliRunner
+from pool_support import START, write_store
+
+from kdtourney.arena import store
+from kdtourney.cli import main
+from kdtourney.report.ladder import ladder_board
+from kdtourney.report.pool import rating_list
+
+ELO = {"a": 200.0, "b": 0.0, "c": -100.0, "d": -200.0}
+
+
+def mixed_games(sizes_per_block, seed=0):
+    """Blocks of the given table sizes, each under every rotation, Plackett-Luce ranks."""
+    rng = np.random.default_rng(seed)
+    theta = {e: v * math.log(10) / 400 for e, v in ELO.items()}
+    tables = {n: list(itertools.combinations(ELO, n)) for n in (2, 4)}
+    games = []
+    for block, n in enumerate(sizes_per_block):
+        table = tables[n][block % len(tables[n])]
+        perf_noise = rng.gumbel(size=n)
+        for rotation in range(n):
+            seats = [table[(s + rotation) % n] for s in range(n)]
+            perf = np.array([theta[e] for e in seats]) + np.roll(perf_noise, rotation)
+            ranks = [int(r) for r in np.argsort(np.argsort(-perf)) + 1]
+            games.append(dict(block=block, rotation=rotation, seats=seats, ranks=ranks,
+                              finished=START + datetime.timedelta(minutes=len(games))))
+    return games
+
+
+def write_ladder(folder, games, players=(2, 4)):
+    write_store(folder, games, list(ELO), players=list(players))
+    rows = [dict(label=e, spec=e, version=1, digest=None, origin="--bots", status="active",
+                 added="t0", changed="t0", note="entered") for e in ELO]
+    with store.open_store(folder) as st:
+        st.set_config("ladder", dict(players=list(players), seed=0, rules={}, dynasty=False,
+                                     move_time_limit=None, clock=None, rule=2))
+        st.write_ladder(entrants=rows)
+
+
+def test_a_ladder_of_two_table_sizes_rates_both_on_its_list_and_in_ratings(tmp_path):
+    # more 2-player games than 4-player ones: a list of the most played size would drop the 4s
+    games = mixed_games([2, 2, 4] * 20)
+    folder = tmp_path / "ladder"
+    write_ladder(folder, games)
+    found = rating_list([folder], n_boot=200)
+    assert found.players == (2, 4)
+    assert found.sources[0].pooled == found.sources[0].stored == len(games) and not found.skipped
+    board = ladder_board(folder, n_boot=200)
+    assert board.found.players == (2, 4)
+    listed = {e.label: (e.elo, e.games) for e in found.entrants}
+    assert {r["name"]: (r["elo"], r["games"]) for r in board.rows} == listed
+    seated = {e: sum(e in g["seats"] for g in games) for e in ELO}
+    assert {e: n for e, (_, n) in listed.items()} == seated
+    # the command line prints that list
+    result = CliRunner().invoke(main, ["ratings", str(folder)])
+    assert result.exit_code == 0 and "2/4-player games" in result.output, result.output
+
+
+def test_a_tournament_of_two_sizes_still_lists_its_most_played_size_by_default(tmp_path):
+    folder = tmp_path / "run"
+    write_store(folder, mixed_games([2, 2, 4] * 20), list(ELO), players=[2, 4])
+    found = rating_list([folder], n_boot=0)
+    assert found.players == (2,)
+    assert rating_list([folder], players=(2, 4), n_boot=0).players == (2, 4)
