@@ -125,7 +125,7 @@ class Point:
         self.records = {}
 
     def margins(self):
-        """{deal: mean margin over the 4 seats}."""
+        """{deal: mean margin over its seats}."""
         return {d: np.mean([m for _, m, _ in r["seats"]]) for d, r in self.records.items()}
 
     def summary(self):
@@ -134,7 +134,7 @@ class Point:
         decisions = sum(r.get("decisions", 0) for r in self.records.values())
         its = sum(r.get("iterations", 0) for r in self.records.values())
         return {"spec": self.spec, "label": self.label, "budget": self.budget,
-                "games": 4 * len(self.records), "margin": mean, "half": half,
+                "games": len(scores), "margin": mean, "half": half,
                 "mean_score": float(np.mean(scores)),
                 "iterations_per_decision": its / decisions if decisions else None}
 

@@ -108,7 +108,8 @@ def _play(label: str, rules: Rules, game_seed: int, players: list, checked: set)
     return moves
 
 
-def check_bot(bot_class, /, *, strict: bool = False, seed: int = 0, **params) -> BotCheck:
+def check_bot(bot_class, /, *, strict: bool = False, seed: int = 0, settings=SETTINGS,
+              **params) -> BotCheck:
     """Play `bot_class(**params)` as the harness does and report what is wrong.
 
     In each setting of SETTINGS (2, 3 official, 3 bga and 4 players, Mighty Duel) the bot plays
@@ -122,6 +123,8 @@ def check_bot(bot_class, /, *, strict: bool = False, seed: int = 0, **params) ->
     at its first problem. With strict=True a problem raises AssertionError listing them all.
 
     seed: the first game seed (games use seed, seed+1, ...).
+    settings: (label, Rules) pairs to play instead of SETTINGS (rules a bot has data for, such as
+    a value network's).
     """
     label = getattr(bot_class, "__name__", repr(bot_class))
     problems = []
@@ -152,7 +155,7 @@ def check_bot(bot_class, /, *, strict: bool = False, seed: int = 0, **params) ->
 
     games = 0
     game_seed = seed
-    for setting, rules in SETTINGS:
+    for setting, rules in settings:
         n = rules.players
         for seat in range(n):
             players = [RandomBot() for _ in range(n)]

@@ -84,7 +84,8 @@ def test_lists_external_bots_with_their_command(tmp_path):
     result = bots("--bots-dir", "ext")
     assert result.exit_code == 0, result.output
     lines = [line.strip() for line in result.output.splitlines()]
-    at = lines.index("here        Plays in its own process")
+    at = next(i for i, line in enumerate(lines)  # the name column is as wide as the longest name
+              if line.split(None, 1) == ["here", "Plays in its own process"])
     assert lines[at + 1:at + 3] == ["from: ext/here.toml", f"command: {sys.executable} bot.py (found)"]
     assert "command: ./not-built (NOT FOUND)" in lines and "parameters: depth=2" in lines
     assert 'ext/bad.toml: no command: write command = ["./mybot", "--an-argument"]' in lines

@@ -448,6 +448,17 @@ def argmax_random(keys, n, rng):
 
 
 @kernel
+def spot_keys(bits, bbox, p, size, flags, complete, dominoes, n, keys, kb, bb, sc, ac):
+    """best_spot's key of each of dominoes[:n] in kingdom p into keys[:n] (the kingdom framed once;
+    work buffers' level 0)."""
+    points = _prepare(bits, bbox, p, size, kb, 0)
+    holes = count_holes(bits, bbox, p, size)
+    for i in range(n):
+        keys[i], _ = _best_spot_pre(bits, bbox, p, size, flags, complete, dominoes[i], kb, 0, points,
+                                    holes, sc, ac, 0)
+
+
+@kernel
 def claim_keys(bits, bbox, st, claims, keys, kb, bb, sc, ac):
     """Claims of the player to claim with the key of each domino's best spot (ok << 20 | score)."""
     p = st[ST_PLAYER]

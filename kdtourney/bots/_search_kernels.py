@@ -6,9 +6,10 @@ kernels (state layout documented in `kdtourney.engine._kernels`).
 
 import numpy as np
 
-from kdtourney.bots._kernels import (KINGDOM_WIDTH, S2_SHIFT, S_MASK, best_spot, free_claims,
-                                     greedy_combos, key_points, plan_buffers, playout,
+from kdtourney.bots._kernels import (KINGDOM_WIDTH, MEASURE_MARGIN, S2_SHIFT, S_MASK, best_spot,
+                                     free_claims, greedy_combos, key_points, plan_buffers, playout,
                                      playout_action, result_value, work_buffers)
+from kdtourney.bots._net_kernels import OUT_MARGIN, OUT_RATIO, net_buffers, net_value
 from kdtourney.engine._base import kernel
 from kdtourney.engine._kernels import (CLAIM_BASE, DISCARD, MAX_ACTIONS, PHASE_CLAIM, PHASE_OVER,
                                        PHASE_PLACE, RES_COLS, ST_CUR_ROW, ST_DECK, ST_DECK_LEN,
@@ -286,6 +287,12 @@ def expecti_move(bits, bbox, st, me, places, claims, root_keys, k, depth, width,
 # choice of the playout) is the k-th deal of the decision's seed when the root child chosen has k
 # visits, so that the root children are compared on the same deals.
 #
+# Evaluation of a new leaf (`evaluation`): EVAL_PLAYOUT, the result of a playout to the end;
+# EVAL_NET, the value network (`_net_kernels`) after a playout of `depth` more rounds (0: at the
+# leaf; the result itself when the game ends first); EVAL_MIX, (1 - net_share) playout result +
+# net_share network at the leaf. The network's value is in the measure's units: its margin as
+# MEASURE_MARGIN has it, or its ratio (the bot allows no other measure with a network).
+#
 #   ti int64[cap, TI_COLS]: first child, next sibling, action, visits, availability
 #   tf float64[cap, TF_COLS]: value sum, prior h (points), best prior among the node's children
 #   ncount int64[1]: nodes in use (node 0 is the root)
@@ -300,6 +307,11 @@ TF_VALUE = 0
 TF_PRIOR = 1
 TF_HMAX = 2
 TF_COLS = 3
+
+EVAL_PLAYOUT = 0
+EVAL_NET = 1
+EVAL_MIX = 2
+EVALS = {"playout": EVAL_PLAYOUT, "net": EVAL_NET, "mix": EVAL_MIX}
 
 
 @kernel
@@ -463,13 +475,26 @@ def _select(ti, tf, node, c, bias, widen, claim_phase, st):
     return fresh if fresh >= 0 else best
 
 
+@kernel(inline="always")
+def _net_measure(bits, bbox, st, me, measure, net, nb):
+    """The network's value of a game not over for `me`, in the units of `measure` (within [0, 1])."""
+    if measure == MEASURE_MARGIN:
+        v = 0.5 + net_value(bits, bbox, st, me, net, nb, OUT_MARGIN) / 200.0
+    else:
+        v = net_value(bits, bbox, st, me, net, nb, OUT_RATIO)
+    return min(1.0, max(0.0, v))
+
+
 @kernel(nrt=True)
-def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, measure, seed):
+def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, measure, seed,
+             net, evaluation, net_share, depth):
     """`count` iterations of determinized UCT from st (the searching player `me` to act), the
-    tree's root being this position; deals from `seed` (common random numbers, see above)."""
+    tree's root being this position; deals from `seed` (common random numbers, see above); leaves
+    evaluated by `evaluation` with the network `net` (see above)."""
     kb, bb, sc, ac = work_buffers()
     fb = plan_buffers()
     _, places, claims, keys = fb  # greedy_combos' arrays, free between the full greedy's calls
+    nb = net_buffers(net, st[ST_PLAYERS])
     free = np.empty(4, dtype=np.int64)
     rng = np.zeros(1, dtype=np.uint64)
     b = bits.copy()
@@ -493,7 +518,7 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
                 apply_action(b, x, s, playout_action(b, x, s, rng, policy, me, fb, kb, bb, sc, ac))
                 continue
             if node != 0 and ti[node, TI_VISITS] == 0:
-                break  # a new leaf: play out from here
+                break  # a new leaf: evaluate it
             claim_phase = s[ST_PHASE] == PHASE_CLAIM
             if claim_phase:
                 _expand_claims(b, x, s, node, ti, tf, ncount, free, kb, bb, sc, ac)
@@ -513,8 +538,21 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
         if not dealt:  # the tree is full at the root
             rng[0] = useed
             resample_deck(s, rng)
-        playout(b, x, s, rng, policy, me, fb, kb, bb, sc, ac)
-        v = result_value(b, x, s, me, measure, res, ranks)
+        if evaluation == EVAL_PLAYOUT or s[ST_PHASE] == PHASE_OVER:
+            playout(b, x, s, rng, policy, me, fb, kb, bb, sc, ac)
+            v = result_value(b, x, s, me, measure, res, ranks)
+        elif evaluation == EVAL_NET:
+            stop = s[ST_ROUND] + depth
+            while s[ST_PHASE] != PHASE_OVER and s[ST_ROUND] < stop:
+                apply_action(b, x, s, playout_action(b, x, s, rng, policy, me, fb, kb, bb, sc, ac))
+            if s[ST_PHASE] == PHASE_OVER:
+                v = result_value(b, x, s, me, measure, res, ranks)
+            else:
+                v = _net_measure(b, x, s, me, measure, net, nb)
+        else:
+            vn = _net_measure(b, x, s, me, measure, net, nb)
+            playout(b, x, s, rng, policy, me, fb, kb, bb, sc, ac)
+            v = (1.0 - net_share) * result_value(b, x, s, me, measure, res, ranks) + net_share * vn
         for i in range(plen):
             ti[path[i], TI_VISITS] += 1
             tf[path[i], TF_VALUE] += v

@@ -1,9 +1,12 @@
 """`mcts`: information-set Monte Carlo tree search (determinized UCT) with progressive bias."""
 
+import warnings
+
 import numpy as np
 
 from kdtourney.bots import _kernels as BK
 from kdtourney.bots import _search_kernels as SK
+from kdtourney.bots import valuenet
 from kdtourney.bots.base import Bot
 from kdtourney.bots.greedy import (check_budget, check_choice, check_number, run_budget,
                                    time_budget)
@@ -38,6 +41,13 @@ class MCTSBot(Bot):
     score | ratio | margin (all in [0, 1]; score is points / 100, margin is 0.5 + victory margin /
     200).
 
+    eval: how a new leaf is valued: playout (a playout to the end), net (the value network of
+    these rules, `kdtourney.bots.valuenet`, after a playout of `depth` more rounds; measure ratio
+    or margin) or mix ((1 - net_share) playout + net_share network). The networks are the files of
+    the class attribute `weights` (the shipped ones; a subclass in a bots folder names its own,
+    listed in KDTOURNEY_FILES); under rules none of them is for, the bot evaluates with playouts
+    and warns once.
+
     Defaults measured with benchmarks/bench_bots.py (4 players, bonuses on, against three greedy).
     reuse turn over game, paired on the same deals: +0.96 +- 0.95 at 4000 iterations, +0.7 +- 0.85
     at 0.1 s (400 games each). Likely why (not proven): the next turn's node kept by game holds
@@ -49,9 +59,10 @@ class MCTSBot(Bot):
     """
 
     name = "mcts"
+    weights = valuenet.SHIPPED
 
     def __init__(self, iterations=1000, time=None, c=0.2, bias=5.0, widen=1.0, reuse="turn",
-                 policy="greedy", measure="ratio"):
+                 policy="greedy", measure="ratio", eval="playout", net_share=0.5, depth=0):
         self.iterations, self.time = check_budget(iterations, time)
         self.c = float(check_number("c", c))
         self.bias = float(check_number("bias", bias))
@@ -59,6 +70,17 @@ class MCTSBot(Bot):
         self.reuse = check_choice("reuse", reuse, REUSE)
         self.policy = check_choice("policy", policy, BK.POLICIES)
         self.measure = check_choice("measure", measure, BK.MEASURES)
+        self.eval = check_choice("eval", eval, SK.EVALS)
+        if self.eval != SK.EVAL_PLAYOUT and measure not in ("ratio", "margin"):
+            raise ValueError(f"eval={eval} needs measure ratio or margin (what the network "
+                             f"predicts), not {measure!r}")
+        self.net_share = float(check_number("net_share", net_share))
+        if self.net_share > 1:
+            raise ValueError(f"net_share must be a number from 0 to 1, not {net_share!r}")
+        self.depth = check_number("depth", depth, integer=True)
+        if self.eval != SK.EVAL_PLAYOUT:
+            valuenet.networks(self.weights)  # a bad weights file is an error before play
+        self._net, self._evaluation = valuenet.NO_NET, SK.EVAL_PLAYOUT
         self._rng = rng_state(0)
         self._ti, self._tf = self._arrays(1 << 15)
         self._ncount = np.zeros(1, dtype=np.int64)
@@ -78,6 +100,14 @@ class MCTSBot(Bot):
     def setup(self, seat, rules, seed):
         self._rng = rng_state(seed)
         self._expect = None
+        self._net, self._evaluation = valuenet.NO_NET, SK.EVAL_PLAYOUT
+        if self.eval != SK.EVAL_PLAYOUT:
+            net = valuenet.network_for(self.weights, rules)
+            if net is None:
+                warnings.warn(f"{self.name}: no value network for {valuenet.describe_rules(rules)}; "
+                              f"it evaluates with playouts", stacklevel=2)
+            else:
+                self._net, self._evaluation = net.arrays, self.eval
 
     def _root(self, view):
         """Make the tree's root this position: the subtree of the move played last when this is
@@ -139,7 +169,8 @@ class MCTSBot(Bot):
                     self._grow(2 * len(self._ti))
                 n = min(_CHUNK, count - done)
                 SK.mcts_run(bits, bbox, st, view.player, self._ti, self._tf, self._ncount, n,
-                            self.c, self.bias, self.widen, self.policy, self.measure, seed)
+                            self.c, self.bias, self.widen, self.policy, self.measure, seed,
+                            self._net, self._evaluation, self.net_share, self.depth)
                 done += n
 
         self.last_iterations = run_budget(run, self.iterations, time_budget(self.time, view), 32)

@@ -43,9 +43,12 @@ a Python bot, `source_sha256` hashes:
   read when the registry was built (what the workers run); in a bot's subfolder, every file of
   it, named relative to it;
 - an entry point: every file of the top-level package (or the single module) that defines the bot;
-- a built-in bot: every source file of `kdtourney.bots` (but the registry, which finds bots and
-  never plays) and `kdtourney.engine`: the built-ins share kernels and import one another, and the
-  engine decides what a bot sees and may do; the arena and report do not change how a bot plays.
+- a built-in bot: the kdtourney files its module imports, at any depth, with their data (as the
+  kernels' cache stamps count them, `kdtourney._jit_cache.compiled_sources`: the tile table), and
+  the data files they list in `KDTOURNEY_FILES` (the value networks' weights); the registry, which
+  finds bots and never plays, left out. The engine decides what a bot sees and may do, the kernels
+  how it searches; the arena and report do not change how a bot plays. So a new kernel or network
+  changes the identity of the bots that use it only.
 For a TOML bot (kind "kdtp"): the command as declared, a sha256 over every file it can read when
 it runs (its own files: its subfolder, or in a bots folder shared with other bots its TOML file and
 what it names there; what its command resolves to; the TOML's `files`), and the name and version
@@ -74,7 +77,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-import kdtourney.engine
+from kdtourney._jit_cache import compiled_sources
 from kdtourney.bots.base import Bot
 from kdtourney.bots.files import files_sha256, is_run_folder, left_out, tree
 from kdtourney.bots.external import (DEFAULT_STARTUP_TIMEOUT, ExternalBot, ProcessPool,
@@ -85,7 +88,7 @@ from kdtourney.bots.external.listing import list_modules
 from kdtourney.bots.external.sandbox import refusal
 
 BUILTIN_MODULES = ("kdtourney.bots.random_bot", "kdtourney.bots.greedy", "kdtourney.bots.mce",
-                   "kdtourney.bots.mcts", "kdtourney.bots.expectimax")
+                   "kdtourney.bots.mcts", "kdtourney.bots.expectimax", "kdtourney.bots.value_greedy")
 ENTRY_POINT_GROUP = "kdtourney.bots"
 NOT_BOT_MODULES = ("setup.py", "build.py", "conftest.py")  # build and test scripts
 ENV_VAR = "KDTOURNEY_BOTS_DIR"
@@ -230,15 +233,26 @@ def sources_digest(files: dict) -> str:
                         for name, data in names.items())
 
 
+def builtin_files(module: str) -> dict[str, bytes]:
+    """{path under the kdtourney package: bytes} of what decides the play of the built-in bots of
+    `module` (see the module docstring): the sources compiled into its kernels
+    (`_jit_cache.compiled_sources`) and the data they list in KDTOURNEY_FILES."""
+    root = Path(__file__).resolve().parents[1]
+    files = {}
+    for path in compiled_sources(root.joinpath(*module.split(".")[1:]).with_suffix(".py")):
+        name = path.relative_to(root).as_posix()
+        if name not in _NOT_PLAYING:
+            files[name] = source = path.read_bytes()
+            if path.suffix == ".py":
+                for extra, data in bundle_files(path.parent, declared_files(source.decode("utf-8"))).items():
+                    files[path.parent.joinpath(extra).relative_to(root).as_posix()] = data
+    return files
+
+
 @functools.lru_cache(maxsize=None)
-def builtin_sha256() -> str:
-    """The hash of what decides a built-in bot's play: the kdtourney.bots and kdtourney.engine
-    sources (see the module docstring)."""
-    here = Path(__file__).resolve().parent
-    files = [(name, data) for folder, prefix in ((here, "bots/"),
-                                                (Path(kdtourney.engine.__file__).parent, "engine/"))
-             for name, data in _tree_files(folder, prefix) if name not in _NOT_PLAYING]
-    return files_sha256(files)
+def builtin_sha256(module: str) -> str:
+    """The hash of what decides the play of the built-in bots of `module` (`builtin_files`)."""
+    return files_sha256(builtin_files(module).items())
 
 
 def _package_sha256(cls: type) -> str:
@@ -760,7 +774,7 @@ class BotRegistry:
         if info.program is not None:
             return self.program_identity(info.name)
         if info.origin == BUILT_IN:
-            source = builtin_sha256()
+            source = builtin_sha256(info.cls.__module__)
         elif info.origin in self._bundles:  # a folder module: its files, as read
             bundle = self._bundles[info.origin]
             files = self._files[bundle.folder]

@@ -62,7 +62,7 @@ TILE_SYMMETRIC.flags.writeable = False
 # Compiling
 
 
-def kernel(function=None, *, inline="never", nrt=False):
+def kernel(function=None, *, inline="never", nrt=False, fastmath=False):
     """Decorator of a kernel: `njit(cache=True)` as kdtourney compiles (kdtourney._jit.cached_jit:
     one specialisation per argument type, compiled by one process while the others load it).
 
@@ -75,12 +75,16 @@ def kernel(function=None, *, inline="never", nrt=False):
     inlined as Numba IR (njit's own `inline="always"`), which types and lowers it again at every
     call site: most of the compile time of the big kernels, and no faster code.
 
+    `fastmath=True`: LLVM may reorder floating-point sums (vectorised dot products; results may
+    differ from a strict order in the last bits).
+
     `@kernel`, `@kernel(inline="always")`, `@kernel(nrt=True)`."""
     if inline not in ("always", "never"):
         raise ValueError(f"inline is 'always' or 'never', not {inline!r}")
 
     def decorate(f):
-        return _jit.cached_jit(f, forceinline=inline == "always", _nrt=nrt)
+        fast = {"fastmath": True} if fastmath else {}  # the default left out: no other kernel changes
+        return _jit.cached_jit(f, forceinline=inline == "always", _nrt=nrt, **fast)
     return decorate if function is None else decorate(function)
 
 

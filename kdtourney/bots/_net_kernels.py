@@ -1,0 +1,394 @@
+"""Numba kernels of the learned evaluation: a position's features and the value network on them.
+
+Built on the engine kernels (state layout in `kdtourney.engine._kernels`); only 5x5 kingdoms (the
+64-bit words of `_word64`), the sizes the shipped networks know.
+
+Features of a position for a viewer (`features`), FEATURES_PER_PLAYER per player, the viewer
+first, then the others by current score (highest first, ties in seat order after the viewer),
+then TABLE_FEATURES. Raw counts and points: the network's first layer holds the standardisation.
+
+    per player: score now (territories and the bonuses as they stand), territory points, land
+      squares, bounding box rows and columns, one-square holes, centred (0/1), no discards yet
+      (0/1), free squares it may still use; per terrain (wheat .. mine) its squares, crowns,
+      points, the free squares next to its crowned territories and those next to its other land,
+      and the crowns and squares of the territory with a free square next to it that has the most
+      crowns (what a square more of that terrain is worth); per terrain the squares and crowns of the dominoes it holds (claimed,
+      not placed yet); how many it holds in the current row and in the new row, and the slots of
+      the latter (its place in the next round's order); what the held dominoes of each row add to
+      its score at their best spots (as the greedy evaluation finds them, each alone), and how
+      many of those spots leave a new hole or leave the centred square
+    table: round / rounds, claim phase (0/1), the viewer is to act (0/1), unseen dominoes (not
+      drawn yet: the deck order is never read), their squares and crowns per terrain, the same for
+      the free dominoes of the new row, how many are free, the two best gains of a free domino
+      at its best spot in the viewer's kingdom, and the mean and best gain of an unseen domino
+      with crowns there (what the viewer's kingdom can make of what is still to come)
+
+The network (`net`, a tuple of float32 arrays w1, b1, w2, b2, w3, b3): two ReLU layers and a
+linear output of two values for the viewer, the final victory margin (own score minus the best
+other score) and the final ratio own / (own + best other). Weights come in as arguments, never as
+module globals (Numba would freeze them into its cache).
+"""
+
+import numpy as np
+
+from kdtourney.bots._kernels import (MEASURE_RATIO, S2_SHIFT, S_MASK, plan_buffers, playout,
+                                     result_value, spot_keys, work_buffers)
+from kdtourney.engine import _word64
+from kdtourney.engine._base import CROWN1, CROWN2, OCC, kernel, neighbours, popcount
+from kdtourney.engine._kernels import (PHASE_CLAIM, PHASE_OVER, PHASE_PLACE, RES_COLS, RES_TOTAL,
+                                       ST_CUR_OWNER, ST_CUR_ROW, ST_DECK, ST_DECK_LEN, ST_DECK_POS,
+                                       ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE,
+                                       ST_PLAYER, ST_PLAYERS, ST_ROUND, ST_ROW_LEN, ST_SIZE,
+                                       ST_SLOT, apply_action, count_holes, is_centered,
+                                       legal_actions, resample_deck, score_totals)
+from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
+
+# per player
+P_SCORE, P_POINTS, P_LAND, P_ROWS, P_COLS, P_HOLES, P_CENTRED, P_COMPLETE, P_FREE = range(9)
+P_TERRAIN = 9         # + 5 (t - 1) + (squares, crowns, points, next to crowned, next to other land)
+P_REACH = P_TERRAIN + 30  # + 2 (t - 1) + (crowns, squares) of the territory with a free square
+#                           next to it that has the most crowns
+P_HELD = P_REACH + 12  # + 2 (t - 1) + (squares, crowns) of the dominoes held
+P_HELD_CUR = P_HELD + 12
+P_HELD_NEW = P_HELD_CUR + 1
+P_NEW_SLOTS = P_HELD_NEW + 1
+P_GAIN_CUR = P_NEW_SLOTS + 1  # + (gain, spots not ok)
+P_GAIN_NEW = P_GAIN_CUR + 2
+FEATURES_PER_PLAYER = P_GAIN_NEW + 2
+# table
+T_ROUND, T_CLAIM, T_TO_ACT, T_UNSEEN = range(4)
+T_UNSEEN_TERRAIN = 4  # + 2 (t - 1) + (squares, crowns)
+T_FREE_TERRAIN = T_UNSEEN_TERRAIN + 12
+T_FREE = T_FREE_TERRAIN + 12
+T_FREE_GAIN = T_FREE + 1  # + (best, second best)
+T_POTENTIAL = T_FREE_GAIN + 2  # + (mean, best) gain of an unseen crowned domino for the viewer
+TABLE_FEATURES = T_POTENTIAL + 2
+
+OUT_MARGIN = 0
+OUT_RATIO = 1
+
+
+@kernel
+def n_features(players):
+    """Length of the feature vector of a game with `players` players."""
+    return players * FEATURES_PER_PLAYER + TABLE_FEATURES
+
+
+@kernel(inline="always")
+def _add_domino(out, at, d):
+    """Add domino d's squares and crowns per terrain to out[at + 2 (t - 1) + (0, 1)]."""
+    for h in range(2):
+        t = TILE_TERRAIN[d, h]
+        out[at + 2 * (t - 1)] += 1.0
+        out[at + 2 * (t - 1) + 1] += TILE_CROWNS[d, h]
+
+
+@kernel(inline="always")
+def _kingdom(bits, bbox, st, p, out, at, score):
+    """The kingdom features of player p into out[at:]; score: its score now."""
+    lay = bits[p, _word64.LAYOUT]
+    w = _word64.LAY_W[lay]
+    occ = bits[p, OCC]
+    free = bits[p, _word64.ALLOWED] & ~occ
+    crown1 = bits[p, CROWN1]
+    crown2 = bits[p, CROWN2]
+    crowns_any = crown1 | crown2
+    points = 0
+    for t in range(1, 7):
+        land = bits[p, t]
+        crowned = 0  # the territories of t with a crown
+        seeds = land & crowns_any
+        k = 0
+        tp = 0
+        reach = 0
+        reach_size = 0
+        while seeds:
+            comp = seeds & -seeds
+            while True:
+                grown = (comp | neighbours(comp, w)) & land
+                if grown == comp:
+                    break
+                comp = grown
+            c = popcount(comp & crown1) + 2 * popcount(comp & crown2)
+            k += c
+            tp += popcount(comp) * c
+            crowned |= comp
+            seeds &= ~comp
+            if neighbours(comp, w) & free and c > reach:
+                reach = c
+                reach_size = popcount(comp)
+        points += tp
+        out[at + P_REACH + 2 * (t - 1)] = reach
+        out[at + P_REACH + 2 * (t - 1) + 1] = reach_size
+        base = at + P_TERRAIN + 5 * (t - 1)
+        out[base] = popcount(land)
+        out[base + 1] = k
+        out[base + 2] = tp
+        out[base + 3] = popcount(neighbours(crowned, w) & free)
+        out[base + 4] = popcount(neighbours(land & ~crowned, w) & free)
+    size = _word64.SIZE
+    out[at + P_SCORE] = score
+    out[at + P_POINTS] = points
+    out[at + P_LAND] = popcount(occ) - 1
+    out[at + P_ROWS] = bbox[p, 1] - bbox[p, 0] + 1
+    out[at + P_COLS] = bbox[p, 3] - bbox[p, 2] + 1
+    out[at + P_HOLES] = count_holes(bits, bbox, p, size)
+    out[at + P_CENTRED] = 1.0 if is_centered(bbox, p, size) else 0.0
+    out[at + P_COMPLETE] = 1.0 if st[ST_DISCARDS + p] == 0 else 0.0
+    out[at + P_FREE] = popcount(free)
+
+
+@kernel(inline="always")
+def _gains(bits, bbox, st, p, dominoes, n, keys, score, out, at, kb, bb, sc, ac):
+    """Add what each of dominoes[:n] adds to player p's score at its best spot (each alone), and
+    how many of those spots are not fine (a new hole, off the centred square), to out[at],
+    out[at + 1]."""
+    spot_keys(bits, bbox, p, st[ST_SIZE], st[ST_FLAGS], st[ST_DISCARDS + p] == 0, dominoes, n, keys,
+              kb, bb, sc, ac)
+    for i in range(n):
+        out[at] += (keys[i] & S_MASK) - score
+        out[at + 1] += 1 - (keys[i] >> S2_SHIFT)
+
+
+@kernel
+def features(bits, bbox, st, viewer, out, res, order, dominoes, keys, kb, bb, sc, ac):
+    """The features of the position for seat `viewer` into out float32[n_features(players)] (see
+    the module docstring). Scratch: res int64[players, RES_COLS], order int64[players], dominoes
+    and keys int64[52], and the greedy evaluation's work buffers (kb, bb, sc, ac:
+    bots._kernels.work_buffers())."""
+    players = st[ST_PLAYERS]
+    for i in range(out.shape[0]):
+        out[i] = 0.0
+    score_totals(bits, bbox, st, res)
+    # the others by score, highest first (insertion sort; ties keep the seat order after viewer)
+    n = 0
+    for k in range(1, players):
+        q = (viewer + k) % players
+        i = n
+        while i > 0 and res[order[i - 1], RES_TOTAL] < res[q, RES_TOTAL]:
+            order[i] = order[i - 1]
+            i -= 1
+        order[i] = q
+        n += 1
+    phase = st[ST_PHASE]
+    slot = st[ST_SLOT]
+    row_len = st[ST_ROW_LEN]
+    for k in range(players):
+        p = viewer if k == 0 else order[k - 1]
+        at = k * FEATURES_PER_PLAYER
+        _kingdom(bits, bbox, st, p, out, at, res[p, RES_TOTAL])
+        n_cur = 0
+        n_new = 0
+        for j in range(4):
+            d = st[ST_CUR_ROW + j]
+            if d != 0 and st[ST_CUR_OWNER + j] == p and phase != PHASE_OVER and (
+                    j > slot or (j == slot and phase == PHASE_PLACE)):
+                _add_domino(out, at + P_HELD, d)
+                dominoes[n_cur] = d
+                n_cur += 1
+        _gains(bits, bbox, st, p, dominoes, n_cur, keys, res[p, RES_TOTAL], out, at + P_GAIN_CUR,
+               kb, bb, sc, ac)
+        for j in range(4):
+            d = st[ST_NEW_ROW + j]
+            if d != 0 and st[ST_NEW_OWNER + j] == p:
+                _add_domino(out, at + P_HELD, d)
+                out[at + P_NEW_SLOTS] += j
+                dominoes[n_new] = d
+                n_new += 1
+        _gains(bits, bbox, st, p, dominoes, n_new, keys, res[p, RES_TOTAL], out, at + P_GAIN_NEW,
+               kb, bb, sc, ac)
+        out[at + P_HELD_CUR] = n_cur
+        out[at + P_HELD_NEW] = n_new
+    t = players * FEATURES_PER_PLAYER
+    out[t + T_ROUND] = st[ST_ROUND] / (st[ST_DECK_LEN] // row_len)
+    out[t + T_CLAIM] = 1.0 if phase == PHASE_CLAIM else 0.0
+    out[t + T_TO_ACT] = 1.0 if st[ST_PLAYER] == viewer else 0.0
+    drawn = 0
+    for j in range(st[ST_DECK_POS]):
+        drawn |= 1 << st[ST_DECK + j]
+    for d in range(1, 49):
+        if not (drawn >> d) & 1:
+            out[t + T_UNSEEN] += 1.0
+            _add_domino(out, t + T_UNSEEN_TERRAIN, d)
+    # the viewer's gains: the free dominoes of the new row, then the unseen ones with crowns
+    n_free = 0
+    for j in range(4):
+        d = st[ST_NEW_ROW + j]
+        if d != 0 and st[ST_NEW_OWNER + j] < 0:
+            out[t + T_FREE] += 1.0
+            _add_domino(out, t + T_FREE_TERRAIN, d)
+            dominoes[n_free] = d
+            n_free += 1
+    n = n_free
+    for d in range(1, 49):
+        if not (drawn >> d) & 1 and TILE_CROWNS[d, 0] + TILE_CROWNS[d, 1] > 0:
+            dominoes[n] = d
+            n += 1
+    spot_keys(bits, bbox, viewer, st[ST_SIZE], st[ST_FLAGS], st[ST_DISCARDS + viewer] == 0,
+              dominoes, n, keys, kb, bb, sc, ac)
+    score = res[viewer, RES_TOTAL]
+    best = second = -(1 << 30)
+    for i in range(n_free):
+        g = (keys[i] & S_MASK) - score
+        if g > best:
+            best, second = g, best
+        elif g > second:
+            second = g
+    if n_free:
+        out[t + T_FREE_GAIN] = best
+        out[t + T_FREE_GAIN + 1] = second if n_free > 1 else best
+    if n > n_free:
+        best = -(1 << 30)
+        total = 0
+        for i in range(n_free, n):
+            g = (keys[i] & S_MASK) - score
+            total += g
+            best = max(best, g)
+        out[t + T_POTENTIAL] = total / (n - n_free)
+        out[t + T_POTENTIAL + 1] = best
+
+
+@kernel(fastmath=True)
+def forward(net, x, h1, h2, out):
+    """The network on features x into out float32[2]; h1, h2: scratch of the hidden layers' sizes."""
+    w1, b1, w2, b2, w3, b3 = net
+    for i in range(w1.shape[0]):
+        acc = b1[i]
+        for j in range(w1.shape[1]):
+            acc += w1[i, j] * x[j]
+        h1[i] = max(acc, np.float32(0.0))
+    for i in range(w2.shape[0]):
+        acc = b2[i]
+        for j in range(w2.shape[1]):
+            acc += w2[i, j] * h1[j]
+        h2[i] = max(acc, np.float32(0.0))
+    for i in range(w3.shape[0]):
+        acc = b3[i]
+        for j in range(w3.shape[1]):
+            acc += w3[i, j] * h2[j]
+        out[i] = acc
+
+
+@kernel(nrt=True)
+def feature_buffers(players):
+    """(x, res, order, dominoes, keys, kb, bb, sc, ac): `features`' output and scratch for
+    `players` players."""
+    kb, bb, sc, ac = work_buffers()
+    return (np.zeros(n_features(players), dtype=np.float32),
+            np.zeros((players, RES_COLS), dtype=np.int64), np.zeros(players, dtype=np.int64),
+            np.zeros(52, dtype=np.int64), np.zeros(52, dtype=np.int64), kb, bb, sc, ac)
+
+
+@kernel
+def observe(bits, bbox, st, viewer, fb):
+    """The features of the position for `viewer` into fb[0] (fb: feature_buffers)."""
+    x, res, order, dominoes, keys, kb, bb, sc, ac = fb
+    features(bits, bbox, st, viewer, x, res, order, dominoes, keys, kb, bb, sc, ac)
+
+
+@kernel(nrt=True)
+def net_buffers(net, players):
+    """(feature buffers, h1, h2, out): the scratch of `net_value` for a game of `players` players."""
+    w1, b1, w2, b2, w3, b3 = net
+    return (feature_buffers(players), np.zeros(w1.shape[0], dtype=np.float32),
+            np.zeros(w2.shape[0], dtype=np.float32), np.zeros(w3.shape[0], dtype=np.float32))
+
+
+@kernel
+def net_value(bits, bbox, st, viewer, net, buffers, output):
+    """The network's `output` (OUT_MARGIN or OUT_RATIO) for seat `viewer` of a game not over."""
+    fb, h1, h2, out = buffers
+    observe(bits, bbox, st, viewer, fb)
+    forward(net, fb[0], h1, h2, out)
+    return out[output]
+
+
+@kernel
+def final_margin(bits, bbox, st, viewer, res):
+    """Own score minus the best other score of seat `viewer` in a finished game."""
+    score_totals(bits, bbox, st, res)
+    best = -(1 << 30)
+    for q in range(st[ST_PLAYERS]):
+        if q != viewer:
+            best = max(best, res[q, RES_TOTAL])
+    return float(res[viewer, RES_TOTAL] - best)
+
+
+@kernel(nrt=True)
+def best_successor(bits, bbox, st, net, buffers, sc, actions, values):
+    """The legal action of the player to act whose successor position the network values highest
+    for that player (its margin; a finished game counts its real margin), the first of equals.
+    values float64[MAX_ACTIONS] gets every legal action's value, in legal_actions' order; returns
+    (the action, how many legal actions)."""
+    me = st[ST_PLAYER]
+    n = legal_actions(bits, bbox, st, sc, actions)
+    b = bits.copy()
+    x = bbox.copy()
+    s = st.copy()
+    res = buffers[0][1]
+    best = 0
+    for i in range(n):
+        b[:] = bits
+        x[:] = bbox
+        s[:] = st
+        apply_action(b, x, s, actions[0, i])
+        if s[ST_PHASE] == PHASE_OVER:
+            values[i] = final_margin(b, x, s, me, res)
+        else:
+            values[i] = net_value(b, x, s, me, net, buffers, OUT_MARGIN)
+        if values[i] > values[best]:
+            best = i
+    return actions[0, best], n
+
+
+@kernel(nrt=True)
+def value_speed(bits, bbox, st, net, n):
+    """n evaluations of the position for seat 0 (for benchmarks/bench_learned.py --speed)."""
+    buffers = net_buffers(net, st[ST_PLAYERS])
+    total = 0.0
+    for _ in range(n):
+        total += net_value(bits, bbox, st, 0, net, buffers, OUT_MARGIN)
+    return total
+
+
+@kernel(nrt=True)
+def playout_labels(bits, bbox, st, me, places, claims, m, n, policy, seed, out):
+    """Training targets of the positions after the player to act (`me`) plays (places[i],
+    claims[i]) (-1: none), i < m: the mean final margin and mean own / (own + best other) of n
+    playouts of `policy` from it, each from a fresh deal of the unseen dominoes, into out[i, 0:2]."""
+    kb, bb, sc, ac = work_buffers()
+    fb = plan_buffers()
+    rng = np.zeros(1, dtype=np.uint64)
+    rng[0] = np.uint64(seed)
+    res = np.zeros((st[ST_PLAYERS], RES_COLS), dtype=np.int64)
+    ranks = np.zeros(st[ST_PLAYERS], dtype=np.int64)
+    b = bits.copy()
+    x = bbox.copy()
+    s = st.copy()
+    for i in range(m):
+        margin = 0.0
+        ratio = 0.0
+        for _ in range(n):
+            b[:] = bits
+            x[:] = bbox
+            s[:] = st
+            fb[0][:] = -1
+            resample_deck(s, rng)
+            if places[i] >= 0:
+                apply_action(b, x, s, places[i])
+            if claims[i] >= 0:
+                apply_action(b, x, s, claims[i])
+            playout(b, x, s, rng, policy, me, fb, kb, bb, sc, ac)
+            margin += final_margin(b, x, s, me, res)
+            ratio += result_value(b, x, s, me, MEASURE_RATIO, res, ranks)
+        out[i, 0] = margin / n
+        out[i, 1] = ratio / n
+
+
+@kernel(nrt=True)
+def observe_all(bits, bbox, st, viewers, out):
+    """The features of position i (bits[i], bbox[i], st[i]) for seat viewers[i] into out[i]."""
+    _, res, order, dominoes, keys, kb, bb, sc, ac = feature_buffers(bits.shape[1])
+    for i in range(bits.shape[0]):
+        features(bits[i], bbox[i], st[i], viewers[i], out[i], res, order, dominoes, keys, kb, bb,
+                 sc, ac)
