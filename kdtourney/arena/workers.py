@@ -8,7 +8,8 @@ from __future__ import annotations
 import collections
 import sys
 
-from kdtourney import _jit, interrupts
+from kdtourney import interrupts
+from kdtourney.engine import _jit
 from kdtourney.arena.tournament import ArenaError, Tournament
 from kdtourney.bots.registry import BUILT_IN
 from kdtourney.bots.serve import warm_up as warm_up_served
@@ -61,7 +62,7 @@ def warm_up(tournament: Tournament, registry, touch=lambda: None, builtin_only=F
     compiles in its private /tmp, for every process).
 
     Workers warming up at once share out the compiling: a kernel compiles in one process and the
-    others load it (kdtourney._jit). Each worker starts at the `first`-th step (its slot) and
+    others load it (kdtourney.engine._jit). Each worker starts at the `first`-th step (its slot) and
     goes round; a step needing a kernel that another worker is compiling is put off (the kernels it
     compiled so far are cached) and taken again after the others; when every step left waits for
     another worker, this one waits for the first of them. The bots come first: the engine's

@@ -28,7 +28,7 @@ from numba.core import cgutils, config
 from numba.core.codegen import get_host_cpu_features
 from numba.core.extending import intrinsic
 
-from kdtourney import _jit
+from kdtourney.engine import _jit
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
 G = 13
@@ -63,7 +63,7 @@ TILE_SYMMETRIC.flags.writeable = False
 
 
 def kernel(function=None, *, inline="never", nrt=False, fastmath=False):
-    """Decorator of a kernel: `njit(cache=True)` as kdtourney compiles (kdtourney._jit.cached_jit:
+    """Decorator of a kernel: `njit(cache=True)` as kdtourney compiles (kdtourney.engine._jit.cached_jit:
     one specialisation per argument type, compiled by one process while the others load it).
 
     Without `nrt`, a kernel allocates nothing and is compiled without Numba's reference counting:

@@ -11,7 +11,7 @@ import pytest
 _SERVED = """
 import sys
 
-from kdtourney import _jit
+from kdtourney.engine import _jit
 from kdtourney.arena import prepare, workers
 from kdtourney.bots import kdtp, serve
 from kdtourney.bots.registry import BotRegistry

@@ -1,4 +1,4 @@
-"""How kdtourney's kernels are cached (kdtourney._jit_cache) and compiled (kdtourney._jit): in the
+"""How kdtourney's kernels are cached (kdtourney.engine._jit_cache) and compiled (kdtourney.engine._jit): in the
 user's cache folder, never inside the installed package (pip does not know such files, and left
 behind by an uninstall they hide a later editable install); never loaded with a stale kernel
 inside; compiled once between processes and once per argument type."""
@@ -15,7 +15,7 @@ import pytest
 from numba.core import caching
 
 import kdtourney
-from kdtourney import _jit, _jit_cache
+from kdtourney.engine import _jit, _jit_cache
 from kdtourney.bots import _kernels as BK
 from kdtourney.bots import _search_kernels as SK
 from kdtourney.engine import _kernels as K
@@ -39,8 +39,8 @@ def test_a_kernel_stamp_covers_the_sources_compiled_into_it():
     engine recompiles the search kernels built on it instead of loading them with the old engine
     inside; the engine's own kernels do not depend on the bots' files."""
     package = Path(kdtourney.__file__).parent
-    engine = {package / name for name in ("_jit.py", "_jit_cache.py", "engine/_base.py",
-                                          "engine/_kernels.py", "engine/_word64.py",
+    engine = {package / name for name in ("engine/_jit.py", "engine/_jit_cache.py",
+                                          "engine/_base.py", "engine/_kernels.py", "engine/_word64.py",
                                           "engine/_rows.py", "engine/tiles.py", "engine/tiles.csv")}
     search = engine | {package / "bots/_kernels.py", package / "bots/_search_kernels.py",
                        package / "bots/_net_kernels.py"}  # mcts's leaves may be valued by the network
@@ -179,7 +179,8 @@ def test_a_kernel_compiles_in_one_process_while_the_others_wait_for_it(tmp_path)
     folder.mkdir()
     (folder / "__init__.py").write_text("")
     (folder / "_jit_cache.py").write_bytes(Path(_jit_cache.__file__).read_bytes())
-    jit = Path(_jit.__file__).read_text().replace("from kdtourney import", f"from {pkg} import")
+    jit = Path(_jit.__file__).read_text().replace("from kdtourney.engine import",
+                                                   f"from {pkg} import")
     (folder / "_jit.py").write_text(jit)
     (folder / "slow.py").write_text(_SLOW.format(pkg=pkg))
     started, go_on = tmp_path / "started", tmp_path / "go_on"

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 import kdtourney
-from kdtourney._jit_cache import PackageCacheLocator
+from kdtourney.engine._jit_cache import PackageCacheLocator
 from kdtourney.bots.external import cgroups
 from kdtourney.bots.external.declaration import SERVED, Program
 from kdtourney.bots.external.identity import inside, own_paths
@@ -222,7 +222,7 @@ def _prefix(program: str) -> str:
 
 def _numba_caches() -> list[str]:
     """The folders of this installation's Numba cache of kdtourney's kernels, one per package
-    folder (see kdtourney._jit_cache)."""
+    folder (see kdtourney.engine._jit_cache)."""
     package = os.path.dirname(os.path.abspath(kdtourney.__file__))
     found = []
     for sub in sorted(os.listdir(package)):

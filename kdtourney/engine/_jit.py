@@ -13,7 +13,7 @@ start compiled for three minutes), none of which changes the code the kernels ru
   module every kernel it calls, each optimized when it was compiled, and optimized the whole again:
   `mcts_run`'s module holds the greedy bot and half of the engine (`_optimize_kernel_module`).
 
-Where and when a compiled kernel is cached, and when it is stale: kdtourney._jit_cache.
+Where and when a compiled kernel is cached, and when it is stale: kdtourney.engine._jit_cache.
 """
 
 import contextlib
@@ -27,7 +27,7 @@ from numba.core.codegen import CPUCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
-from kdtourney import _jit_cache
+from kdtourney.engine import _jit_cache
 
 _HELD = set()  # the kernels whose compile lock this process holds
 _WAITING = [True]  # False inside `busy_raises`

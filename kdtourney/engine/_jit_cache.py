@@ -10,7 +10,7 @@ So kdtourney's own kernels always cache where Numba caches a read-only package: 
 cache folder (`~/.cache/numba` on Linux, or `$XDG_CACHE_HOME/numba`), in one subfolder per source
 folder, so every installation keeps its own cache. A `NUMBA_CACHE_DIR` set by the user still wins,
 and other packages' functions are left to Numba's usual rules. Kernels are made by
-`kdtourney._jit.cached_jit` (through `engine._base.kernel`), which imports this module first.
+`kdtourney.engine._jit.cached_jit` (through `engine._base.kernel`), which imports this module first.
 
 Numba checks a cached kernel against its own source file only, yet a kernel has the kernels it
 calls and the constants it reads (the tile table among them) compiled into it: after an edit to
@@ -25,12 +25,14 @@ import ast
 import functools
 import hashlib
 import os
+import sys
 from pathlib import Path
 
 from numba.core import caching
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _NAME = __name__.partition(".")[0]  # "kdtourney"
+# the package's own folder (imported before any of its modules), wherever this module lies in it
+_PACKAGE = os.path.dirname(os.path.abspath(sys.modules[_NAME].__file__)) + os.sep
 # the public names since Numba 0.62, the private ones before
 _UserWideCacheLocator = getattr(caching, "UserWideCacheLocator", None) \
     or getattr(caching, "_UserWideCacheLocator")
