@@ -122,7 +122,7 @@ class BotProcess:
         self._tail = collections.deque(maxlen=TAIL_LINES)
         self._log_fd = None
         self._log_lock = threading.Lock()
-        self._draining = False               # the drain is taking in a chunk
+        self._taking = threading.Lock()      # held by the drain from a read to the chunk's lines
         self._drain = None
         self._selector = None
         self._pidfd = None
@@ -390,23 +390,26 @@ class BotProcess:
     def _drain_stderr(self, fd: int):
         partial = b""
         while True:
-            self._draining = False
-            try:
-                chunk = os.read(fd, _READ)
-            except OSError:
+            try:  # wait outside the lock: what the pipe holds is read, and taken in, under it
+                select.select([fd], [], [])
+            except (OSError, ValueError):
                 break
-            self._draining = True
-            if not chunk:
-                break
-            self._count_output(len(chunk))
-            lines = (partial + chunk).split(b"\n")
-            partial = lines.pop()
-            if len(partial) > 4096:  # a line without end: keep it in pieces
-                lines.append(partial)
-                partial = b""
-            for line in lines:
-                self._tail.append(line[:TAIL_WIDTH].decode("utf-8", errors="replace").rstrip())
-                self._log(line)
+            with self._taking:
+                try:
+                    chunk = os.read(fd, _READ)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                self._count_output(len(chunk))
+                lines = (partial + chunk).split(b"\n")
+                partial = lines.pop()
+                if len(partial) > 4096:  # a line without end: keep it in pieces
+                    lines.append(partial)
+                    partial = b""
+                for line in lines:
+                    self._tail.append(line[:TAIL_WIDTH].decode("utf-8", errors="replace").rstrip())
+                    self._log(line)
         if partial:
             self._tail.append(partial[:TAIL_WIDTH].decode("utf-8", errors="replace").rstrip())
             self._log(partial)
@@ -442,8 +445,10 @@ class BotProcess:
             else:
                 deadline = time.monotonic() + 0.2
                 fd = self.proc.stderr.fileno()
-                while (self._draining or select.select([fd], [], [], 0)[0]) \
-                        and time.monotonic() < deadline:
+                while time.monotonic() < deadline:
+                    with self._taking:  # a chunk read is taken in; an unread one is in the pipe
+                        if not select.select([fd], [], [], 0)[0]:
+                            break
                     time.sleep(0.002)
         return "\n".join(self._tail)
 
