@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from kdtp_support import ALLOW_ARGS, SANDBOX_ALLOW, new_marker, write_fake_bots
+from kdtp_support import ALLOW_ARGS, SANDBOX_ALLOW, cpu_ns, new_marker, write_fake_bots
 
 from kdtourney.arena import load_games
 from kdtourney.arena.match import play_match
@@ -40,19 +40,6 @@ def busy_bots(folder: Path, marker: str) -> Path:
             f'name = "{mode}"\ncommand = ["{sys.executable}", "busy_bot.py", "{mode}", '
             f'"{marker}"]\n')
     return folder
-
-
-def cpu_ns(pids) -> int:
-    """CPU time (ns) used so far by the threads of `pids`, as the scheduler counts it."""
-    total = 0
-    for pid in pids:
-        try:
-            for task in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{task}/schedstat") as f:
-                    total += int(f.read().split()[0])
-        except OSError:
-            pass
-    return total
 
 
 # A frozen process runs no code of its own; but a task that a thaw woke and a freeze caught again

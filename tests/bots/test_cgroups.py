@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from kdtp_support import cpu_ns
 
 from kdtourney.bots.external import cgroups
 from kdtourney.bots.external.cgroups import (CPU, CPUSET, FREEZE, KILL, MEMORY, PROCESSES,
@@ -204,19 +205,6 @@ if os.fork() == 0:
 while True:
     time.sleep(1)
 """
-
-
-def cpu_ns(pids) -> int:
-    """CPU time (ns) used so far by the threads of `pids`, as the scheduler counts it."""
-    total = 0
-    for pid in pids:
-        try:
-            for task in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{task}/schedstat") as f:
-                    total += int(f.read().split()[0])
-        except OSError:
-            pass
-    return total
 
 
 def members_after(cgroup, wanted, wait=5.0):
