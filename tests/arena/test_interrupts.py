@@ -1,7 +1,6 @@
 """Ctrl-C is never lost: a KeyboardInterrupt Python drops (raised inside a weakref callback or a
 __del__, printed as "Exception ignored") still stops a run at its next wait."""
 
-import os
 import signal
 import weakref
 
@@ -22,8 +21,11 @@ def ctrl_c_dropped():
         pass
 
     def callback(_):
-        os.kill(os.getpid(), signal.SIGINT)
-        for _ in range(1000):  # the handler runs here, inside the callback
+        # raise_signal sends it to this thread, so the handler runs here, inside the callback;
+        # os.kill would send it to the process, and another thread (a test's pool reader) could
+        # take it and be scheduled too late
+        signal.raise_signal(signal.SIGINT)
+        for _ in range(1000):
             pass
 
     thing = Thing()
