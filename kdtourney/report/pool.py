@@ -50,6 +50,7 @@ separate group) is unrated: the list says why instead of giving it a number.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -186,6 +187,7 @@ class _StoreData:
     digests: dict  # label -> digest (None: unknown)
     identities: dict  # label -> identity dict
     recorded_after: int  # games stored before the code was recorded
+    blocks: str  # a digest of the block records: which tables, entrants and deals it plays
 
     @property
     def tournament(self) -> dict:
@@ -213,8 +215,13 @@ def _read(folder: Path) -> _StoreData:
     digests = {str(e): d for e, d in zip(entrants["entrant"], entrants["digest"])}
     identities = {str(e): i for e, i in zip(entrants["entrant"], entrants["identity"])}
     recorded_after = meta.get("entrants_recorded_after")
+    blocks = _store.load_blocks(folder)
+    signature = hashlib.sha256(json.dumps(
+        [[int(b), int(f), list(seats), entrants] for b, f, seats, entrants in zip(
+            blocks["block"], blocks["first_game"], blocks["seats"], blocks["entrants"])],
+        sort_keys=True).encode()).hexdigest()
     return _StoreData(folder, config, results, games, failed, digests, identities,
-                  int(recorded_after) if isinstance(recorded_after, int) else 0)
+                      int(recorded_after) if isinstance(recorded_after, int) else 0, signature)
 
 
 def _describe(st: _StoreData) -> str:
@@ -383,10 +390,10 @@ def _readable(paths) -> tuple[list[_StoreData], list]:
                                          "every iteration"))
             continue
         # a copy, or a re-run with the same seed, code and play (and seed secret), holds the
-        # same games: keep the one with the most. Not so a ladder's: the tables it chose depend
-        # on how its chunks went (the blocks are compared one by one in any case)
-        key = str(folder) if "ladder" in st.config else json.dumps(
-            [st.tournament, sorted(st.digests.items(), key=str), st.made_by], sort_keys=True)
+        # same games: keep the one with the most. A folder's games are its blocks' (the tables
+        # a ladder chose depend on how its chunks went; the blocks are also compared one by one)
+        key = json.dumps([st.tournament, st.blocks, sorted(st.digests.items(), key=str),
+                          st.made_by], sort_keys=True)
         if key in seen:
             other = seen[key]
             keep, drop = (st, other) if len(st.games) > len(other.games) else (other, st)
