@@ -177,14 +177,23 @@ def plan(fmt: str, n_entrants: int, players, games: int, seed: int, *, dynasty: 
     # a full cycle: every size has gone through all its compositions a whole number of times
     cycle = len(players) * int(np.lcm.reduce([len(comps[p]) for p in players]))
     out = []
-    block = 0
-    while len(out) < games:
+    for block, first, table in tables(comps, players, games):
+        out += block_games(seed, block, first, table, dynasty)
+    return Plan(out, out[-1].block + 1, cycle, players)
+
+
+def tables(comps: dict, players: tuple, games: int) -> list[tuple]:
+    """(block, first game, table at arrangement 0) of the blocks of at least `games` games: the
+    blocks alternate between the table sizes `players`, each cycling through its compositions
+    (`comps`: size -> `compositions`)."""
+    out, block, first = [], 0, 0
+    while first < games:
         p = players[block % len(players)]
         options = comps[p]
-        out += block_games(seed, block, len(out), options[(block // len(players)) % len(options)],
-                           dynasty)
+        out.append((block, first, options[(block // len(players)) % len(options)]))
+        first += p
         block += 1
-    return Plan(out, block, cycle, players)
+    return out
 
 
 def block_games(seed: int, block: int, first_game: int, table: tuple, dynasty: bool = False
@@ -201,6 +210,6 @@ def block_games(seed: int, block: int, first_game: int, table: tuple, dynasty: b
             for arrangement, seats in enumerate(rotations(tuple(table)))]
 
 
-__all__ = ["GameSpec", "Plan", "plan", "block_games", "compositions", "rotations", "fill", "covering_multisets",
+__all__ = ["GameSpec", "Plan", "plan", "tables", "block_games", "compositions", "rotations", "fill", "covering_multisets",
            "deal_seed", "bot_seed", "keyed", "ScheduleError", "FORMATS", "ROUND_ROBIN", "GAUNTLET", "LINEUP",
            "DYNASTY_DEALS"]

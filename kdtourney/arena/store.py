@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import functools
 import json
 import os
 import secrets
@@ -87,7 +88,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kdtourney.arena.blocks import games_of, of_plan
+from kdtourney.arena.blocks import games_of
 from kdtourney.arena.tournament import Tournament
 from kdtourney.arena.tune_spec import MINUS, PLUS, Tune
 
@@ -267,11 +268,6 @@ class Store:
             return None
         return {e: json.loads(i) for e, i in conn.execute("SELECT entrant, identity FROM entrants")}
 
-    def blocks(self) -> list[dict]:
-        """The block records (see kdtourney.arena.blocks), in block order."""
-        return [_block_row(r) for r in self._conn.execute(
-            f"SELECT {', '.join(BLOCK_COLUMNS)} FROM blocks ORDER BY block")]
-
     def sessions(self) -> list[dict]:
         """One dict per session (SESSION_COLUMNS), in order."""
         return [dict(zip(SESSION_COLUMNS, r)) for r in self._conn.execute(
@@ -320,26 +316,24 @@ class Store:
         """Record the blocks (dicts: block, first_game, n_players, seats, entrants, deal_seeds;
         see kdtourney.arena.blocks) not yet recorded, in one transaction; StoreError if one is
         recorded with another table (a bug: a block is what it was first recorded as)."""
+        when = now()
+        rows = [_encoded(b, when) for b in blocks]
+        if not rows:
+            return
         conn = self._conn
         with _transaction(conn):
+            known = {r[0]: r[1:] for r in conn.execute(
+                "SELECT block, first_game, n_players, seats, entrants FROM blocks "
+                "WHERE block BETWEEN ? AND ?", (min(r[0] for r in rows), max(r[0] for r in rows)))}
             new = []
-            for b in blocks:
-                row = conn.execute("SELECT first_game, n_players, seats, entrants FROM blocks "
-                                   "WHERE block = ?", (int(b["block"]),)).fetchone()
-                if row is None:
-                    new.append(b)
-                elif (row[0], row[1], json.loads(row[2]), json.loads(row[3])) != (
-                        int(b["first_game"]), int(b["n_players"]), list(b["seats"]),
-                        dict(b["entrants"])):
-                    raise StoreError(f"block {b['block']} of {self.folder} is recorded with "
-                                     "another table than the one asked for now")
-            conn.executemany(
-                "INSERT INTO blocks (block, first_game, n_players, seats, entrants, deal_seeds, "
-                "scheduled) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(int(b["block"]), int(b["first_game"]), int(b["n_players"]),
-                  json.dumps(list(b["seats"])), json.dumps(dict(b["entrants"]), sort_keys=True),
-                  json.dumps([int(s) for s in b["deal_seeds"]]), b.get("scheduled") or now())
-                 for b in new])
+            for row in rows:
+                if row[0] not in known:
+                    new.append(row)
+                elif known[row[0]] != row[1:5]:
+                    raise StoreError(f"block {row[0]} of {self.folder} is recorded with another "
+                                     "table than the one asked for now")
+            conn.executemany(f"INSERT INTO blocks ({', '.join(BLOCK_COLUMNS)}) VALUES "
+                             f"({', '.join('?' * len(BLOCK_COLUMNS))})", new)
 
     def cancel_blocks(self, numbers) -> None:
         """Mark blocks never to be played (a ladder's entrant left before their games)."""
@@ -455,11 +449,22 @@ def _execute(conn, script: str) -> None:
             conn.execute(statement)
 
 
-def _block_row(values) -> dict:
-    row = dict(zip(BLOCK_COLUMNS, values))
-    for key in ("seats", "entrants", "deal_seeds"):
-        row[key] = json.loads(row[key])
-    return row
+_JSON_COLUMNS = ("seats", "entrants", "deal_seeds")
+
+
+def _encoded(block: dict, when: str | None = None) -> tuple:
+    """A block record as its row of the `blocks` table (BLOCK_COLUMNS order, JSON text; scheduled
+    `when` unless it says, not cancelled unless it says)."""
+    return (int(block["block"]), int(block["first_game"]), int(block["n_players"]),
+            _json_text(tuple(block["seats"])),
+            _json_text(tuple(sorted(block["entrants"].items())), mapping=True),
+            f"[{', '.join(str(int(s)) for s in block['deal_seeds'])}]",  # as json.dumps writes
+            block.get("scheduled") or when, int(block.get("cancelled", 0)))
+
+
+@functools.lru_cache(maxsize=4096)  # a plan's blocks repeat a few tables: each encoded once
+def _json_text(items: tuple, mapping: bool = False) -> str:
+    return json.dumps(dict(items) if mapping else list(items), sort_keys=True)
 
 
 def _plain(value):
@@ -650,18 +655,25 @@ def load_sprt(folder) -> pd.DataFrame:
                          for c in SPRT_COLUMNS})
 
 
-def load_blocks(folder) -> pd.DataFrame:
+def load_blocks(folder, decode: bool = True) -> pd.DataFrame:
     """One row per recorded block (BLOCK_COLUMNS, see the module docstring), in block order:
-    `seats` and `deal_seeds` lists, `entrants` a dict {label: spec}. A store of schema 1 gets
-    the records its layout implies (`_old_blocks`)."""
+    `seats` and `deal_seeds` lists, `entrants` a dict {label: spec} (decode False: the three as
+    the JSON text the table holds, which is faster to read). A store of schema 1 gets the records
+    its layout implies (`_old_blocks`)."""
     import pandas as pd
     with _reading(folder) as (conn, _):
         if _has_table(conn, "blocks"):
-            rows = [_block_row(r) for r in conn.execute(
-                f"SELECT {', '.join(BLOCK_COLUMNS)} FROM blocks ORDER BY block")]
+            rows = conn.execute(f"SELECT {', '.join(BLOCK_COLUMNS)} FROM blocks ORDER BY block"
+                                ).fetchall()
         else:
-            rows = _old_blocks(conn)
-    return pd.DataFrame(rows, columns=list(BLOCK_COLUMNS))
+            rows = [_encoded(b) for b in _old_blocks(conn)]
+    columns = dict(zip(BLOCK_COLUMNS, map(list, zip(*rows)))) if rows else \
+        {c: [] for c in BLOCK_COLUMNS}
+    if decode:  # the tables repeat: each decoded once (the lists and dicts are shared: read only)
+        for key in _JSON_COLUMNS:
+            decoded = {text: json.loads(text) for text in set(columns[key])}
+            columns[key] = [decoded[v] for v in columns[key]]
+    return pd.DataFrame(columns, columns=list(BLOCK_COLUMNS))
 
 
 def load_sessions(folder) -> pd.DataFrame:
@@ -690,10 +702,7 @@ def load_ladder(folder) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def _export_blocks(folder) -> pd.DataFrame:
     """The blocks table as written by `export`: lists and the entrants as JSON text."""
-    df = load_blocks(folder)
-    for key in ("seats", "entrants", "deal_seeds"):
-        df[key] = [json.dumps(v, sort_keys=True) for v in df[key]]
-    return df
+    return load_blocks(folder, decode=False)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -731,7 +740,6 @@ def _old_blocks(conn) -> list[dict]:
     fixed = Tournament.from_dict(_fixed_tournament(config))
     played = conn.execute("SELECT MAX(game), MAX(block) FROM games").fetchone()
     last_game, last_block = (-1 if v is None else int(v) for v in played)
-    planned = None  # a run's and an SPRT's games, as their plan makes them
     if "ladder" in config:
         if not _has_table(conn, "ladder_blocks"):
             return []
@@ -761,15 +769,21 @@ def _old_blocks(conn) -> list[dict]:
     else:
         # an SPRT may have stored games past the cap it was given last
         everything = Tournament.from_dict(dict(stored, games=max(stored["games"], last_game + 1)))
-        planned = everything.plan().games
-        if "sprt" in config:
-            planned = [g for g in planned if g.block <= last_block]
-        rows = of_plan(everything.entrants, everything.specs, planned)
+        labels, specs = everything.entrants, everything.specs
+        rows = [dict(block=b, first_game=f, n_players=len(table), seats=[labels[i] for i in table],
+                     entrants={labels[i]: specs[i] for i in table})
+                for b, f, table in everything.tables() if "sprt" not in config or b <= last_block]
     when = conn.execute("SELECT MIN(finished_at) FROM games").fetchone()[0] or now()
     for row in rows:
         row.setdefault("scheduled", when)
         row.setdefault("cancelled", 0)
-    games_of(rows, fixed.seed, fixed.dynasty, config.get("seed_secret"), planned=planned)
+    # the deals as played; those of blocks without a game stored made as they would be
+    dealt = dict(conn.execute("SELECT block, deal_seeds FROM games GROUP BY block"))
+    for row in rows:
+        if row["block"] in dealt:
+            row["deal_seeds"] = json.loads(dealt[row["block"]])
+    games_of([r for r in rows if "deal_seeds" not in r], fixed.seed, fixed.dynasty,
+             config.get("seed_secret"))
     return [{c: row[c] for c in BLOCK_COLUMNS} for row in rows]
 
 
@@ -797,9 +811,7 @@ def _upgrade(conn) -> None:
         _execute(conn, _BLOCKS_SCHEMA)
         conn.executemany(
             f"INSERT INTO blocks ({', '.join(BLOCK_COLUMNS)}) VALUES "
-            f"({', '.join('?' * len(BLOCK_COLUMNS))})",
-            [tuple(json.dumps(b[c], sort_keys=True) if c in ("seats", "entrants", "deal_seeds")
-                   else b[c] for c in BLOCK_COLUMNS) for b in blocks])
+            f"({', '.join('?' * len(BLOCK_COLUMNS))})", [_encoded(b) for b in blocks])
         conn.executemany(
             f"INSERT INTO sessions ({', '.join(SESSION_COLUMNS)}) VALUES "
             f"({', '.join('?' * len(SESSION_COLUMNS))})",

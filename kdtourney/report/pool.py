@@ -215,11 +215,11 @@ def _read(folder: Path) -> _StoreData:
     digests = {str(e): d for e, d in zip(entrants["entrant"], entrants["digest"])}
     identities = {str(e): i for e, i in zip(entrants["entrant"], entrants["identity"])}
     recorded_after = meta.get("entrants_recorded_after")
-    blocks = _store.load_blocks(folder)
-    signature = hashlib.sha256(json.dumps(
-        [[int(b), int(f), list(seats), entrants] for b, f, seats, entrants in zip(
-            blocks["block"], blocks["first_game"], blocks["seats"], blocks["entrants"])],
-        sort_keys=True).encode()).hexdigest()
+    blocks = _store.load_blocks(folder, decode=False)
+    signature = hashlib.sha256("\n".join(
+        f"{b} {f} {seats} {entrants}" for b, f, seats, entrants in zip(
+            blocks["block"], blocks["first_game"], blocks["seats"], blocks["entrants"])
+    ).encode()).hexdigest()
     return _StoreData(folder, config, results, games, failed, digests, identities,
                       int(recorded_after) if isinstance(recorded_after, int) else 0, signature)
 
