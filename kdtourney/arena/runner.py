@@ -1,8 +1,10 @@
 """Playing a tournament: its store, its folder, and the games it lacks handed to the game service.
 
-- The parent plans the games (`Tournament.plan`), opens or creates the store, and plays exactly
-  the games the store lacks (so a re-run or `--resume` finishes an interrupted tournament). Only the
-  parent writes to SQLite: one transaction per finished game (`_Sink`).
+- The parent plans the games (`Tournament.plan`), opens or creates the store, records the blocks
+  (`schedule_blocks`: every command's feed records its blocks there before handing their games to
+  the service) and plays exactly the games the store lacks (so a re-run or `--resume` finishes an
+  interrupted tournament). Only the parent writes to SQLite: one transaction per finished game
+  (`_Sink`).
 - Where the games are played is the game service's business (kdtourney.arena.service: local
   worker processes, or kdtourney.arena.cluster's Dask service behind the same interface), opened
   once per command by `open_service` in the place that holds the folder's lock (`holding`).

@@ -268,11 +268,6 @@ class Store:
             return None
         return {e: json.loads(i) for e, i in conn.execute("SELECT entrant, identity FROM entrants")}
 
-    def sessions(self) -> list[dict]:
-        """One dict per session (SESSION_COLUMNS), in order."""
-        return [dict(zip(SESSION_COLUMNS, r)) for r in self._conn.execute(
-            f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions ORDER BY session")]
-
     def done_games(self) -> set[int]:
         return {r[0] for r in self._conn.execute("SELECT game FROM games")}
 

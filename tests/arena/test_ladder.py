@@ -285,3 +285,26 @@ def test_a_ladder_records_its_rule_and_an_old_one_goes_on_under_rule_1(tmp_path)
     with pytest.raises(ArenaError, match=r"was made under matchmaking rule 9, which this kdtourney does not "
                                          r"know \(it knows 1, 2\)"):
         ladder.stored_config(old)
+
+
+def test_a_scheduled_block_whose_entrant_left_is_cancelled_the_others_stay_pending(tmp_path):
+    config = ladder.LadderConfig(players=(2,), seed=4, rules={})
+    table = ladder.ladder_table(config)
+    store.Store.create(tmp_path, table.to_dict(), {}).close()
+    specs = {"a": "random", "b": "greedy", "c": "random"}
+    todo = [dict(block=b, first_game=2 * b, n_players=2, seats=list(seats),
+                 entrants={label: specs[label] for label in seats})
+            for b, seats in enumerate([("a", "b"), ("b", "c"), ("a", "c")])]
+    with store.open_store(tmp_path) as st:
+        runner.schedule_blocks(st, table, todo, None)
+    status = {"a": "active", "b": "active", "c": "retired"}
+    entrants = {label: dict(label=label, status=s) for label, s in status.items()}
+    pending, cancel = ladder._pending(store.load_blocks(tmp_path), entrants, played={0})
+    assert [b["block"] for b in pending] == [0] and cancel == [1, 2]
+    assert pending[0]["entrants"] == {"a": "random", "b": "greedy"}
+    with store.open_store(tmp_path) as st:
+        st.cancel_blocks(cancel)
+    assert store.load_blocks(tmp_path)["cancelled"].tolist() == [0, 1, 1]
+    # a block is what it was first recorded as: the same number with another table is a bug
+    with store.open_store(tmp_path) as st, pytest.raises(store.StoreError, match="block 0 of"):
+        st.add_blocks([dict(todo[0], seats=["b", "a"])])
