@@ -14,11 +14,12 @@ Pooling
   several, or a ladder of several table sizes has the most games: then all its sizes, as its
   matchmaker rates them (its list is this list). Whatever else is listed, one line per folder,
   with the reason.
-- Games are keyed by what made them: the tournament, its seed and the entrants' code, the store's
-  seed secret (mixed into every seed of a `--sandbox` folder) and the play settings
-  (kdtourney.arena.play.played_with). A folder made by all the same as another (a copy, or the
-  same command run again without a sandbox) holds the same games: they count once (a ladder's
-  tables depend on how its chunks went: its blocks are compared one by one); two sandboxed runs
+- Games are keyed by what made them: the tournament, its blocks (the store's `blocks` table:
+  the tables and the entrants' specs; a ladder's depend on how its chunks went), its seed and the
+  entrants' code, the store's seed secret (mixed into every seed of a `--sandbox` folder) and the
+  play settings (kdtourney.arena.play.played_with). A folder made by all the same as another (a
+  copy, or the same command run again without a sandbox) holds the same games: they count once;
+  two sandboxed runs
   with one seed, or one run in-process and one isolated, hold other games and count twice. A
   tune's folder is left out: theta+ and theta- play other values in every iteration. Games are
   also deduplicated block by block: a block whose deal, seatings, game numbers (hence the bots'

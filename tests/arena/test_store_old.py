@@ -171,3 +171,13 @@ def test_an_old_ladder_resumes_its_scheduled_blocks_first(tmp_path):
     assert kept[["block", "seats", "entrants", "deal_seeds"]].equals(
         before[["block", "seats", "entrants", "deal_seeds"]])
     assert len(after) > len(before)
+
+
+def test_a_copied_ladder_counts_once_in_ratings_as_a_copied_run_does(tmp_path):
+    for kind in ("ladder", "run"):
+        folder = copy(kind, tmp_path / "a")
+        shutil.copytree(folder, tmp_path / "b" / kind)
+    listed = rating_list([tmp_path / "a", tmp_path / "b"], n_boot=20)
+    assert len(listed.sources) == 2 and listed.n_games == 8 + 12
+    assert sorted(reason.split(" (")[0] for _, reason in listed.skipped) == [
+        f"the same games as {tmp_path / 'a' / 'ladder'}", f"the same games as {tmp_path / 'a' / 'run'}"]
