@@ -538,9 +538,11 @@ def replay_command(folder, game):
               "(.csv, .parquet or .pq).")
 @click.option("-o", "--output", required=True, metavar="FILE")
 @click.option("--table", default="results", show_default=True,
-              metavar="results|games|faults|entrants",
+              metavar="results|games|faults|entrants|blocks|sessions",
               help="results: one row per player per game, with the game's block and n_players; "
-              "entrants: what code played for each entrant (digest, identity).")
+              "entrants: what code played for each entrant (digest, identity); blocks: each "
+              "block's table (seats, the entrants' specs, deal seeds); sessions: when the "
+              "folder was made and resumed, by which command.")
 def export_command(folder, fmt, output, table):
     """Write a table of the tournament in DIR to a CSV or Parquet file."""
     from kdtourney.arena.store import StoreError, export_table

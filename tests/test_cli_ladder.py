@@ -179,6 +179,13 @@ def test_a_killed_ladder_resumes_with_nothing_lost_or_doubled(tmp_path):
         assert (part["block"] == block).all() and len(part) == n  # every block whole
         assert (part["seed"] == schedule.deal_seed(config["seed"], int(block))).all()
     assert len(store.load_results(out)) == 120
+    # each block recorded who it seats with their specs; the tournament as the ladder made it
+    seated = store.load_results(out, ["game", "seat", "entrant", "block"])
+    for block, seats, entrants in zip(blocks["block"], blocks["seats"], blocks["entrants"]):
+        assert set(seated.loc[seated["block"] == block, "entrant"]) == set(seats) == set(entrants)
+        assert entrants.get("firstling", "firstling") == "firstling"
+    assert store.load_config(out)["tournament"]["entrants"] == []
+    assert len(store.load_sessions(out)) == 2
     # the other commands read a ladder as a tournament; `report` writes the ladder's page
     report = CliRunner().invoke(main, ["report", str(out)])
     assert report.exit_code == 0 and 'id="ladder-list"' in (out / "index.html").read_text()

@@ -108,6 +108,12 @@ def test_a_killed_tune_resumes_to_the_values_of_an_uninterrupted_one(tmp_path):
     assert a.equals(b)
     moves = store.load_games(tmp_path / "whole", columns=["game", "moves"])
     assert moves.equals(store.load_games(folder, columns=["game", "moves"]))
+    # every block recorded with the values it played, the table written once
+    columns = ["block", "first_game", "seats", "entrants", "deal_seeds"]
+    assert store.load_blocks(folder)[columns].equals(store.load_blocks(tmp_path / "whole")[columns])
+    assert store.load_config(folder)["tournament"] == store.load_config(tmp_path / "whole")[
+        "tournament"]
+    assert store.load_config(folder)["tournament"]["entrants"] == ["theta+", "theta-"]
     # the same command again: nothing to play, the same values
     again = run(*tune_args(folder, 1))
     assert again.exit_code == 0 and lines(again)[-1] == lines(whole)[-1]

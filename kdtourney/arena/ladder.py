@@ -4,12 +4,14 @@ ladder keeps choosing which block to play next.
 The driver
 ----------
 A loop of chunks beside `sequential.py`: each chunk (1) looks at the bot folders, (2) chooses blocks
-with :mod:`kdtourney.arena.matchmaking` from what is stored, (3) records them (table
-`ladder_blocks`) and (4) hands them to the runner (`runner.run_tournament`: the same faults, Dask
-cluster and store as a tournament) on the ladder's one game service (kdtourney.arena.service: its
-workers, their pooled bot processes and kernels stay up from chunk to chunk; a new entrant joins
-them, new sources, a new bot or version, give it new workers). Chunks last about `chunk_seconds`
-of play, so a bot dropped into a folder plays within seconds.
+with :mod:`kdtourney.arena.matchmaking` from what is stored, (3) records them (the store's `blocks`
+table, with the entrants they seat and their specs: `runner.schedule_blocks`, as every command
+records its blocks) and (4) hands them to the runner (`runner.run_tournament`: the same faults,
+Dask cluster and store as a tournament) on the ladder's one game service
+(kdtourney.arena.service: its workers, their pooled bot processes and kernels stay up from chunk
+to chunk; a new entrant joins them, new sources, a new bot or version, give it new workers).
+Chunks last about `chunk_seconds` of play, so a bot dropped into a folder plays within seconds.
+The store's tournament holds the ladder's fixed settings only (`ladder_table`), written once.
 
 Entrants and versions
 ---------------------
@@ -46,7 +48,8 @@ from pathlib import Path
 import numpy as np
 
 from kdtourney import interrupts
-from kdtourney.arena import matchmaking, runner, schedule, store
+from kdtourney.arena import matchmaking, runner, store
+from kdtourney.arena.blocks import entrants_of
 from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.sequential import ChunkFeed
 from kdtourney.arena.tournament import (ArenaError, Tournament, clock_of, differences, full_rules,
@@ -246,70 +249,16 @@ def update_entrants(entrants: dict, found: dict, when: str) -> tuple[list[dict],
 
 
 # --------------------------------------------------------------------------------------------------
-# Blocks: what the runner plays
+# Blocks: what the matchmaker chose, as the runner plays them
 # --------------------------------------------------------------------------------------------------
 
 
-class _Games:
-    """The runner's plan.games: game number -> GameSpec for the games of this chunk, None for the
-    others (played before, or cancelled)."""
-
-    def __init__(self, total: int, games: dict):
-        self.total, self.games = total, games
-
-    def __len__(self):
-        return self.total
-
-    def __getitem__(self, game):
-        return self.games.get(game)
-
-    def __iter__(self):  # without it, iteration would go on past the end (get never raises)
-        return (self.games.get(g) for g in range(self.total))
-
-
-@dataclass(frozen=True)
-class _Chunk(Tournament):
-    """The blocks of one chunk as a Tournament of the entrants they seat; it stores and travels to
-    the workers as a plain Tournament (format `ladder`)."""
-
-    blocks: tuple = ()      # (block, first_game, n_players, seats as labels)
-    total_games: int = 0
-
-    def plain(self) -> Tournament:
-        return Tournament(**{k: getattr(self, k) for k in Tournament.__dataclass_fields__})
-
-    def to_dict(self) -> dict:
-        return self.plain().to_dict()
-
-    def describe(self) -> str:
-        return f"ladder of {len(self.entrants)} entrants"
-
-    def plan(self) -> schedule.Plan:
-        index = {label: i for i, label in enumerate(self.entrants)}
-        deals = schedule.DYNASTY_DEALS if self.dynasty else 1
-        games = {}
-        for block, first, n, seats in self.blocks:
-            seeds = tuple(schedule.deal_seed(self.seed, block, k) for k in range(deals))
-            for arrangement, table in enumerate(schedule.rotations(tuple(index[s] for s in seats))):
-                g = first + arrangement
-                games[g] = schedule.GameSpec(
-                    game=g, block=block, arrangement=arrangement, n_players=n, seats=table,
-                    deal_seeds=seeds, bot_seeds=tuple(tuple(schedule.bot_seed(self.seed, g, s, k)
-                                                            for k in range(deals))
-                                                      for s in range(n)))
-        return schedule.Plan(_Games(self.total_games, games), len(self.blocks), 1, self.players)
-
-
-def chunk_for(config: LadderConfig, blocks, specs: dict, total_games: int) -> _Chunk:
-    """The _Chunk playing `blocks` ((block, first_game, n_players, labels)); specs: label ->
-    spec."""
-    labels = sorted({label for *_, seats in blocks for label in seats})
-    return _Chunk(entrants=tuple(labels), specs=tuple(specs[label] for label in labels),
-                  format=LADDER_FORMAT, players=config.players, games=total_games,
-                  seed=config.seed, rules=dict(config.rules), dynasty=config.dynasty,
-                  move_time_limit=config.move_time_limit, clock=config.clock,
-                  blocks=tuple((int(b), int(f), int(n), tuple(s)) for b, f, n, s in blocks),
-                  total_games=total_games)
+def ladder_table(config: LadderConfig) -> Tournament:
+    """The ladder's fixed settings as a tournament (format `ladder`, no entrants of its own: each
+    block records the entrants it seats), stored once when the folder is made."""
+    return Tournament(entrants=(), specs=(), format=LADDER_FORMAT, players=config.players,
+                      games=0, seed=config.seed, rules=dict(config.rules), dynasty=config.dynasty,
+                      move_time_limit=config.move_time_limit, clock=config.clock)
 
 
 def standing(results, blocks, labels: list, next_block: int, *,
@@ -374,12 +323,9 @@ def open_ladder(config: LadderConfig, folder, meta: dict) -> tuple[LadderConfig,
     and the session number."""
     folder = Path(folder)
     if not store.exists(folder):
-        empty = Tournament(entrants=(), specs=(), format=LADDER_FORMAT, players=config.players,
-                           games=0, seed=config.seed, rules=dict(config.rules),
-                           dynasty=config.dynasty, move_time_limit=config.move_time_limit,
-                           clock=config.clock)
         try:
-            st = store.Store.create(folder, empty.to_dict(), dict(meta, sessions=1), {})
+            st = store.Store.create(folder, ladder_table(config).to_dict(), dict(meta, sessions=1),
+                                    {})
         except store.StoreError as exc:
             raise ArenaError(str(exc)) from None
         with st:
@@ -394,8 +340,7 @@ def open_ladder(config: LadderConfig, folder, meta: dict) -> tuple[LadderConfig,
         raise ArenaError(f"{folder} holds another ladder: {diff[0]}{more}; choose a new --out, "
                          f"or continue that one with kdtourney ladder --resume {folder}")
     with store.open_store(folder) as st:
-        sessions = int(st.meta.get("sessions", 0)) + 1
-        st.update_meta(sessions=sessions, last_command=meta.get("command"))
+        sessions = st.begin_session(meta.get("command"))
     return config, sessions
 
 
@@ -431,7 +376,9 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
         runner.check_sandbox()  # before the folders are scanned: one line, not a note per bot
     with contextlib.ExitStack() as stack:
         scheduler, workers = stack.enter_context(runner.holding_workers(folder, scheduler, workers))
-        config, sessions = open_ladder(config, folder, meta or {})
+        config, _ = open_ladder(config, folder, meta or {})
+        table = ladder_table(config)
+        sandboxed = bots.get("play") is not None and bots["play"].sandbox
         with store.open_store(folder) as st:
             stored = st.count_games()
         outcome = LadderOutcome(folder=folder, stored_before=stored, stored=stored)
@@ -465,21 +412,25 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
                 pending, cancel = _pending(blocks, entrants, played)
                 if cancel:
                     with store.open_store(folder) as st:
-                        st.write_ladder(cancel=cancel)
+                        st.cancel_blocks(cancel)
                     entrants, blocks = _stored_entrants(folder)
                 active = [label for label, r in entrants.items() if r["status"] == ACTIVE]
                 size = chunk_blocks(workers, rate, chunk_seconds)
                 new = []
                 if len(active) >= 2:
                     budget = None if games is None else games - outcome.stored - sum(
-                        int(b[2]) - sum(1 for g in range(b[1], b[1] + b[2]) if g in played)
+                        b["n_players"] - sum(1 for g in range(b["first_game"], b["first_game"]
+                                                              + b["n_players"]) if g in played)
                         for b in pending)
-                    new = _choose(config, folder, blocks, active, max(0, size - len(pending)),
-                                  budget)
-                if new:
+                    specs = {label: r["spec"] for label, r in entrants.items()}
+                    new = [dict(block=b, first_game=f, n_players=n, seats=list(seats),
+                                entrants={label: specs[label] for label in seats})
+                           for b, f, n, seats in _choose(config, folder, blocks, active,
+                                                         max(0, size - len(pending)), budget)]
+                if new:  # recorded when chosen: the choice depends on timing, the games do not
                     with store.open_store(folder) as st:
-                        st.write_ladder(blocks=[dict(block=b, first_game=f, n_players=n, seats=s)
-                                                for b, f, n, s in new])
+                        secret = st.seed_secret(create=sandboxed and not played)
+                        runner.schedule_blocks(st, table, new, secret)
                 todo = pending + new
                 if not todo:  # fewer than two entrants: wait for bots
                     if display is not None and not waiting:
@@ -489,21 +440,15 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
                     time.sleep(poll)
                     continue
                 waiting = False
-                specs = {label: r["spec"] for label, r in entrants.items()}
-                chunk = chunk_for(config, todo, specs, max(f + n for _, f, n, _ in todo))
-                with store.open_store(folder) as st:
-                    st.set_config("tournament", chunk.to_dict())
                 if service is None:  # one service for every chunk, opened with the first
-                    service = stack.enter_context(_open_service(chunk, folder, registry,
+                    service = stack.enter_context(_open_service(table, todo, folder, registry,
                                                                 scheduler, workers, bots))
-                ran = runner.run_tournament(chunk, folder, registry, meta=meta or {},
+                ran = runner.run_tournament(table, folder, registry, meta=meta or {},
                                             reporter=feed, check_bots=False, service=service,
-                                            **bots)
+                                            blocks=todo, **bots)
                 outcome.played += ran.played
                 outcome.stored += ran.played
                 outcome.chunks += 1
-                with store.open_store(folder) as st:
-                    st.update_meta(sessions=sessions)  # chunk runs are not sessions
                 speed = feed.games_per_second()
                 rate = speed / np.mean(config.players) if speed else None
                 if after_chunk is not None:
@@ -517,9 +462,12 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
     return outcome
 
 
-def _open_service(chunk, folder, registry, cluster, workers, bots):
-    """The game service of the ladder's chunks: a chunk's new entrants join its workers, and new
-    sources (a new bot or version in the folders) give it new workers (runner.run_tournament)."""
+def _open_service(table, todo, folder, registry, cluster, workers, bots):
+    """The game service of the ladder's chunks, opened with the entrants of the first chunk's
+    blocks `todo`: a chunk's new entrants join its workers, and new sources (a new bot or version
+    in the folders) give it new workers (runner.run_tournament)."""
+    pairs = entrants_of(todo)
+    chunk = replace(table, entrants=tuple(p[0] for p in pairs), specs=tuple(p[1] for p in pairs))
     play = bots.get("play") or PlaySettings()
     settings = runner.bot_settings(chunk, folder, play,
                                    bots.get("startup_timeout") or DEFAULT_STARTUP_TIMEOUT,
@@ -567,18 +515,18 @@ def _played_games(folder) -> set:
 
 
 def _pending(blocks, entrants: dict, played: set):
-    """(scheduled blocks with games still to play, as (block, first, n, labels), whose entrants
-    are all active; the blocks to cancel: some entrant left)."""
+    """(the block records scheduled with games still to play whose entrants are all active; the
+    blocks to cancel: some entrant left)."""
     pending, cancel = [], []
-    for b, first, n, seats, cancelled in zip(blocks["block"], blocks["first_game"],
-                                            blocks["n_players"], blocks["seats"],
-                                            blocks["cancelled"]):
-        if cancelled or all(g in played for g in range(first, first + n)):
+    for b in blocks.to_dict("records"):
+        first, n = int(b["first_game"]), int(b["n_players"])
+        if b["cancelled"] or all(g in played for g in range(first, first + n)):
             continue
-        if all(entrants.get(s, {}).get("status") == ACTIVE for s in seats):
-            pending.append((int(b), int(first), int(n), tuple(seats)))
+        if all(entrants.get(s, {}).get("status") == ACTIVE for s in b["seats"]):
+            pending.append(dict(block=int(b["block"]), first_game=first, n_players=n,
+                                seats=list(b["seats"]), entrants=dict(b["entrants"])))
         else:
-            cancel.append(int(b))
+            cancel.append(int(b["block"]))
     return pending, cancel
 
 
@@ -608,5 +556,5 @@ def _choose(config: LadderConfig, folder, blocks, active: list, count: int, budg
 
 __all__ = ["LadderConfig", "LadderOutcome", "Found", "prepare_ladder",
            "stored_config",
-           "play_ladder", "scan", "update_entrants", "standing", "chunk_for", "label_for",
+           "play_ladder", "scan", "update_entrants", "standing", "ladder_table", "label_for",
            "open_ladder", "LIST_FILE", "ACTIVE", "SUPERSEDED", "RETIRED", "LADDER_FORMAT"]

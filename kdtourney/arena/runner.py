@@ -1,8 +1,10 @@
 """Playing a tournament: its store, its folder, and the games it lacks handed to the game service.
 
-- The parent plans the games (`Tournament.plan`), opens or creates the store, and plays exactly
-  the games the store lacks (so a re-run or `--resume` finishes an interrupted tournament). Only the
-  parent writes to SQLite: one transaction per finished game (`_Sink`).
+- The parent plans the games (`Tournament.plan`), opens or creates the store, records the blocks
+  (`schedule_blocks`: every command's feed records its blocks there before handing their games to
+  the service) and plays exactly the games the store lacks (so a re-run or `--resume` finishes an
+  interrupted tournament). Only the parent writes to SQLite: one transaction per finished game
+  (`_Sink`).
 - Where the games are played is the game service's business (kdtourney.arena.service: local
   worker processes, or kdtourney.arena.cluster's Dask service behind the same interface), opened
   once per command by `open_service` in the place that holds the folder's lock (`holding`).
@@ -34,7 +36,8 @@ from kdtourney.arena.forfeit import failed_rows
 from kdtourney.arena.match import MatchResult
 from kdtourney.arena.play import CONFIG_KEY as PLAY_KEY
 from kdtourney.arena.play import PlaySettings, settle, stored_settings
-from kdtourney.arena.schedule import keyed
+from kdtourney.arena.blocks import entrants_of, games_of, of_plan
+from kdtourney.arena.schedule import Plan
 from kdtourney.arena.service import DEFAULT_HANG_TIMEOUT, Finished, LocalService
 from kdtourney.arena.tournament import ArenaError, Tournament, default_name, differences
 from kdtourney.bots.external import (DEFAULT_STARTUP_TIMEOUT, ProcessSettings, Sandbox,
@@ -193,11 +196,13 @@ def session_meta(name: str, registry_dirs=()) -> dict:
 
 
 def open_for(tournament: Tournament, folder, meta: dict, identities: dict | None = None,
-             play: PlaySettings | None = None) -> tuple[_store.Store, list[str]]:
+             play: PlaySettings | None = None, session: bool = True
+             ) -> tuple[_store.Store, list[str]]:
     """The store of `folder` for this tournament and notes for the user: created (with the
     entrants' `identities` and the `play` settings) if the folder has none; refused (ArenaError)
     if it holds another tournament, another entrant's code (`check_code`), games played under
-    other play settings (`record_play`), or is not a valid store."""
+    other play settings (`record_play`), or is not a valid store. session: record this opening
+    as a session (not for a chunk of a command that recorded its own)."""
     folder = Path(folder)
     if _store.exists(folder):
         try:
@@ -215,8 +220,8 @@ def open_for(tournament: Tournament, folder, meta: dict, identities: dict | None
         except BaseException:
             st.close()
             raise
-        sessions = st.meta.get("sessions", 0)
-        st.update_meta(sessions=sessions + 1, last_command=meta.get("command"))
+        if session:
+            st.begin_session(meta.get("command"), tournament.games)
         return st, notes
     try:
         st = _store.Store.create(folder, tournament.to_dict(), dict(meta, sessions=1), identities)
@@ -425,6 +430,22 @@ def open_service(tournament: Tournament, registry, cluster, workers: int, settin
                         hang_timeout=hang_timeout, warm=warm, on_note=on_note)
 
 
+def schedule_blocks(st: _store.Store, tournament: Tournament, blocks, secret: str | None,
+                    planned=None) -> tuple[Tournament, dict]:
+    """Record `blocks` (kdtourney.arena.blocks: the records the store keeps, the ones recorded
+    already left as they are) and make their games: (the table the service plays them on: the
+    fixed settings of `tournament` with the entrants the blocks seat, {game: GameSpec} with seeds
+    keyed by `secret` if given). Every command's feed hands its blocks to the service through
+    this, so each block is in the store before any of its games is played. planned: their games
+    as the tournament's plan made them (`blocks.games_of`)."""
+    base = tuple(zip(tournament.entrants, tournament.specs))
+    pairs, games = games_of(blocks, tournament.seed, tournament.dynasty, secret, base, planned)
+    st.add_blocks(blocks)
+    table = replace(tournament, entrants=tuple(p[0] for p in pairs),
+                    specs=tuple(p[1] for p in pairs))
+    return table, {g.game: g for g in games}
+
+
 def play_all(service, sink: _Sink) -> None:
     """Hand every finished game to `sink` until the service has nothing queued or in play."""
     while service.busy:
@@ -437,7 +458,7 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
                    warm: bool = True, scheduler: str | None = None,
                    play: PlaySettings | None = None, startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
                    check_bots: bool = True, require_limits: bool = False,
-                   service=None) -> RunOutcome:
+                   service=None, blocks=None) -> RunOutcome:
     """Play the games of `tournament` that `folder`'s store lacks; returns a RunOutcome.
 
     registry: the BotRegistry the entrants were checked against (its sources go to the workers).
@@ -460,30 +481,41 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     the folder and plays chunk after chunk (tune, ladder): the tournament's new entrants join it,
     and a registry whose sources changed restarts its workers (`LocalService.join`; `scheduler`
     and `workers` are then the service's).
+    blocks: the block records to play (kdtourney.arena.blocks: a tune's batch, a ladder's chunk;
+    `tournament` then holds the fixed settings), default the blocks of the tournament's plan.
+    Either way they are recorded (`schedule_blocks`) before their games are played.
     """
     started = time.perf_counter()
     play = play or PlaySettings()
     settings = bot_settings(tournament, folder, play, startup_timeout, scheduler, require_limits)
     workers = worker_count(workers)
+    plan = None
+    if blocks is None:
+        plan = tournament.plan()
+        blocks = of_plan(tournament.entrants, tournament.specs, plan.games)
+    pairs = entrants_of(blocks, zip(tournament.entrants, tournament.specs))
+    table = replace(tournament, entrants=tuple(p[0] for p in pairs),
+                    specs=tuple(p[1] for p in pairs))
     if check_bots:
-        start_bots(registry, tournament, startup_timeout, settings.sandbox)
-    plan = tournament.plan()
-    specs = plan.games
-    identities = entrant_identities(registry, tournament)
+        start_bots(registry, table, startup_timeout, settings.sandbox)
+    identities = entrant_identities(registry, table)
     with contextlib.ExitStack() as stack:
         # a service's command holds the folder and the cluster already
         cluster = stack.enter_context(holding(folder, scheduler)) if service is None else None
-        st, notes = open_for(tournament, folder, meta or {}, identities, play)
+        st, notes = open_for(tournament, folder, meta or {}, identities, play,
+                             session=service is None)
         stack.callback(st.close)
         done = st.done_games()
         # sandboxed from the start, the seeds are keyed with the store's secret (hidden from bots)
         secret = st.seed_secret(create=settings.sandbox is not None and not done)
-        if secret is not None:
-            specs = [None if spec is None else keyed(spec, secret) for spec in specs]
+        table, specs = schedule_blocks(st, tournament, blocks, secret,
+                                       None if plan is None else plan.games)
+        if plan is None:
+            plan = Plan(sorted(specs.values(), key=lambda g: g.game), len(blocks), 1,
+                        tournament.players)
         if reporter is not None:
             stack.callback(reporter.stop)
-        # a plan may leave games out (None: a ladder plays the blocks it chose, not all before)
-        pending = [g for g in range(len(specs)) if g not in done and specs[g] is not None]
+        pending = sorted(g for g in specs if g not in done)
         outcome = RunOutcome(folder=Path(folder), total=len(specs), stored_before=len(done),
                              notes=list(notes))
         if service is not None:
@@ -491,19 +523,19 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
         elif cluster is not None and pending:
             workers = sum(cluster.wait_for_workers().values())
         if reporter is not None:
-            reporter.start(tournament, plan, st, workers=min(workers, max(1, len(pending))))
+            reporter.start(table, plan, st, workers=min(workers, max(1, len(pending))))
             for note in notes:
                 reporter.note(note)
         if pending:
-            sink = _Sink(tournament, specs, st, outcome, reporter)
+            sink = _Sink(table, specs, st, outcome, reporter)
             if service is None:
                 service = stack.enter_context(open_service(
-                    tournament, registry, cluster, min(workers, len(pending)), settings, play,
+                    table, registry, cluster, min(workers, len(pending)), settings, play,
                     identities, hang_timeout=hang_timeout, warm=warm,
                     require_limits=require_limits, on_note=sink.note))
             else:
                 service.on_note = sink.note
-                service.join(tournament, identities, registry)
+                service.join(table, identities, registry)
             losses = service.losses
             try:
                 service.submit(specs[g] for g in pending)
@@ -519,4 +551,5 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
 __all__ = ["run_tournament", "RunOutcome", "open_for", "session_meta", "rows_of",
            "default_hang_timeout", "asked_folder", "stored_seed", "new_folder", "load_tournament",
            "stored_bots_dirs", "check_entrants", "entrant_identities", "check_code", "start_bots",
-           "check_sandbox", "check_limits", "open_service", "bot_settings", "play_all"]
+           "check_sandbox", "check_limits", "open_service", "bot_settings", "play_all",
+           "schedule_blocks"]

@@ -176,25 +176,40 @@ def plan(fmt: str, n_entrants: int, players, games: int, seed: int, *, dynasty: 
     comps = {p: compositions(fmt, n_entrants, p, candidate, lineup) for p in dict.fromkeys(players)}
     # a full cycle: every size has gone through all its compositions a whole number of times
     cycle = len(players) * int(np.lcm.reduce([len(comps[p]) for p in players]))
-    deals = DYNASTY_DEALS if dynasty else 1
     out = []
-    block = 0
-    while len(out) < games:
+    for block, first, table in tables(comps, players, games):
+        out += block_games(seed, block, first, table, dynasty)
+    return Plan(out, out[-1].block + 1, cycle, players)
+
+
+def tables(comps: dict, players: tuple, games: int) -> list[tuple]:
+    """(block, first game, table at arrangement 0) of the blocks of at least `games` games: the
+    blocks alternate between the table sizes `players`, each cycling through its compositions
+    (`comps`: size -> `compositions`)."""
+    out, block, first = [], 0, 0
+    while first < games:
         p = players[block % len(players)]
         options = comps[p]
-        comp = options[(block // len(players)) % len(options)]
-        seeds = tuple(deal_seed(seed, block, k) for k in range(deals))
-        for arrangement, seats in enumerate(rotations(comp)):
-            g = len(out)
-            out.append(GameSpec(
-                game=g, block=block, arrangement=arrangement, n_players=p, seats=seats,
-                deal_seeds=seeds,
-                bot_seeds=tuple(tuple(bot_seed(seed, g, s, k) for k in range(deals))
-                                for s in range(p))))
+        out.append((block, first, options[(block // len(players)) % len(options)]))
+        first += p
         block += 1
-    return Plan(out, block, cycle, players)
+    return out
 
 
-__all__ = ["GameSpec", "Plan", "plan", "compositions", "rotations", "fill", "covering_multisets",
+def block_games(seed: int, block: int, first_game: int, table: tuple, dynasty: bool = False
+                ) -> list[GameSpec]:
+    """The games of one block: its deal (three for a dynasty) under every rotation of `table`
+    (entrant indexes, arrangement 0), numbered from `first_game`."""
+    deals = DYNASTY_DEALS if dynasty else 1
+    n = len(table)
+    seeds = tuple(deal_seed(seed, block, k) for k in range(deals))
+    return [GameSpec(game=first_game + arrangement, block=block, arrangement=arrangement,
+                     n_players=n, seats=seats, deal_seeds=seeds,
+                     bot_seeds=tuple(tuple(bot_seed(seed, first_game + arrangement, s, k)
+                                           for k in range(deals)) for s in range(n)))
+            for arrangement, seats in enumerate(rotations(tuple(table)))]
+
+
+__all__ = ["GameSpec", "Plan", "plan", "tables", "block_games", "compositions", "rotations", "fill", "covering_multisets",
            "deal_seed", "bot_seed", "keyed", "ScheduleError", "FORMATS", "ROUND_ROBIN", "GAUNTLET", "LINEUP",
            "DYNASTY_DEALS"]

@@ -48,10 +48,11 @@ The usual tournament store (:mod:`kdtourney.arena.store`), plus:
 
 - config ``sprt``: the test (candidate and baseline labels, elo0, elo1, alpha, beta, min_blocks).
   A folder holding another test or tournament is refused, as ``kdtourney run`` does.
-- config ``tournament``: ``games`` is the planned number of games: the cap (``--max-games``) while
-  the test runs or when it ends undecided, the games through the decision block once decided (so
-  the report does not call a decided test partial).  The cap is the one thing a re-run may change:
-  a larger one continues an undecided test, a smaller one counts only the blocks within it.
+- config ``tournament``: the gauntlet, written once (``games``: the first session's cap). Each
+  session records its cap (``--max-games``) in the ``sessions`` table: the cap is the one thing a
+  re-run may change (a larger one continues an undecided test, a smaller one counts only the
+  blocks within it), and a resume goes on under the last one given.
+- table ``blocks``: each chunk's blocks, recorded as the chunk is handed to the service.
 - table ``sprt``: one row per counted block (block = blocks counted so far, from 1; llr and the
   bounds; on the last row, where the test stands, the Elo estimate corrected for stopping and its
   95% interval), rewritten after every chunk; the HTML report draws the LLR path from it.
@@ -72,6 +73,7 @@ import numpy as np
 import pandas as pd
 
 from kdtourney.arena import runner, schedule, store
+from kdtourney.arena.blocks import of_plan
 from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.service import MAX_BATCH
 from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT
@@ -268,14 +270,10 @@ def evaluate(folder, tournament: Tournament, test: SprtTest, scores: list | None
     return state
 
 
-def record(folder, tournament: Tournament, state: SprtState, sessions: int | None = None) -> None:
-    """Write the `sprt` table and the planned games (see the module docstring) to the store."""
+def record(folder, state: SprtState) -> None:
+    """Write the `sprt` table to the store."""
     with store.open_store(folder) as st:
         st.write_sprt(state.rows)
-        planned = state.games if state.decided else tournament.games
-        st.set_config("tournament", dict(tournament.to_dict(), games=planned))
-        if sessions is not None:
-            st.update_meta(sessions=sessions)  # chunk runs do not count as sessions
 
 
 def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict,
@@ -314,9 +312,7 @@ def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict,
                              f"--out, or continue that one with kdtourney sprt --resume {folder}")
         notes = runner.check_code(st, identities, folder) if identities is not None else []
         runner.record_play(st, play or PlaySettings(), folder)
-        sessions = int(st.meta.get("sessions", 0)) + 1
-        st.update_meta(sessions=sessions, last_command=meta.get("command"))
-        st.set_config("tournament", tournament.to_dict())  # this session's cap
+        sessions = st.begin_session(meta.get("command"), tournament.games)  # its cap
     return sessions, notes
 
 
@@ -330,8 +326,10 @@ def load_test(folder) -> tuple[Tournament, SprtTest, dict]:
     if "sprt" not in config:
         raise ArenaError(f"{folder} holds a tournament that is not an SPRT; continue it with "
                          f"{runner.resume_command(folder)}")
-    return (Tournament.from_dict(config["tournament"]), SprtTest.from_dict(config["sprt"]),
-            config.get("meta", {}))
+    caps = store.load_sessions(folder)["games"].dropna()
+    cap = int(caps.iloc[-1]) if len(caps) else config["tournament"]["games"]  # the last cap set
+    return (with_cap(Tournament.from_dict(config["tournament"]), cap),
+            SprtTest.from_dict(config["sprt"]), config.get("meta", {}))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -441,9 +439,9 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
         scheduler, workers = stack.enter_context(runner.holding_workers(folder, scheduler, workers))
         runner.start_bots(registry, tournament, startup_timeout, settings.sandbox)
         identities = runner.entrant_identities(registry, tournament)
-        sessions, notes = open_test(tournament, test, folder, meta, identities, play)
+        _, notes = open_test(tournament, test, folder, meta, identities, play)
         state = evaluate(folder, tournament, test)
-        record(folder, tournament, state)
+        record(folder, state)
         outcome = SprtOutcome(folder=folder, tournament=tournament, test=test, state=state,
                               stored_before=state.stored)
         if display is not None:
@@ -454,13 +452,13 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
         if not state.decided and state.complete < cap_blocks(tournament):
             try:
                 _play_chunks(stack, outcome, folder, registry, workers, scheduler, settings, play,
-                             identities, display, sessions, hang_timeout=hang_timeout,
+                             identities, display, hang_timeout=hang_timeout,
                              chunk_seconds=chunk_seconds, chunk_blocks=chunk_blocks,
                              require_limits=require_limits)
             except KeyboardInterrupt:
                 outcome.interrupted = True
                 state = outcome.state = evaluate(folder, tournament, test)
-                record(folder, tournament, state, sessions)
+                record(folder, state)
     state = outcome.state
     if outcome.interrupted and state.decided:
         outcome.interrupted = False  # the decision was reached: nothing is left to play
@@ -469,7 +467,7 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
 
 
 def _play_chunks(stack, outcome, folder, registry, workers, cluster, settings, play, identities,
-                 display, sessions, *, hang_timeout, chunk_seconds, chunk_blocks, require_limits):
+                 display, *, hang_timeout, chunk_seconds, chunk_blocks, require_limits):
     """The feed of an SPRT: chunks of blocks handed to one game service, the next chunk queued as
     soon as the workers have taken the last one (so none waits for the decision), the test
     evaluated from the store as each chunk is complete; once decided, what is not yet being
@@ -479,12 +477,11 @@ def _play_chunks(stack, outcome, folder, registry, workers, cluster, settings, p
     cap = cap_blocks(tournament)
     st = stack.enter_context(store.open_store(folder))
     done = st.done_games()
-    specs = tournament.plan().games
+    planned = tournament.plan().games
     secret = st.seed_secret(create=settings.sandbox is not None and not done)
-    if secret is not None:
-        specs = [schedule.keyed(spec, secret) for spec in specs]
+    specs: dict = {}  # game -> GameSpec, of the blocks scheduled so far
     feed = ChunkFeed(display)
-    run = runner.RunOutcome(folder=folder, total=len(specs), stored_before=len(done))
+    run = runner.RunOutcome(folder=folder, total=len(planned), stored_before=len(done))
     sink = runner._Sink(tournament, specs, st, run, feed)
     service = stack.enter_context(runner.open_service(
         tournament, registry, cluster, workers, settings, play, identities,
@@ -507,8 +504,10 @@ def _play_chunks(stack, outcome, folder, registry, workers, cluster, settings, p
         end = chunk_end(queued_to, cap, workers, min_blocks=test.min_blocks,
                         blocks_per_second=speed / players if speed else None,
                         seconds=seconds, blocks=chunk_blocks)
-        games = [g for g in range(queued_to * players, min(end * players, len(specs)))
-                 if g not in done]
+        chunk = planned[queued_to * players:min(end * players, len(planned))]
+        specs.update(runner.schedule_blocks(st, tournament, of_plan(
+            tournament.entrants, tournament.specs, chunk), secret, chunk)[1])
+        games = [g.game for g in chunk if g.game not in done]
         chunks.append((end, set(games)))
         service.submit(specs[g] for g in games)
         submitted.update(games)
@@ -536,7 +535,7 @@ def _play_chunks(stack, outcome, folder, registry, workers, cluster, settings, p
                 # the estimate is for the display (and the verdict, computed once decided)
                 state = outcome.state = evaluate(folder, tournament, test, scores,
                                                  estimate=display is not None)
-                record(folder, tournament, state, sessions)
+                record(folder, state)
                 evaluated[0] = time.perf_counter() - t0
                 if display is not None:
                     display.update(state)
@@ -554,7 +553,7 @@ def _play_chunks(stack, outcome, folder, registry, workers, cluster, settings, p
                 break
         if outcome.state.decided and run.played:  # games stored past the decision since
             outcome.state = evaluate(folder, tournament, test)
-            record(folder, tournament, outcome.state, sessions)
+            record(folder, outcome.state)
     finally:
         outcome.played = run.played
         st.update_meta(games_stored=run.stored_before + run.played)

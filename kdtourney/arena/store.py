@@ -8,11 +8,15 @@ Tables
 ------
 config   key TEXT PRIMARY KEY, value TEXT (JSON):
          application = "kdtourney" (the marker that tells our files from foreign ones),
-         schema_version = 1,
-         tournament = what defines the games (entrants, format, players, rules, games, seed,
-                      dynasty, move time limit): a run on an existing folder must match it,
+         schema_version = 2 (1: before the blocks and sessions tables, see below),
+         tournament = the fixed settings of the games (format, players, rules, seed, dynasty,
+                      move time limit and clock, the entrants of the folder's own table, games
+                      first asked for), written once, when the folder is made: a run on an
+                      existing folder must match it. What each block plays is in `blocks`
+                      (a ladder has no entrants here; a tune has theta+ and theta- at their
+                      start values),
          meta = everything else (name, command line, kdtourney/python/numba/numpy versions,
-                platform, created, updated, sessions),
+                platform, created, updated, sessions: how many),
          kdtourney_version = the kdtourney that created the store (or first recorded entrants),
          seed_secret = a random key (hex) mixed into the deal and bot seeds of a store made
                        under --sandbox, which hides it from the bots (absent: public seeds).
@@ -20,6 +24,20 @@ entrants one row per entrant: entrant TEXT PRIMARY KEY, digest TEXT, identity TE
          `BotRegistry.identity`: kind, digest, origin, source_sha256, ...): what code played,
          written when the store is created and checked on every resume. Stores made before this
          table existed lack it: their entrants' identities are unknown (digest None).
+blocks   one row per block scheduled, written when a command's feed hands the block to the game
+         service (kdtourney.arena.runner.schedule_blocks, one transaction), before any of its games
+         is played: block INTEGER PRIMARY KEY, first_game, n_players, seats (JSON list of the
+         entrant labels at arrangement 0; arrangement r seats rotation r, game first_game + r),
+         entrants (JSON {label: canonical spec, parameters included} of the labels it seats: a
+         tune's theta+ and theta- with the iteration's values, a ladder's versions), deal_seeds
+         (JSON list as played: keyed with seed_secret if any; the bots' seeds follow from the
+         tournament's seed and the game number, kdtourney.arena.blocks), scheduled (ISO time),
+         cancelled (1: never to be played: a ladder's entrant left before its games; the games
+         played before stay stored, out of the statistics). `run` records every block of its
+         plan, `sprt` each chunk's, `tune` each batch's, `ladder` the tables its matchmaker chose.
+sessions one row per command that played into the folder: session INTEGER PRIMARY KEY (from 1: the
+         one that made it), started (ISO time), command, kdtourney (its version), games (what it
+         asked for: a run's games, an SPRT's cap, which a resume may change; NULL if nothing).
 games    game INTEGER PRIMARY KEY (the game index), block, arrangement, seed (the deal seed; the
          first of three for a dynasty), deal_seeds (JSON list), n_players, status ('ok'|'fault'),
          duration (s), moves (JSON list of ints; for a dynasty a list of three lists), error,
@@ -44,20 +62,25 @@ tune     only in stores of `kdtourney tune` (kdtourney.arena.tune), whose config
          values it started from), signs, plus, minus (theta+ and theta- as played), result
          (theta+'s score in game-pair units), after (theta after its step); lists as JSON.
          Rewritten as a whole after every batch.
-ladder_entrants, ladder_blocks
+ladder_entrants
          only in stores of `kdtourney ladder` (kdtourney.arena.ladder), whose config also has the
          key `ladder` (players, rules, seed): one row per entrant version, label TEXT PRIMARY KEY,
          spec, version (1, 2, ... per spec), digest, origin, status ('active'|'superseded'|
-         'retired'), added (ISO time), changed (when the status last changed), note; and one row
-         per scheduled block, block INTEGER PRIMARY KEY, first_game, n_players, seats (JSON list
-         of the table's labels, arrangement 0), scheduled (ISO time), cancelled (1: never to be
-         played: an entrant left before its games). The games table holds what was played.
+         'retired'), added (ISO time), changed (when the status last changed), note.
+
+Stores of schema 1 (kdtourney before `blocks` and `sessions`) rewrote config `tournament` for each
+of a ladder's chunks and a tune's batches (their entrants) and each SPRT session (its cap), and
+kept a ladder's blocks in `ladder_blocks`. They read as they are (`load_config` gives their fixed
+settings, `load_blocks` and `load_sessions` the rows their layout implies), and are upgraded to
+this schema, in one transaction, when opened for writing (a resume): `ladder_blocks` is folded
+into `blocks`. A kdtourney that reads schema 1 only refuses a store of schema 2 in one line.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import functools
 import json
 import os
 import secrets
@@ -65,13 +88,17 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kdtourney.arena.blocks import games_of
+from kdtourney.arena.tournament import Tournament
+from kdtourney.arena.tune_spec import MINUS, PLUS, Tune
+
 if TYPE_CHECKING:  # pandas is imported where a table is read: worker processes never do, and
     import pandas as pd  # importing it would cost each of them most of a second
 
 STORE_FILE = "tournament.sqlite"
 LOCK_FILE = "tournament.lock"
 APPLICATION = "kdtourney"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TABLES = ("games", "results", "faults")
 TIMING_COLUMNS = {"games": ("duration", "finished_at"), "results": ("time_total", "time_max")}
 
@@ -92,23 +119,30 @@ CREATE TABLE faults (
     kind TEXT NOT NULL, message TEXT, call INTEGER, stderr TEXT, PRIMARY KEY (game, seat));
 CREATE INDEX results_entrant ON results (entrant);
 """
+_BLOCKS_SCHEMA = """
+CREATE TABLE blocks (
+    block INTEGER PRIMARY KEY, first_game INTEGER NOT NULL, n_players INTEGER NOT NULL,
+    seats TEXT NOT NULL, entrants TEXT NOT NULL, deal_seeds TEXT NOT NULL, scheduled TEXT NOT NULL,
+    cancelled INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE sessions (
+    session INTEGER PRIMARY KEY, started TEXT, command TEXT, kdtourney TEXT, games INTEGER);
+"""
 _ENTRANTS_SCHEMA = ("CREATE TABLE IF NOT EXISTS entrants (entrant TEXT PRIMARY KEY, digest TEXT, "
                     "identity TEXT)")
 
 _LADDER_SCHEMA = """
 CREATE TABLE IF NOT EXISTS ladder_entrants (
     label TEXT PRIMARY KEY, spec TEXT NOT NULL, version INTEGER NOT NULL, digest TEXT, origin TEXT,
-    status TEXT NOT NULL, added TEXT NOT NULL, changed TEXT NOT NULL, note TEXT);
-CREATE TABLE IF NOT EXISTS ladder_blocks (
-    block INTEGER PRIMARY KEY, first_game INTEGER NOT NULL, n_players INTEGER NOT NULL,
-    seats TEXT NOT NULL, scheduled TEXT NOT NULL, cancelled INTEGER NOT NULL DEFAULT 0);
-"""
+    status TEXT NOT NULL, added TEXT NOT NULL, changed TEXT NOT NULL, note TEXT)"""
 LADDER_ENTRANT_COLUMNS = ("label", "spec", "version", "digest", "origin", "status", "added",
                           "changed", "note")
 
 RESULT_COLUMNS = ("game", "seat", "entrant", "score", "rank", "win_share", "margin",
                   "largest_territory", "crowns", "discards", "fault", "time_total", "time_max",
                   "decisions")
+BLOCK_COLUMNS = ("block", "first_game", "n_players", "seats", "entrants", "deal_seeds", "scheduled",
+                 "cancelled")
+SESSION_COLUMNS = ("session", "started", "command", "kdtourney", "games")
 SPRT_COLUMNS = ("block", "llr", "lower", "upper", "elo", "lo", "hi")
 TUNE_COLUMNS = ("k", "batch", "theta", "signs", "plus", "minus", "result", "after")
 
@@ -158,6 +192,8 @@ def _check(path: Path) -> dict:
     if missing or "tournament" not in config:
         raise StoreError(f"{path} is an incomplete kdtourney store (missing "
                          f"{', '.join(missing) or 'tournament config'})")
+    if version < 2:
+        config["tournament"] = _fixed_tournament(config)
     return config
 
 
@@ -198,15 +234,14 @@ class Store:
             store = cls._connect(path)
             conn = store._conn
             with _transaction(conn):
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
+                _execute(conn, _SCHEMA + _BLOCKS_SCHEMA)
                 conn.executemany("INSERT INTO config (key, value) VALUES (?, ?)",
                                  [(k, json.dumps(v, sort_keys=True)) for k, v in
                                   (("application", APPLICATION), ("schema_version", SCHEMA_VERSION),
                                    ("tournament", tournament), ("meta", meta))])
                 if entrants is not None:
                     store._write_entrants(entrants)
+                store._add_session(meta.get("command"), tournament.get("games"))
         except sqlite3.Error as exc:  # e.g. another process created it at the same moment
             raise StoreError(f"cannot create {path}: {exc}") from None
         return store
@@ -255,6 +290,51 @@ class Store:
         with _transaction(self._conn):
             self._conn.execute("INSERT OR REPLACE INTO config (key, value) VALUES ('meta', ?)",
                                (json.dumps(meta, sort_keys=True),))
+
+    def begin_session(self, command: str | None, games: int | None = None) -> int:
+        """Record a new session (a resume, an SPRT with another cap) and count it in the meta;
+        returns its number. games: the games it was asked for (an SPRT's cap), None if none."""
+        with _transaction(self._conn):
+            number = self._add_session(command, games)
+        self.update_meta(sessions=number, last_command=command)
+        return number
+
+    def _add_session(self, command, games) -> int:
+        from kdtourney import __version__
+
+        cursor = self._conn.execute(
+            "INSERT INTO sessions (started, command, kdtourney, games) VALUES (?, ?, ?, ?)",
+            (now(), command, __version__, int(games) if games else None))  # a ladder's: 0
+        return cursor.lastrowid
+
+    def add_blocks(self, blocks) -> None:
+        """Record the blocks (dicts: block, first_game, n_players, seats, entrants, deal_seeds;
+        see kdtourney.arena.blocks) not yet recorded, in one transaction; StoreError if one is
+        recorded with another table (a bug: a block is what it was first recorded as)."""
+        when = now()
+        rows = [_encoded(b, when) for b in blocks]
+        if not rows:
+            return
+        conn = self._conn
+        with _transaction(conn):
+            known = {r[0]: r[1:] for r in conn.execute(
+                "SELECT block, first_game, n_players, seats, entrants FROM blocks "
+                "WHERE block BETWEEN ? AND ?", (min(r[0] for r in rows), max(r[0] for r in rows)))}
+            new = []
+            for row in rows:
+                if row[0] not in known:
+                    new.append(row)
+                elif known[row[0]] != row[1:5]:
+                    raise StoreError(f"block {row[0]} of {self.folder} is recorded with another "
+                                     "table than the one asked for now")
+            conn.executemany(f"INSERT INTO blocks ({', '.join(BLOCK_COLUMNS)}) VALUES "
+                             f"({', '.join('?' * len(BLOCK_COLUMNS))})", new)
+
+    def cancel_blocks(self, numbers) -> None:
+        """Mark blocks never to be played (a ladder's entrant left before their games)."""
+        with _transaction(self._conn):
+            self._conn.executemany("UPDATE blocks SET cancelled = 1 WHERE block = ?",
+                                   [(int(b),) for b in numbers])
 
     def record_entrants(self, entrants: dict) -> None:
         """Record {entrant: identity dict} (and this kdtourney's version), in one transaction."""
@@ -314,26 +394,16 @@ class Store:
                              [tuple(json.dumps(v) if isinstance(v, list) else _plain(v)
                                     for v in row) for row in rows])
 
-    def write_ladder(self, entrants=(), blocks=(), cancel=()) -> None:
-        """In one transaction (the ladder tables created if missing): insert or replace
-        `entrants` (dicts with LADDER_ENTRANT_COLUMNS), add `blocks` (dicts: block, first_game,
-        n_players, seats (labels)) and mark the blocks numbered in `cancel` cancelled."""
+    def write_ladder(self, entrants=()) -> None:
+        """Insert or replace the ladder's `entrants` (dicts with LADDER_ENTRANT_COLUMNS), in one
+        transaction (the table created if missing)."""
         conn = self._conn
         with _transaction(conn):
-            for statement in _LADDER_SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            conn.execute(_LADDER_SCHEMA)
             conn.executemany(
                 f"INSERT OR REPLACE INTO ladder_entrants ({', '.join(LADDER_ENTRANT_COLUMNS)}) "
                 f"VALUES ({', '.join('?' * len(LADDER_ENTRANT_COLUMNS))})",
                 [tuple(e.get(c) for c in LADDER_ENTRANT_COLUMNS) for e in entrants])
-            conn.executemany(
-                "INSERT INTO ladder_blocks (block, first_game, n_players, seats, scheduled) "
-                "VALUES (?, ?, ?, ?, ?)",
-                [(b["block"], b["first_game"], b["n_players"], json.dumps(list(b["seats"])), now())
-                 for b in blocks])
-            conn.executemany("UPDATE ladder_blocks SET cancelled = 1 WHERE block = ?",
-                             [(int(b),) for b in cancel])
 
     def add_game(self, game: dict, results: list[dict], faults: list[dict]) -> None:
         """Store one finished game with its player rows and faults, in one transaction."""
@@ -368,6 +438,30 @@ class Store:
         self.close()
 
 
+def _execute(conn, script: str) -> None:
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+_JSON_COLUMNS = ("seats", "entrants", "deal_seeds")
+
+
+def _encoded(block: dict, when: str | None = None) -> tuple:
+    """A block record as its row of the `blocks` table (BLOCK_COLUMNS order, JSON text; scheduled
+    `when` unless it says, not cancelled unless it says)."""
+    return (int(block["block"]), int(block["first_game"]), int(block["n_players"]),
+            _json_text(tuple(block["seats"])),
+            _json_text(tuple(sorted(block["entrants"].items())), mapping=True),
+            f"[{', '.join(str(int(s)) for s in block['deal_seeds'])}]",  # as json.dumps writes
+            block.get("scheduled") or when, int(block.get("cancelled", 0)))
+
+
+@functools.lru_cache(maxsize=4096)  # a plan's blocks repeat a few tables: each encoded once
+def _json_text(items: tuple, mapping: bool = False) -> str:
+    return json.dumps(dict(items) if mapping else list(items), sort_keys=True)
+
+
 def _plain(value):
     if isinstance(value, bool):
         return int(value)
@@ -396,6 +490,8 @@ def open_store(folder) -> Store:
         columns = {r[1] for r in store._conn.execute("PRAGMA table_info(faults)")}
         if "stderr" not in columns:  # a store made before faults kept the bots' stderr
             store._conn.execute("ALTER TABLE faults ADD COLUMN stderr TEXT")
+        if not _has_table(store._conn, "blocks"):
+            _upgrade(store._conn)
         return store
     except sqlite3.Error as exc:
         raise StoreError(f"cannot open {path}: {exc}") from None
@@ -554,23 +650,178 @@ def load_sprt(folder) -> pd.DataFrame:
                          for c in SPRT_COLUMNS})
 
 
-def load_ladder(folder) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(entrants, blocks): the ladder tables (see the module docstring), `seats` a list of labels;
-    empty tables for a store without them."""
+def load_blocks(folder, decode: bool = True) -> pd.DataFrame:
+    """One row per recorded block (BLOCK_COLUMNS, see the module docstring), in block order:
+    `seats` and `deal_seeds` lists, `entrants` a dict {label: spec} (decode False: the three as
+    the JSON text the table holds, which is faster to read). A store of schema 1 gets the records
+    its layout implies (`_old_blocks`)."""
     import pandas as pd
     with _reading(folder) as (conn, _):
+        if _has_table(conn, "blocks"):
+            rows = conn.execute(f"SELECT {', '.join(BLOCK_COLUMNS)} FROM blocks ORDER BY block"
+                                ).fetchall()
+        else:
+            rows = [_encoded(b) for b in _old_blocks(conn)]
+    columns = dict(zip(BLOCK_COLUMNS, map(list, zip(*rows)))) if rows else \
+        {c: [] for c in BLOCK_COLUMNS}
+    if decode:  # the tables repeat: each decoded once (the lists and dicts are shared: read only)
+        for key in _JSON_COLUMNS:
+            decoded = {text: json.loads(text) for text in set(columns[key])}
+            columns[key] = [decoded[v] for v in columns[key]]
+    return pd.DataFrame(columns, columns=list(BLOCK_COLUMNS))
+
+
+def load_sessions(folder) -> pd.DataFrame:
+    """One row per session (SESSION_COLUMNS): the first made the folder, each later one resumed
+    it (an SPRT's `games`: the cap it was given). A store of schema 1 gets one row per session
+    its meta counts, what it does not record left None."""
+    import pandas as pd
+    with _reading(folder) as (conn, _):
+        if _has_table(conn, "sessions"):
+            return pd.read_sql_query(f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions "
+                                     "ORDER BY session", conn)
+        rows = _old_sessions(_raw_config(conn))
+    return pd.DataFrame(rows, columns=list(SESSION_COLUMNS))
+
+
+def load_ladder(folder) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(entrants, blocks): the `ladder_entrants` table and the blocks (`load_blocks`); an empty
+    entrants table for a store without one."""
+    import pandas as pd
+    blocks = load_blocks(folder)
+    with _reading(folder) as (conn, _):
         if _has_table(conn, "ladder_entrants"):
-            entrants = pd.read_sql_query("SELECT * FROM ladder_entrants ORDER BY rowid", conn)
-            blocks = pd.read_sql_query("SELECT * FROM ladder_blocks ORDER BY block", conn)
-            blocks["seats"] = [json.loads(s) for s in blocks["seats"]]
-            return entrants, blocks
-    return (pd.DataFrame(columns=list(LADDER_ENTRANT_COLUMNS)),
-            pd.DataFrame(columns=["block", "first_game", "n_players", "seats", "scheduled",
-                                  "cancelled"]))
+            return pd.read_sql_query("SELECT * FROM ladder_entrants ORDER BY rowid", conn), blocks
+    return pd.DataFrame(columns=list(LADDER_ENTRANT_COLUMNS)), blocks
+
+
+def _export_blocks(folder) -> pd.DataFrame:
+    """The blocks table as written by `export`: lists and the entrants as JSON text."""
+    return load_blocks(folder, decode=False)
+
+
+# --------------------------------------------------------------------------------------------------
+# Stores of schema 1 (kdtourney before the blocks table): read as they are, upgraded when opened
+# for writing. Their config `tournament` was rewritten for each of a ladder's chunks (its
+# entrants) and a tune's batches (theta+ and theta- of every iteration appended), and for each of
+# an SPRT's sessions (its cap); their blocks were implied by that and the ladder's and tune's
+# tables.
+# --------------------------------------------------------------------------------------------------
+
+
+def _raw_config(conn) -> dict:
+    return {k: json.loads(v) for k, v in conn.execute("SELECT key, value FROM config")}
+
+
+def _fixed_tournament(config: dict) -> dict:
+    """The fixed settings of a schema-1 store's tournament: a ladder's without the last chunk's
+    entrants, a tune's without the batch it was killed in."""
+    table = dict(config["tournament"])
+    entrants, specs = list(table.get("entrants") or []), list(table.get("specs") or [])
+    if "ladder" in config:
+        table.update(entrants=[], specs=[], games=0)
+    elif "tune" in config and len(entrants) != len(set(entrants)):
+        keep = len(entrants) - 2 * sum(1 for e in entrants[2:] if e == PLUS)
+        table.update(entrants=entrants[:keep], specs=specs[:keep])
+    return table
+
+
+def _old_blocks(conn) -> list[dict]:
+    """The block records a schema-1 store implies: a run's plan, an SPRT's blocks with games
+    stored, a tune's iterations (the `tune` table's, and those of the batch it was killed in),
+    a ladder's `ladder_blocks`."""
+    config = _raw_config(conn)
+    stored = config["tournament"]
+    fixed = Tournament.from_dict(_fixed_tournament(config))
+    played = conn.execute("SELECT MAX(game), MAX(block) FROM games").fetchone()
+    last_game, last_block = (-1 if v is None else int(v) for v in played)
+    if "ladder" in config:
+        if not _has_table(conn, "ladder_blocks"):
+            return []
+        specs = dict(conn.execute("SELECT label, spec FROM ladder_entrants"))
+        rows = [dict(block=b, first_game=f, n_players=n, seats=json.loads(seats),
+                     scheduled=when, cancelled=c)
+                for b, f, n, seats, when, c in conn.execute(
+                    "SELECT block, first_game, n_players, seats, scheduled, cancelled "
+                    "FROM ladder_blocks ORDER BY block")]
+        for row in rows:
+            row["entrants"] = {label: specs[label] for label in row["seats"]}
+    elif "tune" in config:
+        tune = Tune.from_dict(config["tune"])
+        plays = {}  # iteration -> (theta+'s spec, theta-'s)
+        if _has_table(conn, "tune"):
+            for k, plus, minus in conn.execute("SELECT k, plus, minus FROM tune"):
+                plays[k] = (tune.spec(json.loads(plus)), tune.spec(json.loads(minus)))
+        extra = list(zip(stored["specs"], stored["entrants"]))[len(fixed.entrants):]
+        for j in range(len(extra) // 2):  # the batch it was killed in, in order
+            plays[max(plays, default=0) + 1] = (extra[2 * j][0], extra[2 * j + 1][0])
+        n = fixed.players[0]
+        seats = [fixed.entrants[i] for i in fixed.lineup]
+        rows = [dict(block=b, first_game=b * n, n_players=n, seats=seats,
+                     entrants=dict(zip(fixed.entrants, fixed.specs), **{PLUS: p, MINUS: m}))
+                for k, (p, m) in sorted(plays.items())
+                for b in range((k - 1) * tune.blocks, k * tune.blocks)]
+    else:
+        # an SPRT may have stored games past the cap it was given last
+        everything = Tournament.from_dict(dict(stored, games=max(stored["games"], last_game + 1)))
+        labels, specs = everything.entrants, everything.specs
+        rows = [dict(block=b, first_game=f, n_players=len(table), seats=[labels[i] for i in table],
+                     entrants={labels[i]: specs[i] for i in table})
+                for b, f, table in everything.tables() if "sprt" not in config or b <= last_block]
+    when = conn.execute("SELECT MIN(finished_at) FROM games").fetchone()[0] or now()
+    for row in rows:
+        row.setdefault("scheduled", when)
+        row.setdefault("cancelled", 0)
+    # the deals as played; those of blocks without a game stored made as they would be
+    dealt = dict(conn.execute("SELECT block, deal_seeds FROM games GROUP BY block"))
+    for row in rows:
+        if row["block"] in dealt:
+            row["deal_seeds"] = json.loads(dealt[row["block"]])
+    games_of([r for r in rows if "deal_seeds" not in r], fixed.seed, fixed.dynasty,
+             config.get("seed_secret"))
+    return [{c: row[c] for c in BLOCK_COLUMNS} for row in rows]
+
+
+def _old_sessions(config: dict) -> list[dict]:
+    meta = config.get("meta") or {}
+    count = max(1, int(meta.get("sessions") or 1))
+    rows = [dict(session=k, started=None, command=None, kdtourney=None, games=None)
+            for k in range(1, count + 1)]
+    rows[0].update(started=meta.get("created"), command=meta.get("command"),
+                   kdtourney=meta.get("kdtourney"))
+    if count > 1:
+        rows[-1]["command"] = meta.get("last_command")
+    if "ladder" not in config and "tune" not in config:  # a run's games, an SPRT's cap
+        rows[-1]["games"] = config["tournament"].get("games")
+    return rows
+
+
+def _upgrade(conn) -> None:
+    """Bring a schema-1 store to this schema, in one transaction: its blocks and sessions
+    recorded, its tournament's fixed settings written back, `ladder_blocks` folded into
+    `blocks`."""
+    with _transaction(conn):
+        config = _raw_config(conn)
+        blocks, sessions = _old_blocks(conn), _old_sessions(config)
+        _execute(conn, _BLOCKS_SCHEMA)
+        conn.executemany(
+            f"INSERT INTO blocks ({', '.join(BLOCK_COLUMNS)}) VALUES "
+            f"({', '.join('?' * len(BLOCK_COLUMNS))})", [_encoded(b) for b in blocks])
+        conn.executemany(
+            f"INSERT INTO sessions ({', '.join(SESSION_COLUMNS)}) VALUES "
+            f"({', '.join('?' * len(SESSION_COLUMNS))})",
+            [tuple(s[c] for c in SESSION_COLUMNS) for s in sessions])
+        conn.execute("DROP TABLE IF EXISTS ladder_blocks")
+        meta = dict(config.get("meta") or {}, upgraded_from_schema=config["schema_version"],
+                    upgraded=now())
+        conn.executemany("INSERT OR REPLACE INTO config (key, value) VALUES (?, ?)",
+                         [(k, json.dumps(v, sort_keys=True)) for k, v in
+                          (("tournament", _fixed_tournament(config)),
+                           ("schema_version", SCHEMA_VERSION), ("meta", meta))])
 
 
 LOADERS = {"results": load_results, "games": load_games, "faults": load_faults,
-           "entrants": _export_entrants}
+           "entrants": _export_entrants, "blocks": _export_blocks, "sessions": load_sessions}
 EXPORT_FORMATS = ("csv", "parquet")
 
 
@@ -625,5 +876,5 @@ def export_table(folder, path, fmt: str = "csv", table: str = "results") -> int:
 
 __all__ = ["Store", "StoreError", "open_store", "load_results", "load_games", "load_faults",
            "load_entrants", "load_config", "locked", "failed_games", "load_sprt", "load_tune_table",
-           "load_ladder", "export_table", "store_path", "STORE_FILE", "LOCK_FILE", "SCHEMA_VERSION",
-           "RESULT_COLUMNS", "SPRT_COLUMNS", "TUNE_COLUMNS", "TIMING_COLUMNS", "EXPORT_FORMATS"]
+           "load_ladder", "load_blocks", "load_sessions", "export_table", "store_path", "STORE_FILE", "LOCK_FILE", "SCHEMA_VERSION",
+           "RESULT_COLUMNS", "BLOCK_COLUMNS", "SESSION_COLUMNS", "SPRT_COLUMNS", "TUNE_COLUMNS", "TIMING_COLUMNS", "EXPORT_FORMATS"]

@@ -62,6 +62,13 @@ class Tournament:
         return schedule.plan(self.format, len(self.entrants), self.players, self.games, self.seed,
                              dynasty=self.dynasty, candidate=self.candidate, lineup=self.lineup)
 
+    def tables(self) -> list[tuple]:
+        """(block, first game, table at arrangement 0: entrant indexes) of the plan's blocks,
+        without their games (`schedule.tables`)."""
+        comps = {p: schedule.compositions(self.format, len(self.entrants), p, self.candidate,
+                                          self.lineup) for p in dict.fromkeys(self.players)}
+        return schedule.tables(comps, tuple(self.players), self.games)
+
     def to_dict(self) -> dict:
         d = asdict(self)
         for key in ("entrants", "specs", "players", "lineup"):

@@ -28,9 +28,10 @@ The folder is a tournament store whose entrants are `theta+`, `theta-` and the o
   r_end, the schedule, batch, blocks per iteration, and `rule`: the version of SPSA's rule it is
   played under, `spsa.SPSA_RULE` when it was made; a folder made before the rule was recorded
   resumes under rule 1). A folder holding anything else is refused.
-- config `tournament`: the table with the start values for theta+ and theta-. While a batch plays
-  it holds the batch's table (every iteration's theta+ and theta- as entrants of their own
-  labelled `theta+` and `theta-`): the runner's workers build the bots from it.
+- config `tournament`: the table with the start values for theta+ and theta-, written once.
+- table `blocks`: each iteration's blocks, recorded as its batch is handed to the service
+  (`batch_blocks`), with the values theta+ and theta- play in them (their specs): the report,
+  `replay` and a resume read them there.
 - table `tune`: one row per iteration (k, batch, theta, signs, plus, minus as played, result,
   theta after it), rewritten after every batch.
 """
@@ -45,15 +46,14 @@ from pathlib import Path
 
 import numpy as np
 
-from kdtourney.arena import runner, schedule, spsa, store
+from kdtourney.arena import runner, spsa, store
 from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.sprt import block_scores
 from kdtourney.arena.tournament import ArenaError, Tournament, differences, parse_players, prepare
-from kdtourney.arena.tune_spec import DEFAULT_BATCH, PAGE_FILE, Tune
+from kdtourney.arena.tune_spec import DEFAULT_BATCH, MINUS, PAGE_FILE, PLUS, Tune
 from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT
 from kdtourney.outcomes import score_to_elo
 
-PLUS, MINUS = "theta+", "theta-"
 DEFAULT_ITERATIONS = 1000
 VERIFY_DIR = "verify"
 
@@ -158,46 +158,16 @@ def prepare_tune(registry, bot: str | None, params, *, players=None, iterations:
 # --------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Batch(Tournament):
-    """The table while batch `iterations` plays: its iterations' theta+ and theta- join the
-    entrants (after the table's own, under the labels theta+ and theta-), and the plan seats them
-    in their blocks. It stores and travels to the workers as a plain Tournament."""
-
-    iterations: tuple = ()   # the batch's spsa.Iteration values
-    blocks: int = 1          # blocks per iteration
-
-    def plain(self) -> Tournament:
-        return Tournament(**{k: getattr(self, k) for k in Tournament.__dataclass_fields__})
-
-    def to_dict(self) -> dict:
-        return self.plain().to_dict()
-
-    def plan(self) -> schedule.Plan:
-        n = self.players[0]
-        last = self.iterations[-1].k
-        plan = replace(self.plain(), games=last * self.blocks * n).plan()
-        first = self.iterations[0].k
-        base = len(self.entrants) - 2 * len(self.iterations)
-        games = []
-        for g in plan.games:
-            j = g.block // self.blocks + 1 - first  # the iteration's place in the batch
-            if j >= 0:
-                seats = tuple(base + 2 * j + e if e < 2 else e for e in g.seats)
-                g = replace(g, seats=seats)
-            games.append(g)
-        return replace(plan, games=games)
-
-
-def batch_table(table: Tournament, tune: Tune, iterations) -> _Batch:
-    entrants, specs = list(table.entrants), list(table.specs)
-    for it in iterations:
-        entrants += [PLUS, MINUS]
-        specs += [tune.spec(it.plus), tune.spec(it.minus)]
-    return _Batch(**{k: getattr(table, k) for k in Tournament.__dataclass_fields__
-                     if k not in ("entrants", "specs")},
-                  entrants=tuple(entrants), specs=tuple(specs), iterations=tuple(iterations),
-                  blocks=tune.blocks)
+def batch_blocks(table: Tournament, tune: Tune, iterations) -> list[dict]:
+    """The block records of a batch (kdtourney.arena.blocks): each iteration's `blocks` blocks,
+    the table's lineup with that iteration's theta+ and theta- values in the seats labelled
+    theta+ and theta-."""
+    n = table.players[0]
+    seats = [table.entrants[i] for i in table.lineup]
+    return [dict(block=b, first_game=b * n, n_players=n, seats=seats,
+                 entrants=dict(zip(table.entrants, table.specs),
+                               **{PLUS: tune.spec(it.plus), MINUS: tune.spec(it.minus)}))
+            for it in iterations for b in range((it.k - 1) * tune.blocks, it.k * tune.blocks)]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -251,14 +221,13 @@ def evaluate(folder, table: Tournament, tune: Tune, seed: int) -> TuneState:
     return TuneState(iterations=its, stored=stored)
 
 
-def record(folder, table: Tournament, state: TuneState) -> None:
-    """Write the `tune` table and put back the table with the start values."""
+def record(folder, state: TuneState) -> None:
+    """Write the `tune` table."""
     rows = [(it.k, it.batch, list(it.theta), list(it.signs), list(it.plus), list(it.minus),
              it.result, None if it.after is None else list(it.after))
             for it in state.iterations if it.after is not None]
     with store.open_store(folder) as st:
         st.write_tune(rows)
-        st.set_config("tournament", table.to_dict())
 
 
 def open_tune(table: Tournament, tune: Tune, folder, meta: dict,
@@ -298,9 +267,7 @@ def open_tune(table: Tournament, tune: Tune, folder, meta: dict,
         if tune.rule != spsa.SPSA_RULE:
             notes.append(f"{folder} was made under SPSA rule {tune.rule} (this kdtourney makes rule "
                          f"{spsa.SPSA_RULE}): it finishes under rule {tune.rule}")
-        st.update_meta(sessions=int(st.meta.get("sessions", 0)) + 1,
-                       last_command=meta.get("command"))
-        st.set_config("tournament", table.to_dict())
+        st.begin_session(meta.get("command"))
     return tune, notes
 
 
@@ -321,12 +288,8 @@ def load_tune(folder) -> tuple[Tournament, Tune, dict]:
         raise ArenaError(str(exc)) from None
     if "tune" not in config:
         raise ArenaError(f"{folder} holds no tune (kdtourney tune)")
-    tune = _stored_tune(config, folder)
-    table = Tournament.from_dict(config["tournament"])
-    if len(table.entrants) != len(set(table.entrants)):  # killed while a batch played
-        keep = len(table.entrants) - 2 * sum(1 for e in table.entrants[2:] if e == PLUS)
-        table = replace(table, entrants=table.entrants[:keep], specs=table.specs[:keep])
-    return table, tune, config.get("meta", {})
+    return Tournament.from_dict(config["tournament"]), _stored_tune(config, folder), \
+        config.get("meta", {})
 
 
 # --------------------------------------------------------------------------------------------------
@@ -382,7 +345,7 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
         identities = runner.entrant_identities(registry, table)
         tune, notes = open_tune(table, tune, folder, meta, identities)
         state = evaluate(folder, table, tune, table.seed)
-        record(folder, table, state)
+        record(folder, state)
         outcome = TuneOutcome(folder=folder, table=table, tune=tune, state=state,
                               stored_before=state.stored)
         if display is not None:
@@ -395,17 +358,15 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
             hang_timeout=hang_timeout, require_limits=require_limits))
         try:
             while state.pending():
-                batch = batch_table(table, tune, state.pending())
-                with store.open_store(folder) as st:
-                    st.set_config("tournament", batch.to_dict())
-                ran = runner.run_tournament(batch, folder, registry, meta=meta, reporter=display,
+                ran = runner.run_tournament(table, folder, registry, meta=meta, reporter=display,
                                             play=play, startup_timeout=startup_timeout,
                                             check_bots=False, require_limits=require_limits,
-                                            service=service)
+                                            service=service,
+                                            blocks=batch_blocks(table, tune, state.pending()))
                 outcome.played += ran.played
                 outcome.batches += 1
                 state = outcome.state = evaluate(folder, table, tune, table.seed)
-                record(folder, table, state)
+                record(folder, state)
                 if display is not None:
                     display.update(state)
                 if ran.interrupted:
@@ -414,7 +375,7 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
         except KeyboardInterrupt:
             outcome.interrupted = True
             state = outcome.state = evaluate(folder, table, tune, table.seed)
-            record(folder, table, state)
+            record(folder, state)
     outcome.seconds = time.perf_counter() - started
     outcome.decision_seconds = float(store.load_results(folder, columns=["time_total"])
                                 ["time_total"].sum())

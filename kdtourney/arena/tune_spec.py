@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from kdtourney.arena import spsa
 
 DEFAULT_BATCH = 16
+PLUS, MINUS = "theta+", "theta-"  # the labels of the two seats whose values an iteration plays
 PAGE_FILE = "tune.html"
 
 
@@ -62,4 +63,4 @@ class Tune:
                    rule=d.get("rule", 1))  # no rule recorded: made under rule 1
 
 
-__all__ = ["Tune", "DEFAULT_BATCH", "PAGE_FILE"]
+__all__ = ["Tune", "DEFAULT_BATCH", "PAGE_FILE", "PLUS", "MINUS"]

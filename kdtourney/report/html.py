@@ -151,7 +151,7 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
         "anchor": anchor,
         "seat_colors": SEAT_COLORS,
     }
-    ctx.update(_progress(tournament, meta, games, results))
+    ctx.update(_progress(tournament, _planned(folder, tournament, sprt), games))
     results = balanced_blocks(results)  # every statistic below: whole blocks only
     ctx["reproduce"] = _reproducibility(tournament, meta, config)
     ctx["reproduce"]["entrants"] = _identities_view(_store.load_entrants(folder), meta)
@@ -204,10 +204,20 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
     return ctx
 
 
-def _progress(tournament: dict, meta: dict, games: pd.DataFrame, results: pd.DataFrame) -> dict:
-    """Counts, dates and whether the tournament is complete."""
+def _planned(folder: Path, tournament: dict, sprt) -> int | None:
+    """The games the folder is to hold: those asked for last (a session's `games`: an SPRT's cap
+    may change from one to the next), or for an SPRT that decided, those through its decision."""
+    if sprt is not None and len(sprt):
+        last = sprt.sort_values("block").iloc[-1]
+        if not last["lower"] < last["llr"] < last["upper"]:
+            return int(last["block"]) * int(tournament["players"][0])
+    asked = _store.load_sessions(folder)["games"].dropna()
+    return int(asked.iloc[-1]) if len(asked) else tournament.get("games")
+
+
+def _progress(tournament: dict, requested, games: pd.DataFrame) -> dict:
+    """Counts, dates and whether the tournament is complete (`requested` games: `_planned`)."""
     n_done = int(len(games))
-    requested = tournament.get("games")
     requested = int(requested) if isinstance(requested, (int, float)) and requested else None
     blocks = int(games["block"].nunique()) if n_done else 0
     incomplete_blocks = 0

@@ -14,11 +14,12 @@ Pooling
   several, or a ladder of several table sizes has the most games: then all its sizes, as its
   matchmaker rates them (its list is this list). Whatever else is listed, one line per folder,
   with the reason.
-- Games are keyed by what made them: the tournament, its seed and the entrants' code, the store's
-  seed secret (mixed into every seed of a `--sandbox` folder) and the play settings
-  (kdtourney.arena.play.played_with). A folder made by all the same as another (a copy, or the
-  same command run again without a sandbox) holds the same games: they count once (a ladder's
-  tables depend on how its chunks went: its blocks are compared one by one); two sandboxed runs
+- Games are keyed by what made them: the tournament, its blocks (the store's `blocks` table:
+  the tables and the entrants' specs; a ladder's depend on how its chunks went), its seed and the
+  entrants' code, the store's seed secret (mixed into every seed of a `--sandbox` folder) and the
+  play settings (kdtourney.arena.play.played_with). A folder made by all the same as another (a
+  copy, or the same command run again without a sandbox) holds the same games: they count once;
+  two sandboxed runs
   with one seed, or one run in-process and one isolated, hold other games and count twice. A
   tune's folder is left out: theta+ and theta- play other values in every iteration. Games are
   also deduplicated block by block: a block whose deal, seatings, game numbers (hence the bots'
@@ -50,6 +51,7 @@ separate group) is unrated: the list says why instead of giving it a number.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -186,6 +188,7 @@ class _StoreData:
     digests: dict  # label -> digest (None: unknown)
     identities: dict  # label -> identity dict
     recorded_after: int  # games stored before the code was recorded
+    blocks: str  # a digest of the block records: which tables, entrants and deals it plays
 
     @property
     def tournament(self) -> dict:
@@ -213,8 +216,13 @@ def _read(folder: Path) -> _StoreData:
     digests = {str(e): d for e, d in zip(entrants["entrant"], entrants["digest"])}
     identities = {str(e): i for e, i in zip(entrants["entrant"], entrants["identity"])}
     recorded_after = meta.get("entrants_recorded_after")
+    blocks = _store.load_blocks(folder, decode=False)
+    signature = hashlib.sha256("\n".join(
+        f"{b} {f} {seats} {entrants}" for b, f, seats, entrants in zip(
+            blocks["block"], blocks["first_game"], blocks["seats"], blocks["entrants"])
+    ).encode()).hexdigest()
     return _StoreData(folder, config, results, games, failed, digests, identities,
-                  int(recorded_after) if isinstance(recorded_after, int) else 0)
+                      int(recorded_after) if isinstance(recorded_after, int) else 0, signature)
 
 
 def _describe(st: _StoreData) -> str:
@@ -383,10 +391,10 @@ def _readable(paths) -> tuple[list[_StoreData], list]:
                                          "every iteration"))
             continue
         # a copy, or a re-run with the same seed, code and play (and seed secret), holds the
-        # same games: keep the one with the most. Not so a ladder's: the tables it chose depend
-        # on how its chunks went (the blocks are compared one by one in any case)
-        key = str(folder) if "ladder" in st.config else json.dumps(
-            [st.tournament, sorted(st.digests.items(), key=str), st.made_by], sort_keys=True)
+        # same games: keep the one with the most. A folder's games are its blocks' (the tables
+        # a ladder chose depend on how its chunks went; the blocks are also compared one by one)
+        key = json.dumps([st.tournament, st.blocks, sorted(st.digests.items(), key=str),
+                          st.made_by], sort_keys=True)
         if key in seen:
             other = seen[key]
             keep, drop = (st, other) if len(st.games) > len(other.games) else (other, st)

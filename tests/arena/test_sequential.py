@@ -16,6 +16,7 @@ from kdtourney.arena import schedule, sequential as sq, store
 from kdtourney.arena.sprt import run_sprt
 from kdtourney.arena.tournament import ArenaError
 from kdtourney.bots.registry import BotRegistry
+from kdtourney.report.html import _planned
 
 DECISION_BLOCK = 40
 
@@ -98,7 +99,13 @@ def test_decision_and_store(reference):
     config = store.load_config(folder)
     assert config["sprt"] == dict(candidate="random#1", baseline="random#2", elo0=0.0, elo1=50.0,
                                   alpha=0.05, beta=0.05, min_blocks=15)
-    assert config["tournament"]["games"] == state.games  # decided: the planned games
+    # the tournament is written once, with its cap; the report plans the games to the decision
+    assert config["tournament"]["games"] == 400
+    assert store.load_sessions(folder)["games"].tolist() == [400]
+    assert _planned(folder, config["tournament"], rows) == state.games
+    blocks = store.load_blocks(folder)  # each chunk's blocks, recorded as it was handed out
+    assert set(store.load_games(folder, ["block"])["block"]) <= set(blocks["block"])
+    assert blocks["seats"][0] == ["random#1", "random#2"]
     assert outcome.verdict_line().startswith("H0 accepted: the candidate is not shown to be at "
                                              "least 50 Elo stronger than the baseline (a candidate "
                                              "that is fails about 5% of the time); LLR ")

@@ -1,9 +1,11 @@
 """The tune's driver without playing (kdtourney.arena.tune): the table, a batch's plan, the
 verdict's wording. Playing tunes: tests/test_cli_tune.py."""
 
+from dataclasses import replace
+
 import pytest
 
-from kdtourney.arena import spsa, store, tune
+from kdtourney.arena import blocks, spsa, store, tune
 from kdtourney.arena.tournament import ArenaError
 from kdtourney.bots.registry import BotRegistry
 
@@ -27,19 +29,22 @@ def test_the_table_seats_theta_plus_theta_minus_and_the_opponents():
 def test_a_batch_plays_each_iteration_s_theta_in_its_own_block():
     table, t = prepared()
     its = spsa.replay(t.params, t.schedule, table.seed, t.batch, {1: 0.0, 2: 2.0, 3: -2.0, 4: 0.0})
-    batch = tune.batch_table(table, t, [it for it in its if it.after is None])
-    assert [it.k for it in batch.iterations] == [5, 6, 7, 8]
-    games = batch.plan().games
-    assert len(games) == 8 * 4  # the plan runs from game 0; the first batch's games are stored
-    for g in games[16:]:
-        it = batch.iterations[g.block - 4]
-        seated = [batch.specs[e] for e in g.seats]
-        assert seated.count(t.spec(it.plus)) == 1 and seated.count(t.spec(it.minus)) == 1
-        assert [batch.entrants[e] for e in g.seats].count("theta+") == 1
-    # it stores and travels as a plain tournament with the same rules, seed and lineup
-    d = batch.to_dict()
-    assert set(d) == set(table.to_dict()) and d["seed"] == table.seed
-    assert d["lineup"] == list(table.lineup)
+    pending = [it for it in its if it.after is None]
+    assert [it.k for it in pending] == [5, 6, 7, 8]
+    records = tune.batch_blocks(table, t, pending)
+    assert [b["block"] for b in records] == [4, 5, 6, 7]  # the first batch's are stored
+    pairs, games = blocks.games_of(records, table.seed, table.dynasty)
+    assert [g.game for g in games] == list(range(16, 32))
+    for g in games:
+        it = pending[g.block - 4]
+        seated = [pairs[e] for e in g.seats]
+        assert seated.count(("theta+", t.spec(it.plus))) == 1
+        assert seated.count(("theta-", t.spec(it.minus))) == 1
+    # the same games as the table's lineup plan, but for who sits in theta+'s and theta-'s seats
+    planned = replace(table, games=32).plan().games[16:]
+    assert [(g.block, g.deal_seeds, g.bot_seeds, [table.entrants[e] for e in g.seats])
+            for g in planned] == [(g.block, g.deal_seeds, g.bot_seeds,
+                                   [pairs[e][0] for e in g.seats]) for g in games]
 
 
 def test_the_verdict_says_plainly_when_the_tune_did_not_beat_its_start():
