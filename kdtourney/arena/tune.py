@@ -45,8 +45,9 @@ from pathlib import Path
 
 import numpy as np
 
-from kdtourney.arena import runner, schedule, spsa, store
+from kdtourney.arena import runner, schedule, sequential, spsa, store
 from kdtourney.arena.play import PlaySettings
+from kdtourney.arena.sequential import SprtTest
 from kdtourney.arena.sprt import block_scores
 from kdtourney.arena.tournament import ArenaError, Tournament, differences, parse_players, prepare
 from kdtourney.arena.tune_spec import DEFAULT_BATCH, PAGE_FILE, Tune
@@ -475,14 +476,7 @@ def verify(registry, table: Tournament, tuned: str, start: str, games: int, fold
 
     vt = verify_table(registry, table, tuned, start, games)
     out = Path(folder) / VERIFY_DIR
-    if store.exists(out):  # an earlier verify: of another --verify N, or of other tuned values
-        try:
-            diff = differences(store.load_config(out)["tournament"], vt.to_dict())
-        except (store.StoreError, KeyError):
-            diff = []  # the runner says what is wrong with it
-        if diff:
-            raise ArenaError(f"{out} holds another verify ({diff[0]}): give the --verify of that "
-                             f"one again, or remove {out}")
+    _check_verify_folder(out, vt, None)
     ran = runner.run_tournament(vt, out, registry, workers=workers, meta=meta, reporter=reporter,
                                 hang_timeout=hang_timeout, scheduler=scheduler, **bots)
     results = store.load_results(out)
@@ -497,6 +491,84 @@ def verify(registry, table: Tournament, tuned: str, start: str, games: int, fold
                    blocks=len(values), score=mean, elo=float(score_to_elo(mean)),
                    lo=float(score_to_elo(lo[0])), hi=float(score_to_elo(hi[0])),
                    interrupted=ran.interrupted)
+
+
+def verify_test(elo0=0.0, elo1=10.0, alpha=0.05, beta=0.05) -> SprtTest:
+    """The sequential test of a verify (`--verify-elo0` ...), checked (ArenaError); `verify_sprt`
+    labels its candidate and baseline."""
+    elo0, elo1, alpha, beta = sequential.check_hypotheses(elo0, elo1, alpha, beta, "--verify-")
+    return SprtTest(candidate=PLUS, baseline=MINUS, elo0=elo0, elo1=elo1, alpha=alpha, beta=beta)
+
+
+@dataclass
+class SequentialVerdict:
+    """The tuned spec against the start spec by an SPRT (kdtourney.arena.sequential) over at
+    most the verify's games."""
+
+    tuned: str
+    start: str
+    outcome: sequential.SprtOutcome
+
+    @property
+    def interrupted(self) -> bool:
+        return self.outcome.interrupted
+
+    @property
+    def verdict(self) -> str | None:
+        """'H1', 'H0', 'undecided' (the cap reached), or None (interrupted)."""
+        return self.outcome.verdict
+
+    def line(self) -> str:
+        o = self.outcome
+        verdict = sequential.verdict_line(o.state, o.test, o.tournament, candidate="tune",
+                                          baseline="the start values")
+        return f"{verdict}; tuned {self.tuned} against start {self.start}"
+
+
+def verify_sprt(registry, table: Tournament, tuned: str, start: str, games: int, folder,
+                test: SprtTest, *, workers=None, meta=None, display=None, **bots
+                ) -> SequentialVerdict:
+    """Play (or go on with) the verify in FOLDER/verify as an SPRT (`test`, from `verify_test`)
+    of the tuned spec against the start spec, stopping at a bound or after `games` games (the
+    cap, which a re-run may change as `kdtourney sprt --max-games` does). bots: as
+    `sequential.play_sprt`."""
+    vt = verify_table(registry, table, tuned, start, games)
+    test = replace(test, candidate=vt.entrants[0], baseline=vt.entrants[1])
+    out = Path(folder) / VERIFY_DIR
+    _check_verify_folder(out, vt, test)
+    outcome = sequential.play_sprt(vt, test, out, registry, workers=workers, meta=meta,
+                                   display=display, **bots)
+    return SequentialVerdict(tuned=tuned, start=start, outcome=outcome)
+
+
+def _check_verify_folder(out: Path, vt: Tournament, test: SprtTest | None) -> None:
+    """Refuse (ArenaError) a verify folder of another verify: other games or tuned values, or
+    a sequential test where none is asked (or another test, or none, where one is)."""
+    if not store.exists(out):
+        return
+    try:
+        config = store.load_config(out)
+        stored = config["tournament"]
+    except (store.StoreError, KeyError):
+        return  # the runner says what is wrong with it
+    stored_test = config.get("sprt")
+    if test is None and stored_test is not None:
+        raise ArenaError(f"{out} holds a sequential verify (--verify-elo0 "
+                         f"{stored_test['elo0']:g} --verify-elo1 {stored_test['elo1']:g}): give "
+                         f"the --verify options of that one again, or remove {out}")
+    if test is not None and stored_test is None:
+        raise ArenaError(f"{out} holds a verify of {stored.get('games')} games without a "
+                         f"sequential test: give the --verify of that one again (without "
+                         f"--verify-elo0/--verify-elo1), or remove {out}")
+    asked = vt.to_dict()
+    if test is not None:  # an SPRT's cap may change
+        stored, asked = dict(stored, games=None), dict(asked, games=None)
+        stored, asked = dict(stored, test=stored_test), dict(asked, test=test.to_dict())
+    diff = differences(stored, asked)
+    if diff:
+        given = "--verify" if test is None else "--verify options"
+        raise ArenaError(f"{out} holds another verify ({diff[0]}): give the {given} of that one "
+                         f"again, or remove {out}")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -527,5 +599,5 @@ def status_line(tune: Tune, state: TuneState) -> str:
 
 __all__ = ["Tune", "TuneState", "TuneOutcome", "Verdict", "prepare_tune",
            "play_tune", "evaluate", "record", "open_tune", "load_tune", "verify",
-           "verify_table", "parse_param", "values_text", "PLUS", "MINUS", "DEFAULT_BATCH",
+           "verify_table", "verify_test", "verify_sprt", "SequentialVerdict", "parse_param", "values_text", "PLUS", "MINUS", "DEFAULT_BATCH",
            "PAGE_FILE", "VERIFY_DIR"]
