@@ -227,27 +227,38 @@ class TuneState:
         return [it for it in self.iterations if it.after is None]
 
 
-def iteration_results(folder, table: Tournament, tune: Tune) -> tuple[dict, int]:
-    """{k: result} of the iterations whose games are all stored, and the games stored."""
+def iteration_results(folder, table: Tournament, tune: Tune,
+                      scores: dict | None = None) -> tuple[dict, int]:
+    """{k: result} of the iterations whose games are all stored, and the games stored.
+
+    scores: {block: theta+'s score} of the complete blocks read before, which a tune keeps
+    between its evaluations (a complete block's games do not change): only the games from the
+    first complete block not in it on are read, and it is extended."""
     n = table.players[0]
     with store.open_store(folder) as st:
         per_block = st.games_per_block()
     stored = sum(per_block.values())
     if not stored:
         return {}, 0
-    results = store.load_results(folder, columns=["game", "seat", "entrant", "rank", "block"])
-    scores = block_scores(results, PLUS, MINUS) if len(results) else None
+    scores = {} if scores is None else scores
+    new = sorted(b for b, games in per_block.items() if games >= n and b not in scores)
+    if new:
+        results = store.load_results(folder, columns=["game", "seat", "entrant", "rank", "block"],
+                                     blocks_from=new[0])
+        read = block_scores(results, PLUS, MINUS) if len(results) else {}
+        scores.update((b, float(read.get(b, math.nan))) for b in new)
     out = {}
     for k in range(1, tune.schedule.iterations + 1):
         blocks = range((k - 1) * tune.blocks, k * tune.blocks)
-        if all(per_block.get(b, 0) >= n for b in blocks):
-            out[k] = spsa.result_of((float(scores.get(b, math.nan)) for b in blocks),
-                                    rule=tune.rule)
+        if all(b in scores for b in blocks):
+            out[k] = spsa.result_of((scores[b] for b in blocks), rule=tune.rule)
     return out, stored
 
 
-def evaluate(folder, table: Tournament, tune: Tune, seed: int) -> TuneState:
-    results, stored = iteration_results(folder, table, tune)
+def evaluate(folder, table: Tournament, tune: Tune, seed: int,
+             scores: dict | None = None) -> TuneState:
+    """The tune as the store has it (scores: see `iteration_results`)."""
+    results, stored = iteration_results(folder, table, tune, scores)
     its = spsa.replay(tune.params, tune.schedule, seed, tune.batch, results, rule=tune.rule)
     return TuneState(iterations=its, stored=stored)
 
@@ -382,7 +393,11 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
         runner.start_bots(registry, table, startup_timeout, settings.sandbox)
         identities = runner.entrant_identities(registry, table)
         tune, notes = open_tune(table, tune, folder, meta, identities)
-        state = evaluate(folder, table, tune, table.seed)
+        # open for the tune's life: the last connection to close checkpoints the WAL and syncs
+        # (about 10 ms), which each batch's evaluation and record would pay, the workers idle
+        stack.enter_context(store.open_store(folder))
+        scores: dict = {}  # the complete blocks' scores, kept between evaluations
+        state = evaluate(folder, table, tune, table.seed, scores)
         record(folder, table, state)
         outcome = TuneOutcome(folder=folder, table=table, tune=tune, state=state,
                               stored_before=state.stored)
@@ -405,7 +420,7 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
                                             service=service)
                 outcome.played += ran.played
                 outcome.batches += 1
-                state = outcome.state = evaluate(folder, table, tune, table.seed)
+                state = outcome.state = evaluate(folder, table, tune, table.seed, scores)
                 record(folder, table, state)
                 if display is not None:
                     display.update(state)
@@ -414,7 +429,7 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
                     break
         except KeyboardInterrupt:
             outcome.interrupted = True
-            state = outcome.state = evaluate(folder, table, tune, table.seed)
+            state = outcome.state = evaluate(folder, table, tune, table.seed, scores)
             record(folder, table, state)
     outcome.seconds = time.perf_counter() - started
     outcome.decision_seconds = float(store.load_results(folder, columns=["time_total"])
