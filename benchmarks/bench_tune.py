@@ -8,10 +8,11 @@ iteration, batches of 16). The run: BOT against itself at its start values, as m
 each, prints the wall seconds, the games' own seconds (the store's durations summed, divided by
 the workers), the overhead (wall / games' seconds - 1) and the start: the seconds from the call to
 the start of the first game (the workers' start and warm-up, which a tune and a run both pay
-once). Then the tune's cost beyond the run's: the tune's wall time less the run's scaled to the
-tune's games' seconds, in seconds, per batch, and as a share of the tune's games (the cost of its
-batches: evaluating each, the new entrants joining, the workers idle while a batch's last games
-finish). Prints the load (os.getloadavg) before and after; a busy machine moves both alike.
+once), and the overhead after it. Then the tune's cost beyond the run's: the tune's wall time less
+the run's scaled to the tune's games' seconds, in seconds and as a share of the tune's games; and
+the same after the start (the start varies with the load from one call to the next): the cost of
+the tune's batches (evaluating each, the new entrants joining, the workers idle while a batch's
+last games finish), in all and per batch. Prints the load (os.getloadavg) before and after; a busy machine moves both alike.
 """
 
 import argparse
@@ -85,12 +86,16 @@ def main():
             tg = game_seconds(Path(tmp) / f"tune{r}", args.workers)
             rg = game_seconds(Path(tmp) / f"run{r}", args.workers)
             extra = tune_s - run_s * tg / rg
+            after = (tune_s - tune_start) - (run_s - run_start) * tg / rg
             print(f"pair {r + 1}: tune {tune_s:.1f} s for {tg:.1f} s of games, started in "
-                  f"{tune_start:.1f} s: overhead {100 * (tune_s / tg - 1):.0f}%; run {run_s:.1f} s "
-                  f"for {rg:.1f} s of games, started in {run_start:.1f} s: overhead "
-                  f"{100 * (run_s / rg - 1):.0f}%; the tune beyond the run: {extra:+.2f} s, "
-                  f"{extra / out.batches:+.3f} s a batch ({out.batches}), "
-                  f"{100 * extra / tg:+.0f}% of its games")
+                  f"{tune_start:.1f} s: overhead {100 * (tune_s / tg - 1):.0f}% "
+                  f"({100 * ((tune_s - tune_start) / tg - 1):.0f}% after the start); run "
+                  f"{run_s:.1f} s for {rg:.1f} s of games, started in {run_start:.1f} s: "
+                  f"overhead {100 * (run_s / rg - 1):.0f}% "
+                  f"({100 * ((run_s - run_start) / rg - 1):.0f}% after the start); the tune "
+                  f"beyond the run: {extra:+.2f} s ({100 * extra / tg:+.0f}% of its games), "
+                  f"after the start {after:+.2f} s ({100 * after / tg:+.0f}%, "
+                  f"{after / out.batches:+.3f} s a batch of {out.batches})")
     print(f"load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
