@@ -12,7 +12,8 @@ once), and the overhead after it. Then the tune's cost beyond the run's: the tun
 the run's scaled to the tune's games' seconds, in seconds and as a share of the tune's games; and
 the same after the start (the start varies with the load from one call to the next): the cost of
 the tune's batches (evaluating each, the new entrants joining, the workers idle while a batch's
-last games finish), in all and per batch. Prints the load (os.getloadavg) before and after; a busy machine moves both alike.
+last games finish), in all and per batch. Prints the load (os.getloadavg) before and after; a
+busy machine moves both alike.
 """
 
 import argparse

@@ -47,7 +47,6 @@ import numpy as np
 
 from kdtourney.arena import runner, schedule, sequential, spsa, store
 from kdtourney.arena.play import PlaySettings
-from kdtourney.arena.sequential import SprtTest
 from kdtourney.arena.sprt import block_scores
 from kdtourney.arena.tournament import ArenaError, Tournament, differences, parse_players, prepare
 from kdtourney.arena.tune_spec import DEFAULT_BATCH, PAGE_FILE, Tune
@@ -508,11 +507,12 @@ def verify(registry, table: Tournament, tuned: str, start: str, games: int, fold
                    interrupted=ran.interrupted)
 
 
-def verify_test(elo0=0.0, elo1=10.0, alpha=0.05, beta=0.05) -> SprtTest:
+def verify_test(elo0=0.0, elo1=10.0, alpha=0.05, beta=0.05) -> sequential.SprtTest:
     """The sequential test of a verify (`--verify-elo0` ...), checked (ArenaError); `verify_sprt`
     labels its candidate and baseline."""
     elo0, elo1, alpha, beta = sequential.check_hypotheses(elo0, elo1, alpha, beta, "--verify-")
-    return SprtTest(candidate=PLUS, baseline=MINUS, elo0=elo0, elo1=elo1, alpha=alpha, beta=beta)
+    return sequential.SprtTest(candidate=PLUS, baseline=MINUS, elo0=elo0, elo1=elo1, alpha=alpha,
+                               beta=beta)
 
 
 @dataclass
@@ -541,7 +541,7 @@ class SequentialVerdict:
 
 
 def verify_sprt(registry, table: Tournament, tuned: str, start: str, games: int, folder,
-                test: SprtTest, *, workers=None, meta=None, display=None, **bots
+                test: sequential.SprtTest, *, workers=None, meta=None, display=None, **bots
                 ) -> SequentialVerdict:
     """Play (or go on with) the verify in FOLDER/verify as an SPRT (`test`, from `verify_test`)
     of the tuned spec against the start spec, stopping at a bound or after `games` games (the
@@ -556,7 +556,8 @@ def verify_sprt(registry, table: Tournament, tuned: str, start: str, games: int,
     return SequentialVerdict(tuned=tuned, start=start, outcome=outcome)
 
 
-def _check_verify_folder(out: Path, vt: Tournament, test: SprtTest | None) -> None:
+def _check_verify_folder(out: Path, vt: Tournament, test: sequential.SprtTest | None
+                         ) -> None:
     """Refuse (ArenaError) a verify folder of another verify: other games or tuned values, or
     a sequential test where none is asked (or another test, or none, where one is)."""
     if not store.exists(out):
@@ -614,5 +615,6 @@ def status_line(tune: Tune, state: TuneState) -> str:
 
 __all__ = ["Tune", "TuneState", "TuneOutcome", "Verdict", "prepare_tune",
            "play_tune", "evaluate", "record", "open_tune", "load_tune", "verify",
-           "verify_table", "verify_test", "verify_sprt", "SequentialVerdict", "parse_param", "values_text", "PLUS", "MINUS", "DEFAULT_BATCH",
+           "verify_table", "verify_test", "verify_sprt", "SequentialVerdict", "parse_param",
+           "values_text", "PLUS", "MINUS", "DEFAULT_BATCH",
            "PAGE_FILE", "VERIFY_DIR"]
