@@ -955,6 +955,44 @@ def sprt_command(ctx, **opts):
 
 # --- tune (SPSA tuning of a bot's parameters) ----------------------------------------------------
 
+def _play_verify(opts, test, registry, table, tuned, start, folder, meta, settings):
+    """The tuned spec against the start spec in FOLDER/verify: --verify N games, or an SPRT of
+    at most N games (`test`)."""
+    from kdtourney.arena import tune as tuning
+
+    if test is None:
+        from kdtourney.arena.progress import Reporter
+
+        return tuning.verify(registry, table, tuned, start, opts["verify"], folder,
+                             workers=opts["workers"], meta=meta,
+                             reporter=Reporter(quiet=opts["quiet"]), **settings)
+    from kdtourney.display import SprtDisplay
+
+    return tuning.verify_sprt(registry, table, tuned, start, opts["verify"], folder, test,
+                              workers=opts["workers"], meta=meta,
+                              display=SprtDisplay(quiet=opts["quiet"]), **settings)
+
+
+def _verify_test(opts):
+    """The SPRT of --verify-elo0/--verify-elo1 (checked before the tune plays), or None for a
+    verify of a fixed number of games."""
+    from kdtourney.arena import tune as tuning
+
+    given = [f"--verify-{k}" for k in ("elo0", "elo1", "alpha", "beta")
+             if opts[f"verify_{k}"] is not None]
+    if not given:
+        return None
+    if opts["verify_elo0"] is None and opts["verify_elo1"] is None:
+        raise _CommandError(f"{given[0]} is for a sequential verify: give --verify-elo0 and "
+                            "--verify-elo1 as well")
+    if not opts["verify"]:
+        raise _CommandError(f"{given[0]} makes --verify N an SPRT of at most N games: give "
+                            "--verify N as well")
+    defaults = {"elo0": 0.0, "elo1": 10.0, "alpha": 0.05, "beta": 0.05}
+    return tuning.verify_test(**{k: d if opts[f"verify_{k}"] is None else opts[f"verify_{k}"]
+                                 for k, d in defaults.items()})
+
+
 _TUNE_PARAMS = ("bot", "param", "players", "iterations", "against", "batch", "blocks",
                 *_RULE_PARAMS, *_STORED_PARAMS)
 
@@ -979,7 +1017,19 @@ _TUNE_PARAMS = ("bot", "param", "players", "iterations", "against", "batch", "bl
               help="Duplicate blocks (deals under every rotation) per iteration.")
 @click.option("--verify", type=_Number(int, maximum=MAX_GAMES), metavar="N",
               help="At the end, play the tuned values against the start values over N games "
-              "(rounded up to whole deals) and print the gain with its 95% interval.")
+              "(rounded up to whole deals) and print the gain with its 95% interval; with "
+              "--verify-elo0/--verify-elo1, over at most N games, stopping as `kdtourney sprt` "
+              "does.")
+@click.option("--verify-elo0", type=_Real(), metavar="ELO0",
+              help="Make --verify an SPRT (as `kdtourney sprt --elo0`, the tune the candidate, "
+              "its start values the baseline): H0, the tune is not more than ELO0 stronger "
+              "[default: 0].")
+@click.option("--verify-elo1", type=_Real(), metavar="ELO1",
+              help="Make --verify an SPRT: H1, the tune is at least ELO1 stronger [default: 10].")
+@click.option("--verify-alpha", type=_Real(), metavar="ALPHA",
+              help="The verify SPRT's --alpha [default: 0.05].")
+@click.option("--verify-beta", type=_Real(), metavar="BETA",
+              help="The verify SPRT's --beta [default: 0.05].")
 @_rule_options
 @_session_options(
     "Tune", seed="Seed of the deals and perturbations", name_default="tune, the bot",
@@ -1010,6 +1060,7 @@ def tune_command(ctx, **opts):
         return (table, tune), table
 
     with _one_line(tour.ArenaError, store.StoreError):
+        verify_test = _verify_test(opts)
         folder, (table, tune), registry, play, meta = _open_session(
             ctx, opts, params=_TUNE_PARAMS, plays="continues the stored tune", what="tune",
             load=load, prepare=prepare, prefix="tune-")
@@ -1038,12 +1089,9 @@ def tune_command(ctx, **opts):
     if opts["verify"] and outcome.tuned_spec() == start:
         click.echo("the tune ended at its start values: nothing to verify")
     elif opts["verify"]:
-        from kdtourney.arena.progress import Reporter
-
         with _one_line(tour.ArenaError, store.StoreError):
-            verdict = tuning.verify(registry, table, outcome.tuned_spec(), start, opts["verify"],
-                                    folder, workers=opts["workers"], meta=meta,
-                                    reporter=Reporter(quiet=opts["quiet"]), **settings)
+            verdict = _play_verify(opts, verify_test, registry, table, outcome.tuned_spec(),
+                                   start, folder, meta, settings)
         if verdict.interrupted:
             click.echo(f"interrupted while verifying: re-run the command to finish ({folder}/"
                        f"{tuning.VERIFY_DIR} keeps the games played)", err=True)

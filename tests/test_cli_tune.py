@@ -10,6 +10,7 @@ of the range (a larger perturbation, a larger signal per game); r_end is the def
 """
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,6 +25,8 @@ from click.testing import CliRunner
 from kdtp_support import write_fake_bots
 
 from kdtourney.arena import spsa, store
+from kdtourney.arena import tune as tuning
+from kdtourney.bots.registry import BotRegistry
 from kdtourney.cli import main
 
 BOTS = Path(__file__).parent / "data" / "tune_bots"
@@ -71,6 +74,32 @@ def test_a_tune_ends_near_the_optimum_from_far_away(tmp_path, players, iteration
         assert other.exit_code == 2 and other.output.strip().splitlines()[-1:] == [
             f"Error: {folder / 'verify'} holds another verify (games: 40 (stored) vs 20 (now)): "
             f"give the --verify of that one again, or remove {folder / 'verify'}"], other.output
+        sequential = ("--verify", 400, "--verify-elo1", 50)
+        other = run("--resume", folder, *sequential)
+        assert other.exit_code == 2 and other.output.strip().splitlines()[-1:] == [
+            f"Error: {folder / 'verify'} holds a verify of 40 games without a sequential test: "
+            "give the --verify of that one again (without --verify-elo0/--verify-elo1), or "
+            f"remove {folder / 'verify'}"], other.output
+        shutil.rmtree(folder / "verify")
+        tested = run("--resume", folder, *sequential)  # an SPRT: it stops at H1, far below 400
+        assert tested.exit_code == 0, tested.output
+        verdict = lines(tested)[-2]
+        assert verdict.startswith("H1 accepted: the tune is stronger than the start values (a "
+                                  "tune that is not passes about 5% of the time); LLR "), verdict
+        assert verdict.endswith(f"; tuned {out[-1]} against start peaked:n=12:x=-1.5")
+        counted = int(verdict.split(" games (")[0].rsplit(" ", 1)[1])
+        assert 60 <= counted < 400
+        assert store.load_config(folder / "verify")["sprt"]["elo1"] == 50
+        other = run("--resume", folder, "--verify", 400)
+        assert other.exit_code == 2 and other.output.strip().splitlines()[-1:] == [
+            f"Error: {folder / 'verify'} holds a sequential verify (--verify-elo0 0 "
+            "--verify-elo1 50): give the --verify options of that one again, or remove "
+            f"{folder / 'verify'}"], other.output
+        other = run("--resume", folder, *sequential, "--verify-elo0", 10)
+        assert other.exit_code == 2 and "holds another verify (test.elo0: 0.0 (stored) vs " \
+            "10.0 (now)): give the --verify options of that one again" in other.output
+        again = run("--resume", folder, *sequential)  # decided: nothing to play, the same line
+        assert again.exit_code == 0 and lines(again)[-2] == verdict, again.output
 
 
 def tune_args(folder, workers, iterations=12):
@@ -168,6 +197,16 @@ def test_a_folder_made_before_the_rule_was_recorded_finishes_under_rule_1(tmp_pa
     (["mcts", "--param", "c=0.2,0.02,1e308"], "--param c: min and max must lie within +-1e+12"),
     (["mcts", "--param", "c=0.2,0,1", "--iterations", "99999999999"],
      "--iterations must be at most 10,000,000"),
+    (["mcts", "--param", "c=0.2,0,1", "--verify", "40", "--verify-elo0", "5", "--verify-elo1",
+      "5"], "--verify-elo1 must be greater than --verify-elo0"),
+    (["mcts", "--param", "c=0.2,0,1", "--verify-elo1", "20"],
+     "--verify-elo1 makes --verify N an SPRT of at most N games: give --verify N as well"),
+    (["mcts", "--param", "c=0.2,0,1", "--verify", "40", "--verify-alpha", "0.1"],
+     "--verify-alpha is for a sequential verify: give --verify-elo0 and --verify-elo1"),
+    (["mcts", "--param", "c=0.2,0,1", "--verify", "40", "--verify-elo1", "20", "--verify-beta",
+      "0.7"], "--verify-beta is an error rate strictly between 0 and 0.5, not 0.7"),
+    (["mcts", "--param", "c=0.2,0,1", "--verify", "40", "--verify-elo0", "nan"],
+     "--verify-elo0 must be a finite number, not nan"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     result = run(*args, "--out", tmp_path / "t")
@@ -213,3 +252,63 @@ def test_a_toml_bot_s_options_can_be_tuned(tmp_path):
     table = store.load_tune_table(out)
     assert list(table["k"]) == [1, 2, 3, 4]
     assert all(int(d) == d for d in table["plus"].str[1])  # depth, an int option, played whole
+
+
+STRONG, WEAK = "peaked:n=6:x=0.7", "peaked:n=12:x=-1.5"  # greedy at each move with q 1 and 0.1
+
+
+class CtrlC:
+    """A verify's display that presses Ctrl-C at the `at`-th game."""
+
+    def __init__(self, at):
+        self.at, self.games = at, 0
+
+    def begin(self, tournament, test, state, workers):
+        pass
+
+    def game(self, spec, results, faults):
+        self.games += 1
+        if self.games == self.at:
+            raise KeyboardInterrupt
+
+    def note(self, text):
+        pass
+
+    def update(self, state):
+        pass
+
+    def end(self):
+        pass
+
+
+def test_a_sequential_verify_stops_at_a_bound_and_resumes_after_ctrl_c_to_the_same_verdict(
+        tmp_path):
+    registry = BotRegistry([BOTS], env=False, cwd=False, entry_points=False)
+    table, _ = tuning.prepare_tune(registry, "peaked", ["x=-1.5,-2,3,1", "n=12,0,12,2"],
+                                   iterations=4, seed=11)
+    test = tuning.verify_test(elo0=0, elo1=50)
+
+    def verify(tuned, start, folder, cap=400, **kw):
+        return tuning.verify_sprt(registry, table, tuned, start, cap, tmp_path / folder, test,
+                                  workers=1, **kw)
+
+    better = verify(STRONG, WEAK, "better")
+    assert better.verdict == "H1" and not better.interrupted
+    assert better.line().startswith("H1 accepted: the tune is stronger than the start values")
+    assert better.line().endswith(f"; tuned {STRONG} against start {WEAK}")
+    games = better.outcome.state.games
+    assert 30 <= games < 400  # counted: games played past the decision are stored, not counted
+    worse = verify(WEAK, STRONG, "worse")
+    assert worse.verdict == "H0" and worse.line().startswith(
+        "H0 accepted: the tune is not shown to be at least 50 Elo stronger than the start values")
+    # Ctrl-C in the first chunk; the same call goes on to the same decision at the same block
+    cut = verify(STRONG, WEAK, "cut", display=CtrlC(at=12))
+    assert cut.interrupted and cut.verdict is None
+    assert 11 <= stored(tmp_path / "cut" / "verify") < games
+    again = verify(STRONG, WEAK, "cut")
+    assert again.line() == better.line() and not again.interrupted
+    # a cap below min_blocks: undecided; a larger cap goes on (as sprt --max-games does)
+    short = verify(STRONG, WEAK, "short", cap=20)
+    assert short.verdict == "undecided" and short.line().startswith(
+        "undecided after 20 games (10 blocks)")
+    assert verify(STRONG, WEAK, "short").line() == better.line()

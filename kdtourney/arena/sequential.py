@@ -132,6 +132,25 @@ def _finite(name: str, value) -> float:
     return x
 
 
+def check_hypotheses(elo0, elo1, alpha, beta, option: str = "--") -> tuple[float, float, float,
+                                                                          float]:
+    """elo0, elo1, alpha and beta as floats, checked; `option` prefixes the options' names in the
+    one-line ArenaError (`--verify-` for a tune's verify)."""
+    e0, e1, a, b = (f"{option}{name}" for name in ("elo0", "elo1", "alpha", "beta"))
+    elo0, elo1 = _finite(e0, elo0), _finite(e1, elo1)
+    if not elo1 > elo0:
+        raise ArenaError(f"{e1} must be greater than {e0} (H1: at least elo1 stronger, H0: not "
+                         f"more than elo0), not elo0 {elo0:g} and elo1 {elo1:g}")
+    if max(abs(elo0), abs(elo1)) > MAX_ELO or elo1 - elo0 < MIN_ELO_GAP:
+        raise ArenaError(f"{e0} and {e1} must lie within +-{MAX_ELO:g} and at least "
+                         f"{MIN_ELO_GAP:g} apart (a test between closer hypotheses cannot end), "
+                         f"not {elo0:g} and {elo1:g}")
+    for name, value in ((a, alpha), (b, beta)):
+        if not 0 < _finite(name, value) < 0.5:
+            raise ArenaError(f"{name} is an error rate strictly between 0 and 0.5, not {value:g}")
+    return elo0, elo1, float(alpha), float(beta)
+
+
 def prepare_test(registry, *, candidate: str | None, baseline: str | None, elo0: float = 0.0,
                  elo1: float = 10.0, alpha: float = 0.05, beta: float = 0.05, players=None,
                  max_games: int = DEFAULT_MAX_GAMES, seed: int | None = None,
@@ -143,17 +162,7 @@ def prepare_test(registry, *, candidate: str | None, baseline: str | None, elo0:
     if not candidate or not baseline:
         raise ArenaError("give --candidate and --baseline (bot specs, e.g. --candidate "
                          "mcts:iterations=2000 --baseline mcts:iterations=1000)")
-    elo0, elo1 = _finite("--elo0", elo0), _finite("--elo1", elo1)
-    if not elo1 > elo0:
-        raise ArenaError(f"--elo1 must be greater than --elo0 (H1: at least elo1 stronger, H0: not "
-                         f"more than elo0), not elo0 {elo0:g} and elo1 {elo1:g}")
-    if max(abs(elo0), abs(elo1)) > MAX_ELO or elo1 - elo0 < MIN_ELO_GAP:
-        raise ArenaError(f"--elo0 and --elo1 must lie within +-{MAX_ELO:g} and at least "
-                         f"{MIN_ELO_GAP:g} apart (a test between closer hypotheses cannot end), "
-                         f"not {elo0:g} and {elo1:g}")
-    for name, value in (("--alpha", alpha), ("--beta", beta)):
-        if not 0 < _finite(name, value) < 0.5:
-            raise ArenaError(f"{name} is an error rate strictly between 0 and 0.5, not {value:g}")
+    elo0, elo1, alpha, beta = check_hypotheses(elo0, elo1, alpha, beta)
     if players is None or (isinstance(players, int) and not isinstance(players, bool)):
         players = (players or 2,)
     sizes = parse_players(players)
@@ -580,36 +589,39 @@ def status_line(state: SprtState) -> str:
             f"[{state.lower:.2f}, {state.upper:.2f}], {estimate_text(state)}")
 
 
-def _more_than(elo: float) -> str:
+def _more_than(elo: float, baseline: str) -> str:
     if elo == 0:
-        return "stronger than the baseline"
+        return f"stronger than {baseline}"
     if elo > 0:
-        return f"more than {elo:g} Elo stronger than the baseline"
-    return f"less than {-elo:g} Elo weaker than the baseline"
+        return f"more than {elo:g} Elo stronger than {baseline}"
+    return f"less than {-elo:g} Elo weaker than {baseline}"
 
 
-def _at_least(elo: float) -> str:
+def _at_least(elo: float, baseline: str) -> str:
     if elo == 0:
-        return "at least as strong as the baseline"
+        return f"at least as strong as {baseline}"
     if elo > 0:
-        return f"at least {elo:g} Elo stronger than the baseline"
-    return f"at most {-elo:g} Elo weaker than the baseline"
+        return f"at least {elo:g} Elo stronger than {baseline}"
+    return f"at most {-elo:g} Elo weaker than {baseline}"
 
 
-def verdict_line(state: SprtState, test: SprtTest, tournament: Tournament) -> str:
+def verdict_line(state: SprtState, test: SprtTest, tournament: Tournament, *,
+                 candidate: str = "candidate", baseline: str = "the baseline") -> str:
     """'H1 accepted: ...', 'H0 accepted: ...' or 'undecided after N games ...' (or 'no decision
     yet ...' for an interrupted test). Each claims only what the test shows: H1, that the candidate
     is more than elo0 stronger (with error rate alpha); H0, that it is not shown to be elo1
-    stronger (a candidate that is fails with rate beta), not that it is no stronger."""
+    stronger (a candidate that is fails with rate beta), not that it is no stronger. candidate,
+    baseline: what the line calls them (a tune's verify: 'tune' and 'the start values')."""
     where = f"after {state.games} games ({state.blocks} blocks)"
     if state.status == "H1":
-        return (f"H1 accepted: the candidate is {_more_than(test.elo0)} (a candidate that is not "
-                f"passes about {100 * test.alpha:g}% of the time); LLR {state.llr:.2f} >= "
-                f"{state.upper:.2f} {where}; {estimate_text(state)}")
+        return (f"H1 accepted: the {candidate} is {_more_than(test.elo0, baseline)} (a "
+                f"{candidate} that is not passes about {100 * test.alpha:g}% of the time); LLR "
+                f"{state.llr:.2f} >= {state.upper:.2f} {where}; {estimate_text(state)}")
     if state.status == "H0":
-        return (f"H0 accepted: the candidate is not shown to be {_at_least(test.elo1)} (a "
-                f"candidate that is fails about {100 * test.beta:g}% of the time); LLR "
-                f"{state.llr:.2f} <= {state.lower:.2f} {where}; {estimate_text(state)}")
+        return (f"H0 accepted: the {candidate} is not shown to be "
+                f"{_at_least(test.elo1, baseline)} (a {candidate} that is fails about "
+                f"{100 * test.beta:g}% of the time); LLR {state.llr:.2f} <= {state.lower:.2f} "
+                f"{where}; {estimate_text(state)}")
     inside = f"LLR {state.llr:.2f} within [{state.lower:.2f}, {state.upper:.2f}]"
     if state.complete >= cap_blocks(tournament):
         return f"undecided after {state.games} games ({state.blocks} blocks): {inside}; " \

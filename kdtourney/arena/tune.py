@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kdtourney.arena import runner, spsa, store
+from kdtourney.arena import runner, sequential, spsa, store
 from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.sprt import block_scores
 from kdtourney.arena.tournament import ArenaError, Tournament, differences, parse_players, prepare
@@ -196,27 +196,38 @@ class TuneState:
         return [it for it in self.iterations if it.after is None]
 
 
-def iteration_results(folder, table: Tournament, tune: Tune) -> tuple[dict, int]:
-    """{k: result} of the iterations whose games are all stored, and the games stored."""
+def iteration_results(folder, table: Tournament, tune: Tune,
+                      scores: dict | None = None) -> tuple[dict, int]:
+    """{k: result} of the iterations whose games are all stored, and the games stored.
+
+    scores: {block: theta+'s score} of the complete blocks read before, which a tune keeps
+    between its evaluations (a complete block's games do not change): only the games from the
+    first complete block not in it on are read, and it is extended."""
     n = table.players[0]
     with store.open_store(folder) as st:
         per_block = st.games_per_block()
     stored = sum(per_block.values())
     if not stored:
         return {}, 0
-    results = store.load_results(folder, columns=["game", "seat", "entrant", "rank", "block"])
-    scores = block_scores(results, PLUS, MINUS) if len(results) else None
+    scores = {} if scores is None else scores
+    new = sorted(b for b, games in per_block.items() if games >= n and b not in scores)
+    if new:
+        results = store.load_results(folder, columns=["game", "seat", "entrant", "rank", "block"],
+                                     blocks_from=new[0])
+        read = block_scores(results, PLUS, MINUS) if len(results) else {}
+        scores.update((b, float(read.get(b, math.nan))) for b in new)
     out = {}
     for k in range(1, tune.schedule.iterations + 1):
         blocks = range((k - 1) * tune.blocks, k * tune.blocks)
-        if all(per_block.get(b, 0) >= n for b in blocks):
-            out[k] = spsa.result_of((float(scores.get(b, math.nan)) for b in blocks),
-                                    rule=tune.rule)
+        if all(b in scores for b in blocks):
+            out[k] = spsa.result_of((scores[b] for b in blocks), rule=tune.rule)
     return out, stored
 
 
-def evaluate(folder, table: Tournament, tune: Tune, seed: int) -> TuneState:
-    results, stored = iteration_results(folder, table, tune)
+def evaluate(folder, table: Tournament, tune: Tune, seed: int,
+             scores: dict | None = None) -> TuneState:
+    """The tune as the store has it (scores: see `iteration_results`)."""
+    results, stored = iteration_results(folder, table, tune, scores)
     its = spsa.replay(tune.params, tune.schedule, seed, tune.batch, results, rule=tune.rule)
     return TuneState(iterations=its, stored=stored)
 
@@ -344,7 +355,11 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
         runner.start_bots(registry, table, startup_timeout, settings.sandbox)
         identities = runner.entrant_identities(registry, table)
         tune, notes = open_tune(table, tune, folder, meta, identities)
-        state = evaluate(folder, table, tune, table.seed)
+        # open for the tune's life: the last connection to close checkpoints the WAL and syncs
+        # (about 10 ms), which each batch's evaluation and record would pay, the workers idle
+        stack.enter_context(store.open_store(folder))
+        scores: dict = {}  # the complete blocks' scores, kept between evaluations
+        state = evaluate(folder, table, tune, table.seed, scores)
         record(folder, state)
         outcome = TuneOutcome(folder=folder, table=table, tune=tune, state=state,
                               stored_before=state.stored)
@@ -365,7 +380,7 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
                                             blocks=batch_blocks(table, tune, state.pending()))
                 outcome.played += ran.played
                 outcome.batches += 1
-                state = outcome.state = evaluate(folder, table, tune, table.seed)
+                state = outcome.state = evaluate(folder, table, tune, table.seed, scores)
                 record(folder, state)
                 if display is not None:
                     display.update(state)
@@ -374,7 +389,7 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
                     break
         except KeyboardInterrupt:
             outcome.interrupted = True
-            state = outcome.state = evaluate(folder, table, tune, table.seed)
+            state = outcome.state = evaluate(folder, table, tune, table.seed, scores)
             record(folder, state)
     outcome.seconds = time.perf_counter() - started
     outcome.decision_seconds = float(store.load_results(folder, columns=["time_total"])
@@ -436,14 +451,7 @@ def verify(registry, table: Tournament, tuned: str, start: str, games: int, fold
 
     vt = verify_table(registry, table, tuned, start, games)
     out = Path(folder) / VERIFY_DIR
-    if store.exists(out):  # an earlier verify: of another --verify N, or of other tuned values
-        try:
-            diff = differences(store.load_config(out)["tournament"], vt.to_dict())
-        except (store.StoreError, KeyError):
-            diff = []  # the runner says what is wrong with it
-        if diff:
-            raise ArenaError(f"{out} holds another verify ({diff[0]}): give the --verify of that "
-                             f"one again, or remove {out}")
+    _check_verify_folder(out, vt, None)
     ran = runner.run_tournament(vt, out, registry, workers=workers, meta=meta, reporter=reporter,
                                 hang_timeout=hang_timeout, scheduler=scheduler, **bots)
     results = store.load_results(out)
@@ -458,6 +466,86 @@ def verify(registry, table: Tournament, tuned: str, start: str, games: int, fold
                    blocks=len(values), score=mean, elo=float(score_to_elo(mean)),
                    lo=float(score_to_elo(lo[0])), hi=float(score_to_elo(hi[0])),
                    interrupted=ran.interrupted)
+
+
+def verify_test(elo0=0.0, elo1=10.0, alpha=0.05, beta=0.05) -> sequential.SprtTest:
+    """The sequential test of a verify (`--verify-elo0` ...), checked (ArenaError); `verify_sprt`
+    labels its candidate and baseline."""
+    elo0, elo1, alpha, beta = sequential.check_hypotheses(elo0, elo1, alpha, beta, "--verify-")
+    return sequential.SprtTest(candidate=PLUS, baseline=MINUS, elo0=elo0, elo1=elo1, alpha=alpha,
+                               beta=beta)
+
+
+@dataclass
+class SequentialVerdict:
+    """The tuned spec against the start spec by an SPRT (kdtourney.arena.sequential) over at
+    most the verify's games."""
+
+    tuned: str
+    start: str
+    outcome: sequential.SprtOutcome
+
+    @property
+    def interrupted(self) -> bool:
+        return self.outcome.interrupted
+
+    @property
+    def verdict(self) -> str | None:
+        """'H1', 'H0', 'undecided' (the cap reached), or None (interrupted)."""
+        return self.outcome.verdict
+
+    def line(self) -> str:
+        o = self.outcome
+        verdict = sequential.verdict_line(o.state, o.test, o.tournament, candidate="tune",
+                                          baseline="the start values")
+        return f"{verdict}; tuned {self.tuned} against start {self.start}"
+
+
+def verify_sprt(registry, table: Tournament, tuned: str, start: str, games: int, folder,
+                test: sequential.SprtTest, *, workers=None, meta=None, display=None, **bots
+                ) -> SequentialVerdict:
+    """Play (or go on with) the verify in FOLDER/verify as an SPRT (`test`, from `verify_test`)
+    of the tuned spec against the start spec, stopping at a bound or after `games` games (the
+    cap, which a re-run may change as `kdtourney sprt --max-games` does). bots: as
+    `sequential.play_sprt`."""
+    vt = verify_table(registry, table, tuned, start, games)
+    test = replace(test, candidate=vt.entrants[0], baseline=vt.entrants[1])
+    out = Path(folder) / VERIFY_DIR
+    _check_verify_folder(out, vt, test)
+    outcome = sequential.play_sprt(vt, test, out, registry, workers=workers, meta=meta,
+                                   display=display, **bots)
+    return SequentialVerdict(tuned=tuned, start=start, outcome=outcome)
+
+
+def _check_verify_folder(out: Path, vt: Tournament, test: sequential.SprtTest | None
+                         ) -> None:
+    """Refuse (ArenaError) a verify folder of another verify: other games or tuned values, or
+    a sequential test where none is asked (or another test, or none, where one is)."""
+    if not store.exists(out):
+        return
+    try:
+        config = store.load_config(out)
+        stored = config["tournament"]
+    except (store.StoreError, KeyError):
+        return  # the runner says what is wrong with it
+    stored_test = config.get("sprt")
+    if test is None and stored_test is not None:
+        raise ArenaError(f"{out} holds a sequential verify (--verify-elo0 "
+                         f"{stored_test['elo0']:g} --verify-elo1 {stored_test['elo1']:g}): give "
+                         f"the --verify options of that one again, or remove {out}")
+    if test is not None and stored_test is None:
+        raise ArenaError(f"{out} holds a verify of {stored.get('games')} games without a "
+                         f"sequential test: give the --verify of that one again (without "
+                         f"--verify-elo0/--verify-elo1), or remove {out}")
+    asked = vt.to_dict()
+    if test is not None:  # an SPRT's cap may change
+        stored, asked = dict(stored, games=None), dict(asked, games=None)
+        stored, asked = dict(stored, test=stored_test), dict(asked, test=test.to_dict())
+    diff = differences(stored, asked)
+    if diff:
+        given = "--verify" if test is None else "--verify options"
+        raise ArenaError(f"{out} holds another verify ({diff[0]}): give the {given} of that one "
+                         f"again, or remove {out}")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -488,5 +576,6 @@ def status_line(tune: Tune, state: TuneState) -> str:
 
 __all__ = ["Tune", "TuneState", "TuneOutcome", "Verdict", "prepare_tune",
            "play_tune", "evaluate", "record", "open_tune", "load_tune", "verify",
-           "verify_table", "parse_param", "values_text", "PLUS", "MINUS", "DEFAULT_BATCH",
+           "verify_table", "verify_test", "verify_sprt", "SequentialVerdict", "parse_param",
+           "values_text", "PLUS", "MINUS", "DEFAULT_BATCH",
            "PAGE_FILE", "VERIFY_DIR"]

@@ -63,7 +63,8 @@ def busy_raises():
 @contextlib.contextmanager
 def compile_lock(dispatcher):
     """Hold a kdtourney kernel's compile lock (a file beside its cache index, shared by every
-    process using that cache folder) while it is loaded, or compiled and saved: a process that
+    process using that cache folder) while it is compiled and saved, or loaded once another
+    process saved it (a kernel found in the cache at once is loaded without it): a process that
     needs a kernel another one is compiling waits (inside `busy_raises`: raises KernelBusy), then
     loads it from the cache. A kernel compiles the kernels it calls while holding its own lock, so
     locks are taken along the call graph, callers first: as kernels do not call each other in a
@@ -135,12 +136,48 @@ class KernelDispatcher(CPUDispatcher):
     def compile(self, sig):
         if tuple(sigutils.normalize_signature(sig)[0]) in self.overloads:
             return super().compile(sig)
+        try:
+            return self._from_cache(sig)
+        except _NotCached:
+            pass
         with global_compiler_lock, compile_lock(self):
             _COMPILING[0] += 1
             try:
                 return super().compile(sig)
             finally:
                 _COMPILING[0] -= 1
+
+
+    def _from_cache(self, sig):
+        """The kernel loaded from the cache without its compile lock (_NotCached if it is not
+        there): Numba writes a cache file whole and renames it into place, so a reader never sees
+        half of one, and workers loading a warm cache at once do not wait for each other."""
+        with global_compiler_lock:
+            compiler, self._compiler = self._compiler, _CacheOnly(self._compiler)
+            try:
+                return super().compile(sig)
+            except _NotCached:
+                self._cache_misses[sig] -= 1  # counted when it compiles
+                raise
+            finally:
+                self._compiler = compiler
+
+
+class _NotCached(Exception):
+    pass
+
+
+class _CacheOnly:
+    """A dispatcher's compiler that refuses to compile (`KernelDispatcher._from_cache`)."""
+
+    def __init__(self, compiler):
+        self.compiler = compiler
+
+    def compile(self, args, return_type):
+        raise _NotCached
+
+    def __getattr__(self, name):
+        return getattr(self.compiler, name)
 
 
 def cached_jit(function, **options):

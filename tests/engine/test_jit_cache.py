@@ -3,6 +3,7 @@ user's cache folder, never inside the installed package (pip does not know such 
 behind by an uninstall they hide a later editable install); never loaded with a stale kernel
 inside; compiled once between processes and once per argument type."""
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -173,7 +174,8 @@ print(slow.seven(), sum(slow.seven.stats.cache_misses.values()),
 def test_a_kernel_compiles_in_one_process_while_the_others_wait_for_it(tmp_path):
     """Two processes on one cache need a kernel: while the first compiles it, the second, told not
     to wait (as a warm-up is, to compile something else meanwhile), is told it is busy; waiting for
-    it then, it loads the kernel from the cache instead of compiling it again."""
+    it then, it loads the kernel from the cache instead of compiling it again. Once it is cached,
+    a process loads it without waiting for the lock."""
     pkg = "kdt_lock_probe"
     folder = tmp_path / pkg
     folder.mkdir()
@@ -197,6 +199,14 @@ def test_a_kernel_compiles_in_one_process_while_the_others_wait_for_it(tmp_path)
                                 capture_output=True, text=True, timeout=120)
         assert second.stdout.split() == ["busy", "7", "0", "1"], second.stderr[-2000:]
         assert first.communicate(timeout=120)[0].split() == ["7", "1"]
+        # in the cache, it loads while another process holds its lock (workers warming up at
+        # once load a warm cache side by side)
+        [lock] = (tmp_path / "cache").rglob("*.lock")
+        with open(lock, "ab") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            third = subprocess.run([sys.executable, "-c", _SECOND.format(pkg=pkg)], env=env,
+                                   capture_output=True, text=True, timeout=120)
+        assert third.stdout.split() == ["7", "0", "1"], third.stderr[-2000:]
     finally:
         first.kill()
 
