@@ -6,13 +6,13 @@ The driver
 A loop of chunks beside `sequential.py`: each chunk (1) takes in what the last look at the bot
 folders saw, (2) chooses blocks with :mod:`kdtourney.arena.matchmaking` from what is stored, (3)
 records them (table `ladder_blocks`) and (4) hands them to the runner (`runner.run_tournament`:
-the same faults, Dask cluster and store as a tournament) on the ladder's one game service (kdtourney.arena.service: its
-workers, their pooled bot processes and kernels stay up from chunk to chunk; a new entrant joins
-them, new sources, a new bot or version, give it new workers). Chunks last about `chunk_seconds`
-of play, so a bot dropped into a folder plays within seconds. The looks at the folders (`look`:
-their files, then `scan`, which starts each TOML bot for hello) run beside play, in a process at
-the lowest priority (kdtourney.arena.beside), the bots it starts too; only the first one, before
-anything can be played, runs in the ladder's own process.
+the same faults, Dask cluster and store as a tournament) on the ladder's one game service
+(kdtourney.arena.service: its workers, their pooled bot processes and kernels stay up from chunk
+to chunk; a new entrant joins them, new sources, a new bot or version, give it new workers).
+Chunks last about `chunk_seconds` of play, so a bot dropped into a folder plays within seconds.
+The looks at the folders (`look`: their files, then `scan`, which starts each TOML bot for hello)
+run beside play, in a process at the lowest priority (kdtourney.arena.beside), the bots it
+starts too; only the first one, before anything can be played, runs in the ladder's own process.
 
 Entrants and versions
 ---------------------
@@ -508,7 +508,7 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
                     break
                 if until is not None and time.perf_counter() - started >= until:
                     break
-                watch.taken(wait=poll if waiting else 0.0)
+                watch.take(wait=poll if waiting else 0.0)
                 entrants, blocks = _stored_entrants(folder)
                 played = _played_games(folder)
                 pending, cancel = _pending(blocks, entrants, played)
@@ -611,7 +611,7 @@ def _take_in(folder, seen: Look, display, outcome, previous=None):
 class _Watch:
     """The ladder's looks at its folders: the first in the ladder's own process (nothing plays
     before it), the later ones every `poll` seconds in the process beside play, taken in by the
-    loop when they are done (`taken`), so that play never waits for one."""
+    loop when they are done (`take`), so that play never waits for one."""
 
     def __init__(self, folder, bots_dirs, references, bots, display, outcome, poll):
         self.args = (list(bots_dirs), list(references), bots.get("startup_timeout"),
@@ -633,22 +633,23 @@ class _Watch:
             self.signature = seen.signature
         return self.registry
 
-    def taken(self, wait: float = 0.0) -> bool:
+    def take(self, wait: float = 0.0) -> None:
         """Start the next look when it is due, and take in one that is done, waiting up to `wait`
-        seconds (an idle ladder) for either; whether the entrants may have changed."""
+        seconds (an idle ladder) for either."""
         deadline = time.perf_counter() + wait
         if self.looking is None:
             due = self.last + self.poll
-            if due > time.perf_counter() and wait > 0:
-                time.sleep(min(wait, due - time.perf_counter()))
+            left = due - time.perf_counter()
+            if wait > 0 and left > 0:
+                time.sleep(min(wait, left))
             if time.perf_counter() >= due:
                 self.last = time.perf_counter()
                 self.looking = self.beside.submit(look, *self.args, seen=self.signature)
         if self.looking is None:
-            return False
+            return
         concurrent.futures.wait([self.looking], timeout=max(0.0, deadline - time.perf_counter()))
         if not self.looking.done():
-            return False
+            return
         looking, self.looking = self.looking, None
         try:
             seen = looking.result()
@@ -658,15 +659,14 @@ class _Watch:
             self.close()
             self._beside = contextlib.ExitStack()
             self.beside = self._beside.enter_context(beside.beside_play(finish=False))
-            return False
+            return
         if seen is None:
-            return False
+            return
         registry = _take_in(self.folder, seen, self.display, self.outcome, self.registry)
         if registry is None:  # out of date: look again at once
             self.signature, self.last = None, -math.inf
-            return False
+            return
         self.registry, self.signature = registry, seen.signature
-        return True
 
 
 def _played_games(folder) -> set:
