@@ -241,16 +241,19 @@ def timed(command, out: Path, seconds: float):
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=300)
         output.seek(0)
-        output = output.read()
+        text = output.read()
     if proc.returncode not in (0, 130):
-        raise SystemExit(f"{command[0]} failed ({proc.returncode}):\n{output}")
+        raise SystemExit(f"{command[0]} failed ({proc.returncode}):\n{text}")
     if proc.returncode == 0:
         raise SystemExit(f"{command[0]} ended before {seconds:g} s: give it more games")
     finished = store.load_games(out)["finished_at"].map(datetime.datetime.fromisoformat)
     # finished_at is to the second: count what finished within the window
-    within = finished[finished < start + datetime.timedelta(seconds=seconds)]
-    first = within.min()
-    steady = (len(within) - 1) / (start + datetime.timedelta(seconds=seconds) - first).total_seconds()
+    end = start + datetime.timedelta(seconds=seconds)
+    within = finished[finished < end]
+    if len(within) < 2:
+        raise SystemExit(f"{command[0]} stored {len(within)} games in {seconds:g} s: give it more "
+                         "--seconds")
+    steady = (len(within) - 1) / (end - within.min()).total_seconds()
     starts = sum(path.read_text(errors="replace").count(STARTED)
                  for path in (out / "logs").glob("*.log"))
     return len(within) / seconds, steady, len(within), starts / max(1, len(within)), load, \

@@ -81,8 +81,8 @@ def entrants(folder):
     return dict(zip(rows["label"], rows["status"]))
 
 
-def wait_until(condition, what, proc):
-    deadline = time.monotonic() + TIMEOUT
+def wait_until(condition, what, proc, timeout=TIMEOUT):
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = condition()
         if value:
@@ -90,7 +90,7 @@ def wait_until(condition, what, proc):
         if proc.poll() is not None:
             raise AssertionError(f"the ladder ended before {what}: {proc.stdout.read()}")
         time.sleep(0.2)
-    raise AssertionError(f"not within {TIMEOUT} s: {what}")
+    raise AssertionError(f"not within {timeout} s: {what}")
 
 
 def rated(folder, label):
@@ -285,6 +285,8 @@ def test_work_beside_play_that_would_be_thrown_away_is_ended_at_once(tmp_path):
         os.kill(pid, 0)
 
 
+LOOK_TIMEOUT = 300  # seconds for what a look at the folders, at the lowest priority, does
+
 SLOW_HELLO = textwrap.dedent('''
     """A TOML bot (kdtourney serve random) that holds its first start's hello until the test says
     go, noting that start's priority."""
@@ -313,7 +315,7 @@ def test_games_go_on_while_a_look_at_the_folders_waits_for_a_bot_s_hello(tmp_pat
     bots.mkdir()
     signals.mkdir()
     proc = start("--bots-dir", bots, "--bots", "random,greedy", "--out", out, "--workers", 1,
-                 "--seed", 2, "--until", "300s", "--startup-timeout", TIMEOUT, "--no-report")
+                 "--seed", 2, "--until", "900s", "--startup-timeout", LOOK_TIMEOUT, "--no-report")
     try:
         wait_until(lambda: stored(out) >= 2, "games stored", proc)
         (bots / "slow").mkdir()
@@ -321,14 +323,17 @@ def test_games_go_on_while_a_look_at_the_folders_waits_for_a_bot_s_hello(tmp_pat
         command = [sys.executable, "slow_hello.py", str(signals)]
         (bots / "slow" / "slow.toml").write_text(
             'name = "slow-hello"\ncommand = [' + ", ".join(f'"{a}"' for a in command) + "]\n")
+        # at the lowest priority, the look waits for CPU that the games and any other work on
+        # the machine leave it (on a machine kept busy by other work: a minute or more)
         begun = wait_until(lambda: (signals / "begun").exists() and (signals / "begun").read_text(),
-                           "the look started the new bot", proc)
+                           "the look started the new bot", proc, timeout=LOOK_TIMEOUT)
         then = stored(out)
         wait_until(lambda: stored(out) >= then + 4, "games stored while the bot's hello waits",
                    proc)
         assert "slow-hello" not in entrants(out)  # the look is still waiting for it
         (signals / "go").touch()
-        wait_until(lambda: entrants(out).get("slow-hello") == "active", "slow-hello entered", proc)
+        wait_until(lambda: entrants(out).get("slow-hello") == "active", "slow-hello entered", proc,
+                   timeout=LOOK_TIMEOUT)
         proc.send_signal(signal.SIGINT)
         output, _ = proc.communicate(timeout=TIMEOUT)
     finally:
