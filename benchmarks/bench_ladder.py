@@ -28,10 +28,35 @@ Two figures per scheduler, each the median over the runs (and the quartiles):
 
 Blocks are chosen `CHUNK` at a time from one standing, as the ladder chooses them between runs of
 the arena. Figures, not timings: the load on the machine does not change them.
+
+--speed: what a running ladder costs beside `run`, timed:
+
+    python benchmarks/bench_ladder.py --speed [--seconds 300] [--rounds 1] [--workers 2]
+
+Four Python bots (greedy, random, mce with 40 iterations, crown-grabber of examples/, renamed),
+each a module in a subfolder of its own (as a ladder's submissions are), played `--sandbox` (so
+each through `kdtourney serve` in a sandbox of its own) at 4-player tables, their kernels in the
+cache first (an in-process `run` of 3 games): a
+`kdtourney ladder` of the folder with its page rewritten beside play, and a `kdtourney run` of
+the same four bots at the same tables (every block the four of them under every rotation), under
+the same sandbox rules, the same workers, one after the other (ladder first in odd rounds, run
+first in even ones). Each command is stopped by Ctrl-C (SIGINT) `--seconds` after it started.
+Prints for each: the games stored in that time (by the store's `finished_at`) per second from
+the command's start, the same from its first stored game (start-up left out), and the bot
+processes started per game (each bot module writes a line to its stderr, so to its log, when a
+process imports it: the workers' bot processes, not the start-up's listing in a sandbox); the
+ratio ladder/run of each rate, and the load (os.getloadavg) before and after each command.
 """
 
 import argparse
+import datetime
+import os
+import signal
+import subprocess
 import sys
+import tempfile
+import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -172,13 +197,122 @@ def quartiles(values):
         f"{q2:.3f} [{q1:.3f}, {q3:.3f}]"
 
 
+# --speed -----------------------------------------------------------------------------------------
+
+STARTED = "bench-ladder: a process of this bot started"
+SPEED_BOTS = {  # subfolder: (module's code after the marker line)
+    "served-greedy": "from kdtourney.bots.greedy import GreedyBot\n\n\n"
+                     "class ServedGreedy(GreedyBot):\n    name = 'served-greedy'\n",
+    "served-random": "from kdtourney.bots.random_bot import RandomBot\n\n\n"
+                     "class ServedRandom(RandomBot):\n    name = 'served-random'\n",
+    "served-mce": "from kdtourney.bots.mce import MCEBot\n\n\n"
+                  "class ServedMCE(MCEBot):\n    name = 'served-mce'\n\n"
+                  "    def __init__(self, iterations: int = 40):\n"
+                  "        super().__init__(iterations=iterations)\n",
+    "served-crowns": (Path(__file__).resolve().parent.parent / "examples" / "bots" / "crown-grabber"
+                      / "crown_grabber.py").read_text().replace('"crown-grabber"',
+                                                                 '"served-crowns"'),
+}
+KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
+
+
+def speed_bots(folder: Path) -> list[str]:
+    for name, code in SPEED_BOTS.items():
+        (folder / name).mkdir(parents=True)
+        (folder / name / f"{name.replace('-', '_')}.py").write_text(
+            f"import sys\n\nprint({STARTED!r}, file=sys.stderr, flush=True)\n\n" + code)
+    return list(SPEED_BOTS)
+
+
+def timed(command, out: Path, seconds: float):
+    """Run `command` (a kdtourney command line writing its store to `out`), Ctrl-C it `seconds`
+    after it started; (games stored meanwhile per second from the start, per second from the
+    first stored game, games counted, bot processes started per game, load before, after)."""
+    from kdtourney.arena import store
+
+    load = os.getloadavg()
+    start = datetime.datetime.now(datetime.timezone.utc)
+    with open(f"{out}.out", "w+") as output:  # (a pipe left unread could fill and block it)
+        proc = subprocess.Popen([KDTOURNEY, *command, "--out", str(out)], stdout=output,
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                # Ctrl-C as in a terminal, even when this runs in the background
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        time.sleep(seconds)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=300)
+        output.seek(0)
+        text = output.read()
+    if proc.returncode not in (0, 130):
+        raise SystemExit(f"{command[0]} failed ({proc.returncode}):\n{text}")
+    if proc.returncode == 0:
+        raise SystemExit(f"{command[0]} ended before {seconds:g} s: give it more games")
+    finished = store.load_games(out)["finished_at"].map(datetime.datetime.fromisoformat)
+    # finished_at is to the second: count what finished within the window
+    end = start + datetime.timedelta(seconds=seconds)
+    within = finished[finished < end]
+    if len(within) < 2:
+        raise SystemExit(f"{command[0]} stored {len(within)} games in {seconds:g} s: give it more "
+                         "--seconds")
+    steady = (len(within) - 1) / (end - within.min()).total_seconds()
+    starts = sum(path.read_text(errors="replace").count(STARTED)
+                 for path in (out / "logs").glob("*.log"))
+    return len(within) / seconds, steady, len(within), starts / max(1, len(within)), load, \
+        os.getloadavg()
+
+
+def speed(seconds: float, rounds: int, workers: int, run_games: int) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from kdtp_support import ALLOW_ARGS
+
+    with tempfile.TemporaryDirectory() as tmp:
+        bots = Path(tmp) / "bots"
+        names = speed_bots(bots)
+        # the kernels of the bots compiled into the cache before any sandbox copies it (a served
+        # bot would compile what is missing in its private /tmp, at each start)
+        subprocess.run([KDTOURNEY, "run", "--bots", "greedy,random,mce:iterations=40", "--games",
+                        "3", "--quiet", "--no-report", "--out", str(Path(tmp) / "warm")],
+                       check=True, stdout=subprocess.DEVNULL)
+        common = ["--sandbox", *ALLOW_ARGS, "--bots-dir", str(bots), "--players", "4",
+                  "--workers", str(workers), "--seed", "1", "--quiet"]
+        commands = {"ladder": ["ladder", *common],
+                    "run": ["run", *common, "--bots", ",".join(names), "--games",
+                            str(run_games), "--no-report"]}
+        ratios = []
+        for r in range(rounds):
+            order = ["ladder", "run"] if r % 2 == 0 else ["run", "ladder"]
+            figures = {}
+            for what in order:
+                figures[what] = timed(commands[what], Path(tmp) / f"{what}{r}", seconds)
+                rate, steady, games, starts, before, after = figures[what]
+                print(f"round {r + 1} {what}: {rate:.3f} games/s ({games} games in {seconds:g} s; "
+                      f"{steady:.3f} games/s from the first stored game), {starts:.2f} bot "
+                      f"processes started per game; load before "
+                      f"{' '.join(f'{x:.2f}' for x in before)}, after "
+                      f"{' '.join(f'{x:.2f}' for x in after)}", flush=True)
+            ratios.append((figures["ladder"][0] / figures["run"][0],
+                           figures["ladder"][1] / figures["run"][1]))
+            print(f"round {r + 1} ratio ladder/run: {ratios[-1][0]:.3f} (from the start), "
+                  f"{ratios[-1][1]:.3f} (from the first stored game)", flush=True)
+        if rounds > 1:
+            print(f"median ratio ladder/run: {np.median([a for a, _ in ratios]):.3f} (from the "
+                  f"start), {np.median([b for _, b in ratios]):.3f} (from the first stored game)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--entrants", type=int, default=30)
     ap.add_argument("--games", default="600,1500,3000", help="games for the rank correlation")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--speed", action="store_true", help="a sandboxed ladder beside run, timed")
+    ap.add_argument("--seconds", type=float, default=300.0)
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--run-games", type=int, default=4000,
+                    help="the run's games: more than it plays in --seconds")
     args = ap.parse_args()
+    if args.speed:
+        return speed(args.seconds, args.rounds, args.workers, args.run_games)
     games = [int(g) for g in args.games.split(",")]
     print(f"{args.entrants} entrants, 2-player duplicate blocks, {args.runs} runs per figure "
           "(median [quartiles])")

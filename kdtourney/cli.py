@@ -711,6 +711,7 @@ def ladder_command(ctx, **opts):
     from pathlib import Path
 
     from kdtourney.arena import ladder, runner, store, tournament as tour
+    from kdtourney.arena.beside import beside_play
     from kdtourney.display import LadderDisplay
     from kdtourney.report.ladder import ladder_board, write_ladder_page
 
@@ -765,7 +766,7 @@ def ladder_command(ctx, **opts):
                 building[0] = pages.submit(_ladder_page, str(folder), not opts["no_report"])
                 written[0] = time.monotonic()
 
-        with _beside_play() as pages:
+        with beside_play() as pages:
             outcome = ladder.play_ladder(
                 config, folder, bots_dirs, references, workers=opts["workers"], meta=meta,
                 display=display, games=opts["games"], until=until, scheduler=opts["scheduler"],
@@ -794,36 +795,6 @@ def _ladder_page(folder: str, write: bool) -> list:
     if write:
         write_ladder_page(folder, board, running=True)
     return board.rows
-
-
-def _lowest_priority() -> None:
-    """A process whose CPU should come only from what the games leave: nice 19, and SCHED_IDLE
-    where the kernel has it (on two cores any CPU it took would be a clocked bot's). Ctrl-C is
-    the parent's business."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    os.nice(19)
-    try:
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-    except (AttributeError, OSError):
-        pass
-
-
-@contextlib.contextmanager
-def _beside_play():
-    """One process at the lowest priority for work that must not hold up play (the ladder's
-    page); at the end, what it is doing is finished (a page being written is not left to
-    overwrite the last one) and what it was still to do is dropped."""
-    import concurrent.futures
-    import multiprocessing
-
-    executor = concurrent.futures.ProcessPoolExecutor(
-        1, mp_context=multiprocessing.get_context("spawn"), initializer=_lowest_priority)
-    try:
-        yield executor
-    finally:
-        executor.shutdown(wait=True, cancel_futures=True)
 
 
 def _print_ladder(board):

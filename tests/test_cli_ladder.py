@@ -81,8 +81,8 @@ def entrants(folder):
     return dict(zip(rows["label"], rows["status"]))
 
 
-def wait_until(condition, what, proc):
-    deadline = time.monotonic() + TIMEOUT
+def wait_until(condition, what, proc, timeout=TIMEOUT):
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = condition()
         if value:
@@ -90,7 +90,7 @@ def wait_until(condition, what, proc):
         if proc.poll() is not None:
             raise AssertionError(f"the ladder ended before {what}: {proc.stdout.read()}")
         time.sleep(0.2)
-    raise AssertionError(f"not within {TIMEOUT} s: {what}")
+    raise AssertionError(f"not within {timeout} s: {what}")
 
 
 def rated(folder, label):
@@ -261,13 +261,94 @@ def test_the_live_table_shows_the_list_and_the_newest_changes():
 
 
 def test_the_page_is_built_beside_play_at_the_lowest_priority():
-    import os
+    from kdtourney.arena.beside import beside_play
 
-    from kdtourney.cli import _beside_play
-
-    with _beside_play() as pages:
+    with beside_play() as pages:
         niceness = pages.submit(os.nice, 0).result()
         policy = pages.submit(os.sched_getscheduler, 0).result()
+    assert niceness == 19
+    if hasattr(os, "SCHED_IDLE"):
+        assert policy == os.SCHED_IDLE
+
+
+def test_work_beside_play_that_would_be_thrown_away_is_ended_at_once(tmp_path):
+    import concurrent.futures
+
+    from kdtourney.arena.beside import beside_play
+
+    begun = tmp_path / "begun"
+    with beside_play(finish=False) as beside:
+        pid = beside.submit(os.getpid).result()
+        # what a look at a bot that never answers hello would be
+        endless = beside.submit(exec, f"import pathlib, time\npathlib.Path({str(begun)!r})"
+                                      ".touch()\ntime.sleep(3600)")
+        deadline = time.monotonic() + TIMEOUT
+        while not begun.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert begun.exists()
+    with pytest.raises(concurrent.futures.process.BrokenProcessPool):
+        endless.result()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+LOOK_TIMEOUT = 300  # seconds for what a look at the folders, at the lowest priority, does
+
+SLOW_HELLO = textwrap.dedent('''
+    """A TOML bot (kdtourney serve random) that holds its first start's hello until the test says
+    go, noting that start's priority."""
+    import os
+    import sys
+    import time
+    from pathlib import Path
+
+    signals = Path(sys.argv[1])
+    try:
+        fd = os.open(signals / "begun", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        os.write(fd, f"{os.nice(0)} {os.sched_getscheduler(0)}".encode())
+        os.close(fd)
+    except FileExistsError:  # a later start, in a game
+        pass
+    while not (signals / "go").exists():
+        time.sleep(0.05)
+    os.execv(sys.executable, [sys.executable, "-m", "kdtourney", "serve", "random"])
+''')
+
+
+def test_games_go_on_while_a_look_at_the_folders_waits_for_a_bot_s_hello(tmp_path):
+    """A look at the folders starts a new TOML bot for its hello beside play, at the lowest
+    priority: while that bot has not answered (the test holds it), games are still stored."""
+    bots, out, signals = tmp_path / "bots", tmp_path / "ladder", tmp_path / "signals"
+    bots.mkdir()
+    signals.mkdir()
+    proc = start("--bots-dir", bots, "--bots", "random,greedy", "--out", out, "--workers", 1,
+                 "--seed", 2, "--until", "900s", "--startup-timeout", LOOK_TIMEOUT, "--no-report")
+    try:
+        wait_until(lambda: stored(out) >= 2, "games stored", proc)
+        (bots / "slow").mkdir()
+        (bots / "slow" / "slow_hello.py").write_text(SLOW_HELLO)
+        command = [sys.executable, "slow_hello.py", str(signals)]
+        (bots / "slow" / "slow.toml").write_text(
+            'name = "slow-hello"\ncommand = [' + ", ".join(f'"{a}"' for a in command) + "]\n")
+        # at the lowest priority, the look waits for CPU that the games and any other work on
+        # the machine leave it (on a machine kept busy by other work: a minute or more)
+        begun = wait_until(lambda: (signals / "begun").exists() and (signals / "begun").read_text(),
+                           "the look started the new bot", proc, timeout=LOOK_TIMEOUT)
+        then = stored(out)
+        wait_until(lambda: stored(out) >= then + 4, "games stored while the bot's hello waits",
+                   proc)
+        assert "slow-hello" not in entrants(out)  # the look is still waiting for it
+        (signals / "go").touch()
+        wait_until(lambda: entrants(out).get("slow-hello") == "active", "slow-hello entered", proc,
+                   timeout=LOOK_TIMEOUT)
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, output
+    niceness, policy = map(int, begun.split())
     assert niceness == 19
     if hasattr(os, "SCHED_IDLE"):
         assert policy == os.SCHED_IDLE

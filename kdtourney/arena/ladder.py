@@ -3,15 +3,19 @@ ladder keeps choosing which block to play next.
 
 The driver
 ----------
-A loop of chunks beside `sequential.py`: each chunk (1) looks at the bot folders, (2) chooses blocks
-with :mod:`kdtourney.arena.matchmaking` from what is stored, (3) records them (the store's `blocks`
-table, with the entrants they seat and their specs: `runner.schedule_blocks`, as every command
-records its blocks) and (4) hands them to the runner (`runner.run_tournament`: the same faults,
-Dask cluster and store as a tournament) on the ladder's one game service
-(kdtourney.arena.service: its workers, their pooled bot processes and kernels stay up from chunk
-to chunk; a new entrant joins them, new sources, a new bot or version, give it new workers).
-Chunks last about `chunk_seconds` of play, so a bot dropped into a folder plays within seconds.
-The store's tournament holds the ladder's fixed settings only (`ladder_table`), written once.
+A loop of chunks beside `sequential.py`: each chunk (1) takes in what the last look at the bot
+folders saw, (2) chooses blocks with :mod:`kdtourney.arena.matchmaking` from what is stored, (3)
+records them (the store's `blocks` table, with the entrants they seat and their specs:
+`runner.schedule_blocks`, as every command records its blocks) and (4) hands them to the runner
+(`runner.run_tournament`: the same faults, Dask cluster and store as a tournament) on the ladder's
+one game service (kdtourney.arena.service: its workers, their pooled bot processes and kernels
+stay up from chunk to chunk; a new entrant joins them, new sources, a new bot or version, give it
+new workers). Chunks last about `chunk_seconds` of play, so a bot dropped into a folder plays
+within seconds. The store's tournament holds the ladder's fixed settings only (`ladder_table`),
+written once. The looks at the folders (`look`: their files, then `scan`, which starts each TOML
+bot for hello) run beside play, in a process at the lowest priority (kdtourney.arena.beside), the
+bots it starts too; only the first one, before anything can be played, runs in the ladder's own
+process.
 
 Entrants and versions
 ---------------------
@@ -38,6 +42,7 @@ depends on timing (how many workers, how fast), as a live ladder must.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import math
 import os
@@ -48,7 +53,7 @@ from pathlib import Path
 import numpy as np
 
 from kdtourney import interrupts
-from kdtourney.arena import matchmaking, runner, store
+from kdtourney.arena import beside, matchmaking, runner, store
 from kdtourney.arena.blocks import entrants_of
 from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.sequential import ChunkFeed
@@ -205,6 +210,54 @@ def scan(bots_dirs, references, startup_timeout: float | None, play, folder):
             continue
         found[spec] = Found(spec, identity["digest"], identity, origin)
     return registry, found, notes
+
+
+@dataclass(frozen=True)
+class Look:
+    """What a look at the folders saw, as it travels from the process beside play: the folders'
+    `signature`, the entrants `found` ({spec: Found}) and the `notes` of `scan`, the bot sources
+    and (sandboxed) listings of its registry, from which the ladder's process rebuilds that
+    registry as a worker does (`registry`); or `error`: the folders are wrong (one gone, two bots
+    of one name)."""
+
+    signature: tuple
+    found: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    sources: dict = field(default_factory=dict)
+    listed: dict | None = None
+    error: str | None = None
+
+    def registry(self):
+        """The registry of what this look saw, the TOML bots' hellos taken from their identities
+        (none started again); None when the files changed since they were read (a TOML bot's
+        files are read again for its identity): the next look sees them as they are."""
+        from kdtourney.bots.registry import BotRegistry
+
+        registry = BotRegistry.from_sources(self.sources, listed=self.listed)
+        for spec, found in self.found.items():
+            registry.assume_hello(spec, found.identity)
+            if registry.identity(spec)["digest"] != found.digest:
+                return None
+        return registry
+
+
+def look(bots_dirs, references, startup_timeout: float | None, play, folder,
+         seen: tuple | None = None) -> Look | None:
+    """Look at the folders (`scan`): None if their signature is still `seen`. Runs in the process
+    beside play (kdtourney.arena.beside), where the TOML bots it starts for hello run at its
+    priority, or in the ladder's own process for the first look."""
+    from kdtourney.bots.registry import BotsDirError, DuplicateBotError
+
+    signature = folder_signature(bots_dirs)  # before the scan: a change meanwhile is seen next
+    if signature == seen:
+        return None
+    try:
+        registry, found, notes = scan(bots_dirs, references, startup_timeout, play, folder)
+    except (BotsDirError, DuplicateBotError) as exc:
+        return Look(signature, error=str(exc))
+    sandboxed = play is not None and play.sandbox
+    return Look(signature, found, notes, registry.source_files(),
+                registry.listings() if sandboxed else None)
 
 
 def label_for(spec: str, version: int) -> str:
@@ -366,10 +419,11 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
                 scheduler=None, after_chunk=None, **bots) -> LadderOutcome:
     """Run the ladder in `folder` until `games` games are stored, `until` seconds have passed, or
     Ctrl-C (KeyboardInterrupt: the outcome says interrupted). bots_dirs: the watched folders;
-    references: fixed entrant specs (--bots). display: a kdtourney.display.LadderDisplay or None; after_chunk:
-    called with the folder after each chunk (the page). scheduler, workers, bots (play,
-    startup_timeout): as `runner.run_tournament`. ArenaError for a folder
-    holding anything else or for runner failures."""
+    references: fixed entrant specs (--bots). display: a kdtourney.display.LadderDisplay or None;
+    after_chunk: called with the folder after each chunk (the page). poll: seconds between the
+    looks at the folders (beside play). scheduler, workers, bots (play, startup_timeout): as
+    `runner.run_tournament`. ArenaError for a folder holding anything else or for runner
+    failures."""
     started = time.perf_counter()
     folder = Path(folder)
     if bots.get("play") is not None and bots["play"].sandbox:
@@ -390,23 +444,19 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
                              f"kdtourney makes rule {matchmaking.MATCH_RULE}): it goes on under "
                              f"rule {config.rule}")
         feed = ChunkFeed(display)
-        signature, registry, rate = None, None, None
-        last_scan, waiting = -math.inf, False
+        rate, waiting = None, False
         service = None
+        watch = _Watch(folder, bots_dirs, references, bots, display, outcome, poll)
+        stack.callback(watch.close)
         try:
+            watch.first()
             while True:
                 interrupts.check()
                 if games is not None and outcome.stored >= games:
                     break
                 if until is not None and time.perf_counter() - started >= until:
                     break
-                if time.perf_counter() - last_scan >= poll or registry is None:
-                    last_scan = time.perf_counter()
-                    now = folder_signature(bots_dirs)
-                    if now != signature or registry is None:
-                        signature = now
-                        registry = _look(folder, bots_dirs, references, bots, display, outcome,
-                                         registry)
+                watch.take(wait=poll if waiting else 0.0)
                 entrants, blocks = _stored_entrants(folder)
                 played = _played_games(folder)
                 pending, cancel = _pending(blocks, entrants, played)
@@ -432,18 +482,18 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
                         secret = st.seed_secret(create=sandboxed and not played)
                         runner.schedule_blocks(st, table, new, secret)
                 todo = pending + new
-                if not todo:  # fewer than two entrants: wait for bots
+                if not todo:  # fewer than two entrants: wait for bots (the next look)
                     if display is not None and not waiting:
                         display.note(f"{len(active)} entrant{'s' * (len(active) != 1)}: waiting "
                                      "for a second bot in the folders")
                     waiting = True
-                    time.sleep(poll)
                     continue
                 waiting = False
                 if service is None:  # one service for every chunk, opened with the first
-                    service = stack.enter_context(_open_service(table, todo, folder, registry,
-                                                                scheduler, workers, bots))
-                ran = runner.run_tournament(table, folder, registry, meta=meta or {},
+                    service = stack.enter_context(_open_service(table, todo, folder,
+                                                                watch.registry, scheduler,
+                                                                workers, bots))
+                ran = runner.run_tournament(table, folder, watch.registry, meta=meta or {},
                                             reporter=feed, check_bots=False, service=service,
                                             blocks=todo, **bots)
                 outcome.played += ran.played
@@ -478,35 +528,95 @@ def _open_service(table, todo, folder, registry, cluster, workers, bots):
                                require_limits=bots.get("require_limits", False))
 
 
-def _look(folder, bots_dirs, references, bots, display, outcome, previous=None):
-    """Scan the folders, record the entrants' changes (and new labels' identities); the registry.
-    A folder gone or two bots of one name leave everything as it was (`previous`), with a note,
-    until the folders are right again (ArenaError at the first scan)."""
-    from kdtourney.bots.registry import BotsDirError, DuplicateBotError
-
-    try:
-        registry, found, notes = scan(bots_dirs, references, bots.get("startup_timeout"),
-                                       bots.get("play"), folder)
-    except (BotsDirError, DuplicateBotError) as exc:
+def _take_in(folder, seen: Look, display, outcome, previous=None):
+    """Record the entrants' changes that a look saw (and new labels' identities); the registry.
+    Folders that are wrong (a folder gone, two bots of one name) leave everything as it was
+    (`previous`), with a note, until the folders are right again (ArenaError at the first look).
+    None: the look is out of date (its files changed since), nothing taken in."""
+    if seen.error is not None:
         if previous is None:
-            raise ArenaError(str(exc)) from None
+            raise ArenaError(seen.error)
         if display is not None:
-            display.note(f"{exc}; the ladder goes on with the entrants it has")
+            display.note(f"{seen.error}; the ladder goes on with the entrants it has")
         return previous
+    registry = seen.registry()
+    if registry is None:
+        return None
     entrants, _ = _stored_entrants(folder)
-    rows, events = update_entrants(entrants, found, store.now())
+    rows, events = update_entrants(entrants, seen.found, store.now())
     if rows:
         with store.open_store(folder) as st:
             st.write_ladder(entrants=rows)
-            st.record_entrants({r["label"]: found[r["spec"]].identity for r in rows
+            st.record_entrants({r["label"]: seen.found[r["spec"]].identity for r in rows
                                 if r["status"] == ACTIVE})
     outcome.events += events
     if display is not None:
-        for line in notes:
+        for line in seen.notes:
             display.note(line)
         for line in events:
             display.event(line)
     return registry
+
+
+class _Watch:
+    """The ladder's looks at its folders: the first in the ladder's own process (nothing plays
+    before it), the later ones every `poll` seconds in the process beside play, taken in by the
+    loop when they are done (`take`), so that play never waits for one."""
+
+    def __init__(self, folder, bots_dirs, references, bots, display, outcome, poll):
+        self.args = (list(bots_dirs), list(references), bots.get("startup_timeout"),
+                     bots.get("play"), folder)
+        self.folder, self.display, self.outcome, self.poll = folder, display, outcome, poll
+        self.registry, self.signature = None, None
+        self.looking, self.last = None, -math.inf
+        self._beside = contextlib.ExitStack()
+        self.beside = self._beside.enter_context(beside.beside_play(finish=False))
+
+    def close(self):
+        """End the look under way, if any, and the process beside play."""
+        self._beside.close()
+
+    def first(self):
+        while self.registry is None:  # (out of date: the folders changed meanwhile)
+            seen = look(*self.args)
+            self.registry = _take_in(self.folder, seen, self.display, self.outcome)
+            self.signature = seen.signature
+        return self.registry
+
+    def take(self, wait: float = 0.0) -> None:
+        """Start the next look when it is due, and take in one that is done, waiting up to `wait`
+        seconds (an idle ladder) for either."""
+        deadline = time.perf_counter() + wait
+        if self.looking is None:
+            due = self.last + self.poll
+            left = due - time.perf_counter()
+            if wait > 0 and left > 0:
+                time.sleep(min(wait, left))
+            if time.perf_counter() >= due:
+                self.last = time.perf_counter()
+                self.looking = self.beside.submit(look, *self.args, seen=self.signature)
+        if self.looking is None:
+            return
+        concurrent.futures.wait([self.looking], timeout=max(0.0, deadline - time.perf_counter()))
+        if not self.looking.done():
+            return
+        looking, self.looking = self.looking, None
+        try:
+            seen = looking.result()
+        except concurrent.futures.process.BrokenProcessPool as exc:  # e.g. a bot module's exit
+            if self.display is not None:
+                self.display.note(f"the look at the folders ended ({exc}); looking again")
+            self.close()
+            self._beside = contextlib.ExitStack()
+            self.beside = self._beside.enter_context(beside.beside_play(finish=False))
+            return
+        if seen is None:
+            return
+        registry = _take_in(self.folder, seen, self.display, self.outcome, self.registry)
+        if registry is None:  # out of date: look again at once
+            self.signature, self.last = None, -math.inf
+            return
+        self.registry, self.signature = registry, seen.signature
 
 
 def _played_games(folder) -> set:

@@ -212,6 +212,11 @@ def test_the_matchmaker_counts_only_balanced_blocks():
     assert one.elo[0] == st.elo[0] and one.sd[0] == st.sd[0]
 
 
+def looked(bots):
+    """What the ladder's look at the folder `bots` sees, with `random` for reference."""
+    return ladder.look([bots], ["random"], None, None, None)
+
+
 def test_a_bot_of_a_taken_name_leaves_the_entrants_as_they_were(tmp_path):
     """Two bots of one name in the folders: a note, and the ladder goes on as it was."""
     from kdtourney.arena.store import Store
@@ -233,10 +238,10 @@ def test_a_bot_of_a_taken_name_leaves_the_entrants_as_they_were(tmp_path):
             pass
 
     outcome = ladder.LadderOutcome(folder=folder, stored_before=0)
-    first = ladder._look(folder, [bots], ["random"], {}, Display(), outcome)
+    first = ladder._take_in(folder, looked(bots), Display(), outcome)
     assert set(ladder._stored_entrants(folder)[0]) == {"one", "random"}
     (bots / "two.py").write_text((bots / "one.py").read_text().replace("One(", "Two("))
-    again = ladder._look(folder, [bots], ["random"], {}, Display(), outcome, first)
+    again = ladder._take_in(folder, looked(bots), Display(), outcome, first)
     assert again is first and "one" in notes[-1] and "goes on" in notes[-1]
     assert {r["status"] for r in ladder._stored_entrants(folder)[0].values()} == {"active"}
 
@@ -254,15 +259,17 @@ def test_the_watch_sees_a_change_deep_in_a_bots_folder_but_not_its_log(tmp_path)
     folder = tmp_path / "ladder"
     Store.create(folder, {}, {}, {}).close()
     outcome = ladder.LadderOutcome(folder=folder, stored_before=0)
-    ladder._look(folder, [bots], ["random"], {}, None, outcome)
+    ladder._take_in(folder, looked(bots), None, outcome)
     seen = ladder.folder_signature([bots])
     (bots / "one" / "one.log").write_text("a bot writing its log changes nothing\n")
     (bots / "one" / "__pycache__").mkdir()
     (bots / "one" / "__pycache__" / "one.cpython-311.pyc").write_bytes(b"\x00")
     assert ladder.folder_signature([bots]) == seen
+    assert ladder.look([bots], ["random"], None, None, folder, seen=seen) is None  # nothing new
     (deep / "table.json").write_text("[1]")
     assert ladder.folder_signature([bots]) != seen
-    ladder._look(folder, [bots], ["random"], {}, None, outcome)
+    assert ladder.look([bots], ["random"], None, None, folder, seen=seen) is not None
+    ladder._take_in(folder, looked(bots), None, outcome)
     digest = ladder._stored_entrants(folder)[0]["one@v2"]["digest"]
     assert outcome.events[-2:] == [f"one: superseded (its code changed: {digest[:12]})",
                                    "one@v2: entered as version 2"]
