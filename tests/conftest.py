@@ -1,8 +1,20 @@
-"""Test configuration: put the tests directory on sys.path so tests can `import naive`."""
+"""Test configuration: put the tests directory on sys.path so tests can `import naive`, and fill
+Numba's cache in two processes before the first test (compile_kernels.py says why)."""
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 TESTS_DIR = Path(__file__).resolve().parent
 if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))
+
+
+def pytest_sessionstart(session):
+    if os.environ.get("NUMBA_DISABLE_JIT") == "1":
+        return
+    compiling = [subprocess.Popen([sys.executable, str(TESTS_DIR / "compile_kernels.py"),
+                                   str(slot)]) for slot in (0, 1)]
+    for process in compiling:  # a kernel that fails to compile fails the tests that use it
+        process.wait()

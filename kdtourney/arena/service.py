@@ -11,8 +11,10 @@ command ends.
 Two backends behind one interface (`join`, `submit`, `step`, `cancel`, `busy`, `queued`,
 `close`):
 
-- `LocalService`: worker processes started with the 'spawn' context (never fork after Numba
-  threads). Before its first game every worker loads, or on a fresh install compiles, the kernels
+- `LocalService`: worker processes forked by a fork server (multiprocessing's 'forkserver':
+  never a fork of the command's process, which may run threads) that has imported kdtourney and
+  Numba once (kdtourney.arena.preload), so a worker starts in milliseconds, not a second or two;
+  it takes the command's environment as it is when it starts. Before its first game every worker loads, or on a fresh install compiles, the kernels
   of the games (`workers.warm_up`; workers warming up together share the compiling out). Games go
   to workers in batches over one pipe per worker (guided: a batch is about a quarter of each
   worker's share of the games queued, at most MAX_BATCH, so batches shrink towards the end; a
@@ -127,14 +129,24 @@ class Entrants:
 
 # --- the worker process ------------------------------------------------------------------------
 
+def worker_context():
+    """The multiprocessing context the workers start from: a fork server that has loaded
+    kdtourney.arena.preload (never a fork of a parent that may run threads)."""
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(["kdtourney.arena.preload"])
+    return ctx
+
+
 def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, settings, isolate,
-                 identities, listed, recycle):
+                 identities, listed, recycle, environ):
     """A worker: receives batches [(game spec, forced faults)] and new entrants ('entrants',
     [(label, spec)], identities), sends ('game', index, MatchResult) per game, and ('tired',) once
     it should be recycled (`recycle`: games, MiB). Its bots in their
     own process are recorded in `groups` (their process groups, which the parent kills should
     this worker die) and stopped when it ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
+    os.environ.clear()  # the parent's environment now, not the fork server's at its start
+    os.environ.update(environ)
     pool = ProcessPool(settings, track=lambda pids: _record_groups(groups, slot, pids))
     _exit_with_parent(pool)
     try:
@@ -271,8 +283,11 @@ def _exit_with_parent(pool):
         os._exit(1)
 
     signal.signal(signal.SIGTERM, handler)
-    parent = mp.parent_process()
-    die_with_parent(signal.SIGTERM, parent.pid if parent is not None else None)
+    # the fork server is this process's parent, and it ends when the command's process does
+    die_with_parent(signal.SIGTERM)
+    parent = mp.parent_process()  # the command's process
+    if parent is not None and not parent.is_alive():
+        handler(signal.SIGTERM, None)
 
 
 def _quick_exit(conn):
@@ -337,7 +352,7 @@ class LocalService:
         self.sources = registry.source_files()
         self.listed = None if settings.sandbox is None else registry.listings()
         self.tdict = tournament.to_dict()
-        self.ctx = mp.get_context("spawn")
+        self.ctx = worker_context()
         self.status = self.ctx.RawArray("d", _SLOT * workers)
         for i in range(len(self.status)):
             self.status[i] = -1.0
@@ -473,7 +488,7 @@ class LocalService:
             target=_worker_main, name=f"kdtourney-worker-{slot}", daemon=True,
             args=(slot, child_conn, self.status, self.groups, self.sources, self.tdict,
                   warm_first, self.settings, self.isolate, self.identities, self.listed,
-                  self.recycle))
+                  self.recycle, dict(os.environ)))
         with main_module_hidden():
             process.start()
         child_conn.close()

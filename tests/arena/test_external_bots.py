@@ -158,7 +158,7 @@ def test_an_interrupted_run_leaves_nothing_running(tmp_path, how):
 def test_the_same_store_in_process_isolated_and_as_a_command(tmp_path):
     registry = BotRegistry(env=False, cwd=False, entry_points=False)
     bots = "greedy,mcts:iterations=30,expectimax:iterations=10"
-    t = prepare(registry, bots=bots, players="3", games=6, seed=5)
+    t = prepare(registry, bots=bots, players="3", games=3, seed=5)
     run_tournament(t, tmp_path / "in", registry, workers=1)
     isolated = run_tournament(t, tmp_path / "iso", registry, workers=1,  # 3 bot processes, not 6
                               play=PlaySettings(isolate=True))
@@ -172,11 +172,11 @@ def test_the_same_store_in_process_isolated_and_as_a_command(tmp_path):
         '[options]\niterations = 1000\n')
     external = BotRegistry([tmp_path], env=False, cwd=False, entry_points=False)
     e = prepare(external, bots="greedy,mcts-cmd:iterations=30,expectimax:iterations=10",
-                players="3", games=6, seed=5)
+                players="3", games=3, seed=5)
     run_tournament(e, tmp_path / "cmd", external, workers=1)
     with sqlite3.connect(tmp_path / "cmd" / "tournament.sqlite") as conn:  # as after a kill
         for table in ("results", "faults", "games"):
-            conn.execute(f"DELETE FROM {table} WHERE game IN (1, 4)")
+            conn.execute(f"DELETE FROM {table} WHERE game IN (0, 2)")
     conn.close()
     assert run_tournament(e, tmp_path / "cmd", external, workers=2).played == 2
     same_store(tmp_path / "in", tmp_path / "cmd", rename=lambda e: e.replace("mcts", "mcts-cmd"))
@@ -279,16 +279,17 @@ def test_clocks_for_bots_in_their_own_process(tmp_path, how):
     registry = registry_of(bots)
     bot = "slow-start" if how == "external" else "slow-start-py"
     play = PlaySettings(isolate=how == "isolated", sandbox=how == "sandboxed", margin=0.1)
+    games = 2 if how == "external" else 1  # served, each game starts two Python processes
 
     def faults(name, **clock):
-        t = prepare(registry, bots=[bot, "random"], games=2, seed=1, **clock)
+        t = prepare(registry, bots=[bot, "random"], games=games, seed=1, **clock)
         out = run_tournament(t, tmp_path / name, registry, workers=1, play=play)
         assert out.complete
         return load_faults(tmp_path / name)
 
     # an empty bank: the first decision (0.4 s) is over a 0.3 s bank, in every game
     empty = faults("bank", time_control="0.3+0")
-    assert list(empty["kind"]) == ["time", "time"] and empty["entrant"].eq(bot).all()
+    assert list(empty["kind"]) == ["time"] * games and empty["entrant"].eq(bot).all()
     # cut by the harness ('within its 0.300 s + 0.1 s margin') or judged by the clock when it
     # answers ('0.300 s + 0.100 s left of its 0.1 s margin')
     assert empty["call"].eq(2).all() and empty["message"].str.contains(
@@ -296,7 +297,7 @@ def test_clocks_for_bots_in_their_own_process(tmp_path, how):
     # a first-decision allowance of 1 s, then 0.05 s a decision from a 0.3 + 0.1 bank: in time
     assert faults("first", time_control="0.3+0.1", first_move_time=1.0).empty
     # without the allowance, a move limit of 0.2 s cuts the first decision
-    assert list(faults("move", move_time_limit=0.2)["kind"]) == ["timeout", "timeout"]
+    assert list(faults("move", move_time_limit=0.2)["kind"]) == ["timeout"] * games
     if how == "external":  # what the bot was told: the time control, then its time per decision
         log = (tmp_path / "first" / "logs" / "slow-start.log").read_text()
         assert ('time {"bank_s": 0.3, "first_move_s": 1.0, "increment_s": 0.1, "move_s": null}'

@@ -1,0 +1,43 @@
+"""Fill Numba's cache before the tests: `python tests/compile_kernels.py SLOT`, run by conftest.py
+in two processes (slots 0 and 1) at the start of a session.
+
+On a fresh clone, compiling is most of a first run's time, and the tests would compile each
+kernel when the first test needing it runs, in one process at a time. Two processes warming up
+share the kernels out as a command's workers do (kdtourney.arena.workers.warm_up: a kernel
+compiles in one process and the other loads it), so on two cores the compiling takes about half
+the time. On a warm cache they only load the kernels (a second or two)."""
+
+import sys
+
+import numpy as np
+
+from kdtourney.arena.tournament import Tournament
+from kdtourney.arena.workers import warm_up
+from kdtourney.bots.registry import BotRegistry
+from kdtourney.env.batch import BatchEnv
+
+# the built-in bots, and the settings of theirs that call kernels of their own (under the bonuses
+# the shipped value networks were trained for)
+SPECS = ("random", "greedy", "mce", "mce:policy=greedy", "mcts", "mcts:eval=mix",
+         "expectimax", "value-greedy")
+
+
+def warm_env():
+    env = BatchEnv(2, seed=0)
+    env.reset()
+    env.step(env.random_actions(np.random.default_rng(0)))
+
+
+def main(slot: int) -> None:
+    registry = BotRegistry(env=False, cwd=False, entry_points=False)
+    table = Tournament(entrants=SPECS, specs=SPECS, format="round-robin", players=(4,), games=1,
+                       seed=0, rules={"harmony": True, "middle_kingdom": True})
+    if slot:
+        warm_env()
+    warm_up(table, registry, isolate=True, first=slot)  # isolate: the protocol's kernels too
+    if not slot:
+        warm_env()
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))
