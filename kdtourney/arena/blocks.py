@@ -13,6 +13,8 @@ chose. The games of a block follow from its record and the tournament's seed alo
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kdtourney.arena import schedule
 
 
@@ -42,6 +44,13 @@ def entrants_of(blocks, base=()) -> list[tuple]:
     return pairs
 
 
+def seated(tournament, pairs):
+    """`tournament`'s fixed settings with the entrants `pairs` ((label, spec), in order): the
+    table the game service plays blocks seating them on."""
+    return replace(tournament, entrants=tuple(p[0] for p in pairs),
+                   specs=tuple(p[1] for p in pairs))
+
+
 def games_of(blocks, seed: int, dynasty: bool, secret: str | None = None, base=(),
              planned=None) -> tuple[list[tuple], list]:
     """(the entrants, `entrants_of(blocks, base)`; the games of `blocks`, GameSpecs whose seats
@@ -66,4 +75,4 @@ def games_of(blocks, seed: int, dynasty: bool, secret: str | None = None, base=(
     return pairs, games
 
 
-__all__ = ["of_plan", "entrants_of", "games_of"]
+__all__ = ["of_plan", "entrants_of", "seated", "games_of"]

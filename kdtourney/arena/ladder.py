@@ -54,7 +54,7 @@ import numpy as np
 
 from kdtourney import interrupts
 from kdtourney.arena import beside, matchmaking, runner, store
-from kdtourney.arena.blocks import entrants_of
+from kdtourney.arena.blocks import entrants_of, seated
 from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.sequential import ChunkFeed
 from kdtourney.arena.tournament import (ArenaError, Tournament, clock_of, differences, full_rules,
@@ -516,8 +516,7 @@ def _open_service(table, todo, folder, registry, cluster, workers, bots):
     """The game service of the ladder's chunks, opened with the entrants of the first chunk's
     blocks `todo`: a chunk's new entrants join its workers, and new sources (a new bot or version
     in the folders) give it new workers (runner.run_tournament)."""
-    pairs = entrants_of(todo)
-    chunk = replace(table, entrants=tuple(p[0] for p in pairs), specs=tuple(p[1] for p in pairs))
+    chunk = seated(table, entrants_of(todo))
     play = bots.get("play") or PlaySettings()
     settings = runner.bot_settings(chunk, folder, play,
                                    bots.get("startup_timeout") or DEFAULT_STARTUP_TIMEOUT,

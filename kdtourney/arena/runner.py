@@ -36,7 +36,7 @@ from kdtourney.arena.forfeit import failed_rows
 from kdtourney.arena.match import MatchResult
 from kdtourney.arena.play import CONFIG_KEY as PLAY_KEY
 from kdtourney.arena.play import PlaySettings, settle, stored_settings
-from kdtourney.arena.blocks import entrants_of, games_of, of_plan
+from kdtourney.arena.blocks import entrants_of, games_of, of_plan, seated
 from kdtourney.arena.schedule import Plan
 from kdtourney.arena.service import DEFAULT_HANG_TIMEOUT, Finished, LocalService
 from kdtourney.arena.tournament import ArenaError, Tournament, default_name, differences
@@ -441,9 +441,7 @@ def schedule_blocks(st: _store.Store, tournament: Tournament, blocks, secret: st
     base = tuple(zip(tournament.entrants, tournament.specs))
     pairs, games = games_of(blocks, tournament.seed, tournament.dynasty, secret, base, planned)
     st.add_blocks(blocks)
-    table = replace(tournament, entrants=tuple(p[0] for p in pairs),
-                    specs=tuple(p[1] for p in pairs))
-    return table, {g.game: g for g in games}
+    return seated(tournament, pairs), {g.game: g for g in games}
 
 
 def play_all(service, sink: _Sink) -> None:
@@ -493,9 +491,7 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     if blocks is None:
         plan = tournament.plan()
         blocks = of_plan(tournament.entrants, tournament.specs, plan.games)
-    pairs = entrants_of(blocks, zip(tournament.entrants, tournament.specs))
-    table = replace(tournament, entrants=tuple(p[0] for p in pairs),
-                    specs=tuple(p[1] for p in pairs))
+    table = seated(tournament, entrants_of(blocks, zip(tournament.entrants, tournament.specs)))
     if check_bots:
         start_bots(registry, table, startup_timeout, settings.sandbox)
     identities = entrant_identities(registry, table)
