@@ -3,6 +3,7 @@ removed), a ladder killed and resumed, and its list against `kdtourney ratings`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -73,6 +74,25 @@ def start(*args, env=None):
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
+@contextlib.contextmanager
+def running(*args):
+    """A ladder started by `start`, killed with its process group if it is still running at the
+    end of the block."""
+    proc = start(*args)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def ctrl_c(proc) -> str:
+    """Press Ctrl-C: the ladder's output once it has ended."""
+    proc.send_signal(signal.SIGINT)
+    return proc.communicate(timeout=TIMEOUT)[0]
+
+
 def entrants(folder):
     """{label: status} of the ladder in `folder` so far ({} before its store exists)."""
     if not (folder / store.STORE_FILE).exists():
@@ -105,9 +125,8 @@ def rated(folder, label):
 def test_a_running_ladder_takes_in_added_changed_and_removed_bots(tmp_path):
     bots, out = tmp_path / "bots", tmp_path / "ladder"
     bots.mkdir()
-    proc = start("--bots-dir", bots, "--bots", "random,greedy", "--out", out, "--workers", 1,
-                 "--seed", 3, "--until", "300s")
-    try:
+    with running("--bots-dir", bots, "--bots", "random,greedy", "--out", out, "--workers", 1,
+                 "--seed", 3, "--until", "300s") as proc:
         wait_until(lambda: rated(out, "greedy"), "the references are rated", proc)
         write_firstling_submission(bots)
         wait_until(lambda: entrants(out).get("firstling") == "active", "firstling entered", proc)
@@ -119,12 +138,7 @@ def test_a_running_ladder_takes_in_added_changed_and_removed_bots(tmp_path):
         shutil.rmtree(bots / "firstling")
         wait_until(lambda: entrants(out).get("firstling@v2") == "retired", "retired", proc)
         games_then = stored(out)
-        proc.send_signal(signal.SIGINT)
-        output, _ = proc.communicate(timeout=TIMEOUT)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        output = ctrl_c(proc)
     assert proc.returncode == 130, output
     assert "continue with: kdtourney ladder --resume" in output
     status = entrants(out)
@@ -321,9 +335,9 @@ def test_games_go_on_while_a_look_at_the_folders_waits_for_a_bot_s_hello(tmp_pat
     bots, out, signals = tmp_path / "bots", tmp_path / "ladder", tmp_path / "signals"
     bots.mkdir()
     signals.mkdir()
-    proc = start("--bots-dir", bots, "--bots", "random,greedy", "--out", out, "--workers", 1,
-                 "--seed", 2, "--until", "900s", "--startup-timeout", LOOK_TIMEOUT, "--no-report")
-    try:
+    with running("--bots-dir", bots, "--bots", "random,greedy", "--out", out, "--workers", 1,
+                 "--seed", 2, "--until", "900s", "--startup-timeout", LOOK_TIMEOUT,
+                 "--no-report") as proc:
         wait_until(lambda: stored(out) >= 2, "games stored", proc)
         (bots / "slow").mkdir()
         (bots / "slow" / "slow_hello.py").write_text(SLOW_HELLO)
@@ -341,12 +355,7 @@ def test_games_go_on_while_a_look_at_the_folders_waits_for_a_bot_s_hello(tmp_pat
         (signals / "go").touch()
         wait_until(lambda: entrants(out).get("slow-hello") == "active", "slow-hello entered", proc,
                    timeout=LOOK_TIMEOUT)
-        proc.send_signal(signal.SIGINT)
-        output, _ = proc.communicate(timeout=TIMEOUT)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        output = ctrl_c(proc)
     assert proc.returncode == 130, output
     niceness, policy = map(int, begun.split())
     assert niceness == 19
