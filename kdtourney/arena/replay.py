@@ -14,8 +14,8 @@ from kdtourney.engine import Game
 def replay_text(folder, game: int) -> str:
     """The game's header, every move (round, seat, entrant, the move described), then each final
     kingdom as text with its score; a dynasty shows its three deals. Who sat where, with the
-    specs they played (a tune's theta+ values, a ladder's version), comes from the game's block. StoreError if the store or the
-    game is missing, or its stored row cannot be replayed."""
+    specs they played (a tune's theta+ values, a ladder's version), comes from the game's block.
+    StoreError if the store or the game is missing, or its stored row cannot be replayed."""
     config = _store.load_config(folder)
     tournament = Tournament.from_dict(config["tournament"])
     blocks = _store.load_blocks(folder).set_index("block")

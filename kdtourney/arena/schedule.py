@@ -210,6 +210,6 @@ def block_games(seed: int, block: int, first_game: int, table: tuple, dynasty: b
             for arrangement, seats in enumerate(rotations(tuple(table)))]
 
 
-__all__ = ["GameSpec", "Plan", "plan", "tables", "block_games", "compositions", "rotations", "fill", "covering_multisets",
-           "deal_seed", "bot_seed", "keyed", "ScheduleError", "FORMATS", "ROUND_ROBIN", "GAUNTLET", "LINEUP",
-           "DYNASTY_DEALS"]
+__all__ = ["GameSpec", "Plan", "plan", "tables", "block_games", "compositions", "rotations", "fill",
+           "covering_multisets", "deal_seed", "bot_seed", "keyed", "ScheduleError", "FORMATS",
+           "ROUND_ROBIN", "GAUNTLET", "LINEUP", "DYNASTY_DEALS"]

@@ -14,12 +14,12 @@ Two backends behind one interface (`join`, `submit`, `step`, `cancel`, `busy`, `
 - `LocalService`: worker processes forked by a fork server (multiprocessing's 'forkserver':
   never a fork of the command's process, which may run threads) that has imported kdtourney and
   Numba once (kdtourney.arena.preload), so a worker starts in milliseconds, not a second or two;
-  it takes the command's environment as it is when it starts. Before its first game every worker loads, or on a fresh install compiles, the kernels
-  of the games (`workers.warm_up`; workers warming up together share the compiling out). Games go
-  to workers in batches over one pipe per worker (guided: a batch is about a quarter of each
-  worker's share of the games queued, at most MAX_BATCH, so batches shrink towards the end; a
-  worker holds at most two). A shared array tells which game, seat and bot call each worker is
-  in, and since when.
+  it takes the command's environment as it is when it starts. Before its first game every worker
+  loads, or on a fresh install compiles, the kernels of the games (`workers.warm_up`; workers
+  warming up together share the compiling out). Games go to workers in batches over one pipe per
+  worker (guided: a batch is about a quarter of each worker's share of the games queued, at most
+  MAX_BATCH, so batches shrink towards the end; a worker holds at most two). A shared array tells
+  which game, seat and bot call each worker is in, and since when.
 - `DaskService` (kdtourney.arena.cluster): tasks of batches on a Dask cluster.
 
 Entrants and versions

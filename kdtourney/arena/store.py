@@ -876,5 +876,6 @@ def export_table(folder, path, fmt: str = "csv", table: str = "results") -> int:
 
 __all__ = ["Store", "StoreError", "open_store", "load_results", "load_games", "load_faults",
            "load_entrants", "load_config", "locked", "failed_games", "load_sprt", "load_tune_table",
-           "load_ladder", "load_blocks", "load_sessions", "export_table", "store_path", "STORE_FILE", "LOCK_FILE", "SCHEMA_VERSION",
-           "RESULT_COLUMNS", "BLOCK_COLUMNS", "SESSION_COLUMNS", "SPRT_COLUMNS", "TUNE_COLUMNS", "TIMING_COLUMNS", "EXPORT_FORMATS"]
+           "load_ladder", "load_blocks", "load_sessions", "export_table", "store_path", "STORE_FILE",
+           "LOCK_FILE", "SCHEMA_VERSION", "RESULT_COLUMNS", "BLOCK_COLUMNS", "SESSION_COLUMNS",
+           "SPRT_COLUMNS", "TUNE_COLUMNS", "TIMING_COLUMNS", "EXPORT_FORMATS"]
