@@ -2,9 +2,12 @@
 Numba's cache in two processes before the first test (compile_kernels.py says why)."""
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 TESTS_DIR = Path(__file__).resolve().parent
 if str(TESTS_DIR) not in sys.path:
@@ -18,3 +21,13 @@ def pytest_sessionstart(session):
                                    str(slot)]) for slot in (0, 1)]
     for process in compiling:  # a kernel that fails to compile fails the tests that use it
         process.wait()
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_handler_left_as_found():
+    """A test that leaves SIGINT to another handler breaks every later test of Ctrl-C (and a
+    user's Ctrl-C in the code it stands for): fail the test that does it, not the next one."""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    assert after is before, f"the test left SIGINT's handler at {after!r} (found {before!r})"

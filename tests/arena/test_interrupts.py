@@ -17,6 +17,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptio
 
 def ctrl_c_dropped():
     """A real SIGINT whose KeyboardInterrupt lands in a weakref callback, where Python drops it."""
+    # only over Python's own handler does caught() remember a Ctrl-C: say so if another is left
+    assert signal.getsignal(signal.SIGINT) is interrupts._on_sigint, (
+        f"caught() is not in force: SIGINT's handler is {signal.getsignal(signal.SIGINT)!r}")
     class Thing:
         pass
 
