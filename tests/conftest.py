@@ -15,12 +15,19 @@ if str(TESTS_DIR) not in sys.path:
 
 
 def pytest_sessionstart(session):
-    if os.environ.get("NUMBA_DISABLE_JIT") == "1":
+    # under pytest-xdist the controller compiles once, before it starts the test processes
+    if os.environ.get("NUMBA_DISABLE_JIT") == "1" or "PYTEST_XDIST_WORKER" in os.environ:
         return
     compiling = [subprocess.Popen([sys.executable, str(TESTS_DIR / "compile_kernels.py"),
                                    str(slot)]) for slot in (0, 1)]
     for process in compiling:  # a kernel that fails to compile fails the tests that use it
         process.wait()
+
+
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: one test process per core, at most four, since many tests start a worker per
+    core of their own."""
+    return max(1, min(4, os.cpu_count() or 1))
 
 
 @pytest.fixture(autouse=True)
