@@ -55,3 +55,46 @@ def test_a_served_bot_finds_every_kernel_it_calls_warmed_up():
                          timeout=900)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]"
+
+
+_TUNED = """
+import sys
+
+from kdtourney.engine import _jit
+from kdtourney.arena import prepare, workers
+from kdtourney.bots.registry import BotRegistry
+from kdtourney.engine import Game
+
+
+def loaded():
+    return {(d.py_func.__module__, d.__name__, sig) for name, module in list(sys.modules.items())
+            if name.startswith("kdtourney") for d in vars(module).values()
+            if isinstance(d, _jit.KernelDispatcher) for sig in d.overloads}
+
+
+registry = BotRegistry(env=False, cwd=False, entry_points=False)
+specs = ["mcts:c=0.1:iterations=20", "mcts:c=0.9:iterations=40", "greedy"]
+assert workers.kernel_specs(registry, specs) == [specs[0], specs[2]]
+t = prepare(registry, bots=",".join(specs), players=[2], games=6, seed=1)
+workers.warm_up(t, registry)
+warmed = loaded()
+rules = t.rules_for(2)
+game = Game(rules, 5)
+bots = [registry.create(specs[1]), registry.create(specs[1])]
+for seat, bot in enumerate(bots):
+    bot.setup(seat, rules, 9 + seat)
+while not game.is_over:
+    game.apply(bots[game.current_player].act(game.view(game.current_player)))
+print(sorted(str(k) for k in loaded() - warmed))
+"""
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="nothing is compiled")
+def test_a_bot_warms_up_once_for_all_its_numeric_values():
+    """A tune seats dozens of values of one bot: the warm-up plays one of them (a warm-up game of
+    mcts at 1,000 iterations for each of a batch's 32 values held a tune's start by 3 s), and the
+    kernels that one loads are every kernel the others call."""
+    out = subprocess.run([sys.executable, "-c", _TUNED], capture_output=True, text=True,
+                         timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
