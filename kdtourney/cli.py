@@ -370,6 +370,14 @@ def _table_options(opts) -> dict:
     return {k: opts[k] for k in names}
 
 
+def _workers_ahead(opts):
+    """Start the workers' fork server (not on a cluster) before the bots are read and checked, so
+    its imports run beside them: a local command's first game starts a second or so sooner."""
+    if not opts["scheduler"]:
+        from kdtourney.arena.service import start_fork_server
+        start_fork_server()
+
+
 def _open_session(ctx, opts, *, params, plays, what, load, prepare, prefix=""):
     """Where a run, test or tune plays and with what: (folder, loaded, registry, play settings,
     meta). With --resume DIR, `load(DIR)` gives (loaded, its table, the stored meta) and the
@@ -382,6 +390,7 @@ def _open_session(ctx, opts, *, params, plays, what, load, prepare, prefix=""):
     _refuse_workers_with_scheduler(opts)
     if opts["resume"]:
         _refuse_on_resume(ctx, params, plays)
+        _workers_ahead(opts)
         folder = Path(opts["resume"])
         loaded, table, stored_meta = load(folder)
         settings = _play_settings(ctx, opts, folder)
@@ -391,6 +400,7 @@ def _open_session(ctx, opts, *, params, plays, what, load, prepare, prefix=""):
     else:
         folder = runner.asked_folder(opts["out"], opts["name"])
         settings = _play_settings(ctx, opts, folder)
+        _workers_ahead(opts)
         registry = _registry(opts["bots_dirs"], settings.sandbox_for(folder),
                              opts["startup_timeout"])
         seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
@@ -744,6 +754,7 @@ def ladder_command(ctx, **opts):
         from kdtourney.bots.registry import EntrantError
 
         # a bad folder or bot: one line
+        _workers_ahead(opts)
         registry = _registry(bots_dirs, settings.sandbox_for(folder), opts["startup_timeout"])
         with _one_line(EntrantError):
             for spec in references:

@@ -69,6 +69,7 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, replace
+from multiprocessing import forkserver
 from multiprocessing.connection import wait
 
 from kdtourney import interrupts
@@ -135,6 +136,14 @@ def worker_context():
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload(["kdtourney.arena.preload"])
     return ctx
+
+
+def start_fork_server() -> None:
+    """Start the workers' fork server now, without waiting for it: a command calls this first, so
+    the fork server's imports (a second or two) run beside the command's own work before its first
+    worker (reading the bots' folders, checking their code, opening the store)."""
+    worker_context()
+    forkserver.ensure_running()
 
 
 def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, settings, isolate,
