@@ -1,56 +1,60 @@
-"""What a tune costs beyond its games: `play_tune` against `run_tournament` playing as many games of
-the same bot, side by side, interleaved.
+"""What a tune costs beyond its games: `kdtourney tune` against `kdtourney run` playing as many
+games of the same bot, each command in a new process as a user types it, side by side, interleaved.
 
     python benchmarks/bench_tune.py [--iterations 100] [--runs 2] [--workers 2] [--bot SPEC]
 
 The tune: BOT (default mcts:iterations=50) with c tuned (2 players, one block of 2 games per
-iteration, batches of 16). The run: BOT against itself at its start values, as many games. For
-each, prints the wall seconds, the games' own seconds (the store's durations summed, divided by
-the workers), the overhead (wall / games' seconds - 1) and the start: the seconds from the call to
-the start of the first game (the workers' start and warm-up, which a tune and a run both pay
-once), and the overhead after it. Then the tune's cost beyond the run's: the tune's wall time less
-the run's scaled to the tune's games' seconds, in seconds and as a share of the tune's games; and
-the same after the start (the start varies with the load from one call to the next): the cost of
-the tune's batches (evaluating each, the new entrants joining, the workers idle while a batch's
-last games finish), in all and per batch. Prints the load (os.getloadavg) before and after; a
-busy machine moves both alike.
+iteration, batches of 16), writing its tune.html. The run: BOT against itself at its start
+values, as many games, writing its index.html. For each command, prints the wall seconds (from
+outside: the interpreter's start, imports, workers, games, page, exit), the games' own seconds
+(the store's durations summed, divided by the workers), the overhead (wall / games' seconds - 1),
+the start (from the command's launch to its first game's start, from the store's finish times
+less durations: the interpreter, the workers' start and warm-up, which tune and run both pay once)
+and the end (from the last game's finish to the command's exit: its page or report). Then the
+tune's cost beyond the run's: the tune's wall time less the run's scaled to the tune's games'
+seconds, in seconds and as a share of the tune's games. Prints the load (os.getloadavg) before
+and after; a busy machine moves both alike.
 """
 
 import argparse
 import os
+import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from kdtourney.arena import prepare, store
+import pandas as pd
+
+from kdtourney.arena import store
 from kdtourney.arena import tune as tuning
-from kdtourney.arena.runner import run_tournament
 from kdtourney.bots.registry import BotRegistry
 
-
-class Stamps:
-    """A reporter (run) and display (tune) that notes when the first game started."""
-
-    def __init__(self):
-        self.first = None  # (when the first game to finish finished, its index)
-
-    def game(self, spec, results, faults):
-        if self.first is None:
-            self.first = time.perf_counter(), spec.game
-
-    def __getattr__(self, name):  # begin, start, note, update, stop, end: nothing to do
-        return lambda *args, **kwargs: None
+PARAM = "c=0.2,0.02,1.0"
 
 
-def game_seconds(folder, workers):
-    return float(store.load_games(folder, columns=["duration"])["duration"].sum()) / workers
+def kdtourney() -> str:
+    return shutil.which("kdtourney", path=str(Path(sys.executable).parent)) or "kdtourney"
 
 
-def started(stamps, t0, folder):
-    """Seconds from t0 to the start of the first game to finish."""
-    finished, game = stamps.first
-    games = store.load_games(folder, columns=["game", "duration"]).set_index("game")
-    return finished - float(games.loc[game, "duration"]) - t0
+def timed(command: list[str], folder: Path, workers: int) -> dict:
+    """Run `command` (writing to `folder`) and read its timings off the store."""
+    launched = time.time()
+    subprocess.run(command + ["--out", str(folder)], check=True, stdout=subprocess.DEVNULL)
+    wall = time.time() - launched
+    games = store.load_games(folder, columns=["duration", "finished_at"])
+    finished = (pd.to_datetime(games["finished_at"], utc=True)
+                - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
+    return dict(wall=wall, games=float(games["duration"].sum()) / workers, n=len(games),
+                start=float((finished - games["duration"]).min()) - launched,
+                end=launched + wall - float(finished.max()))
+
+
+def line(name: str, t: dict) -> str:
+    return (f"{name} {t['wall']:.1f} s for {t['games']:.1f} s of games ({t['n']}): overhead "
+            f"{100 * (t['wall'] / t['games'] - 1):.0f}%, start {t['start']:.1f} s, "
+            f"end {t['end']:.1f} s")
 
 
 def main():
@@ -61,42 +65,25 @@ def main():
     ap.add_argument("--bot", default="mcts:iterations=50")
     args = ap.parse_args()
     registry = BotRegistry(env=False, cwd=False, entry_points=False)
-    table, tune = tuning.prepare_tune(registry, args.bot, ["c=0.2,0.02,1.0"],
-                                      iterations=args.iterations, seed=1)
-    games = args.iterations * 2
+    _, tune = tuning.prepare_tune(registry, args.bot, [PARAM], iterations=args.iterations, seed=1)
     start = tune.spec(tune.start)
-    plain = prepare(registry, lineup=[start, start], games=games, seed=1)
+    games = args.iterations * 2
+    common = ["--seed", "1", "--workers", str(args.workers)]
+    tune_command = [kdtourney(), "tune", args.bot, "--param", PARAM,
+                    "--iterations", str(args.iterations)] + common
+    run_command = [kdtourney(), "run", "--lineup", f"{start},{start}",
+                   "--games", str(games)] + common
     print(f"{args.bot}, {args.iterations} iterations ({games} games), {args.workers} workers")
+    print(f"  tune: {' '.join(tune_command[1:])}\n  run:  {' '.join(run_command[1:])}")
     print(f"load before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.runs):
-            stamps = Stamps()
-            t0 = time.perf_counter()
-            out = tuning.play_tune(table, tune, Path(tmp) / f"tune{r}", registry,
-                                   workers=args.workers, display=stamps)
-            tune_s = time.perf_counter() - t0
-            tune_start = started(stamps, t0, Path(tmp) / f"tune{r}")
-            assert out.complete and out.played == games, (out.played, games)
-            stamps = Stamps()
-            t0 = time.perf_counter()
-            ran = run_tournament(plain, Path(tmp) / f"run{r}", registry, workers=args.workers,
-                                 reporter=stamps)
-            run_s = time.perf_counter() - t0
-            run_start = started(stamps, t0, Path(tmp) / f"run{r}")
-            assert ran.complete and ran.played == games
-            tg = game_seconds(Path(tmp) / f"tune{r}", args.workers)
-            rg = game_seconds(Path(tmp) / f"run{r}", args.workers)
-            extra = tune_s - run_s * tg / rg
-            after = (tune_s - tune_start) - (run_s - run_start) * tg / rg
-            print(f"pair {r + 1}: tune {tune_s:.1f} s for {tg:.1f} s of games, started in "
-                  f"{tune_start:.1f} s: overhead {100 * (tune_s / tg - 1):.0f}% "
-                  f"({100 * ((tune_s - tune_start) / tg - 1):.0f}% after the start); run "
-                  f"{run_s:.1f} s for {rg:.1f} s of games, started in {run_start:.1f} s: "
-                  f"overhead {100 * (run_s / rg - 1):.0f}% "
-                  f"({100 * ((run_s - run_start) / rg - 1):.0f}% after the start); the tune "
-                  f"beyond the run: {extra:+.2f} s ({100 * extra / tg:+.0f}% of its games), "
-                  f"after the start {after:+.2f} s ({100 * after / tg:+.0f}%, "
-                  f"{after / out.batches:+.3f} s a batch of {out.batches})")
+            t = timed(tune_command, Path(tmp) / f"tune{r}", args.workers)
+            u = timed(run_command, Path(tmp) / f"run{r}", args.workers)
+            assert t["n"] == u["n"] == games, (t["n"], u["n"], games)
+            extra = t["wall"] - u["wall"] * t["games"] / u["games"]
+            print(f"pair {r + 1}: {line('tune', t)}; {line('run', u)}; the tune beyond the run: "
+                  f"{extra:+.2f} s ({100 * extra / t['games']:+.0f}% of its games)")
     print(f"load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
