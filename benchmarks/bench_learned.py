@@ -27,10 +27,8 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_bots import Counting, Point, gain_line, interval, load  # noqa: E402
+from bench_bots import Counting, Point, gain_line, load  # noqa: E402
 
 from kdtourney.arena.match import play_match  # noqa: E402
 from kdtourney.bots.greedy import GreedyBot  # noqa: E402

@@ -17,7 +17,7 @@ from kdtourney.arena import load_faults, load_games
 from kdtourney.arena.schedule import GameSpec, bot_seed, deal_seed, keyed
 from kdtourney.arena.store import load_config
 from kdtourney.bots.external import (BotExited, BotProcess, Limits, ProcessPool, ProcessSettings,
-                                     Sandbox, cgroups, load_toml, sandbox)
+                                     Sandbox, cgroups, load_toml)
 from kdtourney.bots.registry import BotRegistry
 from kdtourney.engine import Rules
 
