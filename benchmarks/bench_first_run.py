@@ -18,6 +18,7 @@ beyond the warm one's. `same_games` checks that both runs stored the same games.
 """
 
 import argparse
+import ctypes
 import os
 import resource
 import sqlite3
@@ -29,11 +30,27 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 QUICK_START = ["run", "--bots", "mcts:iterations=200,greedy,random", "--players", "4", "--games",
                "36", "--seed", "1"]
 
 
+def adopt_descendants() -> None:
+    """Make this process a child subreaper: the command's workers are forked by its fork server,
+    which the command leaves running at its exit, so their CPU would reach no one who waits for
+    it; orphaned, the fork server becomes this process's child, and `children_cpu_s` waits for it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        sys.exit(f"Error: prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
+
+
 def children_cpu_s() -> float:
+    """CPU seconds of every ended descendant, once all of them have ended."""
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
@@ -76,6 +93,7 @@ def main():
     parser.add_argument("--sandbox", action="store_true", help="play the quick start sandboxed")
     parser.add_argument("--workers", type=int, help="worker processes (default: every core)")
     args = parser.parse_args()
+    adopt_descendants()
     extra = (["--sandbox"] if args.sandbox else []) + \
         (["--workers", str(args.workers)] if args.workers else [])
     print(f"command: kdtourney {' '.join(QUICK_START + extra)}")
