@@ -83,6 +83,7 @@ except ImportError:  # without the dask extra this module only says so (MISSING_
 MAX_BATCH = 64               # games per task at most
 TARGET_TASK_SECONDS = 1.0    # play per task, once game durations are known
 FIRST_BATCH = 4              # games per task before any duration is known
+SETUP_POLL = 1.0             # seconds between looks at whether a worker setting up is still there
 CONNECT_TIMEOUT = 10.0       # seconds to reach the scheduler
 WORKERS_TIMEOUT = 60.0       # seconds to wait for a first worker (or a new one after all are lost)
 POLL_SECONDS = 1.0           # worker progress and membership checks
@@ -615,9 +616,12 @@ class DaskService:
                                           pure=False,
                                           key=f"kdtourney-setup-{uuid.uuid4().hex[:12]}")
                        for addr in group]
-            for future in futures:
+            for addr, future in zip(group, futures):
                 try:
-                    info = future.result()
+                    info = self._setup_result(future, addr)
+                    if info is None:  # the worker left before setting up: no games go to it
+                        self.known.pop(addr, None)
+                        continue
                 except WorkerError as exc:
                     raise ArenaError(str(exc)) from None
                 except Exception as exc:  # noqa: BLE001 - a worker lost during setup: Dask retries
@@ -636,6 +640,18 @@ class DaskService:
             addr, n = next(iter(many.items()))
             self.note(f"worker {addr} has {n} threads: games in threads of one process share the "
                       "GIL (timings, --move-time-limit); start workers with --nthreads 1")
+
+    def _setup_result(self, future, addr):
+        """The result of a setup task pinned to the worker `addr`, or None if that worker left
+        first: a task pinned to a worker that is gone waits for it for ever (Dask neither retries
+        it elsewhere nor fails it), as when the scheduler still listed a killed worker."""
+        while True:
+            try:
+                return future.result(timeout=SETUP_POLL)
+            except TimeoutError:
+                if addr not in self.cluster.workers():
+                    future.cancel()
+                    return None
 
     # batches
 

@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -122,6 +123,7 @@ class DaskProcesses:
         proc = self._start("worker", self.address, "--nthreads", "1", "--nworkers", "1",
                            "--host", "127.0.0.1", "--no-dashboard", "--name", f"w{i}",
                            "--local-directory", str(self.folder / f"w{i}"), name=f"worker{i}")
+        proc.name = f"w{i}"
         self.workers.append(proc)
         return proc
 
@@ -130,13 +132,15 @@ class DaskProcesses:
             client.wait_for_workers(n, timeout=90)
 
     def replace_killed_workers(self):
-        """Starts a worker for each one killed, then waits until the scheduler has two."""
+        """Starts a worker for each one killed, then waits until the scheduler lists the live
+        ones and only them (it notices a killed one late: counting two could count it)."""
         self.workers = [proc for proc in self.workers if proc.poll() is None]
         while len(self.workers) < 2:
             self.start_worker()
+        live = sorted(proc.name for proc in self.workers)
         with distributed.Client(self.address, timeout=30) as client:
             deadline = time.monotonic() + 90
-            while len(client.scheduler_info()["workers"]) != 2:
+            while sorted(w["name"] for w in client.scheduler_info()["workers"].values()) != live:
                 assert time.monotonic() < deadline, "the cluster did not get back to two workers"
                 time.sleep(0.1)
 
@@ -283,6 +287,27 @@ def test_a_worker_killed_mid_run(tmp_path, dask_processes, bots_folder):
     local = CliRunner().invoke(main, args + ["--out", str(tmp_path / "local"), "--workers", "2"])
     assert local.exit_code == 0, local.output
     assert_same_store(tmp_path / "local", folder)
+
+
+def test_a_worker_the_scheduler_still_lists_after_it_died_holds_nothing_up(
+        tmp_path, dask_processes, monkeypatch):
+    """The scheduler notices a killed worker late: a run starting meanwhile sees it listed, and
+    the setup task pinned to it would wait for it for ever. The run goes on without it."""
+    from kdtourney.arena import cluster
+
+    listed = cluster.Cluster.wait_for_workers
+    gone = "tcp://127.0.0.1:9"  # the discard port: no worker there
+    monkeypatch.setattr(cluster.Cluster, "wait_for_workers",
+                        lambda self, *args, **kw: dict(listed(self, *args, **kw), **{gone: 1}))
+    registry = BotRegistry(env=False, cwd=False, entry_points=False)
+    t = prepare(registry, bots="greedy,random", games=4, seed=1)
+    outcome = []
+    play = threading.Thread(target=lambda: outcome.append(run_tournament(
+        t, tmp_path / "t", registry, scheduler=dask_processes.address)), daemon=True)
+    play.start()
+    play.join(120)  # a guard against the hang this tests, not a timing: the run takes seconds
+    assert not play.is_alive(), "the run waits for a worker that is gone"
+    assert outcome[0].complete and load_faults(tmp_path / "t").empty
 
 
 def test_local_cluster_from_the_command_line(tmp_path):
