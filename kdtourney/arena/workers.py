@@ -11,7 +11,7 @@ import sys
 from kdtourney import interrupts
 from kdtourney.engine import _jit
 from kdtourney.arena.tournament import ArenaError, Tournament
-from kdtourney.bots.registry import BUILT_IN, EntrantError
+from kdtourney.bots.registry import BUILT_IN, EntrantError, parse_entrant
 from kdtourney.bots.serve import warm_up as warm_up_served
 from kdtourney.engine import warm_up as warm_up_engine
 
@@ -70,7 +70,7 @@ def warm_up(tournament: Tournament, registry, touch=lambda: None, builtin_only=F
     other bots (whose kernels a search bot's playouts may call: a second worker compiles them
     while the first one compiles the rest of the search)."""
     steps = [lambda spec=spec: warm_bots(tournament, registry, touch, builtin_only, [spec])
-             for spec in kernel_specs(registry, tournament.specs)]
+             for spec in kernel_specs(tournament.specs)]
     steps.append(warm_up_engine)
     if isolate or any(registry.program(spec) is not None for spec in tournament.specs):
         steps.append(warm_up_served)
@@ -94,7 +94,7 @@ def warm_up(tournament: Tournament, registry, touch=lambda: None, builtin_only=F
             busy.wait()
 
 
-def kernel_specs(registry, specs) -> list:
+def kernel_specs(specs) -> list:
     """One of `specs` per bot and non-numeric parameters: which kernels a bot calls depends on its
     code and its switches, not on its numbers (Numba compiles per type, not per value), so a
     tune's dozens of theta+ and theta- warm up as one (a bot whose numbers choose other kernels
@@ -102,12 +102,12 @@ def kernel_specs(registry, specs) -> list:
     chosen = {}
     for spec in specs:
         try:
-            entrant = registry.resolve(spec)
+            entrant = parse_entrant(spec)
         except EntrantError:  # warmed alone (warm_bots passes over its faults: its games show them)
             chosen.setdefault(spec, spec)
             continue
         shape = (entrant.name, tuple(
-            (k, type(v).__name__ if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+            (k, "number" if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
             for k, v in entrant.params))
         chosen.setdefault(shape, spec)
     return list(chosen.values())

@@ -74,7 +74,7 @@ def loaded():
 
 registry = BotRegistry(env=False, cwd=False, entry_points=False)
 specs = ["mcts:c=0.1:iterations=20", "mcts:c=0.9:iterations=40", "greedy"]
-assert workers.kernel_specs(registry, specs) == [specs[0], specs[2]]
+assert workers.kernel_specs(specs) == [specs[0], specs[2]]
 t = prepare(registry, bots=",".join(specs), players=[2], games=6, seed=1)
 workers.warm_up(t, registry)
 warmed = loaded()
