@@ -744,7 +744,14 @@ class DaskService:
                 continue
             game, seat, call, age, limit = state
             limit = hang_limit(self.hang_timeout, limit)
-            if game >= 0 and age > limit and game not in self.committed:
+            if game < 0 or age <= limit:
+                continue
+            if game in self.committed:
+                # a copy of a decided game's task, cancelled but still running (Dask cannot stop
+                # a thread): hung there, it holds the worker's thread and the tasks queued
+                # behind it for ever. End the worker; no loss to count.
+                self.end_worker(addr)
+            else:
                 self.hung(addr, game, seat, call, limit)
 
     def collect_deaths(self):
@@ -773,10 +780,14 @@ class DaskService:
             time.sleep(0.05)
 
     def hung(self, addr, game, seat, call, limit):
-        self.killed.add(addr)
         self.losses += 1
         why = f"hung (no progress for {limit:g} s)"
         self.lost(game, seat, call, why, addr, hung=True)
+        self.end_worker(addr)
+
+    def end_worker(self, addr):
+        """Make the worker `addr` exit (its nanny starts a new one), counted where it is called."""
+        self.killed.add(addr)
         try:
             self.client.run(_exit_now, workers=[addr], on_error="ignore")
         except Exception:  # noqa: BLE001 - it is gone, as wanted

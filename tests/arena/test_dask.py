@@ -453,6 +453,40 @@ def _given_up(play, game):
     assert play.finished_task(future)
 
 
+def test_a_worker_stuck_in_a_decided_game_is_ended_without_a_loss(monkeypatch):
+    """Dask cannot stop a cancelled task's thread: a copy of a decided game's task hung on a
+    worker held its only thread, and the tasks queued behind it, for ever (a hung test run). The
+    worker is ended (its nanny starts another); no loss is counted, the game being decided."""
+    from types import SimpleNamespace
+
+    from kdtourney.arena import cluster
+
+    play = _play_state([], monkeypatch)
+    workers = {"tcp://127.0.0.1:1": 1, "tcp://127.0.0.1:2": 1}
+    ended = []
+
+    def run(function, nanny=False, on_error=None, workers=None):
+        if function is cluster.progress:  # (game, seat, call, seconds in it, its limit)
+            return {"tcp://127.0.0.1:1": (2, 0, 7, 500.0, 0.5),
+                    "tcp://127.0.0.1:2": (3, 1, 2, 0.1, 0.5)}
+        if function is cluster._exit_now:
+            ended.extend(workers)
+        return {}
+
+    play.client = SimpleNamespace(run=run, status="running")
+    play.cluster = SimpleNamespace(workers=lambda: dict(workers))
+    play.known, play.killed, play.losses, play.hang_timeout = dict(workers), set(), 0, 60.0
+    play.committed.add(2)
+    play.watch()
+    assert ended == ["tcp://127.0.0.1:1"] and play.losses == 0 and play.notes == []
+    play.committed.discard(2)  # the same worker in a game still wanted: hung, a loss
+    play.killed.clear()
+    play.watch()
+    assert ended[-1] == "tcp://127.0.0.1:1" and play.losses == 1
+    assert play.notes == ["worker tcp://127.0.0.1:1 hung (no progress for 2.5 s) in game 2; "
+                          "playing it again"]
+
+
 def test_a_game_that_only_waited_on_dying_workers_is_played_again(monkeypatch):
     play = _play_state([], monkeypatch)
     _given_up(play, 1)  # no nanny tells of a death in game 1: one loss, not four
