@@ -109,11 +109,13 @@ def tune_args(folder, workers, iterations=12):
 
 
 def test_a_killed_tune_resumes_to_the_values_of_an_uninterrupted_one(tmp_path):
-    whole = run(*tune_args(tmp_path / "whole", 1))
+    # 12 batches of 8 games: the kill lands after the first and long before the last even when
+    # this test's process is slow to look (12 iterations, 24 games, once ended before it)
+    whole = run(*tune_args(tmp_path / "whole", 1, iterations=48))
     assert whole.exit_code == 0, whole.output
     folder = tmp_path / "killed"
     command = [str(Path(sys.executable).parent / "kdtourney"), "tune",
-               *[str(a) for a in tune_args(folder, 2)]]
+               *[str(a) for a in tune_args(folder, 2, iterations=48)]]
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
@@ -124,7 +126,7 @@ def test_a_killed_tune_resumes_to_the_values_of_an_uninterrupted_one(tmp_path):
     finally:
         proc.wait()
     assert proc.returncode == -signal.SIGKILL, "the tune ended before it could be killed"
-    assert 10 <= stored(folder) < 24  # killed in the second batch of three
+    assert 10 <= stored(folder) < 96  # killed after the first batch, before the last
     for other in ("run", "sprt"):  # they would play its batch's games with other values
         refused = CliRunner().invoke(main, [other, "--resume", str(folder), "--no-report"])
         assert refused.exit_code == 2 and refused.output.strip().endswith(
@@ -144,7 +146,7 @@ def test_a_killed_tune_resumes_to_the_values_of_an_uninterrupted_one(tmp_path):
         "tournament"]
     assert store.load_config(folder)["tournament"]["entrants"] == ["theta+", "theta-"]
     # the same command again: nothing to play, the same values
-    again = run(*tune_args(folder, 1))
+    again = run(*tune_args(folder, 1, iterations=48))
     assert again.exit_code == 0 and lines(again)[-1] == lines(whole)[-1]
 
 
