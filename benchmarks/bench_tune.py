@@ -19,7 +19,6 @@ moves both alike.
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,10 +32,7 @@ from kdtourney.arena import tune as tuning
 from kdtourney.bots.registry import BotRegistry
 
 PARAM = "c=0.2,0.02,1.0"
-
-
-def kdtourney() -> str:
-    return shutil.which("kdtourney", path=str(Path(sys.executable).parent)) or "kdtourney"
+KDTOURNEY = str(Path(sys.executable).with_name("kdtourney"))
 
 
 def timed(command: list[str], folder: Path, workers: int) -> dict:
@@ -70,9 +66,9 @@ def main():
     start = tune.spec(tune.start)
     games = args.iterations * 2
     common = ["--seed", "1", "--workers", str(args.workers)]
-    tune_command = [kdtourney(), "tune", args.bot, "--param", PARAM,
+    tune_command = [KDTOURNEY, "tune", args.bot, "--param", PARAM,
                     "--iterations", str(args.iterations)] + common
-    run_command = [kdtourney(), "run", "--lineup", f"{start},{start}",
+    run_command = [KDTOURNEY, "run", "--lineup", f"{start},{start}",
                    "--games", str(games)] + common
     print(f"{args.bot}, {args.iterations} iterations ({games} games), {args.workers} workers")
     print(f"  tune: {' '.join(tune_command[1:])}\n  run:  {' '.join(run_command[1:])}")

@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
-_SERVED = """
+# each script prints the kernels its games loaded that the warm-up had not
+_LOADED = """
 import sys
 
 from kdtourney.engine import _jit
 from kdtourney.arena import prepare, workers
-from kdtourney.bots import kdtp, serve
 from kdtourney.bots.registry import BotRegistry
 from kdtourney.engine import Game
 
@@ -22,7 +22,10 @@ def loaded():
     return {(d.py_func.__module__, d.__name__, sig) for name, module in list(sys.modules.items())
             if name.startswith("kdtourney") for d in vars(module).values()
             if isinstance(d, _jit.KernelDispatcher) for sig in d.overloads}
+"""
 
+_SERVED = _LOADED + """
+from kdtourney.bots import kdtp, serve
 
 registry = BotRegistry()
 t = prepare(registry, bots="mcts:iterations=20,greedy,random", players=[4], games=3, seed=1)
@@ -46,32 +49,22 @@ print(sorted(str(k) for k in loaded() - warmed))
 """
 
 
-@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="nothing is compiled")
-def test_a_served_bot_finds_every_kernel_it_calls_warmed_up():
-    """After a worker's warm-up for bots played in their own process, a whole game of served bots
-    (their start, then their decisions on views read from act lines) calls no kernel that the
-    warm-up did not load: in a sandbox, they all come from the copy of the cache."""
-    out = subprocess.run([sys.executable, "-c", _SERVED], capture_output=True, text=True,
+def assert_nothing_loaded_after_warm_up(script):
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=900)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]"
 
 
-_TUNED = """
-import sys
-
-from kdtourney.engine import _jit
-from kdtourney.arena import prepare, workers
-from kdtourney.bots.registry import BotRegistry
-from kdtourney.engine import Game
-
-
-def loaded():
-    return {(d.py_func.__module__, d.__name__, sig) for name, module in list(sys.modules.items())
-            if name.startswith("kdtourney") for d in vars(module).values()
-            if isinstance(d, _jit.KernelDispatcher) for sig in d.overloads}
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="nothing is compiled")
+def test_a_served_bot_finds_every_kernel_it_calls_warmed_up():
+    """After a worker's warm-up for bots played in their own process, a whole game of served bots
+    (their start, then their decisions on views read from act lines) calls no kernel that the
+    warm-up did not load: in a sandbox, they all come from the copy of the cache."""
+    assert_nothing_loaded_after_warm_up(_SERVED)
 
 
+_TUNED = _LOADED + """
 registry = BotRegistry(env=False, cwd=False, entry_points=False)
 specs = ["mcts:c=0.1:iterations=20", "mcts:c=0.9:iterations=40", "greedy"]
 assert workers.kernel_specs(specs) == [specs[0], specs[2]]
@@ -94,7 +87,4 @@ def test_a_bot_warms_up_once_for_all_its_numeric_values():
     """A tune seats dozens of values of one bot: the warm-up plays one of them (a warm-up game of
     mcts at 1,000 iterations for each of a batch's 32 values held a tune's start by 3 s), and the
     kernels that one loads are every kernel the others call."""
-    out = subprocess.run([sys.executable, "-c", _TUNED], capture_output=True, text=True,
-                         timeout=900)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip() == "[]"
+    assert_nothing_loaded_after_warm_up(_TUNED)
