@@ -56,6 +56,7 @@ KilledWorker counts as one loss outside any bot call.
 from __future__ import annotations
 
 import collections
+import functools
 import glob
 import hashlib
 import json
@@ -74,11 +75,6 @@ from kdtourney.arena.match import play_match
 from kdtourney.arena.service import Entrants, Finished
 from kdtourney.arena.tournament import ArenaError, Tournament
 from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_bots
-
-try:
-    from distributed.diagnostics.plugin import WorkerPlugin as _WorkerPlugin
-except ImportError:  # without the dask extra this module only says so (MISSING_EXTRA)
-    _WorkerPlugin = object
 
 MAX_BATCH = 64               # games per task at most
 TARGET_TASK_SECONDS = 1.0    # play per task, once game durations are known
@@ -171,13 +167,28 @@ def release_bots():
         _close_pools()
 
 
-class BotProcesses(_WorkerPlugin):
-    """Worker plugin: a worker stops its bot processes when it closes (or is restarted)."""
+@functools.cache
+def _bot_processes():
+    """The worker plugin class `BotProcesses`: a worker stops its bot processes when it closes
+    (or is restarted). Made on first use: distributed takes a fifth of a second to import, which
+    every command would pay (this module is imported by all of them, and only a Dask run needs
+    it); workers unpickling the plugin find it by name through the module's `__getattr__`."""
+    from distributed.diagnostics.plugin import WorkerPlugin
 
-    name = "kdtourney-bot-processes"
+    class BotProcesses(WorkerPlugin):
+        name = "kdtourney-bot-processes"
 
-    def teardown(self, worker):
-        release_bots()
+        def teardown(self, worker):
+            release_bots()
+
+    BotProcesses.__qualname__ = "BotProcesses"
+    return BotProcesses
+
+
+def __getattr__(name):
+    if name == "BotProcesses":
+        return _bot_processes()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def setup_worker(key, sources, tdict, settings, isolate, identities, listed) -> dict:
@@ -603,7 +614,8 @@ class DaskService:
         from kdtourney import __version__
 
         workers = self.cluster.wait_for_workers()
-        self.client.register_plugin(BotProcesses(), name=BotProcesses.name)
+        plugin = _bot_processes()
+        self.client.register_plugin(plugin(), name=plugin.name)
         self.known = dict(workers)
         by_host: dict[str, list] = collections.defaultdict(list)
         for addr in workers:

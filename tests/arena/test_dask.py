@@ -487,6 +487,26 @@ def test_a_worker_stuck_in_a_decided_game_is_ended_without_a_loss(monkeypatch):
                           "playing it again"]
 
 
+def test_the_worker_plugin_reaches_a_worker_by_name_and_stops_its_bots(monkeypatch):
+    """The plugin class is made on first use (the commands do not import distributed); a worker
+    unpickles it by name, and its teardown stops the worker's bot processes."""
+    import pickle
+
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    from kdtourney.arena import cluster
+
+    plugin = pickle.loads(pickle.dumps(cluster.BotProcesses()))
+    assert isinstance(plugin, WorkerPlugin) and type(plugin) is cluster.BotProcesses
+    closed = []
+    monkeypatch.setattr(cluster, "_close_pools", lambda: closed.append(True))
+    plugin.teardown(None)
+    assert closed == [True]
+    command = ("import sys, kdtourney.cli, kdtourney.arena.runner; "
+               "assert 'distributed' not in sys.modules")
+    subprocess.run([sys.executable, "-c", command], check=True)
+
+
 def test_a_game_that_only_waited_on_dying_workers_is_played_again(monkeypatch):
     play = _play_state([], monkeypatch)
     _given_up(play, 1)  # no nanny tells of a death in game 1: one loss, not four
