@@ -21,10 +21,10 @@ imports, at any depth, and their data files. An edit to the engine recompiles ev
 on it; an edit to the search kernels recompiles those alone.
 """
 
-import ast
 import functools
 import hashlib
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -54,6 +54,21 @@ def _package_of(path: Path) -> str:
     return ".".join(path.relative_to(Path(_PACKAGE).parent).parts[:-1])
 
 
+# an import statement at any indentation (inside functions too): `from` and its names (a
+# parenthesised list may span lines), or `import` and its names; also matches such lines inside
+# strings, which can only add files. Every process that imports a kernel scans its files: this
+# takes a tenth of the time of parsing them (33 files: 0.013 s against 0.10 s with `ast`); tests
+# check it against `ast` on every module.
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)"
+                     r"|import[ \t]+([^\n#;]*))", re.M)
+
+
+def _names(text: str) -> list[str]:
+    """`a as b, c` (or in parentheses, across lines, with comments) -> ['a', 'c']."""
+    text = re.sub(r"#[^\n]*", "", text).strip().strip("()")
+    return [part.split()[0] for part in text.split(",") if part.strip()]
+
+
 @functools.cache
 def _imports(path: Path) -> frozenset:
     """The kdtourney files that the module at `path` imports, anywhere in its code (so some it
@@ -61,20 +76,21 @@ def _imports(path: Path) -> frozenset:
     a/__init__.py); the package of a module imported by name is not counted, it defines nothing
     the module reads."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                package = _package_of(path).split(".")
-                base = ".".join(package[:len(package) - node.level + 1] + ([base] if base else []))
-            names = []
-            for alias in node.names:
-                sub = f"{base}.{alias.name}"
-                names.append(sub if _module_file(sub) is not None else base)
+    text = path.read_text(encoding="utf-8").replace("\\\n", " ")
+    for match in _IMPORT.finditer(text):
+        module, imported, plain = match.groups()
+        if plain is not None:
+            names = _names(plain)
         else:
-            continue
+            base = module.lstrip(".")
+            level = len(module) - len(base)
+            if level:
+                package = _package_of(path).split(".")
+                base = ".".join(package[:len(package) - level + 1] + ([base] if base else []))
+            names = []
+            for name in _names(imported):
+                sub = f"{base}.{name}"
+                names.append(sub if _module_file(sub) is not None else base)
         for name in names:
             if name.partition(".")[0] == _NAME and (file := _module_file(name)) is not None:
                 found.add(file)

@@ -3,6 +3,7 @@ user's cache folder, never inside the installed package (pip does not know such 
 behind by an uninstall they hide a later editable install); never loaded with a stale kernel
 inside; compiled once between processes and once per argument type."""
 
+import ast
 import fcntl
 import os
 import subprocess
@@ -49,6 +50,36 @@ def test_a_kernel_stamp_covers_the_sources_compiled_into_it():
     assert set(_jit_cache.compiled_sources(SK.__file__)) == search
     stamp = SK.mcts_run._cache._impl.locator.get_source_stamp()
     assert stamp[1] == _jit_cache.sources_digest(sorted(search))
+
+
+def _imported_by_ast(path: Path) -> set:
+    """The reference for `_jit_cache._imports`: every import statement of the parsed module."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_bytes())):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = _jit_cache._package_of(path).split(".")
+                base = ".".join(package[:len(package) - node.level + 1] + ([base] if base else []))
+            names = [f"{base}.{a.name}" if _jit_cache._module_file(f"{base}.{a.name}") else base
+                     for a in node.names]
+        else:
+            continue
+        found |= {f for n in names if n.startswith("kdtourney") and (f := _jit_cache._module_file(n))}
+    return found - {path}
+
+
+def test_the_import_scan_finds_what_parsing_finds_in_every_module():
+    """The stamps' import scan (a regular expression, for speed) against Python's parser, on
+    every kdtourney module: a missed import would let a kernel load with a stale callee. The scan
+    may find more (an import in a docstring's example, as env/policy.py has), which at worst
+    recompiles a kernel for nothing."""
+    modules = sorted(Path(kdtourney.__file__).parent.rglob("*.py"))
+    assert len(modules) > 50
+    for path in modules:
+        assert _jit_cache._imports(path) >= _imported_by_ast(path), path
 
 
 _CALLEE = """from {pkg} import _jit_cache  # noqa: F401
