@@ -5,7 +5,7 @@ import os
 
 import click
 
-from kdtourney import __version__, interrupts
+from kdtourney import __version__, fork_server, interrupts
 
 
 class _CommandError(click.ClickException):
@@ -371,11 +371,11 @@ def _table_options(opts) -> dict:
 
 
 def _workers_ahead(opts):
-    """Start the workers' fork server (not on a cluster) before the bots are read and checked, so
-    its imports run beside them: a local command's first game starts a second or so sooner."""
+    """Start the workers' fork server (not on a cluster) before anything else, so its imports run
+    beside the command's own and its reading of the bots: a local command's first game starts
+    about a second sooner. A command refused for its input ends it unused."""
     if not opts["scheduler"]:
-        from kdtourney.arena.service import start_fork_server
-        start_fork_server()
+        fork_server.start()
 
 
 def _open_session(ctx, opts, *, params, plays, what, load, prepare, prefix=""):
@@ -390,7 +390,6 @@ def _open_session(ctx, opts, *, params, plays, what, load, prepare, prefix=""):
     _refuse_workers_with_scheduler(opts)
     if opts["resume"]:
         _refuse_on_resume(ctx, params, plays)
-        _workers_ahead(opts)
         folder = Path(opts["resume"])
         loaded, table, stored_meta = load(folder)
         settings = _play_settings(ctx, opts, folder)
@@ -400,7 +399,6 @@ def _open_session(ctx, opts, *, params, plays, what, load, prepare, prefix=""):
     else:
         folder = runner.asked_folder(opts["out"], opts["name"])
         settings = _play_settings(ctx, opts, folder)
-        _workers_ahead(opts)
         registry = _registry(opts["bots_dirs"], settings.sandbox_for(folder),
                              opts["startup_timeout"])
         seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
@@ -448,6 +446,7 @@ def run_command(ctx, **opts):
     played under every rotation of the table (a block). Re-running the same command on the same
     --out, or --resume DIR, plays exactly the missing games.
     """
+    _workers_ahead(opts)
     from kdtourney.arena import runner, store, tournament as tour
     from kdtourney.arena.progress import Reporter
 
@@ -717,6 +716,7 @@ def ladder_command(ctx, **opts):
     DIR/tournament.sqlite (default DIR: ./ladder); the page DIR/index.html is rewritten as results
     come in and reloads itself. Re-running the same command, or --resume DIR, continues it.
     """
+    _workers_ahead(opts)
     import time
     from pathlib import Path
 
@@ -754,7 +754,6 @@ def ladder_command(ctx, **opts):
         from kdtourney.bots.registry import EntrantError
 
         # a bad folder or bot: one line
-        _workers_ahead(opts)
         registry = _registry(bots_dirs, settings.sandbox_for(folder), opts["startup_timeout"])
         with _one_line(EntrantError):
             for spec in references:
@@ -894,6 +893,7 @@ def sprt_command(ctx, **opts):
     (table sprt), then the report DIR/index.html is written. Re-running the same command on the same
     --out, or --resume DIR, continues from the stored blocks and reaches the same decision.
     """
+    _workers_ahead(opts)
     from kdtourney.arena import sequential, store, tournament as tour
     from kdtourney.display import SprtDisplay
 
@@ -1027,6 +1027,7 @@ def tune_command(ctx, **opts):
     and the schedules; every game and iteration is stored in DIR/tournament.sqlite. Re-running the
     same command on the same --out, or --resume DIR, continues and ends at the same values.
     """
+    _workers_ahead(opts)
     from kdtourney.arena import store, tune as tuning, tournament as tour
     from kdtourney.display import TuneDisplay
 

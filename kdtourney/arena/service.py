@@ -69,10 +69,10 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, replace
-from multiprocessing import forkserver
 from multiprocessing.connection import wait
 
 from kdtourney import interrupts
+from kdtourney.fork_server import worker_context
 from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, hang_limit
 from kdtourney.arena.match import MatchResult, play_match
 from kdtourney.arena.tournament import ArenaError, Tournament
@@ -129,22 +129,6 @@ class Entrants:
 
 
 # --- the worker process ------------------------------------------------------------------------
-
-def worker_context():
-    """The multiprocessing context the workers start from: a fork server that has loaded
-    kdtourney.arena.preload (never a fork of a parent that may run threads)."""
-    ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(["kdtourney.arena.preload"])
-    return ctx
-
-
-def start_fork_server() -> None:
-    """Start the workers' fork server now, without waiting for it: a command calls this first, so
-    the fork server's imports (a second or two) run beside the command's own work before its first
-    worker (reading the bots' folders, checking their code, opening the store)."""
-    worker_context()
-    forkserver.ensure_running()
-
 
 def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, settings, isolate,
                  identities, listed, recycle, environ):

@@ -1,0 +1,23 @@
+"""The fork server that the local workers start from: multiprocessing's 'forkserver', which has
+loaded kdtourney.arena.preload once (never a fork of a parent that may run threads).
+
+Light on purpose (multiprocessing only): a command starts the server first thing, before its own
+imports (the arena, pandas and Numba take it about a second), so the server's imports run beside
+them and the command's first workers fork as soon as it asks for them.
+"""
+
+import multiprocessing as mp
+from multiprocessing import forkserver
+
+
+def worker_context():
+    """The multiprocessing context of the workers."""
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(["kdtourney.arena.preload"])
+    return ctx
+
+
+def start() -> None:
+    """Start the fork server now, without waiting for it (it ends with this process)."""
+    worker_context()
+    forkserver.ensure_running()
