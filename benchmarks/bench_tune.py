@@ -3,8 +3,9 @@ games of the same bot, each command in a new process as a user types it, side by
 
     python benchmarks/bench_tune.py [--iterations 100] [--runs 2] [--workers 2] [--bot SPEC]
 
-The tune: BOT (default mcts:iterations=50) with c tuned (2 players, one block of 2 games per
-iteration, batches of 16), writing its tune.html and index.html. The run: BOT against itself at its
+The tune: BOT (default mcts, at its default strength: what one tunes) with c tuned (2 players,
+one block of 2 games per iteration, batches of 16), writing its tune.html and index.html;
+`--bot mcts:iterations=50` (games of 0.02 s) shows what every command pays whatever its games. The run: BOT against itself at its
 start values, as many games, writing its index.html. For each command, prints the wall seconds (from
 outside: the interpreter's start, imports, workers, games, page, exit), the games' own seconds (the
 store's durations summed, divided by the workers), the overhead (wall / games' seconds - 1), the
@@ -59,7 +60,7 @@ def main():
     ap.add_argument("--iterations", type=int, default=100)
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--bot", default="mcts:iterations=50")
+    ap.add_argument("--bot", default="mcts")
     args = ap.parse_args()
     registry = BotRegistry(env=False, cwd=False, entry_points=False)
     _, tune = tuning.prepare_tune(registry, args.bot, [PARAM], iterations=args.iterations, seed=1)

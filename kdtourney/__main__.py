@@ -1,5 +1,5 @@
 """`python -m kdtourney`: the command line (how an isolated bot's `kdtourney serve` is started)."""
 
-from kdtourney.cli import main
+from kdtourney.cli import script
 
-main(prog_name="kdtourney")
+script(prog_name="kdtourney")

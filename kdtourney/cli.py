@@ -1,6 +1,8 @@
 """The `kdtourney` command line: parses, calls the library, prints."""
 
+import atexit
 import contextlib
+import gc
 import os
 
 import click
@@ -40,6 +42,15 @@ class _Commands(click.Group):
 @click.version_option(__version__, prog_name="kdtourney")
 def main():
     """Tournaments and bot evaluation for Kingdomino."""
+
+
+def script(prog_name: str | None = None):
+    """The `kdtourney` command and `python -m kdtourney` (a served bot's process): `main`, with
+    the garbage collector's passes at the interpreter's exit left out (everything is frozen at
+    exit): over the objects of Numba, pandas and matplotlib they took 0.3 to 0.5 s of every exit.
+    Finalizers and exit handlers run as before."""
+    atexit.register(gc.freeze)
+    main(prog_name=prog_name)
 
 
 @contextlib.contextmanager
