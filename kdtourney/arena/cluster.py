@@ -37,8 +37,8 @@ scheduler.
 
 Lost and hung workers
 ---------------------
-A worker records every step (game, seat, bot call) in memory and in a small trace file that its
-nanny, the process that outlives it and starts a new one, can read. Every POLL_SECONDS the client
+A worker records every step (game, seat, bot call, and the run whose game it is) in memory and in
+a small trace file that its nanny, the process that outlives it and starts a new one, can read. Every POLL_SECONDS the client
 asks the nannies where their dead workers were (`collect_deaths`) and each worker where it is
 (`progress`); a worker without progress for `hang_timeout` seconds (sooner in a clocked decision of
 an in-process bot: kdtourney.arena.forfeit.hang_limit) is killed. Each loss goes to
@@ -99,7 +99,8 @@ _STATES: dict = {}             # content hash -> (tournament, factories, rules, 
 _STATE_LOCK = threading.Lock()
 _PROGRESS = [-1, -1, -1, 0.0, None]  # game (-1 none, -2 setting up), seat, bot call, monotonic
                                      # time, what the call may take (match.play_match's limit)
-_TRACE = struct.Struct("<3q")  # game, seat, call: a worker's last step, in a file that outlives it
+# game, seat, call and the run (16 bytes): a worker's last step, in a file that outlives it
+_TRACE = struct.Struct("<3q16s")
 _TRACE_FD = [None]
 
 
@@ -212,9 +213,10 @@ def _trace_prefix(nanny_pid: int) -> str:
     return os.path.join(tempfile.gettempdir(), f"{_TRACE_NAME}{nanny_pid}-")
 
 
-def _step(game: int, seat: int, call: int, limit: float | None = None) -> None:
+def _step(game: int, seat: int, call: int, limit: float | None = None, run: bytes = b"") -> None:
     """Record where this worker is: in memory (for `progress`) and in its trace file, which its
-    nanny (the parent process, which outlives it) reads if it dies (`collect_deaths`)."""
+    nanny (the parent process, which outlives it) reads if it dies (`collect_deaths`); `run`: the
+    client's run whose game it is."""
     _PROGRESS[:] = [game, seat, call, time.monotonic(), limit]
     if _TRACE_FD[0] is None:
         import atexit
@@ -222,7 +224,7 @@ def _step(game: int, seat: int, call: int, limit: float | None = None) -> None:
         path = f"{_trace_prefix(os.getppid())}{os.getpid()}"
         _TRACE_FD[0] = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
         atexit.register(_remove, path)
-    os.pwrite(_TRACE_FD[0], _TRACE.pack(game, seat, call), 0)
+    os.pwrite(_TRACE_FD[0], _TRACE.pack(game, seat, call, run), 0)
 
 
 def _remove(path):
@@ -232,29 +234,34 @@ def _remove(path):
         pass
 
 
-def play_batch(key, sources, tdict, settings, isolate, identities, listed, batch) -> list:
-    """Task: play [(GameSpec, forced faults)]; returns [(game index, MatchResult)]."""
+def play_batch(key, run, sources, tdict, settings, isolate, identities, listed, batch) -> list:
+    """Task: play [(GameSpec, forced faults)] of the client's run `run`; returns [(game index,
+    MatchResult)]."""
     tournament, factories, rules, pool = _state(key, sources, tdict, settings, isolate,
                                                 identities, listed)
     out = []
     try:
         for spec, forced in batch:
-            _step(spec.game, -1, 0)
+            _step(spec.game, -1, 0, run=run)
             pool.new_game(spec.game, spec.deal_seeds)
             result = play_match(
                 rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
                 [factories[e] for e in spec.seats],
                 clock=tournament.time_control, margin=settings.margin, forced=forced,
-                monitor=lambda seat, call, limit, game=spec.game: _step(game, seat, call, limit))
+                monitor=lambda seat, call, limit, game=spec.game: _step(game, seat, call, limit,
+                                                                        run))
             out.append((spec.game, result))
     finally:
         _step(-1, -1, -1)
     return out
 
 
-def collect_deaths() -> list:
+def collect_deaths(run: bytes) -> list:
     """Run on a nanny (client.run(..., nanny=True)): [(game, seat, bot call)] where each of its
-    worker processes that has died since was; each dead worker's trace is read once."""
+    worker processes that has died since in a game of `run` (the asking client's) was; each dead
+    worker's trace is read once. The trace of a death in another run's game is left to that run:
+    on a long-lived cluster it may be an earlier run's, whose game of the same index is not this
+    run's."""
     import psutil
 
     def alive(pid):
@@ -273,18 +280,23 @@ def collect_deaths() -> list:
             if not alive(int(nanny)):
                 _remove(path)
             continue
+        try:
+            with open(path, "rb") as f:
+                data = f.read(_TRACE.size)
+        except OSError:
+            continue
+        game, seat, call, of_run = (_TRACE.unpack(data) if len(data) == _TRACE.size
+                                    else (-1, -1, -1, b""))
+        if game >= 0 and of_run != run:
+            continue
         claimed = f"{path}.{uuid.uuid4().hex}"  # several nannies may share a process (local:N)
         try:
             os.rename(path, claimed)
-            with open(claimed, "rb") as f:
-                data = f.read(_TRACE.size)
             os.unlink(claimed)
         except OSError:
             continue
-        if len(data) == _TRACE.size:
-            game, seat, call = _TRACE.unpack(data)
-            if game >= 0:
-                out.append((game, seat, call))
+        if game >= 0:
+            out.append((game, seat, call))
     return out
 
 
@@ -298,7 +310,7 @@ def progress() -> tuple:
 def _exit_now():
     """Run on a hung worker: end it, its loss already counted (so its trace reports nothing)."""
     if _TRACE_FD[0] is not None:
-        os.pwrite(_TRACE_FD[0], _TRACE.pack(-1, -1, -1), 0)
+        os.pwrite(_TRACE_FD[0], _TRACE.pack(-1, -1, -1, b""), 0)
     for state in _STATES.values():
         state[3].kill_all()  # the bots first: os._exit runs no cleanup
     os._exit(1)
@@ -493,6 +505,9 @@ class DaskService:
         self.bots = (settings, isolate, identities,
                      None if settings.sandbox is None else registry.listings())
         self.key = content_key(self.sources, self.tdict, *self.bots)
+        # this run's games in the workers' traces: a long-lived cluster's nannies may still hold
+        # the trace of a worker that died in an earlier run's game of the same index
+        self.run = uuid.uuid4().bytes
         self.specs: dict = {}                    # game index -> GameSpec, of every game submitted
         self.sent: dict = {}                     # ... as sent: seats index self.entrants
         self.entrants = Entrants(tournament)
@@ -682,7 +697,8 @@ class DaskService:
                     batch.append(self.pending.popleft())
             games = [(self.sent[g], self.policy.forced(g)) for g in batch]
             future = self.client.submit(
-                play_batch, self.key, self.sources, self.tdict, *self.bots, games, pure=False,
+                play_batch, self.key, self.run, self.sources, self.tdict, *self.bots, games,
+                pure=False,
                 key=f"kdtourney-games-{batch[0]}+{len(batch)}-{uuid.uuid4().hex[:8]}")
             self.inflight[future] = batch
 
@@ -770,7 +786,7 @@ class DaskService:
         """Ask the nannies where their dead workers were (`collect_deaths`), and blame those
         games as the local runner does."""
         try:
-            reports = self.client.run(collect_deaths, nanny=True, on_error="return")
+            reports = self.client.run(collect_deaths, self.run, nanny=True, on_error="return")
         except Exception:  # noqa: BLE001 - no nannies (or going away): the losses stay unknown
             return
         for deaths in reports.values():

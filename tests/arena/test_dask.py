@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -430,11 +431,12 @@ def _play_state(told, monkeypatch):
     specs = t.plan().games
     play = cluster.DaskService.__new__(cluster.DaskService)
 
-    def run(function, nanny=False, on_error=None):
+    def run(function, *args, nanny=False, on_error=None):
         reports, told[:] = list(told), []
         return {"nanny": reports}
 
     play.client = SimpleNamespace(run=run, status="running")
+    play.run = b"r" * 16
     play.specs, play.committed = dict(enumerate(specs)), set()
     play.inflight, play.isolate, play.pending = {}, set(), deque()
     play.policy = ForfeitPolicy(play.specs, t.entrants)
@@ -521,6 +523,26 @@ def test_the_deaths_a_nanny_tells_of_are_the_losses_that_count(monkeypatch):
     play = _play_state(told, monkeypatch)
     _given_up(play, 2)
     assert play.policy.losses[2] == 2 and play.policy.forced(2) and _failed(play) == []
+
+
+def test_a_nanny_tells_each_run_of_the_deaths_in_its_own_games(monkeypatch, tmp_path):
+    """On a long-lived cluster a worker may die in a game after its run has no more use for it
+    (a copy of a decided game's task): the next run, whose game of the same index it is not, must
+    not take that death as its own (a flaky test found it: a run's first loss was an earlier
+    test's death in its game 2). Each run reads the deaths in its own games, once."""
+    from kdtourney.arena import cluster
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    earlier, this = b"e" * 16, b"t" * 16
+    prefix = cluster._trace_prefix(os.getpid())  # this process plays the nanny
+    Path(f"{prefix}{dead.pid}").write_bytes(cluster._TRACE.pack(2, 0, 7, earlier))
+    assert cluster.collect_deaths(this) == []
+    assert cluster.collect_deaths(earlier) == [(2, 0, 7)]
+    Path(f"{prefix}{dead.pid}").write_bytes(cluster._TRACE.pack(3, 1, 4, this))
+    assert cluster.collect_deaths(this) == [(3, 1, 4)]
+    assert cluster.collect_deaths(this) == [] and list(tmp_path.iterdir()) == []
 
 
 def test_a_worker_machine_without_every_sandbox_limit_is_told_once_or_refused():
