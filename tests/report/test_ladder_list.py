@@ -62,7 +62,7 @@ def test_a_ladder_of_two_table_sizes_rates_both_on_its_list_and_in_ratings(tmp_p
     seated = {e: sum(e in g["seats"] for g in games) for e in ELO}
     assert {e: n for e, (_, n) in listed.items()} == seated
     # the command line prints that list
-    result = CliRunner().invoke(main, ["ratings", str(folder)])
+    result = CliRunner().invoke(main, ["ratings", str(folder), "--out", str(tmp_path / "list")])
     assert result.exit_code == 0 and "2/4-player games" in result.output, result.output
 
 
