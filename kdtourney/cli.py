@@ -34,8 +34,12 @@ class _Commands(click.Group):
             return super().make_context(*args, **kwargs)
 
     def invoke(self, ctx):
-        with _usage_in_one_line(), interrupts.caught():
-            return super().invoke(ctx)
+        try:
+            with _usage_in_one_line(), interrupts.caught():
+                return super().invoke(ctx)
+        except KeyboardInterrupt:  # one the command did not handle (it was not playing): 130
+            click.echo("interrupted", err=True)
+            ctx.exit(130)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})

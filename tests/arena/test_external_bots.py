@@ -155,6 +155,29 @@ def test_an_interrupted_run_leaves_nothing_running(tmp_path, how):
     assert still_running(workers, wait=10) == []
 
 
+def test_ctrl_c_while_the_bots_are_checked_is_one_line_and_exit_130(tmp_path):
+    """Before any game (a bot's start being checked): no "Aborted!" and exit 1, but the line and
+    status of an interrupted command, and nothing left running."""
+    marker = new_marker()
+    folder = write_fake_bots(tmp_path / "bots", ["no-hello"], marker=marker)
+    run = subprocess.Popen([KDTOURNEY, "run", "--bots-dir", str(folder), "--lineup",
+                            "no-hello,random", "--games", "2", "--startup-timeout", "60",
+                            "--out", str(tmp_path / "t")], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, preexec_fn=default_ctrl_c)
+    try:
+        deadline = time.monotonic() + 60
+        while not processes_with(marker):  # its start is being checked
+            assert run.poll() is None and time.monotonic() < deadline, run.communicate()
+            time.sleep(0.05)
+        run.send_signal(signal.SIGINT)
+        out, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert (run.returncode, err) == (130, "interrupted\n"), (out, err)
+    assert left_behind(marker, wait=10) == []
+
+
 def test_the_same_store_in_process_isolated_and_as_a_command(tmp_path):
     registry = BotRegistry(env=False, cwd=False, entry_points=False)
     bots = "greedy,mcts:iterations=30,expectimax:iterations=10"
