@@ -3,7 +3,9 @@
 import contextlib
 import signal
 import sqlite3
+import subprocess
 import textwrap
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -211,6 +213,27 @@ def default_ctrl_c():
     when the tests run where SIGINT is ignored (a background job of a shell without job control,
     whose children inherit that)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def interrupt_when(command, ready, timeout: float = 60) -> tuple[int, str, str]:
+    """Start `command` (Ctrl-C acting as in a terminal), press Ctrl-C once `ready()` holds, and
+    return its (exit status, stdout, stderr); a command still running at the end is killed."""
+    proc = subprocess.Popen([str(a) for a in command], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=default_ctrl_c)
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            if proc.poll() is not None:
+                raise AssertionError(f"ended before it was interrupted: {proc.communicate()}")
+            assert time.monotonic() < deadline, f"not ready to interrupt within {timeout} s"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, out, err
 
 
 def stored(folder):

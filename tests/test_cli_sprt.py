@@ -8,7 +8,7 @@ tests/arena/test_sequential.py, which also checks the worker-count independence 
 from pathlib import Path
 
 import pytest
-from arena_support import MINE, dawdler, default_ctrl_c, snapshot, write_bot
+from arena_support import MINE, dawdler, interrupt_when, snapshot, write_bot
 from arena_support import stored as stored_games  # this module has a `stored` fixture
 from click.testing import CliRunner
 from kdtp_support import write_fake_bots
@@ -154,11 +154,7 @@ def test_run_resume_refuses_an_sprt(stored):
 
 
 def test_ctrl_c_then_resume_reaches_the_uninterrupted_decision(tmp_path):
-    import os
-    import signal
-    import subprocess
     import sys
-    import time
 
     bots = write_bot(tmp_path / "bots", "dawdler", dawdler(0.002))
     # elo1 60: decided after 19 blocks (38 games)
@@ -166,20 +162,10 @@ def test_ctrl_c_then_resume_reaches_the_uninterrupted_decision(tmp_path):
             "--max-games", "400", "--seed", "4", "--bots-dir", str(bots), "--workers", "1",
             "--no-report"]
     folder = tmp_path / "cut"
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "kdtourney"), *args, "--out",
-                             str(folder)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, preexec_fn=default_ctrl_c)
-    try:
-        deadline = time.monotonic() + 60
-        while stored_games(folder) < 12:  # interrupt once a dozen games are stored
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130, (out, err)
+    status, out, err = interrupt_when(  # once a dozen games are stored
+        [Path(sys.executable).parent / "kdtourney", *args, "--out", folder],
+        lambda: stored_games(folder) >= 12)
+    assert status == 130, (out, err)
     assert err.startswith("interrupted: no decision yet after ") and \
         err.strip().endswith(f"continue with: kdtourney sprt --resume {folder}"), err
     cut = len(store.load_games(folder))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from arena_support import comparable, default_ctrl_c, stored
+from arena_support import comparable, default_ctrl_c, interrupt_when, stored
 from kdtp_support import (left_behind, new_marker, our_zombies, processes_with, still_running,
                           write_fake_bots)
 
@@ -160,21 +160,11 @@ def test_ctrl_c_while_the_bots_are_checked_is_one_line_and_exit_130(tmp_path):
     status of an interrupted command, and nothing left running."""
     marker = new_marker()
     folder = write_fake_bots(tmp_path / "bots", ["no-hello"], marker=marker)
-    run = subprocess.Popen([KDTOURNEY, "run", "--bots-dir", str(folder), "--lineup",
-                            "no-hello,random", "--games", "2", "--startup-timeout", "60",
-                            "--out", str(tmp_path / "t")], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, preexec_fn=default_ctrl_c)
-    try:
-        deadline = time.monotonic() + 60
-        while not processes_with(marker):  # its start is being checked
-            assert run.poll() is None and time.monotonic() < deadline, run.communicate()
-            time.sleep(0.05)
-        run.send_signal(signal.SIGINT)
-        out, err = run.communicate(timeout=60)
-    finally:
-        if run.poll() is None:
-            run.kill()
-    assert (run.returncode, err) == (130, "interrupted\n"), (out, err)
+    status, out, err = interrupt_when(
+        [KDTOURNEY, "run", "--bots-dir", folder, "--lineup", "no-hello,random", "--games", 2,
+         "--startup-timeout", 60, "--out", tmp_path / "t"],
+        lambda: processes_with(marker))  # its start is being checked
+    assert (status, err) == (130, "interrupted\n"), (out, err)
     assert left_behind(marker, wait=10) == []
 
 
