@@ -38,10 +38,11 @@ scheduler.
 Lost and hung workers
 ---------------------
 A worker records every step (game, seat, bot call, and the run whose game it is) in memory and in
-a small trace file that its nanny, the process that outlives it and starts a new one, can read. Every POLL_SECONDS the client
-asks the nannies where their dead workers were (`collect_deaths`) and each worker where it is
-(`progress`); a worker without progress for `hang_timeout` seconds (sooner in a clocked decision of
-an in-process bot: kdtourney.arena.forfeit.hang_limit) is killed. Each loss goes to
+a small trace file that its nanny, the process that outlives it and starts a new one, can read.
+Every POLL_SECONDS the client asks the nannies where their dead workers were in its run's games
+(`collect_deaths`) and each worker where it is (`progress`); a worker without progress for
+`hang_timeout` seconds (sooner in a clocked decision of an in-process bot:
+kdtourney.arena.forfeit.hang_limit) is killed. Each loss goes to
 the same forfeit policy as in a local run (kdtourney.arena.forfeit): the game is played again alone
 (its task cancelled, so Dask does not replay it as it was), with the bot at fault forfeiting at that
 call from the second loss on, or stored as a failed game. The client commits a game once (by game

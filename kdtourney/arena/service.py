@@ -72,12 +72,12 @@ from dataclasses import dataclass, replace
 from multiprocessing.connection import wait
 
 from kdtourney import interrupts
-from kdtourney.fork_server import worker_context
 from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, hang_limit
 from kdtourney.arena.match import MatchResult, play_match
 from kdtourney.arena.tournament import ArenaError, Tournament
 from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_up
 from kdtourney.bots.external import QUIT_GRACE, ProcessPool, die_with_parent, kill_group
+from kdtourney.fork_server import worker_context
 
 MAX_BATCH = 32            # games per batch at most
 DEFAULT_HANG_TIMEOUT = 600.0

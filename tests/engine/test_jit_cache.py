@@ -67,7 +67,8 @@ def _imported_by_ast(path: Path) -> set:
                      for a in node.names]
         else:
             continue
-        found |= {f for n in names if n.startswith("kdtourney") and (f := _jit_cache._module_file(n))}
+        found |= {file for name in names if name.startswith("kdtourney")
+                  and (file := _jit_cache._module_file(name))}
     return found - {path}
 
 
