@@ -70,7 +70,7 @@ def warm_up(tournament: Tournament, registry, touch=lambda: None, builtin_only=F
     other bots (whose kernels a search bot's playouts may call: a second worker compiles them
     while the first one compiles the rest of the search)."""
     steps = [lambda spec=spec: warm_bots(tournament, registry, touch, builtin_only, [spec])
-             for spec in kernel_specs(tournament.specs)]
+             for spec in kernel_specs(_warmed(tournament.specs, registry, builtin_only))]
     steps.append(warm_up_engine)
     if isolate or any(registry.program(spec) is not None for spec in tournament.specs):
         steps.append(warm_up_served)
@@ -94,6 +94,16 @@ def warm_up(tournament: Tournament, registry, touch=lambda: None, builtin_only=F
             busy.wait()
 
 
+def _warmed(specs, registry, builtin_only: bool) -> tuple:
+    """The specs to warm up: sandboxed (`builtin_only`), every built-in bot at its defaults too.
+    A folder bot may call a built-in's kernels (by subclassing it) that no entrant here warms, and
+    a sandbox gets a private copy of the cache: each of its processes would compile them in its
+    first decisions, on its clock. Loading them all takes a worker about 0.3 s."""
+    if not builtin_only:
+        return tuple(specs)
+    return (*specs, *(name for name, info in registry.bots.items() if info.origin == BUILT_IN))
+
+
 def kernel_specs(specs) -> list:
     """One of `specs` per bot and non-numeric parameters: which kernels a bot calls depends on its
     code and its switches, not on its numbers (Numba compiles per type, not per value), so a
@@ -115,16 +125,16 @@ def kernel_specs(specs) -> list:
 
 def warm_bots(tournament: Tournament, registry, touch=lambda: None, builtin_only=False,
               specs=None) -> None:
-    """A few decisions of each Python entrant's bot (of `specs`, default: all), in this process,
-    so Numba-compiled bot kernels land in the cache (the processes of isolated bots then load them
-    from there): it plays seat 0 of a game, the other seats play their middle legal action (with
+    """A few decisions of each Python entrant's bot (of `specs`, default: all, and sandboxed every
+    built-in bot: `_warmed`), in this process, so Numba-compiled bot kernels land in the cache (the
+    processes of isolated bots then load them from there): it plays seat 0 of a game, the other seats play their middle legal action (with
     the first one, a search bot's decisions in 4-player games never reused its tree).
     builtin_only: kdtourney's own bots only (sandboxed, a bot's code runs nowhere but in its
     sandbox)."""
     from kdtourney.engine import Game
 
     rules = tournament.rules_for(tournament.players[0])
-    for spec in tournament.specs if specs is None else specs:
+    for spec in _warmed(tournament.specs, registry, builtin_only) if specs is None else specs:
         if registry.program(spec) is not None:  # a TOML bot: no code of ours to compile
             continue
         if builtin_only and registry.bots[registry.resolve(spec).name].origin != BUILT_IN:

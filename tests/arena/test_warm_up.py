@@ -27,24 +27,46 @@ def loaded():
 _SERVED = _LOADED + """
 from kdtourney.bots import kdtp, serve
 
+
+def play_served(registry, rules, specs):
+    \"\"\"What `kdtourney serve` does in the sandbox: its start, then the decisions of a game read
+    from the harness's act lines.\"\"\"
+    serve.warm_up()
+    game = Game(rules, 5)
+    bots = [registry.create(specs[seat % len(specs)]) for seat in range(rules.players)]
+    for seat, bot in enumerate(bots):
+        bot.setup(seat, rules, 9 + seat)
+    while not game.is_over:
+        player, legal = game.current_player, game.legal_actions()
+        view = kdtp.view_of(kdtp.decode(kdtp.act_line(game.view(player), legal, None)), rules)
+        game.apply(bots[player].act(view))
+    for bot in bots:
+        bot.finish(game.scores(), game.ranking())
+"""
+
+_ISOLATED = _SERVED + """
 registry = BotRegistry()
 t = prepare(registry, bots="mcts:iterations=20,greedy,random", players=[4], games=3, seed=1)
 workers.warm_up(t, registry, isolate=True, first=1)
 warmed = loaded()
-# what `kdtourney serve` does in the sandbox: its start, then the decisions of a game read from
-# the harness's act lines
-serve.warm_up()
-rules = t.rules_for(4)
-game = Game(rules, 5)
-bots = [registry.create(t.specs[seat % len(t.specs)]) for seat in range(4)]
-for seat, bot in enumerate(bots):
-    bot.setup(seat, rules, 9 + seat)
-while not game.is_over:
-    player, legal = game.current_player, game.legal_actions()
-    view = kdtp.view_of(kdtp.decode(kdtp.act_line(game.view(player), legal, None)), rules)
-    game.apply(bots[player].act(view))
-for bot in bots:
-    bot.finish(game.scores(), game.ranking())
+play_served(registry, t.rules_for(4), t.specs)
+print(sorted(str(k) for k in loaded() - warmed))
+"""
+
+# sandboxed, a worker warms up built-in entrants only (a folder bot's code runs in its sandbox):
+# a folder bot subclassing mcts, at the table with random only
+_SUBCLASSED = _SERVED + """
+import pathlib
+import tempfile
+
+folder = pathlib.Path(tempfile.mkdtemp())
+(folder / "mine.py").write_text(
+    "from kdtourney.bots.mcts import MCTSBot\\n\\n\\nclass Mine(MCTSBot):\\n    name = 'mine'\\n")
+registry = BotRegistry([folder], env=False, cwd=False, entry_points=False)
+t = prepare(registry, bots="mine:iterations=20,random", players=[2], games=2, seed=1)
+workers.warm_up(t, registry, builtin_only=True, isolate=True)
+warmed = loaded()
+play_served(registry, t.rules_for(2), t.specs)
 print(sorted(str(k) for k in loaded() - warmed))
 """
 
@@ -61,7 +83,15 @@ def test_a_served_bot_finds_every_kernel_it_calls_warmed_up():
     """After a worker's warm-up for bots played in their own process, a whole game of served bots
     (their start, then their decisions on views read from act lines) calls no kernel that the
     warm-up did not load: in a sandbox, they all come from the copy of the cache."""
-    assert_nothing_loaded_after_warm_up(_SERVED)
+    assert_nothing_loaded_after_warm_up(_ISOLATED)
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="nothing is compiled")
+def test_a_sandboxed_folder_bot_built_on_a_builtin_finds_its_kernels_warmed_up():
+    """Sandboxed, the workers warm up every built-in bot, not only the built-in entrants: a
+    folder bot may call a built-in's kernels by subclassing it, and in its sandbox's private copy
+    of the cache it would compile the missing ones during its first decisions, on its clock."""
+    assert_nothing_loaded_after_warm_up(_SUBCLASSED)
 
 
 _TUNED = _LOADED + """
