@@ -5,17 +5,17 @@ games of the same bot, each command in a new process as a user types it, side by
 
 The tune: BOT (default mcts, at its default strength: what one tunes) with c tuned (2 players,
 one block of 2 games per iteration, batches of 16), writing its tune.html and index.html;
-`--bot mcts:iterations=50` (games of 0.02 s) shows what every command pays whatever its games. The run: BOT against itself at its
-start values, as many games, writing its index.html. For each command, prints the wall seconds (from
-outside: the interpreter's start, imports, workers, games, page, exit), the games' own seconds (the
-store's durations summed, divided by the workers), the overhead (wall / games' seconds - 1), the
-start (from the command's launch to its first game's start, from the store's finish times less
-durations: the interpreter, the workers' start and warm-up, which tune and run both pay once) and
-the end (from the last game's finish to the command's exit: its pages); the store keeps finish times
-in whole seconds, so start and end are good to a second, the rest exact. Then the tune's cost beyond
-the run's: the tune's wall time less the run's scaled to the tune's games' seconds, in seconds and
-as a share of the tune's games. Prints the load (os.getloadavg) before and after; a busy machine
-moves both alike.
+`--bot mcts:iterations=50` (games of 0.025 s) shows what every command pays whatever its games.
+The run: BOT against itself at its start values, as many games, writing its index.html. For each
+command, prints the wall seconds (from outside: the interpreter's start, imports, workers, games,
+page, exit), the games' own seconds (the store's durations summed, divided by the workers), the
+overhead (wall / games' seconds - 1), the start (from the command's launch to its first game's
+start, from the store's finish times less durations: the interpreter, the workers' start and
+warm-up, which tune and run both pay once) and the end (from the last game's finish to the
+command's exit: its pages); the store keeps finish times in whole seconds, so start and end are
+good to a second, the rest exact. Then the tune's cost beyond the run's: the tune's wall time less
+the run's scaled to the tune's games' seconds, in seconds and as a share of the tune's games.
+Prints the load (os.getloadavg) before and after; a busy machine moves both alike.
 """
 
 import argparse

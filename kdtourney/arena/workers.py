@@ -127,8 +127,9 @@ def warm_bots(tournament: Tournament, registry, touch=lambda: None, builtin_only
               specs=None) -> None:
     """A few decisions of each Python entrant's bot (of `specs`, default: all, and sandboxed every
     built-in bot: `_warmed`), in this process, so Numba-compiled bot kernels land in the cache (the
-    processes of isolated bots then load them from there): it plays seat 0 of a game, the other seats play their middle legal action (with
-    the first one, a search bot's decisions in 4-player games never reused its tree).
+    processes of isolated bots then load them from there): it plays seat 0 of a game, the other
+    seats play their middle legal action (with the first one, a search bot's decisions in 4-player
+    games never reused its tree).
     builtin_only: kdtourney's own bots only (sandboxed, a bot's code runs nowhere but in its
     sandbox)."""
     from kdtourney.engine import Game
