@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from kdtourney.arena.match import play_match
-from kdtourney.bots import _kernels as BK
+from kdtourney.bots import kernels as BK
 from kdtourney.bots.base import Bot
 from kdtourney.bots.greedy import GreedyBot
 from kdtourney.bots.random_bot import RandomBot

@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit
 
 from kdtourney.engine import Rules, warm_up
-from kdtourney.engine import _kernels as K
+from kdtourney.engine import kernels as K
 from kdtourney.engine.game import header_of, rng_state
 
 RULES = Rules(players=4, harmony=True, middle_kingdom=True)
@@ -190,7 +190,7 @@ def standalone(seconds):
     print(f"scorings_per_s: {1e9 / parts['scoring']:,.0f}")
     print(f"full_scorings_per_s: {1e9 / parts['full_scoring']:,.0f}")
 
-    from kdtourney.bots import _kernels as B  # the playout policies live with the bots
+    from kdtourney.bots import kernels as B  # the playout policies live with the bots
     from kdtourney.engine import Game
     bits, bbox, st = Game(RULES, 3).arrays
     for name, policy in (("random", B.POLICY_RANDOM), ("greedy", B.POLICY_GREEDY)):

@@ -32,8 +32,8 @@ from bench_bots import Counting, Point, gain_line, load  # noqa: E402
 
 from kdtourney.arena.match import play_match  # noqa: E402
 from kdtourney.bots.greedy import GreedyBot  # noqa: E402
-from kdtourney.bots import _kernels as BK  # noqa: E402
-from kdtourney.bots import _net_kernels as NK  # noqa: E402
+from kdtourney.bots import kernels as BK  # noqa: E402
+from kdtourney.bots import net_kernels as NK  # noqa: E402
 from kdtourney.bots.registry import BotRegistry  # noqa: E402
 from kdtourney.bots.valuenet import SHIPPED, network_for  # noqa: E402
 from kdtourney.engine import Game, Rules  # noqa: E402

@@ -10,7 +10,7 @@ never a deal the benchmarks or tests play): --search-games games of one `mcts` a
 game), every decision of the `mcts` seat a position seen by it; and --greedy-games games of
 `greedy` players only, --samples positions a game seen by every seat. A position's label is what
 its viewer made of the game: the final victory margin (own score minus the best other) and own /
-(own + best other). The features are kdtourney.bots._net_kernels's, computed by the same kernel
+(own + best other). The features are kdtourney.bots.net_kernels's, computed by the same kernel
 the bots evaluate with. The games run on --workers processes; the data does not depend on their
 number.
 
@@ -35,13 +35,13 @@ from pathlib import Path
 
 import numpy as np
 
-from kdtourney.bots import _kernels as BK
-from kdtourney.bots import _net_kernels as NK
+from kdtourney.bots import kernels as BK
+from kdtourney.bots import net_kernels as NK
 from kdtourney.bots.greedy import GreedyBot
 from kdtourney.bots.mcts import MCTSBot
 from kdtourney.bots.valuenet import ValueNet
 from kdtourney.engine import Game, Rules
-from kdtourney.engine import _kernels as K
+from kdtourney.engine import kernels as K
 
 TRAIN_SEEDS = 1 << 40           # game seeds of the training games: TRAIN_SEEDS + offset + index
 KIND_OFFSET = {"search": 0, "greedy": 1 << 32, "playouts": 2 << 32}

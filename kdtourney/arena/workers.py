@@ -9,7 +9,7 @@ import collections
 import sys
 
 from kdtourney import interrupts
-from kdtourney.engine import _jit
+from kdtourney.engine import jit
 from kdtourney.arena.tournament import ArenaError, Tournament
 from kdtourney.bots.registry import BUILT_IN, EntrantError, parse_entrant
 from kdtourney.bots.serve import warm_up as warm_up_served
@@ -62,7 +62,7 @@ def warm_up(tournament: Tournament, registry, touch=lambda: None, builtin_only=F
     compiles in its private /tmp, for every process).
 
     Workers warming up at once share out the compiling: a kernel compiles in one process and the
-    others load it (kdtourney.engine._jit). Each worker starts at the `first`-th step (its slot) and
+    others load it (kdtourney.engine.jit). Each worker starts at the `first`-th step (its slot) and
     goes round; a step needing a kernel that another worker is compiling is put off (the kernels it
     compiled so far are cached) and taken again after the others; when every step left waits for
     another worker, this one waits for the first of them. The bots come first: the engine's
@@ -82,9 +82,9 @@ def warm_up(tournament: Tournament, registry, touch=lambda: None, builtin_only=F
             step = pending.popleft()
             touch()
             try:
-                with _jit.busy_raises():
+                with jit.busy_raises():
                     step()
-            except _jit.KernelBusy as exc:
+            except jit.KernelBusy as exc:
                 pending.append(step)
                 busy = busy or exc
             else:

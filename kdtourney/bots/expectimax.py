@@ -4,9 +4,9 @@ import time as _time
 
 import numpy as np
 
-from kdtourney.bots import _search_kernels as SK
+from kdtourney.bots import search_kernels as SK
 from kdtourney.bots.greedy import TurnBot, candidates, check_budget, check_number, time_budget
-from kdtourney.engine._kernels import rand_u64
+from kdtourney.engine.kernels import rand_u64
 
 MAX_DEPTH = 13  # turns: no game has more
 

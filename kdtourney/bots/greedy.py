@@ -10,9 +10,9 @@ import time as _time
 
 import numpy as np
 
-from kdtourney.bots import _kernels as BK
+from kdtourney.bots import kernels as BK
 from kdtourney.bots.base import Bot
-from kdtourney.engine import _kernels as K
+from kdtourney.engine import kernels as K
 from kdtourney.engine.game import rng_state
 
 _COMBOS = 4 * K.MAX_ACTIONS
@@ -22,7 +22,7 @@ class Candidates:
     """The moves a bot chooses between at one decision, ranked by the full greedy's keys.
 
     places[i]: a place action, DISCARD, or -1 (a claim decision); claims[i]: a claim action or -1
-    (the last round); keys[i]: the greedy key (larger is better, see bots/_kernels.py).
+    (the last round); keys[i]: the greedy key (larger is better, see bots/kernels.py).
     """
 
     def __init__(self, places, claims, keys):

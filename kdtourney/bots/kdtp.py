@@ -25,9 +25,9 @@ import numpy as np
 from kdtourney.bots.clock import TimeControl
 from kdtourney.engine import (CLAIM_BASE, DISCARD, TILES, GameView, Kingdom, Rules,
                               decode_placement)
-from kdtourney.engine import _kernels as K
-from kdtourney.engine._base import kernel
-from kdtourney.engine._kernels import list_squares
+from kdtourney.engine import kernels as K
+from kdtourney.engine.kernel_base import kernel
+from kdtourney.engine.kernels import list_squares
 from kdtourney.engine.tiles import CASTLE, TERRAIN_LETTERS
 
 PROTOCOL = "kdtp"

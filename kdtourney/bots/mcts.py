@@ -4,14 +4,14 @@ import warnings
 
 import numpy as np
 
-from kdtourney.bots import _kernels as BK
-from kdtourney.bots import _search_kernels as SK
+from kdtourney.bots import kernels as BK
+from kdtourney.bots import search_kernels as SK
 from kdtourney.bots import valuenet
 from kdtourney.bots.base import Bot
 from kdtourney.bots.greedy import (check_budget, check_choice, check_number, run_budget,
                                    time_budget)
-from kdtourney.engine import _kernels as K
-from kdtourney.engine._kernels import rand_u64
+from kdtourney.engine import kernels as K
+from kdtourney.engine.kernels import rand_u64
 from kdtourney.engine.game import rng_state
 from kdtourney.engine.kingdom import square_array
 

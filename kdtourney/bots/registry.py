@@ -44,9 +44,9 @@ a Python bot, `source_sha256` hashes:
   it, named relative to it;
 - an entry point: every file of the top-level package (or the single module) that defines the bot;
 - a built-in bot: the kdtourney files its module imports, at any depth, with their data (as the
-  kernels' cache stamps count them, `kdtourney.engine._jit_cache.compiled_sources`: the tile table), and
-  the data files they list in `KDTOURNEY_FILES` (the value networks' weights); the registry, which
-  finds bots and never plays, left out. The engine decides what a bot sees and may do, the kernels
+  kernels' cache stamps count them, `kdtourney.engine.jit_cache.compiled_sources`: the tile
+  table), and the data files they list in `KDTOURNEY_FILES` (the value networks' weights); the
+  registry, which finds bots and never plays, left out. The engine decides what a bot sees and may do, the kernels
   how it searches; the arena and report do not change how a bot plays. So a new kernel or network
   changes the identity of the bots that use it only.
 For a TOML bot (kind "kdtp"): the command as declared, a sha256 over every file it can read when
@@ -77,7 +77,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from kdtourney.engine._jit_cache import compiled_sources
+from kdtourney.engine.jit_cache import compiled_sources
 from kdtourney.bots.base import Bot
 from kdtourney.bots.files import files_sha256, is_run_folder, left_out, tree
 from kdtourney.bots.external import (DEFAULT_STARTUP_TIMEOUT, ExternalBot, ProcessPool,
@@ -236,7 +236,7 @@ def sources_digest(files: dict) -> str:
 def builtin_files(module: str) -> dict[str, bytes]:
     """{path under the kdtourney package: bytes} of what decides the play of the built-in bots of
     `module` (see the module docstring): the sources compiled into its kernels
-    (`_jit_cache.compiled_sources`) and the data they list in KDTOURNEY_FILES."""
+    (`jit_cache.compiled_sources`) and the data they list in KDTOURNEY_FILES."""
     root = Path(__file__).resolve().parents[1]
     files = {}
     for path in compiled_sources(root.joinpath(*module.split(".")[1:]).with_suffix(".py")):

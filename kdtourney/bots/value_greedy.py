@@ -4,11 +4,11 @@ import warnings
 
 import numpy as np
 
-from kdtourney.bots import _net_kernels as NK
+from kdtourney.bots import net_kernels as NK
 from kdtourney.bots import valuenet
 from kdtourney.bots.base import Bot
 from kdtourney.bots.greedy import GreedyBot
-from kdtourney.engine import _kernels as K
+from kdtourney.engine import kernels as K
 
 
 class ValueGreedyBot(Bot):

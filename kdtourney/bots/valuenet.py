@@ -1,9 +1,9 @@
 """Value networks: a learned evaluation of positions, as weights files the search bots load.
 
 A weights file (`.npz`, written by `save` from examples/learned/train.py) holds one network for one
-game of Kingdomino: the float32 arrays w1, b1, w2, b2, w3, b3 of `_net_kernels` (two ReLU layers,
+game of Kingdomino: the float32 arrays w1, b1, w2, b2, w3, b3 of `net_kernels` (two ReLU layers,
 two outputs: the final victory margin and own / (own + best other) for the viewer, from the
-features of `_net_kernels`), and `meta`, a JSON text: the rules it was trained for (`RULE_FIELDS`)
+features of `net_kernels`), and `meta`, a JSON text: the rules it was trained for (`RULE_FIELDS`)
 and how it was trained. The kernels run it; no training library is needed to play.
 
 The networks that ship with kdtourney are the files of kdtourney/bots/weights/ (`SHIPPED`).
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kdtourney.bots import _net_kernels as NK
+from kdtourney.bots import net_kernels as NK
 
 KDTOURNEY_FILES = ["weights"]  # the shipped networks: part of the identity of the bots that load them
 WEIGHTS = Path(__file__).resolve().parent / "weights"

@@ -1,7 +1,7 @@
 """The rules of Kingdomino: a Numba-compiled engine behind a small public API.
 
 Public: TILES, Rules, Kingdom, Placement, Score, Game, GameView, the action helpers. The kernels in
-`_kernels` take and return arrays; search bots may call them directly through `Game.arrays`.
+`kernels` take and return arrays; search bots may call them directly through `Game.arrays`.
 """
 
 from kdtourney.engine.game import (CLAIM_BASE, DISCARD, Game, GameView, claim_action,

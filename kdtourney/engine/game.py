@@ -6,7 +6,7 @@ first places it (a place decision) and then, unless it is the last round, claims
 new row (a claim decision). So a turn has two decisions, and `current_player` and `phase` say
 whose decision it is and which kind.
 
-Actions are ints (see `kdtourney.engine._kernels`):
+Actions are ints (see `kdtourney.engine.kernels`):
 - place: `encode_placement(Placement(a, b))`, 0..675; `decode_placement(action)` gives the squares
   back. A domino with two identical halves is only listed pointing right or down.
 - `DISCARD` (676): legal only, and then the only legal action, when the domino has no placement.
@@ -18,7 +18,7 @@ import numbers
 
 import numpy as np
 
-from kdtourney.engine import _kernels as K
+from kdtourney.engine import kernels as K
 from kdtourney.engine.kingdom import (Kingdom, Score, decode_placement, encode_placement, flags_of,
                                       square_array)
 from kdtourney.engine.rules import Rules

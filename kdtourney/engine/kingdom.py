@@ -4,7 +4,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from kdtourney.engine import _kernels as K
+from kdtourney.engine import kernels as K
 from kdtourney.engine.tiles import CASTLE, EMPTY, TERRAIN_LETTERS, TILES
 
 _LETTER_TERRAIN = {letter: t for t, letter in TERRAIN_LETTERS.items()}
@@ -65,7 +65,7 @@ class Kingdom:
         if size not in (5, 7):
             raise ValueError(f"a kingdom is 5x5 or 7x7, not {size}x{size}")
         self.size = size
-        # kingdom 0 of the kernels' arrays (see kdtourney.engine._kernels)
+        # kingdom 0 of the kernels' arrays (see kdtourney.engine.kernels)
         self._bits = np.zeros((1, K.kingdom_width(size)), dtype=np.int64)
         self._bbox = np.zeros((1, 4), dtype=np.int64)
         self._scratch = np.zeros((1, K.SCRATCH), dtype=np.int64)

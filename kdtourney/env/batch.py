@@ -5,9 +5,9 @@ import numbers
 import numpy as np
 
 from kdtourney.engine import Rules
-from kdtourney.engine import _kernels as K
+from kdtourney.engine import kernels as K
 from kdtourney.engine.game import as_seed, header_of
-from kdtourney.env import _kernels as EK
+from kdtourney.env import kernels as EK
 from kdtourney.env.encoding import N_ACTIONS, observation_size, reward_code
 
 

@@ -27,8 +27,8 @@ action mask is an int8[1049], 1 for a legal action, as PettingZoo's classic game
 import numpy as np
 
 from kdtourney.engine import Rules
-from kdtourney.engine import _kernels as K
-from kdtourney.env import _kernels as EK
+from kdtourney.engine import kernels as K
+from kdtourney.env import kernels as EK
 
 N_ACTIONS = EK.N_ACTIONS
 KINGDOM_PLANES = EK.KINGDOM_PLANES

@@ -24,7 +24,7 @@ import pyspiel
 from open_spiel.python.observation import IIGObserverForPublicInfoGame
 
 from kdtourney.engine import Game, Rules
-from kdtourney.engine import _kernels as K
+from kdtourney.engine import kernels as K
 from kdtourney.engine.tiles import TILES
 from kdtourney.env.encoding import N_ACTIONS, observation_size, observe_arrays
 from kdtourney.env.render import render_text

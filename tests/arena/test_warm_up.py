@@ -12,7 +12,7 @@ import pytest
 _LOADED = """
 import sys
 
-from kdtourney.engine import _jit
+from kdtourney.engine import jit
 from kdtourney.arena import prepare, workers
 from kdtourney.bots.registry import BotRegistry
 from kdtourney.engine import Game
@@ -21,7 +21,7 @@ from kdtourney.engine import Game
 def loaded():
     return {(d.py_func.__module__, d.__name__, sig) for name, module in list(sys.modules.items())
             if name.startswith("kdtourney") for d in vars(module).values()
-            if isinstance(d, _jit.KernelDispatcher) for sig in d.overloads}
+            if isinstance(d, jit.KernelDispatcher) for sig in d.overloads}
 """
 
 _SERVED = _LOADED + """

@@ -4,8 +4,8 @@ a seed, parameter checks, and the greedy's evaluation against the engine's own s
 import numpy as np
 import pytest
 
-from kdtourney.bots import _kernels as BK
-from kdtourney.bots import _search_kernels as SK
+from kdtourney.bots import kernels as BK
+from kdtourney.bots import search_kernels as SK
 from kdtourney.bots.base import Bot
 from kdtourney.bots.expectimax import ExpectimaxBot
 from kdtourney.bots.greedy import GreedyBot, candidates
@@ -13,7 +13,7 @@ from kdtourney.bots.mce import MCEBot
 from kdtourney.bots.mcts import MCTSBot
 from kdtourney.bots.valuenet import NO_NET
 from kdtourney.engine import Game, Kingdom, Rules, TILES
-from kdtourney.engine import _kernels as K
+from kdtourney.engine import kernels as K
 
 MCTS_VISITS = SK.TI_VISITS
 

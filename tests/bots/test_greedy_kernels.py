@@ -1,7 +1,7 @@
 """The greedy evaluation kernels give bit-identical results to a recorded reference.
 
 tests/data/greedy_golden.json was written once by the original kernels (copy the kingdom, place,
-score it in full); any optimisation of kdtourney/bots/_kernels.py must reproduce it exactly: the
+score it in full); any optimisation of kdtourney/bots/kernels.py must reproduce it exactly: the
 keys of best_spot, greedy_combos and claim_keys, the fast greedy's actions and its rng draws,
 greedy playouts, and whole games of the greedy, mcts, mce and expectimax bots.
 
@@ -17,13 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kdtourney.bots import _kernels as BK
+from kdtourney.bots import kernels as BK
 from kdtourney.bots.expectimax import ExpectimaxBot
 from kdtourney.bots.greedy import GreedyBot
 from kdtourney.bots.mce import MCEBot
 from kdtourney.bots.mcts import MCTSBot
 from kdtourney.engine import Game, Rules
-from kdtourney.engine import _kernels as K
+from kdtourney.engine import kernels as K
 from kdtourney.engine.game import rng_state
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "greedy_golden.json"

@@ -16,14 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kdtourney.bots import _net_kernels as NK
+from kdtourney.bots import net_kernels as NK
 from kdtourney.bots import valuenet
 from kdtourney.bots.greedy import GreedyBot
 from kdtourney.bots.mcts import MCTSBot
 from kdtourney.bots.registry import BotRegistry, EntrantError, builtin_files
 from kdtourney.bots.value_greedy import ValueGreedyBot
 from kdtourney.engine import Game, Rules
-from kdtourney.engine import _kernels as K
+from kdtourney.engine import kernels as K
 from kdtourney.testing import check_bot
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""How kdtourney's kernels are cached (kdtourney.engine._jit_cache) and compiled (kdtourney.engine._jit): in the
+"""How kdtourney's kernels are cached (kdtourney.engine.jit_cache) and compiled (kdtourney.engine.jit): in the
 user's cache folder, never inside the installed package (pip does not know such files, and left
 behind by an uninstall they hide a later editable install); never loaded with a stale kernel
 inside; compiled once between processes and once per argument type."""
@@ -17,10 +17,10 @@ import pytest
 from numba.core import caching
 
 import kdtourney
-from kdtourney.engine import _jit, _jit_cache
-from kdtourney.bots import _kernels as BK
-from kdtourney.bots import _search_kernels as SK
-from kdtourney.engine import _kernels as K
+from kdtourney.engine import jit, jit_cache
+from kdtourney.bots import kernels as BK
+from kdtourney.bots import search_kernels as SK
+from kdtourney.engine import kernels as K
 from kdtourney.engine import warm_up
 
 
@@ -32,7 +32,7 @@ def test_the_kernels_are_cached_outside_the_package():
         folder = os.path.abspath(kernel._cache.cache_path)
         assert not folder.startswith(package), folder
     names = os.listdir(K.init_game._cache.cache_path)
-    assert any(n.startswith("_kernels.init_game-") and n.endswith(".nbi") for n in names), names
+    assert any(n.startswith("kernels.init_game-") and n.endswith(".nbi") for n in names), names
 
 
 def test_a_kernel_stamp_covers_the_sources_compiled_into_it():
@@ -41,19 +41,20 @@ def test_a_kernel_stamp_covers_the_sources_compiled_into_it():
     engine recompiles the search kernels built on it instead of loading them with the old engine
     inside; the engine's own kernels do not depend on the bots' files."""
     package = Path(kdtourney.__file__).parent
-    engine = {package / name for name in ("engine/_jit.py", "engine/_jit_cache.py",
-                                          "engine/_base.py", "engine/_kernels.py", "engine/_word64.py",
-                                          "engine/_rows.py", "engine/tiles.py", "engine/tiles.csv")}
-    search = engine | {package / "bots/_kernels.py", package / "bots/_search_kernels.py",
-                       package / "bots/_net_kernels.py"}  # mcts's leaves may be valued by the network
-    assert set(_jit_cache.compiled_sources(K.__file__)) == engine
-    assert set(_jit_cache.compiled_sources(SK.__file__)) == search
+    engine = {package / name for name in ("engine/jit.py", "engine/jit_cache.py",
+                                          "engine/kernel_base.py", "engine/kernels.py",
+                                          "engine/word64.py", "engine/rows.py", "engine/tiles.py",
+                                          "engine/tiles.csv")}
+    search = engine | {package / "bots/kernels.py", package / "bots/search_kernels.py",
+                       package / "bots/net_kernels.py"}  # mcts's leaves may be valued by the network
+    assert set(jit_cache.compiled_sources(K.__file__)) == engine
+    assert set(jit_cache.compiled_sources(SK.__file__)) == search
     stamp = SK.mcts_run._cache._impl.locator.get_source_stamp()
-    assert stamp[1] == _jit_cache.sources_digest(sorted(search))
+    assert stamp[1] == jit_cache.sources_digest(sorted(search))
 
 
 def _imported_by_ast(path: Path) -> set:
-    """The reference for `_jit_cache._imports`: every import statement of the parsed module."""
+    """The reference for `jit_cache._imports`: every import statement of the parsed module."""
     found = set()
     for node in ast.walk(ast.parse(path.read_bytes())):
         if isinstance(node, ast.Import):
@@ -61,14 +62,14 @@ def _imported_by_ast(path: Path) -> set:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                package = _jit_cache._package_of(path).split(".")
+                package = jit_cache._package_of(path).split(".")
                 base = ".".join(package[:len(package) - node.level + 1] + ([base] if base else []))
-            names = [f"{base}.{a.name}" if _jit_cache._module_file(f"{base}.{a.name}") else base
+            names = [f"{base}.{a.name}" if jit_cache._module_file(f"{base}.{a.name}") else base
                      for a in node.names]
         else:
             continue
         found |= {file for name in names if name.startswith("kdtourney")
-                  and (file := _jit_cache._module_file(name))}
+                  and (file := jit_cache._module_file(name))}
     return found - {path}
 
 
@@ -80,10 +81,10 @@ def test_the_import_scan_finds_what_parsing_finds_in_every_module():
     modules = sorted(Path(kdtourney.__file__).parent.rglob("*.py"))
     assert len(modules) > 50
     for path in modules:
-        assert _jit_cache._imports(path) >= _imported_by_ast(path), path
+        assert jit_cache._imports(path) >= _imported_by_ast(path), path
 
 
-_CALLEE = """from {pkg} import _jit_cache  # noqa: F401
+_CALLEE = """from {pkg} import jit_cache  # noqa: F401
 from numba import njit
 
 
@@ -91,7 +92,7 @@ from numba import njit
 def value():
     return {value}
 """
-_CALLER = """from {pkg} import _jit_cache  # noqa: F401
+_CALLER = """from {pkg} import jit_cache  # noqa: F401
 from numba import njit
 
 from {pkg}.callee import value
@@ -101,7 +102,7 @@ from {pkg}.callee import value
 def twice():
     return 2 * value()
 """
-_OTHER = """from {pkg} import _jit_cache  # noqa: F401
+_OTHER = """from {pkg} import jit_cache  # noqa: F401
 from numba import njit
 
 
@@ -125,7 +126,7 @@ def test_an_edited_callee_recompiles_its_callers_and_only_them(tmp_path):
     folder = tmp_path / pkg
     folder.mkdir()
     (folder / "__init__.py").write_text("")
-    (folder / "_jit_cache.py").write_bytes(Path(_jit_cache.__file__).read_bytes())
+    (folder / "jit_cache.py").write_bytes(Path(jit_cache.__file__).read_bytes())
     (folder / "callee.py").write_text(_CALLEE.format(pkg=pkg, value=1))
     (folder / "caller.py").write_text(_CALLER.format(pkg=pkg))
     (folder / "other.py").write_text(_OTHER.format(pkg=pkg))
@@ -153,7 +154,7 @@ def test_a_numba_cache_dir_gets_the_same_stamps(monkeypatch, tmp_path):
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
     first = next(loc for cls in caching.CacheImpl._locator_classes
                  if (loc := cls.from_function(SK.mcts_run.py_func, SK.__file__)) is not None)
-    assert isinstance(first, _jit_cache.PackageCacheDirLocator)
+    assert isinstance(first, jit_cache.PackageCacheDirLocator)
     assert first.get_cache_path().startswith(str(tmp_path))
     assert first.get_source_stamp() == SK.mcts_run._cache._impl.locator.get_source_stamp()
 
@@ -164,7 +165,7 @@ import time
 from numba import types
 from numba.extending import intrinsic
 
-from {pkg}._jit import cached_jit
+from {pkg}.jit import cached_jit
 
 
 @intrinsic
@@ -188,12 +189,12 @@ print(slow.seven(), sum(slow.seven.stats.cache_misses.values()))
 """
 _SECOND = """import os
 
-from {pkg} import _jit, slow
+from {pkg} import jit, slow
 
 try:
-    with _jit.busy_raises():
+    with jit.busy_raises():
         slow.seven()
-except _jit.KernelBusy as busy:
+except jit.KernelBusy as busy:
     print("busy")
     open(os.environ["PROBE_GO_ON"], "w").close()
     busy.wait()
@@ -212,10 +213,10 @@ def test_a_kernel_compiles_in_one_process_while_the_others_wait_for_it(tmp_path)
     folder = tmp_path / pkg
     folder.mkdir()
     (folder / "__init__.py").write_text("")
-    (folder / "_jit_cache.py").write_bytes(Path(_jit_cache.__file__).read_bytes())
-    jit = Path(_jit.__file__).read_text().replace("from kdtourney.engine import",
-                                                   f"from {pkg} import")
-    (folder / "_jit.py").write_text(jit)
+    (folder / "jit_cache.py").write_bytes(Path(jit_cache.__file__).read_bytes())
+    source = Path(jit.__file__).read_text().replace("from kdtourney.engine import",
+                                                     f"from {pkg} import")
+    (folder / "jit.py").write_text(source)
     (folder / "slow.py").write_text(_SLOW.format(pkg=pkg))
     started, go_on = tmp_path / "started", tmp_path / "go_on"
     env = dict(os.environ, PYTHONPATH=str(tmp_path), NUMBA_CACHE_DIR=str(tmp_path / "cache"),
@@ -244,7 +245,7 @@ def test_a_kernel_compiles_in_one_process_while_the_others_wait_for_it(tmp_path)
 
 
 def _uncached_kernel(function, **options):
-    return _jit.KernelDispatcher(py_func=function, locals={},
+    return jit.KernelDispatcher(py_func=function, locals={},
                                  targetoptions={"nopython": True, "boundscheck": None, **options})
 
 
@@ -261,7 +262,7 @@ def test_a_kernel_called_with_a_constant_compiles_once():
 def test_a_big_linked_kernel_is_compiled_to_machine_code_at_full_speed(monkeypatch):
     """A big function linked in from a kernel it calls sits out the caller's second O3 pass
     (optnone), but not the making of machine code: no optnone is left in the caller's module."""
-    monkeypatch.setattr(_jit, "BIG_FUNCTION", 1)
+    monkeypatch.setattr(jit, "BIG_FUNCTION", 1)
 
     def total_of(a):
         return a.sum()

@@ -11,7 +11,7 @@ from open_spiel.python.algorithms import mcts  # noqa: E402
 
 import kdtourney.env.openspiel  # noqa: E402, F401  (registers python_kingdomino)
 from kdtourney.engine import Rules  # noqa: E402
-from kdtourney.engine import _kernels as K  # noqa: E402
+from kdtourney.engine import kernels as K  # noqa: E402
 from kdtourney.env.encoding import observation_size, observe_arrays  # noqa: E402
 
 

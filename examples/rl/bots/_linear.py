@@ -9,7 +9,7 @@ The weights are what training finds (train.py); shared by the trainer and the bo
 
 import numpy as np
 
-from kdtourney.engine import _kernels as K
+from kdtourney.engine import kernels as K
 from kdtourney.env.encoding import N_ACTIONS, split
 
 PLACE_FEATURES = ("matching neighbours", "crowns joined", "occupied neighbours", "box growth")

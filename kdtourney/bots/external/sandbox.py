@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 import kdtourney
-from kdtourney.engine._jit_cache import PackageCacheLocator
+from kdtourney.engine.jit_cache import PackageCacheLocator
 from kdtourney.bots.external import cgroups
 from kdtourney.bots.external.declaration import SERVED, Program
 from kdtourney.bots.external.identity import inside, own_paths
@@ -222,11 +222,11 @@ def _prefix(program: str) -> str:
 
 def _numba_caches() -> list[str]:
     """The folders of this installation's Numba cache of kdtourney's kernels, one per package
-    folder (see kdtourney.engine._jit_cache)."""
+    folder (see kdtourney.engine.jit_cache)."""
     package = os.path.dirname(os.path.abspath(kdtourney.__file__))
     found = []
     for sub in sorted(os.listdir(package)):
-        source = os.path.join(package, sub, "_kernels.py")
+        source = os.path.join(package, sub, "kernels.py")
         if not os.path.isdir(os.path.dirname(source)):
             continue
         path = PackageCacheLocator(_numba_caches, source).get_cache_path()

@@ -1,10 +1,11 @@
 """Numba kernels of the engine: arrays and ints in, arrays and ints out. No validation here.
 
 A game is `bits[players, width]`, `bbox[players, 4]` and `st[ST_LEN]`. Kingdom p is row p of bits
-(how its planes are stored depends on the size: `_word64` for 5x5, one 64-bit word per plane;
-`_rows` for 7x7, row masks on the grid; `kingdom_width(size)` slots) and bbox[p] (rmin, rmax,
+(how its planes are stored depends on the size: `word64` for 5x5, one 64-bit word per plane;
+`rows` for 7x7, row masks on the grid; `kingdom_width(size)` slots) and bbox[p] (rmin, rmax,
 cmin, cmax of its occupied grid squares, castle included). The kingdom functions below take
-(bits, bbox, p, size) and dispatch on the size; grid, planes and actions are described in `_base`.
+(bits, bbox, p, size) and dispatch on the size; grid, planes and actions are described in
+`kernel_base`.
 st is the int64 vector laid out by the ST_* offsets below.
 
 Scratch space is passed as a 2D array and a row (`sc, lvl`; `scratch(levels)`), never as a
@@ -16,13 +17,14 @@ Randomness comes from `rng`, a uint64[1] splitmix64 state, so that a seed fixes 
 
 import numpy as np
 
-from kdtourney.engine import _rows, _word64
-from kdtourney.engine._base import (CENTER, CLAIM_BASE, CROWN1, CROWN2, DIR_COL, DIR_ROW, DISCARD,
-                                    G, MAX_ACTIONS, N_PLACE_ACTIONS, OCC, kernel, popcount, select_bit)
+from kdtourney.engine import rows, word64
+from kdtourney.engine.kernel_base import (CENTER, CLAIM_BASE, CROWN1, CROWN2, DIR_COL, DIR_ROW,
+                                          DISCARD, G, MAX_ACTIONS, N_PLACE_ACTIONS, OCC, kernel,
+                                          popcount, select_bit)
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
 
-SCRATCH = max(_rows.SCRATCH, 5)  # columns of a scratch row: the rows path's masks, or 4 words and a layout
+SCRATCH = max(rows.SCRATCH, 5)  # columns of a scratch row: the rows path's masks, or 4 words and a layout
 _LAYOUT_SLOT = 4
 
 # Game state offsets.
@@ -95,7 +97,7 @@ def rand_below(rng, n):
 @kernel
 def kingdom_width(size):
     """int64 slots of one kingdom in bits."""
-    return _word64.WIDTH if size == _word64.SIZE else _rows.WIDTH
+    return word64.WIDTH if size == word64.SIZE else rows.WIDTH
 
 
 @kernel(nrt=True)
@@ -107,10 +109,10 @@ def scratch(levels):
 @kernel
 def clear_kingdom(bits, bbox, p, size):
     """Kingdom p: the castle alone."""
-    if size == _word64.SIZE:
-        _word64.clear(bits, p)
+    if size == word64.SIZE:
+        word64.clear(bits, p)
     else:
-        _rows.clear(bits, p)
+        rows.clear(bits, p)
     for i in range(4):
         bbox[p, i] = CENTER
 
@@ -127,24 +129,24 @@ def copy_kingdom(bits, bbox, p, to_bits, to_bbox, q):
 @kernel(inline="always")
 def legal_moves(bits, bbox, p, size, domino, sc, lvl):
     """The legal placements of `domino` into scratch row sc[lvl]; returns their number."""
-    if size == _word64.SIZE:
-        right, down, left, up = _word64.moves(bits, p, domino)
+    if size == word64.SIZE:
+        right, down, left, up = word64.moves(bits, p, domino)
         sc[lvl, 0] = right
         sc[lvl, 1] = down
         sc[lvl, 2] = left
         sc[lvl, 3] = up
-        sc[lvl, _LAYOUT_SLOT] = bits[p, _word64.LAYOUT]
+        sc[lvl, _LAYOUT_SLOT] = bits[p, word64.LAYOUT]
         return popcount(right) + popcount(down) + popcount(left) + popcount(up)
-    return _rows.moves(bits, bbox, p, size, domino, sc, lvl)
+    return rows.moves(bits, bbox, p, size, domino, sc, lvl)
 
 
 @kernel(inline="always")
 def moves_to_actions(sc, lvl, size, out, row):
     """The place actions of the placements in sc[lvl] into out[row], in action order; their number."""
-    if size == _word64.SIZE:
-        return _word64.write_actions(sc[lvl, _LAYOUT_SLOT], sc[lvl, 0], sc[lvl, 1], sc[lvl, 2], sc[lvl, 3],
+    if size == word64.SIZE:
+        return word64.write_actions(sc[lvl, _LAYOUT_SLOT], sc[lvl, 0], sc[lvl, 1], sc[lvl, 2], sc[lvl, 3],
                                      out, row)
-    return _rows.write_actions(sc, lvl, out, row)
+    return rows.write_actions(sc, lvl, out, row)
 
 
 @kernel
@@ -152,52 +154,52 @@ def is_legal_placement(bits, bbox, p, size, domino, action, sc, lvl):
     """True when place action `action` is a legal placement of `domino`."""
     if action < 0 or action >= N_PLACE_ACTIONS:
         return False
-    if size == _word64.SIZE:
-        right, down, left, up = _word64.moves(bits, p, domino)
-        return _word64.has_move(bits[p, _word64.LAYOUT], right, down, left, up, action)
-    _rows.moves(bits, bbox, p, size, domino, sc, lvl)
-    return _rows.has_move(sc, lvl, action)
+    if size == word64.SIZE:
+        right, down, left, up = word64.moves(bits, p, domino)
+        return word64.has_move(bits[p, word64.LAYOUT], right, down, left, up, action)
+    rows.moves(bits, bbox, p, size, domino, sc, lvl)
+    return rows.has_move(sc, lvl, action)
 
 
 @kernel(inline="always")
 def _random_word_move(bits, p, domino, rng):
     """A uniformly random legal placement of `domino` in 5x5 kingdom p as (direction, square of
     its layout), counted and selected; direction -1 (and no draw) when there is none."""
-    right, down, left, up = _word64.moves(bits, p, domino)
+    right, down, left, up = word64.moves(bits, p, domino)
     n = popcount(right) + popcount(down) + popcount(left) + popcount(up)
     if n == 0:
         return -1, 0
-    return _word64.kth_move(right, down, left, up, rand_below(rng, n))
+    return word64.kth_move(right, down, left, up, rand_below(rng, n))
 
 
 @kernel(inline="always")
 def random_placement(bits, bbox, p, size, domino, sc, lvl, rng):
     """A uniformly random legal placement of `domino` (DISCARD when there is none): the placements
     are counted and the chosen one selected, never listed."""
-    if size == _word64.SIZE:
+    if size == word64.SIZE:
         d, q = _random_word_move(bits, p, domino, rng)
         if d < 0:
             return DISCARD
-        return _word64.move_action(bits[p, _word64.LAYOUT], d, q)
-    n = _rows.moves(bits, bbox, p, size, domino, sc, lvl)
+        return word64.move_action(bits[p, word64.LAYOUT], d, q)
+    n = rows.moves(bits, bbox, p, size, domino, sc, lvl)
     if n == 0:
         return DISCARD
-    return _rows.kth_action(sc, lvl, rand_below(rng, n))
+    return rows.kth_action(sc, lvl, rand_below(rng, n))
 
 
 @kernel(inline="always")
 def play_random_placement(bits, bbox, p, size, domino, sc, lvl, rng):
     """Play random_placement's choice (the same draw); returns False when the domino is discarded
     (the caller counts it). Skips the action's encoding where it can."""
-    if size == _word64.SIZE:
+    if size == word64.SIZE:
         d, q = _random_word_move(bits, p, domino, rng)
         if d < 0:
             return False
-        lay = bits[p, _word64.LAYOUT]
-        if lay == _word64.START:
-            place(bits, bbox, p, size, domino, _word64.move_action(lay, d, q))
+        lay = bits[p, word64.LAYOUT]
+        if lay == word64.START:
+            place(bits, bbox, p, size, domino, word64.move_action(lay, d, q))
         else:
-            _word64.put_move(bits, bbox, p, domino, d, q)
+            word64.put_move(bits, bbox, p, domino, d, q)
         return True
     action = random_placement(bits, bbox, p, size, domino, sc, lvl, rng)
     if action == DISCARD:
@@ -218,11 +220,11 @@ def place(bits, bbox, p, size, domino, action):
     bbox[p, 1] = max(bbox[p, 1], r, rb)
     bbox[p, 2] = min(bbox[p, 2], c, cb)
     bbox[p, 3] = max(bbox[p, 3], c, cb)
-    if size == _word64.SIZE:
-        _word64.place(bits, bbox, p, domino, r, c, rb, cb)
+    if size == word64.SIZE:
+        word64.place(bits, bbox, p, domino, r, c, rb, cb)
     else:
-        _rows.put_square(bits, p, r, c, TILE_TERRAIN[domino, 0], TILE_CROWNS[domino, 0])
-        _rows.put_square(bits, p, rb, cb, TILE_TERRAIN[domino, 1], TILE_CROWNS[domino, 1])
+        rows.put_square(bits, p, r, c, TILE_TERRAIN[domino, 0], TILE_CROWNS[domino, 0])
+        rows.put_square(bits, p, rb, cb, TILE_TERRAIN[domino, 1], TILE_CROWNS[domino, 1])
 
 
 @kernel
@@ -232,18 +234,18 @@ def put_square(bits, bbox, p, size, r, c, terrain, crowns):
     bbox[p, 1] = max(bbox[p, 1], r)
     bbox[p, 2] = min(bbox[p, 2], c)
     bbox[p, 3] = max(bbox[p, 3], c)
-    if size == _word64.SIZE:
-        _word64.put_square(bits, bbox, p, r, c, terrain, crowns)
+    if size == word64.SIZE:
+        word64.put_square(bits, bbox, p, r, c, terrain, crowns)
     else:
-        _rows.put_square(bits, p, r, c, terrain, crowns)
+        rows.put_square(bits, p, r, c, terrain, crowns)
 
 
 @kernel
 def square(bits, p, size, r, c):
     """terrain * 4 + crowns of grid square (r, c): 0 when empty, 4 * CASTLE for the castle."""
-    if size == _word64.SIZE:
-        return _word64.square(bits, p, r, c)
-    return _rows.square(bits, p, r, c)
+    if size == word64.SIZE:
+        return word64.square(bits, p, r, c)
+    return rows.square(bits, p, r, c)
 
 
 @kernel
@@ -279,37 +281,37 @@ def set_squares(bits, bbox, p, size, squares, n):
 def window(bits, p, size, plane, r0, c0, n):
     """Plane `plane` over the n x n grid squares from (r0, c0) (n <= 7), packed 8 bits a row: bit
     8 * i + j is grid square (r0 + i, c0 + j)."""
-    if size == _word64.SIZE:
-        return _word64.window(bits, p, plane, r0, c0, n)
-    return _rows.window(bits, p, plane, r0, c0, n)
+    if size == word64.SIZE:
+        return word64.window(bits, p, plane, r0, c0, n)
+    return rows.window(bits, p, plane, r0, c0, n)
 
 
 @kernel(inline="always")
 def territory_points(bits, bbox, p, size):
     """Points of the territories (squares x crowns), without bonuses."""
-    if size == _word64.SIZE:
-        return _word64.points(bits, p)
-    return _rows.points(bits, bbox, p)
+    if size == word64.SIZE:
+        return word64.points(bits, p)
+    return rows.points(bits, bbox, p)
 
 
 @kernel
 def score_territories(bits, bbox, p, size):
     """(territory points, largest territory, crowns), without bonuses."""
-    if size == _word64.SIZE:
-        return (_word64.points(bits, p), _word64.largest(bits, p),
+    if size == word64.SIZE:
+        return (word64.points(bits, p), word64.largest(bits, p),
                 popcount(bits[p, CROWN1]) + 2 * popcount(bits[p, CROWN2]))
     crowns = 0
     for r in range(G):
         crowns += popcount(bits[p, CROWN1 * G + r]) + 2 * popcount(bits[p, CROWN2 * G + r])
-    return _rows.points(bits, bbox, p), _rows.largest(bits, bbox, p), crowns
+    return rows.points(bits, bbox, p), rows.largest(bits, bbox, p), crowns
 
 
 @kernel
 def land_squares(bits, p, size):
     """Occupied squares, castle included."""
-    if size == _word64.SIZE:
+    if size == word64.SIZE:
         return popcount(bits[p, OCC])
-    return _rows.land_squares(bits, p)
+    return rows.land_squares(bits, p)
 
 
 @kernel(inline="always")
@@ -337,9 +339,9 @@ def count_holes(bits, bbox, p, size):
     filled are those of the size x size square centred on the castle while the kingdom is centred,
     else those of any size x size square around the kingdom."""
     centered = is_centered(bbox, p, size)
-    if size == _word64.SIZE:
-        return _word64.holes(bits, p, centered)
-    return _rows.holes(bits, bbox, p, size, centered)
+    if size == word64.SIZE:
+        return word64.holes(bits, p, centered)
+    return rows.holes(bits, bbox, p, size, centered)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ N = 1 where they hold one game.
 
 import numpy as np
 
-from kdtourney.engine import _kernels as K
-from kdtourney.engine._base import kernel
+from kdtourney.engine import kernels as K
+from kdtourney.engine.kernel_base import kernel
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
 N_ACTIONS = K.CLAIM_BASE + 49  # Discrete(1049): kdtourney's action numbers, claims 1001..1048

@@ -1,4 +1,4 @@
-"""How kdtourney compiles its kernels: `cached_jit`, which `engine._base.kernel` uses, is
+"""How kdtourney compiles its kernels: `cached_jit`, which `engine.kernel_base.kernel` uses, is
 `numba.njit(cache=True)` with three changes that cut the time of a first run (the README's quick
 start compiled for three minutes), none of which changes the code the kernels run:
 
@@ -13,7 +13,7 @@ start compiled for three minutes), none of which changes the code the kernels ru
   module every kernel it calls, each optimized when it was compiled, and optimized the whole again:
   `mcts_run`'s module holds the greedy bot and half of the engine (`_optimize_kernel_module`).
 
-Where and when a compiled kernel is cached, and when it is stale: kdtourney.engine._jit_cache.
+Where and when a compiled kernel is cached, and when it is stale: kdtourney.engine.jit_cache.
 """
 
 import contextlib
@@ -27,7 +27,7 @@ from numba.core.codegen import CPUCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
-from kdtourney.engine import _jit_cache
+from kdtourney.engine import jit_cache
 
 _HELD = set()  # the kernels whose compile lock this process holds
 _WAITING = [True]  # False inside `busy_raises`
@@ -71,7 +71,7 @@ def compile_lock(dispatcher):
     circle, no two processes wait for each other. Take it under Numba's compiler lock, so that one
     thread of a process at a time takes them (a second open file of the same process would wait for
     the first)."""
-    path = _jit_cache.lock_path(dispatcher)
+    path = jit_cache.lock_path(dispatcher)
     if path is None or dispatcher in _HELD:
         yield
         return

@@ -1,6 +1,6 @@
 """Numba kernels of the built-in search bots: arrays and ints in, arrays and ints out.
 
-Built on the engine kernels (`kdtourney.engine._kernels`, state layout documented there).
+Built on the engine kernels (`kdtourney.engine.kernels`, state layout documented there).
 
 Evaluation keys. A candidate move is ranked by one int64 key, larger is better:
 
@@ -54,18 +54,19 @@ A kingdom is (bits, bbox, p) as in the engine kernels. Work buffers of the greed
 
 import numpy as np
 
-from kdtourney.engine._base import kernel, neighbours, popcount, trailing_zeros
-from kdtourney.engine._kernels import (CENTER, CLAIM_BASE, CROWN1, CROWN2, DIR_COL, DIR_ROW, DISCARD,
-                                       FLAG_HARMONY, FLAG_MIDDLE, FLAG_TIEBREAK_TERRITORY, G,
-                                       MAX_ACTIONS, OCC, PHASE_OVER, PHASE_PLACE, RES_COLS,
-                                       RES_TOTAL, SCRATCH, ST_CUR_ROW, ST_DISCARDS, ST_FLAGS,
-                                       ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE, ST_PLAYER, ST_PLAYERS,
-                                       ST_ROUND, ST_SIZE, ST_SLOT, _word64, apply_action,
-                                       bonus_points, copy_kingdom, count_holes, is_centered,
-                                       legal_moves, moves_to_actions, place, playout_random,
-                                       rand_below, random_action, rank_players, resample_deck,
-                                       score_game, score_totals, territory_points, window)
-from kdtourney.engine._rows import WIDTH as _ROWS_WIDTH
+from kdtourney.engine import word64
+from kdtourney.engine.kernel_base import kernel, neighbours, popcount, trailing_zeros
+from kdtourney.engine.kernels import (CENTER, CLAIM_BASE, CROWN1, CROWN2, DIR_COL, DIR_ROW, DISCARD,
+                                      FLAG_HARMONY, FLAG_MIDDLE, FLAG_TIEBREAK_TERRITORY, G,
+                                      MAX_ACTIONS, OCC, PHASE_OVER, PHASE_PLACE, RES_COLS,
+                                      RES_TOTAL, SCRATCH, ST_CUR_ROW, ST_DISCARDS, ST_FLAGS,
+                                      ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE, ST_PLAYER, ST_PLAYERS,
+                                      ST_ROUND, ST_SIZE, ST_SLOT, apply_action, bonus_points,
+                                      copy_kingdom, count_holes, is_centered, legal_moves,
+                                      moves_to_actions, place, playout_random, rand_below,
+                                      random_action, rank_players, resample_deck, score_game,
+                                      score_totals, territory_points, window)
+from kdtourney.engine.rows import WIDTH as _ROWS_WIDTH
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
 POLICY_RANDOM = 0
@@ -86,7 +87,7 @@ OK_SHIFT = 40
 S2_SHIFT = 20
 S_MASK = (1 << 20) - 1
 
-KINGDOM_WIDTH = max(_ROWS_WIDTH, _word64.WIDTH)  # a work row holds a kingdom of any size
+KINGDOM_WIDTH = max(_ROWS_WIDTH, word64.WIDTH)  # a work row holds a kingdom of any size
 
 
 @kernel(nrt=True)
@@ -136,16 +137,16 @@ _WINDOW_7 = sum(((1 << 7) - 1) << (8 * i) for i in range(7))  # 7x7 squares pack
 @kernel(inline="always")
 def _frame(bits, bbox, p, size, pre, lvl):
     """The kingdom's planes into the frame of row lvl of pre (see above)."""
-    if size == _word64.SIZE:
-        lay = bits[p, _word64.LAYOUT]
+    if size == word64.SIZE:
+        lay = bits[p, word64.LAYOUT]
         for i in range(CROWN2 + 1):
             pre[lvl, i] = bits[p, i]
-        pre[lvl, FR_R0] = _word64.LAY_R0[lay]
-        pre[lvl, FR_C0] = _word64.LAY_C0[lay]
-        pre[lvl, FR_STRIDE] = _word64.LAY_W[lay]
-        pre[lvl, FR_ROWS] = _word64.LAY_H[lay]
-        pre[lvl, FR_COLS] = _word64.LAY_WV[lay]
-        pre[lvl, FR_CENTER] = _word64.LAY_CENTER[lay]
+        pre[lvl, FR_R0] = word64.LAY_R0[lay]
+        pre[lvl, FR_C0] = word64.LAY_C0[lay]
+        pre[lvl, FR_STRIDE] = word64.LAY_W[lay]
+        pre[lvl, FR_ROWS] = word64.LAY_H[lay]
+        pre[lvl, FR_COLS] = word64.LAY_WV[lay]
+        pre[lvl, FR_CENTER] = word64.LAY_CENTER[lay]
         return
     # a 7x7 kingdom is at most 7 squares wide: packed 8 bits a row, bit 7 stays empty
     if is_centered(bbox, p, size):
@@ -293,9 +294,9 @@ def _after_key(pre, lvl, flags, complete, domino, action, points, holes):
 @kernel(inline="always")
 def _placements(bits, bbox, p, size, domino, sc, ac, lvl):
     """The legal placements of `domino` as entries into ac[lvl], in action order; their number."""
-    if size == _word64.SIZE:
-        right, down, left, up = _word64.moves(bits, p, domino)
-        return _word64.write_moves(right, down, left, up, ac, lvl)
+    if size == word64.SIZE:
+        right, down, left, up = word64.moves(bits, p, domino)
+        return word64.write_moves(right, down, left, up, ac, lvl)
     if legal_moves(bits, bbox, p, size, domino, sc, lvl) == 0:
         return 0
     return moves_to_actions(sc, lvl, size, ac, lvl)
@@ -304,7 +305,7 @@ def _placements(bits, bbox, p, size, domino, sc, ac, lvl):
 @kernel(inline="always")
 def _entry_key(pre, plvl, size, flags, complete, domino, entry, points, holes):
     """`_key` of a placement entry of the kingdom framed in row plvl of pre."""
-    if size == _word64.SIZE:
+    if size == word64.SIZE:
         q = entry & 63
         stride = pre[plvl, FR_STRIDE]
         a = 1 << q
@@ -317,8 +318,8 @@ def _entry_key(pre, plvl, size, flags, complete, domino, entry, points, holes):
 @kernel(inline="always")
 def _entry_action(bits, p, size, entry):
     """The place action of a placement entry of kingdom p."""
-    if size == _word64.SIZE:
-        return _word64.move_action(bits[p, _word64.LAYOUT], entry >> 6, entry & 63)
+    if size == word64.SIZE:
+        return word64.move_action(bits[p, word64.LAYOUT], entry >> 6, entry & 63)
     return entry
 
 

@@ -1,22 +1,22 @@
 """Numba kernels of the tree searches (`expectimax`, `mcts`): arrays and ints in, arrays and ints out.
 
-Built on the greedy evaluation and the playouts of `kdtourney.bots._kernels` and on the engine
-kernels (state layout documented in `kdtourney.engine._kernels`).
+Built on the greedy evaluation and the playouts of `kdtourney.bots.kernels` and on the engine
+kernels (state layout documented in `kdtourney.engine.kernels`).
 """
 
 import numpy as np
 
-from kdtourney.bots._kernels import (KINGDOM_WIDTH, MEASURE_MARGIN, S2_SHIFT, S_MASK, best_spot,
-                                     free_claims, greedy_combos, key_points, plan_buffers, playout,
-                                     playout_action, result_value, work_buffers)
-from kdtourney.bots._net_kernels import OUT_MARGIN, OUT_RATIO, net_buffers, net_value
-from kdtourney.engine._base import kernel
-from kdtourney.engine._kernels import (CLAIM_BASE, DISCARD, MAX_ACTIONS, PHASE_CLAIM, PHASE_OVER,
-                                       PHASE_PLACE, RES_COLS, ST_CUR_ROW, ST_DECK, ST_DECK_LEN,
-                                       ST_DECK_POS, ST_DISCARDS, ST_FLAGS, ST_KINGS, ST_LEN,
-                                       ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE, ST_PLAYER, ST_PLAYERS,
-                                       ST_ROUND, ST_ROW_LEN, ST_SIZE, ST_SLOT, apply_action,
-                                       copy_kingdom, place, rand_below, resample_deck)
+from kdtourney.bots.kernels import (KINGDOM_WIDTH, MEASURE_MARGIN, S2_SHIFT, S_MASK, best_spot,
+                                    free_claims, greedy_combos, key_points, plan_buffers, playout,
+                                    playout_action, result_value, work_buffers)
+from kdtourney.bots.net_kernels import OUT_MARGIN, OUT_RATIO, net_buffers, net_value
+from kdtourney.engine.kernel_base import kernel
+from kdtourney.engine.kernels import (CLAIM_BASE, DISCARD, MAX_ACTIONS, PHASE_CLAIM, PHASE_OVER,
+                                      PHASE_PLACE, RES_COLS, ST_CUR_ROW, ST_DECK, ST_DECK_LEN,
+                                      ST_DECK_POS, ST_DISCARDS, ST_FLAGS, ST_KINGS, ST_LEN,
+                                      ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE, ST_PLAYER, ST_PLAYERS,
+                                      ST_ROUND, ST_ROW_LEN, ST_SIZE, ST_SLOT, apply_action,
+                                      copy_kingdom, place, rand_below, resample_deck)
 from kdtourney.engine.tiles import TILE_CROWNS
 
 # ---------------------------------------------------------------------------------------------
@@ -288,7 +288,7 @@ def expecti_move(bits, bbox, st, me, places, claims, root_keys, k, depth, width,
 # visits, so that the root children are compared on the same deals.
 #
 # Evaluation of a new leaf (`evaluation`): EVAL_PLAYOUT, the result of a playout to the end;
-# EVAL_NET, the value network (`_net_kernels`) after a playout of `depth` more rounds (0: at the
+# EVAL_NET, the value network (`net_kernels`) after a playout of `depth` more rounds (0: at the
 # leaf; the result itself when the game ends first); EVAL_MIX, (1 - net_share) playout result +
 # net_share network at the leaf. The network's value is in the measure's units: its margin as
 # MEASURE_MARGIN has it, or its ratio (the bot allows no other measure with a network).

@@ -1,7 +1,7 @@
 """Numba kernels of the learned evaluation: a position's features and the value network on them.
 
-Built on the engine kernels (state layout in `kdtourney.engine._kernels`); only 5x5 kingdoms (the
-64-bit words of `_word64`), the sizes the shipped networks know.
+Built on the engine kernels (state layout in `kdtourney.engine.kernels`); only 5x5 kingdoms (the
+64-bit words of `word64`), the sizes the shipped networks know.
 
 Features of a position for a viewer (`features`), FEATURES_PER_PLAYER per player, the viewer
 first, then the others by current score (highest first, ties in seat order after the viewer),
@@ -31,16 +31,16 @@ module globals (Numba would freeze them into its cache).
 
 import numpy as np
 
-from kdtourney.bots._kernels import (MEASURE_RATIO, S2_SHIFT, S_MASK, plan_buffers, playout,
-                                     result_value, spot_keys, work_buffers)
-from kdtourney.engine import _word64
-from kdtourney.engine._base import CROWN1, CROWN2, OCC, kernel, neighbours, popcount
-from kdtourney.engine._kernels import (PHASE_CLAIM, PHASE_OVER, PHASE_PLACE, RES_COLS, RES_TOTAL,
-                                       ST_CUR_OWNER, ST_CUR_ROW, ST_DECK, ST_DECK_LEN, ST_DECK_POS,
-                                       ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE,
-                                       ST_PLAYER, ST_PLAYERS, ST_ROUND, ST_ROW_LEN, ST_SIZE,
-                                       ST_SLOT, apply_action, count_holes, is_centered,
-                                       legal_actions, resample_deck, score_totals)
+from kdtourney.bots.kernels import (MEASURE_RATIO, S2_SHIFT, S_MASK, plan_buffers, playout,
+                                    result_value, spot_keys, work_buffers)
+from kdtourney.engine import word64
+from kdtourney.engine.kernel_base import CROWN1, CROWN2, OCC, kernel, neighbours, popcount
+from kdtourney.engine.kernels import (PHASE_CLAIM, PHASE_OVER, PHASE_PLACE, RES_COLS, RES_TOTAL,
+                                      ST_CUR_OWNER, ST_CUR_ROW, ST_DECK, ST_DECK_LEN, ST_DECK_POS,
+                                      ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE,
+                                      ST_PLAYER, ST_PLAYERS, ST_ROUND, ST_ROW_LEN, ST_SIZE, ST_SLOT,
+                                      apply_action, count_holes, is_centered, legal_actions,
+                                      resample_deck, score_totals)
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
 # per player
@@ -86,10 +86,10 @@ def _add_domino(out, at, d):
 @kernel(inline="always")
 def _kingdom(bits, bbox, st, p, out, at, score):
     """The kingdom features of player p into out[at:]; score: its score now."""
-    lay = bits[p, _word64.LAYOUT]
-    w = _word64.LAY_W[lay]
+    lay = bits[p, word64.LAYOUT]
+    w = word64.LAY_W[lay]
     occ = bits[p, OCC]
-    free = bits[p, _word64.ALLOWED] & ~occ
+    free = bits[p, word64.ALLOWED] & ~occ
     crown1 = bits[p, CROWN1]
     crown2 = bits[p, CROWN2]
     crowns_any = crown1 | crown2
@@ -126,7 +126,7 @@ def _kingdom(bits, bbox, st, p, out, at, score):
         out[base + 2] = tp
         out[base + 3] = popcount(neighbours(crowned, w) & free)
         out[base + 4] = popcount(neighbours(land & ~crowned, w) & free)
-    size = _word64.SIZE
+    size = word64.SIZE
     out[at + P_SCORE] = score
     out[at + P_POINTS] = points
     out[at + P_LAND] = popcount(occ) - 1
@@ -155,7 +155,7 @@ def features(bits, bbox, st, viewer, out, res, order, dominoes, keys, kb, bb, sc
     """The features of the position for seat `viewer` into out float32[n_features(players)] (see
     the module docstring). Scratch: res int64[players, RES_COLS], order int64[players], dominoes
     and keys int64[52], and the greedy evaluation's work buffers (kb, bb, sc, ac:
-    bots._kernels.work_buffers())."""
+    bots.kernels.work_buffers())."""
     players = st[ST_PLAYERS]
     for i in range(out.shape[0]):
         out[i] = 0.0

@@ -19,15 +19,16 @@ pair of allowed squares linked only by wrapping is never next to the kingdom: th
 placements below never contain one. Counting one-square holes over the allowed rectangle (up to
 9 wide) masks the row ends instead; the centred 5x5 window is narrow enough not to need it.
 
-Storage of kingdom p: bits[p, plane] for the planes of `_base`, bits[p, ALLOWED] the allowed
+Storage of kingdom p: bits[p, plane] for the planes of `kernel_base`, bits[p, ALLOWED] the allowed
 squares, bits[p, LAYOUT] the layout.
 """
 
 import numpy as np
 
-from kdtourney.engine._base import (CENTER, CROWN1, CROWN2, G, NEAR, OCC, PLANES, TILE_SYMMETRIC,
-                                    kernel, largest_territory, lshr, neighbours, popcount,
-                                    select_bit, terrain_points, trailing_zeros)
+from kdtourney.engine.kernel_base import (CENTER, CROWN1, CROWN2, G, NEAR, OCC, PLANES,
+                                          TILE_SYMMETRIC, kernel, largest_territory, lshr,
+                                          neighbours, popcount, select_bit, terrain_points,
+                                          trailing_zeros)
 from kdtourney.engine.tiles import CASTLE, TILE_CROWNS, TILE_TERRAIN
 
 ALLOWED = PLANES

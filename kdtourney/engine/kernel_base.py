@@ -13,11 +13,11 @@ The planes of a kingdom, each a set of squares:
     NEAR + t      squares orthogonally next to terrain t or to the castle, so that the legal
                   placements are a few mask operations
 
-How a kingdom stores them depends on its size (`_word64` for 5x5, `_rows` for 7x7).
+How a kingdom stores them depends on its size (`word64` for 5x5, `rows` for 7x7).
 
 A word of squares lays rows out one after the other, `stride` bits apart, without guard bits: a
 shift by one carries the last square of a row into the next row's first. Callers keep such
-"wrapped neighbours" out of what they count (`_word64` explains why its layouts never meet them).
+"wrapped neighbours" out of what they count (`word64` explains why its layouts never meet them).
 """
 
 import numpy as np
@@ -28,7 +28,7 @@ from numba.core import cgutils, config
 from numba.core.codegen import get_host_cpu_features
 from numba.core.extending import intrinsic
 
-from kdtourney.engine import _jit
+from kdtourney.engine import jit
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
 G = 13
@@ -63,8 +63,9 @@ TILE_SYMMETRIC.flags.writeable = False
 
 
 def kernel(function=None, *, inline="never", nrt=False, fastmath=False):
-    """Decorator of a kernel: `njit(cache=True)` as kdtourney compiles (kdtourney.engine._jit.cached_jit:
-    one specialisation per argument type, compiled by one process while the others load it).
+    """Decorator of a kernel: `njit(cache=True)` as kdtourney compiles
+    (kdtourney.engine.jit.cached_jit: one specialisation per argument type, compiled by one process
+    while the others load it).
 
     Without `nrt`, a kernel allocates nothing and is compiled without Numba's reference counting:
     array arguments of inlined helpers would otherwise be counted in and out in the hot loops (an
@@ -84,7 +85,7 @@ def kernel(function=None, *, inline="never", nrt=False, fastmath=False):
 
     def decorate(f):
         fast = {"fastmath": True} if fastmath else {}  # the default left out: no other kernel changes
-        return _jit.cached_jit(f, forceinline=inline == "always", _nrt=nrt, **fast)
+        return jit.cached_jit(f, forceinline=inline == "always", _nrt=nrt, **fast)
     return decorate if function is None else decorate(function)
 
 

@@ -10,11 +10,12 @@ So kdtourney's own kernels always cache where Numba caches a read-only package: 
 cache folder (`~/.cache/numba` on Linux, or `$XDG_CACHE_HOME/numba`), in one subfolder per source
 folder, so every installation keeps its own cache. A `NUMBA_CACHE_DIR` set by the user still wins,
 and other packages' functions are left to Numba's usual rules. Kernels are made by
-`kdtourney.engine._jit.cached_jit` (through `engine._base.kernel`), which imports this module first.
+`kdtourney.engine.jit.cached_jit` (through `engine.kernel_base.kernel`), which imports this
+module first.
 
 Numba checks a cached kernel against its own source file only, yet a kernel has the kernels it
 calls and the constants it reads (the tile table among them) compiled into it: after an edit to
-`engine/_kernels.py`, or an upgrade that changes it, `mcts_run` in `bots/_search_kernels.py` would
+`engine/kernels.py`, or an upgrade that changes it, `mcts_run` in `bots/search_kernels.py` would
 load from the cache with the old engine inside. So a kernel's stamp here also holds a digest of
 the sources compiled into it (`compiled_sources`): its own file, every kdtourney file that file
 imports, at any depth, and their data files. An edit to the engine recompiles every kernel built
