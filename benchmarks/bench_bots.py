@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from kdtourney.arena.match import play_match
+from kdtourney.bots import bench_kernels
 from kdtourney.bots import kernels as BK
 from kdtourney.bots.base import Bot
 from kdtourney.bots.greedy import GreedyBot
@@ -240,18 +241,18 @@ def speed(seconds=2.0):
     bits, bbox, st = game.arrays
     rng = rng_state(7)
     for name, policy in BK.POLICIES.items():
-        BK.playout_speed(bits, bbox, st, 2, policy, rng)
+        bench_kernels.playout_speed(bits, bbox, st, 2, policy, rng)
         n = 64
         while True:
             t0 = time.perf_counter()
-            BK.playout_speed(bits, bbox, st, n, policy, rng)
+            bench_kernels.playout_speed(bits, bbox, st, n, policy, rng)
             dt = time.perf_counter() - t0
             if dt > seconds / 4:
                 break
             n *= 2
         reps = max(1, int(n * seconds / dt))
         t0 = time.perf_counter()
-        BK.playout_speed(bits, bbox, st, reps, policy, rng)
+        bench_kernels.playout_speed(bits, bbox, st, reps, policy, rng)
         print(f"playouts_per_s[{name}, 4 players, from start, 1 core]: "
               f"{reps / (time.perf_counter() - t0):,.0f}", flush=True)
 

@@ -38,6 +38,7 @@ from numba import njit
 
 from kdtourney.engine import Rules, warm_up
 from kdtourney.engine import kernels as K
+from kdtourney.engine.bench_kernels import random_games
 from kdtourney.engine.game import header_of, rng_state
 
 RULES = Rules(players=4, harmony=True, middle_kingdom=True)
@@ -135,7 +136,7 @@ class Engine:
 
     def game_ns(self, games):
         t = self.clock()
-        K.random_games(self.header, games, rng_state(1), self.res)
+        random_games(self.header, games, rng_state(1), self.res)
         return (self.clock() - t) * 1e9 / games
 
     def parts(self, reps):
@@ -191,15 +192,16 @@ def standalone(seconds):
     print(f"full_scorings_per_s: {1e9 / parts['full_scoring']:,.0f}")
 
     from kdtourney.bots import kernels as B  # the playout policies live with the bots
+    from kdtourney.bots.bench_kernels import playout_speed
     from kdtourney.engine import Game
     bits, bbox, st = Game(RULES, 3).arrays
     for name, policy in (("random", B.POLICY_RANDOM), ("greedy", B.POLICY_GREEDY)):
-        B.playout_speed(bits, bbox, st, 2, policy, rng_state(0))
+        playout_speed(bits, bbox, st, 2, policy, rng_state(0))
         reps = 5000 if policy == B.POLICY_RANDOM else 500
 
         def run():
             t = time.perf_counter()
-            B.playout_speed(bits, bbox, st, reps, policy, rng_state(4))
+            playout_speed(bits, bbox, st, reps, policy, rng_state(4))
             return (time.perf_counter() - t) / reps
         print(f"{name}_playouts_4p_per_s: {1 / best_of(run, seconds):,.0f}")
 

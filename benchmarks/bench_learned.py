@@ -32,8 +32,8 @@ from bench_bots import Counting, Point, gain_line, load  # noqa: E402
 
 from kdtourney.arena.match import play_match  # noqa: E402
 from kdtourney.bots.greedy import GreedyBot  # noqa: E402
+from kdtourney.bots import bench_kernels  # noqa: E402
 from kdtourney.bots import kernels as BK  # noqa: E402
-from kdtourney.bots import net_kernels as NK  # noqa: E402
 from kdtourney.bots.registry import BotRegistry  # noqa: E402
 from kdtourney.bots.valuenet import SHIPPED, network_for  # noqa: E402
 from kdtourney.engine import Game, Rules  # noqa: E402
@@ -97,8 +97,9 @@ def speed(rules, weights, seconds=1.0):
         for _ in range(decisions):
             game.apply(game.legal_actions()[0])
         bits, bbox, st = game.arrays
-        t_net = per_call(lambda n: NK.value_speed(bits, bbox, st, net.arrays, n))
-        t_play = per_call(lambda n: BK.playout_speed(bits, bbox, st, n, BK.POLICY_GREEDY, rng_state(1)))
+        t_net = per_call(lambda n: bench_kernels.value_speed(bits, bbox, st, net.arrays, n))
+        t_play = per_call(lambda n: bench_kernels.playout_speed(bits, bbox, st, n, BK.POLICY_GREEDY,
+                                                                rng_state(1)))
         print(f"cost after {decisions} decisions ({rules.players} players, 1 core): network "
               f"{t_net * 1e6:.1f} us an evaluation, greedy playout {t_play * 1e6:.1f} us: "
               f"a playout costs {t_play / t_net:.1f} evaluations", flush=True)

@@ -37,6 +37,7 @@ import numpy as np
 
 from kdtourney.bots import kernels as BK
 from kdtourney.bots import net_kernels as NK
+from kdtourney.bots import train_kernels
 from kdtourney.bots.greedy import GreedyBot
 from kdtourney.bots.mcts import MCTSBot
 from kdtourney.bots.valuenet import ValueNet
@@ -88,8 +89,8 @@ def play_game(task):
         if kind == "playouts" and decision in at:  # the position itself, for its player
             y = np.zeros((1, 2))
             none = np.full(1, -1, dtype=np.int64)
-            NK.playout_labels(bits, bbox, st, p, none, none, 1, args.playouts, BK.POLICY_GREEDY,
-                              int(rng.integers(1 << 62)), y)
+            train_kernels.playout_labels(bits, bbox, st, p, none, none, 1, args.playouts,
+                                         BK.POLICY_GREEDY, int(rng.integers(1 << 62)), y)
             states.append((bits.copy(), bbox.copy(), st.copy()))
             viewers.append(p)
             labels.append(y[0])
@@ -103,8 +104,8 @@ def play_game(task):
                                      replace=False).tolist()
             pl, cl = places[chosen].copy(), claims[chosen].copy()
             y = np.zeros((len(chosen), 2))
-            NK.playout_labels(bits, bbox, st, p, pl, cl, len(chosen), args.playouts, BK.POLICY_GREEDY,
-                              int(rng.integers(1 << 62)), y)
+            train_kernels.playout_labels(bits, bbox, st, p, pl, cl, len(chosen), args.playouts,
+                                         BK.POLICY_GREEDY, int(rng.integers(1 << 62)), y)
             for i in range(len(chosen)):
                 b, x, s = bits.copy(), bbox.copy(), st.copy()
                 K.apply_action(b, x, s, pl[i])
@@ -142,7 +143,7 @@ def generate(rules, args):
 def features_of(data):
     """The features of every position (the kernel the bots evaluate with)."""
     out = np.zeros((len(data["labels"]), NK.n_features(data["bits"].shape[1])), dtype=np.float32)
-    NK.observe_all(data["bits"], data["bbox"], data["st"], data["viewers"], out)
+    train_kernels.observe_all(data["bits"], data["bbox"], data["st"], data["viewers"], out)
     return out
 
 

@@ -631,28 +631,6 @@ def result_value(bits, bbox, st, me, measure, res, ranks):
     return 1.0 if first == 1 else 0.5
 
 
-@kernel(nrt=True)
-def playout_speed(bits, bbox, st, n, policy, rng):
-    """Run n playouts from a position (fresh deck order each); returns the sum of seat 0's scores."""
-    kb, bb, sc, ac = work_buffers()
-    fb = plan_buffers()
-    b = bits.copy()
-    x = bbox.copy()
-    s = st.copy()
-    res = np.zeros((st[ST_PLAYERS], RES_COLS), dtype=np.int64)
-    total = 0
-    for _ in range(n):
-        b[:] = bits
-        x[:] = bbox
-        s[:] = st
-        fb[0][:] = -1
-        resample_deck(s, rng)
-        playout(b, x, s, rng, policy, 0, fb, kb, bb, sc, ac)
-        score_totals(b, x, s, res)
-        total += res[0, RES_TOTAL]
-    return total
-
-
 # ---------------------------------------------------------------------------------------------
 # Flat Monte Carlo
 

@@ -31,8 +31,7 @@ module globals (Numba would freeze them into its cache).
 
 import numpy as np
 
-from kdtourney.bots.kernels import (MEASURE_RATIO, S2_SHIFT, S_MASK, plan_buffers, playout,
-                                    result_value, spot_keys, work_buffers)
+from kdtourney.bots.kernels import S2_SHIFT, S_MASK, spot_keys, work_buffers
 from kdtourney.engine import word64
 from kdtourney.engine.kernel_base import CROWN1, CROWN2, OCC, kernel, neighbours, popcount
 from kdtourney.engine.kernels import (PHASE_CLAIM, PHASE_OVER, PHASE_PLACE, RES_COLS, RES_TOTAL,
@@ -40,7 +39,7 @@ from kdtourney.engine.kernels import (PHASE_CLAIM, PHASE_OVER, PHASE_PLACE, RES_
                                       ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE,
                                       ST_PLAYER, ST_PLAYERS, ST_ROUND, ST_ROW_LEN, ST_SIZE, ST_SLOT,
                                       apply_action, count_holes, is_centered, legal_actions,
-                                      resample_deck, score_totals)
+                                      score_totals)
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
 # per player
@@ -339,56 +338,3 @@ def best_successor(bits, bbox, st, net, buffers, sc, actions, values):
         if values[i] > values[best]:
             best = i
     return actions[0, best], n
-
-
-@kernel(nrt=True)
-def value_speed(bits, bbox, st, net, n):
-    """n evaluations of the position for seat 0 (for benchmarks/bench_learned.py --speed)."""
-    buffers = net_buffers(net, st[ST_PLAYERS])
-    total = 0.0
-    for _ in range(n):
-        total += net_value(bits, bbox, st, 0, net, buffers, OUT_MARGIN)
-    return total
-
-
-@kernel(nrt=True)
-def playout_labels(bits, bbox, st, me, places, claims, m, n, policy, seed, out):
-    """Training targets of the positions after the player to act (`me`) plays (places[i],
-    claims[i]) (-1: none), i < m: the mean final margin and mean own / (own + best other) of n
-    playouts of `policy` from it, each from a fresh deal of the unseen dominoes, into out[i, 0:2]."""
-    kb, bb, sc, ac = work_buffers()
-    fb = plan_buffers()
-    rng = np.zeros(1, dtype=np.uint64)
-    rng[0] = np.uint64(seed)
-    res = np.zeros((st[ST_PLAYERS], RES_COLS), dtype=np.int64)
-    ranks = np.zeros(st[ST_PLAYERS], dtype=np.int64)
-    b = bits.copy()
-    x = bbox.copy()
-    s = st.copy()
-    for i in range(m):
-        margin = 0.0
-        ratio = 0.0
-        for _ in range(n):
-            b[:] = bits
-            x[:] = bbox
-            s[:] = st
-            fb[0][:] = -1
-            resample_deck(s, rng)
-            if places[i] >= 0:
-                apply_action(b, x, s, places[i])
-            if claims[i] >= 0:
-                apply_action(b, x, s, claims[i])
-            playout(b, x, s, rng, policy, me, fb, kb, bb, sc, ac)
-            margin += final_margin(b, x, s, me, res)
-            ratio += result_value(b, x, s, me, MEASURE_RATIO, res, ranks)
-        out[i, 0] = margin / n
-        out[i, 1] = ratio / n
-
-
-@kernel(nrt=True)
-def observe_all(bits, bbox, st, viewers, out):
-    """The features of position i (bits[i], bbox[i], st[i]) for seat viewers[i] into out[i]."""
-    _, res, order, dominoes, keys, kb, bb, sc, ac = feature_buffers(bits.shape[1])
-    for i in range(bits.shape[0]):
-        features(bits[i], bbox[i], st[i], viewers[i], out[i], res, order, dominoes, keys, kb, bb,
-                 sc, ac)

@@ -48,7 +48,8 @@ a Python bot, `source_sha256` hashes:
   table), and the data files they list in `KDTOURNEY_FILES` (the value networks' weights); the
   registry, which finds bots and never plays, left out. The engine decides what a bot sees and may do, the kernels
   how it searches; the arena and report do not change how a bot plays. So a new kernel or network
-  changes the identity of the bots that use it only.
+  changes the identity of the bots that use it only (the kernels only the benchmarks and the
+  training run live in modules no bot imports: `bench_kernels`, `train_kernels`).
 For a TOML bot (kind "kdtp"): the command as declared, a sha256 over every file it can read when
 it runs (its own files: its subfolder, or in a bots folder shared with other bots its TOML file and
 what it names there; what its command resolves to; the TOML's `files`), and the name and version

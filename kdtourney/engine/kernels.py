@@ -692,23 +692,3 @@ def new_game_arrays(header):
     st[:ST_CUR_ROW] = header
     return (np.zeros((players, kingdom_width(header[ST_SIZE])), dtype=np.int64),
             np.zeros((players, 4), dtype=np.int64), st)
-
-
-@kernel(nrt=True)
-def random_games(header, n_games, rng, res):
-    """Play n_games uniformly random games from scratch (deck, picks, moves) and score them as a
-    playout does (`score_totals`).
-
-    header: int64[ST_CUR_ROW] state header (players, size, row length, kings, deck length, flags);
-    res: int64[players, RES_COLS], the totals summed over the games (so the work cannot be
-    optimised away).
-    """
-    bits, bbox, st = new_game_arrays(header)
-    sc = scratch(1)
-    one = np.zeros((header[ST_PLAYERS], RES_COLS), dtype=np.int64)
-    for _ in range(n_games):
-        st[:ST_CUR_ROW] = header
-        init_game(bits, bbox, st, rng)
-        playout_random(bits, bbox, st, sc, rng)
-        score_totals(bits, bbox, st, one)
-        res += one

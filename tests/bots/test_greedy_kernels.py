@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kdtourney.bots import bench_kernels
 from kdtourney.bots import kernels as BK
 from kdtourney.bots.expectimax import ExpectimaxBot
 from kdtourney.bots.greedy import GreedyBot
@@ -86,7 +87,7 @@ def position_records(rules, seed):
         rec["fast_greedy"] = [int(a), str(int(rng[0]))]
         if step % 8 == 0:
             rng = rng_state(2000 + step)
-            rec["playouts"] = [int(BK.playout_speed(bits, bbox, st, 2, policy, rng))
+            rec["playouts"] = [int(bench_kernels.playout_speed(bits, bbox, st, 2, policy, rng))
                                for policy in (BK.POLICY_GREEDY, BK.POLICY_PLAYER_GREEDY)]
             rec["playouts_rng"] = str(int(rng[0]))
         out.append(rec)

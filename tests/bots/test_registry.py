@@ -1,9 +1,11 @@
 """The bot registry: discovery in folders, the environment and ./bots, entry points; broken and
 duplicate modules; entrant specs; shipping folder modules to a worker."""
 
+import json
 import os
 import pickle
 import shutil
+import subprocess
 import sys
 import textwrap
 from importlib import metadata
@@ -489,6 +491,57 @@ def test_identity_is_the_code_not_the_place(tmp_path):
     assert builtin["origin"] == "built-in" and builtin["digest"] != first["digest"]
     with pytest.raises(EntrantError, match="unknown bot"):
         one.identity("nobot")
+
+
+# run on a copy of the package (argv[1]): every built-in bot's digest, then again after each edit
+# (argv[2]: [file under the package, old text, new text], in order)
+_DIGESTS_AFTER_EDITS = """
+import json
+import sys
+from pathlib import Path
+
+from kdtourney.bots import registry
+
+package = Path(registry.__file__).parent.parent
+assert package == Path(sys.argv[1]), package  # the copy, not the installed package
+
+
+def digests():
+    registry.builtin_sha256.cache_clear()
+    reg = registry.BotRegistry(env=False, cwd=False, entry_points=False)
+    return {name: reg.identity(name)["digest"] for name in reg.bots}
+
+
+seen = [digests()]
+for name, old, new in json.loads(sys.argv[2]):
+    text = (package / name).read_text()
+    assert old in text, (name, old)
+    (package / name).write_text(text.replace(old, new, 1))
+    seen.append(digests())
+print(json.dumps(seen))
+"""
+
+
+def test_a_builtin_bots_identity_leaves_out_the_benchmark_and_training_kernels(tmp_path):
+    """Editing a kernel that only the benchmarks or the training of a network run changes no
+    built-in bot's identity (a ladder would otherwise see a new mcts); editing one mcts searches
+    with changes mcts's, and not greedy's."""
+    package = Path(registry_module.__file__).parent.parent
+    copy = tmp_path / "src" / "kdtourney"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    edits = [("engine/bench_kernels.py", "res += one", "res -= one"),
+             ("bots/bench_kernels.py", "total = 0\n", "total = 1\n"),
+             ("bots/train_kernels.py", "out[i, 0] = margin / n", "out[i, 0] = margin / n / 2"),
+             ("bots/search_kernels.py", "    useed = np.uint64(seed)\n",
+              "    useed = np.uint64(seed + 1)\n")]
+    env = dict(os.environ, PYTHONPATH=str(copy.parent))
+    done = subprocess.run([sys.executable, "-c", _DIGESTS_AFTER_EDITS, str(copy), json.dumps(edits)],
+                          env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    before, *helpers, searched = json.loads(done.stdout)
+    assert {"mcts", "greedy", "mce", "expectimax", "value-greedy", "random"} <= set(before)
+    assert helpers == [before] * 3
+    assert searched["mcts"] != before["mcts"] and searched["greedy"] == before["greedy"]
 
 
 def test_identity_of_an_entry_point_is_its_package(tmp_path, monkeypatch):
