@@ -2,10 +2,9 @@
 
     python benchmarks/bench_first_run.py [--runs 3] [--sandbox] [--workers N]
 
-Runs `kdtourney run --bots mcts:iterations=200,greedy,random --players 4 --games 36 --seed 1` (the
-README's quick start, report included) in a fresh process with an empty Numba cache, as on a fresh
-machine or in a fresh clone (`cold_*`), then the same command again on the cache it filled
-(`warm_*`). `--sandbox` plays it sandboxed (every bot served in its own bubblewrap sandbox, which
+Runs the tournament of the README's quick start (its `kdtourney run` command, report included)
+in a fresh process with an empty Numba cache, as on a fresh machine or in a fresh clone
+(`cold_*`), then the same command again on the cache it filled (`warm_*`). `--sandbox` plays it sandboxed (every bot served in its own bubblewrap sandbox, which
 takes a copy of the compiled kernels as it starts).
 
 Wall seconds are what a user waits. CPU seconds (user and system, of the command and every
@@ -20,7 +19,9 @@ beyond the warm one's. `same_games` checks that both runs stored the same games.
 import argparse
 import ctypes
 import os
+import re
 import resource
+import shlex
 import sqlite3
 import statistics
 import subprocess
@@ -31,8 +32,15 @@ from datetime import datetime
 from pathlib import Path
 
 PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
-QUICK_START = ["run", "--bots", "mcts:iterations=200,greedy,random", "--players", "4", "--games",
-               "36", "--seed", "1"]
+def quick_start() -> list[str]:
+    """The arguments of the README's quick start tournament: its first command's `kdtourney run`."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    first = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    return shlex.split(first.split("&& kdtourney ", 1)[1])
+
+
+QUICK_START = quick_start()
 
 
 def adopt_descendants() -> None:
