@@ -522,16 +522,17 @@ print(json.dumps(seen))
 """
 
 
-def test_a_builtin_bots_identity_leaves_out_the_benchmark_and_training_kernels(tmp_path):
-    """Editing a kernel that only the benchmarks or the training of a network run changes no
-    built-in bot's identity (a ladder would otherwise see a new mcts); editing one mcts searches
-    with changes mcts's, and not greedy's."""
+def test_a_builtin_bots_identity_leaves_out_benchmarks_training_and_compiling(tmp_path):
+    """Editing a kernel that only the benchmarks or the training of a network run, or how kernels
+    are compiled, changes no built-in bot's identity (a ladder would otherwise see a new mcts);
+    editing one mcts searches with changes mcts's, and not greedy's."""
     package = Path(registry_module.__file__).parent.parent
     copy = tmp_path / "src" / "kdtourney"
     shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
     edits = [("engine/bench_kernels.py", "res += one", "res -= one"),
              ("bots/bench_kernels.py", "total = 0\n", "total = 1\n"),
              ("bots/train_kernels.py", "out[i, 0] = margin / n", "out[i, 0] = margin / n / 2"),
+             ("engine/jit.py", "BIG_FUNCTION = 1000", "BIG_FUNCTION = 2000"),
              ("bots/search_kernels.py", "    useed = np.uint64(seed)\n",
               "    useed = np.uint64(seed + 1)\n")]
     env = dict(os.environ, PYTHONPATH=str(copy.parent))
@@ -540,7 +541,7 @@ def test_a_builtin_bots_identity_leaves_out_the_benchmark_and_training_kernels(t
     assert done.returncode == 0, done.stderr
     before, *helpers, searched = json.loads(done.stdout)
     assert {"mcts", "greedy", "mce", "expectimax", "value-greedy", "random"} <= set(before)
-    assert helpers == [before] * 3
+    assert helpers == [before] * 4
     assert searched["mcts"] != before["mcts"] and searched["greedy"] == before["greedy"]
 
 
