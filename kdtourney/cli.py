@@ -4,6 +4,7 @@ import atexit
 import contextlib
 import gc
 import os
+import sys
 
 import click
 
@@ -40,6 +41,11 @@ class _Commands(click.Group):
         except KeyboardInterrupt:  # one the command did not handle (it was not playing): 130
             click.echo("interrupted", err=True)
             ctx.exit(130)
+        except ImportError as exc:  # an untested Numba, refused as the engine is imported
+            check = sys.modules.get("kdtourney.engine.numba_version")
+            if not isinstance(exc, getattr(check, "NumbaVersionError", ())):
+                raise
+            raise _CommandError(str(exc)) from None
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})

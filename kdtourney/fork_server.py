@@ -7,7 +7,10 @@ them and the command's first workers fork as soon as it asks for them.
 """
 
 import multiprocessing as mp
+import os
 from multiprocessing import forkserver
+
+NUMBA_QUIET = "KDTOURNEY_NUMBA_QUIET"  # engine/numba_version.py's QUIET (importing it is not light)
 
 
 def worker_context():
@@ -20,4 +23,8 @@ def worker_context():
 def start() -> None:
     """Start the fork server now, without waiting for it (it ends with this process)."""
     worker_context()
-    forkserver.ensure_running()
+    os.environ[NUMBA_QUIET] = "1"  # its imports check Numba too: the command warns for both
+    try:
+        forkserver.ensure_running()
+    finally:
+        del os.environ[NUMBA_QUIET]

@@ -47,10 +47,11 @@ a Python bot, `source_sha256` hashes:
   kernels' cache stamps count them, `kdtourney.engine.jit_cache.compiled_sources`: the tile table),
   and the data files they list in `KDTOURNEY_FILES` (the value networks' weights); left out, what
   never decides a move: the registry, which finds bots, and how the kernels are compiled and cached
-  (`engine/jit.py`, `engine/jit_cache.py`), which changes no result. The engine decides what a bot
-  sees and may do, the kernels how it searches; the arena and report do not change how a bot plays.
-  So a new kernel or network changes the identity of the bots that use it only (the kernels only the
-  benchmarks and the training run live in modules no bot imports: `bench_kernels`, `train_kernels`).
+  (`engine/jit.py`, `engine/jit_cache.py`, `engine/numba_version.py`: the Numba versions tested),
+  which changes no result. The engine decides what a bot sees and may do, the kernels how it
+  searches; the arena and report do not change how a bot plays. So a new kernel or network changes
+  the identity of the bots that use it only (the kernels only the benchmarks and the training run
+  live in modules no bot imports: `bench_kernels`, `train_kernels`).
 For a TOML bot (kind "kdtp"): the command as declared, a sha256 over every file it can read when
 it runs (its own files: its subfolder, or in a bots folder shared with other bots its TOML file and
 what it names there; what its command resolves to; the TOML's `files`), and the name and version
@@ -124,7 +125,8 @@ class BotsDirError(ValueError):
 CODE_FIELDS = {"python": ("source_sha256",),
                "kdtp": ("command", "files_sha256", "bot_name", "bot_version")}
 # built-in sources that never decide a move: finding bots, compiling and caching kernels
-_NOT_PLAYING = ("bots/registry.py", "bots/files.py", "engine/jit.py", "engine/jit_cache.py")
+_NOT_PLAYING = ("bots/registry.py", "bots/files.py", "engine/jit.py", "engine/jit_cache.py",
+                "engine/numba_version.py")
 
 
 def code_digest(identity: dict) -> str:

@@ -27,7 +27,7 @@ from numba.core.codegen import CPUCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher
 
-from kdtourney.engine import jit_cache
+from kdtourney.engine import jit_cache  # first: it checks Numba's version before any patch
 
 _HELD = set()  # the kernels whose compile lock this process holds
 _WAITING = [True]  # False inside `busy_raises`

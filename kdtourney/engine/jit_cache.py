@@ -31,14 +31,13 @@ from pathlib import Path
 
 from numba.core import caching
 
+from kdtourney.engine import numba_version
+
+numba_version.check()  # before this module's and jit's patches of Numba
+
 _NAME = __name__.partition(".")[0]  # "kdtourney"
 # the package's own folder (imported before any of its modules), wherever this module lies in it
 _PACKAGE = os.path.dirname(os.path.abspath(sys.modules[_NAME].__file__)) + os.sep
-# the public names since Numba 0.62, the private ones before
-_UserWideCacheLocator = getattr(caching, "UserWideCacheLocator", None) \
-    or getattr(caching, "_UserWideCacheLocator")
-_UserProvidedCacheLocator = getattr(caching, "UserProvidedCacheLocator", None) \
-    or getattr(caching, "_UserProvidedCacheLocator")
 
 
 def _module_file(name: str) -> Path | None:
@@ -141,11 +140,11 @@ class _CompiledSourcesStamp:
         return super().get_source_stamp(), _digest(os.path.abspath(self._py_file))
 
 
-class PackageCacheLocator(_CompiledSourcesStamp, _UserWideCacheLocator):
+class PackageCacheLocator(_CompiledSourcesStamp, caching.UserWideCacheLocator):
     """Numba's user-wide cache locator, for the functions of kdtourney's own source files only."""
 
 
-class PackageCacheDirLocator(_CompiledSourcesStamp, _UserProvidedCacheLocator):
+class PackageCacheDirLocator(_CompiledSourcesStamp, caching.UserProvidedCacheLocator):
     """Numba's locator of a NUMBA_CACHE_DIR (set by the user, or by the sandbox, which hands its
     bots a copy of the cache there), with the same stamps as PackageCacheLocator."""
 

@@ -533,6 +533,8 @@ def test_a_builtin_bots_identity_leaves_out_benchmarks_training_and_compiling(tm
              ("bots/bench_kernels.py", "total = 0\n", "total = 1\n"),
              ("bots/train_kernels.py", "out[i, 0] = margin / n", "out[i, 0] = margin / n / 2"),
              ("engine/jit.py", "BIG_FUNCTION = 1000", "BIG_FUNCTION = 2000"),
+             ("engine/numba_version.py", "TESTED = ((0, 68), (0, 68))",
+              "TESTED = ((0, 68), (0, 69))"),
              ("bots/search_kernels.py", "    useed = np.uint64(seed)\n",
               "    useed = np.uint64(seed + 1)\n")]
     env = dict(os.environ, PYTHONPATH=str(copy.parent))
@@ -541,7 +543,7 @@ def test_a_builtin_bots_identity_leaves_out_benchmarks_training_and_compiling(tm
     assert done.returncode == 0, done.stderr
     before, *helpers, searched = json.loads(done.stdout)
     assert {"mcts", "greedy", "mce", "expectimax", "value-greedy", "random"} <= set(before)
-    assert helpers == [before] * 4
+    assert helpers == [before] * 5
     assert searched["mcts"] != before["mcts"] and searched["greedy"] == before["greedy"]
 
 
