@@ -144,6 +144,7 @@ def test_the_kernels_forward_pass_equals_pytorchs_on_random_inputs():
 
 # --- training ---------------------------------------------------------------------------------
 
+@pytest.mark.timeout(900)  # trains twice with PyTorch
 def test_training_on_a_tiny_set_runs_end_to_end_and_repeats_itself(tmp_path):
     pytest.importorskip("torch", reason=TORCH)
     outs = []
