@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from kdtp_support import ALLOW_ARGS, SANDBOX_ALLOW, cpu_ns, new_marker, write_fake_bots
 
-from kdtourney.arena import load_games
+from kdtourney.arena import load_games, match
 from kdtourney.arena.match import play_match
 from kdtourney.bots import Bot
 from kdtourney.bots.clock import TimeControl
-from kdtourney.bots.external import ProcessPool, ProcessSettings, Sandbox, cgroups, load_toml
+from kdtourney.bots.external import ProcessPool, ProcessSettings, Sandbox, bot, cgroups, load_toml
 from kdtourney.bots.external.sandbox import Confinement, _sandbox_processes
 from kdtourney.bots.random_bot import RandomBot
 from kdtourney.engine import Rules
@@ -97,20 +97,40 @@ def test_a_sandboxed_bot_gets_no_cpu_between_its_decisions(tmp_path):
         assert used_cpu(process, 0.2, kept) < KERNEL_NS
 
 
+class Stalls:
+    """The clocks of the harness (`match.time`) and of a bot's exchange (`bot.time`): the real
+    ones, plus the stalls put into them (`stall`, no waiting)."""
+
+    def __init__(self):
+        self.stalled = 0.0
+
+    def stall(self, seconds):
+        self.stalled += seconds
+
+    def perf_counter(self):
+        return time.perf_counter() + self.stalled
+
+    def monotonic(self):
+        return time.monotonic() + self.stalled
+
+
 @needs_bwrap
 @needs_freezer
 def test_freezing_and_thawing_are_not_on_the_bots_clock(tmp_path, monkeypatch):
-    """The first decision's thaw and the freeze after it take a second each (a machine too busy
-    to schedule the bot's processes): the bot is charged only what it took to answer."""
+    """The first decision's thaw and the freeze after it take 100 s each (a machine too busy to
+    schedule the bot's processes): the bot is charged only what it took to answer."""
     program = load_toml(write_fake_bots(tmp_path / "bots", ["plain"]) / "plain.toml").program
     calls = {"thaw": 0, "freeze": 0}
     slow = {"thaw": 1, "freeze": 2}  # freeze 1 is after hello
+    clock = Stalls()
+    monkeypatch.setattr(match, "time", clock)
+    monkeypatch.setattr(bot, "time", clock)
 
     def slowed(name, original):
         def wrapper(self):
             calls[name] += 1
             if calls[name] == slow[name]:
-                time.sleep(1.0)
+                clock.stall(100.0)
             return original(self)
         return wrapper
 
@@ -118,10 +138,9 @@ def test_freezing_and_thawing_are_not_on_the_bots_clock(tmp_path, monkeypatch):
     monkeypatch.setattr(Confinement, "freeze", slowed("freeze", Confinement.freeze))
     with ProcessPool(ProcessSettings(sandbox=Sandbox(allowed=SANDBOX_ALLOW))) as pool:
         plain = pool.bot(program, "plain", {})
-        result = game_of(pool, [lambda: plain, RandomBot], clock=TimeControl(move_s=0.5),
-                         margin=0.2)
+        result = game_of(pool, [lambda: plain, RandomBot], clock=TimeControl(move_s=50.0))
     assert not result.faults, result.faults
-    assert result.seats[0].time_max < 0.7
+    assert result.seats[0].time_max < 50.0  # charged a stall, it would be over 100 s
     assert calls["thaw"] > 2 and calls["freeze"] > 2  # the slow ones were on the way
 
 
