@@ -204,13 +204,11 @@ def test_same_store_as_a_local_run_with_shipped_bots(tmp_path, dask_processes, b
 
     # a bot the workers lack: one line naming the bot and the worker, nothing stored, no hang
     t = prepare(registry, bots="random,clientonly", games=4, seed=1)
-    started = time.monotonic()
     with pytest.raises(ArenaError) as err:
         run_tournament(t, tmp_path / "missing", registry, scheduler=dask_processes.address)
     message = str(err.value)
     assert "\n" not in message and "worker tcp://127.0.0.1:" in message
     assert "unknown bot 'clientonly'" in message and "not installed on this machine" in message
-    assert time.monotonic() - started < 60
     assert load_games(tmp_path / "missing").empty
 
     # a bot in its own process: its faults carry its last stderr lines (a cluster keeps no log
@@ -349,13 +347,12 @@ def test_sprt_on_a_local_cluster(tmp_path):
     ("local:99999", "--scheduler 'local:99999': local:N needs a number of workers N from 1 to "),
     ("not an address", "--scheduler 'not an address' is not a scheduler address"),
 ])
+@pytest.mark.timeout(30)  # an unreachable scheduler is told at once, not after Dask's own wait
 def test_bad_scheduler_is_one_line_and_stores_nothing(tmp_path, address, expected):
     port = free_port()
     address = address or f"tcp://127.0.0.1:{port}"
-    started = time.monotonic()
     result = CliRunner().invoke(main, ["run", "--bots", "random,greedy", "--games", "4", "--out",
                                        str(tmp_path / "t"), "--scheduler", address])
-    assert time.monotonic() - started < 30
     assert result.exit_code == 2, result.output
     assert result.output.startswith("Error: " + expected.format(port=port))
     assert result.output.count("\n") == 1

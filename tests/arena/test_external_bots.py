@@ -51,10 +51,8 @@ def test_misbehaving_bots_forfeit_and_the_tournament_completes(tmp_path):
     n = 2 * len(behaviours)  # a block of two games each
     t = prepare(registry, bots=behaviours, gauntlet="random", players="2", games=n, seed=1,
                 move_time_limit=1.0)
-    started = time.monotonic()
     out = run_tournament(t, tmp_path / "t", registry, workers=2, play=PlaySettings(margin=1.0))
     assert out.complete and out.played == n and out.worker_losses == 0
-    assert time.monotonic() - started < 120  # four cut decisions each cost about two seconds
     games = load_games(tmp_path / "t")
     assert sorted(games["game"]) == list(range(n)) and (games["status"] != "ok").sum() == n - 2
     faults = load_faults(tmp_path / "t")
