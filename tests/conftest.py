@@ -13,6 +13,8 @@ TESTS_DIR = Path(__file__).resolve().parent
 if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))
 
+pytest_plugins = ["browser_support"]  # the `browser` and `page` fixtures
+
 
 def pytest_sessionstart(session):
     # under pytest-xdist the controller compiles once, before it starts the test processes

@@ -1,13 +1,13 @@
 """The tournament report: one self-contained HTML page, `<tournament folder>/index.html`.
 
 `write_report(folder)` reads the store (`kdtourney.arena.store`), computes the ratings and
-statistics (`ratings`, `stats`), draws the plots (`plots`) and kingdoms (`svg`), replays the chosen
-games with the engine, and renders `templates/report.html.j2` (Jinja2, autoescape on: every name,
-parameter and message a user supplied is escaped). The page needs no network: CSS, JavaScript,
-plots (SVG) and the replay data (JSON) are all inside it.
+statistics (`ratings`, `stats`), draws the plots (`plots`) and kingdoms (`svg`), replays every game
+with the engine for the page's game viewer (`replays`), and renders `templates/report.html.j2`
+(Jinja2, autoescape on: every name, parameter and message a user supplied is escaped). The page
+needs no network: CSS, JavaScript, plots (SVG) and the games (JSON) are all inside it.
 
-Build cost is dominated by the bootstraps (`n_boot` resamples of the blocks, default 1000) and the
-plots; only the chosen games (each entrant's best and typical game) are replayed.
+Build cost is dominated by the bootstraps (`n_boot` resamples of the blocks, default 1000), the
+plots and, in a large tournament, the replays (benchmarks/bench_report.py measures them).
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ from kdtourney import __version__, ratings, stats
 from kdtourney.arena import store as _store
 from kdtourney.bots.clock import TimeControl
 from kdtourney.outcomes import balanced_blocks, elo_to_score
-from kdtourney.report import plots, svg
+from kdtourney.report import plots, replays, svg
 from kdtourney.report.fmt import finite, fmt_elo, fmt_value
 from kdtourney.report.ladder import ladder_board, write_ladder_page
-from kdtourney.report.page import (REPORT_FILE, SEAT_COLORS, describe_rules, elo_scale,
-                                   faults_view, game_replay, render, replay_view, write_page)
+from kdtourney.report.page import (REPORT_FILE, SEAT_COLORS, block_seats, describe_rules,
+                                   elo_scale, faults_view, render, replay_view, write_page)
 from kdtourney.report.standings import N_BOOT, standings
 
-__all__ = ["write_report", "build_context", "parse_anchor", "ReportError"]
+__all__ = ["write_report", "write_game_page", "build_context", "parse_anchor", "ReportError"]
 
 
 class ReportError(ValueError):
@@ -61,6 +61,42 @@ def write_report(tournament_dir, anchor=None, *, n_boot: int = N_BOOT, seed: int
     context = build_context(folder, anchor, n_boot=n_boot, seed=seed)
     path = Path(out) if out is not None else folder / REPORT_FILE
     write_page(render(context), path)
+    return path
+
+
+def write_game_page(tournament_dir, game: int, out=None) -> Path:
+    """Write the page of one stored game, to watch it move by move (the report's game viewer,
+    with that game only); returns its path: `out`, by default `<tournament_dir>/game-<game>.html`.
+    Raises StoreError for a missing store or game, or a game the engine cannot replay."""
+    folder = Path(tournament_dir)
+    config = _store.load_config(folder)
+    tournament = config.get("tournament", {}) or {}
+    games = _store.load_games(folder)
+    row = games[games["game"] == game]
+    if row.empty:
+        raise _store.StoreError(f"game {game} is not in {folder} ({len(games)} games stored, "
+                                "numbered from 0)")
+    rules = tournament.get("rules", {}) or {}
+    g = row.iloc[0]
+    try:
+        replays.trace(g, replays.rules_for(rules, int(g["n_players"])))
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        raise _store.StoreError(f"game {game} of {folder} cannot be replayed from its stored row: "
+                                f"{exc}") from None
+    results = _store.load_results(folder)
+    results = results[results["game"] == game].sort_values("seat")
+    faults = faults_view(_load_faults(folder).query("game == @game"))["rows"]
+    view = replay_view(row, results, rules, seated=block_seats(_store.load_blocks(folder)))
+    meta = config.get("meta", {}) or {}
+    context = {
+        "title": str(meta.get("name") or folder.resolve().name), "folder": str(folder),
+        "game": game, "version": __version__, "rules_text": describe_rules(rules),
+        "clock_text": _describe_clock(tournament), "faults": faults,
+        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "players": [f"{r.entrant} {r.score}" + (" (forfeit)" if r.fault else "")
+                    for r in results.itertuples()], **view}
+    path = Path(out) if out is not None else folder / f"game-{game}.html"
+    write_page(render(context, "game.html.j2"), path)
     return path
 
 
@@ -152,6 +188,9 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
         "seat_colors": SEAT_COLORS,
     }
     ctx.update(_progress(tournament, _planned(folder, tournament, sprt), games))
+    t = time.perf_counter()
+    ctx.update(replay_view(games, results, rules, seated=block_seats(_store.load_blocks(folder))))
+    timings["replays"] = time.perf_counter() - t
     results = balanced_blocks(results)  # every statistic below: whole blocks only
     ctx["reproduce"] = _reproducibility(tournament, meta, config)
     ctx["reproduce"]["entrants"] = _identities_view(_store.load_entrants(folder), meta)
@@ -167,7 +206,7 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
         raise ReportError(f"anchor entrant {anchor[0]!r} is not in this tournament (entrants: {known})")
     ctx["has_results"] = len(results) > 0
     if not ctx["has_results"]:
-        ctx.update(standings=[], plots={}, tables={}, kingdoms=[], replay=None, verdict=None,
+        ctx.update(standings=[], plots={}, tables={}, kingdoms=[], verdict=None,
                    los=None, sprt=None, notes=[])
         ctx["timings"] = dict(timings, total=time.perf_counter() - t0)
         return ctx
@@ -198,8 +237,8 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
     timings["plots"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    ctx.update(_chosen_games(results, games, rules, order, ctx["entrant_rows"]))
-    timings["replays"] = time.perf_counter() - t
+    ctx.update(_chosen_games(results, games, rules, order))
+    timings["kingdoms"] = time.perf_counter() - t
     ctx["timings"] = dict(timings, total=time.perf_counter() - t0)
     return ctx
 
@@ -452,8 +491,9 @@ def _sprt_view(sprt: pd.DataFrame) -> dict:
 # ----------------------------------------------------------------------------------------------
 
 
-def _chosen_games(results, games, rules, order, entrant_rows) -> dict:
-    """Each entrant's best game (highest score) and typical game (score nearest its median)."""
+def _chosen_games(results, games, rules, order) -> dict:
+    """Each entrant's best game (highest score) and typical game (score nearest its median), as
+    cards with their final kingdoms."""
     picks: dict[int, list] = {}
     for name in order:
         r = results[results["entrant"] == name]
@@ -469,7 +509,7 @@ def _chosen_games(results, games, rules, order, entrant_rows) -> dict:
             {"entrant": name, "kind": "typical", "seat": int(typical["seat"]),
              "score": int(typical["score"]), "median": med})
     games_by_id = games.set_index("game")
-    cards, replays = [], []
+    cards = []
     for game_id in sorted(picks, key=lambda g: min(order.index(p["entrant"]) for p in picks[g])):
         g = games_by_id.loc[game_id]
         res = results[results["game"] == game_id].sort_values("seat")
@@ -480,33 +520,21 @@ def _chosen_games(results, games, rules, order, entrant_rows) -> dict:
         card = {"game": game_id, "block": int(g["block"]), "n_players": int(g["n_players"]),
                 "status": str(g["status"]), "reasons": reasons, "players": players,
                 "featured": sorted({p["seat"] for p in reasons}), "deals": [], "error": None}
+        cards.append(card)
         try:
-            replay = game_replay(game_id, g, rules, players)
+            table = replays.rules_for(rules, card["n_players"])
+            trace = replays.trace(g, table, finals=True)
         except (ValueError, KeyError, TypeError, IndexError) as exc:  # a store from another version
             card["error"] = f"this game could not be replayed: {exc}"
-            cards.append(card)
             continue
-        size = replay["size"]
-        deal_scores = replay.pop("deal_scores")
-        for d, finals in enumerate(replay.pop("finals")):
+        for d, finals in enumerate(trace.finals):
             pics = []
             for p in players:
-                points = deal_scores[d][p["seat"]]
+                points = trace.scores[d][p["seat"]]
                 label = f"Kingdom of {p['name']} (seat {p['seat'] + 1})"
-                label += f", deal {d + 1}: {points} points" if replay["deals"] > 1 else f": {points} points"
-                pics.append({"svg": Markup(svg.kingdom_svg(finals[p["seat"]], size, label=label,
-                                                           origin=tuple(replay["origins"][d][p["seat"]]))),
+                label += f", deal {d + 1}: {points} points" if len(trace.finals) > 1 else f": {points} points"
+                pics.append({"svg": Markup(svg.kingdom_svg(finals[p["seat"]], table.size, label=label,
+                                                           origin=tuple(trace.origins[d][p["seat"]]))),
                              "points": points})
             card["deals"].append(pics)
-        card["replay_index"] = len(replays)
-        replay["label"] = _card_label(card)
-        replays.append(replay)
-        cards.append(card)
-    return {"kingdoms": cards, **replay_view(replays)}
-
-
-def _card_label(card) -> str:
-    parts = []
-    for p in card["reasons"]:
-        parts.append(f"{p['entrant']}'s {'best' if p['kind'] == 'best' else 'typical'} game")
-    return f"Game {card['game']}: " + "; ".join(parts)
+    return {"kingdoms": cards}

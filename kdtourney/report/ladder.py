@@ -29,8 +29,8 @@ from kdtourney.outcomes import balanced_blocks
 from kdtourney import ratings, stats
 from kdtourney.report import plots
 from kdtourney.report.fmt import elo_text
-from kdtourney.report.page import (REPORT_FILE, describe_rules, elo_scale, faults_view,
-                                   game_replay, render, replay_view, write_page)
+from kdtourney.report.page import (REPORT_FILE, block_seats, describe_rules, elo_scale,
+                                   faults_view, render, replay_view, write_page)
 from kdtourney.report.pool import PoolError, rating_list
 
 PROVISIONAL = 100.0    # Elo: an interval wider than +-this is provisional
@@ -115,7 +115,8 @@ def build_context(folder, board: Board, running: bool) -> dict:
         ctx["pairs"] = [dict(entrant=e, opponent=o, score=float(v["score"]),
                              meetings=int(v["meetings"]))
                         for (e, o), v in h2h.iterrows() if e < o]
-    ctx.update(_last_games(results, games, ladder.get("rules") or {}))
+    ctx.update(_last_games(results, games, ladder.get("rules") or {},
+                           block_seats(_store.load_blocks(folder))))
     ctx["seconds"] = time.perf_counter() - t0
     return ctx
 
@@ -133,31 +134,21 @@ def _faults_by_entrant(faults: pd.DataFrame) -> list:
     return out
 
 
-def _last_games(results, games, rules) -> dict:
-    """The newest games, each with its players and a replay in the report's viewer."""
+def _last_games(results, games, rules, seated) -> dict:
+    """The newest games, each with its players, all in the report's game viewer."""
     newest = games.sort_values("game", ascending=False).head(LAST_GAMES)
-    rows, replays = [], []
+    rows = []
     for _, g in newest.iterrows():
         res = results[results["game"] == g["game"]].sort_values("seat")
         players = [{"seat": int(r["seat"]), "name": str(r["entrant"]), "score": int(r["score"]),
                     "rank": int(r["rank"]), "fault": bool(r["fault"]), "margin": int(r["margin"])}
                    for _, r in res.iterrows()]
-        row = dict(game=int(g["game"]), block=int(g["block"]), status=str(g["status"]),
-                   finished=str(g["finished_at"] or ""), players=players, replay=None)
-        if players:
-            try:
-                replay = game_replay(int(g["game"]), g, rules, players)
-            except (ValueError, KeyError, TypeError, IndexError):
-                replay = None
-            if replay is not None:
-                for key in ("finals", "deal_scores"):
-                    replay.pop(key)
-                replay["label"] = f"Game {row['game']}: " + ", ".join(
-                    f"{p['name']} {p['score']}" for p in players)
-                row["replay"] = len(replays)
-                replays.append(replay)
-        rows.append(row)
-    return {"last_games": rows, **replay_view(replays)}
+        rows.append(dict(game=int(g["game"]), block=int(g["block"]), status=str(g["status"]),
+                         finished=str(g["finished_at"] or ""), players=players))
+    view = replay_view(newest.sort_values("game"), results[results["game"].isin(newest["game"])],
+                       rules, seated=seated,
+                       start=int(newest["game"].iloc[0]) if len(newest) else None)
+    return {"last_games": rows, **view}
 
 
 def write_ladder_page(folder, board: Board | None = None, running: bool = False) -> Path:

@@ -1,11 +1,10 @@
 """What every page of kdtourney shares (the tournament report, the ladder's page, the rating
 list's page): rendering the templates (Jinja2, autoescape on) with their CSS and script, the
-atomic write, the rules in words, the Elo bars' scale, the faults table and the replay viewer's
-data, which replays a stored game with the engine."""
+atomic write, the rules in words, the Elo bars' scale, the faults table and the game viewer's
+data (every stored game, replayed by the engine: kdtourney.report.replays)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import tempfile
@@ -16,14 +15,13 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from kdtourney.engine import Game, Rules
-from kdtourney.engine.tiles import TERRAIN_NAMES, TILES
-from kdtourney.report import svg
+from kdtourney.arena.schedule import rotations
+from kdtourney.report import replays, svg
 from kdtourney.report.fmt import (DASH, RECORDS, finite, fmt_bound, fmt_ci, fmt_elo, fmt_num,
                                   fmt_pct, fmt_signed, fmt_time, fmt_value)
 
 __all__ = ["REPORT_FILE", "SEAT_COLORS", "render", "write_page", "describe_rules", "elo_scale",
-           "faults_view", "replay_view", "game_replay"]
+           "faults_view", "replay_view", "block_seats"]
 
 REPORT_FILE = "index.html"
 #: Colours of the seats' kings (the game's pink, yellow, green and blue).
@@ -36,11 +34,14 @@ _FAULT_ROWS = 500
 # ----------------------------------------------------------------------------------------------
 
 
-def render(context: dict, template: str = "report.html.j2") -> str:
-    """The page as a string (see `build_context`; the rating list's page: `pool_html`)."""
+def render(context: dict, template: str = "report.html.j2",
+           scripts: tuple = ("board.js", "report.js")) -> str:
+    """The page as a string (see `build_context`; the rating list's page: `pool_html`), with the
+    pages' CSS and `scripts` (of the templates folder) inside it."""
     env = _environment()
     template = env.get_template(template)
-    return template.render(**context, css=Markup(_asset("report.css")), js=Markup(_asset("report.js")))
+    js = "\n".join(_asset(name) for name in scripts)
+    return template.render(**context, css=Markup(_asset("report.css")), js=Markup(js))
 
 
 def _environment() -> Environment:
@@ -163,16 +164,60 @@ def faults_view(faults: pd.DataFrame) -> dict:
 # ----------------------------------------------------------------------------------------------
 
 
-def replay_view(replays: list) -> dict:
-    """The replay viewer's context (`replay`: its JSON, None without games; `replay_games`) for
-    `replays`, dicts of `game_replay` each with a `label`."""
-    tiles = {int(n): [d.a.terrain, d.a.crowns, d.b.terrain, d.b.crowns] for n, d in TILES.items()}
-    data = {"games": replays, "tiles": tiles,
-            "palette": {str(k): v for k, v in svg.PALETTE.items()},
-            "terrains": {str(k): v for k, v in TERRAIN_NAMES.items()},
-            "seatColors": SEAT_COLORS, "cell": svg.CELL}
-    return {"replay": _json_for_script(data) if replays else None,
-            "replay_games": [{"index": i, "label": r["label"]} for i, r in enumerate(replays)]}
+def replay_view(games: pd.DataFrame, results: pd.DataFrame, rules: dict, *, seated=None,
+                start: int | None = None) -> dict:
+    """The game viewer's context (`replay`: its data for the page's script, None without a game;
+    `replay_count`) for the stored `games` (rows of the games table, moves included) and their
+    `results` rows: the engine replays every game (kdtourney.report.replays), and one that it
+    cannot replay (a row changed by hand) is listed with the reason. seated(game row): the
+    entrants by seat of a game without results (a failed game); start: the game shown first
+    (default the first stored)."""
+    if games.empty:
+        return {"replay": None, "replay_count": 0}
+    entrants: dict[str, int] = {}
+    by_game: dict[int, list] = {}  # game -> its results rows, by seat
+    columns = ["game", "seat", "entrant", "score", "rank", "fault"]
+    for r in results.sort_values(["game", "seat"])[columns].itertuples(index=False):
+        by_game.setdefault(int(r.game), []).append(r)
+    records, table_rules = [], {}
+    for row in games.to_dict("records"):
+        game, n = int(row["game"]), int(row["n_players"])
+        res = by_game.get(game, [])
+        if len(res) == n:
+            names = [str(r.entrant) for r in res]
+            scores, ranks = [int(r.score) for r in res], [int(r.rank) for r in res]
+            faulted = sum(1 << int(r.seat) for r in res if r.fault)
+        else:  # no result: who sat there from its block, no score
+            names = list(seated(row)) if seated is not None else ["?"] * n
+            scores, ranks, faulted = [0] * n, [0] * n, 0
+        seats = [entrants.setdefault(name, len(entrants)) for name in names]
+        try:
+            table = table_rules.get(n) or table_rules.setdefault(n, replays.rules_for(rules, n))
+            trace = replays.trace(row, table)
+            deals, error = trace.deals, None
+            origins = [v for deal in trace.origins for origin in deal for v in origin]
+        except (ValueError, KeyError, TypeError, IndexError) as exc:
+            deals, origins, error = [], [], f"this game cannot be replayed from its stored row: {exc}"
+        size = table_rules[n].size if n in table_rules else 0
+        records.append([game, str(row["status"]), size, seats, scores, ranks, faulted, deals,
+                        origins, error])
+    data = dict(replays.constants(), games=records, entrants=list(entrants),
+                start=int(games["game"].iloc[0]) if start is None else int(start),
+                palette={str(k): v for k, v in svg.PALETTE.items()}, seatColors=SEAT_COLORS,
+                cell=svg.CELL)
+    return {"replay": _json_for_script(data), "replay_count": len(records)}
+
+
+def block_seats(blocks: pd.DataFrame):
+    """seated(game row) -> the entrants by seat of a stored game, from the record of its block
+    (the store's `blocks`): for a game that has no results ("?" where no block is recorded)."""
+    by_block = blocks.set_index("block")
+
+    def seated(row):
+        if row["block"] not in by_block.index:
+            return ["?"] * int(row["n_players"])
+        return list(rotations(tuple(by_block.loc[row["block"], "seats"]))[row["arrangement"]])
+    return seated
 
 
 def _json_for_script(data) -> Markup:
@@ -181,68 +226,3 @@ def _json_for_script(data) -> Markup:
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return Markup(text)
-
-
-def game_replay(game_id: int, g, rules: dict, players) -> dict:
-    """Step-by-step data of one stored game for the page's replay.
-
-    steps: [deal, seat that acted (-1: start of a deal), text, added squares (flat: seat, row,
-    col, terrain, crowns, ...), current row (flat: domino, owner), new row (flat), scores].
-    """
-    n = int(g["n_players"])
-    r = _rules_for(rules, n)
-    moves = json.loads(g["moves"]) if isinstance(g["moves"], str) else g["moves"]
-    seeds = json.loads(g["deal_seeds"]) if "deal_seeds" in g and isinstance(g["deal_seeds"], str) else None
-    if moves and isinstance(moves[0], list):  # dynasty: one move list per deal
-        deals = moves
-    else:
-        deals = [moves]
-    if not seeds:
-        seeds = [int(g["seed"])]
-    if len(seeds) != len(deals):
-        raise ValueError(f"{len(deals)} move lists for {len(seeds)} deal seeds")
-    names = {p["seat"]: p["name"] for p in players}
-    steps, origins, finals, deal_scores = [], [], [], []
-    for d, (seed, actions) in enumerate(zip(seeds, deals)):
-        game = Game(r, int(seed))
-        before = [dict() for _ in range(n)]
-        adds = []
-        for p in range(n):
-            for (row, col), (terrain, crowns) in game.kingdom(p).squares().items():
-                adds += [p, row, col, terrain, crowns]
-                before[p][(row, col)] = (terrain, crowns)
-        order = ", ".join(f"seat {s + 1}" for s in game.first_order)
-        steps.append([d, -1, (f"Deal {d + 1}: " if len(deals) > 1 else "") + f"start; kings pick in the order {order}",
-                      adds, _flat(game.current_row), _flat(game.new_row), game.scores()])
-        for action in actions:
-            seat = game.current_player
-            text = f"{names.get(seat, '?')} (seat {seat + 1}): {game.describe(action)}"
-            game.apply(action)
-            now = game.kingdom(seat).squares()
-            adds = []
-            for key, val in now.items():
-                if before[seat].get(key) != val:
-                    adds += [seat, key[0], key[1], val[0], val[1]]
-            before[seat] = now
-            steps.append([d, seat, text, adds, _flat(game.current_row), _flat(game.new_row),
-                          game.scores()])
-        origins.append([list(svg.frame_origin(before[p], r.size)) for p in range(n)])
-        finals.append(before)
-        deal_scores.append(game.scores())
-        last = steps[-1]
-        last[2] += " \u2014 " + ("deal over" if len(deals) > 1 else "game over") + \
-            ": " + ", ".join(f"{names.get(p, '?')} {s}" for p, s in enumerate(game.scores()))
-    return {"game": game_id, "size": r.size, "deals": len(deals), "origins": origins,
-            "players": players, "steps": steps, "finals": finals, "deal_scores": deal_scores}
-
-
-def _rules_for(rules: dict, n_players: int) -> Rules:
-    fields = {f.name for f in dataclasses.fields(Rules)}
-    return Rules(**{k: v for k, v in dict(rules, players=int(n_players)).items() if k in fields})
-
-
-def _flat(row) -> list:
-    out = []
-    for domino, owner in row:
-        out += [int(domino), int(owner)]
-    return out

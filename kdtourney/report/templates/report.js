@@ -1,6 +1,5 @@
-/* kdtourney report: sortable tables and the game replay. Plain JavaScript, no libraries.
-   On success the body gets data-ready="ok"; any error lands in data-errors.
-   Open the page with #selftest to step through the replay and record the outcome in data-selftest. */
+/* kdtourney report: sortable tables and the game viewer (its drawing: board.js). Plain JavaScript,
+   no libraries. On success the body gets data-ready="ok"; any error lands in data-errors. */
 (function () {
   "use strict";
   var body = document.body;
@@ -13,8 +12,6 @@
     return false;
   };
   window.addEventListener("unhandledrejection", function (e) { recordError("unhandled rejection: " + e.reason); });
-
-  var SVGNS = "http://www.w3.org/2000/svg";
 
   /* ---------- sortable tables ---------- */
   function cellValue(cell) {
@@ -49,206 +46,247 @@
   }
   Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), makeSortable);
 
-  /* ---------- replay ---------- */
+  /* ---------- game viewer ---------- */
   var dataNode = document.getElementById("replay-data");
-  var replay = null;
-  if (dataNode) {
-    replay = initReplay(JSON.parse(dataNode.textContent));
-  }
+  if (dataNode) { initViewer(JSON.parse(dataNode.textContent)); }
 
-  function initReplay(data) {
-    var CELL = data.cell, PAD = 2;
+  /* data: kdtourney/report/replays.py (the traces) and page.replay_view (the games' records) */
+  function initViewer(data) {
+    var board = window.kdBoard(data);
     var $ = function (id) { return document.getElementById(id); };
-    var select = $("rp-game"), slider = $("rp-slider"), pos = $("rp-pos"), moveText = $("rp-move");
+    var number = $("rp-number"), slider = $("rp-slider"), pos = $("rp-pos"), moveText = $("rp-move");
     var rowsBox = $("rp-rows"), kingdomsBox = $("rp-kingdoms"), viewer = $("replay-viewer");
-    var state = { game: null, index: 0, step: 0 };
+    var title = $("rp-title"), playButton = $("rp-play"), speed = $("rp-speed");
+    var entrantSelect = $("rp-entrant"), order = $("rp-order"), list = $("rp-list").tBodies[0];
+    var pageText = $("rp-page"), PAGE = 20;
+    var digit = {};
+    for (var i = 0; i < data.digits.length; i++) { digit[data.digits.charAt(i)] = i; }
+    var records = data.games, byNumber = {};
+    records.forEach(function (r, i) { byNumber[r[0]] = i; });
+    var state = { game: null, step: 0, timer: null, page: 0 };
 
-    function crown(x, y, w) {
-      var h = w * 0.7, pts = [[0, 1], [0, 0.25], [0.27, 0.6], [0.5, 0], [0.73, 0.6], [1, 0.25], [1, 1]];
-      return pts.map(function (p) { return (x + p[0] * w).toFixed(1) + "," + (y + p[1] * h).toFixed(1); }).join(" ");
-    }
-    function castle(x, y) {
-      var c = CELL, pts = [[0.2, 0.85], [0.2, 0.3], [0.32, 0.3], [0.32, 0.4], [0.44, 0.4], [0.44, 0.3], [0.56, 0.3],
-        [0.56, 0.4], [0.68, 0.4], [0.68, 0.3], [0.8, 0.3], [0.8, 0.85]];
-      var p = pts.map(function (q) { return (x + q[0] * c).toFixed(1) + "," + (y + q[1] * c).toFixed(1); }).join(" ");
-      return '<polygon points="' + p + '" fill="#6b5b4b" stroke="#2b2118" stroke-width="0.6"/>' +
-        '<rect x="' + (x + 0.43 * c).toFixed(1) + '" y="' + (y + 0.6 * c).toFixed(1) + '" width="' +
-        (0.14 * c).toFixed(1) + '" height="' + (0.25 * c).toFixed(1) + '" fill="#f7f3ea"/>';
-    }
-    function square(x, y, terrain, crowns, cls) {
-      var s = '<rect class="' + cls + '" x="' + x + '" y="' + y + '" width="' + CELL + '" height="' + CELL +
-        '" fill="' + (data.palette[terrain] || "#ccc") + '" stroke="#fff" stroke-width="0.8"/>';
-      if (terrain === 7) { s += castle(x, y); }
-      for (var k = 0; k < crowns; k++) {
-        var w = CELL * 0.28;
-        s += '<polygon points="' + crown(x + 1.5 + k * (w + 0.8), y + 1.5, w) + '" fill="#fff7c2" stroke="#1b1b1b" stroke-width="0.6"/>';
-      }
-      return s;
-    }
-    function kingdomSvg(cells, size, origin) {
-      var side = size * CELL + 2 * PAD;
-      var s = '<svg class="kingdom" viewBox="0 0 ' + side + " " + side + '" xmlns="' + SVGNS + '" aria-hidden="true">' +
-        '<rect x="' + PAD + '" y="' + PAD + '" width="' + size * CELL + '" height="' + size * CELL +
-        '" fill="' + data.palette["0"] + '" stroke="#9aa3ad" stroke-width="1" stroke-dasharray="3 2"/>';
-      Object.keys(cells).forEach(function (key) {
-        var rc = key.split(","), v = cells[key];
-        var i = +rc[0] - origin[0], j = +rc[1] - origin[1];
-        if (i < 0 || j < 0 || i >= size || j >= size) { return; }
-        s += square(PAD + j * CELL, PAD + i * CELL, v[0], v[1], "sq");
+    function ordinal(n) { return n + (n === 1 ? "st" : n === 2 ? "nd" : n === 3 ? "rd" : "th"); }
+    /* a record: [game, status, size, entrant per seat, score per seat, rank per seat (0: none),
+       seats that forfeited (bits), the deals' traces, frame origins (per deal, per seat: row,
+       col), the message of a game the engine could not replay or null] */
+    function players(r) {
+      return r[3].map(function (e, seat) {
+        return { seat: seat, name: data.entrants[e], score: r[4][seat], rank: r[5][seat], fault: (r[6] >> seat) & 1 };
       });
-      return s + "</svg>";
     }
-    function dominoSvg(n, owner) {
-      var t = data.tiles[n], w = 2 * CELL + 2 * PAD, h = CELL + 2 * PAD;
-      var s = '<svg viewBox="0 0 ' + w + " " + h + '" width="' + (w * 1.4) + '" height="' + (h * 1.4) + '" xmlns="' + SVGNS + '" aria-hidden="true">' +
-        square(PAD, PAD, t[0], t[1], "dm") + square(PAD + CELL, PAD, t[2], t[3], "dm");
-      if (owner >= 0) {
-        s += '<circle cx="' + (PAD + CELL) + '" cy="' + (PAD + CELL / 2) + '" r="6" fill="' + data.seatColors[owner] +
-          '" stroke="#fff" stroke-width="1.2"/><text x="' + (PAD + CELL) + '" y="' + (PAD + CELL / 2 + 3) +
-          '" font-size="8" font-weight="700" text-anchor="middle" fill="#fff">' + (owner + 1) + "</text>";
-      }
-      return s + "</svg>";
+    function decode(r) {
+      var game = { number: r[0], status: r[1], size: r[2], players: players(r), steps: [], deals: r[7].length };
+      var n = game.players.length;
+      r[7].forEach(function (text, deal) {
+        var at = 0;
+        function one() { return digit[text.charAt(at++)]; }
+        function two() { var high = one(); return high * 64 + one(); }
+        function row() { var out = [], k = one(); for (var j = 0; j < k; j++) { out.push(one()); } return out; }
+        var scores = [], kings = [];
+        for (var p = 0; p < n; p++) { scores.push(two()); }
+        for (var k = one(), j = 0; j < k; j++) { kings.push(one()); }
+        game.steps.push({ deal: deal, seat: -1, scores: scores, kings: kings, row: row(),
+          origins: r[8].slice(deal * n * 2, (deal + 1) * n * 2) });
+        while (at < text.length) {
+          var op = one(), kind = op >> 2, seat = op & 3;
+          if (kind === 3) { game.steps[game.steps.length - 1].row = row(); continue; }
+          var step = { deal: deal, seat: seat, kind: kind, domino: one() };
+          if (kind === 0) { step.action = two(); }
+          if (kind !== 2) { step.score = two(); }
+          game.steps.push(step);
+        }
+      });
+      return game;
     }
-    function describeRow(flat) {
-      var parts = [];
-      for (var i = 0; i < flat.length; i += 2) {
-        var t = data.tiles[flat[i]];
-        parts.push("#" + flat[i] + " " + data.terrains[t[0]] + " " + t[1] + "/" + data.terrains[t[2]] + " " + t[3] +
-          (flat[i + 1] >= 0 ? " (seat " + (flat[i + 1] + 1) + ")" : " (free)"));
-      }
-      return parts.join("; ");
-    }
-    function rowBox(label, flat) {
-      var div = document.createElement("div");
-      div.className = "row";
-      var span = document.createElement("span");
-      span.textContent = label;
-      div.appendChild(span);
-      var pics = document.createElement("span");
-      pics.setAttribute("role", "img");
-      pics.setAttribute("aria-label", label + ": " + (flat.length ? describeRow(flat) : "none"));
-      var html = "";
-      for (var i = 0; i < flat.length; i += 2) { html += dominoSvg(flat[i], flat[i + 1]); }
-      pics.innerHTML = html || "\u2014";
-      div.appendChild(pics);
-      return div;
-    }
-    function cellsAt(game, step) {
-      var deal = game.steps[step][0], start = step;
-      while (start > 0 && game.steps[start - 1][0] === deal) { start--; }
-      var cells = game.players.map(function () { return {}; });
-      for (var k = start; k <= step; k++) {
-        var add = game.steps[k][3];
-        for (var a = 0; a < add.length; a += 5) {
-          cells[add[a]][add[a + 1] + "," + add[a + 2]] = [add[a + 3], add[a + 4]];
+    /* the position after step `upto` of a game: what the engine reported, added up */
+    function positionAt(game, upto) {
+      var start = upto;
+      while (game.steps[start].seat !== -1) { start--; }
+      var first = game.steps[start];
+      var at = { origins: first.origins, scores: first.scores.slice(), current: [],
+        next: first.row.map(function (d) { return [d, -1, 0]; }),
+        cells: first.scores.map(function () { return { "0,0": [7, 0] }; }) };
+      for (var k = start + 1; k <= upto; k++) {
+        var st = game.steps[k];
+        if (st.kind === 2) {
+          at.next.forEach(function (d) { if (d[0] === st.domino) { d[1] = st.seat; } });
+        } else {
+          at.scores[st.seat] = st.score;
+          at.current.forEach(function (d) { if (d[0] === st.domino) { d[2] = 1; } });
+          if (st.kind === 0) {
+            var q = data.places.slice(4 * st.action, 4 * st.action + 4), t = data.tiles[st.domino];
+            at.cells[st.seat][q[0] + "," + q[1]] = [t[0], t[1]];
+            at.cells[st.seat][q[2] + "," + q[3]] = [t[2], t[3]];
+          }
+        }
+        if (st.row) {
+          at.current = at.next.map(function (d) { return [d[0], d[1], 0]; });
+          at.next = st.row.map(function (d) { return [d, -1, 0]; });
         }
       }
-      return { deal: deal, cells: cells };
+      return at;
+    }
+    function describe(game, k, at) {
+      var st = game.steps[k], text;
+      if (st.seat === -1) {
+        text = (game.deals > 1 ? "Deal " + (st.deal + 1) + ": " : "") + "start; kings pick in the order " +
+          st.kings.map(function (s) { return "seat " + (s + 1); }).join(", ");
+      } else {
+        text = game.players[st.seat].name + " (seat " + (st.seat + 1) + "): ";
+        if (st.kind === 2) { text += "claim " + board.tileText(st.domino); }
+        else if (st.kind === 1) { text += "discard #" + st.domino; }
+        else {
+          var q = data.places.slice(4 * st.action, 4 * st.action + 4);
+          text += "place " + board.tileText(st.domino) + " at (" + q[0] + ", " + q[1] + ")-(" + q[2] + ", " + q[3] + ")";
+        }
+      }
+      if (k === game.steps.length - 1 || game.steps[k + 1].seat === -1) {
+        text += " \u2014 " + (game.deals > 1 ? "deal over" : "game over") + ": " +
+          game.players.map(function (p) { return p.name + " " + at.scores[p.seat]; }).join(", ");
+      }
+      return text;
     }
     function draw() {
-      var game = state.game, k = state.step, st = game.steps[k];
-      var at = cellsAt(game, k);
+      var game = state.game, k = state.step, at = positionAt(game, k), acting = game.steps[k].seat;
       slider.value = String(k);
       pos.textContent = k + " / " + (game.steps.length - 1);
-      moveText.textContent = st[2];
+      moveText.textContent = describe(game, k, at);
       rowsBox.textContent = "";
-      rowsBox.appendChild(rowBox("Placing", st[4]));
-      rowsBox.appendChild(rowBox("To choose", st[5]));
+      rowsBox.appendChild(board.rowBox("Placing", at.current));
+      rowsBox.appendChild(board.rowBox("To choose", at.next));
       kingdomsBox.textContent = "";
-      game.players.forEach(function (p, i) {
-        var li = document.createElement("li");
-        if (st[1] === p.seat) { li.className = "active"; }
-        li.innerHTML = kingdomSvg(at.cells[i], game.size, game.origins[at.deal][i]);
-        var who = document.createElement("span");
-        who.className = "who";
-        var dot = document.createElement("span");
-        dot.className = "seat";
-        dot.style.background = data.seatColors[p.seat];
-        dot.setAttribute("aria-hidden", "true");
-        dot.textContent = String(p.seat + 1);
-        who.appendChild(dot);
-        who.appendChild(document.createTextNode(p.name));
-        var pts = document.createElement("span");
-        pts.className = "pts";
-        pts.textContent = st[6][i] + " points now";
-        li.setAttribute("aria-label", "Seat " + (p.seat + 1) + ", " + p.name + ": " + st[6][i] + " points, " +
-          (Object.keys(at.cells[i]).length - 1) + " squares of land");
-        li.appendChild(who);
-        li.appendChild(pts);
+      game.players.forEach(function (p) {
+        var cells = at.cells[p.seat], origin = at.origins.slice(2 * p.seat, 2 * p.seat + 2);
+        var li = board.seatItem(p.seat, p.name, at.scores[p.seat], board.kingdomSvg(cells, game.size, origin),
+          acting === p.seat);
+        li.setAttribute("aria-label", "Seat " + (p.seat + 1) + ", " + p.name + ": " + at.scores[p.seat] +
+          " points, " + (Object.keys(cells).length - 1) + " squares of land");
         kingdomsBox.appendChild(li);
       });
     }
     function go(step) {
-      var n = state.game.steps.length;
-      state.step = Math.max(0, Math.min(n - 1, step | 0));
+      if (!state.game.steps.length) { return; }  /* a game the engine could not replay */
+      state.step = Math.max(0, Math.min(state.game.steps.length - 1, step | 0));
       draw();
     }
-    function load(index) {
-      state.index = index;
-      state.game = data.games[index];
-      slider.max = String(state.game.steps.length - 1);
-      select.value = String(index);
-      go(0);
+    function stop() {
+      if (state.timer !== null) { clearTimeout(state.timer); state.timer = null; }
+      playButton.textContent = "\u25b6 Play";
+      playButton.setAttribute("aria-pressed", "false");
     }
-    $("rp-start").addEventListener("click", function () { go(0); });
-    $("rp-prev").addEventListener("click", function () { go(state.step - 1); });
-    $("rp-next").addEventListener("click", function () { go(state.step + 1); });
-    $("rp-end").addEventListener("click", function () { go(state.game.steps.length - 1); });
-    slider.addEventListener("input", function () { go(+slider.value); });
-    select.addEventListener("change", function () { load(+select.value); });
+    function tick() {
+      go(state.step + 1);
+      if (state.step >= state.game.steps.length - 1) { stop(); return; }
+      state.timer = setTimeout(tick, +speed.value);
+    }
+    function play() {
+      if (state.timer !== null) { stop(); return; }
+      if (state.step >= state.game.steps.length - 1) { go(0); }
+      playButton.textContent = "\u275a\u275a Pause";
+      playButton.setAttribute("aria-pressed", "true");
+      state.timer = setTimeout(tick, +speed.value);
+    }
+    function load(gameNumber) {
+      var index = byNumber[gameNumber];
+      if (index === undefined) {
+        title.textContent = "There is no game " + gameNumber + " in this folder (games " + records[0][0] + " to " +
+          records[records.length - 1][0] + ").";
+        return false;
+      }
+      stop();
+      var r = records[index];
+      state.game = decode(r);
+      number.value = String(gameNumber);
+      slider.max = String(state.game.steps.length - 1);
+      title.textContent = "Game " + gameNumber + ": " + state.game.players.map(function (p) {
+        return p.name + (p.rank ? " " + p.score + " (" + ordinal(p.rank) + (p.fault ? ", forfeit" : "") + ")" : "");
+      }).join(" \u00b7 ") + (r[9] ? " \u2014 " + r[9] : r[1] === "ok" ? "" : " \u2014 a game with a fault");
+      rowsBox.textContent = kingdomsBox.textContent = moveText.textContent = "";
+      pos.textContent = "0 / 0";
+      go(0);
+      return true;
+    }
+    /* the finder: an entrant's games (or all), in an order, a page at a time */
+    function finder() {
+      var who = entrantSelect.value === "" ? -1 : +entrantSelect.value, how = order.value, rows = [];
+      records.forEach(function (r) {
+        var seat = who < 0 ? -1 : r[3].indexOf(who);
+        if (who >= 0 && seat < 0) { return; }
+        rows.push({ r: r, key: seat >= 0 ? r[4][seat] : Math.max.apply(null, r[4]) });
+      });
+      var byNumberToo = function (a, b) { return a.r[0] - b.r[0]; };
+      if (how === "high") { rows.sort(function (a, b) { return b.key - a.key || byNumberToo(a, b); }); }
+      if (how === "low") { rows.sort(function (a, b) { return a.key - b.key || byNumberToo(a, b); }); }
+      if (how === "faults") { rows.sort(function (a, b) { return (b.r[1] !== "ok") - (a.r[1] !== "ok") || byNumberToo(a, b); }); }
+      var pages = Math.max(1, Math.ceil(rows.length / PAGE));
+      state.page = Math.max(0, Math.min(pages - 1, state.page));
+      list.textContent = "";
+      rows.slice(state.page * PAGE, (state.page + 1) * PAGE).forEach(function (row) {
+        var r = row.r, tr = document.createElement("tr");
+        var cell = document.createElement("td"), a = document.createElement("a");
+        cell.className = "num";
+        a.href = "#replay-" + r[0];
+        a.className = "replay-link";
+        a.textContent = String(r[0]);
+        cell.appendChild(a);
+        tr.appendChild(cell);
+        var who = document.createElement("td");
+        who.textContent = players(r).map(function (p) {
+          return p.name + (p.rank ? " " + p.score + " (" + ordinal(p.rank) + ")" : "");
+        }).join(" \u00b7 ");
+        tr.appendChild(who);
+        var status = document.createElement("td");
+        status.textContent = r[1] === "ok" ? "" : r[6] ? "forfeit" : "failed";
+        tr.appendChild(status);
+        list.appendChild(tr);
+      });
+      pageText.textContent = rows.length + " game" + (rows.length === 1 ? "" : "s") + ", page " + (state.page + 1) +
+        " of " + pages;
+    }
+    data.entrants.forEach(function (name, i) {
+      var option = document.createElement("option");
+      option.value = String(i);
+      option.textContent = name;
+      entrantSelect.appendChild(option);
+    });
+    entrantSelect.addEventListener("change", function () { state.page = 0; finder(); });
+    order.addEventListener("change", function () { state.page = 0; finder(); });
+    $("rp-page-prev").addEventListener("click", function () { state.page--; finder(); });
+    $("rp-page-next").addEventListener("click", function () { state.page++; finder(); });
+
+    $("rp-start").addEventListener("click", function () { stop(); go(0); });
+    $("rp-prev").addEventListener("click", function () { stop(); go(state.step - 1); });
+    $("rp-next").addEventListener("click", function () { stop(); go(state.step + 1); });
+    $("rp-end").addEventListener("click", function () { stop(); go(state.game.steps.length - 1); });
+    playButton.addEventListener("click", play);
+    slider.addEventListener("input", function () { stop(); go(+slider.value); });
+    $("rp-show").addEventListener("click", function () { load(+number.value); });
+    number.addEventListener("keydown", function (e) {
+      if (e.key === "Enter") { e.preventDefault(); load(+number.value); }
+    });
     viewer.addEventListener("keydown", function (e) {
-      if (e.target === select || e.target === slider) { return; }
+      if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT") { return; }
       var keys = { ArrowLeft: -1, ArrowRight: 1 };
-      if (e.key in keys) { e.preventDefault(); go(state.step + keys[e.key]); }
-      else if (e.key === "Home") { e.preventDefault(); go(0); }
-      else if (e.key === "End") { e.preventDefault(); go(state.game.steps.length - 1); }
+      if (e.key in keys) { e.preventDefault(); stop(); go(state.step + keys[e.key]); }
+      else if (e.key === "Home") { e.preventDefault(); stop(); go(0); }
+      else if (e.key === "End") { e.preventDefault(); stop(); go(state.game.steps.length - 1); }
     });
-    Array.prototype.forEach.call(document.querySelectorAll("a.replay-link"), function (a) {
-      a.addEventListener("click", function () { load(+a.getAttribute("data-replay")); });
+    /* #replay-N, wherever it is linked from (the finder, the kingdoms' cards, the faults table),
+       opens game N */
+    function fromHash() {
+      var m = /^#replay-(\d+)$/.exec(location.hash);
+      if (m && load(+m[1])) { viewer.scrollIntoView(); }
+    }
+    document.addEventListener("click", function (e) {
+      var a = e.target.closest ? e.target.closest("a.replay-link") : null;
+      if (a && a.getAttribute("href") === location.hash) { fromHash(); }  /* no hashchange then */
     });
-    load(0);
-    return { data: data, state: state, go: go, load: load, cellsAt: cellsAt };
+    window.addEventListener("hashchange", fromHash);
+    finder();
+    $("rp-finder").hidden = records.length < 2;
+    var asked = /^#replay-(\d+)$/.exec(location.hash);
+    if (!asked || !load(+asked[1])) { load(data.start); }
   }
 
-  /* ---------- self-test: #selftest ---------- */
-  function selftest() {
-    var problems = [];
-    function check(ok, what) { if (!ok) { problems.push(what); } }
-    function drawnSquares() { return document.querySelectorAll("#rp-kingdoms rect.sq").length; }
-    function click(id) { document.getElementById(id).dispatchEvent(new MouseEvent("click", { bubbles: true })); }
-    if (!replay) { return "no replay"; }
-    var games = replay.data.games;
-    for (var g = 0; g < games.length; g++) {
-      var select = document.getElementById("rp-game");
-      select.value = String(g);
-      select.dispatchEvent(new Event("change"));
-      var game = games[g], last = game.steps.length - 1, players = game.players.length;
-      check(replay.state.step === 0, "game " + g + ": not at step 0 after loading");
-      check(drawnSquares() === players, "game " + g + ": " + drawnSquares() + " squares at the start, expected " + players + " castles");
-      click("rp-next");
-      check(replay.state.step === 1, "game " + g + ": next did not move to step 1");
-      check(document.getElementById("rp-pos").textContent === "1 / " + last, "game " + g + ": position text wrong");
-      click("rp-end");
-      check(replay.state.step === last, "game " + g + ": end did not reach the last step");
-      var expected = 0, at = replay.cellsAt(game, last);
-      at.cells.forEach(function (c) { expected += Object.keys(c).length; });
-      check(drawnSquares() === expected, "game " + g + ": " + drawnSquares() + " squares at the end, expected " + expected);
-      check(expected > players, "game " + g + ": no land at the end");
-      click("rp-prev");
-      check(replay.state.step === last - 1, "game " + g + ": prev did not step back");
-      var slider = document.getElementById("rp-slider");
-      slider.value = String(Math.min(5, last));
-      slider.dispatchEvent(new Event("input"));
-      check(replay.state.step === Math.min(5, last), "game " + g + ": the slider did not move the replay");
-      click("rp-start");
-      check(replay.state.step === 0 && drawnSquares() === players, "game " + g + ": start did not reset the kingdoms");
-      check(document.querySelectorAll("#rp-rows svg").length > 0, "game " + g + ": no dominoes in the rows");
-    }
-    return problems.length ? "fail: " + problems.join("; ") : "ok";
-  }
-  if (location.hash === "#selftest") {
-    try { body.setAttribute("data-selftest", selftest()); }
-    catch (e) { body.setAttribute("data-selftest", "error: " + e); recordError(String(e)); }
-  }
   body.setAttribute("data-ready", "ok");
 })();
