@@ -553,13 +553,62 @@ def _print_standings(folder):
 @main.command("replay")
 @click.argument("folder", metavar="DIR")
 @click.argument("game", type=_Number(int, positive=False))
-def replay_command(folder, game):
-    """Print game GAME of the tournament in DIR move by move, with the final kingdoms."""
-    from kdtourney.arena.replay import replay_text
+@click.option("--step", is_flag=True, help="Step through the game: the position after each move "
+              "(Enter: the next, b: the one before, a number: that move, q: quit).")
+@click.option("--html", is_flag=True, help="Write the game's page instead, to watch it move by "
+              "move in a browser: DIR/game-GAME.html (--out: another file).")
+@click.option("--out", metavar="FILE", help="With --html: the page's file.")
+def replay_command(folder, game, step, html, out):
+    """Print game GAME of the tournament in DIR move by move, with the final kingdoms; --step
+    steps through its positions, --html writes a page that shows it."""
+    from kdtourney.arena.replay import positions, replay_text
     from kdtourney.arena.store import StoreError
 
+    if step and html:
+        raise _CommandError("--step shows the game here, --html writes its page: give one")
+    if out is not None and not html:
+        raise _CommandError("--out is the file of --html's page: add --html")
     with _one_line(StoreError):
-        click.echo(replay_text(folder, game))
+        if html:
+            from kdtourney.report.html import write_game_page
+
+            try:
+                click.echo(write_game_page(folder, game, out))
+            except OSError as exc:
+                raise _CommandError(f"cannot write the page: {exc}") from None
+        elif step:
+            _step_through(positions(folder, game))
+        else:
+            click.echo(replay_text(folder, game))
+
+
+def _step_through(frames):
+    """Show one position at a time, reading what to show next from the standard input (Enter,
+    b, a move's number, q) until q or the end of the input."""
+    k, note = 0, ""
+    while True:
+        click.clear()  # on a terminal only
+        click.echo(frames[k])
+        if note:
+            click.echo(note)
+        try:
+            answer = click.prompt("Enter: next, b: back, a number: that move, q: quit",
+                                  default="", show_default=False).strip().lower()
+        except click.exceptions.Abort:  # the end of the input (Ctrl-D)
+            return
+        note = ""
+        if answer == "q":
+            return
+        if answer == "":
+            if k == len(frames) - 1:
+                return
+            k += 1
+        elif answer == "b":
+            k = max(0, k - 1)
+        elif answer.isdigit() and int(answer) < len(frames):
+            k = int(answer)
+        else:
+            note = f"{answer!r}: give Enter, b, q or a move from 0 to {len(frames) - 1}"
 
 
 @main.command("export")

@@ -1,6 +1,8 @@
 """`kdtourney run`, `replay` and `export` from the command line: resume after kill -9, bad input."""
 
+import json
 import os
+import re
 import signal
 import shutil
 import sqlite3
@@ -17,7 +19,10 @@ from click.testing import CliRunner
 from kdtp_support import write_fake_bots
 
 from kdtourney.arena import load_config, load_faults, load_games, load_results
+from kdtourney.arena.tournament import Tournament
 from kdtourney.cli import main
+from kdtourney.engine import Game
+from kdtourney.engine.tiles import TILES
 from kdtourney.report.html import build_context
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
@@ -97,6 +102,55 @@ def test_replay(small):
     bad = run("replay", folder, 99)
     assert bad.exit_code == 2 and bad.stderr.strip() == \
         f"Error: game 99 is not in {folder} (12 games stored, numbered from 0)"
+
+
+def test_replay_steps_through_the_positions_the_engine_reached(small):
+    folder, _ = small
+    game = 5  # a 4-player game
+    row = load_games(folder).set_index("game").loc[game]
+    moves = json.loads(row["moves"])
+    # Enter, Enter, back, a move's number, something else, then quit
+    result = CliRunner().invoke(main, ["replay", str(folder), str(game), "--step"],
+                                input="\n\nb\n40\nxx\nq\n")
+    assert result.exit_code == 0, result.output
+    shown = [int(m) for m in re.findall(r"^move (\d+) of (?:\d+)", result.stdout, re.M)]
+    assert shown == [0, 1, 2, 1, 40, 40]
+    assert f"move 0 of {len(moves)}: start" in result.stdout
+    assert "'xx': give Enter, b, q or a move from 0" in result.stdout
+    # the position after move 40 is the engine's: its rows, scores and kingdoms
+    game_40 = Game.replay(Tournament.from_dict(load_config(folder)["tournament"]).rules_for(4),
+                          json.loads(row["deal_seeds"])[0], moves[:40])
+    frame = result.stdout.split(f"move 40 of {len(moves)}")[1].split("Enter: next")[0]
+    assert "placing: " + ", ".join(
+        f"{TILES[d]} seat {o}" + (" placed" if p else "")
+        for (d, o), p in zip(game_40.current_row, game_40.placed)) in frame
+    points = re.findall(r"(\d+) points", frame)
+    assert [int(p) for p in points] == game_40.scores()
+    # to the end: Enter past the last position ends it, as does the end of the input
+    result = CliRunner().invoke(main, ["replay", str(folder), str(game), "--step"],
+                                input=f"{len(moves)}\n\n")
+    assert result.exit_code == 0 and "result: seat 0 " in result.stdout
+    assert run("replay", folder, game, "--step").exit_code == 0  # no input at all
+
+
+def test_replay_writes_a_page_of_one_game(small, tmp_path):
+    folder, _ = small
+    result = run("replay", folder, 3, "--html")
+    assert result.exit_code == 0, result.output
+    path = Path(result.stdout.strip())
+    assert path == folder / "game-3.html"
+    page = path.read_text()
+    data = json.loads(re.search(r'id="replay-data">(.*?)</script>', page, re.S).group(1))
+    assert [g[0] for g in data["games"]] == [3] and "Game 3 of small" in page
+    result = run("replay", folder, 3, "--html", "--out", tmp_path / "three.html")
+    assert result.exit_code == 0 and (tmp_path / "three.html").exists()
+    for args, error in [((99, "--html"), f"game 99 is not in {folder} (12 games stored, "
+                                         "numbered from 0)"),
+                        ((3, "--html", "--step"), "--step shows the game here, --html writes "
+                                                  "its page: give one"),
+                        ((3, "--out", "x.html"), "--out is the file of --html's page: add --html")]:
+        result = run("replay", folder, *args)
+        assert result.exit_code == 2 and result.stderr.strip() == f"Error: {error}"
 
 
 def test_export(small, tmp_path):
