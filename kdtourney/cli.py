@@ -611,6 +611,95 @@ def _step_through(frames):
             note = f"{answer!r}: give Enter, b, q or a move from 0 to {len(frames) - 1}"
 
 
+@main.command("play")
+@click.option("--against", "against", multiple=True, required=True, metavar="BOT",
+              help="A bot to play against, as --bots takes it (built-in, a --bots-dir bot, a "
+              "KDTP program's TOML); repeat for a table of three or four.")
+@click.option("--games", type=_Number(int, maximum=1000), default=1, show_default=True,
+              help="Games to play, one after the other, your seat rotating as in a run's block "
+              "(the same command again plays the next ones).")
+@_rule_options
+@click.option("--seed", type=_Number(int, positive=False), help="Seed (default: fresh; on an "
+              "existing --out, the stored one).")
+@click.option("--out", metavar="DIR", help="The games' folder (default reports/play-<bots>-<time>); "
+              "the same command on it plays the games it lacks.")
+@click.option("--name", help="The folder's name (default: the bots and a time stamp).")
+@_bots_dir_option
+@click.option("--move-time-limit", type=_Number(float), metavar="SECONDS",
+              help="Every seat's limit per decision, yours too.")
+@click.option("--time-control", metavar="BANK+INC", help="Every seat's clock, yours too, e.g. 300+5.")
+@click.option("--first-move-time", type=_Number(float), metavar="SECONDS",
+              help="The limit of each seat's first decision instead.")
+@click.option("--move-time-margin", type=_Number(float, positive=False), metavar="SECONDS",
+              help="Every seat's margin per game beyond its clock (default 0.2).")
+@click.option("--sandbox", is_flag=True, help="Every bot in a bubblewrap sandbox, as in a run.")
+@click.option("--bot-memory", type=_Number(int), metavar="MIB",
+              help="With --sandbox: a bot's memory limit (default 1024).")
+@_sandbox_allow_option
+@click.option("--bot-cpus", type=_Number(float, maximum=1024), metavar="N",
+              help="With --sandbox: a bot's CPU quota while it decides (default 1).")
+@click.option("--require-limits", is_flag=True, help="With --sandbox: stop where this machine "
+              "cannot enforce every limit.")
+@click.option("--startup-timeout", type=_Number(float), metavar="SECONDS",
+              help="Seconds a bot has to start and answer hello (default 20).")
+@click.option("--port", type=_Number(int, positive=False, maximum=65535), default=0,
+              help="The page's port on 127.0.0.1 (default: a free one).")
+@click.option("--no-browser", is_flag=True, help="Print the page's address without opening it.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the address, errors and the last line.")
+@click.pass_context
+def play_command(ctx, **opts):
+    """Play Kingdomino in your browser against bots: a page served on this machine only shows the
+    game and your legal placements; the bots play as in a tournament (each in its own process,
+    on the clock, forfeiting on a fault; --sandbox: sandboxed), the engine checks your every
+    move, and each finished game is stored in DIR like a run's (report, replay and export read
+    it)."""
+    import webbrowser
+
+    from kdtourney.arena import human, runner, store, tournament as tour
+
+    opts.update(scheduler=None, isolate=False)  # what _play_settings reads of a run's options
+    with _one_line(tour.ArenaError, store.StoreError):
+        folder = runner.asked_folder(opts["out"], opts["name"])
+        settings = _play_settings(ctx, opts, folder)
+        registry = _registry(opts["bots_dirs"], settings.sandbox_for(folder),
+                             opts["startup_timeout"])
+        seed = opts["seed"] if opts["seed"] is not None else runner.stored_seed(folder)
+        table = human.lineup(registry, list(opts["against"]), games=opts["games"], seed=seed,
+                             **_table_options(opts))
+        folder = folder or runner.new_folder(table, prefix="play-")
+        meta = runner.session_meta(opts["name"] or folder.name, registry_dirs=opts["bots_dirs"])
+        from kdtourney.live import Server
+
+        board = human.Board()
+        try:
+            server = Server(board, f"{table.describe()}: {folder.name}", opts["port"])
+        except OSError as exc:
+            raise _CommandError(f"cannot serve the page on 127.0.0.1:{opts['port']}: "
+                                f"{exc.strerror or exc}") from None
+        server.start()
+        click.echo(f"play at {server.url} (the games are stored in {folder}; Ctrl-C stops)")
+        if not opts["no_browser"]:
+            webbrowser.open(server.url)
+        try:
+            stored = human.play_games(table, folder, registry, board, play=settings, meta=meta,
+                                      startup_timeout=opts["startup_timeout"],
+                                      require_limits=opts["require_limits"])
+            if stored:
+                shown = _write_report(folder, False)
+                board.finish(f"{stored} game{'s' if stored > 1 else ''} stored in {folder}; "
+                             f"its report: {shown}. You can close this tab.")
+            else:
+                board.finish(f"{folder} holds every game of its plan: nothing left to play.")
+            board.wait_shown(10.0)
+        except (KeyboardInterrupt, human.PersonLeft):
+            click.echo(f"interrupted: the game being played is not stored; those that ended "
+                       f"are in {folder}", err=True)
+            ctx.exit(130)
+        finally:
+            server.stop()
+    click.echo(f"{folder}: {stored} game{'' if stored == 1 else 's'} played")
+
+
 @main.command("export")
 @click.argument("folder", metavar="DIR")
 @click.option("--format", "fmt", metavar="csv|parquet", help="Default: from the file name "

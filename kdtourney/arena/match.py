@@ -162,7 +162,7 @@ def rank_among(keys: list, faulted: list[bool]) -> list[int]:
 def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequence[int]],
                factories: Sequence[Callable], *, clock: TimeControl | None = None,
                margin: float = 0.0, forced: dict | None = None,
-               monitor: Callable | None = None) -> MatchResult:
+               monitor: Callable | None = None, watch: Callable | None = None) -> MatchResult:
     """Play one game (one deal seed) or a dynasty (three) and return its result.
 
     factories: per seat, a callable returning a new Bot. bot_seeds[seat][deal]: setup seeds.
@@ -173,7 +173,8 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
     limit): told before every call into a bot, and monitor(-1, -1, None) at the end (the runner's
     watchdog); limit: for a decision of an in-process bot under a clock, the seconds it may take
     before it forfeits whatever it returns (what the clock allows plus what is left of the
-    margin), else None.
+    margin), else None. watch(game, deal): told the position at the start of each deal and
+    after each move (the play page's view; it must not change the game).
     """
     n = rules.players
     forced = dict(forced or {})
@@ -231,6 +232,8 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
         for seat in range(n):
             if seat not in faults:
                 call(seat, bots[seat].setup, seat, copy.copy(rules), int(bot_seeds[seat][deal]))
+        if watch is not None:
+            watch(game, deal)
         while not game.is_over:
             player = game.current_player
             if player not in faults:
@@ -263,13 +266,18 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
                         if _is_int(choice):
                             try:
                                 game.apply(int(choice))  # checks legality, changes nothing if not
-                                continue
                             except ValueError:
                                 pass
+                            else:
+                                if watch is not None:
+                                    watch(game, deal)
+                                continue
                         fault(player, ILLEGAL, f"returned {choice!r:.80}, not a legal action in the "
                                                f"{game.phase} phase of round {game.round}",
                               calls[player] - 1)
             game.apply(game.legal_actions()[0])  # a forfeited seat plays the first legal action
+            if watch is not None:
+                watch(game, deal)
         all_moves.append(list(game.history))
         scores = game.scores()
         ranks = rank_among([-r for r in game.ranking()], [s in faults for s in range(n)])

@@ -21,7 +21,7 @@ from kdtourney.report.fmt import (DASH, RECORDS, finite, fmt_bound, fmt_ci, fmt_
                                   fmt_pct, fmt_signed, fmt_time, fmt_value)
 
 __all__ = ["REPORT_FILE", "SEAT_COLORS", "render", "write_page", "describe_rules", "elo_scale",
-           "faults_view", "replay_view", "block_seats"]
+           "faults_view", "replay_view", "block_seats", "json_for_script"]
 
 REPORT_FILE = "index.html"
 #: Colours of the seats' kings (the game's pink, yellow, green and blue).
@@ -205,7 +205,7 @@ def replay_view(games: pd.DataFrame, results: pd.DataFrame, rules: dict, *, seat
                 start=int(games["game"].iloc[0]) if start is None else int(start),
                 palette={str(k): v for k, v in svg.PALETTE.items()}, seatColors=SEAT_COLORS,
                 cell=svg.CELL)
-    return {"replay": _json_for_script(data), "replay_count": len(records)}
+    return {"replay": json_for_script(data), "replay_count": len(records)}
 
 
 def block_seats(blocks: pd.DataFrame):
@@ -220,7 +220,7 @@ def block_seats(blocks: pd.DataFrame):
     return seated
 
 
-def _json_for_script(data) -> Markup:
+def json_for_script(data) -> Markup:
     """JSON safe inside <script type="application/json">: no '<', '>' or '&' left raw."""
     text = json.dumps(data, separators=(",", ":"), allow_nan=False)
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")

@@ -1,0 +1,126 @@
+"""`kdtourney play`: a person plays a whole game in headless Chromium against a bot, through the
+page's own controls, with every move of theirs checked by the engine; the game is stored as any
+game is (replay and the report read it); bad input is a one-line error."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from arena_support import interrupt_when
+from click.testing import CliRunner
+
+from kdtourney.arena import load_games, load_results
+from kdtourney.arena.store import StoreError, load_blocks
+from kdtourney.arena.replay import replay_text
+from kdtourney.cli import main
+
+KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
+# the page's state once it changed from version V: the person's turn, a game over, or the end
+NEXT = ",".join(f'#play[data-phase={phase}]:not([data-version="{{v}}"])'
+                for phase in ("yours", "over", "done"))
+
+
+def first_line(process, timeout=120.0) -> str:
+    """The command's first line of output (its page's address), waited for at most `timeout` s."""
+    lines = queue.Queue()
+    threading.Thread(target=lambda: lines.put(process.stdout.readline()), daemon=True).start()
+    try:
+        return lines.get(timeout=timeout)
+    except queue.Empty:
+        process.kill()
+        pytest.fail(f"kdtourney play said nothing in {timeout:g} s")
+
+
+def test_a_person_plays_a_whole_game_in_the_browser(page, tmp_path):
+    folder = tmp_path / "game"
+    process = subprocess.Popen([KDTOURNEY, "play", "--against", "random", "--seed", "4", "--out",
+                                str(folder), "--no-browser"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = first_line(process)
+        assert line.startswith("play at http://127.0.0.1:"), line
+        url = line.split()[2]
+        page.goto(url)
+        version, decisions, refused = "-1", 0, False
+        while True:
+            page.wait_for_selector(NEXT.format(v=version), timeout=60_000)
+            root = page.locator("#play")
+            phase, version = root.get_attribute("data-phase"), root.get_attribute("data-version")
+            if phase != "yours":
+                break
+            if not refused:  # the engine refuses what is not a move now, and the page says so
+                answer = page.request.post(url + "move", data=json.dumps(
+                    {"move": {"place": [4, 4, 4, 5]}, "version": int(version)}))
+                assert answer.status == 409 and "legal" in answer.json()["error"], answer.text()
+                refused = True
+            claims = page.locator("button[data-claim]")
+            if claims.count():
+                claims.last.click()
+            elif page.locator("#pl-discard").is_visible():
+                page.click("#pl-discard")
+            else:  # where the domino's first half goes, then its second half
+                page.locator("#pl-kingdoms rect.target").first.click()
+                page.locator("#pl-kingdoms rect.target.second").last.click()
+            decisions += 1
+        assert phase == "over", page.text_content("#pl-status")
+        assert page.text_content("#pl-error") == ""
+        page.wait_for_selector('#play[data-phase="done"]', timeout=60_000)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, err
+    assert out.strip().endswith(f"{folder}: 1 game played"), out
+    # stored as any game: the engine replays it, the person's seat made every decision of theirs
+    results = load_results(folder)
+    assert sorted(results["entrant"]) == ["human", "random"] and not results["fault"].any()
+    assert results.set_index("entrant").loc["human", "decisions"] == decisions
+    moves = json.loads(load_games(folder)["moves"].iloc[0])
+    assert len(moves) == results["decisions"].sum()
+    assert "result: seat 0 " in replay_text(folder, 0)
+    report = (folder / "index.html").read_text()
+    assert 'id="replay-data"' in report and "Faults" in report
+
+
+def run(*args):
+    return CliRunner().invoke(main, ["play", *map(str, args), "--no-browser"])
+
+
+def test_bad_input_is_one_line(tmp_path):
+    for args, error in [
+        (["--against", "nosuchbot"], "nosuchbot"),
+        (["--against", "random", "--against", "random", "--against", "random", "--against",
+          "greedy"], "--against: one to three bots (a table of two to four), not 4"),
+        (["--against", "random", "--bot-memory", "100"], "--bot-memory limits sandboxed bots"),
+        (["--against", "random", "--variant", "duel", "--against", "greedy"], "duel"),
+    ]:
+        result = run(*args, "--out", tmp_path / "x")
+        assert result.exit_code == 2, (args, result.output)
+        assert result.stderr.startswith("Error: ") and error in result.stderr, result.stderr
+        assert result.stderr.count("\n") == 1, result.stderr
+        assert not (tmp_path / "x").exists()
+
+
+def test_ctrl_c_stops_and_stores_no_half_game(tmp_path):
+    folder = tmp_path / "game"
+
+    def playing():  # the store made and its block recorded: the game is on, waiting for you
+        try:
+            return len(load_blocks(folder)) == 1
+        except StoreError:
+            return False
+
+    status, out, err = interrupt_when(
+        [KDTOURNEY, "play", "--against", "random", "--seed", "1", "--out", folder, "--no-browser"],
+        playing)
+    assert status == 130, err
+    assert err.strip() == (f"interrupted: the game being played is not stored; those that ended "
+                           f"are in {folder}")
+    assert load_games(folder).empty
