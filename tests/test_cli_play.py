@@ -84,7 +84,7 @@ def test_a_person_plays_a_whole_game_in_the_browser(page, tmp_path):
     assert results.set_index("entrant").loc["human", "decisions"] == decisions
     moves = json.loads(load_games(folder)["moves"].iloc[0])
     assert len(moves) == results["decisions"].sum()
-    assert "result: seat 0 " in replay_text(folder, 0)
+    assert "result: seat 1 " in replay_text(folder, 0)
     report = (folder / "index.html").read_text()
     assert 'id="replay-data"' in report and "Faults" in report
 

@@ -98,7 +98,7 @@ def test_replay(small):
     n = int(games.loc[games["game"] == 2, "n_players"].iloc[0])
     assert text.count(" points (territories ") == n
     assert text.count(" C") + text.count("C ") >= n  # every kingdom shows its castle
-    assert "result: seat 0" in text
+    assert "result: seat 1 " in text and "seat 0" not in text  # seats from 1
     bad = run("replay", folder, 99)
     assert bad.exit_code == 2 and bad.stderr.strip() == \
         f"Error: game 99 is not in {folder} (12 games stored, numbered from 0)"
@@ -122,14 +122,14 @@ def test_replay_steps_through_the_positions_the_engine_reached(small):
                           json.loads(row["deal_seeds"])[0], moves[:40])
     frame = result.stdout.split(f"move 40 of {len(moves)}")[1].split("Enter: next")[0]
     assert "placing: " + ", ".join(
-        f"{TILES[d]} seat {o}" + (" placed" if p else "")
+        f"{TILES[d]} seat {o + 1}" + (" placed" if p else "")
         for (d, o), p in zip(game_40.current_row, game_40.placed)) in frame
     points = re.findall(r"(\d+) points", frame)
     assert [int(p) for p in points] == game_40.scores()
     # to the end: Enter past the last position ends it, as does the end of the input
     result = CliRunner().invoke(main, ["replay", str(folder), str(game), "--step"],
                                 input=f"{len(moves)}\n\n")
-    assert result.exit_code == 0 and "result: seat 0 " in result.stdout
+    assert result.exit_code == 0 and "result: seat 1 " in result.stdout
     assert run("replay", folder, game, "--step").exit_code == 0  # no input at all
 
 

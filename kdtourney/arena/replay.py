@@ -1,5 +1,6 @@
 """A stored game, move by move, as text (`kdtourney replay DIR GAME`): the whole game with its final
-kingdoms (`replay_text`), or the position after each move, to step through (`positions`)."""
+kingdoms (`replay_text`), or the position after each move, to step through (`positions`). Seats
+are numbered from 1, as the report numbers them."""
 
 from __future__ import annotations
 
@@ -80,16 +81,16 @@ def _header(s: _Stored) -> list[str]:
     row, n = s.row, s.row["n_players"]
     out = [f"game {s.game} of {s.folder}: block {row['block']}, arrangement {row['arrangement']}, "
            f"{n} players, status {row['status']}",
-           "seats: " + ", ".join(f"{seat} {s.names[seat]}" for seat in range(n))]
+           "seats: " + ", ".join(f"{seat + 1} {s.names[seat]}" for seat in range(n))]
     for f in s.faults:
-        who = f"seat {f['seat']} {f['entrant']}" if f["seat"] >= 0 else "unknown seat"
+        who = f"seat {f['seat'] + 1} {f['entrant']}" if f["seat"] >= 0 else "unknown seat"
         out.append(f"fault: {who}: {f['kind']}: {f['message']}")
     return out
 
 
 def _result(s: _Stored) -> str:
     return "result: " + ", ".join(
-        f"seat {seat} {r['entrant']} rank {r['rank']} score {r['score']}"
+        f"seat {seat + 1} {r['entrant']} rank {r['rank']} score {r['score']}"
         + (" (forfeit)" if r["fault"] else "") for seat, r in sorted(s.results.items()))
 
 
@@ -109,7 +110,7 @@ def replay_text(folder, game: int) -> str:
                        else f"deal seed {seed}")
             for action in actions:
                 p = g.current_player
-                out.append(f"round {g.round:2d}  seat {p} {s.labels.get(p, '?')}: "
+                out.append(f"round {g.round:2d}  seat {p + 1} {s.labels.get(p, '?')}: "
                            f"{g.describe(action)}")
                 g.apply(action)
             if not actions:
@@ -118,7 +119,7 @@ def replay_text(folder, game: int) -> str:
             for p in range(n):
                 score = g.score(p)
                 out.append("")
-                out.append(f"seat {p} {s.labels.get(p, '?')}: {score.total} points (territories "
+                out.append(f"seat {p + 1} {s.labels.get(p, '?')}: {score.total} points (territories "
                            f"{score.territories}, bonus {score.bonus}, largest territory "
                            f"{score.largest_territory}, crowns {score.crowns}, discards "
                            f"{g.discards(p)})")
@@ -141,12 +142,12 @@ def positions(folder, game: int) -> list[str]:
         for d, (seed, actions) in enumerate(s.deals):
             g = Game(s.rules, seed)
             deal = f", deal {d + 1} of {len(s.deals)}" if len(s.deals) > 1 else ""
-            order = ", ".join(f"seat {p}" for p in g.first_order)
+            order = ", ".join(f"seat {p + 1}" for p in g.first_order)
             steps.append((d, deal, f"start: kings claim the first row in the order {order}",
                           g.copy()))
             for action in actions:
                 p = g.current_player
-                what = f"round {g.round}, seat {p} {s.labels.get(p, '?')}: {g.describe(action)}"
+                what = f"round {g.round}, seat {p + 1} {s.labels.get(p, '?')}: {g.describe(action)}"
                 g.apply(action)
                 steps.append((d, deal, what, g.copy()))
     except (ValueError, TypeError, KeyError, IndexError) as exc:
@@ -168,14 +169,14 @@ def _position(g: Game, end: Game, s: _Stored) -> list[str]:
     of its kingdom at the `end` of the deal (a frame that does not move from one position to the
     next)."""
     def row(dominoes, placed=None):
-        return ", ".join(f"{TILES[d]} " + (f"seat {o}" if o >= 0 else "free")
+        return ", ".join(f"{TILES[d]} " + (f"seat {o + 1}" if o >= 0 else "free")
                          + (" placed" if placed and placed[j] else "")
                          for j, (d, o) in enumerate(dominoes)) or "none"
 
     lines = ["", f"placing: {row(g.current_row, g.placed)}", f"to claim: {row(g.new_row)}", ""]
     size, width = s.rules.size, 3 * s.rules.size + 2
     scores = g.scores()
-    boards = [[f"seat {p} {s.labels.get(p, '?')}"[:width - 1], f"{scores[p]} points"]
+    boards = [[f"seat {p + 1} {s.labels.get(p, '?')}"[:width - 1], f"{scores[p]} points"]
               + _frame(g.kingdom(p), end.kingdom(p), size) for p in range(s.rules.players)]
     lines += ["".join(b[i].ljust(width) for b in boards).rstrip() for i in range(len(boards[0]))]
     return lines

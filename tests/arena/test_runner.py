@@ -49,7 +49,7 @@ def test_dynasty_and_partial_store_resume(tmp_path, registry):
     assert text.count("\ndeal ") == 3 and text.count(" points (territories ") == 6
     results = load_results(tmp_path / "full")
     first = results[results["game"] == 3]
-    assert "result: " + ", ".join(f"seat {r.seat} {r.entrant} rank {r.rank} score {r.score}"
+    assert "result: " + ", ".join(f"seat {r.seat + 1} {r.entrant} rank {r.rank} score {r.score}"
                                   for r in first.itertuples()) in text
     # a store holding only some of the games (as after a kill) gets exactly the missing ones
     partial = prepare(registry, bots="random,greedy", games=8, seed=4, dynasty=True, harmony=True)
