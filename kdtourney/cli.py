@@ -621,13 +621,14 @@ def _step_through(frames):
 @_rule_options
 @click.option("--seed", type=_Number(int, positive=False), help="Seed (default: fresh; on an "
               "existing --out, the stored one).")
-@click.option("--out", metavar="DIR", help="The games' folder (default reports/play-<bots>-<time>); "
-              "the same command on it plays the games it lacks.")
+@click.option("--out", metavar="DIR", help="The games' folder (default "
+              "reports/play-<bots>-<time>); the same command on it plays the games it lacks.")
 @click.option("--name", help="The folder's name (default: the bots and a time stamp).")
 @_bots_dir_option
 @click.option("--move-time-limit", type=_Number(float), metavar="SECONDS",
               help="Every seat's limit per decision, yours too.")
-@click.option("--time-control", metavar="BANK+INC", help="Every seat's clock, yours too, e.g. 300+5.")
+@click.option("--time-control", metavar="BANK+INC",
+              help="Every seat's clock, yours too, e.g. 300+5.")
 @click.option("--first-move-time", type=_Number(float), metavar="SECONDS",
               help="The limit of each seat's first decision instead.")
 @click.option("--move-time-margin", type=_Number(float, positive=False), metavar="SECONDS",
@@ -645,7 +646,6 @@ def _step_through(frames):
 @click.option("--port", type=_Number(int, positive=False, maximum=65535), default=0,
               help="The page's port on 127.0.0.1 (default: a free one).")
 @click.option("--no-browser", is_flag=True, help="Print the page's address without opening it.")
-@click.option("--quiet", "-q", is_flag=True, help="Print only the address, errors and the last line.")
 @click.pass_context
 def play_command(ctx, **opts):
     """Play Kingdomino in your browser against bots: a page served on this machine only shows the
@@ -657,7 +657,7 @@ def play_command(ctx, **opts):
 
     from kdtourney.arena import human, runner, store, tournament as tour
 
-    opts.update(scheduler=None, isolate=False)  # what _play_settings reads of a run's options
+    opts.update(scheduler=None, isolate=False, quiet=False)  # run's options _play_settings reads
     with _one_line(tour.ArenaError, store.StoreError):
         folder = runner.asked_folder(opts["out"], opts["name"])
         settings = _play_settings(ctx, opts, folder)

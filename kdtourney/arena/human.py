@@ -196,7 +196,8 @@ def _position(view) -> dict:
     n = view.n_players
     return {"kingdoms": [view.kingdom(p).square_array().tolist() for p in range(n)],
             "scores": view.scores(),
-            "current": [[d, o, int(placed)] for (d, o), placed in zip(view.current_row, view.placed)],
+            "current": [[d, o, int(placed)]
+                        for (d, o), placed in zip(view.current_row, view.placed)],
             "next": [[d, o, 0] for d, o in view.new_row],
             "turn": view.current_player, "round": view.round, "over": bool(view.is_over),
             "domino": view.domino_to_place}
@@ -273,10 +274,10 @@ def play_games(tournament: Tournament, folder, registry, board: Board, *, play: 
                require_limits: bool = False) -> int:
     """Play the next `tournament.games` games of `tournament` (`lineup`) that `folder`'s store
     lacks, in order, storing each as it ends, until none is left or the person does not ask for
-    the next (`board`); returns how many were stored. Every bot plays in its own process (`play`: in a sandbox or
-    not, its margin). ArenaError for a store that is not this tournament's or a bot that does
-    not start; KeyboardInterrupt (Ctrl-C) or PersonLeft stops the game being played, which is not
-    stored."""
+    the next (`board`); returns how many were stored. Every bot plays in its own process
+    (`play`: in a sandbox or not, its margin). ArenaError for a store that is not this
+    tournament's or a bot that does not start; KeyboardInterrupt (Ctrl-C) or PersonLeft stops the
+    game being played, which is not stored."""
     play = replace(play, isolate=True)
     bots = replace(tournament, entrants=tournament.entrants[1:], specs=tournament.specs[1:],
                    lineup=None)

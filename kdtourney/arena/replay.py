@@ -119,10 +119,10 @@ def replay_text(folder, game: int) -> str:
             for p in range(n):
                 score = g.score(p)
                 out.append("")
-                out.append(f"seat {p + 1} {s.labels.get(p, '?')}: {score.total} points (territories "
-                           f"{score.territories}, bonus {score.bonus}, largest territory "
-                           f"{score.largest_territory}, crowns {score.crowns}, discards "
-                           f"{g.discards(p)})")
+                out.append(f"seat {p + 1} {s.labels.get(p, '?')}: {score.total} points "
+                           f"(territories {score.territories}, bonus {score.bonus}, largest "
+                           f"territory {score.largest_territory}, crowns {score.crowns}, "
+                           f"discards {g.discards(p)})")
                 out.append(g.kingdom(p).to_text())
     except (ValueError, TypeError, KeyError, IndexError) as exc:
         raise _replay_error(folder, game, exc) from None

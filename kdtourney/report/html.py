@@ -532,9 +532,11 @@ def _chosen_games(results, games, rules, order) -> dict:
             for p in players:
                 points = trace.scores[d][p["seat"]]
                 label = f"Kingdom of {p['name']} (seat {p['seat'] + 1})"
-                label += f", deal {d + 1}: {points} points" if len(trace.finals) > 1 else f": {points} points"
-                pics.append({"svg": Markup(svg.kingdom_svg(finals[p["seat"]], table.size, label=label,
-                                                           origin=tuple(trace.origins[d][p["seat"]]))),
+                label += (f", deal {d + 1}: {points} points" if len(trace.finals) > 1
+                          else f": {points} points")
+                picture = svg.kingdom_svg(finals[p["seat"]], table.size, label=label,
+                                          origin=tuple(trace.origins[d][p["seat"]]))
+                pics.append({"svg": Markup(picture),
                              "points": points})
             card["deals"].append(pics)
     return {"kingdoms": cards}

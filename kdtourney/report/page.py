@@ -197,7 +197,8 @@ def replay_view(games: pd.DataFrame, results: pd.DataFrame, rules: dict, *, seat
             deals, error = trace.deals, None
             origins = [v for deal in trace.origins for origin in deal for v in origin]
         except (ValueError, KeyError, TypeError, IndexError) as exc:
-            deals, origins, error = [], [], f"this game cannot be replayed from its stored row: {exc}"
+            deals, origins = [], []
+            error = f"this game cannot be replayed from its stored row: {exc}"
         size = table_rules[n].size if n in table_rules else 0
         records.append([game, str(row["status"]), size, seats, scores, ranks, faulted, deals,
                         origins, error])

@@ -133,7 +133,8 @@ def constants() -> dict:
         a, b = decode_placement(action)
         places += [*a, *b]
     return {"digits": DIGITS, "places": places,
-            "tiles": {n: [d.a.terrain, d.a.crowns, d.b.terrain, d.b.crowns] for n, d in TILES.items()},
+            "tiles": {n: [d.a.terrain, d.a.crowns, d.b.terrain, d.b.crowns]
+                      for n, d in TILES.items()},
             "letters": {str(k): v for k, v in TERRAIN_LETTERS.items()},
             "terrains": {str(k): v for k, v in TERRAIN_NAMES.items()}}
 
