@@ -109,8 +109,12 @@ def _play(label: str, rules: Rules, game_seed: int, players: list, checked: set)
 
 
 def check_bot(bot_class, /, *, strict: bool = False, seed: int = 0, settings=SETTINGS,
-              **params) -> BotCheck:
+              bots_dirs=(), **params) -> BotCheck:
     """Play `bot_class(**params)` as the harness does and report what is wrong.
+
+    bot_class may also be a bot's spec as tournaments name it (`"mybot"`, `"mybot:depth=3"`),
+    found as `--bots-dir` finds it (`bots_dirs`; a KDTP program's TOML too, played in its own
+    process) and made as the harness makes it.
 
     In each setting of SETTINGS (2, 3 official, 3 bga and 4 players, Mighty Duel) the bot plays
     once in every seat against the built-in `random` bot, then against itself (one instance per
@@ -126,6 +130,9 @@ def check_bot(bot_class, /, *, strict: bool = False, seed: int = 0, settings=SET
     settings: (label, Rules) pairs to play instead of SETTINGS (rules a bot has data for, such as
     a value network's).
     """
+    if isinstance(bot_class, str):
+        return _check_spec(bot_class, bots_dirs, strict=strict, seed=seed, settings=settings,
+                           **params)
     label = getattr(bot_class, "__name__", repr(bot_class))
     problems = []
     if not (isinstance(bot_class, type) and issubclass(bot_class, Bot)):
@@ -147,11 +154,58 @@ def check_bot(bot_class, /, *, strict: bool = False, seed: int = 0, settings=SET
     def make():
         return bot_class(**params)
 
+    return _check_made(make, label, f"{label}({_kwargs(params)})", problems, strict=strict,
+                       seed=seed, settings=settings)
+
+
+def _check_spec(spec: str, bots_dirs, *, strict, seed, settings, **params) -> BotCheck:
+    """check_bot of the bot a spec names in `bots_dirs`, made by the registry as the harness makes
+    it (a Python class: its class is checked as check_bot checks it)."""
+    from kdtourney.bots.registry import BotRegistry
+
+    if params:
+        raise TypeError("check_bot: give the parameters of a spec in it (mybot:depth=3)")
+    try:
+        registry = BotRegistry(bots_dirs, env=False, cwd=False)
+        entrant = registry.resolve(spec)
+        info = registry.bots[entrant.name]
+        if info.program is None and info.cls is not None:  # a Python class
+            return check_bot(info.cls, strict=strict, seed=seed, settings=settings,
+                             **entrant.kwargs)
+        make = registry.factory(entrant)
+    except ValueError as exc:  # an unknown bot or parameter, a broken folder: one line each
+        return _finish(BotCheck(False, [str(exc)], 0, str(spec)), strict)
+    return _check_made(make, entrant.spec, entrant.spec, [], strict=strict, seed=seed,
+                       settings=settings)
+
+
+def _check_made(make, label: str, call: str, problems: list, *, strict, seed, settings):
+    """Play the instances `make()` returns (as check_bot describes), then close each, as the
+    harness does (a bot in its own process stops then)."""
+    made = []
+
+    def new():
+        made.append(make())
+        return made[-1]
+
+    try:
+        check = _play_checks(new, label, call, problems, seed=seed, settings=settings)
+    finally:
+        for bot in made:
+            try:
+                getattr(bot, "close", lambda: None)()
+            except Exception as exc:
+                problems.append(f"close raised {_exception(exc)}")
+    check.ok = check.ok and not problems
+    return _finish(check, strict)
+
+
+def _play_checks(make, label, call, problems, *, seed, settings) -> BotCheck:
     try:
         subject = make()
     except Exception as exc:
-        problems.append(f"{label}({_kwargs(params)}) raised {_exception(exc)}")
-        return _finish(BotCheck(False, problems, 0, label), strict)
+        problems.append(f"{call} raised {_exception(exc)}")
+        return BotCheck(False, problems, 0, label)
 
     games = 0
     game_seed = seed
@@ -169,7 +223,7 @@ def check_bot(bot_class, /, *, strict: bool = False, seed: int = 0, settings=SET
         try:
             selves = [make() for _ in range(n)]
         except Exception as exc:
-            problems.append(f"{label}({_kwargs(params)}) raised {_exception(exc)}")
+            problems.append(f"{call} raised {_exception(exc)}")
             break
         everyone = set(range(n))
         try:
@@ -188,7 +242,7 @@ def check_bot(bot_class, /, *, strict: bool = False, seed: int = 0, settings=SET
                                 f"(seat {first[i][0]}) was {first[i][1]}, then {second[i][1]}; "
                                 "draw all randomness from the seed given to setup")
         game_seed += 1
-    return _finish(BotCheck(not problems, problems, games, label), strict)
+    return BotCheck(not problems, problems, games, label)
 
 
 def _kwargs(params: dict) -> str:

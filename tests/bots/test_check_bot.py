@@ -199,3 +199,40 @@ def test_params_reach_the_bot_and_seed_moves_the_games():
 
     assert check_bot(Recording, depth=3).ok and set(seen) == {3}
     assert "game seed 100," in check_bot(Illegal, seed=100).problems[0]
+
+
+BAD_KDTP = """import json, sys
+for line in sys.stdin:
+    kind = json.loads(line)["type"]
+    if kind == "hello":
+        print(json.dumps({"type": "hello", "name": "claims-99"}), flush=True)
+    elif kind == "act":
+        print(json.dumps({"type": "action", "action": {"claim": 99}}), flush=True)
+    elif kind == "quit":
+        break
+"""
+
+
+def test_a_bot_by_name_is_made_as_the_harness_makes_it(tmp_path):
+    """By name: a folder's Python bot is checked as its class is; a KDTP program plays in its own
+    process (its illegal answer caught, its process gone after); a name that is no bot is a
+    problem, not an exception."""
+    assert check_bot("crown-grabber:prefer_high=false", bots_dirs=[EXAMPLES], strict=True).ok
+    folder = tmp_path / "claims-99"
+    folder.mkdir()
+    (folder / "claims_99.py").write_text(BAD_KDTP)
+    (folder / "claims-99.toml").write_text(
+        'name = "claims-99"\ncommand = ["python3", "claims_99.py"]\n')
+    check = check_bot("claims-99", bots_dirs=[tmp_path])
+    assert not check.ok and check.bot == "claims-99"
+    assert "answered {\"claim\":99}, not one of the" in check.problems[0]
+    assert not [p for p in Path("/proc").glob("[0-9]*/cmdline") if b"claims_99.py" in _read(p)]
+    unknown = check_bot("no-such-bot", bots_dirs=[tmp_path])
+    assert unknown.problems[0].startswith("unknown bot 'no-such-bot'")
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:  # the process ended meanwhile
+        return b""
