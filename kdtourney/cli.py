@@ -168,6 +168,33 @@ def serve_command(spec, bots_dirs, sources):
     sys.exit(serve(registry, spec, stdout=protocol))
 
 
+@main.command("new-bot")
+@click.argument("name")
+@click.option("--bots-dir", default="bots", show_default=True, metavar="DIR",
+              type=click.Path(file_okay=False), help="The bots folder to write the bot's folder in.")
+@click.option("--kdtp", is_flag=True, help="A program in its own process, speaking KDTP/1 on "
+              "stdin/stdout (a TOML file and a Python script), instead of a Python class.")
+def new_bot_command(name, bots_dir, kdtp):
+    """Write a minimal bot NAME into a folder of its own, DIR/NAME, ready to play and to change."""
+    from kdtourney.bots.new_bot import NewBotError, write_new_bot
+    from kdtourney.bots.registry import BotRegistry
+
+    builtins = BotRegistry((), env=False, cwd=False, entry_points=False).bots
+    try:
+        written = write_new_bot(bots_dir, name, kdtp=kdtp, taken=builtins)
+    except (NewBotError, OSError) as error:
+        raise _CommandError(str(error)) from None
+    for path in written:
+        click.echo(f"wrote {path}")
+    click.echo(f"play it:  kdtourney run --bots-dir {bots_dir} --bots {name},greedy,random "
+               "--games 60")
+    if kdtp:
+        click.echo("check it: python -c \"from kdtourney.testing import check_bot; "
+                   f"print(check_bot('{name}', bots_dirs=['{bots_dir}']))\"")
+    else:
+        click.echo(f"check it: python {written[0]}")
+
+
 @main.command("list-bots", hidden=True)
 @click.option("--sources", type=click.Path(dir_okay=False), required=True,
               help="The bot files as the harness ships them (registry.encode_sources).")

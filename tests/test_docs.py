@@ -20,6 +20,7 @@ from kdtourney.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 OPERATORS = {"&&", "||", ";", "|", "&"}
+PROJECT_SCRIPTS = ("benchmarks/", "examples/")  # scripts of the project (not a reader's own)
 
 
 def fenced_blocks(path: Path) -> list[tuple[str, int, str]]:
@@ -108,7 +109,7 @@ def check_command(where: str, words: list[str]):
             pytest.fail(f"{where}: {shlex.join(words)}\n  {error.format_message()}")
     elif program in ("python", "python3") and args and args[0] == "-c":
         compile(args[1], where, "exec")
-    elif program in ("python", "python3") and args and args[0].endswith(".py"):
+    elif program in ("python", "python3") and args and args[0].startswith(PROJECT_SCRIPTS):
         check_script(ROOT / args[0], args[1:], where)
     elif program == "pip" or (program in ("python", "python3") and args[:2] == ["-m", "pip"]):
         check_pip(args, where)
