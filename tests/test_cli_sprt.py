@@ -5,6 +5,8 @@ random against random with seed 11 and elo1=50 accepts H0 at block 40 (see
 tests/arena/test_sequential.py, which also checks the worker-count independence of the decision).
 """
 
+import html
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from kdtp_support import write_fake_bots
 
 from kdtourney.arena import load_config, store
 from kdtourney.cli import main
+from kdtourney.report.html import build_context, write_report
 
 
 def run(*args):
@@ -44,6 +47,9 @@ def test_greedy_against_random_accepts_h1_early(tmp_path):
     page = (folder / "index.html").read_text()
     assert 'id="sprt"' in page and 'id="llr-plot"' in page and 'id="partial"' not in page
     assert len(store.load_sprt(folder)) == 104
+    # the report states the verdict, and its standings count the test's games only
+    assert html.escape(out[-1], quote=False) in page and "H1 accepted</strong>" in page
+    assert [row["seats"] for row in build_context(folder, n_boot=20)["standings"]] == [208, 208]
     assert load_config(folder)["meta"]["sessions"] == 1
     # the same command again: nothing to play, the same verdict
     again = run("--candidate", "greedy", "--baseline", "random", "--elo0", 0, "--elo1", 10,
@@ -96,6 +102,26 @@ def stored(tmp_path_factory):
 
 
 BASE = ("--candidate", "greedy", "--baseline", "random")
+
+
+def test_the_report_states_the_verdict_and_counts_only_the_games_the_test_counted(stored,
+                                                                                  tmp_path):
+    """60 games stored, then a cap of 40: the test counts 20 blocks; the page says so, in the
+    words of the command's last line, and its standings hold those 40 games, not the 60."""
+    folder = tmp_path / "capped"
+    shutil.copytree(stored, folder)
+    result = run("--resume", folder, "--max-games", 40, "--no-report")
+    assert result.exit_code == 0, result.output
+    verdict = lines(result)[-1]
+    assert verdict.startswith("undecided after 40 games (20 blocks): LLR ")
+    page = " ".join(write_report(folder, n_boot=20).read_text().split())
+    assert html.escape(verdict, quote=False) in page
+    assert "Undecided</strong>: is the candidate <strong>greedy</strong> more than 0 Elo " \
+           "stronger than the baseline <strong>random</strong>" in page
+    assert "count the 40 games of the test; 20 more are stored beyond the blocks counted" in page
+    context = build_context(folder, n_boot=20)
+    assert [row["seats"] for row in context["standings"]] == [40, 40]
+    assert context["n_games"] == 60  # the header still counts every stored game
 
 
 @pytest.mark.parametrize("args, needle", [

@@ -191,6 +191,9 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
     t = time.perf_counter()
     ctx.update(replay_view(games, results, rules, seated=block_seats(_store.load_blocks(folder))))
     timings["replays"] = time.perf_counter() - t
+    ctx["sprt_test"] = _sprt_test(folder, config, len(games))
+    if ctx["sprt_test"] is not None:  # an SPRT's standings: the games its test counted
+        results = results[results["block"] < ctx["sprt_test"]["blocks"]]
     results = balanced_blocks(results)  # every statistic below: whole blocks only
     ctx["reproduce"] = _reproducibility(tournament, meta, config)
     ctx["reproduce"]["entrants"] = _identities_view(_store.load_entrants(folder), meta)
@@ -241,6 +244,27 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
     timings["kingdoms"] = time.perf_counter() - t
     ctx["timings"] = dict(timings, total=time.perf_counter() - t0)
     return ctx
+
+
+def _sprt_test(folder: Path, config: dict, stored: int) -> dict | None:
+    """An SPRT folder's test as it stands: its verdict line (as `kdtourney sprt` prints it), its
+    hypotheses, and the blocks it counted (the store's `sprt` table: up to the decision, within
+    the cap); None for another folder."""
+    if "sprt" not in config:
+        return None
+    from kdtourney.arena import sequential
+
+    try:
+        tournament, test, _ = sequential.load_test(folder)
+        state = sequential.evaluate(folder, tournament, test)
+    except (ValueError, KeyError, TypeError):  # a test this kdtourney cannot read: no verdict
+        return None
+    line = sequential.verdict_line(state, test, tournament)
+    return {"line": line, "status": state.status, "candidate": test.candidate,
+            "baseline": test.baseline, "elo0": test.elo0, "elo1": test.elo1, "alpha": test.alpha,
+            "beta": test.beta, "blocks": state.blocks, "games": state.games,
+            "not_counted": stored - state.games, "llr": state.llr, "lower": state.lower,
+            "upper": state.upper, "estimate": sequential.estimate_text(state)}
 
 
 def _planned(folder: Path, tournament: dict, sprt) -> int | None:
