@@ -349,8 +349,12 @@ def _reproducibility(tournament: dict, meta: dict, config: dict) -> dict:
     settings += [(f"play: {k}", fmt_value(v)) for k, v in sorted((config.get("play") or {}).items())]
     rules = [(k, fmt_value(v)) for k, v in sorted((tournament.get("rules") or {}).items())]
     other_meta = [(k, fmt_value(v)) for k, v in sorted(meta.items()) if k not in used]
+    # a --sandbox folder keys its deals and bot seeds with a secret of its store: its resume
+    # deals the same games, the same command into a new folder others
+    kind = next((k for k in ("sprt", "tune", "ladder") if k in config), "run")
     return {"highlights": highlights, "settings": settings, "rules": rules, "meta": other_meta,
-            "schema": config.get("schema_version")}
+            "schema": config.get("schema_version"), "keyed": bool(config.get("seed_secret")),
+            "resume": f"kdtourney {kind} --resume DIR"}
 
 
 def _identities_view(entrants: pd.DataFrame, meta: dict) -> dict:

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import EVIL_MESSAGE, EVIL_TEXT
-from kdtourney.arena.store import load_entrants, load_games, store_path
+from kdtourney.arena.store import load_entrants, load_games, open_store, store_path
 from kdtourney.cli import main
 from kdtourney.report.html import build_context, parse_anchor, ReportError, write_report
 from kdtourney.report.page import render
@@ -209,3 +209,20 @@ def test_reproducibility_shows_what_code_played(pages, tournaments):
         assert f"<th scope=\"row\">{html.escape(row.entrant)}</th><td><code>{row.digest}</code>" \
             in table
         assert row.identity["source_sha256"] in table
+
+
+def test_the_reproducibility_text_of_a_sandboxed_folder_says_a_new_folder_deals_other_games(
+        tournaments, tmp_path):
+    """A --sandbox folder keys its seeds with a secret of its store: the same command into a new
+    folder deals other games, so the page must not promise that it replays them."""
+    folder = tmp_path / "keyed"
+    folder.mkdir()
+    (folder / "tournament.sqlite").write_bytes(store_path(tournaments("two")).read_bytes())
+    plain = " ".join(write_report(folder, n_boot=20).read_text().split())
+    assert "replay every game exactly" in plain and 'id="keyed-seeds"' not in plain
+    with open_store(folder) as st:
+        st.seed_secret(create=True)
+    page = " ".join(write_report(folder, n_boot=20).read_text().split())
+    assert "replay every game exactly" not in page
+    assert ("Resuming this folder (<code>kdtourney run --resume DIR</code>) deals the same games; "
+            "the same command into a new folder makes a new secret and deals other games") in page
