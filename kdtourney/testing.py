@@ -78,7 +78,7 @@ def _play(label: str, rules: Rules, game_seed: int, players: list, checked: set)
         except Exception as exc:
             if seat not in checked:
                 raise
-            raise _Failure(f"{where}, seat {seat}: setup raised {_exception(exc)}") from exc
+            raise _Failure(f"{where}, seat {seat + 1}: setup raised {_exception(exc)}") from exc
     moves = []
     while not game.is_over:
         seat = game.current_player
@@ -86,7 +86,7 @@ def _play(label: str, rules: Rules, game_seed: int, players: list, checked: set)
         if seat not in checked:
             action = players[seat].act(view)
         else:
-            at = f"{where}, seat {seat}, move {len(moves)} ({game.phase})"
+            at = f"{where}, seat {seat + 1}, move {len(moves)} ({game.phase})"
             before = [a.copy() for a in game.arrays] + [list(game.history)]
             legal = view.legal_actions()
             try:
@@ -239,7 +239,7 @@ def _play_checks(make, label, call, problems, *, seed, settings) -> BotCheck:
                          min(len(first), len(second)) - 1)
                 problems.append(f"{setting} self-play, game seed {game_seed}: not deterministic "
                                 f"under a fixed seed: replayed with the same setup seeds, move {i} "
-                                f"(seat {first[i][0]}) was {first[i][1]}, then {second[i][1]}; "
+                                f"(seat {first[i][0] + 1}) was {first[i][1]}, then {second[i][1]}; "
                                 "draw all randomness from the seed given to setup")
         game_seed += 1
     return BotCheck(not problems, problems, games, label)

@@ -72,7 +72,7 @@ class ForfeitPolicy:
         if seat in self._forced[game] and self._forced[game][seat][0] == call:
             # a forfeited seat never makes that call: a replay from before the forfeit (Dask
             # replays a task as it was until the client cancels it); counted already
-            return DONE, f"{self.entrants[spec.seats[seat]]} (seat {seat}) forfeits it already"
+            return DONE, f"{self.entrants[spec.seats[seat]]} (seat {seat + 1}) forfeits it already"
         self.losses[game] += times
         losses = self.losses[game]
         if losses >= 2 and seat >= 0 and seat not in self._forced[game]:
@@ -81,7 +81,7 @@ class ForfeitPolicy:
             self._forced[game][seat] = (call, TIMEOUT if hung else CRASH,
                                         f"the worker {'hung' if hung else 'died'} during this "
                                         f"bot's call {call} ({losses} losses of this game)")
-            return REPLAY, f"{entrant} (seat {seat}) forfeits it"
+            return REPLAY, f"{entrant} (seat {seat + 1}) forfeits it"
         if losses >= spec.n_players + 2:
             return FAIL, "stored as a failed game"
         return REPLAY, "playing it again"

@@ -122,7 +122,8 @@ class MatchResult:
         """A one-line summary of the faults, None without."""
         if not self.faults:
             return None
-        return "; ".join(f"seat {f.seat} {f.kind}: {f.message}" for f in self.faults)[:_MESSAGE_LIMIT]
+        return "; ".join(f"seat {f.seat + 1} {f.kind}: {f.message}"  # seats from 1, as users read
+                         for f in self.faults)[:_MESSAGE_LIMIT]
 
 
 def exception_message(exc: BaseException) -> str:

@@ -17,11 +17,11 @@ def test_the_second_loss_in_a_bot_call_makes_that_bot_forfeit():
     culprit = t.entrants[specs[1].seats[0]]
     assert p.lost(1, 0, 7, "died (exit code 3)") == (REPLAY, "playing it again")
     assert p.forced(1) == {}  # the first loss blames no one
-    assert p.lost(1, 0, 7, "died") == (REPLAY, f"{culprit} (seat 0) forfeits it")
+    assert p.lost(1, 0, 7, "died") == (REPLAY, f"{culprit} (seat 1) forfeits it")
     assert p.forced(1) == {0: (7, "crash", "the worker died during this bot's call 7 "
                                            "(2 losses of this game)")}
     # a replay from before the forfeit dying at the same call is not a new loss
-    assert p.lost(1, 0, 7, "died") == (DONE, f"{culprit} (seat 0) forfeits it already")
+    assert p.lost(1, 0, 7, "died") == (DONE, f"{culprit} (seat 1) forfeits it already")
     assert p.losses[1] == 2
     assert p.lost(0, 1, 3, "hung", hung=True)[0] == REPLAY
     p.lost(0, 1, 3, "hung", hung=True)

@@ -74,14 +74,14 @@ def only(check, text):
 def test_illegal_actions_are_caught():
     check = check_bot(Illegal)
     only(check, "act returned 5000, which is not legal here")
-    assert "2 players vs random, game seed 0, seat 0, move " in check.problems[0]
+    assert "2 players vs random, game seed 0, seat 1, move " in check.problems[0]
     assert any("Mighty Duel self-play" in p for p in check.problems)
 
 
 def test_exceptions_are_caught_with_the_message_and_the_seat():
     check = check_bot(Raising)
     only(check, "act raised KeyError: 'no such domino' (at test_check_bot.py:")
-    assert any("4 players vs random, game seed 14, seat 3, move" in p for p in check.problems)
+    assert any("4 players vs random, game seed 14, seat 4, move" in p for p in check.problems)
     assert all("(claim)" in p for p in check.problems)
 
 
@@ -173,7 +173,7 @@ def test_constructor_and_setup_failures():
 
     check = check_bot(BadSetup)
     only(check, "Mighty Duel")
-    assert check.problems[0] == ("Mighty Duel vs random, game seed 16, seat 0: setup raised "
+    assert check.problems[0] == ("Mighty Duel vs random, game seed 16, seat 1: setup raised "
                                  "NotImplementedError: no Mighty Duel yet (at test_check_bot.py:"
                                  + check.problems[0].rsplit(":", 1)[1])
     assert len(check.problems) == 3  # 2 seats vs random, the self-play game
