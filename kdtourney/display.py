@@ -5,9 +5,9 @@ display's methods and know nothing of the terminal."""
 from __future__ import annotations
 
 import math
-import time
 
 from kdtourney.arena import sequential
+from kdtourney.arena.progress import GameRate, starting_text
 from kdtourney.arena import tune as tuning
 
 
@@ -22,13 +22,12 @@ class SprtDisplay:
         self.console = console or Console()
         self.live = None
         self.state = None
-        self.played = 0   # games since begin (for the speed)
+        self.rate = GameRate()
         self.pending = 0  # games since the last update (not yet in state.stored)
         self.faults = 0
 
     def begin(self, tournament, test, state, workers):
         self.tournament, self.test, self.state = tournament, test, state
-        self.t0 = time.perf_counter()
         if self.quiet:
             return
         self.console.print(sequential.header_line(tournament, test, state, workers), highlight=False,
@@ -38,6 +37,7 @@ class SprtDisplay:
             self.console.print(f"note: the cap allows {cap} blocks, fewer than the "
                                f"{test.min_blocks} the test needs before it decides",
                                highlight=False, soft_wrap=True)
+        self.starting = starting_text()
         if self.console.is_terminal:
             from rich.live import Live
 
@@ -48,8 +48,10 @@ class SprtDisplay:
         from rich.text import Text
 
         st = self.state
-        elapsed = time.perf_counter() - self.t0
-        rate = f"  {self.played / elapsed:.1f} games/s" if self.played and elapsed > 0 else ""
+        if not self.rate.started:
+            return Text(self.starting, overflow="ellipsis", no_wrap=True)
+        per_second = self.rate.per_second()
+        rate = f"  {per_second:.1f} games/s" if per_second else ""
         faults = f"  {self.faults} faults" if self.faults else ""
         elo = " ".join(f"{x:+.0f}" if math.isfinite(x) else "-" for x in (st.elo, st.lo, st.hi))
         elo = "Elo {} [{}, {}]".format(*elo.split())
@@ -58,7 +60,7 @@ class SprtDisplay:
                     overflow="ellipsis", no_wrap=True)
 
     def game(self, spec, results, faults):
-        self.played += 1
+        self.rate.game()
         self.pending += 1
         self.faults += len(faults) if results else 0  # a failed game's rows name its seats
 
@@ -88,16 +90,16 @@ class TuneDisplay:
         self.quiet = quiet
         self.console = console or Console()
         self.live = None
-        self.played = 0
+        self.rate = GameRate()
         self.pending = 0
 
     def begin(self, table, tune, state, workers):
         self.table, self.tune, self.state = table, tune, state
-        self.t0 = time.perf_counter()
         if self.quiet:
             return
         self.console.print(tuning.header_line(table, tune, state, workers), highlight=False,
                            soft_wrap=True)
+        self.starting = starting_text()
         if self.console.is_terminal:
             from rich.live import Live
 
@@ -110,8 +112,10 @@ class TuneDisplay:
 
         tune, st = self.tune, self.state
         k = max(1, st.done)
-        elapsed = time.perf_counter() - self.t0
-        rate = f", {self.played / elapsed:.1f} games/s" if self.played and elapsed > 0 else ""
+        per_second = self.rate.per_second()
+        rate = f", {per_second:.1f} games/s" if per_second else ""
+        if not self.rate.started:
+            rate += f"; {self.starting}"
         table = Table(title=f"iteration {st.done}/{tune.schedule.iterations}, "
                             f"{st.stored + self.pending} games{rate}", title_justify="left",
                       box=box.SIMPLE_HEAD, pad_edge=False)
@@ -128,7 +132,7 @@ class TuneDisplay:
         pass
 
     def game(self, spec, results, faults):
-        self.played += 1
+        self.rate.game()
         self.pending += 1
 
     def note(self, text):
@@ -166,10 +170,11 @@ class LadderDisplay:
         self.rows: list = []
         self.events: list = []
         self.played = 0
+        self.rate = GameRate()
 
     def begin(self, config, folder, stored, workers):
-        self.t0 = time.perf_counter()
         self.stored = stored
+        self.starting = starting_text()
         if self.quiet:
             return
         sizes = "/".join(str(p) for p in config.players)
@@ -189,8 +194,7 @@ class LadderDisplay:
         from rich.table import Table
         from rich.text import Text
 
-        elapsed = time.perf_counter() - self.t0
-        rate = self.played / elapsed if elapsed > 0 else 0.0
+        rate = self.rate.per_second() or 0.0
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
         for column in ("#", "entrant", "Elo", "games", "version", "status"):
             table.add_column(column, justify="left" if column in ("entrant", "status") else
@@ -199,13 +203,15 @@ class LadderDisplay:
             table.add_row(str(row["rank"] or ""), row["name"], row["elo_text"], str(row["games"]),
                           str(row["version"]), row["status"])
         more = len(self.rows) - self.TOP
-        lines = [Text(f"{self.stored + self.played} games, {rate:.1f} games/s"
+        lines = [Text(self.starting if not self.rate.started else
+                      f"{self.stored + self.played} games, {rate:.1f} games/s"
                       + (f"; {more} more entrants on the page" if more > 0 else ""))]
         lines += [Text(f"  {e}", overflow="ellipsis", no_wrap=True) for e in self.events[-3:]]
         return Group(table, *lines)
 
     def game(self, spec, results, faults):
         self.played += 1
+        self.rate.game()
 
     def note(self, text):
         if not self.quiet:

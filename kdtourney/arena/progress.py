@@ -1,5 +1,9 @@
 """Progress of a run in the terminal (rich): games done of total, games per second, time left and a
 one-line live standing. When stdout is not a terminal, a few plain lines instead; `quiet`: nothing.
+
+Until the first game ends the workers start and load the compiled kernels, or on a first run
+compile them (about a minute): the terminal says which, and the games per second and the time
+left count from the first game's end, so that the start does not weigh on them.
 """
 
 from __future__ import annotations
@@ -10,7 +14,32 @@ import time
 from rich.console import Console, Group
 from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.spinner import Spinner
 from rich.text import Text
+
+
+class GameRate:
+    """Games per second, counted from the first game's end: before it the workers start and load
+    the compiled kernels (a first run compiles them), which no later game waits for."""
+
+    def __init__(self):
+        self.t0 = None
+        self.games = 0  # since the first
+
+    def game(self) -> None:
+        if self.t0 is None:
+            self.t0 = time.perf_counter()
+        else:
+            self.games += 1
+
+    @property
+    def started(self) -> bool:
+        return self.t0 is not None
+
+    def per_second(self) -> float | None:
+        """None until a second game has ended."""
+        elapsed = time.perf_counter() - self.t0 if self.t0 is not None else 0.0
+        return self.games / elapsed if self.games and elapsed > 0 else None
 
 
 class Reporter:
@@ -29,8 +58,7 @@ class Reporter:
     def start(self, tournament, plan, store, workers):
         self.total = len(plan)
         self.done = store.count_games()
-        self.before = self.done
-        self.t0 = time.perf_counter()
+        self.rate = GameRate()
         for entrant, (n, wins, faults) in store.entrant_totals().items():
             self.totals[entrant] = [n, wins]
             self.faults += faults
@@ -50,15 +78,18 @@ class Reporter:
             self.console.print(f"note: {plan.blocks} blocks are not a whole number of cycles of table "
                                f"compositions ({plan.cycle} blocks, {plan.cycle_games} games each): "
                                "the entrants meet unevenly", highlight=False, soft_wrap=True)
-        if self.console.is_terminal and todo:
+        if not todo:
+            return
+        starting = starting_text()
+        if self.console.is_terminal:
             self.progress = Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(),
                                      TextColumn("{task.fields[rate]}"), TextColumn("left"),
                                      TimeRemainingColumn(), console=self.console)
-            self.task = self.progress.add_task("games", total=self.total, completed=self.done,
-                                               rate="")
-            self.live = Live(Group(self.progress, _Standing(self)), console=self.console,
+            self.live = Live(Group(Spinner("dots", Text(starting))), console=self.console,
                              refresh_per_second=4, transient=True)
             self.live.start()
+        elif starting == COMPILING:  # a log says why its first game came late
+            self.console.print(f"note: {starting}", highlight=False, soft_wrap=True)
 
     def game(self, spec, results, faults):
         self.done += 1
@@ -72,10 +103,15 @@ class Reporter:
             t[1] += row["win_share"]
         if self.quiet:
             return
-        if self.live is not None:
-            elapsed = time.perf_counter() - self.t0
-            rate = (self.done - self.before) / elapsed if elapsed > 0 else 0.0
-            self.progress.update(self.task, completed=self.done, rate=f"{rate:.1f} games/s")
+        first = not self.rate.started
+        self.rate.game()
+        if self.live is not None and first:  # the bar and its time left start with the first game
+            self.task = self.progress.add_task("games", total=self.total, completed=self.done,
+                                               rate="")
+            self.live.update(Group(self.progress, _Standing(self)))
+        elif self.live is not None:
+            self.progress.update(self.task, completed=self.done,
+                                 rate=f"{self.rate.per_second() or 0.0:.1f} games/s")
         elif not self.console.is_terminal and self.done in self._marks:
             self.console.print(f"{self.done}/{self.total} games; {self.standing()}", highlight=False,
                                soft_wrap=True)
@@ -111,8 +147,20 @@ class _Standing:
         return Text(self.reporter.standing(), overflow="ellipsis", no_wrap=True)
 
 
+COMPILING = ("compiling the engine and bots for this machine: a first run takes about a minute "
+             "before its first game; later runs load them from the cache")
+
+
+def starting_text() -> str:
+    """What the workers do before the first game ends."""
+    from kdtourney.engine import compiled
+
+    return "starting the workers: they load the compiled engine and bots" if compiled() \
+        else COMPILING
+
+
 def is_terminal() -> bool:
     return sys.stdout.isatty()
 
 
-__all__ = ["Reporter"]
+__all__ = ["Reporter", "GameRate", "starting_text"]

@@ -12,7 +12,7 @@ from kdtourney.engine.tiles import TILES, Domino, Half
 
 __all__ = ["TILES", "Domino", "Half", "Rules", "Kingdom", "Placement", "Score", "Game", "GameView",
            "DISCARD", "CLAIM_BASE", "claim_action", "describe_action", "encode_placement",
-           "decode_placement", "rank_scores", "warm_up"]
+           "decode_placement", "rank_scores", "warm_up", "compiled"]
 
 
 def warm_up() -> None:
@@ -25,3 +25,12 @@ def warm_up() -> None:
     game.ranking()
     game.view(0).determinize(0)
     Kingdom.from_text("C").score(Rules(players=2, harmony=True, middle_kingdom=True))
+
+
+def compiled() -> bool:
+    """Whether the engine's kernels are in the cache of compiled code: if not, the first games
+    (or `warm_up`) compile them, about a minute of CPU on a fresh install."""
+    from kdtourney.engine import kernels
+    from kdtourney.engine.jit_cache import in_cache
+
+    return in_cache(kernels.apply_action)

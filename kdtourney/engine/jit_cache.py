@@ -164,3 +164,12 @@ def lock_path(dispatcher) -> str | None:
     if impl is None or not isinstance(impl.locator, _CompiledSourcesStamp):
         return None
     return os.path.join(impl.locator.get_cache_path(), impl.filename_base + ".lock")
+
+
+def in_cache(dispatcher) -> bool:
+    """Whether the cache holds compiled code of a kdtourney kernel (its index file, beside which
+    `lock_path` lies): where it does not, the kernel's first call compiles it."""
+    impl = getattr(getattr(dispatcher, "_cache", None), "_impl", None)  # None: not compiled
+    if impl is None or not isinstance(impl.locator, _CompiledSourcesStamp):
+        return False
+    return os.path.exists(os.path.join(impl.locator.get_cache_path(), impl.filename_base + ".nbi"))
