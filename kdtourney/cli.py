@@ -535,8 +535,24 @@ def run_command(ctx, **opts):
 
 def _print_standings(folder):
     """The standings table in the terminal at the end of a run."""
-    from rich import box
     from rich.console import Console
+
+    table = _standings_table(folder)
+    if table is None:
+        return
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=160)
+    console.print(table)
+
+
+#: The entrant column's least width: at 80 columns the figures' columns leave it this much.
+ENTRANT_WIDTH = 12
+
+
+def _standings_table(folder):
+    """The standings of the tournament in `folder` as a rich Table, None before any result."""
+    from rich import box
     from rich.table import Table
 
     from kdtourney.arena.store import failed_games, load_results
@@ -545,7 +561,7 @@ def _print_standings(folder):
 
     results = balanced_blocks(load_results(folder))  # as standings() counts them
     if results.empty:
-        return
+        return None
     failed = failed_games(folder)
     from kdtourney.report.standings import standings
 
@@ -558,7 +574,7 @@ def _print_standings(folder):
     with_failed = int(len(failed) > 0)  # games that could not be finished, per entrant seated
     for column in columns + ["faults"] * with_faults + ["failed"] * with_failed:
         if column == "entrant":  # long specs fold; the figures never do
-            table.add_column(column, overflow="fold")
+            table.add_column(column, overflow="fold", min_width=ENTRANT_WIDTH)
         else:
             table.add_column(column, justify="right", no_wrap=True)
     for entrant, row in summary.iterrows():
@@ -571,10 +587,7 @@ def _print_standings(folder):
                       f"{row['score']:.1f}", f"{row['margin']:+.1f}", rating,
                       *[str(int(row["faults"]))] * with_faults,
                       *[str(int(failed.get(entrant, 0)))] * with_failed)
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=160)
-    console.print(table)
+    return table
 
 
 @main.command("replay")

@@ -32,11 +32,14 @@ Perfect records
 An entrant that won (or lost) every comparison has no finite estimate, and the bootstrap cannot
 tell how far it stands: every resample repeats the perfect record, so the percentile interval
 shrinks to the prior's point (``+430 [+430, +430]``).  Such an entrant is flagged (column
-``record``: ``"won all"`` or ``"lost all"``) and its interval is one-sided: from its opponents'
-mean Elo (weighted by meetings) plus the Elo of the exact binomial (Clopper-Pearson) bound on its
-pairwise score, ``((1 - level) / 2) ** (1 / n)`` after ``n`` blocks with a perfect record (the
-blocks, not the comparisons, are the independent units: the bound is conservative), to +inf (or
-from -inf for a record of losses).
+``record``: ``"won all"`` or ``"lost all"``) and its interval is one-sided: from the Elo it gets
+when its pairwise score against each opponent is the exact binomial (Clopper-Pearson) bound on a
+perfect record, ``((1 - level) / 2) ** (1 / n)`` after ``n`` blocks (the blocks, not the
+comparisons, are the independent units: the bound is conservative), refitted with everyone else as
+they played and the same anchor, to +inf (or from -inf, one minus that score, for a record of
+losses). The refit puts the bound on the list's scale: against opponents whose own Elo the prior
+sets (they too lost every comparison), a bound from their Elo plus the gap would follow the prior.
+Entrants are ranked by their Elo, a perfect record never past its bound (``rank_key``).
 
 Anchoring
 ---------
@@ -68,6 +71,7 @@ __all__ = [
     "fit_elo",
     "fit_totals",
     "bootstrap_elo",
+    "rank_key",
     "los_matrix",
     "elo_history",
 ]
@@ -348,8 +352,8 @@ def bootstrap_elo(
     table = pd.DataFrame({"elo": point.reindex(idx).to_numpy(), "lo": lo, "hi": hi}, index=idx)
     if games is not None:
         table["games"] = games.reindex(idx).fillna(0).astype(int).to_numpy()
-    _one_sided(table, pc, level)
-    table = table.sort_values("elo", ascending=False, kind="stable")
+    _one_sided(table, pc, level, anchor, prior)
+    table = table.loc[rank_key(table).sort_values(ascending=False, kind="stable").index]
     draws_df = pd.DataFrame(draws, columns=idx)
     table.attrs["draws"] = draws_df
     table.attrs["level"] = level
@@ -359,34 +363,49 @@ def bootstrap_elo(
     return table
 
 
-def _one_sided(table: pd.DataFrame, pc: PairCounts, level: float) -> None:
+def _one_sided(table: pd.DataFrame, pc: PairCounts, level: float, anchor, prior) -> None:
     """Flag the entrants with a perfect record and give them a one-sided interval (see the module
     docstring); adds the column ``record`` ("won all", "lost all" or "")."""
     w, n = pc.totals()
     K = pc.n_entrants
     wins = np.bincount(pc.pair_i, w, K) + np.bincount(pc.pair_j, n - w, K)
     meetings = np.bincount(pc.pair_i, n, K) + np.bincount(pc.pair_j, n, K)
-    elo = table["elo"].reindex(pc.entrants).to_numpy()
-    opponents = (np.bincount(pc.pair_i, n * elo[pc.pair_j], K)
-                 + np.bincount(pc.pair_j, n * elo[pc.pair_i], K))
+    perfect = [k for k in np.flatnonzero(meetings > 0) if wins[k] in (0, meetings[k])]
     record = np.full(K, "", dtype=object)
     lo = table["lo"].reindex(pc.entrants).to_numpy(dtype=float, copy=True)
     hi = table["hi"].reindex(pc.entrants).to_numpy(dtype=float, copy=True)
-    for k in np.flatnonzero(meetings > 0):
-        if 0 < wins[k] < meetings[k]:
-            continue
-        mine = (pc.pair_i[pc.rec_pair] == k) | (pc.pair_j[pc.rec_pair] == k)
-        blocks = len(np.unique(pc.rec_block[mine]))
-        gap = score_to_elo(((1.0 - level) / 2.0) ** (1.0 / blocks))  # the bound on its score
-        mean = opponents[k] / meetings[k]
-        if wins[k] == meetings[k]:
-            record[k], lo[k], hi[k] = "won all", mean + gap, np.inf
-        else:
-            record[k], lo[k], hi[k] = "lost all", -np.inf, mean - gap
+    if perfect:
+        # each perfect record refitted as the score at its bound: every pair it met scored so
+        rows = np.repeat(w[None], len(perfect), axis=0)
+        for r, k in enumerate(perfect):
+            mine = (pc.pair_i[pc.rec_pair] == k) | (pc.pair_j[pc.rec_pair] == k)
+            blocks = len(np.unique(pc.rec_block[mine]))
+            bound = ((1.0 - level) / 2.0) ** (1.0 / blocks)  # the lowest score of a sweep
+            score = bound if wins[k] == meetings[k] else 1.0 - bound
+            rows[r, pc.pair_i == k] = score * n[pc.pair_i == k]
+            rows[r, pc.pair_j == k] = (1.0 - score) * n[pc.pair_j == k]
+        fits = _fit_counts(pc, rows, np.repeat(n[None], len(perfect), axis=0), anchor, prior)
+        for r, k in enumerate(perfect):
+            if wins[k] == meetings[k]:
+                record[k], lo[k], hi[k] = "won all", fits[r, k], np.inf
+            else:
+                record[k], lo[k], hi[k] = "lost all", -np.inf, fits[r, k]
     index = pd.Index(pc.entrants)
     table["lo"] = pd.Series(lo, index=index).reindex(table.index).to_numpy()
     table["hi"] = pd.Series(hi, index=index).reindex(table.index).to_numpy()
     table["record"] = pd.Series(record, index=index).reindex(table.index).to_numpy()
+
+
+def rank_key(table: pd.DataFrame) -> pd.Series:
+    """What the entrants are ranked by, strongest first: the Elo, but for a perfect record, whose
+    Elo the prior sets, never past its bound (a sweep at least its lower bound, an entrant that
+    lost every comparison at most its upper one), so that no bound ranks above an entrant whose
+    Elo it lies below."""
+    key = table["elo"].astype(float).copy()
+    won, lost = table["record"] == "won all", table["record"] == "lost all"
+    key[won] = np.maximum(key[won], table.loc[won, "lo"])
+    key[lost] = np.minimum(key[lost], table.loc[lost, "hi"])
+    return key
 
 
 def los_matrix(draws) -> pd.DataFrame:

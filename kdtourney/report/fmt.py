@@ -76,11 +76,11 @@ RECORDS = {"won all": ("won every comparison", "\u2265"), "lost all": ("lost eve
 
 def elo_text(elo, lo, hi, record: str = "") -> str:
     """An Elo with its 95% interval as the terminal shows it, '+120 [+80, +161]'; for a perfect
-    record, its one-sided bound: '>= +317 (won every comparison)'."""
+    record, its one-sided bound, as short: '>= +317 (won all)' (the comparisons: the pages say
+    it in full)."""
     if record in RECORDS:
-        words, _ = RECORDS[record]
         bound = lo if record == "won all" else hi
-        return f"{'>=' if record == 'won all' else '<='} {bound:+.0f} ({words})"
+        return f"{'>=' if record == 'won all' else '<='} {bound:+.0f} ({record})"
     return f"{elo:+.0f} [{lo:+.0f}, {hi:+.0f}]"
 
 

@@ -577,5 +577,5 @@ def _rate(out: RatingList, results: pd.DataFrame, seed: int) -> None:
         e.elo, e.lo, e.hi = float(row["elo"]), float(row["lo"]), float(row["hi"])
         e.record = row["record"]
     out.los = ratings.los_matrix(table)
-    out.entrants.sort(key=lambda e: (e.unrated is not None, -e.elo if e.unrated is None else 0,
-                                     e.name))
+    ranked = {name: rank for rank, name in enumerate(table.index)}  # ratings.rank_key's order
+    out.entrants.sort(key=lambda e: (e.unrated is not None, ranked.get(e.name, 0), e.name))

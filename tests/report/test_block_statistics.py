@@ -4,10 +4,12 @@ that won or lost every comparison gets a one-sided bound instead of a collapsed 
 
 from __future__ import annotations
 
+import io
 import math
 import re
 
 import numpy as np
+import pandas as pd
 from click.testing import CliRunner
 from pool_support import simulate, write_store
 
@@ -17,6 +19,7 @@ from kdtourney.arena.store import load_results
 from kdtourney.arena.tournament import Tournament
 from kdtourney.cli import main
 from kdtourney.outcomes import balanced_blocks
+from kdtourney.ratings import fit_totals, pair_counts, rank_key
 from kdtourney.report.html import build_context, write_report
 from kdtourney.report.pool import rating_list
 from kdtourney.report.standings import standings
@@ -105,17 +108,48 @@ def test_an_entrant_that_won_everything_gets_a_one_sided_bound_in_the_list(tmp_p
     assert champion.hi == math.inf and math.isfinite(champion.lo)
     others = [e for e in found.rated if e is not champion]
     assert all(e.record == "" and math.isfinite(e.hi) for e in others)
-    # the bound: the opponents' mean Elo plus the exact binomial bound after its 6 blocks (of 8:
-    # the tables champion-greedy, champion-random, greedy-random take turns)
-    mean = np.mean([e.elo for e in others])  # it met each equally often
-    bound = -400 * math.log10(1 / 0.025 ** (1 / 6) - 1)
-    assert math.isclose(champion.lo, mean + bound, abs_tol=1e-6)
+    # the bound: its Elo refitted with its score against each opponent at the exact binomial
+    # bound of a sweep after its 6 blocks (of 8: champion-greedy, champion-random and
+    # greedy-random take turns), everyone else as they played
+    pc = pair_counts(load_results(tmp_path / "runs" / "p"))
+    w, n = pc.totals()
+    wins, games = np.zeros((3, 3)), np.zeros((3, 3))
+    for p, (i, j) in enumerate(zip(pc.pair_i, pc.pair_j)):
+        wins[i, j], wins[j, i], games[i, j], games[j, i] = w[p], n[p] - w[p], n[p], n[p]
+    c = pc.entrants.index("champion")
+    wins[c], wins[:, c] = 0.025 ** (1 / 6) * games[c], (1 - 0.025 ** (1 / 6)) * games[:, c]
+    assert math.isclose(champion.lo, fit_totals(wins, games)[c], abs_tol=1e-3)
+    assert np.mean([e.elo for e in others]) < champion.lo < champion.elo
     result = CliRunner().invoke(main, ["ratings", str(tmp_path / "runs"), "--out",
                                        str(tmp_path / "page")])
     assert result.exit_code == 0, result.output
-    assert re.search(rf"champion +>= {champion.lo:+.0f} \(won every comparison\)", result.output)
+    assert re.search(rf"champion +{re.escape(f'>= {champion.lo:+.0f} (won all)')}", result.output)
     page = (tmp_path / "page" / "index.html").read_text()
     assert "won every comparison" in page and "\u2265 " in page
+
+
+def test_a_sweep_of_one_opponent_is_bounded_on_the_list_s_scale_not_by_the_prior(tmp_path):
+    """Two entrants, one winning all 30 blocks: on a mean-0 list the winner is at least half the
+    gap its sweep bounds (+176), and the loser at most minus that; the loser's own Elo, which the
+    prior sets, is no reference (from it the bound read -87, below the loser's +87 ... mirror)."""
+    simulate(tmp_path / "p", {"champion": 5000, "random": 0}, blocks=30, seed=8)
+    found = rating_list([tmp_path / "p"], n_boot=N_BOOT)
+    champion, loser = found.rated
+    gap = -400 * math.log10(1 / 0.025 ** (1 / 30) - 1)  # +352: the bound of a 30-block sweep
+    assert (champion.record, loser.record) == ("won all", "lost all")
+    assert math.isclose(champion.lo, gap / 2, abs_tol=5) and champion.lo > loser.hi
+    assert math.isclose(loser.hi, -gap / 2, abs_tol=5)
+
+
+def test_a_bound_never_ranks_above_an_entrant_whose_elo_it_lies_below():
+    """rank_key: a perfect record, whose Elo the prior sets, ranks by its Elo but never past its
+    bound."""
+    table = pd.DataFrame({"elo": [300.0, 50.0, 100.0], "lo": [-200.0, -np.inf, 20.0],
+                          "hi": [np.inf, -400.0, 180.0], "record": ["won all", "lost all", ""]},
+                         index=["sweeper", "loser", "middle"])
+    key = rank_key(table)
+    assert list(key.sort_values(ascending=False).index) == ["sweeper", "middle", "loser"]
+    assert key["loser"] == -400.0 and key["sweeper"] == 300.0
 
 
 def test_an_entrant_that_won_everything_gets_a_one_sided_bound_in_the_report(tmp_path):
@@ -127,3 +161,21 @@ def test_an_entrant_that_won_everything_gets_a_one_sided_bound_in_the_report(tmp
     page = write_report(tmp_path / "p", n_boot=N_BOOT).read_text()
     assert "won every comparison" in page
     assert f"\u2265 {'+' if rows['champion']['elo_lo'] >= 0 else ''}" in page
+
+
+def test_the_terminal_standings_keep_every_column_at_80_columns(tmp_path):
+    """At 80 columns the entrant column stays (a long spec folds) and a bound is whole."""
+    from rich.console import Console
+
+    from kdtourney.cli import _standings_table
+
+    simulate(tmp_path / "p", {"mcts:iterations=200:c=0.5": 5000, "greedy": 0, "random": -300},
+             blocks=8, seed=8)
+    console = Console(width=80, record=True, force_terminal=False, file=io.StringIO())
+    console.print(_standings_table(tmp_path / "p"))
+    lines = console.export_text().splitlines()
+    assert max(len(line) for line in lines) <= 80
+    rows = {line.split()[0]: line for line in lines[3:] if line.strip()}
+    assert {"mcts:iterati", "greedy", "random"} <= set(rows)
+    assert rows["mcts:iterati"].rstrip().endswith("(won all)")
+    assert re.search(r"[-+]\d+ \[[-+]\d+, [-+]\d+\]$", rows["greedy"].rstrip())
