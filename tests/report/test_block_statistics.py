@@ -131,7 +131,7 @@ def test_an_entrant_that_won_everything_gets_a_one_sided_bound_in_the_list(tmp_p
 def test_a_sweep_of_one_opponent_is_bounded_on_the_list_s_scale_not_by_the_prior(tmp_path):
     """Two entrants, one winning all 30 blocks: on a mean-0 list the winner is at least half the
     gap its sweep bounds (+176), and the loser at most minus that; the loser's own Elo, which the
-    prior sets, is no reference (from it the bound read -87, below the loser's +87 ... mirror)."""
+    prior sets, is no reference (from it the bound read -77)."""
     simulate(tmp_path / "p", {"champion": 5000, "random": 0}, blocks=30, seed=8)
     found = rating_list([tmp_path / "p"], n_boot=N_BOOT)
     champion, loser = found.rated
