@@ -856,12 +856,15 @@ def _print_rating_list(found):
     table = Table(title=f"rating list ({players}-player games; 95% block-bootstrap intervals)",
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     with_failed = int(any(e.failed for e in found.rated))  # games that could not be finished
+    with_groups = int(found.groups > 1)  # unconnected groups, each on a scale of its own
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("entrant", overflow="fold")
-    for column in ("Elo", "games", "folders", "code") + ("failed",) * with_failed:
+    for column in ("group",) * with_groups + ("Elo", "games", "folders", "code") \
+            + ("failed",) * with_failed:
         table.add_column(column, justify="left" if column == "code" else "right", no_wrap=True)
     for rank, e in enumerate(found.rated, 1):
-        table.add_row(str(rank), e.name, elo_text(e.elo, e.lo, e.hi, e.record), str(e.games),
+        table.add_row(str(rank), e.name, *[str(e.group)] * with_groups,
+                      elo_text(e.elo, e.lo, e.hi, e.record), str(e.games),
                       str(len(e.folders)), e.digest or "unknown", *[str(e.failed)] * with_failed)
     console = Console()
     if not console.is_terminal:

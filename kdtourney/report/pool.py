@@ -44,8 +44,13 @@ recorded it on a resume, the games stored before: meta `entrants_recorded_after`
 `NAME@unknown`, pooled by name across folders (as rating lists that go by names do) and never with
 games whose code is known. Only a name that never played with known code keeps its plain name.
 
-An entrant that no game connects to the rated entrants (only self-play, or games only among a
-separate group) is unrated: the list says why instead of giving it a number.
+Groups
+------
+Elo compares only entrants that games connect, directly or through others. Every group of
+entrants so connected is rated (group 1 has the most pairwise encounters, and so on), each on a
+scale of its own (mean 0, or the anchor in its group): the list says so, and compares no two
+entrants of different groups (no likelihood of superiority between them). An entrant that played
+no other entrant (only self-play) is unrated: the list says why instead of giving it a number.
 """
 
 from __future__ import annotations
@@ -117,6 +122,7 @@ class Entrant:
     hi: float = float("nan")
     record: str = ""  # "won all" / "lost all": a one-sided interval (kdtourney.ratings)
     unrated: str | None = None  # why it has no rating
+    group: int = 0  # rated: its group of connected entrants, 1 the largest (see Groups)
 
 
 @dataclasses.dataclass
@@ -137,10 +143,20 @@ class RatingList:
     def rated(self) -> list:
         return [e for e in self.entrants if e.unrated is None]
 
+    @property
+    def groups(self) -> int:
+        """The groups of connected entrants rated (see Groups)."""
+        return max((e.group for e in self.rated), default=0)
+
     def notes(self) -> list[str]:
-        """One line per skipped or partly pooled folder and per unrated entrant."""
+        """One line per skipped or partly pooled folder, per group beyond the first and per
+        unrated entrant."""
         lines = [f"skipped {folder}: {reason}" for folder, reason in self.skipped]
         lines += [f"{s.folder}: {s.note}" for s in self.sources if s.note]
+        for g in range(2, self.groups + 1):
+            names = [e.name for e in self.rated if e.group == g]
+            lines.append(f"group {g} ({', '.join(names[:4])}{', ...' if len(names) > 4 else ''}): "
+                         "no game connects it to group 1, so its Elo is on a scale of its own")
         lines += [f"unrated {e.name}: {e.unrated}" for e in self.entrants if e.unrated]
         return lines
 
@@ -527,8 +543,9 @@ def _short(digest: str, others) -> str:
 
 
 def _rate(out: RatingList, results: pd.DataFrame, seed: int) -> None:
-    """Fit the entrants connected by games to the largest group (by pairwise encounters) and set
-    their Elo; the others get the reason they are unrated. PoolError if none can be rated."""
+    """Rate every group of entrants that games connect, each on its own scale (the anchor in
+    its group), group 1 the one with the most pairwise encounters; an entrant that met no other
+    gets the reason it is unrated. PoolError if none can be rated."""
     pc = ratings.pair_counts(results)
     _, meetings = pc.totals()
     parent = list(range(pc.n_entrants))
@@ -549,16 +566,12 @@ def _rate(out: RatingList, results: pd.DataFrame, seed: int) -> None:
         for e in out.entrants:
             e.unrated = "no game against another entrant"
         raise PoolError("nothing to rate: no game between two different entrants", out.notes())
-    main = max(sorted(weight), key=lambda r: weight[r])
-    rated = [n for k, n in enumerate(pc.entrants) if root(k) == main]
+    groups = sorted(weight, key=lambda r: (-weight[r], r))
+    members = {r: [n for k, n in enumerate(pc.entrants) if root(k) == r] for r in groups}
     for k, name in enumerate(pc.entrants):
-        if root(k) == main:
-            continue
-        met = sorted({pc.entrants[j if i == k else i] for i, j in zip(pc.pair_i, pc.pair_j)
-                      if k in (i, j)})
-        by_name[name].unrated = ("no game against another entrant" if not met else
-                                 "no game connects it to the rated entrants (it met only "
-                                 + ", ".join(met[:3]) + (", ..." if len(met) > 3 else "") + ")")
+        if root(k) not in weight:
+            by_name[name].unrated = "no game against another entrant"
+    rated = [n for r in groups for n in members[r]]
     anchor = out.anchor
     if anchor is not None and anchor[0] not in rated:
         if anchor[0] in by_name:
@@ -566,16 +579,21 @@ def _rate(out: RatingList, results: pd.DataFrame, seed: int) -> None:
                             f"({by_name[anchor[0]].unrated})")
         shown = ", ".join(rated[:8]) + (", ..." if len(rated) > 8 else "")
         raise PoolError(f"anchor entrant {anchor[0]!r} is not in the list (rated: {shown})")
-    if len(rated) < pc.n_entrants:
-        results = results[results["entrant"].isin(rated)]
-        pc = ratings.pair_counts(results)
-    out.n_games, out.n_blocks = int(results["game"].nunique()), pc.n_blocks
+    results = results[results["entrant"].isin(rated)]
+    out.n_games = int(results["game"].nunique())
+    out.n_blocks = ratings.pair_counts(results).n_blocks
     out.n_folders = int(results["folder"].nunique())
-    table = ratings.bootstrap_elo(pc, n_boot=out.n_boot, seed=seed, anchor=anchor)
-    for name, row in table.iterrows():
-        e = by_name[name]
-        e.elo, e.lo, e.hi = float(row["elo"]), float(row["lo"]), float(row["hi"])
-        e.record = row["record"]
-    out.los = ratings.los_matrix(table)
-    ranked = {name: rank for rank, name in enumerate(table.index)}  # ratings.rank_key's order
-    out.entrants.sort(key=lambda e: (e.unrated is not None, ranked.get(e.name, 0), e.name))
+    ranked, los = {}, pd.DataFrame(np.nan, index=rated, columns=rated)
+    for g, r in enumerate(groups, 1):
+        group = ratings.pair_counts(results[results["entrant"].isin(members[r])])
+        table = ratings.bootstrap_elo(group, n_boot=out.n_boot, seed=seed,
+                                      anchor=anchor if anchor and anchor[0] in members[r] else None)
+        for rank, (name, row) in enumerate(table.iterrows()):  # ratings.rank_key's order
+            e = by_name[name]
+            e.elo, e.lo, e.hi = float(row["elo"]), float(row["lo"]), float(row["hi"])
+            e.record, e.group = row["record"], g
+            ranked[name] = (g, rank)
+        within = ratings.los_matrix(table)  # none between groups
+        los.loc[within.index, within.columns] = within
+    out.los = los
+    out.entrants.sort(key=lambda e: (e.unrated is not None, ranked.get(e.name, (0, 0)), e.name))

@@ -58,10 +58,10 @@ def build_context(rl: RatingList, command: str | None = None) -> dict:
     rows = []
     for rank, e in enumerate(rated, 1):
         row = {"rank": rank, "name": e.name, "elo": e.elo, "elo_lo": e.lo, "elo_hi": e.hi,
-               "record": e.record,
+               "record": e.record, "group": e.group,
                "games": e.games, "failed": e.failed, "code": _code(e),
                "folders": [folders[i] for i in e.folders], "dates": _span(e.first, e.last)}
-        if rank < len(names):
+        if rank < len(names) and rated[rank].group == e.group:  # none between groups
             row["los_next"] = rl.los.loc[e.name, names[rank]]
         rows.append(row)
     unrated = [{"name": e.name, "why": e.unrated, "games": e.games, "code": _code(e),
@@ -87,7 +87,7 @@ def build_context(rl: RatingList, command: str | None = None) -> dict:
         "players": list(rl.players), "rules_text": rules, "rules": rl.rules or {},
         "dates": _span(first, last) if first is not None else None,
         "anchor": rl.anchor, "colors": colors,
-        "rows": rows, "elo_scale": elo_scale(rows), "unrated": unrated,
+        "rows": rows, "elo_scale": elo_scale(rows), "unrated": unrated, "groups": rl.groups,
         "los": {"names": names,
                 "cells": [[rl.los.loc[a, b] for b in names] for a in names]},
         "plot": plots.elo_dates_plot(table, colors, plots.short(anchor_text, 40)),

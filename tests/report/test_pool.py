@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import html
+import math
 import re
 import shutil
 
@@ -240,23 +241,48 @@ def test_every_folder_and_entrant_left_out_gets_one_line(tmp_path):
     for folder, reason in expected.items():
         hits = [line for line in lines if line.startswith("skipped ") and f"/{folder}" in line]
         assert len(hits) == 1 and reason in hits[0], (folder, hits)
-    for name, reason in (("x", "it met only y"), ("y", "it met only x"),
-                         ("solo", "no game against another entrant")):
-        hits = [line for line in lines if line.startswith(f"unrated {name}: ")]
-        assert len(hits) == 1 and reason in hits[0], (name, hits)
+    hits = [line for line in lines if line.startswith("unrated ")]
+    assert hits == ["unrated solo: no game against another entrant"]
+    # x and y met only each other: rated, as a group of their own
+    assert "group 2 (x, y): no game connects it to group 1, so its Elo is on a scale of its own" \
+        in lines or "group 2 (y, x): no game connects it to group 1, so its Elo is on a scale " \
+        "of its own" in lines
     assert "Traceback" not in result.output
-    assert lines[-1] == (f"{tmp_path / 'page' / 'index.html'}: 3 entrants rated from 84 games "
-                         "in 3 folders; 9 skipped")  # 2 failed blocks of a are not rated
+    assert lines[-1] == (f"{tmp_path / 'page' / 'index.html'}: 5 entrants rated from 94 games "
+                         "in 4 folders; 9 skipped")  # 2 failed blocks of a are not rated
     refused = ratings_cli(root, "--out", root / "week1" / "a")
     assert refused.exit_code == 2 and "holds a tournament" in refused.output
     assert not (root / "week1" / "a" / "index.html").exists()
     found = rating_list([root], n_boot=N_BOOT)
     # a's last two blocks (greedy-random, greedy-mine; 2 games each) failed: not rated, counted
-    assert {e.name: e.failed for e in found.rated} == {"greedy": 4, "random": 2, "mine": 2}
-    assert re.search(r"^ *2 +greedy .* 4 *$", result.output, re.M)  # the failed column
+    assert {e.name: e.failed for e in found.rated} == {"greedy": 4, "random": 2, "mine": 2,
+                                                       "x": 0, "y": 0}
+    assert re.search(r"^ *2 +greedy +1 .* 4 *$", result.output, re.M)  # group, failed columns
     assert by_name(found)["greedy"].folders == [0, 1, 2]  # a, b and mixed's 2-player games
-    assert [e.name for e in found.rated] == ["mine", "greedy", "random"]
+    assert [e.name for e in found.rated][:3] == ["mine", "greedy", "random"]
+    assert [e.group for e in found.rated] == [1, 1, 1, 2, 2]
     assert all(np.isnan(e.elo) for e in found.entrants if e.unrated)
+
+
+def test_every_connected_group_is_rated_not_only_the_largest(tmp_path):
+    """A pair with many games and five bots connected among themselves by fewer: both groups are
+    rated, each on its own scale, and no likelihood of superiority crosses them (the five were
+    left unrated)."""
+    simulate(tmp_path / "runs" / "pair", {"p1": 0, "p2": 100}, blocks=100, seed=1)
+    five = {f"bot{k}": 50 * k for k in range(5)}
+    simulate(tmp_path / "runs" / "five", five, blocks=20, seed=2)
+    found = rating_list([tmp_path / "runs"], n_boot=N_BOOT)
+    assert not [e for e in found.entrants if e.unrated]
+    groups = {e.name: e.group for e in found.rated}
+    assert groups == {"p1": 1, "p2": 1, **{name: 2 for name in five}}
+    assert [e.name for e in found.rated][:2] == ["p2", "p1"]
+    assert math.isclose(np.mean([e.elo for e in found.rated if e.group == 2]), 0, abs_tol=1e-6)
+    assert np.isnan(found.los.loc["p1", "bot0"]) and 0 <= found.los.loc["bot4", "bot0"] <= 1
+    result = ratings_cli(tmp_path / "runs", "--out", tmp_path / "page")
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1].endswith("7 entrants rated from 240 games in 2 folders")
+    page = (tmp_path / "page" / "index.html").read_text()
+    assert 'id="groups"' in page and "<strong>2 groups</strong>" in page
 
 
 def test_exit_2_only_when_nothing_can_be_rated(tmp_path):
@@ -295,12 +321,12 @@ def test_page_shows_the_list_and_where_every_game_came_from(tmp_path):
     assert len(re.findall(r"<script\b", page)) == 1  # the page's own
     # the terminal and the page show the same numbers
     found = rating_list([root], n_boot=1000)
-    assert len(found.rated) == 4
+    assert len(found.rated) == 6  # x and y too, a group of their own
     for e in found.rated:
         shown = re.escape(f"{e.elo:+.0f} [{e.lo:+.0f}, {e.hi:+.0f}]")
-        assert re.search(rf" {re.escape(e.name)} +{shown}", result.output), e.name
+        assert re.search(rf" {re.escape(e.name)} +{e.group} +{shown}", result.output), e.name
         name = re.escape(html.escape(e.name, quote=False))
-        row = re.search(rf'{name}</th>.*?<span class="est">(.*?)</span><span class="ci">(.*?)'
+        row = re.search(rf'</span>{name}</th>.*?<span class="est">(.*?)</span><span class="ci">(.*?)'
                         '</span>', page, re.S)
         assert row.groups() == (fmt_elo(e.elo), f"{fmt_elo(e.lo)} to {fmt_elo(e.hi)}"), e.name
     for folder in [s.folder for s in found.sources] + [f for f, _ in found.skipped]:
