@@ -4,6 +4,7 @@ parser (without running), a script's options against the script, pip's extras ag
 pyproject.toml; the Python and TOML examples are valid. The short commands are run by
 test_docs_run.py."""
 
+import os
 import re
 import shlex
 import subprocess
@@ -159,3 +160,39 @@ def test_the_site_builds_with_every_link_checked(tmp_path):
     assert build.returncode == 0, build.stderr[-3000:]
     assert (tmp_path / "site" / "index.html").is_file()
     assert (tmp_path / "site" / "commands.html").is_file()
+
+
+LONG = {"sprt", "tune", "ladder"}  # play until a test decides, or for minutes: parsed, not run
+SETUP = ("python3 -m venv", ". .venv/bin/activate", "pip install", "pytest")  # the clone's own
+
+
+def readme_lines_to_run() -> list[tuple[str, str]]:
+    """(where, line) of every line of the README's sh blocks, in order, without the steps that
+    set up a clone (venv, pip, the tests) and but the long commands."""
+    lines = []
+    for language, start, text in fenced_blocks(ROOT / "README.md"):
+        if language != "sh":
+            continue
+        for offset, line in enumerate(text.splitlines()):
+            steps = [s for s in line.split(" && ") if s.strip() and not s.startswith(SETUP)]
+            words = [w for step in steps for w in shell_commands(step)]
+            if words and not any(w[:1] == ["kdtourney"] and w[1:2] and w[1] in LONG
+                                 for w in words):
+                lines.append((f"README.md:{start + offset}", " && ".join(steps)))
+    return lines
+
+
+def test_the_readme_s_short_commands_run_in_order(tmp_path):
+    """The quick start's tournament, the five-minute path (but sprt) and one example per command
+    (but sprt, tune and ladder), each as a reader types it, in a fresh folder beside the examples:
+    every one exits 0."""
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    env.pop("KDTOURNEY_BOTS_DIR", None)
+    lines = readme_lines_to_run()
+    ran = [line.split()[:2] for _, line in lines]
+    assert ["kdtourney", "new-bot"] in ran and ["python", "bots/mine/mine.py"] in ran
+    for where, line in lines:
+        done = subprocess.run(["bash", "-c", f"set -euo pipefail; {line}"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, f"{where}: {line}\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
