@@ -62,7 +62,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kdtourney.outcomes import ELO_PER_NAT, pair_outcomes, score_to_elo
+from kdtourney.outcomes import ELO_PER_NAT, pair_outcomes
 from kdtourney.stats import block_resamples, percentile_interval
 
 __all__ = [
