@@ -243,8 +243,9 @@ def evaluate(folder, tournament: Tournament, test: SprtTest, scores: list | None
     ended); else it is left NaN."""
     players = tournament.players[0]
     cap = cap_blocks(tournament)
-    with store.open_store(folder) as st:
-        per_block = st.games_per_block()
+    # read-only (the report evaluates a test too: opening the store to write would upgrade an
+    # old one)
+    per_block = store.load_games(folder, ["block"])["block"].value_counts().to_dict()
     complete = 0
     while complete < cap and per_block.get(complete, 0) >= players:
         complete += 1
