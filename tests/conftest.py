@@ -40,3 +40,11 @@ def _ctrl_c_handler_left_as_found():
     yield
     after = signal.getsignal(signal.SIGINT)
     assert after is before, f"the test left SIGINT's handler at {after!r} (found {before!r})"
+
+
+@pytest.fixture(autouse=True)
+def _in_a_folder_of_its_own(tmp_path, monkeypatch):
+    """Every test runs in a fresh folder: the folder the tests are run from may hold a reader's
+    ./bots (kdtourney's default bots folder, where the README's five-minute path writes a bot)
+    and reports/, which no test may read or write."""
+    monkeypatch.chdir(tmp_path)
