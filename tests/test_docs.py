@@ -162,7 +162,8 @@ def test_the_site_builds_with_every_link_checked(tmp_path):
     assert (tmp_path / "site" / "commands.html").is_file()
 
 
-LONG = {"sprt", "tune", "ladder"}  # play until a test decides, or for minutes: parsed, not run
+LONG = {"sprt", "tune", "ladder", "play"}  # play until a test decides, for minutes, or until
+#                                          a person has played: parsed, not run
 SETUP = ("python3 -m venv", ". .venv/bin/activate", "pip install", "pytest")  # the clone's own
 
 
@@ -182,9 +183,10 @@ def readme_lines_to_run() -> list[tuple[str, str]]:
     return lines
 
 
+@pytest.mark.timeout(600)  # some 15 commands, a minute in all on a quiet machine
 def test_the_readme_s_short_commands_run_in_order(tmp_path):
     """The quick start's tournament, the five-minute path (but sprt) and one example per command
-    (but sprt, tune and ladder), each as a reader types it, in a fresh folder beside the examples:
+    (but sprt, tune, ladder and play), each as a reader types it, in a fresh folder beside the examples:
     every one exits 0."""
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
@@ -194,5 +196,5 @@ def test_the_readme_s_short_commands_run_in_order(tmp_path):
     assert ["kdtourney", "new-bot"] in ran and ["python", "bots/mine/mine.py"] in ran
     for where, line in lines:
         done = subprocess.run(["bash", "-c", f"set -euo pipefail; {line}"], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=600)
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240)
         assert done.returncode == 0, f"{where}: {line}\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
