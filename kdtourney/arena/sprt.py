@@ -160,10 +160,13 @@ def _jumps(counts, values, s0: float, s1: float):
     return p, support, jumps
 
 
-def llr_path(scores, elo0: float, elo1: float) -> np.ndarray:
+def llr_path(scores, elo0: float, elo1: float, start: int = 0) -> np.ndarray:
     """The GSPRT log-likelihood ratio after each block score of ``scores`` (see the module
-    docstring); works on one sequence (n,) or on rows of sequences (runs, n) at once."""
+    docstring), from block ``start`` on (the LLR after a block does not depend on the blocks
+    after it: a test fed block after block computes only the new ones); works on one sequence
+    (n,) or on rows of sequences (runs, n) at once."""
     values, counts = score_counts(scores, elo0, elo1)
+    counts = counts[..., start:, :]
     _, _, jumps = _jumps(counts, values, elo_to_score(elo0), elo_to_score(elo1))
     return _total(counts * jumps)
 
@@ -373,7 +376,8 @@ class SPRT:
                 raise ValueError(f"block score {x} outside [0, 1]")
         if added:
             self.scores += added
-            self._path = llr_path(self.scores, self.elo0, self.elo1)
+            self._path = np.r_[self._path, llr_path(self.scores, self.elo0, self.elo1,
+                                                    start=len(self._path))]
         return self.status
 
     @property

@@ -33,6 +33,17 @@ def test_the_llr_after_a_block_does_not_depend_on_the_blocks_after_it():
                 assert np.array_equal(llr_path(x[:n], 0, 50), whole[:n]), (players, n)
 
 
+def test_a_test_fed_block_after_block_has_the_path_of_one_fed_at_once():
+    # the driver feeds blocks as they complete, computing the LLR of the new ones only
+    rng = np.random.default_rng(2)
+    for players in (2, 4):
+        for x in duplicate_blocks(rng, 0, 5, 60, players):
+            t = SPRT(0, 50)
+            for begin in range(0, 60, 7):
+                t.update(x[begin:begin + 7])
+            assert np.array_equal(t.path, llr_path(x, 0, 50)), players
+
+
 def test_llr_is_the_likelihood_ratio_of_the_best_distributions_with_the_two_means():
     # three values: the distributions on them with a given mean are one-parameter; search them
     scores = np.array([0, 0.5, 0.5, 1, 0.5, 1, 0.5, 0.5, 1, 0.5])
