@@ -10,7 +10,7 @@ tables (the SPRT's gauntlet, the same games) with the same workers, side by side
 (sprt, run, sprt, run, ...), each in a new folder. Prints each pair's wall seconds, their ratio,
 the median ratio and the load (os.getloadavg) before and after; and the CPU seconds of this
 process (the parent: storing, evaluating), steadier than wall time on a busy machine. The SPRT
-plays every chunk on one game service; the ratio is what the chunks, the evaluations and the
+plays every block on one game service; the ratio is what the evaluations and the
 store's reads cost. The first pair's SPRT also starts the workers' fork server, which the rest
 reuse (the median of a few pairs is the figure).
 
@@ -90,7 +90,7 @@ def wall(games, runs, workers):
             run_s, run_cpu = time.perf_counter() - t0, cpu() - c0
             assert ran.complete and ran.played == games
             ratios.append(sprt_s / run_s)
-            print(f"pair {r + 1}: sprt {sprt_s:.1f} s ({out.chunks} chunks; CPU of this "
+            print(f"pair {r + 1}: sprt {sprt_s:.1f} s ({out.evaluations} evaluations; CPU of this "
                   f"process {sprt_cpu:.1f} s), run {run_s:.1f} s (CPU {run_cpu:.1f} s), ratio "
                   f"{ratios[-1]:.3f}")
     print(f"median ratio sprt/run: {statistics.median(ratios):.3f} ({games} games, {workers} "

@@ -97,7 +97,7 @@ def entrants(folder):
     """{label: status} of the ladder in `folder` so far ({} before its store exists)."""
     if not (folder / store.STORE_FILE).exists():
         return {}
-    rows, _ = store.load_ladder(folder)
+    rows = store.load_ladder_entrants(folder)
     return dict(zip(rows["label"], rows["status"]))
 
 
@@ -144,8 +144,7 @@ def test_a_running_ladder_takes_in_added_changed_and_removed_bots(tmp_path):
     status = entrants(out)
     assert status == {"random": "active", "greedy": "active", "firstling": "superseded",
                       "firstling@v2": "retired"}
-    # both versions keep their games; nothing of the retired one was scheduled after it left
-    _, blocks = store.load_ladder(out)
+    # both versions keep their games
     results = store.load_results(out)
     assert {"firstling", "firstling@v2"} <= set(results["entrant"])
     assert stored(out) >= games_then
@@ -185,7 +184,7 @@ def test_a_killed_ladder_resumes_with_nothing_lost_or_doubled(tmp_path):
     games = store.load_games(out).set_index("game")
     assert list(games.index) == list(range(60))  # nothing lost, nothing twice
     assert (games.loc[before.index, "moves"] == before["moves"]).all()
-    _, blocks = store.load_ladder(out)
+    blocks = store.load_blocks(out)
     assert not blocks["cancelled"].any() and len(blocks) == 30
     config = store.load_config(out)["ladder"]
     for block, first, n in zip(blocks["block"], blocks["first_game"], blocks["n_players"]):

@@ -13,6 +13,7 @@ chose. The games of a block follow from its record and the tournament's seed alo
 
 from __future__ import annotations
 
+import collections
 from dataclasses import replace
 
 from kdtourney.arena import schedule
@@ -75,4 +76,47 @@ def games_of(blocks, seed: int, dynasty: bool, secret: str | None = None, base=(
     return pairs, games
 
 
-__all__ = ["of_plan", "entrants_of", "seated", "games_of"]
+SCORED_COLUMNS = ["game", "seat", "entrant", "rank", "block", "n_players"]  # what a score reads
+
+
+class Incoming:
+    """The result rows of blocks as their games are stored (a feed's, told by the driver), kept
+    until the feed takes a whole block's: every statistic reads a block once it is whole, and a
+    whole block's games do not change."""
+
+    def __init__(self):
+        self.counts: collections.Counter = collections.Counter()  # block -> games stored
+        self.rows: dict = collections.defaultdict(list)  # block -> result rows (SCORED_COLUMNS)
+        self.players: dict = {}  # block -> its games
+
+    def add(self, spec, results) -> None:
+        """A game stored: its GameSpec and result rows (none for a failed game)."""
+        self.counts[spec.block] += 1
+        self.players[spec.block] = spec.n_players
+        self.rows[spec.block] += [dict(r, block=spec.block, n_players=spec.n_players)
+                                  for r in results]
+
+    def whole(self, block: int) -> bool:
+        """Every game of `block` is stored."""
+        return block in self.players and self.counts[block] >= self.players[block]
+
+    def take(self, blocks):
+        """The rows of `blocks` (whole ones) as a results table ordered by game and seat, no
+        longer kept."""
+        import pandas as pd
+
+        rows = []
+        for b in blocks:
+            rows += self.rows.pop(b, [])
+            self.drop(b)
+        return pd.DataFrame(rows, columns=SCORED_COLUMNS).sort_values(["game", "seat"],
+                                                                     kind="stable")
+
+    def drop(self, block: int) -> None:
+        """Forget `block` (taken, or never to be whole: cancelled)."""
+        self.counts.pop(block, None)
+        self.rows.pop(block, None)
+        self.players.pop(block, None)
+
+
+__all__ = ["of_plan", "entrants_of", "seated", "games_of", "Incoming", "SCORED_COLUMNS"]

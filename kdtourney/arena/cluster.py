@@ -1,9 +1,9 @@
 """Playing a tournament's games on a Dask cluster (`kdtourney run --scheduler ...`; the `dask` extra).
 
 Only *where* the games are played differs from a local run (kdtourney.arena.runner): the client
-(the process running `kdtourney run`) plans the games, plays exactly those the store lacks, and
-commits each finished game in its own transaction through the runner's `_Sink`; workers never touch
-the store, so no shared filesystem is assumed.
+(the process running the command) plans the games, plays exactly those the store lacks, and its
+driver commits each finished game in its own transaction; workers never touch the store, so no
+shared filesystem is assumed.
 
 Addresses
 ---------
@@ -509,18 +509,16 @@ class DaskService:
         # this run's games in the workers' traces: a long-lived cluster's nannies may still hold
         # the trace of a worker that died in an earlier run's game of the same index
         self.run = uuid.uuid4().bytes
-        self.specs: dict = {}                    # game index -> GameSpec, of every game submitted
+        self.specs: dict = {}                    # game index -> GameSpec, submitted and not done
         self.sent: dict = {}                     # ... as sent: seats index self.entrants
         self.entrants = Entrants(tournament)
         self.mapping = tuple(range(len(tournament.entrants)))
         self.pending: collections.deque = collections.deque()
-        self.committed: set[int] = set()
         self.inflight: dict = {}                 # future -> [game indexes]
         self.isolate: set[int] = set()           # games played one per task
         self.policy = ForfeitPolicy(self.sent, self.entrants.labels)
         self.killed: set[str] = set()            # workers we killed (hung)
         self.game_seconds = None                 # running mean of a game's duration
-        self.max_batch = MAX_BATCH               # a feed may keep tasks short
         self.known: dict = {}
         self.notes: list[str] = []
         self.losses = 0
@@ -545,10 +543,10 @@ class DaskService:
         state (a setup task per worker, which loads what is compiled already; tasks carry their
         sources, so nothing is ended)."""
         settings, isolate, known, listed = self.bots
-        if registry is not None:
-            sources = registry.source_files()
-            now = None if settings.sandbox is None else registry.listings()
-            if (sources, now) != (self.sources, listed):
+        if registry is not None and self.changed(registry):
+            if registry is not None:
+                sources = registry.source_files()
+                now = None if settings.sandbox is None else registry.listings()
                 self.sources, listed, known = sources, now, {}
                 self.entrants = Entrants(tournament)
                 self.policy = ForfeitPolicy(self.sent, self.entrants.labels)
@@ -562,6 +560,12 @@ class DaskService:
         self.tdict = self.entrants.table(self.tournament).to_dict()
         self.key = content_key(self.sources, self.tdict, *self.bots)
         self.ready = False
+
+    def changed(self, registry) -> bool:
+        """As LocalService.changed."""
+        settings, _, _, listed = self.bots
+        now = None if settings.sandbox is None else registry.listings()
+        return (registry.source_files(), now) != (self.sources, listed)
 
     def submit(self, specs) -> None:
         for spec in specs:
@@ -577,8 +581,8 @@ class DaskService:
     def busy(self) -> bool:
         return bool(self.pending) or bool(self.inflight)
 
-    def cancel(self) -> list[int]:
-        dropped = list(self.pending)
+    def cancel(self) -> list:
+        dropped = [self._forget(g) for g in self.pending]
         self.pending.clear()
         return dropped
 
@@ -621,8 +625,16 @@ class DaskService:
         self.close()
 
     def commit(self, g, result=None, failed=None):
-        self.committed.add(g)
-        self.finished.append(Finished(self.specs[g], result, failed))
+        """Hand `g` back, once (a replayed batch's copy of it is ignored: not ours any more)."""
+        if failed is not None and g in self.pending:  # failed while waiting to be played again
+            self.pending.remove(g)
+        self.finished.append(Finished(self._forget(g), result, failed))
+
+    def _forget(self, g):
+        self.sent.pop(g)
+        self.policy.forget(g)
+        self.isolate.discard(g)
+        return self.specs.pop(g)
 
     # setup
 
@@ -684,7 +696,7 @@ class DaskService:
     # batches
 
     def batch_size(self, threads):
-        size = max(1, min(self.max_batch, len(self.pending) // (4 * max(1, threads))))
+        size = max(1, min(MAX_BATCH, len(self.pending) // (4 * max(1, threads))))
         if self.game_seconds is None:
             return min(size, FIRST_BATCH)
         return max(1, min(size, int(TARGET_TASK_SECONDS / max(self.game_seconds, 1e-6))))
@@ -705,7 +717,7 @@ class DaskService:
 
     def requeue(self, games):
         for g in reversed(games):
-            if g not in self.committed and g not in self.pending:
+            if g in self.specs and g not in self.pending:
                 self.pending.appendleft(g)
 
     def finished_task(self, future) -> bool:
@@ -717,7 +729,7 @@ class DaskService:
         games = self.inflight.pop(future)
         if status == "finished":
             for g, result in future.result():
-                if g in self.specs and g not in self.committed:
+                if g in self.specs:
                     self.commit(g, result)
                     d = result.duration
                     self.game_seconds = d if self.game_seconds is None else \
@@ -741,12 +753,12 @@ class DaskService:
                 g = games[0]
                 before = self.policy.losses[g]
                 self.await_deaths(g, before)
-                if g not in self.committed and self.policy.losses[g] == before:
+                if g in self.specs and self.policy.losses[g] == before:
                     # no nanny told of these deaths (none there, a machine lost), or the task
                     # only waited on workers another task killed, which Dask counts as well:
                     # one loss outside any bot call
                     self.lost(g, -1, -1, f"was on {ALLOWED_FAILURES + 1} workers that died")
-                if g not in self.committed:
+                if g in self.specs:
                     self.requeue([g])
             return True
         raise ArenaError(f"a worker failed: {_one_line(exc)}")
@@ -775,7 +787,7 @@ class DaskService:
             limit = hang_limit(self.hang_timeout, limit)
             if game < 0 or age <= limit:
                 continue
-            if game in self.committed:
+            if game not in self.specs:
                 # a copy of a decided game's task, cancelled but still running (Dask cannot stop
                 # a thread): hung there, it holds the worker's thread and the tasks queued
                 # behind it for ever. End the worker; no loss to count.
@@ -793,7 +805,7 @@ class DaskService:
         for deaths in reports.values():
             if isinstance(deaths, list):
                 for game, seat, call in deaths:
-                    if game in self.specs and game not in self.committed:
+                    if game in self.specs:
                         self.lost(game, seat, call, "died")
 
     def await_deaths(self, game, before):
@@ -803,7 +815,7 @@ class DaskService:
         deadline = time.monotonic() + DEATH_WAIT
         while True:
             self.collect_deaths()
-            if (game in self.committed or self.policy.losses[game] > before
+            if (game not in self.specs or self.policy.losses[game] > before
                     or time.monotonic() > deadline):
                 return
             time.sleep(0.05)

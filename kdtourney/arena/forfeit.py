@@ -86,6 +86,11 @@ class ForfeitPolicy:
             return FAIL, "stored as a failed game"
         return REPLAY, "playing it again"
 
+    def forget(self, game: int) -> None:
+        """The service is done with `game`: its losses are no longer needed."""
+        self.losses.pop(game, None)
+        self._forced.pop(game, None)
+
     def failed_message(self, game: int) -> str:
         """What a failed game's faults say (the same on every backend)."""
         return (f"the game's worker died or hung {self.losses[game]} times, outside any bot call "

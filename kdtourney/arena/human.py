@@ -313,7 +313,7 @@ def play_games(tournament: Tournament, folder, registry, board: Board, *, play: 
                 result = play_match(rules, spec.deal_seeds, spec.bot_seeds,
                                     [factories[e] for e in spec.seats], clock=table.time_control,
                                     margin=play.margin, watch=board.show)
-                game, results, faults = runner.rows_of(table, spec, result)
+                game, results, faults = runner.rows_of(table.entrants, spec, result)
                 st.add_game(game, results, faults)
                 stored += 1
                 board.end({"game": index, "scores": [r["score"] for r in results],

@@ -3,19 +3,23 @@ ladder keeps choosing which block to play next.
 
 The driver
 ----------
-A loop of chunks beside `sequential.py`: each chunk (1) takes in what the last look at the bot
-folders saw, (2) chooses blocks with :mod:`kdtourney.arena.matchmaking` from what is stored, (3)
-records them (the store's `blocks` table, with the entrants they seat and their specs:
-`runner.schedule_blocks`, as every command records its blocks) and (4) hands them to the runner
-(`runner.run_tournament`: the same faults, Dask cluster and store as a tournament) on the ladder's
-one game service (kdtourney.arena.service: its workers, their pooled bot processes and kernels
-stay up from chunk to chunk; a new entrant joins them, new sources, a new bot or version, give it
-new workers). Chunks last about `chunk_seconds` of play, so a bot dropped into a folder plays
-within seconds. The store's tournament holds the ladder's fixed settings only (`ladder_table`),
-written once. The looks at the folders (`look`: their files, then `scan`, which starts each TOML
-bot for hello) run beside play, in a process at the lowest priority (kdtourney.arena.beside), the
-bots it starts too; only the first one, before anything can be played, runs in the ladder's own
-process.
+The ladder's feed (`LadderFeed`, run by the one driver loop of kdtourney.arena.runner, as every
+command) hands chunks of blocks to the ladder's one game service (kdtourney.arena.service: its
+workers, their pooled bot processes and kernels stay up; a new entrant joins them, new sources, a
+new bot or version, give it new workers). Each chunk is chosen by
+:mod:`kdtourney.arena.matchmaking` from the ladder's `Tallies` (the pairwise totals of the
+balanced blocks and the blocks scheduled, read from the store once at the start and kept up to
+date from the games stored since: a chunk costs the same after 100,000 games as after 1,000),
+recorded (the store's `blocks` table, with the entrants they seat and their specs, as every
+command records its blocks) and queued while half a chunk is still queued, so the workers never
+wait for the matchmaker. Chunks last about `chunk_seconds` of play, so a bot dropped into a
+folder plays within seconds. The store's tournament holds the ladder's fixed settings only
+(`ladder_table`), written once. The looks at the folders (`look`: their files, then `scan`,
+which starts each TOML bot for hello) run beside play, in a process at the lowest priority
+(kdtourney.arena.beside), the bots it starts too; only the first one, before anything can be
+played, runs in the ladder's own process. A look that changes the entrants or the bots' code is
+taken in (`_take_in`) once the games queued are played: no block is played by other code than
+the one it was scheduled with.
 
 Entrants and versions
 ---------------------
@@ -52,11 +56,9 @@ from pathlib import Path
 
 import numpy as np
 
-from kdtourney import interrupts
 from kdtourney.arena import beside, matchmaking, runner, store
-from kdtourney.arena.blocks import entrants_of, seated
+from kdtourney.arena.blocks import Incoming
 from kdtourney.arena.play import PlaySettings
-from kdtourney.arena.sequential import ChunkFeed
 from kdtourney.arena.tournament import (ArenaError, Tournament, clock_of, differences, full_rules,
                                         parse_players)
 from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT, ProcessSettings, StartupError
@@ -314,43 +316,89 @@ def ladder_table(config: LadderConfig) -> Tournament:
                       move_time_limit=config.move_time_limit, clock=config.clock)
 
 
-def standing(results, blocks, labels: list, next_block: int, *,
-             rule: int = matchmaking.MATCH_RULE) -> matchmaking.Standing:
-    """The matchmaker's standing of the active `labels` from the stored results (balanced blocks,
-    all versions: a game against a superseded version still tells about the active one; every
-    table size, each comparison worth its `matchmaking.dependence`) and the scheduled blocks (not
-    cancelled: played or still to play)."""
-    everyone = sorted(set(labels) | set(results["entrant"].astype(str)) if len(results) else labels)
-    index = {label: i for i, label in enumerate(everyone)}
-    k = len(everyone)
-    wins, games, worth = np.zeros((k, k)), np.zeros((k, k)), np.zeros((k, k))
-    pairs = pair_outcomes(balanced_blocks(results)) if len(results) else None
-    if pairs is not None and len(pairs):
-        a = pairs["entrant_a"].map(index).to_numpy()
-        b = pairs["entrant_b"].map(index).to_numpy()
+class Tallies:
+    """What the matchmaker reads, kept up to date as the ladder goes rather than read again from
+    the store: over every entrant ever seated or rated (a game against a superseded version still
+    tells about the active one), the pairwise totals of the balanced blocks (wins, comparisons
+    and their worth: `matchmaking.dependence`) and the blocks scheduled and not cancelled (per
+    entrant: how many, the last; per pair: the blocks they met in). Its cost per chunk depends
+    on the entrants, not on the games stored."""
+
+    def __init__(self, rule: int = matchmaking.MATCH_RULE):
+        self.rule = rule
+        self.labels: list = []
+        self.index: dict = {}
+        self.wins, self.games, self.worth, self.meetings = (np.zeros((0, 0)) for _ in range(4))
+        self.blocks, self.last = np.zeros(0), np.zeros(0)
+
+    def _grow(self, labels) -> None:
+        new = [label for label in dict.fromkeys(labels) if label not in self.index]
+        if not new:
+            return
+        for label in new:
+            self.index[label] = len(self.labels)
+            self.labels.append(label)
+        k, n = len(self.labels), len(new)
+        self.wins, self.games, self.worth, self.meetings = (
+            np.pad(m, ((0, n), (0, n))) for m in (self.wins, self.games, self.worth,
+                                                   self.meetings))
+        self.blocks = np.r_[self.blocks, np.zeros(n)]
+        self.last = np.r_[self.last, np.full(n, -1.0)]
+        assert self.wins.shape == (k, k)
+
+    def add_results(self, results) -> None:
+        """Count the pairwise outcomes of `results` (rows of balanced blocks)."""
+        if not len(results):
+            return
+        self._grow(results["entrant"].astype(str))
+        pairs = pair_outcomes(results)
+        if not len(pairs):
+            return
+        a = pairs["entrant_a"].map(self.index).to_numpy()
+        b = pairs["entrant_b"].map(self.index).to_numpy()
         n_players = pairs["game"].map(results.groupby("game").size()).to_numpy()
-        w = matchmaking.dependence(n_players, rule)
-        np.add.at(wins, (a, b), pairs["score"].to_numpy())
-        np.add.at(wins, (b, a), 1.0 - pairs["score"].to_numpy())
+        w = matchmaking.dependence(n_players, self.rule)
+        np.add.at(self.wins, (a, b), pairs["score"].to_numpy())
+        np.add.at(self.wins, (b, a), 1.0 - pairs["score"].to_numpy())
         for at in ((a, b), (b, a)):
-            np.add.at(games, at, 1.0)
-            np.add.at(worth, at, w)
-    played, last = np.zeros(k), np.full(k, -1.0)
-    meetings = np.zeros((k, k))
-    for block, seats in zip(blocks["block"], blocks["seats"]):
-        at = sorted({index[s] for s in seats if s in index})
-        played[at] += 1
-        last[at] = np.maximum(last[at], block)
+            np.add.at(self.games, at, 1.0)
+            np.add.at(self.worth, at, w)
+
+    def schedule(self, block: int, seats) -> None:
+        """Count a block scheduled (or played) at the table `seats` (labels)."""
+        self._grow(seats)
+        at = sorted({self.index[s] for s in seats})
+        self.blocks[at] += 1
+        self.last[at] = np.maximum(self.last[at], block)
         for i in at:
             for j in at:
                 if i != j:
-                    meetings[i, j] += 1
-    full = matchmaking.Standing.from_counts(everyone, wins, games, played, last, meetings,
-                                            next_block, worth)
-    keep = [index[label] for label in labels]
-    return matchmaking.Standing(list(labels), full.elo[keep] - full.elo[keep].mean(),
-                                full.sd[keep], full.blocks[keep], full.last[keep],
-                                full.meetings[np.ix_(keep, keep)], next_block)
+                    self.meetings[i, j] += 1
+
+    def standing(self, labels: list, next_block: int) -> matchmaking.Standing:
+        """The matchmaker's standing of the active `labels` (the fit over everyone, centred on
+        them), the next block being `next_block`."""
+        self._grow(labels)
+        full = matchmaking.Standing.from_counts(self.labels, self.wins, self.games, self.blocks,
+                                                self.last, self.meetings, next_block, self.worth)
+        keep = [self.index[label] for label in labels]
+        return matchmaking.Standing(list(labels), full.elo[keep] - full.elo[keep].mean(),
+                                    full.sd[keep], full.blocks[keep], full.last[keep],
+                                    full.meetings[np.ix_(keep, keep)], next_block)
+
+
+def standing(results, blocks, labels: list, next_block: int, *,
+             rule: int = matchmaking.MATCH_RULE) -> matchmaking.Standing:
+    """The matchmaker's standing of the active `labels` from the stored results (balanced blocks,
+    all versions, every table size) and the scheduled blocks (not cancelled: played or still to
+    play): `Tallies` of them."""
+    tallies = Tallies(rule)
+    tallies._grow(sorted(set(labels) | set(results["entrant"].astype(str))) if len(results)
+                  else sorted(labels))
+    tallies.add_results(balanced_blocks(results))
+    for block, seats in zip(blocks["block"], blocks["seats"]):
+        tallies.schedule(block, seats)
+    return tallies.standing(labels, next_block)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -370,10 +418,12 @@ class LadderOutcome:
     events: list = field(default_factory=list)
 
 
-def open_ladder(config: LadderConfig, folder, meta: dict) -> tuple[LadderConfig, int]:
-    """Create the ladder's store in `folder`, or check that it holds this ladder (ArenaError if
-    not); returns the ladder as the folder plays it (under the matchmaking rule it was made with)
-    and the session number."""
+def open_ladder(config: LadderConfig, folder, meta: dict,
+                play: PlaySettings | None = None) -> tuple[LadderConfig, int]:
+    """Create the ladder's store in `folder` (with the `play` settings), or check that it holds
+    this ladder played under these play settings (ArenaError if not: `runner.record_play`);
+    returns the ladder as the folder plays it (under the matchmaking rule it was made with) and
+    the session number."""
     folder = Path(folder)
     if not store.exists(folder):
         try:
@@ -384,6 +434,7 @@ def open_ladder(config: LadderConfig, folder, meta: dict) -> tuple[LadderConfig,
         with st:
             st.set_config("ladder", config.to_dict())
             st.write_ladder()
+            runner.record_play(st, play or PlaySettings(), folder)
         return config, 1
     stored = stored_config(folder)
     config = replace(config, rule=stored.rule)  # a ladder keeps the rule it was made with
@@ -393,19 +444,19 @@ def open_ladder(config: LadderConfig, folder, meta: dict) -> tuple[LadderConfig,
         raise ArenaError(f"{folder} holds another ladder: {diff[0]}{more}; choose a new --out, "
                          f"or continue that one with kdtourney ladder --resume {folder}")
     with store.open_store(folder) as st:
+        runner.record_play(st, play or PlaySettings(), folder)
         sessions = st.begin_session(meta.get("command"))
     return config, sessions
 
 
-def _stored_entrants(folder) -> tuple[dict, "object"]:
-    entrants, blocks = store.load_ladder(folder)
-    rows = {r["label"]: r for r in entrants.to_dict("records")}
-    return rows, blocks
+def _stored_entrants(folder) -> dict:
+    """{label: row} of the ladder's entrants as stored."""
+    return {r["label"]: r for r in store.load_ladder_entrants(folder).to_dict("records")}
 
 
 def chunk_blocks(workers: int, rate: float | None, seconds: float) -> int:
     """Blocks in the next chunk: two per worker at least, about `seconds` of play at `rate`
-    (blocks per second, measured in the chunk before)."""
+    (blocks per second, measured so far)."""
     size = 2 * workers
     if rate:
         size = max(size, int(rate * seconds))
@@ -416,25 +467,30 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
                 workers: int | None = None, meta: dict | None = None, display=None,
                 games: int | None = None, until: float | None = None,
                 chunk_seconds: float = CHUNK_SECONDS, poll: float = POLL_SECONDS,
-                scheduler=None, after_chunk=None, **bots) -> LadderOutcome:
+                scheduler=None, after_chunk=None, hang_timeout: float | None = None,
+                play: PlaySettings | None = None,
+                startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+                require_limits: bool = False) -> LadderOutcome:
     """Run the ladder in `folder` until `games` games are stored, `until` seconds have passed, or
     Ctrl-C (KeyboardInterrupt: the outcome says interrupted). bots_dirs: the watched folders;
     references: fixed entrant specs (--bots). display: a kdtourney.display.LadderDisplay or None;
-    after_chunk: called with the folder after each chunk (the page). poll: seconds between the
-    looks at the folders (beside play). scheduler, workers, bots (play, startup_timeout): as
-    `runner.run_tournament`. ArenaError for a folder holding anything else or for runner
-    failures."""
+    after_chunk: called with the folder after each chunk is queued (the page). poll: seconds
+    between the looks at the folders (beside play). scheduler, workers, hang_timeout, play,
+    startup_timeout, require_limits: as `runner.run_tournament`. ArenaError for a folder holding
+    anything else or for runner failures."""
     started = time.perf_counter()
     folder = Path(folder)
-    if bots.get("play") is not None and bots["play"].sandbox:
+    play = play or PlaySettings()
+    if play.sandbox:
         runner.check_sandbox()  # before the folders are scanned: one line, not a note per bot
     with contextlib.ExitStack() as stack:
-        scheduler, workers = stack.enter_context(runner.holding_workers(folder, scheduler, workers))
-        config, _ = open_ladder(config, folder, meta or {})
+        cluster, workers = stack.enter_context(runner.holding_workers(folder, scheduler, workers))
+        config, _ = open_ladder(config, folder, meta or {}, play)
         table = ladder_table(config)
-        sandboxed = bots.get("play") is not None and bots["play"].sandbox
-        with store.open_store(folder) as st:
-            stored = st.count_games()
+        settings = runner.bot_settings(table, folder, play, startup_timeout, cluster,
+                                       require_limits)
+        st = stack.enter_context(store.open_store(folder))
+        stored = st.count_games()
         outcome = LadderOutcome(folder=folder, stored_before=stored, stored=stored)
         if display is not None:
             display.begin(config, folder, stored, workers)
@@ -443,88 +499,176 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
                 display.note(f"{folder} was made under matchmaking rule {config.rule} (this "
                              f"kdtourney makes rule {matchmaking.MATCH_RULE}): it goes on under "
                              f"rule {config.rule}")
-        feed = ChunkFeed(display)
-        rate, waiting = None, False
-        service = None
-        watch = _Watch(folder, bots_dirs, references, bots, display, outcome, poll)
+        watch = _Watch(folder, bots_dirs, references, dict(startup_timeout=startup_timeout,
+                                                          play=play), display, outcome, poll)
         stack.callback(watch.close)
         try:
             watch.first()
-            while True:
-                interrupts.check()
-                if games is not None and outcome.stored >= games:
-                    break
-                if until is not None and time.perf_counter() - started >= until:
-                    break
-                watch.take(wait=poll if waiting else 0.0)
-                entrants, blocks = _stored_entrants(folder)
-                played = _played_games(folder)
-                pending, cancel = _pending(blocks, entrants, played)
-                if cancel:
-                    with store.open_store(folder) as st:
-                        st.cancel_blocks(cancel)
-                    entrants, blocks = _stored_entrants(folder)
-                active = [label for label, r in entrants.items() if r["status"] == ACTIVE]
-                size = chunk_blocks(workers, rate, chunk_seconds)
-                new = []
-                if len(active) >= 2:
-                    budget = None if games is None else games - outcome.stored - sum(
-                        b["n_players"] - sum(1 for g in range(b["first_game"], b["first_game"]
-                                                              + b["n_players"]) if g in played)
-                        for b in pending)
-                    specs = {label: r["spec"] for label, r in entrants.items()}
-                    new = [dict(block=b, first_game=f, n_players=n, seats=list(seats),
-                                entrants={label: specs[label] for label in seats})
-                           for b, f, n, seats in _choose(config, folder, blocks, active,
-                                                         max(0, size - len(pending)), budget)]
-                if new:  # recorded when chosen: the choice depends on timing, the games do not
-                    with store.open_store(folder) as st:
-                        secret = st.seed_secret(create=sandboxed and not played)
-                        runner.schedule_blocks(st, table, new, secret)
-                todo = pending + new
-                if not todo:  # fewer than two entrants: wait for bots (the next look)
-                    if display is not None and not waiting:
-                        display.note(f"{len(active)} entrant{'s' * (len(active) != 1)}: waiting "
-                                     "for a second bot in the folders")
-                    waiting = True
-                    continue
-                waiting = False
-                if service is None:  # one service for every chunk, opened with the first
-                    service = stack.enter_context(_open_service(table, todo, folder,
-                                                                watch.registry, scheduler,
-                                                                workers, bots))
-                ran = runner.run_tournament(table, folder, watch.registry, meta=meta or {},
-                                            reporter=feed, check_bots=False, service=service,
-                                            blocks=todo, **bots)
-                outcome.played += ran.played
-                outcome.stored += ran.played
-                outcome.chunks += 1
-                speed = feed.games_per_second()
-                rate = speed / np.mean(config.players) if speed else None
-                if after_chunk is not None:
-                    after_chunk(folder)
-                if ran.interrupted:
-                    outcome.interrupted = True
-                    break
         except KeyboardInterrupt:
             outcome.interrupted = True
+        else:
+            driver = runner.Driver(stack, folder, st, table, watch.registry, cluster=cluster,
+                                   workers=workers, settings=settings, play=play, identities={},
+                                   hang_timeout=hang_timeout, require_limits=require_limits,
+                                   reporter=display)
+            feed = LadderFeed(config, folder, watch, display, outcome, games=games,
+                              deadline=None if until is None else started + until,
+                              chunk_seconds=chunk_seconds, after_chunk=after_chunk)
+            ran = driver.run(feed)
+            outcome.played, outcome.interrupted = ran.played, ran.interrupted
+            outcome.stored = stored + ran.played
     outcome.seconds = time.perf_counter() - started
     return outcome
 
 
-def _open_service(table, todo, folder, registry, cluster, workers, bots):
-    """The game service of the ladder's chunks, opened with the entrants of the first chunk's
-    blocks `todo`: a chunk's new entrants join its workers, and new sources (a new bot or version
-    in the folders) give it new workers (runner.run_tournament)."""
-    chunk = seated(table, entrants_of(todo))
-    play = bots.get("play") or PlaySettings()
-    settings = runner.bot_settings(chunk, folder, play,
-                                   bots.get("startup_timeout") or DEFAULT_STARTUP_TIMEOUT,
-                                   cluster, bots.get("require_limits", False))
-    return runner.open_service(chunk, registry, cluster, workers, settings, play,
-                               runner.entrant_identities(registry, chunk),
-                               hang_timeout=bots.get("hang_timeout"),
-                               require_limits=bots.get("require_limits", False))
+class LadderFeed(runner.Feed):
+    """The feed of a ladder: the blocks left to play of its earlier sessions, then chunks of
+    blocks chosen by the matchmaker (`Tallies` kept up to date from the games stored), the next
+    chunk chosen and queued while half a chunk is still queued, so the workers never wait for
+    matchmaking. A look at the folders that changes the entrants or their code is taken in once
+    the games queued are played (a worker keeps the modules it imported: new code needs new
+    workers, and no block is played by other code than the one it was scheduled with)."""
+
+    def __init__(self, config: LadderConfig, folder, watch, display, outcome, *, games, deadline,
+                 chunk_seconds, after_chunk):
+        self.config, self.folder, self.watch = config, folder, watch
+        self.display, self.outcome = display, outcome
+        self.games, self.deadline, self.chunk_seconds = games, deadline, chunk_seconds
+        self.after_chunk = after_chunk
+        self.entrants = _stored_entrants(folder)
+        self.tallies = Tallies(config.rule)
+        self.incoming: Incoming | None = None  # the games of the blocks not yet whole
+        self.next_block = self.next_game = 0
+        self.pending: list = []  # the blocks of earlier sessions left to play
+        self.seen = None         # a look waiting to be taken in
+        self.waiting = False     # for a second entrant
+        self.over = False
+
+    def start(self, driver) -> None:
+        """What the store holds, read once: the results (balanced blocks) and the blocks
+        scheduled, the games stored of the blocks not yet whole; the blocks of earlier sessions
+        left to play (those whose entrant left are cancelled)."""
+        blocks = store.load_blocks(self.folder)
+        self.incoming = store.load_incoming(self.folder)
+        whole = [b for b in self.incoming.counts if self.incoming.whole(b)]
+        self.tallies.add_results(balanced_blocks(self.incoming.take(whole)))
+        self.pending, cancel = _pending(blocks, self.entrants, driver.done)
+        if cancel:
+            driver.st.cancel_blocks(cancel)
+        for block, seats, cancelled in zip(blocks["block"], blocks["seats"], blocks["cancelled"]):
+            if cancelled or block in cancel:
+                self.incoming.drop(block)  # never whole: out of the statistics
+            else:
+                self.tallies.schedule(block, seats)
+        if len(blocks):
+            self.next_block = int(blocks["block"].max()) + 1
+            self.next_game = int((blocks["first_game"] + blocks["n_players"]).max())
+
+    def took(self, spec, results):
+        self.incoming.add(spec, results)
+        self.outcome.stored += 1
+
+    def more(self, driver):
+        if self.incoming is None:
+            self.start(driver)
+        if self.over:
+            return
+        now = time.perf_counter()
+        if (self.deadline is not None and now >= self.deadline) or (
+                self.games is not None and self.outcome.stored >= self.games):
+            self.over = True
+            return
+        self.look()
+        if self.seen is not None:
+            if self.watch.needs_idle(self.seen, self.entrants) and driver.busy:
+                return  # no more games until the ones queued are played
+            self.take_in(driver)
+        if self.pending:
+            driver.queue(self.pending)
+            self.pending = []
+        if driver.queued > self.size(driver) // 2 * self.players:
+            return
+        self.queue_chunk(driver)
+
+    def idle(self, driver):
+        """Fewer than two entrants: wait for the next look at the folders."""
+        self.look(wait=self.watch.poll_seconds)
+
+    def look(self, wait: float = 0.0):
+        seen = self.watch.poll(wait=wait)
+        if seen is not None:
+            self.seen = seen
+
+    @property
+    def players(self) -> float:
+        return float(np.mean(self.config.players))
+
+    def size(self, driver) -> int:
+        speed = driver.games_per_second()
+        return chunk_blocks(driver.workers, speed / self.players if speed else None,
+                            self.chunk_seconds)
+
+    def take_in(self, driver):
+        seen, self.seen = self.seen, None
+        before = self.watch.registry
+        self.watch.take_in(seen)
+        self.entrants = _stored_entrants(self.folder)
+        if self.watch.registry is not before:
+            driver.reload(self.watch.registry)
+
+    def queue_chunk(self, driver):
+        """Choose the next chunk's blocks from the tallies and queue them; with fewer than two
+        entrants, wait for bots (the next look)."""
+        active = [label for label, r in self.entrants.items() if r["status"] == ACTIVE]
+        if len(active) < 2:
+            if not driver.busy:
+                if self.display is not None and not self.waiting:
+                    self.display.note(f"{len(active)} entrant{'s' * (len(active) != 1)}: waiting "
+                                      "for a second bot in the folders")
+                self.waiting = True
+            return
+        self.waiting = False
+        budget = None if self.games is None else \
+            self.games - self.outcome.stored - driver.outstanding
+        self.incoming_results()
+        chosen = self.choose(active, self.size(driver), budget)
+        if not chosen:
+            return
+        for b in chosen:
+            self.tallies.schedule(b["block"], b["seats"])
+        driver.queue(chosen)  # recorded when chosen: the choice depends on timing, not the games
+        self.outcome.chunks += 1
+        if self.after_chunk is not None:
+            self.after_chunk(self.folder)
+
+    def incoming_results(self):
+        """Count the blocks whole since the last chunk."""
+        whole = [b for b in self.incoming.counts if self.incoming.whole(b)]
+        if whole:
+            self.tallies.add_results(balanced_blocks(self.incoming.take(whole)))
+
+    def choose(self, active: list, count: int, budget: int | None) -> list[dict]:
+        """`count` new blocks after the scheduled ones, at most `budget` games (None: no bound),
+        chosen by the matchmaker (block records, kdtourney.arena.blocks)."""
+        st = self.tallies.standing(active, self.next_block)
+        specs = {label: self.entrants[label]["spec"] for label in active}
+        out = []
+        for _ in range(count):
+            n = self.config.players[st.block % len(self.config.players)]
+            if budget is not None and budget <= 0:
+                break
+            table = matchmaking.choose_table(st, n, matchmaking.table_rng(self.config.seed,
+                                                                          st.block),
+                                             rule=self.config.rule)
+            seats = [active[i] for i in table]
+            out.append(dict(block=st.block, first_game=self.next_game, n_players=n, seats=seats,
+                            entrants={label: specs[label] for label in seats}))
+            st.scheduled(table)
+            self.next_game += n
+            if budget is not None:
+                budget -= n
+        self.next_block = st.block
+        return out
 
 
 def _take_in(folder, seen: Look, display, outcome, previous=None):
@@ -541,8 +685,7 @@ def _take_in(folder, seen: Look, display, outcome, previous=None):
     registry = seen.registry()
     if registry is None:
         return None
-    entrants, _ = _stored_entrants(folder)
-    rows, events = update_entrants(entrants, seen.found, store.now())
+    rows, events = update_entrants(_stored_entrants(folder), seen.found, store.now())
     if rows:
         with store.open_store(folder) as st:
             st.write_ladder(entrants=rows)
@@ -559,14 +702,17 @@ def _take_in(folder, seen: Look, display, outcome, previous=None):
 
 class _Watch:
     """The ladder's looks at its folders: the first in the ladder's own process (nothing plays
-    before it), the later ones every `poll` seconds in the process beside play, taken in by the
-    loop when they are done (`take`), so that play never waits for one."""
+    before it), the later ones every `poll` seconds in the process beside play, handed to the
+    feed when they are done (`poll`) and taken in when it says (`take_in`), so that play never
+    waits for one."""
 
     def __init__(self, folder, bots_dirs, references, bots, display, outcome, poll):
         self.args = (list(bots_dirs), list(references), bots.get("startup_timeout"),
                      bots.get("play"), folder)
-        self.folder, self.display, self.outcome, self.poll = folder, display, outcome, poll
+        self.folder, self.display, self.outcome = folder, display, outcome
+        self.poll_seconds = poll
         self.registry, self.signature = None, None
+        self.sources = None  # (sources, listings) of the look taken in last
         self.looking, self.last = None, -math.inf
         self._beside = contextlib.ExitStack()
         self.beside = self._beside.enter_context(beside.beside_play(finish=False))
@@ -577,17 +723,15 @@ class _Watch:
 
     def first(self):
         while self.registry is None:  # (out of date: the folders changed meanwhile)
-            seen = look(*self.args)
-            self.registry = _take_in(self.folder, seen, self.display, self.outcome)
-            self.signature = seen.signature
+            self.take_in(look(*self.args))
         return self.registry
 
-    def take(self, wait: float = 0.0) -> None:
-        """Start the next look when it is due, and take in one that is done, waiting up to `wait`
-        seconds (an idle ladder) for either."""
+    def poll(self, wait: float = 0.0) -> Look | None:
+        """Start the next look when it is due; a look that is done and saw a change, waiting up
+        to `wait` seconds (an idle ladder) for either."""
         deadline = time.perf_counter() + wait
         if self.looking is None:
-            due = self.last + self.poll
+            due = self.last + self.poll_seconds
             left = due - time.perf_counter()
             if wait > 0 and left > 0:
                 time.sleep(min(wait, left))
@@ -595,32 +739,37 @@ class _Watch:
                 self.last = time.perf_counter()
                 self.looking = self.beside.submit(look, *self.args, seen=self.signature)
         if self.looking is None:
-            return
+            return None
         concurrent.futures.wait([self.looking], timeout=max(0.0, deadline - time.perf_counter()))
         if not self.looking.done():
-            return
+            return None
         looking, self.looking = self.looking, None
         try:
-            seen = looking.result()
+            return looking.result()
         except concurrent.futures.process.BrokenProcessPool as exc:  # e.g. a bot module's exit
             if self.display is not None:
                 self.display.note(f"the look at the folders ended ({exc}); looking again")
             self.close()
             self._beside = contextlib.ExitStack()
             self.beside = self._beside.enter_context(beside.beside_play(finish=False))
-            return
-        if seen is None:
-            return
+            return None
+
+    def needs_idle(self, seen: Look, entrants: dict) -> bool:
+        """Whether taking in `seen` changes the entrants or the bots' code (then the games queued
+        are played first)."""
+        if seen.error is not None:
+            return False
+        return (seen.sources, seen.listed) != self.sources or \
+            bool(update_entrants(entrants, seen.found, "")[0])
+
+    def take_in(self, seen: Look) -> None:
+        """Record what `seen` saw (`_take_in`); a look out of date is looked at again at once."""
         registry = _take_in(self.folder, seen, self.display, self.outcome, self.registry)
         if registry is None:  # out of date: look again at once
             self.signature, self.last = None, -math.inf
-            return
-        self.registry, self.signature = registry, seen.signature
-
-
-def _played_games(folder) -> set:
-    with store.open_store(folder) as st:
-        return st.done_games()
+        elif registry is not self.registry:
+            self.registry, self.signature = registry, seen.signature
+            self.sources = (seen.sources, seen.listed)
 
 
 def _pending(blocks, entrants: dict, played: set):
@@ -637,30 +786,6 @@ def _pending(blocks, entrants: dict, played: set):
         else:
             cancel.append(int(b["block"]))
     return pending, cancel
-
-
-def _choose(config: LadderConfig, folder, blocks, active: list, count: int, budget: int | None):
-    """`count` new blocks (block, first_game, n_players, labels) after the stored ones, at most
-    `budget` games (None: no bound), chosen by the matchmaker from the store."""
-    next_block = int(blocks["block"].max()) + 1 if len(blocks) else 0
-    next_game = (int((blocks["first_game"] + blocks["n_players"]).max()) if len(blocks) else 0)
-    results = store.load_results(folder, ("game", "seat", "block", "entrant", "rank",
-                                          "n_players"))
-    live = blocks[blocks["cancelled"] == 0] if len(blocks) else blocks
-    st = standing(results, live, active, next_block, rule=config.rule)
-    out = []
-    for _ in range(count):
-        n = config.players[st.block % len(config.players)]
-        if budget is not None and budget <= 0:
-            break
-        table = matchmaking.choose_table(st, n, matchmaking.table_rng(config.seed, st.block),
-                                         rule=config.rule)
-        out.append((st.block, next_game, n, tuple(active[i] for i in table)))
-        st.scheduled(table)
-        next_game += n
-        if budget is not None:
-            budget -= n
-    return out
 
 
 __all__ = ["LadderConfig", "LadderOutcome", "Found", "prepare_ladder",

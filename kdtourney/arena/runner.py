@@ -1,19 +1,23 @@
-"""Playing a tournament: its store, its folder, and the games it lacks handed to the game service.
+"""Playing a command's games: the one driver loop every command runs, its setup, and `kdtourney
+run`.
 
-- The parent plans the games (`Tournament.plan`), opens or creates the store, records the blocks
-  (`schedule_blocks`: every command's feed records its blocks there before handing their games to
-  the service) and plays exactly the games the store lacks (so a re-run or `--resume` finishes an
-  interrupted tournament). Only the parent writes to SQLite: one transaction per finished game
-  (`_Sink`).
+- Every command (`run`, `sprt`, `tune`, `ladder`) is a `Feed` run by one `Driver`: set up once
+  per command (the folder's lock and a Dask cluster: `holding`; the bots' settings:
+  `bot_settings`; TOML bots started once: `start_bots`; the entrants' identities and the check
+  of the stored code: `entrant_identities`, `check_code`; the store opened, its play config and
+  meta written once), then one loop: the feed queues blocks, the driver records them
+  (`schedule_blocks`: every block is in the store before any of its games is played) and hands
+  the games the store lacks to the game service, which hands each finished game back; the driver
+  stores it in its own transaction (only this process writes SQLite) and tells the feed, which
+  decides what comes next. So a re-run or `--resume` plays exactly what is missing.
 - Where the games are played is the game service's business (kdtourney.arena.service: local
   worker processes, or kdtourney.arena.cluster's Dask service behind the same interface), opened
-  once per command by `open_service` in the place that holds the folder's lock (`holding`).
-  `run_tournament` is the feed of `kdtourney run`: every game of the plan at once.
+  once per command by `open_service`. `RunFeed` is the feed of `kdtourney run`: every block of
+  the plan at once.
 - Bots reach the workers as the parent's registry's sources (`BotRegistry.from_sources`): every
-  worker plays with the code the parent checked. TOML bots are started once here before
-  anything (`start_bots`); their stderr goes to FOLDER/logs/<entrant>.log. With `sandbox` every
-  entrant plays in its own process inside a sandbox (kdtourney.bots.external.sandbox), and the
-  store's seed secret keys the seeds.
+  worker plays with the code the parent checked. Their stderr goes to FOLDER/logs/<entrant>.log.
+  With `sandbox` every entrant plays in its own process inside a sandbox
+  (kdtourney.bots.external.sandbox), and the store's seed secret keys the seeds.
 
 Determinism: a game's bots, seeds and deal depend only on the tournament and the game's index, so
 the store is the same whatever the number of workers and however often the run was interrupted
@@ -22,6 +26,7 @@ the store is the same whatever the number of workers and however often the run w
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import datetime
 import os
@@ -30,13 +35,14 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from kdtourney import interrupts
 from kdtourney.arena import store as _store
 from kdtourney.arena.cluster import Cluster, DaskService
 from kdtourney.arena.forfeit import failed_rows
 from kdtourney.arena.match import MatchResult
 from kdtourney.arena.play import CONFIG_KEY as PLAY_KEY
 from kdtourney.arena.play import PlaySettings, settle, stored_settings
-from kdtourney.arena.blocks import entrants_of, games_of, of_plan, seated
+from kdtourney.arena.blocks import games_of, of_plan, seated
 from kdtourney.arena.schedule import Plan
 from kdtourney.arena.service import DEFAULT_HANG_TIMEOUT, Finished, LocalService
 from kdtourney.arena.tournament import ArenaError, Tournament, default_name, differences
@@ -91,9 +97,9 @@ def holding(folder, scheduler=None):
 
 @contextlib.contextmanager
 def holding_workers(folder, scheduler=None, workers: int | None = None):
-    """`holding`, for the commands that play chunk after chunk on one game service (sprt, tune,
-    ladder): yields (the Cluster or None, the workers to size chunks for: the cluster's, else `workers`
-    local processes, default one per core)."""
+    """`holding`, for the commands whose feeds size what they queue by the workers (sprt, tune,
+    ladder): yields (the Cluster or None, the workers: the cluster's, else `workers` local
+    processes, default one per core)."""
     workers = worker_count(workers)
     with holding(folder, scheduler) as cluster:
         if cluster is not None:
@@ -123,60 +129,20 @@ class RunOutcome:
         return self.stored_before + self.played >= self.total
 
 
-def rows_of(tournament: Tournament, spec, result: MatchResult) -> tuple[dict, list, list]:
-    """The store rows (game, results, faults) of a played game."""
+def rows_of(labels, spec, result: MatchResult) -> tuple[dict, list, list]:
+    """The store rows (game, results, faults) of a played game; `labels`: the entrant label of
+    each index the spec's seats hold."""
     game = dict(game=spec.game, block=spec.block, arrangement=spec.arrangement,
                 n_players=spec.n_players, deal_seeds=list(spec.deal_seeds), status=result.status,
                 duration=result.duration, moves=result.moves, error=result.error)
     results = []
     for seat in result.seats:
         row = dict(vars(seat))
-        row.update(game=spec.game, entrant=tournament.entrants[spec.seats[seat.seat]])
+        row.update(game=spec.game, entrant=labels[spec.seats[seat.seat]])
         results.append(row)
-    faults = [dict(seat=f.seat, entrant=tournament.entrants[spec.seats[f.seat]], kind=f.kind,
+    faults = [dict(seat=f.seat, entrant=labels[spec.seats[f.seat]], kind=f.kind,
                    message=f.message, call=f.call, stderr=f.stderr) for f in result.faults]
     return game, results, faults
-
-
-class _Sink:
-    """Where a feed's finished games go, whichever backend played them: one store transaction per
-    game, the outcome's counts and the reporter. Only the parent process writes the store."""
-
-    def __init__(self, tournament, specs, st, outcome, reporter):
-        self.tournament, self.specs, self.st = tournament, specs, st
-        self.outcome, self.reporter = outcome, reporter
-
-    def take(self, finished: Finished):
-        """Store what the service handed back: a played game, or one it could not finish."""
-        if finished.result is None:
-            self.fail(finished.spec.game, finished.failed)
-        else:
-            self.commit(finished.spec.game, finished.result)
-
-    def note(self, text):
-        self.outcome.notes.append(text)
-        if self.reporter is not None:
-            self.reporter.note(text)
-
-    def commit(self, game_index, result):
-        """Store a played game (a MatchResult)."""
-        spec = self.specs[game_index]
-        game, results, faults = rows_of(self.tournament, spec, result)
-        self.st.add_game(game, results, faults)
-        self.outcome.played += 1
-        self.outcome.faults += len(faults)
-        if self.reporter is not None:
-            self.reporter.game(spec, results, faults)
-
-    def fail(self, game_index, message):
-        """Store a game that could not be finished (kdtourney.arena.forfeit.failed_rows)."""
-        spec = self.specs[game_index]
-        game, results, faults = failed_rows(spec, self.tournament.entrants, message)
-        self.st.add_game(game, results, faults)
-        self.outcome.played += 1
-        self.outcome.failed += 1
-        if self.reporter is not None:
-            self.reporter.game(spec, results, faults)
 
 
 def session_meta(name: str, registry_dirs=()) -> dict:
@@ -196,13 +162,12 @@ def session_meta(name: str, registry_dirs=()) -> dict:
 
 
 def open_for(tournament: Tournament, folder, meta: dict, identities: dict | None = None,
-             play: PlaySettings | None = None, session: bool = True
-             ) -> tuple[_store.Store, list[str]]:
+             play: PlaySettings | None = None) -> tuple[_store.Store, list[str]]:
     """The store of `folder` for this tournament and notes for the user: created (with the
     entrants' `identities` and the `play` settings) if the folder has none; refused (ArenaError)
     if it holds another tournament, another entrant's code (`check_code`), games played under
-    other play settings (`record_play`), or is not a valid store. session: record this opening
-    as a session (not for a chunk of a command that recorded its own)."""
+    other play settings (`record_play`), or is not a valid store. Opening an existing one records
+    a session."""
     folder = Path(folder)
     if _store.exists(folder):
         try:
@@ -220,8 +185,7 @@ def open_for(tournament: Tournament, folder, meta: dict, identities: dict | None
         except BaseException:
             st.close()
             raise
-        if session:
-            st.begin_session(meta.get("command"), tournament.games)
+        st.begin_session(meta.get("command"), tournament.games)
         return st, notes
     try:
         st = _store.Store.create(folder, tournament.to_dict(), dict(meta, sessions=1), identities)
@@ -444,19 +408,212 @@ def schedule_blocks(st: _store.Store, tournament: Tournament, blocks, secret: st
     return seated(tournament, pairs), {g.game: g for g in games}
 
 
-def play_all(service, sink: _Sink) -> None:
-    """Hand every finished game to `sink` until the service has nothing queued or in play."""
-    while service.busy:
-        for finished in service.step():
-            sink.take(finished)
+SPEED_GAMES = 256     # the driver's speed: over the last this many games stored
+NOTES_KEPT = 100      # notes a run's outcome keeps (the newest); each goes to the reporter
+
+
+class Feed:
+    """What a command plays, as the one driver loop asks it (`Driver.run`): `run`'s plan, an
+    SPRT's blocks until it decides, a tune's batches, a ladder's chosen tables. Every round of the
+    loop the feed may queue blocks (`more`, through `Driver.queue`); it is told of every game
+    stored (`took`); it says when it has nothing more to queue (`over`). The loop ends when the
+    feed is over and nothing is queued or being played, or at Ctrl-C; then `stopped`."""
+
+    over = False
+
+    def more(self, driver: "Driver") -> None:
+        """Queue what should be played next, if anything."""
+
+    def idle(self, driver: "Driver") -> None:
+        """Nothing is queued or being played and the feed is not over: a feed that waits for
+        something (a ladder for its bots) waits here, a while; any other has a bug."""
+        raise RuntimeError(f"{type(self).__name__} queued nothing and is not over")
+
+    def took(self, spec, results: list) -> None:
+        """A game stored: its GameSpec (seats index `Driver.labels`) and its result rows (none for
+        a failed game)."""
+
+    def stopped(self, driver: "Driver") -> None:
+        """The loop ended (`driver.outcome.interrupted`: by Ctrl-C)."""
+
+
+class Driver:
+    """What every command does to play its feed's games, set up once per command: the folder it
+    holds (`holding`) and its open store `st` (opened by the command: the play config and meta
+    are written then, once), the bots' `settings` (`bot_settings`), the entrants' identities as
+    the store records them, and the game service (`open_service`, opened with the first games
+    queued). `table`: the fixed settings of every game, and the entrants known from the start.
+
+    `queue` records blocks and hands their games to the service, new entrants joining its
+    workers (their identities taken once each); `run` runs a feed until it is over, storing each
+    finished game in its own transaction (only this process writes the store) and telling the
+    reporter and the feed."""
+
+    def __init__(self, stack, folder, st, table: Tournament, registry, *, cluster, workers: int,
+                 settings, play: PlaySettings, identities: dict, hang_timeout=None,
+                 warm: bool = True, require_limits: bool = False, reporter=None):
+        self.stack, self.folder, self.st = stack, Path(folder), st
+        self.table, self.registry = table, registry
+        self.cluster, self.workers = cluster, workers
+        self.settings, self.play = settings, play
+        self.hang_timeout, self.warm, self.require_limits = hang_timeout, warm, require_limits
+        self.reporter = reporter
+        self.pairs = list(zip(table.entrants, table.specs))  # (label, spec) by the games' index
+        self.labels = [label for label, _ in self.pairs]
+        self.identities = dict(identities)  # {label: identity} of the entrants queued
+        self.joined = 0  # pairs the service was given
+        self.done = st.done_games()  # the games stored before this command
+        # sandboxed from the start, the seeds are keyed with the store's secret (hidden from bots)
+        self.secret = st.seed_secret(create=settings.sandbox is not None and not self.done)
+        self.service = None
+        self.outstanding = 0  # games handed to the service and not yet stored
+        self.outcome = RunOutcome(folder=self.folder, total=0, stored_before=len(self.done),
+                                  notes=collections.deque(maxlen=NOTES_KEPT))
+        self.finish_times: collections.deque = collections.deque(maxlen=SPEED_GAMES)
+
+    # what a feed calls
+
+    def queue(self, blocks, planned=None) -> int:
+        """Record `blocks` (kdtourney.arena.blocks; the ones recorded already left as they are:
+        `schedule_blocks`) and hand the games of theirs the store lacks to the service; returns
+        how many. planned: their games as the tournament's plan made them."""
+        table, specs = schedule_blocks(self.st, seated(self.table, self.pairs), blocks,
+                                       self.secret, planned)
+        new = list(zip(table.entrants, table.specs))[len(self.pairs):]
+        if new:
+            self.identities.update(entrant_identities(self.registry, seated(self.table, new)))
+            self.pairs += new
+            self.labels += [label for label, _ in new]
+        todo = [specs[g] for g in sorted(specs) if g not in self.done]
+        self.submit(todo)
+        return len(todo)
+
+    def submit(self, games) -> None:
+        """Hand GameSpecs (seats indexing `pairs`) to the service, opening it with the first."""
+        games = list(games)
+        if not games:
+            return
+        table = seated(self.table, self.pairs)
+        if self.service is None:
+            self.service = self.stack.enter_context(open_service(
+                table, self.registry, self.cluster, self.workers, self.settings, self.play,
+                self.identities, hang_timeout=self.hang_timeout, warm=self.warm,
+                require_limits=self.require_limits, on_note=self.note))
+        elif self.joined < len(self.pairs):
+            self.service.join(table, {label: self.identities[label]
+                                      for label, _ in self.pairs[self.joined:]})
+        self.joined = len(self.pairs)
+        self.service.submit(games)
+        self.outstanding += len(games)
+
+    def reload(self, registry) -> None:
+        """The bots' sources may have changed (a ladder's folders): play the games queued from now
+        on with `registry`. When they did, the service must be idle: its workers are ended, and
+        the next games start new ones, which know only the entrants queued from then on (an old
+        version's label would not load its code from the new sources)."""
+        self.registry = registry
+        if self.service is None or not self.service.changed(registry):
+            return
+        if self.busy:
+            raise RuntimeError("the bots' sources changed while games were being played")
+        self.pairs = list(zip(self.table.entrants, self.table.specs))
+        self.labels = [label for label, _ in self.pairs]
+        self.identities = {label: self.identities[label] for label in self.labels}
+        self.service.join(seated(self.table, self.pairs), self.identities, registry)
+        self.joined = len(self.pairs)
+
+    def cancel(self) -> list:
+        """Take back the games no worker has taken yet; returns their GameSpecs."""
+        dropped = self.service.cancel() if self.service is not None else []
+        self.outstanding -= len(dropped)
+        return dropped
+
+    @property
+    def busy(self) -> bool:
+        """Games are queued or being played."""
+        return self.service is not None and self.service.busy
+
+    @property
+    def queued(self) -> int:
+        """Games handed to the service that no worker has taken yet."""
+        return self.service.queued if self.service is not None else 0
+
+    def games_per_second(self) -> float | None:
+        """The speed of play over the last SPEED_GAMES games stored (None before 3)."""
+        t = self.finish_times
+        if len(t) < 3 or t[-1] <= t[0]:
+            return None
+        return (len(t) - 1) / (t[-1] - t[0])
+
+    def note(self, text) -> None:
+        self.outcome.notes.append(text)
+        if self.reporter is not None:
+            self.reporter.note(text)
+
+    # the loop
+
+    def run(self, feed: Feed) -> RunOutcome:
+        """Run `feed` until it is over and its games are stored, or Ctrl-C (the outcome says
+        interrupted); returns the outcome."""
+        started = time.perf_counter()
+        try:
+            while True:
+                interrupts.check()
+                feed.more(self)
+                if self.busy:
+                    for finished in self.service.step():
+                        self._take(finished, feed)
+                elif feed.over:
+                    break
+                else:
+                    feed.idle(self)
+        except KeyboardInterrupt:
+            self.outcome.interrupted = True
+        finally:
+            if self.service is not None:
+                self.outcome.worker_losses = self.service.losses
+            self.st.update_meta(games_stored=self.outcome.stored_before + self.outcome.played)
+        self.outcome.seconds = time.perf_counter() - started
+        feed.stopped(self)
+        return self.outcome
+
+    def _take(self, finished: Finished, feed: Feed) -> None:
+        """Store what the service handed back (a played game, or one it could not finish: its
+        failed rows, kdtourney.arena.forfeit) and tell the reporter and the feed."""
+        spec, outcome = finished.spec, self.outcome
+        if finished.result is None:
+            game, results, faults = failed_rows(spec, self.labels, finished.failed)
+            outcome.failed += 1
+        else:
+            game, results, faults = rows_of(self.labels, spec, finished.result)
+            outcome.faults += len(faults)
+        self.st.add_game(game, results, faults)
+        outcome.played += 1
+        self.outstanding -= 1
+        self.finish_times.append(time.perf_counter())
+        if self.reporter is not None:
+            self.reporter.game(spec, results, faults)
+        feed.took(spec, results)
+
+
+class RunFeed(Feed):
+    """The feed of `kdtourney run`: every block of the plan at once."""
+
+    def __init__(self, tournament: Tournament, plan: Plan):
+        self.tournament, self.plan = tournament, plan
+
+    def more(self, driver):
+        if not self.over:
+            self.over = True
+            t = self.tournament
+            driver.queue(of_plan(t.entrants, t.specs, self.plan.games), self.plan.games)
 
 
 def run_tournament(tournament: Tournament, folder, registry, *, workers: int | None = None,
                    meta: dict | None = None, reporter=None, hang_timeout: float | None = None,
                    warm: bool = True, scheduler: str | None = None,
                    play: PlaySettings | None = None, startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
-                   check_bots: bool = True, require_limits: bool = False,
-                   service=None, blocks=None) -> RunOutcome:
+                   check_bots: bool = True, require_limits: bool = False) -> RunOutcome:
     """Play the games of `tournament` that `folder`'s store lacks; returns a RunOutcome.
 
     registry: the BotRegistry the entrants were checked against (its sources go to the workers).
@@ -475,77 +632,37 @@ def run_tournament(tournament: Tournament, folder, registry, *, workers: int | N
     serve`): `startup_timeout` seconds to answer hello; with `check_bots` each TOML bot is
     started once before anything else (ArenaError naming its file if one does not start); their
     stderr goes to FOLDER/logs/<entrant>.log.
-    service: an open game service (`open_service`) to play on, kept open, by a command that holds
-    the folder and plays chunk after chunk (tune, ladder): the tournament's new entrants join it,
-    and a registry whose sources changed restarts its workers (`LocalService.join`; `scheduler`
-    and `workers` are then the service's).
-    blocks: the block records to play (kdtourney.arena.blocks: a tune's batch, a ladder's chunk;
-    `tournament` then holds the fixed settings), default the blocks of the tournament's plan.
-    Either way they are recorded (`schedule_blocks`) before their games are played.
     """
-    started = time.perf_counter()
     play = play or PlaySettings()
     settings = bot_settings(tournament, folder, play, startup_timeout, scheduler, require_limits)
     workers = worker_count(workers)
-    plan = None
-    if blocks is None:
-        plan = tournament.plan()
-        blocks = of_plan(tournament.entrants, tournament.specs, plan.games)
-    table = seated(tournament, entrants_of(blocks, zip(tournament.entrants, tournament.specs)))
+    plan = tournament.plan()
     if check_bots:
-        start_bots(registry, table, startup_timeout, settings.sandbox)
-    identities = entrant_identities(registry, table)
+        start_bots(registry, tournament, startup_timeout, settings.sandbox)
+    identities = entrant_identities(registry, tournament)
     with contextlib.ExitStack() as stack:
-        # a service's command holds the folder and the cluster already
-        cluster = stack.enter_context(holding(folder, scheduler)) if service is None else None
-        st, notes = open_for(tournament, folder, meta or {}, identities, play,
-                             session=service is None)
+        cluster = stack.enter_context(holding(folder, scheduler))
+        st, notes = open_for(tournament, folder, meta or {}, identities, play)
         stack.callback(st.close)
-        done = st.done_games()
-        # sandboxed from the start, the seeds are keyed with the store's secret (hidden from bots)
-        secret = st.seed_secret(create=settings.sandbox is not None and not done)
-        table, specs = schedule_blocks(st, tournament, blocks, secret,
-                                       None if plan is None else plan.games)
-        if plan is None:
-            plan = Plan(sorted(specs.values(), key=lambda g: g.game), len(blocks), 1,
-                        tournament.players)
+        todo = len(plan.games) - len(st.done_games())
+        if cluster is not None and todo:
+            workers = sum(cluster.wait_for_workers().values())
+        driver = Driver(stack, folder, st, tournament, registry, cluster=cluster,
+                        workers=min(workers, max(1, todo)), settings=settings, play=play,
+                        identities=identities, hang_timeout=hang_timeout, warm=warm,
+                        require_limits=require_limits, reporter=reporter)
+        driver.outcome.total = len(plan.games)
+        driver.outcome.notes.extend(notes)
         if reporter is not None:
             stack.callback(reporter.stop)
-        pending = sorted(g for g in specs if g not in done)
-        outcome = RunOutcome(folder=Path(folder), total=len(specs), stored_before=len(done),
-                             notes=list(notes))
-        if service is not None:
-            workers = service.workers
-        elif cluster is not None and pending:
-            workers = sum(cluster.wait_for_workers().values())
-        if reporter is not None:
-            reporter.start(table, plan, st, workers=min(workers, max(1, len(pending))))
+            reporter.start(tournament, plan, st, workers=driver.workers)
             for note in notes:
                 reporter.note(note)
-        if pending:
-            sink = _Sink(table, specs, st, outcome, reporter)
-            if service is None:
-                service = stack.enter_context(open_service(
-                    table, registry, cluster, min(workers, len(pending)), settings, play,
-                    identities, hang_timeout=hang_timeout, warm=warm,
-                    require_limits=require_limits, on_note=sink.note))
-            else:
-                service.on_note = sink.note
-                service.join(table, identities, registry)
-            losses = service.losses
-            try:
-                service.submit(specs[g] for g in pending)
-                play_all(service, sink)
-            except KeyboardInterrupt:
-                outcome.interrupted = True
-            outcome.worker_losses = service.losses - losses
-        outcome.seconds = time.perf_counter() - started
-        st.update_meta(games_stored=outcome.stored_before + outcome.played)
-    return outcome
+        return driver.run(RunFeed(tournament, plan))
 
 
-__all__ = ["run_tournament", "RunOutcome", "open_for", "session_meta", "rows_of",
-           "default_hang_timeout", "asked_folder", "stored_seed", "new_folder", "load_tournament",
-           "stored_bots_dirs", "check_entrants", "entrant_identities", "check_code", "start_bots",
-           "check_sandbox", "check_limits", "open_service", "bot_settings", "play_all",
-           "schedule_blocks"]
+__all__ = ["run_tournament", "RunOutcome", "Driver", "Feed", "open_for", "session_meta",
+           "rows_of", "default_hang_timeout", "asked_folder", "stored_seed", "new_folder",
+           "load_tournament", "stored_bots_dirs", "check_entrants", "entrant_identities",
+           "check_code", "start_bots", "check_sandbox", "check_limits", "open_service",
+           "bot_settings", "schedule_blocks"]

@@ -15,32 +15,25 @@ candidate's mean pairwise score against the baseline seats over the block's game
 (:func:`~kdtourney.arena.sprt.block_scores`).  The same spec as candidate and baseline (an A/A test)
 gives two entrants, ``spec#1`` (the candidate) and ``spec#2`` (the baseline).
 
-Chunks and the decision point
------------------------------
-Blocks are played in chunks of whole blocks, all by one game service (kdtourney.arena.service:
-the workers, their bots and kernels stay up from the first chunk to the last; dead or hung
-workers and faults behave as in ``kdtourney run``). The next chunk is handed to the service as
-soon as the last one is, so the workers have games while a chunk is evaluated; at most two chunks
-are outstanding. When a chunk is all stored the test is evaluated from the store:
-the complete blocks 0, 1, 2, ... (a block is complete when all its rotations are stored; the
-first incomplete block ends the sequence), up to the cap, are fed in block order into a fresh
-SPRT, which stops at the first block where the LLR leaves its bounds (never before
+Feeding the blocks and the decision point
+-----------------------------------------
+Blocks are handed to one game service (kdtourney.arena.service: the workers, their bots and
+kernels stay up from the first block to the last; dead or hung workers and faults behave as in
+``kdtourney run``) by the SPRT's feed (`SprtFeed`, run by the one driver loop of
+kdtourney.arena.runner), in order, kept about LEAD_SECONDS of play queued ahead of what the
+workers hold, so they never wait for an evaluation. As blocks complete, the test is evaluated
+(`Tally`): the complete blocks 0, 1, 2, ... (a block is complete when all its rotations are
+stored; the first incomplete block ends the sequence), up to the cap, are fed in block order into
+one SPRT, which stops at the first block where the LLR leaves its bounds (never before
 ``min_blocks``). A block with a failed game has no score (it is not balanced: see
 :mod:`kdtourney.outcomes`) and adds nothing to the test. That block is the decision point: the
-games of the next chunk not yet taken by a worker are dropped; blocks after it that were played
-anyway are stored (and count in the report's standings) but not in the test. So the decision,
-the block at which it is taken and the ``sprt`` rows depend only on the seed and the test's
-parameters, not on the number of workers, the chunk sizes or interruptions.
-
-Chunk sizes trade games played past the decision against evaluations (each reads the store):
-the first chunk ends at ``min_blocks`` (no decision can come earlier); later ones hold at least
-two blocks per worker, at least an eighth of the complete blocks and about ``chunk_seconds`` of
-play at the speed measured so far, or 20 times what the last evaluation took if that is more (an
-evaluation reads the store: its CPU comes from the workers'). Once decided, the games that no
-worker has taken are dropped, but for those of a block already begun (a stored block is always
-whole): those played past the decision are the rest of the decision's chunk and at most two
-batches per worker of the next (a batch is kept to about BATCH_SECONDS of play), with their
-blocks.
+games that no worker has taken are dropped, but for those of a block already begun (a stored
+block is always whole); what the workers held and those blocks are played past the decision,
+stored (and counted in the report's standings) but not in the test. So the decision, the block at
+which it is taken and the ``sprt`` rows depend only on the seed and the test's parameters, not on
+the number of workers, the speed or interruptions. An evaluation waits until EVALUATION_SHARE
+times what the last ones took has passed since the previous one, so it takes a small share of the
+parent's time however long the test.
 
 The store
 ---------
@@ -52,10 +45,11 @@ The usual tournament store (:mod:`kdtourney.arena.store`), plus:
   session records its cap (``--max-games``) in the ``sessions`` table: the cap is the one thing a
   re-run may change (a larger one continues an undecided test, a smaller one counts only the
   blocks within it), and a resume goes on under the last one given.
-- table ``blocks``: each chunk's blocks, recorded as the chunk is handed to the service.
+- table ``blocks``: the blocks, each recorded as it is handed to the service.
 - table ``sprt``: one row per counted block (block = blocks counted so far, from 1; llr and the
   bounds; on the last row, where the test stands, the Elo estimate corrected for stopping and its
-  95% interval), rewritten after every chunk; the HTML report draws the LLR path from it.
+  95% interval): the blocks the test counted, up to the decision. Rewritten at most every
+  RECORD_SECONDS, at the decision and at the end; the HTML report draws the LLR path from it.
 
 Re-running on the same folder (or ``kdtourney sprt --resume DIR``) continues from the stored blocks
 and reaches the decision an uninterrupted run reaches.
@@ -63,6 +57,7 @@ and reaches the decision an uninterrupted run reaches.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import math
 import time
@@ -73,9 +68,8 @@ import numpy as np
 import pandas as pd
 
 from kdtourney.arena import runner, schedule, store
-from kdtourney.arena.blocks import of_plan
+from kdtourney.arena.blocks import Incoming, of_plan
 from kdtourney.arena.play import PlaySettings
-from kdtourney.arena.service import MAX_BATCH
 from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT
 from kdtourney.arena.sprt import DEFAULT_MIN_BLOCKS, SPRT, block_scores, sprt_bounds
 from kdtourney.arena.tournament import (RULE_OPTIONS, ArenaError, Tournament, differences,
@@ -83,9 +77,10 @@ from kdtourney.arena.tournament import (RULE_OPTIONS, ArenaError, Tournament, di
 from kdtourney.outcomes import balanced_blocks
 
 DEFAULT_MAX_GAMES = 20_000
-CHUNK_SECONDS = 2.0
-EVALUATION_SHARE = 20  # a chunk's play lasts at least this many times the last evaluation
-BATCH_SECONDS = 0.25   # a batch of games sent to a worker lasts about this long
+LEAD_SECONDS = 0.1     # games queued beyond what the workers hold: about this much play
+EVALUATION_SHARE = 10  # the test is evaluated at most once per this many times an evaluation took
+RECORD_SECONDS = 1.0   # the `sprt` table and the display's estimate: at most this often, and at
+                       # the decision and the end
 VERDICTS = ("H1", "H0", "undecided")
 
 
@@ -229,55 +224,92 @@ class SprtState:
         return self.status in ("H0", "H1")
 
 
-_SCORED = ["game", "seat", "entrant", "rank", "block", "n_players"]  # what a block's score reads
+class Tally:
+    """The test's blocks as their games come in (from the store, or from the driver as each is
+    stored): the scores of the complete blocks in order, fed to one SPRT (a complete block's games
+    do not change, and the LLR after a block does not depend on later ones: each block is scored
+    and fed once), and the games stored of the later blocks (`incoming`) until their block is
+    complete. A block with a failed game has no score (it is not balanced: see
+    kdtourney.outcomes) and adds nothing to the test."""
 
+    def __init__(self, tournament: Tournament, test: SprtTest, incoming: Incoming | None = None,
+                 stored: int = 0):
+        self.test, self.cap = test, cap_blocks(tournament)
+        self.players = tournament.players[0]
+        self.t = test.new()
+        self.scores: list[float] = []  # the complete blocks', NaN without a score
+        self.incoming = incoming or Incoming()
+        self.stored = stored
 
-def evaluate(folder, tournament: Tournament, test: SprtTest, scores: list | None = None,
-             estimate: bool = True) -> SprtState:
-    """Feed the stored complete blocks, in block order and within the cap, into a fresh SPRT until
-    it decides; the decision and the rows depend on the stored games of those blocks only.
+    @property
+    def complete(self) -> int:
+        """Complete blocks in order, within the cap."""
+        return len(self.scores)
 
-    scores: the scores of the complete blocks evaluated before, which a session keeps between
-    its evaluations (a complete block's games do not change): only the games of later blocks are
-    read, and the list is extended. estimate: compute the Elo estimate (always once the test has
-    ended); else it is left NaN."""
-    players = tournament.players[0]
-    cap = cap_blocks(tournament)
-    # read-only (the report evaluates a test too: opening the store to write would upgrade an
-    # old one)
-    per_block = store.load_games(folder, ["block"])["block"].value_counts().to_dict()
-    complete = 0
-    while complete < cap and per_block.get(complete, 0) >= players:
-        complete += 1
-    values = [] if scores is None else scores
-    del values[complete:]
-    if complete > len(values):
-        # a failed game's block: no score
-        results = balanced_blocks(store.load_results(folder, columns=_SCORED,
-                                                     blocks_from=len(values)))
-        results = results[results["block"] < complete]
-        new = (block_scores(results, test.candidate, test.baseline) if len(results)
+    def add(self, spec, results) -> None:
+        """A game stored, with its result rows (none for a failed game)."""
+        self.stored += 1
+        if spec.block < self.cap:
+            self.incoming.add(spec, results)
+
+    def available(self) -> int:
+        """Complete blocks in order, within the cap, counting those not yet scored."""
+        end = self.complete
+        while end < self.cap and self.incoming.whole(end):
+            end += 1
+        return end
+
+    def advance(self) -> bool:
+        """Score the blocks complete now in order and feed them to the test; whether any was."""
+        begin, end = self.complete, self.available()
+        if end == begin:
+            return False
+        results = balanced_blocks(self.incoming.take(range(begin, end)))
+        new = (block_scores(results, self.test.candidate, self.test.baseline) if len(results)
                else pd.Series(dtype=float))
-        values += [float(new.get(b, math.nan)) for b in range(len(values), complete)]
-    t = test.new()
-    t.update(values)
-    lower, upper = t.bounds
-    state = SprtState(complete=complete, stored=sum(per_block.values()), lower=lower, upper=upper)
-    counted = np.cumsum(~np.isnan(values))  # blocks with a score, after each complete block
-    end = complete if t.decided_at is None else int(np.searchsorted(counted, t.decided_at)) + 1
-    path = t.path
-    for b in range(end):
-        state.rows.append((b + 1, float(path[counted[b] - 1]) if counted[b] else 0.0, lower, upper,
-                           math.nan, math.nan, math.nan))
-    state.status = t.status
-    state.blocks = end
-    state.games = state.blocks * players
-    state.llr = t.llr if t.decided_at is None else float(path[t.decided_at - 1])
-    if estimate or t.decided_at is not None or complete >= cap:
-        state.elo, state.lo, state.hi = t.elo_estimate()
-    if state.rows:  # the estimate where the test stands, on the last row
-        state.rows[-1] = state.rows[-1][:4] + (state.elo, state.lo, state.hi)
-    return state
+        scores = [float(new.get(b, math.nan)) for b in range(begin, end)]
+        self.scores += scores
+        self.t.update(scores)
+        return True
+
+    @property
+    def decided(self) -> bool:
+        return self.t.decided_at is not None
+
+    def state(self, estimate: bool = True) -> SprtState:
+        """Where the test stands: the SprtState of the complete blocks, up to the decision.
+        estimate: compute the Elo estimate (always once the test has ended); else NaN."""
+        t, (lower, upper) = self.t, self.t.bounds
+        state = SprtState(complete=self.complete, stored=self.stored, lower=lower, upper=upper)
+        counted = np.cumsum(~np.isnan(self.scores))  # blocks with a score, after each complete one
+        end = self.complete if t.decided_at is None else \
+            int(np.searchsorted(counted, t.decided_at)) + 1
+        path = t.path
+        state.rows = [(b + 1, float(path[counted[b] - 1]) if counted[b] else 0.0, lower, upper,
+                       math.nan, math.nan, math.nan) for b in range(end)]
+        state.status = t.status
+        state.blocks = end
+        state.games = state.blocks * self.players
+        state.llr = t.llr if t.decided_at is None else float(path[t.decided_at - 1])
+        if estimate or t.decided_at is not None or self.complete >= self.cap:
+            state.elo, state.lo, state.hi = t.elo_estimate()
+        if state.rows:  # the estimate where the test stands, on the last row
+            state.rows[-1] = state.rows[-1][:4] + (state.elo, state.lo, state.hi)
+        return state
+
+
+def tally(folder, tournament: Tournament, test: SprtTest) -> Tally:
+    """The test's Tally of the games stored in `folder`."""
+    incoming = store.load_incoming(folder)
+    out = Tally(tournament, test, incoming, stored=sum(incoming.counts.values()))
+    out.advance()
+    return out
+
+
+def evaluate(folder, tournament: Tournament, test: SprtTest) -> SprtState:
+    """Feed the stored complete blocks, in block order and within the cap, into a fresh SPRT until
+    it decides; the decision and the rows depend on the stored games of those blocks only."""
+    return tally(folder, tournament, test).state()
 
 
 def record(folder, state: SprtState) -> None:
@@ -347,20 +379,6 @@ def load_test(folder) -> tuple[Tournament, SprtTest, dict]:
 # --------------------------------------------------------------------------------------------------
 
 
-def chunk_end(complete: int, cap: int, workers: int, *, min_blocks: int = DEFAULT_MIN_BLOCKS,
-              blocks_per_second: float | None = None, seconds: float = CHUNK_SECONDS,
-              blocks: int | None = None) -> int:
-    """Where the next chunk ends (a block count, at most `cap`), `complete` blocks being stored:
-    `blocks` more if given, else see the module docstring."""
-    if blocks is not None:
-        size = blocks
-    else:
-        size = max(2 * workers, -(-complete // 8))
-        if blocks_per_second:
-            size = max(size, int(blocks_per_second * seconds))
-    return min(cap, max(complete + max(1, size), min_blocks))
-
-
 @dataclass
 class SprtOutcome:
     """What a call of :func:`play_sprt` did and found. verdict: 'H1', 'H0' or 'undecided' (the cap
@@ -372,7 +390,7 @@ class SprtOutcome:
     state: SprtState
     stored_before: int
     played: int = 0
-    chunks: int = 0
+    evaluations: int = 0
     interrupted: bool = False
     seconds: float = 0.0
 
@@ -386,58 +404,27 @@ class SprtOutcome:
 
     @property
     def past_decision(self) -> int:
-        """Games stored beyond the counted blocks (played in the chunk of the decision)."""
+        """Games stored beyond the counted blocks (played past the decision)."""
         return max(0, self.state.stored - self.state.games) if self.state.decided else 0
 
     def verdict_line(self) -> str:
         return verdict_line(self.state, self.test, self.tournament)
 
 
-class ChunkFeed:
-    """The runner's reporter during one chunk: forwards games to the display and measures the speed
-    of play (first to last finished game, so the workers' start is not counted)."""
-
-    def __init__(self, display):
-        self.display = display
-        self.times: list[float] = []
-
-    def start(self, tournament, plan, st, workers):
-        self.times = []
-
-    def game(self, spec, results, faults):
-        self.times.append(time.perf_counter())
-        if self.display is not None:
-            self.display.game(spec, results, faults)
-
-    def note(self, text):
-        if self.display is not None:
-            self.display.note(text)
-
-    def stop(self):
-        pass
-
-    def games_per_second(self) -> float | None:
-        if len(self.times) < 3 or self.times[-1] <= self.times[0]:
-            return None
-        return (len(self.times) - 1) / (self.times[-1] - self.times[0])
-
-
 def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
               workers: int | None = None, meta: dict | None = None, display=None,
-              hang_timeout: float | None = None, chunk_seconds: float = CHUNK_SECONDS,
-              chunk_blocks: int | None = None, scheduler: str | None = None,
+              hang_timeout: float | None = None, scheduler: str | None = None,
               play: PlaySettings | None = None, startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
               require_limits: bool = False) -> SprtOutcome:
-    """Play chunks of blocks of `tournament` into `folder` until `test` decides or the cap
+    """Play blocks of `tournament` into `folder` until `test` decides or the cap
     (`tournament.games`) is reached; returns an SprtOutcome.
 
     registry: the BotRegistry the entrants were checked against; workers: processes (default: all
-    cores); display: a kdtourney.display.SprtDisplay (or anything with its methods) or None; chunk_blocks: a fixed
-    chunk size in blocks (default: adaptive, see the module docstring); scheduler: play on a
-    Dask cluster (as `runner.run_tournament`; `workers` is then the cluster's); play,
-    startup_timeout, require_limits: how the bots are played (see runner.run_tournament; TOML
-    bots are started once, before anything). One game service plays every chunk.
-    Raises ArenaError for a folder holding another test, and for runner failures.
+    cores); display: a kdtourney.display.SprtDisplay (or anything with its methods) or None;
+    scheduler: play on a Dask cluster (as `runner.run_tournament`; `workers` is then the
+    cluster's); play, startup_timeout, require_limits: how the bots are played (see
+    runner.run_tournament; TOML bots are started once, before anything). One game service plays
+    every block. Raises ArenaError for a folder holding another test, and for runner failures.
     """
     started = time.perf_counter()
     folder = Path(folder)
@@ -446,11 +433,12 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
     settings = runner.bot_settings(tournament, folder, play, startup_timeout, scheduler,
                                    require_limits)
     with contextlib.ExitStack() as stack:
-        scheduler, workers = stack.enter_context(runner.holding_workers(folder, scheduler, workers))
+        cluster, workers = stack.enter_context(runner.holding_workers(folder, scheduler, workers))
         runner.start_bots(registry, tournament, startup_timeout, settings.sandbox)
         identities = runner.entrant_identities(registry, tournament)
         _, notes = open_test(tournament, test, folder, meta, identities, play)
-        state = evaluate(folder, tournament, test)
+        counted = tally(folder, tournament, test)
+        state = counted.state()
         record(folder, state)
         outcome = SprtOutcome(folder=folder, tournament=tournament, test=test, state=state,
                               stored_before=state.stored)
@@ -460,113 +448,95 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
             for note in notes:
                 display.note(note)
         if not state.decided and state.complete < cap_blocks(tournament):
-            try:
-                _play_chunks(stack, outcome, folder, registry, workers, scheduler, settings, play,
-                             identities, display, hang_timeout=hang_timeout,
-                             chunk_seconds=chunk_seconds, chunk_blocks=chunk_blocks,
-                             require_limits=require_limits)
-            except KeyboardInterrupt:
-                outcome.interrupted = True
-                state = outcome.state = evaluate(folder, tournament, test)
-                record(folder, state)
-    state = outcome.state
-    if outcome.interrupted and state.decided:
+            st = stack.enter_context(store.open_store(folder))
+            driver = runner.Driver(stack, folder, st, tournament, registry, cluster=cluster,
+                                   workers=workers, settings=settings, play=play,
+                                   identities=identities, hang_timeout=hang_timeout,
+                                   require_limits=require_limits, reporter=display)
+            ran = driver.run(SprtFeed(outcome, counted, display))
+            outcome.played, outcome.interrupted = ran.played, ran.interrupted
+    if outcome.interrupted and outcome.state.decided:
         outcome.interrupted = False  # the decision was reached: nothing is left to play
     outcome.seconds = time.perf_counter() - started
     return outcome
 
 
-def _play_chunks(stack, outcome, folder, registry, workers, cluster, settings, play, identities,
-                 display, *, hang_timeout, chunk_seconds, chunk_blocks, require_limits):
-    """The feed of an SPRT: chunks of blocks handed to one game service, the next chunk queued as
-    soon as the workers have taken the last one (so none waits for the decision), the test
-    evaluated from the store as each chunk is complete; once decided, what is not yet being
-    played is dropped."""
-    tournament, test = outcome.tournament, outcome.test
-    players = tournament.players[0]
-    cap = cap_blocks(tournament)
-    st = stack.enter_context(store.open_store(folder))
-    done = st.done_games()
-    planned = tournament.plan().games
-    secret = st.seed_secret(create=settings.sandbox is not None and not done)
-    specs: dict = {}  # game -> GameSpec, of the blocks scheduled so far
-    feed = ChunkFeed(display)
-    run = runner.RunOutcome(folder=folder, total=len(planned), stored_before=len(done))
-    sink = runner._Sink(tournament, specs, st, run, feed)
-    service = stack.enter_context(runner.open_service(
-        tournament, registry, cluster, workers, settings, play, identities,
-        hang_timeout=hang_timeout, require_limits=require_limits, on_note=sink.note))
-    chunks: list[tuple[int, set]] = []  # (end block, its games not yet stored), in order
-    queued_to = outcome.state.complete  # blocks handed to the service so far
+class SprtFeed(runner.Feed):
+    """The feed of an SPRT: the blocks of the plan in order, kept queued about LEAD_SECONDS of
+    play ahead of the workers (so they never wait for an evaluation and little is played past a
+    decision); the test evaluated as blocks complete (its Tally scores each block once, from the
+    games the driver stores), at most once per EVALUATION_SHARE times what an evaluation takes;
+    once decided, the games no worker has taken are dropped, but for those of a block already
+    begun (a stored block is always whole: every rotation of its deal)."""
 
-    evaluated = [0.0]  # seconds the last evaluation took
-    scores: list = []  # the complete blocks' scores, kept between evaluations
-    submitted: set = set()
+    def __init__(self, outcome: SprtOutcome, counted: Tally, display=None):
+        self.outcome, self.tally, self.display = outcome, counted, display
+        self.tournament = outcome.tournament
+        self.players = self.tournament.players[0]
+        self.planned = self.tournament.plan().games
+        self.queued_to = counted.complete  # the blocks before it are recorded and handed out
+        # what an evaluation takes: the least of the last few (one may include a pause)
+        self.costs: collections.deque = collections.deque(maxlen=5)
+        self.evaluated = 0.0  # when the last one ended (perf_counter)
+        self.recorded = 0.0   # when the `sprt` table was last written
 
-    def queue_chunk():
-        nonlocal queued_to
-        speed = feed.games_per_second()
-        if speed:
-            # what a worker holds covers an evaluation, and is all that plays past a decision
-            service.max_batch = max(1, min(MAX_BATCH, int(speed / workers * BATCH_SECONDS)))
-        # an evaluation reads the whole store: chunks long enough that it takes ~5% of the play
-        seconds = max(chunk_seconds, EVALUATION_SHARE * evaluated[0])
-        end = chunk_end(queued_to, cap, workers, min_blocks=test.min_blocks,
-                        blocks_per_second=speed / players if speed else None,
-                        seconds=seconds, blocks=chunk_blocks)
-        chunk = planned[queued_to * players:min(end * players, len(planned))]
-        specs.update(runner.schedule_blocks(st, tournament, of_plan(
-            tournament.entrants, tournament.specs, chunk), secret, chunk)[1])
-        games = [g.game for g in chunk if g.game not in done]
-        chunks.append((end, set(games)))
-        service.submit(specs[g] for g in games)
-        submitted.update(games)
-        queued_to = end
+    @property
+    def over(self) -> bool:
+        return self.tally.decided or self.queued_to >= self.tally.cap
 
-    def stop():
-        """Decided: drop the games no worker has taken, but for those of a block begun (a
-        stored block is whole: every rotation of its deal)."""
-        dropped = set(service.cancel())
-        begun = {specs[g].block for g in submitted - dropped}
-        service.submit(specs[g] for g in sorted(dropped) if specs[g].block in begun)
+    def took(self, spec, results):
+        self.tally.add(spec, results)
 
-    queue_chunk()
-    try:
-        while True:
-            for finished in service.step() if service.busy else ():
-                sink.take(finished)
-                for _, waiting in chunks:
-                    waiting.discard(finished.spec.game)
-            decided = outcome.state.decided
-            while chunks and not chunks[0][1] and not decided:
-                chunks.pop(0)
-                outcome.chunks += 1
-                t0 = time.perf_counter()
-                # the estimate is for the display (and the verdict, computed once decided)
-                state = outcome.state = evaluate(folder, tournament, test, scores,
-                                                 estimate=display is not None)
-                record(folder, state)
-                evaluated[0] = time.perf_counter() - t0
-                if display is not None:
-                    display.update(state)
-                decided = state.decided
-                if decided:
-                    stop()  # games being played are stored, past the decision
-                elif not chunks and state.complete < queued_to:  # cannot happen: all are stored
-                    raise ArenaError(f"blocks {state.complete} to {queued_to - 1} are still "
-                                     "incomplete after a chunk")
-            # the next chunk while the last plays, so the workers have games while it is
-            # evaluated: two at most outstanding
-            if not decided and queued_to < cap and len(chunks) < 2:
-                queue_chunk()
-            if not service.busy and (decided or not chunks):
-                break
-        if outcome.state.decided and run.played:  # games stored past the decision since
-            outcome.state = evaluate(folder, tournament, test)
-            record(folder, outcome.state)
-    finally:
-        outcome.played = run.played
-        st.update_meta(games_stored=run.stored_before + run.played)
+    def more(self, driver):
+        now = time.perf_counter()
+        cost = min(self.costs, default=0.0)
+        if not self.tally.decided and (now - self.evaluated >= EVALUATION_SHARE * cost
+                                       or not driver.busy) \
+                and self.tally.available() >= self.outcome.test.min_blocks:
+            self.evaluate(driver, now)
+        if not self.over:
+            speed = driver.games_per_second()
+            lead = max(2 * self.players * driver.workers, int((speed or 0) * LEAD_SECONDS))
+            while not self.over and driver.queued < lead:
+                self.queue(driver, max(1, -(-(lead - driver.queued) // self.players)))
+
+    def evaluate(self, driver, now):
+        if not self.tally.advance():
+            return
+        self.outcome.evaluations += 1
+        self.evaluated = time.perf_counter()
+        if self.outcome.evaluations > 1:  # the first makes pandas' first calls (0.1 s)
+            self.costs.append(self.evaluated - now)
+        if self.tally.decided:
+            self.stop(driver)
+        if self.tally.decided or self.evaluated - self.recorded >= RECORD_SECONDS:
+            self.show()
+
+    def show(self):
+        """Write the `sprt` table and show where the test stands."""
+        state = self.outcome.state = self.tally.state(estimate=self.display is not None)
+        record(self.outcome.folder, state)
+        self.recorded = time.perf_counter()
+        if self.display is not None:
+            self.display.update(state)
+
+    def queue(self, driver, blocks: int):
+        """The next `blocks` blocks of the plan, to the cap."""
+        end = min(self.tally.cap, self.queued_to + blocks)
+        chunk = self.planned[self.queued_to * self.players:end * self.players]
+        t = self.tournament
+        driver.queue(of_plan(t.entrants, t.specs, chunk), chunk)
+        self.queued_to = end
+
+    def stop(self, driver):
+        """Decided: drop the games no worker has taken, but for those of a block begun."""
+        dropped = driver.cancel()
+        per_block = collections.Counter(g.block for g in dropped)
+        driver.submit(g for g in dropped if per_block[g.block] < g.n_players)
+
+    def stopped(self, driver):
+        self.tally.advance()
+        self.show()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -643,6 +613,6 @@ def header_line(tournament: Tournament, test: SprtTest, state: SprtState, worker
     return text
 
 
-__all__ = ["ChunkFeed", "SprtTest", "SprtState", "SprtOutcome", "prepare_test",
-           "play_sprt", "evaluate", "record", "open_test", "load_test", "chunk_end", "cap_blocks",
+__all__ = ["SprtTest", "SprtState", "SprtOutcome", "SprtFeed", "Tally", "prepare_test",
+           "play_sprt", "evaluate", "tally", "record", "open_test", "load_test", "cap_blocks",
            "with_cap", "verdict_line", "status_line", "RULE_OPTIONS", "DEFAULT_MAX_GAMES"]

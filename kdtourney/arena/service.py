@@ -1,12 +1,12 @@
 """The game service: the workers that play a command's games, for the life of the command.
 
 `run`, `sprt`, `tune` and `ladder` are feeds: each decides which games to play next from the
-results so far and hands them to one service (`open_service`), which plays them and hands back
-each finished game as it comes (`step`). The service knows nothing of what a command does with a
-result: the feed stores it (kdtourney.arena.runner._Sink) and decides what comes next. Nothing is
-restarted between a feed's chunks: the worker processes, the registry they loaded, the compiled
-kernels and the bot processes pooled in each worker (sandboxed ones included) live until the
-command ends.
+results so far, and the one driver loop (kdtourney.arena.runner.Driver) hands them to one service
+(`open_service`), which plays them and hands back each finished game as it comes (`step`). The
+service knows nothing of what a command does with a result: the driver stores it and the feed
+decides what comes next. Nothing is restarted as a feed goes on: the worker processes, the
+registry they loaded, the compiled kernels and the bot processes pooled in each worker
+(sandboxed ones included) live until the command ends.
 
 Two backends behind one interface (`join`, `submit`, `step`, `cancel`, `busy`, `queued`,
 `close`):
@@ -30,7 +30,7 @@ joined (`Entrants`), and sends a game's seats as indexes into that list, so a ga
 after a worker was lost has the same bots. A new version of a bot cannot join: a module's import
 name depends only on its path and a worker keeps it imported, so when the feed's registry has new
 sources the (idle) workers are ended and the next games start new ones with the new sources
-(a ladder between chunks; two versions of one bot are never in play at once).
+(a ladder, once the games queued are played; two versions of one bot are never in play at once).
 
 Bots in their own process
 -------------------------
@@ -328,12 +328,11 @@ class LocalService:
         self.warm = warm
         self.on_note = on_note
         self.recycle = recycle
-        self.max_batch = MAX_BATCH  # a feed may keep batches short (what is sent is played)
         self.notes: list[str] = []
         self.losses = 0          # workers that died or hung
         self.recycled = 0        # workers ended for their age or memory, and replaced
         self.reloads = 0         # times the workers were ended for new sources (join)
-        self.specs: dict = {}    # game index -> GameSpec, of every game submitted
+        self.specs: dict = {}    # game index -> GameSpec, of the games submitted and not done
         self.sent: dict = {}     # ... as sent to the workers: seats index self.entrants
         self.pending: collections.deque = collections.deque()  # game indexes not yet sent
         self.entrants = Entrants(tournament)
@@ -361,9 +360,9 @@ class LocalService:
         registry: the feed's registry when it may have changed (a ladder's folders rescanned).
         A module's import name depends only on its path and a worker keeps it imported, so a new
         version cannot join a worker that loaded the old one: when the sources changed, the
-        workers (idle: the feed calls this between its chunks) are ended, and the next games
+        workers (idle: the feed waits for the games queued to be played) are ended, and the next games
         start new ones with the new sources, knowing only this table's entrants."""
-        if registry is not None and self._changed(registry):
+        if registry is not None and self.changed(registry):
             if self.busy:
                 raise RuntimeError("the bots' sources changed while games were being played")
             self.close()
@@ -386,7 +385,8 @@ class LocalService:
             except (BrokenPipeError, OSError):
                 pass  # it died: its replacement starts with every entrant
 
-    def _changed(self, registry) -> bool:
+    def changed(self, registry) -> bool:
+        """Whether `registry` has other bot sources than the workers' (`join` ends them)."""
         listed = None if self.settings.sandbox is None else registry.listings()
         return registry.source_files() != self.sources or listed != self.listed
 
@@ -411,10 +411,10 @@ class LocalService:
         """Games are queued or being played."""
         return bool(self.pending) or any(w.inflight for w in self.pool)
 
-    def cancel(self) -> list[int]:
+    def cancel(self) -> list:
         """Drop the games not yet sent to a worker (those being played still finish); returns
-        their indexes."""
-        dropped = list(self.pending)
+        their GameSpecs."""
+        dropped = [self._forget(g) for g in self.pending]
         self.pending.clear()
         return dropped
 
@@ -506,7 +506,7 @@ class LocalService:
             _, game_index, result = message
             if game_index in worker.inflight:
                 worker.inflight.remove(game_index)
-                self.finished.append(Finished(self.specs[game_index], result))
+                self.finished.append(Finished(self._forget(game_index), result))
         elif kind == "ready":
             worker.ready = True
         elif kind == "tired":
@@ -515,6 +515,12 @@ class LocalService:
             raise ArenaError(f"a worker failed: {message[1].strip().splitlines()[-1]}")
         elif kind == "refused":  # it did not load what the store recorded
             raise ArenaError(message[1])
+
+    def _forget(self, game):
+        """Done with `game` (handed back or cancelled): its GameSpec, no longer kept."""
+        self.sent.pop(game)
+        self.policy.forget(game)
+        return self.specs.pop(game)
 
     def _drain(self, worker):
         """Read whatever a (possibly dead) worker has sent."""
@@ -557,8 +563,8 @@ class LocalService:
             action, what = self.policy.lost(current, seat, call, why, hung=why.startswith("hung"))
             if action == FAIL:
                 requeue.remove(current)
-                self.finished.append(Finished(self.specs[current],
-                                              failed=self.policy.failed_message(current)))
+                message = self.policy.failed_message(current)
+                self.finished.append(Finished(self._forget(current), failed=message))
             self._note(f"worker {worker.slot} {why} in game {current}; {what}")
         for g in reversed(requeue):
             self.pending.appendleft(g)
@@ -572,7 +578,7 @@ class LocalService:
         if worker.tired:
             return
         pending = self.pending
-        size = max(1, min(self.max_batch, len(pending) // (4 * len(self.pool))))
+        size = max(1, min(MAX_BATCH, len(pending) // (4 * len(self.pool))))
         while pending and len(worker.inflight) < 2 * size:
             batch = []
             while pending and len(batch) < size:

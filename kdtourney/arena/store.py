@@ -88,7 +88,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kdtourney.arena.blocks import games_of
+from kdtourney.arena.blocks import SCORED_COLUMNS, Incoming, games_of
 from kdtourney.arena.tournament import Tournament
 from kdtourney.arena.tune_spec import MINUS, PLUS, Tune
 
@@ -595,6 +595,19 @@ def load_results(folder, columns=None, blocks_from: int = 0) -> pd.DataFrame:
     return df
 
 
+def load_incoming(folder) -> Incoming:
+    """The games stored, as the feeds take them in (kdtourney.arena.blocks.Incoming)."""
+    out = Incoming()
+    with _reading(folder) as (conn, _):
+        for block, n_players in conn.execute("SELECT block, n_players FROM games"):
+            out.counts[block] += 1
+            out.players[block] = n_players
+    results = load_results(folder, SCORED_COLUMNS)
+    for row in results.to_dict("records"):
+        out.rows[row["block"]].append(row)
+    return out
+
+
 def load_games(folder, columns=None) -> pd.DataFrame:
     """One row per game, ordered by game; `moves` and `deal_seeds` stay JSON text. columns: only
     these columns of the games table (reading no moves is much faster), default all."""
@@ -684,15 +697,13 @@ def load_sessions(folder) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(SESSION_COLUMNS))
 
 
-def load_ladder(folder) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(entrants, blocks): the `ladder_entrants` table and the blocks (`load_blocks`); an empty
-    entrants table for a store without one."""
+def load_ladder_entrants(folder) -> pd.DataFrame:
+    """The `ladder_entrants` table; an empty one for a store without it."""
     import pandas as pd
-    blocks = load_blocks(folder)
     with _reading(folder) as (conn, _):
         if _has_table(conn, "ladder_entrants"):
-            return pd.read_sql_query("SELECT * FROM ladder_entrants ORDER BY rowid", conn), blocks
-    return pd.DataFrame(columns=list(LADDER_ENTRANT_COLUMNS)), blocks
+            return pd.read_sql_query("SELECT * FROM ladder_entrants ORDER BY rowid", conn)
+    return pd.DataFrame(columns=list(LADDER_ENTRANT_COLUMNS))
 
 
 def _export_blocks(folder) -> pd.DataFrame:
@@ -876,6 +887,7 @@ def export_table(folder, path, fmt: str = "csv", table: str = "results") -> int:
 
 __all__ = ["Store", "StoreError", "open_store", "load_results", "load_games", "load_faults",
            "load_entrants", "load_config", "locked", "failed_games", "load_sprt", "load_tune_table",
-           "load_ladder", "load_blocks", "load_sessions", "export_table", "store_path", "STORE_FILE",
-           "LOCK_FILE", "SCHEMA_VERSION", "RESULT_COLUMNS", "BLOCK_COLUMNS", "SESSION_COLUMNS",
-           "SPRT_COLUMNS", "TUNE_COLUMNS", "TIMING_COLUMNS", "EXPORT_FORMATS"]
+           "load_ladder_entrants", "load_blocks", "load_sessions", "load_incoming", "export_table",
+           "store_path", "STORE_FILE", "LOCK_FILE", "SCHEMA_VERSION", "RESULT_COLUMNS",
+           "BLOCK_COLUMNS", "SESSION_COLUMNS", "SPRT_COLUMNS", "TUNE_COLUMNS", "TIMING_COLUMNS",
+           "EXPORT_FORMATS"]

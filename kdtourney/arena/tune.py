@@ -13,13 +13,14 @@ score against theta- in those blocks (`spsa.result_of`).
 
 Batches and the store
 ---------------------
-Iterations are played in fixed batches of `batch` iterations, one runner call per batch on the
-tune's one game service (kdtourney.arena.service: a batch's theta+ and theta- join its running
-workers as new entrants; the store, dead or hung workers and faults behave as in `kdtourney run`). All the
-iterations of a batch start from the theta after the previous batch, so the values depend only on
-the seed and the tune, not on the workers or on interruptions: after a kill, the same command (or
-`--resume DIR`) replays the stored results (`spsa.replay`), plays the missing games of the batch
-it stopped in, and goes on to the same final values.
+Iterations are played in fixed batches of `batch` iterations, one at a time, by the tune's feed
+(`TuneFeed`, run by the one driver loop of kdtourney.arena.runner) on the tune's one game service
+(kdtourney.arena.service: a batch's theta+ and theta- join its running workers as new entrants;
+the store, dead or hung workers and faults behave as in `kdtourney run`). All the iterations of a
+batch start from the theta after the previous batch, so the values depend only on the seed and
+the tune, not on the workers or on interruptions: after a kill, the same command (or `--resume
+DIR`) replays the stored results (`spsa.replay`), plays the missing games of the batch it stopped
+in, and goes on to the same final values.
 
 The folder is a tournament store whose entrants are `theta+`, `theta-` and the opponents (so
 `report`, `export` and `ratings` read it), plus:
@@ -47,6 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from kdtourney.arena import runner, sequential, spsa, store
+from kdtourney.arena.blocks import Incoming
 from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.sprt import block_scores
 from kdtourney.arena.tournament import ArenaError, Tournament, differences, parse_players, prepare
@@ -196,40 +198,45 @@ class TuneState:
         return [it for it in self.iterations if it.after is None]
 
 
-def iteration_results(folder, table: Tournament, tune: Tune,
-                      scores: dict | None = None) -> tuple[dict, int]:
-    """{k: result} of the iterations whose games are all stored, and the games stored.
+def score_blocks(incoming: Incoming, blocks, tune: Tune) -> dict:
+    """{block: theta+'s score against theta-} of `blocks` (whole ones, taken from `incoming`),
+    NaN for a block without one."""
+    results = incoming.take(blocks)
+    read = block_scores(results, PLUS, MINUS) if len(results) else {}
+    return {b: float(read.get(b, math.nan)) for b in blocks}
 
-    scores: {block: theta+'s score} of the complete blocks read before, which a tune keeps
-    between its evaluations (a complete block's games do not change): only the games from the
-    first complete block not in it on are read, and it is extended."""
-    n = table.players[0]
-    with store.open_store(folder) as st:
-        per_block = st.games_per_block()
-    stored = sum(per_block.values())
-    if not stored:
-        return {}, 0
-    scores = {} if scores is None else scores
-    new = sorted(b for b, games in per_block.items() if games >= n and b not in scores)
-    if new:
-        results = store.load_results(folder, columns=["game", "seat", "entrant", "rank", "block"],
-                                     blocks_from=new[0])
-        read = block_scores(results, PLUS, MINUS) if len(results) else {}
-        scores.update((b, float(read.get(b, math.nan))) for b in new)
+
+def iteration_results(scores: dict, tune: Tune) -> dict:
+    """{k: result} of the iterations whose blocks are all scored (`scores`: {block: theta+'s
+    score}, `score_blocks`)."""
     out = {}
     for k in range(1, tune.schedule.iterations + 1):
         blocks = range((k - 1) * tune.blocks, k * tune.blocks)
         if all(b in scores for b in blocks):
             out[k] = spsa.result_of((scores[b] for b in blocks), rule=tune.rule)
-    return out, stored
+    return out
 
 
-def evaluate(folder, table: Tournament, tune: Tune, seed: int,
-             scores: dict | None = None) -> TuneState:
-    """The tune as the store has it (scores: see `iteration_results`)."""
-    results, stored = iteration_results(folder, table, tune, scores)
-    its = spsa.replay(tune.params, tune.schedule, seed, tune.batch, results, rule=tune.rule)
+def state_of(scores: dict, tune: Tune, seed: int, stored: int) -> TuneState:
+    """The tune once the blocks of `scores` are scored, `stored` games stored."""
+    its = spsa.replay(tune.params, tune.schedule, seed, tune.batch,
+                      iteration_results(scores, tune), rule=tune.rule)
     return TuneState(iterations=its, stored=stored)
+
+
+def stored_scores(folder, tune: Tune) -> tuple[dict, Incoming, int]:
+    """(the scores of the whole blocks stored in `folder`, the games stored of the others, the
+    games stored)."""
+    incoming = store.load_incoming(folder)
+    stored = sum(incoming.counts.values())
+    return score_blocks(incoming, sorted(b for b in incoming.counts if incoming.whole(b)),
+                        tune), incoming, stored
+
+
+def evaluate(folder, tune: Tune, seed: int) -> TuneState:
+    """The tune as the store has it."""
+    scores, _, stored = stored_scores(folder, tune)
+    return state_of(scores, tune, seed, stored)
 
 
 def record(folder, state: TuneState) -> None:
@@ -241,11 +248,12 @@ def record(folder, state: TuneState) -> None:
         st.write_tune(rows)
 
 
-def open_tune(table: Tournament, tune: Tune, folder, meta: dict,
-              identities: dict) -> tuple[Tune, list[str]]:
-    """Create the store of a new tune, or check that `folder` holds this tune played by this code
-    (ArenaError otherwise). Returns the tune as the folder plays it (under the SPSA rule it was
-    made with) and notes for the user."""
+def open_tune(table: Tournament, tune: Tune, folder, meta: dict, identities: dict,
+              play: PlaySettings | None = None) -> tuple[Tune, list[str]]:
+    """Create the store of a new tune (with the entrants' `identities` and the `play` settings),
+    or check that `folder` holds this tune played by this code under these play settings
+    (ArenaError otherwise: `runner.check_code`, `runner.record_play`). Returns the tune as the
+    folder plays it (under the SPSA rule it was made with) and notes for the user."""
     folder = Path(folder)
     if not store.exists(folder):
         try:
@@ -254,6 +262,7 @@ def open_tune(table: Tournament, tune: Tune, folder, meta: dict,
             raise ArenaError(str(exc)) from None
         with st:
             st.set_config("tune", tune.to_dict())
+            runner.record_play(st, play or PlaySettings(), folder)
         return tune, []
     try:
         st = store.open_store(folder)
@@ -275,6 +284,7 @@ def open_tune(table: Tournament, tune: Tune, folder, meta: dict,
             raise ArenaError(f"{folder} holds another tune: {diff[0]}{more}; choose a new --out, "
                              f"or continue that one with kdtourney tune --resume {folder}")
         notes = runner.check_code(st, identities, folder)
+        runner.record_play(st, play or PlaySettings(), folder)
         if tune.rule != spsa.SPSA_RULE:
             notes.append(f"{folder} was made under SPSA rule {tune.rule} (this kdtourney makes rule "
                          f"{spsa.SPSA_RULE}): it finishes under rule {tune.rule}")
@@ -340,9 +350,9 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
               require_limits: bool = False) -> TuneOutcome:
     """Play the tune's batches into `folder` until its last iteration (or an interruption).
 
-    As `sequential.play_sprt`: registry, workers, display (kdtourney.display.TuneDisplay or None), scheduler,
-    play, startup_timeout, require_limits. One game service plays every batch: a batch's
-    theta+ and theta- join its running workers as new entrants.
+    As `sequential.play_sprt`: registry, workers, display (kdtourney.display.TuneDisplay or
+    None), scheduler, play, startup_timeout, require_limits. One game service plays every batch:
+    a batch's theta+ and theta- join its running workers as new entrants.
     Raises ArenaError for a folder holding something else, and for runner failures.
     """
     started = time.perf_counter()
@@ -351,15 +361,13 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
     play = play or PlaySettings()
     settings = runner.bot_settings(table, folder, play, startup_timeout, scheduler, require_limits)
     with contextlib.ExitStack() as stack:
-        scheduler, workers = stack.enter_context(runner.holding_workers(folder, scheduler, workers))
+        cluster, workers = stack.enter_context(runner.holding_workers(folder, scheduler, workers))
         runner.start_bots(registry, table, startup_timeout, settings.sandbox)
         identities = runner.entrant_identities(registry, table)
-        tune, notes = open_tune(table, tune, folder, meta, identities)
-        # open for the tune's life: the last connection to close checkpoints the WAL and syncs
-        # (about 10 ms), which each batch's evaluation and record would pay, the workers idle
-        stack.enter_context(store.open_store(folder))
-        scores: dict = {}  # the complete blocks' scores, kept between evaluations
-        state = evaluate(folder, table, tune, table.seed, scores)
+        tune, notes = open_tune(table, tune, folder, meta, identities, play)
+        st = stack.enter_context(store.open_store(folder))
+        scores, incoming, stored = stored_scores(folder, tune)
+        state = state_of(scores, tune, table.seed, stored)
         record(folder, state)
         outcome = TuneOutcome(folder=folder, table=table, tune=tune, state=state,
                               stored_before=state.stored)
@@ -368,33 +376,52 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
             stack.callback(display.end)
             for note in notes:
                 display.note(note)
-        service = stack.enter_context(runner.open_service(
-            table, registry, scheduler, workers, settings, play, identities,
-            hang_timeout=hang_timeout, require_limits=require_limits))
-        try:
-            while state.pending():
-                ran = runner.run_tournament(table, folder, registry, meta=meta, reporter=display,
-                                            play=play, startup_timeout=startup_timeout,
-                                            check_bots=False, require_limits=require_limits,
-                                            service=service,
-                                            blocks=batch_blocks(table, tune, state.pending()))
-                outcome.played += ran.played
-                outcome.batches += 1
-                state = outcome.state = evaluate(folder, table, tune, table.seed, scores)
-                record(folder, state)
-                if display is not None:
-                    display.update(state)
-                if ran.interrupted:
-                    outcome.interrupted = True
-                    break
-        except KeyboardInterrupt:
-            outcome.interrupted = True
-            state = outcome.state = evaluate(folder, table, tune, table.seed, scores)
-            record(folder, state)
+        if state.pending():
+            driver = runner.Driver(stack, folder, st, table, registry, cluster=cluster,
+                                   workers=workers, settings=settings, play=play,
+                                   identities=identities, hang_timeout=hang_timeout,
+                                   require_limits=require_limits, reporter=display)
+            ran = driver.run(TuneFeed(outcome, scores, incoming, display))
+            outcome.played, outcome.interrupted = ran.played, ran.interrupted
     outcome.seconds = time.perf_counter() - started
     outcome.decision_seconds = float(store.load_results(folder, columns=["time_total"])
-                                ["time_total"].sum())
+                                     ["time_total"].sum())
     return outcome
+
+
+class TuneFeed(runner.Feed):
+    """The feed of a tune: one batch at a time (all the iterations of a batch start from the
+    theta after the previous one), its blocks with each iteration's theta+ and theta- as new
+    entrants; once its games are all stored, the batch's blocks are scored, theta steps, the
+    `tune` table is written and the next batch is queued."""
+
+    def __init__(self, outcome: TuneOutcome, scores: dict, incoming: Incoming, display=None):
+        self.outcome, self.scores, self.incoming = outcome, scores, incoming
+        self.display = display
+        self.batch: list = []  # the blocks of the batch being played
+
+    @property
+    def over(self) -> bool:
+        return not self.batch and not self.outcome.state.pending()
+
+    def took(self, spec, results):
+        self.incoming.add(spec, results)
+        self.outcome.state.stored += 1
+
+    def more(self, driver):
+        o = self.outcome
+        blocks = [b["block"] for b in self.batch if b["block"] not in self.scores]
+        if self.batch and all(self.incoming.whole(b) for b in blocks):
+            self.scores.update(score_blocks(self.incoming, blocks, o.tune))
+            self.batch = []
+            o.state = state_of(self.scores, o.tune, o.table.seed, o.state.stored)
+            record(o.folder, o.state)
+            if self.display is not None:
+                self.display.update(o.state)
+        if not self.batch and o.state.pending():
+            self.batch = batch_blocks(o.table, o.tune, o.state.pending())
+            o.batches += 1
+            driver.queue(self.batch)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -447,25 +474,29 @@ def verify(registry, table: Tournament, tuned: str, start: str, games: int, fold
            workers=None, meta=None, reporter=None, hang_timeout=None, scheduler=None,
            n_boot: int = 2000, **bots) -> Verdict:
     """Play (or finish) the verify games in FOLDER/verify and measure the gain."""
-    from kdtourney.stats import block_resamples, percentile_interval
-
     vt = verify_table(registry, table, tuned, start, games)
     out = Path(folder) / VERIFY_DIR
     _check_verify_folder(out, vt, None)
     ran = runner.run_tournament(vt, out, registry, workers=workers, meta=meta, reporter=reporter,
                                 hang_timeout=hang_timeout, scheduler=scheduler, **bots)
-    results = store.load_results(out)
-    labels = vt.entrants
-    scores = block_scores(results, labels[0], labels[1]).dropna()
-    values = scores.to_numpy(dtype=float)
+    return replace(verdict_of(store.load_results(out), vt.entrants[0], vt.entrants[1], tuned,
+                              start, n_boot), interrupted=ran.interrupted)
+
+
+def verdict_of(results, candidate: str, baseline: str, tuned: str, start: str,
+               n_boot: int = 2000) -> Verdict:
+    """The Verdict of the verify games' `results` (the tuned spec labelled `candidate`, the start
+    spec `baseline`)."""
+    from kdtourney.stats import block_resamples, percentile_interval
+
+    values = block_scores(results, candidate, baseline).dropna().to_numpy(dtype=float)
     draws = np.concatenate([c @ values / len(values) for c in block_resamples(
         np.random.default_rng(0), n_boot, len(values))]) if len(values) else np.array([np.nan])
     lo, hi = percentile_interval(draws[:, None])
     mean = float(values.mean()) if len(values) else math.nan
     return Verdict(tuned=tuned, start=start, games=len(results["game"].unique()),
                    blocks=len(values), score=mean, elo=float(score_to_elo(mean)),
-                   lo=float(score_to_elo(lo[0])), hi=float(score_to_elo(hi[0])),
-                   interrupted=ran.interrupted)
+                   lo=float(score_to_elo(lo[0])), hi=float(score_to_elo(hi[0])))
 
 
 def verify_test(elo0=0.0, elo1=10.0, alpha=0.05, beta=0.05) -> sequential.SprtTest:
@@ -575,7 +606,8 @@ def status_line(tune: Tune, state: TuneState) -> str:
 
 
 __all__ = ["Tune", "TuneState", "TuneOutcome", "Verdict", "prepare_tune",
-           "play_tune", "evaluate", "record", "open_tune", "load_tune", "verify",
+           "play_tune", "TuneFeed", "evaluate", "record", "open_tune", "load_tune", "verify",
+           "verdict_of", "score_blocks",
            "verify_table", "verify_test", "verify_sprt", "SequentialVerdict", "parse_param",
            "values_text", "PLUS", "MINUS", "DEFAULT_BATCH",
            "PAGE_FILE", "VERIFY_DIR"]

@@ -52,7 +52,7 @@ class Board:
 def ladder_board(folder, n_boot: int = 1000, seed: int = 0) -> Board:
     """The list of the ladder in `folder`: the rating list of its games of every table size it
     plays (as `kdtourney ratings FOLDER` computes it) with each entrant's version and status."""
-    entrants, _ = _store.load_ladder(folder)
+    entrants = _store.load_ladder_entrants(folder)
     sizes = tuple(_store.load_config(folder)["ladder"]["players"])
     try:
         found = rating_list([folder], players=sizes, n_boot=n_boot, seed=seed)

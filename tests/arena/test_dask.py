@@ -434,7 +434,7 @@ def _play_state(told, monkeypatch):
 
     play.client = SimpleNamespace(run=run, status="running")
     play.run = b"r" * 16
-    play.specs, play.committed = dict(enumerate(specs)), set()
+    play.specs, play.sent = dict(enumerate(specs)), dict(enumerate(specs))
     play.inflight, play.isolate, play.pending = {}, set(), deque()
     play.policy = ForfeitPolicy(play.specs, t.entrants)
     play.finished, play.notes, play.on_note = [], [], None
@@ -475,10 +475,10 @@ def test_a_worker_stuck_in_a_decided_game_is_ended_without_a_loss(monkeypatch):
     play.client = SimpleNamespace(run=run, status="running")
     play.cluster = SimpleNamespace(workers=lambda: dict(workers))
     play.known, play.killed, play.losses, play.hang_timeout = dict(workers), set(), 0, 60.0
-    play.committed.add(2)
+    decided = play.specs.pop(2)
     play.watch()
     assert ended == ["tcp://127.0.0.1:1"] and play.losses == 0 and play.notes == []
-    play.committed.discard(2)  # the same worker in a game still wanted: hung, a loss
+    play.specs[2] = decided  # the same worker in a game still wanted: hung, a loss
     play.killed.clear()
     play.watch()
     assert ended[-1] == "tcp://127.0.0.1:1" and play.losses == 1
@@ -512,7 +512,7 @@ def test_a_game_that_only_waited_on_dying_workers_is_played_again(monkeypatch):
     assert play.policy.losses[1] == 1 and list(play.pending) == [1] and _failed(play) == []
     for _ in range(3):  # but a game no nanny can place that keeps killing ends as failed
         _given_up(play, 1)
-    assert _failed(play) == [1] and 1 in play.committed
+    assert _failed(play) == [1] and 1 not in play.specs and not play.pending
 
 
 def test_the_deaths_a_nanny_tells_of_are_the_losses_that_count(monkeypatch):

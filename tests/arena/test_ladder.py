@@ -239,11 +239,11 @@ def test_a_bot_of_a_taken_name_leaves_the_entrants_as_they_were(tmp_path):
 
     outcome = ladder.LadderOutcome(folder=folder, stored_before=0)
     first = ladder._take_in(folder, looked(bots), Display(), outcome)
-    assert set(ladder._stored_entrants(folder)[0]) == {"one", "random"}
+    assert set(ladder._stored_entrants(folder)) == {"one", "random"}
     (bots / "two.py").write_text((bots / "one.py").read_text().replace("One(", "Two("))
     again = ladder._take_in(folder, looked(bots), Display(), outcome, first)
     assert again is first and "one" in notes[-1] and "goes on" in notes[-1]
-    assert {r["status"] for r in ladder._stored_entrants(folder)[0].values()} == {"active"}
+    assert {r["status"] for r in ladder._stored_entrants(folder).values()} == {"active"}
 
 
 def test_the_watch_sees_a_change_deep_in_a_bots_folder_but_not_its_log(tmp_path):
@@ -270,7 +270,7 @@ def test_the_watch_sees_a_change_deep_in_a_bots_folder_but_not_its_log(tmp_path)
     assert ladder.folder_signature([bots]) != seen
     assert ladder.look([bots], ["random"], None, None, folder, seen=seen) is not None
     ladder._take_in(folder, looked(bots), None, outcome)
-    digest = ladder._stored_entrants(folder)[0]["one@v2"]["digest"]
+    digest = ladder._stored_entrants(folder)["one@v2"]["digest"]
     assert outcome.events[-2:] == [f"one: superseded (its code changed: {digest[:12]})",
                                    "one@v2: entered as version 2"]
 

@@ -70,17 +70,6 @@ def test_bad_input(registry, kw, needle):
         prepare(registry, **kw)
 
 
-def test_chunk_sizes():
-    # the first chunk ends at min_blocks; then at least 2 per worker, an eighth, or the speed
-    assert sq.chunk_end(0, 200, 2) == 15
-    assert sq.chunk_end(15, 200, 2) == 19
-    assert sq.chunk_end(160, 1000, 2) == 180
-    assert sq.chunk_end(15, 1000, 2, blocks_per_second=50.0, seconds=2.0) == 115
-    assert sq.chunk_end(15, 60, 2, blocks_per_second=50.0) == 60  # never past the cap
-    assert sq.chunk_end(0, 10, 1) == 10
-    assert sq.chunk_end(15, 200, 2, blocks=7) == 22
-
-
 def test_decision_and_store(reference):
     folder, outcome = reference
     state = outcome.state
@@ -113,20 +102,26 @@ def test_decision_and_store(reference):
     assert (rows["elo"].iloc[-1], rows["lo"].iloc[-1]) == (state.elo, state.lo)
 
 
-def test_decision_independent_of_workers_and_chunks(registry, reference, tmp_path):
+def test_decision_independent_of_workers(registry, reference, tmp_path):
     ref_folder, ref = reference
     tournament, test = prepare(registry)
-    # one service plays the chunks, the next one queued while the last is played
-    outcome = sq.play_sprt(tournament, test, tmp_path / "two", registry, workers=2, chunk_blocks=13)
-    assert outcome.chunks == 3  # ends at blocks 15, 28, 41: the decision at 40 inside the last
+    outcome = sq.play_sprt(tournament, test, tmp_path / "two", registry, workers=2)
     assert (outcome.verdict, outcome.state.blocks) == ("H0", DECISION_BLOCK)
-    # past the decision: the rest of its chunk, and what the workers took of the next (to 54)
-    assert 2 * 41 <= outcome.state.stored <= 2 * 54
     assert outcome.past_decision == outcome.state.stored - 2 * DECISION_BLOCK
     with store.open_store(tmp_path / "two") as st:  # what the decision dropped: whole blocks
         assert set(st.games_per_block().values()) == {2}
     pd.testing.assert_frame_equal(store.load_sprt(ref_folder), store.load_sprt(tmp_path / "two"))
     assert outcome.verdict_line() == ref.verdict_line()
+
+
+def test_with_fast_bots_few_games_are_played_past_the_decision(registry, tmp_path):
+    # greedy against random decides at block 23 (46 games): the games of 2 ms were once queued
+    # two seconds ahead, and all 1,000 of the cap were played; now what the workers hold and
+    # about a tenth of a second of play
+    tournament, test = prepare(registry, candidate="greedy", max_games=1000, seed=1)
+    outcome = sq.play_sprt(tournament, test, tmp_path / "fast", registry, workers=2)
+    assert (outcome.verdict, outcome.state.blocks) == ("H1", 23)
+    assert outcome.state.stored < 500, outcome.past_decision
 
 
 def test_resume_after_an_interruption_inside_a_chunk(registry, reference, tmp_path):
@@ -152,7 +147,8 @@ def test_resume_after_an_interruption_inside_a_chunk(registry, reference, tmp_pa
     pd.testing.assert_frame_equal(store.load_sprt(ref_folder), store.load_sprt(folder))
     # once decided, a re-run plays nothing and says the same
     third = sq.play_sprt(tournament, test, folder, registry, workers=2)
-    assert third.played == 0 and third.chunks == 0 and third.verdict_line() == ref.verdict_line()
+    assert third.played == 0 and third.evaluations == 0
+    assert third.verdict_line() == ref.verdict_line()
     assert store.load_config(folder)["meta"]["sessions"] == 3
 
 
