@@ -161,7 +161,7 @@ def test_a_folder_made_before_the_rule_was_recorded_finishes_under_rule_1(tmp_pa
         old = run(*args, "--out", tmp_path / "old")
     assert new.exit_code == 0 and old.exit_code == 0, new.output + old.output
     assert lines(new)[-1] != lines(old)[-1]
-    assert store.load_config(tmp_path / "new")["tune"]["rule"] == 2
+    assert store.load_config(tmp_path / "new")["tune"]["rule"] == 3
     # that kdtourney recorded no rule; it was killed in the second batch (blocks 4 to 7)
     folder = tmp_path / "old"
     with store.open_store(folder) as st:
@@ -173,7 +173,7 @@ def test_a_folder_made_before_the_rule_was_recorded_finishes_under_rule_1(tmp_pa
     assert stored(folder) == 10
     resumed = CliRunner().invoke(main, ["tune", "--resume", str(folder), "--no-report"])
     assert resumed.exit_code == 0, resumed.output
-    assert f"note: {folder} was made under SPSA rule 1 (this kdtourney makes rule 2): it " \
+    assert f"note: {folder} was made under SPSA rule 1 (this kdtourney makes rule 3): it " \
            "finishes under rule 1" in resumed.output
     assert lines(resumed)[-1] == lines(old)[-1]
     assert stored(folder) == 16

@@ -13,17 +13,19 @@ and plays theta + c_k d against theta - c_k d (each clipped to its range; an int
 rounded at random, up with the probability of its fractional part, so that it is right on
 average: theta+ and theta- with the same uniform draw, so that two values 2 c_k >= 1 apart never
 round to the same integer). The result R is theta+'s score in game-pair units: with s its mean
-pairwise score against theta- in a block, 2 (2 s - 1), averaged over the iteration's blocks (a pair
-of 2-player games won, drawn or lost gives +2, 0 or -2, as a game pair does in fishtest; more
-blocks make R less noisy, not larger). Then
+pairwise score against theta- in a block, 2 (2 s - 1), averaged over the iteration's blocks with
+a result (a pair of 2-player games won, drawn or lost gives +2, 0 or -2, as a game pair does in
+fishtest; more blocks make R less noisy, not larger; a block with a failed game has no result, as
+in every statistic: kdtourney.outcomes). Then
 
     theta_i <- clip(theta_i + r_k c_k R d_i)
 
-Rules: SPSA_RULE is the version of the two choices above, recorded in a tune's store when it is
-made. Rule 1 (kdtourney before it was recorded) summed R over the blocks (`--blocks B` moved a
-parameter B times as far) and rounded theta+ and theta- with separate draws (at c_k < 1 they were
-often the same integer: an iteration of two identical bots). A tune keeps the rule it started
-with, so a resumed folder ends where it would have ended uninterrupted.
+Rules: SPSA_RULE is the version of the choices above, recorded in a tune's store when it is
+made. Rules 1 and 2 scored a block with a failed game from its games played (kdtourney.arena.tune
+reads the rule). Rule 1 (kdtourney before it was recorded) also summed R over the blocks
+(`--blocks B` moved a parameter B times as far) and rounded theta+ and theta- with separate draws
+(at c_k < 1 they were often the same integer: an iteration of two identical bots). A tune keeps
+the rule it started with, so a resumed folder ends where it would have ended uninterrupted.
 
 Defaults derived from the range: c_end = (max - min) / 20, and r_end such that a steady R = +1
 (theta+ scoring 75%) at every iteration would carry a parameter across its whole range over the
@@ -48,8 +50,8 @@ ALPHA = 0.602
 GAMMA = 0.101
 A_FRACTION = 0.1     # A = this fraction of the iterations
 C_FRACTION = 1 / 20  # default c_end = this fraction of the range
-SPSA_RULE = 2        # the version of the rule (module docstring); 1: before it was recorded
-RULES = (1, 2)
+SPSA_RULE = 3        # the version of the rule (module docstring); 1: before it was recorded
+RULES = (1, 2, 3)
 
 
 class SpsaError(ValueError):

@@ -20,7 +20,8 @@ the store, dead or hung workers and faults behave as in `kdtourney run`). All th
 batch start from the theta after the previous batch, so the values depend only on the seed and
 the tune, not on the workers or on interruptions: after a kill, the same command (or `--resume
 DIR`) replays the stored results (`spsa.replay`), plays the missing games of the batch it stopped
-in, and goes on to the same final values.
+in, and goes on to the same final values. A block with a failed game has no result (rule 3: as
+every statistic, kdtourney.outcomes), in the iterations and in the verify.
 
 The folder is a tournament store whose entrants are `theta+`, `theta-` and the opponents (so
 `report`, `export` and `ratings` read it), plus:
@@ -54,7 +55,7 @@ from kdtourney.arena.sprt import block_scores
 from kdtourney.arena.tournament import ArenaError, Tournament, differences, parse_players, prepare
 from kdtourney.arena.tune_spec import DEFAULT_BATCH, MINUS, PAGE_FILE, PLUS, Tune
 from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT
-from kdtourney.outcomes import score_to_elo
+from kdtourney.outcomes import balanced_blocks, score_to_elo
 
 DEFAULT_ITERATIONS = 1000
 VERIFY_DIR = "verify"
@@ -200,8 +201,11 @@ class TuneState:
 
 def score_blocks(incoming: Incoming, blocks, tune: Tune) -> dict:
     """{block: theta+'s score against theta-} of `blocks` (whole ones, taken from `incoming`),
-    NaN for a block without one."""
+    NaN for a block without one: under rule 3 also a block with a failed game (not balanced:
+    kdtourney.outcomes), which rules 1 and 2 scored from its games played."""
     results = incoming.take(blocks)
+    if tune.rule >= 3:
+        results = balanced_blocks(results)
     read = block_scores(results, PLUS, MINUS) if len(results) else {}
     return {b: float(read.get(b, math.nan)) for b in blocks}
 
@@ -486,9 +490,11 @@ def verify(registry, table: Tournament, tuned: str, start: str, games: int, fold
 def verdict_of(results, candidate: str, baseline: str, tuned: str, start: str,
                n_boot: int = 2000) -> Verdict:
     """The Verdict of the verify games' `results` (the tuned spec labelled `candidate`, the start
-    spec `baseline`)."""
+    spec `baseline`): the balanced blocks only (a block with a failed game is left out, as in
+    every statistic: kdtourney.outcomes)."""
     from kdtourney.stats import block_resamples, percentile_interval
 
+    results = balanced_blocks(results)
     values = block_scores(results, candidate, baseline).dropna().to_numpy(dtype=float)
     draws = np.concatenate([c @ values / len(values) for c in block_resamples(
         np.random.default_rng(0), n_boot, len(values))]) if len(values) else np.array([np.nan])

@@ -101,8 +101,8 @@ def test_more_blocks_make_the_result_less_noisy_not_larger():
 
 
 def test_an_unknown_rule_is_refused():
-    with pytest.raises(spsa.SpsaError, match="SPSA rule 3 is unknown"):
-        spsa.result_of([1.0], rule=3)
+    with pytest.raises(spsa.SpsaError, match="SPSA rule 4 is unknown"):
+        spsa.result_of([1.0], rule=4)
 
 
 def test_perturbations_stay_in_range_and_steps_are_clipped():

@@ -69,11 +69,11 @@ def test_shown_values_are_whole_for_ints_and_three_digits_of_the_range_for_float
 
 def test_a_new_tune_records_its_rule_and_an_old_folder_resumes_under_rule_1(tmp_path):
     table, t = prepared()
-    assert t.rule == spsa.SPSA_RULE == 2
+    assert t.rule == spsa.SPSA_RULE == 3
     opened, notes = tune.open_tune(table, t, tmp_path / "new", {}, {})
-    assert opened.rule == 2 and notes == []
-    assert store.load_config(tmp_path / "new")["tune"]["rule"] == 2
-    assert tune.load_tune(tmp_path / "new")[1].rule == 2
+    assert opened.rule == 3 and notes == []
+    assert store.load_config(tmp_path / "new")["tune"]["rule"] == 3
+    assert tune.load_tune(tmp_path / "new")[1].rule == 3
     # a folder made before the rule was recorded: the same command goes on under rule 1
     old = tmp_path / "old"
     tune.open_tune(table, t, old, {}, {})
@@ -82,13 +82,13 @@ def test_a_new_tune_records_its_rule_and_an_old_folder_resumes_under_rule_1(tmp_
     assert tune.load_tune(old)[1].rule == 1
     opened, notes = tune.open_tune(table, t, old, {}, {})
     assert opened.rule == 1
-    assert notes == [f"{old} was made under SPSA rule 1 (this kdtourney makes rule 2): it "
+    assert notes == [f"{old} was made under SPSA rule 1 (this kdtourney makes rule 3): it "
                      "finishes under rule 1"]
     # and a rule this kdtourney does not know is refused in one line
     with store.open_store(old) as st:
         st.set_config("tune", dict(t.to_dict(), rule=7))
     for attempt in (lambda: tune.load_tune(old), lambda: tune.open_tune(table, t, old, {}, {})):
         with pytest.raises(ArenaError, match=r"made under SPSA rule 7, which this kdtourney does "
-                                             r"not know \(it knows 1, 2\)"):
+                                             r"not know \(it knows 1, 2, 3\)"):
             attempt()
 

@@ -1,6 +1,7 @@
 """The statistics every list and report rests on: identical blocks count once across folders, a
-block with a failed game is left out everywhere (ratings, tournament report, SPRT), and an entrant
-that won or lost every comparison gets a one-sided bound instead of a collapsed interval."""
+block with a failed game is left out everywhere (ratings, tournament report, SPRT, tune and its
+verify), and an entrant that won or lost every comparison gets a one-sided bound instead of a
+collapsed interval."""
 
 from __future__ import annotations
 
@@ -13,10 +14,14 @@ import pandas as pd
 from click.testing import CliRunner
 from pool_support import simulate, write_store
 
+from kdtourney.arena import spsa
 from kdtourney.arena import sequential as sq
+from kdtourney.arena import tune as tuning
 from kdtourney.arena.sequential import SprtTest
+from kdtourney.arena.sprt import block_scores
 from kdtourney.arena.store import load_results
 from kdtourney.arena.tournament import Tournament
+from kdtourney.bots.registry import BotRegistry
 from kdtourney.cli import main
 from kdtourney.outcomes import balanced_blocks
 from kdtourney.ratings import fit_totals, pair_counts, rank_key
@@ -89,11 +94,35 @@ def test_sprt_does_not_score_a_block_with_a_failed_game(tmp_path):
     # the other blocks are the same observations: the final LLR is the test without block 4
     kept = load_results(tmp_path / "t")
     kept = kept[kept["block"] != 4]
-    from kdtourney.arena.sprt import block_scores
-
     t = test.new()
     t.update(list(block_scores(kept, "cand", "base")))
     assert math.isclose(failed.llr, t.llr) and not math.isclose(failed.llr, llr_whole[-1])
+
+
+def test_a_tune_does_not_score_a_block_with_a_failed_game(tmp_path):
+    # 4 iterations of 2 blocks (theta+ against theta-): block 3, iteration 2's second, has a
+    # failed game
+    games = simulate(tmp_path / "t", {"theta+": 100, "theta-": 0}, blocks=8, seed=3)
+    broken = [dict(g) for g in games]
+    broken[7]["ranks"] = None
+    write_store(tmp_path / "f", broken, ["theta+", "theta-"], players=2, seed=3)
+    _, t = tuning.prepare_tune(BotRegistry(), "mcts:iterations=50", ["c=0.2,0.02,1.0"],
+                               iterations=4, batch=2, blocks=2, seed=9)
+    state = tuning.evaluate(tmp_path / "f", t, 9)
+    assert [it.k for it in state.iterations if it.result is not None] == [1, 2, 3, 4]
+    scores = block_scores(load_results(tmp_path / "f"), "theta+", "theta-")
+    alone = spsa.result_of([scores[2]], rule=t.rule)  # iteration 2: block 2's result alone
+    assert state.iterations[1].result == alone
+    assert alone != spsa.result_of([scores[2], scores[3]], rule=t.rule)  # block 3: one game
+    # the other iterations as in the store without the failed game
+    whole = tuning.evaluate(tmp_path / "t", t, 9)
+    assert state.iterations[0].result == whole.iterations[0].result
+    # its verify: the balanced blocks only
+    verdict = tuning.verdict_of(load_results(tmp_path / "f"), "theta+", "theta-", "a", "b",
+                                n_boot=N_BOOT)
+    assert (verdict.games, verdict.blocks) == (14, 7)
+    kept = scores.drop(3)
+    assert verdict.score == kept.mean()
 
 
 def perfect(folder, blocks=8):
