@@ -18,6 +18,7 @@ from kdtourney.arena.schedule import GameSpec, bot_seed, deal_seed, keyed
 from kdtourney.arena.store import load_config
 from kdtourney.bots.external import (BotExited, BotProcess, Limits, ProcessPool, ProcessSettings,
                                      Sandbox, cgroups, load_toml)
+from kdtourney.bots.external.sandbox import SANDBOX_UIDS
 from kdtourney.bots.registry import BotRegistry
 from kdtourney.engine import Rules
 
@@ -29,7 +30,14 @@ needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None,
 
 
 AS_ROOT = os.geteuid() == 0
-NOBODY = 65534  # who a sandboxed bot is when kdtourney runs as root (sandbox.SANDBOX_UID)
+
+
+def bot_user(report: dict) -> bool:
+    """Whether a bot was who it should be: as root a user of the sandboxes' own (no account's),
+    uid and gid alike; else the user running kdtourney."""
+    if not AS_ROOT:
+        return report["uid"] == report["euid"] == os.getuid()
+    return report["uid"] == report["euid"] == report["gid"] and report["uid"] in SANDBOX_UIDS
 
 
 def cheating_bots(folder: Path, marker: str, targets, modes=("cheat", "hog", "flood"),
@@ -116,12 +124,12 @@ def test_a_cheating_bot_gets_nothing_and_the_tournament_completes(tmp_path):
     for report in reports:
         assert report["processes_seen"] <= 2  # itself and the sandbox's init: no harness
         assert report["store_found"] == []
-        assert report["uid"] == report["euid"] == (NOBODY if AS_ROOT else os.getuid())
+        assert bot_user(report)
         assert report["cap_eff"] == "0000000000000000"
         seen = report["read"]
         assert seen.pop(str(home)) in (None, sorted(set(runtime)))
         assert seen.pop(str(out)) == []  # in a folder it may read, but emptied
-        # its own owner-only file: root's, so not its own as nobody
+        # its own owner-only file: root's, so not its own as its sandbox's user
         assert (seen.pop(str(mine)) is None) == AS_ROOT
         assert seen == {str(t): None for t in targets[3:] if not str(t).startswith("tcp:")}
         assert "KDTOURNEY_TEST_USER_SECRET" not in (report["init_environment"] or [])
@@ -476,7 +484,7 @@ def test_a_sandboxed_bot_sees_no_sibling_in_a_flat_or_a_subfolder_layout(tmp_pat
 
 
 @needs_bwrap
-def test_as_root_a_sandboxed_bot_is_nobody_and_reads_no_owner_only_file(tmp_path):
+def test_as_root_a_sandboxed_bot_is_a_user_of_its_own_and_reads_no_owner_only_file(tmp_path):
     """A 0700 home holding the bots and owner-only files, a run under umask 077: the bots still
     read what they need (their folder, a served bot's sources and kernels) and nothing else."""
     home, shared = tmp_path / "home", tmp_path / "shared"
@@ -509,12 +517,12 @@ def test_as_root_a_sandboxed_bot_is_nobody_and_reads_no_owner_only_file(tmp_path
     run = subprocess.run(["/bin/sh", "-c", 'umask 077 && exec "$@"', "sh", KDTOURNEY, *args],
                          capture_output=True, text=True, timeout=600, env=env)
     assert run.returncode == 0, run.stderr
-    assert len(load_games(out)) == 2 and load_faults(out).empty  # pybot played, as nobody too
+    assert len(load_games(out)) == 2 and load_faults(out).empty  # pybot played, as its own user too
     report = spy_report(out / "logs" / "spy.log")
-    assert report["uid"] == report["euid"] == (NOBODY if AS_ROOT else os.getuid())
+    assert bot_user(report)
     assert report["cap_eff"] == "0000000000000000"
     if AS_ROOT:
-        assert report["gid"] == NOBODY and report["groups"] == []  # no supplementary group
+        assert report["groups"] == []  # no supplementary group
         assert report["cap_bnd"] == "0000000000000000"  # nothing to gain back either
     runtime = sorted({Path(p).relative_to("/root").parts[0] for p in SANDBOX_ALLOW
                       if Path(p).is_relative_to("/root")})  # its Python, if allowed from there

@@ -20,24 +20,37 @@ namespaces, set up by bwrap:
   minimal one;
 - no capabilities (`--cap-drop ALL`, with no_new_privs), an empty environment but PATH, HOME=/tmp
   (bwrap itself starts with an empty one: it is the namespace's init, which the bot can read);
-- as root, a real unprivileged user: a user namespace alone would leave the bot host uid 0 (owner
-  of root's owner-only files), so bwrap's child keeps CAP_SETUID, CAP_SETGID and CAP_SETPCAP only,
-  and util-linux's `setpriv` makes the bot uid and gid SANDBOX_UID (nobody), with no groups, no
-  capabilities and an empty bounding set, before it runs. Not root, the bot keeps the user's uid.
+- nothing of the kernel's that other sandboxes share: what the kernel keeps per user (the keys
+  of a user keyring, inotify instances, the processes counted against RLIMIT_NPROC, queued
+  signals, message queue bytes) belongs to a user of the sandbox's own, and what it keeps beside
+  the namespaces (keyrings, other socket families, io_uring, ...) a system call filter refuses
+  (kdtourney.bots.external.syscalls, bwrap's `--seccomp`), as it refuses a user namespace of the
+  bot's own;
+- as root, a real unprivileged user of its own: a user namespace would leave the bot host uid 0
+  (owner of root's owner-only files; bwrap maps the sandbox's user to the one that runs it), so
+  bwrap's child keeps CAP_SETUID, CAP_SETGID and CAP_SETPCAP only, and util-linux's `setpriv`
+  makes the bot a uid and gid of SANDBOX_UIDS that no other live sandbox of the machine has
+  (`_own_uid`: a slot of the private folder, locked while the sandbox lives), with no groups, no
+  capabilities and an empty bounding set, before it runs. Not root, the bot keeps the user's
+  uid, in a user namespace of its own in which it may make no other (`--disable-userns`): the
+  kernel's per-user counts are then the user's, shared with the user's other processes.
 
 Limits (`Limits`): memory, processes and CPU through a cgroup of its own per bot process
 (kdtourney.bots.external.cgroups) where this machine lets kdtourney make one; the kernel kills the
 bot past its memory and the cgroup says so, which is the `memory` verdict. The same cgroup is
 frozen between the bot's decisions (`freeze`, `thaw`: it thinks on its own time only) and lets
 `end_game` kill all the bot started with none able to fork meanwhile. Without a cgroup, memory is
-bounded by RLIMIT_DATA (`prlimit`): an allocation past it fails inside the bot, whose crash is then
-reported as a crash; what is missing on a machine is `cgroups.machine().missing`. The output limit
-is the harness's (kdtourney.bots.external.process).
+bounded by RLIMIT_DATA and processes by RLIMIT_NPROC (`prlimit`; the latter counts the processes
+of the bot's user, its own as root): an allocation or a fork past them fails inside the bot,
+whose crash is then reported as a crash; what is missing on a machine is
+`cgroups.machine().missing`. Its /tmp and /dev/shm hold at most its memory limit each, cgroup or
+not. The output limit is the harness's (kdtourney.bots.external.process).
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import glob
 import os
 import shutil
@@ -47,7 +60,7 @@ from pathlib import PurePath
 
 import kdtourney
 from kdtourney.engine.jit_cache import PackageCacheLocator
-from kdtourney.bots.external import cgroups
+from kdtourney.bots.external import cgroups, private, syscalls
 from kdtourney.bots.external.declaration import SERVED, Program
 from kdtourney.bots.external.identity import inside, own_paths
 
@@ -62,7 +75,10 @@ SYSTEM = (*SYSTEM_DIRS, *SYSTEM_LINKS)  # the system's folders, which every sand
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime",
              "java-*", "nodejs", "ssl/openssl.cnf")
 NUMBA_COPY_FROM = "/run/kdtourney-numba"
-SANDBOX_UID = 65534          # nobody (and nogroup): who a bot is when kdtourney runs as root
+# who the bots are when kdtourney runs as root: one uid and gid per live sandbox on the machine,
+# from a range no account uses (systemd leaves 0x70000000 to 0x7ffdffff unused)
+SANDBOX_UIDS = range(2_000_000_000, 2_000_000_000 + 65536)
+SECCOMP_FD = 3               # where bwrap reads the system call filter
 ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")  # for setpriv only, which drops them all
 
 
@@ -75,27 +91,49 @@ class Refused(PermissionError):
 
 
 def bwrap_path() -> str:
-    """bwrap's path; SandboxError naming the package to install when it is not there (or, as
-    root, when util-linux's setpriv is not: see `_as_bot`)."""
+    """bwrap's path; SandboxError naming the package to install when it is not there (or when
+    what the sandbox needs besides is not: the system call filter's libseccomp and, as root,
+    util-linux's setpriv, see `_as_bot`)."""
     found = shutil.which("bwrap")
     if found is None:
         raise SandboxError(f"--sandbox needs bubblewrap (bwrap), which is not installed: install "
                            f"it, e.g. `{INSTALL_HINT}`")
-    _as_bot()
+    try:
+        syscalls.program_file()
+    except (ImportError, OSError) as exc:
+        raise SandboxError(f"--sandbox needs libseccomp for its system call filter, which is not "
+                           f"there ({exc}): {syscalls.INSTALL_HINT}") from None
+    _as_bot(SANDBOX_UIDS[0])
     return found
 
 
-def _as_bot() -> list[str]:
-    """The command that makes the bot an unprivileged user inside the sandbox, as root; [] for
-    another user (the bot keeps the user's uid)."""
+def _as_bot(uid: int) -> list[str]:
+    """The command that makes the bot `uid` (an unprivileged user) inside the sandbox, as root;
+    [] for another user (the bot keeps the user's uid)."""
     if os.geteuid() != 0:
         return []
     found = shutil.which("setpriv")
     if found is None or not any(inside(found, d) for d in SYSTEM):
         raise SandboxError("--sandbox as root needs util-linux's setpriv in /usr (to run bots as "
                            "an unprivileged user): install it, e.g. `apt-get install util-linux`")
-    return [os.path.realpath(found), f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}",
+    return [os.path.realpath(found), f"--reuid={uid}", f"--regid={uid}",
             "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
+
+
+def _own_uid() -> tuple[int, int]:
+    """(a uid of SANDBOX_UIDS no other live sandbox of this machine has, the descriptor holding
+    it): the first slot of the private folder whose lock no process holds, held until the
+    descriptor is closed (or its process ends)."""
+    folder = private.folder("uids")
+    for slot, uid in enumerate(SANDBOX_UIDS):
+        fd = private.open_file(os.path.join(folder, str(slot)))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        return uid, fd
+    raise SandboxError(f"--sandbox: all {len(SANDBOX_UIDS)} users of the sandboxes are taken")
 
 
 def refusal(program: Program, allowed=()) -> str | None:
@@ -118,6 +156,15 @@ def refusal(program: Program, allowed=()) -> str | None:
         return (f"its program {first} {_leads(first)}lies outside the system's folders "
                 f"({', '.join(SYSTEM_DIRS)}), the folders --sandbox-allow grants and its folder")
     return None
+
+
+def _util(name: str) -> str:
+    """The path of a util-linux program of the system (shown in every sandbox)."""
+    found = shutil.which(name, path="/usr/bin:/bin")
+    if found is None:
+        raise SandboxError(f"--sandbox needs util-linux's {name}: install it, e.g. "
+                           "`apt-get install util-linux`")
+    return os.path.realpath(found)
 
 
 def _leads(path: str) -> str:
@@ -246,6 +293,7 @@ class Confinement:
         self.sandbox, self.program = sandbox, program
         self.served = program.origin == SERVED  # kdtourney serve: no folder of its own
         self.cgroup: cgroups.BotCgroup | None = None  # made by argv
+        self.uid, self._uid_lock = None, None  # as root: the bot's own user (argv)
 
     def argv(self) -> list[str]:
         """The command starting the bot in its sandbox (its cgroup made now). Refused (an
@@ -255,15 +303,18 @@ class Confinement:
             raise Refused(errno.EACCES, f"--sandbox refuses it: {why}")
         limits = self.sandbox.limits
         bwrap = bwrap_path()  # first: no bwrap is the first thing to say
-        as_bot = _as_bot()
-        keep = [arg for cap in (ROOT_CAPS if as_bot else ()) for arg in ("--cap-add", cap)]
+        if os.geteuid() == 0:
+            keep = [arg for cap in ROOT_CAPS for arg in ("--cap-add", cap)]
+        else:  # bwrap maps the user into a user namespace of the sandbox's own
+            keep = ["--unshare-user", "--disable-userns"]
+        memory = str(limits.memory_mib << 20)
         command = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid",
                    "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-                   "--cap-drop", "ALL", *keep, "--clearenv", "--setenv", "PATH",
-                   "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/tmp",
-                   "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8",
-                   "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
-                   "--perms", "1777", "--tmpfs", "/tmp"]
+                   "--cap-drop", "ALL", *keep, "--seccomp", str(SECCOMP_FD), "--clearenv",
+                   "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME",
+                   "/tmp", "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8",
+                   "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", memory,
+                   "--tmpfs", "/dev/shm", "--perms", "1777", "--size", memory, "--tmpfs", "/tmp"]
         for path in SYSTEM_DIRS:
             command += ["--ro-bind", path, path]
         for path in SYSTEM_LINKS:
@@ -282,23 +333,30 @@ class Confinement:
             command += ["--setenv", "NUMBA_CACHE_DIR", "/tmp/numba"]
         for path in ["/", *masks]:  # mounted: only /tmp (and /dev/shm) stay writable
             command += ["--remount-ro", path]
-        run = [*as_bot, self._program_path(), *self.program.command[1:]]
+        self.cgroup = cgroups.BotCgroup.make(limits.memory_mib << 20, limits.processes,
+                                             limits.cpus)
+        bounded = self.cgroup is not None and self.cgroup.bounds(cgroups.PROCESSES)
+        # without a pids cgroup, RLIMIT_NPROC: set inside, where it counts the bot's user's
+        # processes (its own as root, those of its user namespace otherwise), not the harness's
+        nproc = [] if bounded else [_util("prlimit"), f"--nproc={limits.processes}", "--"]
+        if os.geteuid() == 0:
+            self.uid, self._uid_lock = _own_uid()
+        run = [*_as_bot(self.uid), *nproc, self._program_path(), *self.program.command[1:]]
         if self.served:  # copied before the bot is who it is, then made its own to use
             command += ["--", "/bin/sh", "-c", f"cp -R {NUMBA_COPY_FROM} /tmp/numba 2>/dev/null; "
                         'chmod -R a+rwX /tmp/numba 2>/dev/null; exec "$@"', "sh", *run]
         else:
             command += ["--", *run]
-        self.cgroup = cgroups.BotCgroup.make(limits.memory_mib << 20, limits.processes,
-                                             limits.cpus)
         # bwrap starts with an empty environment: the sandbox's init (its pid 1, which the bot
-        # can read) is a bwrap process and keeps what bwrap was started with
-        launch = ["env", "-i", "PATH=/usr/bin:/bin"]
-        if self.cgroup is not None:  # the shell joins the cgroup, becomes bwrap: nothing escapes
-            files = self.cgroup.procs_files()
-            join = " && ".join(f'echo $$ > "${i + 1}"' for i in range(len(files)))
-            launch += ["/bin/sh", "-c", f'{join} && shift {len(files)} && exec "$@"', "sh", *files]
+        # can read) is a bwrap process and keeps what bwrap was started with. The shell joins
+        # the cgroup (nothing escapes it) and opens the filter for bwrap, then becomes bwrap.
+        files = [] if self.cgroup is None else self.cgroup.procs_files()
+        join = "".join(f'echo $$ > "${i + 2}" && ' for i in range(len(files)))
+        launch = ["env", "-i", "PATH=/usr/bin:/bin", "/bin/sh", "-c",
+                  f'{join}exec {SECCOMP_FD}< "$1" && shift {len(files) + 1} && exec "$@"', "sh",
+                  syscalls.program_file(), *files]
         if self.cgroup is None or not self.cgroup.bounds(cgroups.MEMORY):
-            launch += ["prlimit", f"--data={limits.memory_mib << 20}", "--"]
+            launch += ["prlimit", f"--data={memory}", "--"]
         return [*launch, *command]
 
     def _program_path(self) -> str:
@@ -414,10 +472,13 @@ class Confinement:
 
     def release(self) -> None:
         """Remove the cgroup once the bot has been stopped: what is still in it (the sandbox's
-        processes dying with bwrap) is killed first."""
+        processes dying with bwrap) is killed first; then give its user back."""
         if self.cgroup is not None:
             self.cgroup.remove()
             self.cgroup = None
+        if self._uid_lock is not None:
+            os.close(self._uid_lock)
+            self.uid, self._uid_lock = None, None
 
 
 __all__ = ["Sandbox", "Limits", "Confinement", "SandboxError", "bwrap_path", "INSTALL_HINT",
