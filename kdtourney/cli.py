@@ -9,12 +9,17 @@ import sys
 import click
 
 from kdtourney import __version__, fork_server, interrupts
+from kdtourney.text import shown
 
 
 class _CommandError(click.ClickException):
-    """A one-line `Error: ...` and exit status 2 (bad input), no traceback."""
+    """A one-line `Error: ...` and exit status 2 (bad input), no traceback; what a bot wrote in
+    it (an error of its module, its stderr) with its control characters escaped."""
 
     exit_code = 2
+
+    def __init__(self, message: str):
+        super().__init__(shown(message))
 
 
 @contextlib.contextmanager
@@ -400,7 +405,7 @@ def _play_settings(ctx, opts, folder):
         runner.check_sandbox()
         line = runner.check_limits(opts["require_limits"])
         if line and not opts["quiet"]:
-            click.echo(f"note: {line}")
+            click.echo(f"note: {shown(line)}")
     return settings
 
 

@@ -9,6 +9,7 @@ import math
 from kdtourney.arena import sequential
 from kdtourney.arena.progress import GameRate, starting_text
 from kdtourney.arena import tune as tuning
+from kdtourney.text import shown
 
 
 class SprtDisplay:
@@ -66,7 +67,8 @@ class SprtDisplay:
 
     def note(self, text):
         if not self.quiet:
-            self.console.print(f"note: {text}", highlight=False, soft_wrap=True)
+            self.console.print(f"note: {shown(text)}", highlight=False, markup=False,
+                               soft_wrap=True)
 
     def update(self, state):
         self.state, self.pending = state, 0
@@ -137,7 +139,8 @@ class TuneDisplay:
 
     def note(self, text):
         if not self.quiet:
-            self.console.print(f"note: {text}", highlight=False, soft_wrap=True)
+            self.console.print(f"note: {shown(text)}", highlight=False, markup=False,
+                               soft_wrap=True)
 
     def stop(self):
         pass
@@ -215,12 +218,13 @@ class LadderDisplay:
 
     def note(self, text):
         if not self.quiet:
-            self.console.print(f"note: {text}", highlight=False, soft_wrap=True)
+            self.console.print(f"note: {shown(text)}", highlight=False, markup=False,
+                               soft_wrap=True)
 
     def event(self, text):
         self.events.append(text)
         if not self.quiet and self.live is None:
-            self.console.print(text, highlight=False, soft_wrap=True)
+            self.console.print(shown(text), highlight=False, markup=False, soft_wrap=True)
 
     def board(self, rows):
         self.rows = list(rows)

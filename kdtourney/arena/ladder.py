@@ -62,11 +62,12 @@ from kdtourney.arena.play import PlaySettings
 from kdtourney.arena.tournament import (ArenaError, Tournament, clock_of, differences, full_rules,
                                         parse_players)
 from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT, ProcessSettings, StartupError
-from kdtourney.bots.files import tree
+from kdtourney.bots.files import Unreadable, read_file, tree
 from kdtourney.outcomes import balanced_blocks, pair_outcomes
 
 LADDER_FORMAT = "ladder"
 LIST_FILE = "ladder.txt"   # in a bot folder: more entrants, one spec per line
+LIST_LIMIT = 1 << 20       # bytes of it read
 CHUNK_SECONDS = 3.0
 POLL_SECONDS = 1.0         # how often an idle ladder looks at its folders
 ACTIVE, SUPERSEDED, RETIRED = "active", "superseded", "retired"
@@ -172,10 +173,14 @@ def scan(bots_dirs, references, startup_timeout: float | None, play, folder):
     that fails to load or start is a note, not an entrant. play: the PlaySettings (sandboxed, a
     bot module runs in a sandbox only, where it is asked what it defines, and a TOML bot starts
     in its sandbox, which hides `folder`)."""
-    from kdtourney.bots.registry import BotRegistry, EntrantError
+    from kdtourney.bots.registry import BotRegistry, EntrantError, parse_entrant
 
     sandbox = play.sandbox_for(folder) if play is not None else None
-    registry = BotRegistry(bots_dirs, sandbox=sandbox,
+    # who holds a name: a newcomer taking it is refused
+    entrants = _stored_entrants(folder) if folder is not None and store.exists(folder) else {}
+    taken = {parse_entrant(r["spec"]).name: r["origin"] for r in entrants.values()
+             if r["status"] == ACTIVE}
+    registry = BotRegistry(bots_dirs, sandbox=sandbox, taken=taken,
                            startup_timeout=startup_timeout or DEFAULT_STARTUP_TIMEOUT)
     folders = [Path(d).resolve() for d in bots_dirs]
 
@@ -190,8 +195,14 @@ def scan(bots_dirs, references, startup_timeout: float | None, play, folder):
             specs[registry.resolve(name).spec] = info.origin
     for folder in bots_dirs:
         listed = Path(folder) / LIST_FILE
-        if listed.is_file():
-            for number, line in enumerate(listed.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            lines = read_file(listed, LIST_LIMIT).decode("utf-8").splitlines() \
+                if listed.exists() else []
+        except (OSError, UnicodeDecodeError, Unreadable) as exc:
+            notes.append(f"{listed}: {exc}")
+            lines = []
+        if lines:
+            for number, line in enumerate(lines, 1):
                 line = line.split("#", 1)[0].strip()
                 if line:
                     try:
@@ -685,9 +696,11 @@ def _take_in(folder, seen: Look, display, outcome, previous=None):
     registry = seen.registry()
     if registry is None:
         return None
-    rows, events = update_entrants(_stored_entrants(folder), seen.found, store.now())
-    if rows:
-        with store.open_store(folder) as st:
+    entrants = _stored_entrants(folder)
+    rows, events = update_entrants(entrants, seen.found, store.now())
+    with store.open_store(folder) as st:
+        st.set_config(store.LADDER_INTAKE, seen.notes)  # for the page
+        if rows:
             st.write_ladder(entrants=rows)
             st.record_entrants({r["label"]: seen.found[r["spec"]].identity for r in rows
                                 if r["status"] == ACTIVE})

@@ -17,6 +17,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.spinner import Spinner
 from rich.text import Text
 
+from kdtourney.text import shown
+
 
 class GameRate:
     """Games per second, counted from the first game's end: before it the workers start and load
@@ -118,7 +120,8 @@ class Reporter:
 
     def note(self, text):
         if not self.quiet:
-            self.console.print(f"note: {text}", highlight=False, soft_wrap=True)
+            self.console.print(f"note: {shown(text)}", highlight=False, markup=False,
+                               soft_wrap=True)
 
     def stop(self):
         if self.live is not None:

@@ -241,10 +241,16 @@ def start_bots(registry, tournament: Tournament, startup_timeout: float | None =
 
 
 def entrant_identities(registry, tournament: Tournament) -> dict:
-    """{entrant label: `BotRegistry.identity`} of every entrant of `tournament`."""
+    """{entrant label: `BotRegistry.identity`} of every entrant of `tournament`; ArenaError (one
+    line) for a bot whose files cannot be read."""
+    from kdtourney.bots.registry import EntrantError
+
     registry.check(tournament.specs)  # sandboxed, the values of all asked at once
-    return {label: registry.identity(spec)
-            for label, spec in zip(tournament.entrants, tournament.specs)}
+    try:
+        return {label: registry.identity(spec)
+                for label, spec in zip(tournament.entrants, tournament.specs)}
+    except EntrantError as exc:
+        raise ArenaError(str(exc)) from None
 
 
 def check_code(st: _store.Store, identities: dict, folder) -> list[str]:

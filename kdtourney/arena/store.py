@@ -66,7 +66,9 @@ ladder_entrants
          only in stores of `kdtourney ladder` (kdtourney.arena.ladder), whose config also has the
          key `ladder` (players, rules, seed): one row per entrant version, label TEXT PRIMARY KEY,
          spec, version (1, 2, ... per spec), digest, origin, status ('active'|'superseded'|
-         'retired'), added (ISO time), changed (when the status last changed), note.
+         'retired'), added (ISO time), changed (when the status last changed), note. Its config
+         key `ladder_intake` (LADDER_INTAKE) holds the notes of the ladder's last look at its
+         folders: the bots that did not enter, each with why (its page shows them).
 
 Stores of schema 1 (kdtourney before `blocks` and `sessions`) rewrote config `tournament` for each
 of a ladder's chunks and a tune's batches (their entrants) and each SPRT session (its cap), and
@@ -100,6 +102,7 @@ LOCK_FILE = "tournament.lock"
 APPLICATION = "kdtourney"
 SCHEMA_VERSION = 2
 TABLES = ("games", "results", "faults")
+LADDER_INTAKE = "ladder_intake"  # config: the last look's notes (the bots that did not enter)
 TIMING_COLUMNS = {"games": ("duration", "finished_at"), "results": ("time_total", "time_max")}
 
 _SCHEMA = """

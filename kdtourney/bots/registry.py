@@ -81,8 +81,11 @@ from importlib import metadata
 from pathlib import Path
 
 from kdtourney.engine.jit_cache import compiled_sources
+from kdtourney.text import shown
 from kdtourney.bots.base import Bot
-from kdtourney.bots.files import files_sha256, is_run_folder, left_out, tree
+from kdtourney.bots.files import (Link, Unreadable, files_sha256, is_run_folder, layout, left_out,
+                                  read_beneath, read_file, read_tree, tree)
+from kdtourney.bots.external.declaration import TOML_LIMIT
 from kdtourney.bots.external import (DEFAULT_STARTUP_TIMEOUT, ExternalBot, ProcessPool,
                                      ProcessSettings, Program, Sandbox, check_programs, load_toml,
                                      program_identity, serve_program)
@@ -167,11 +170,13 @@ def declared_files(source: str) -> list[str]:
 
 def bundle_files(folder: Path, paths, what: str = FILES_VAR) -> dict[str, bytes]:
     """{name relative to `folder`: bytes} of the listed paths (a folder: every file under it,
-    see kdtourney.bots.files.tree). ValueError (one line, starting with `what` the paths are)
-    for a path outside `folder` or missing, or files holding more than BUNDLE_LIMIT bytes in
-    all."""
+    see kdtourney.bots.files.tree), read as a submission is (kdtourney.bots.files.read_tree: no
+    link followed; a link to a file of the folder is sent as that file's bytes, a link to a
+    folder is left out). ValueError (one line, starting with `what` the paths are) for a path
+    outside `folder` or missing, a link leading out of it, a file that is not a regular one, or
+    files holding more than BUNDLE_LIMIT bytes in all."""
     root = folder.resolve()
-    found: dict[str, Path] = {}
+    named = []
     for rel in paths:
         path = folder / rel
         try:
@@ -180,21 +185,34 @@ def bundle_files(folder: Path, paths, what: str = FILES_VAR) -> dict[str, bytes]
             raise ValueError(f"{what}: {rel!r} is outside the bot's folder") from None
         if not path.exists():
             raise ValueError(f"{what}: {rel!r} does not exist in {folder}")
-        for file in tree(path):
-            name = file.relative_to(folder).as_posix()
-            try:  # a link inside may point anywhere the user can read
-                file.resolve().relative_to(root)
-            except ValueError:
-                raise ValueError(f"{what}: {name!r} is a link to a file outside the bot's "
-                                 "folder") from None
-            found[name] = file
-    size = sum(file.stat().st_size for file in found.values())
+        named.append(os.path.normpath(rel))
+    shown = layout(folder, named)
+    size = sum(os.lstat(folder / name).st_size for name, link in shown.items() if link is None)
     if size > BUNDLE_LIMIT:
         raise ValueError(f"{what}: the files hold {size / (1 << 20):.1f} MiB, over the "
                          f"{BUNDLE_LIMIT >> 20} MiB a bot may take to every worker; "
                          + ("list only what the bot reads" if what == FILES_VAR else
                             "keep only what the bot reads there"))
-    return {name: file.read_bytes() for name, file in found.items()}
+    try:
+        read = dict(read_tree(folder, BUNDLE_LIMIT, named))
+    except Unreadable as exc:
+        raise ValueError(f"{what}: {exc}") from None
+    found = {}
+    for name, data in read.items():
+        if not any(n == "." or name == n or name.startswith(f"{n}/") for n in named):
+            continue  # read only as what a listed link leads to
+        here = name
+        for _ in range(40):  # a link to a link ... (a loop is left out)
+            if not isinstance(data, Link):
+                break
+            here = data.leads_to(here)
+            if here is None:
+                raise ValueError(f"{what}: {name!r} is a link to a file outside the bot's "
+                                 "folder")
+            data = read.get(here)
+        if isinstance(data, bytes):
+            found[name] = data
+    return found
 
 
 def encode_sources(files: dict) -> str:
@@ -500,7 +518,7 @@ def _claimed(folder: Path, origin_folder: str) -> set[str]:
                 words += word.split(os.pathsep)
     for path in folder.glob("*.py"):
         try:
-            words += declared_files(path.read_text(encoding="utf-8"))
+            words += declared_files(read_file(path, BUNDLE_LIMIT).decode("utf-8"))
         except (OSError, UnicodeDecodeError, ValueError):
             continue
     names = set()
@@ -587,15 +605,19 @@ class BotRegistry:
     bots_dirs: folders of bot modules, searched first; env: also the folders of KDTOURNEY_BOTS_DIR;
     cwd: also `./bots/` when it exists; entry_points: also installed packages' `kdtourney.bots`
     entry points. A folder that was asked for and does not exist raises BotsDirError; two bots
-    with one name raise DuplicateBotError. sandbox: bot modules of the folders run in such a
+    with one name raise DuplicateBotError, unless `taken` ({bot name: the origin holding it}, a
+    ladder's entrants) is given: then the bot holding the name keeps it (a built-in, the origin
+    `taken` names, or else the first found) and the other is broken, refused with one line
+    (`_register`). sandbox: bot modules of the folders run in such a
     sandbox only (--sandbox): what they define, and the parameter values they refuse
     (`resolve`), is asked there, each module answering within `startup_timeout` seconds.
     """
 
     def __init__(self, bots_dirs=(), *, env: bool = True, cwd: bool = True,
                  entry_points: bool = True, sandbox: Sandbox | None = None,
-                 startup_timeout: float = DEFAULT_STARTUP_TIMEOUT):
+                 startup_timeout: float = DEFAULT_STARTUP_TIMEOUT, taken: dict | None = None):
         self._reset()
+        self._taken = taken
         self._run_modules = sandbox is None
         self._sandbox, self._startup_timeout = sandbox, startup_timeout
         self._sandbox_allow = None if sandbox is None else tuple(sandbox.allowed)
@@ -621,6 +643,7 @@ class BotRegistry:
         self._pending: list[tuple[str, str]] = []  # folder modules to list: (origin, stem)
         self._given: dict | None = None  # what the modules define, as `listings` gave it
         self._refused: dict[str, str | None] = {}  # spec of a listed bot -> its refusal (None: ok)
+        self._taken: dict | None = None  # names held (a ladder's): a newcomer's duplicate is refused
 
     @classmethod
     def from_sources(cls, files: dict, *, entry_points: bool = True, builtins: bool = True,
@@ -878,7 +901,13 @@ class BotRegistry:
             return None
         if info.program not in self._hellos:
             self.start_check([info.name])
-        return dict(program_identity(info.program, self._hellos[info.program]), origin=info.origin)
+        try:
+            found = program_identity(info.program, self._hellos[info.program])
+        except (OSError, Unreadable) as exc:
+            raise EntrantError(f"{info.origin}: its files cannot be read: "
+                               f"{exc if isinstance(exc, Unreadable) else _error_line(exc)}") \
+                from None
+        return dict(found, origin=info.origin)
 
     def __contains__(self, name) -> bool:
         return name in self._bots
@@ -937,7 +966,7 @@ class BotRegistry:
         for path in tomls:
             origin = os.path.join(here, path.name)
             try:
-                files[prefix + path.name] = path.read_bytes()
+                files[prefix + path.name] = self._read(folder, path.name, TOML_LIMIT)
                 found = load_toml(path, origin, own_folder=bool(prefix))
             except (OSError, UnicodeDecodeError, ValueError) as exc:
                 self._add_broken(origin, str(exc) if isinstance(exc, ValueError) else
@@ -954,17 +983,20 @@ class BotRegistry:
         for origin, path, found in declared:
             program = found.program
             if not self._refuse_outside(origin, [program.name], path.stem, program.origin, [
-                    p for p in own_paths(program) if str(p) != program.origin], others, program):
+                    p for p in own_paths(program) if str(p) != program.origin], others, program) \
+                    and self._admit(origin, [program.name],
+                                    _files_named(program.command, folder, here)):
                 self._register(BotInfo(program.name, ExternalBot, origin, found.description,
                                        found.options, program), origin)
         whole = None  # a bot's subfolder: all its files, shipped with each of its modules
         for path in modules:
             origin = os.path.join(here, path.name)
             try:
-                data = path.read_bytes()
+                data = self._read(folder, path.name, BUNDLE_LIMIT)
                 source = data.decode("utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                self._add_broken(origin, _error_line(exc), path.stem)
+            except (OSError, UnicodeDecodeError, Unreadable) as exc:
+                self._add_broken(origin, str(exc) if isinstance(exc, Unreadable) else
+                                 _error_line(exc), path.stem)
                 continue
             files[prefix + path.name] = data
             if path not in bots:
@@ -1001,8 +1033,18 @@ class BotRegistry:
             except (Exception, SystemExit) as exc:  # a bot module's failure is reported, not fatal
                 self._add_broken(origin, _error_line(exc, origin), path.stem)
                 continue
-            for cls in _bot_classes(module):
-                self._add(cls, origin)
+            classes = _bot_classes(module)
+            if self._admit(origin, [getattr(cls, "name", None) for cls in classes]):
+                for cls in classes:
+                    self._add(cls, origin)
+
+    def _read(self, folder: Path, name: str, limit: int) -> bytes:
+        """A file at the top of a bots folder or a bot's subfolder, read as a submission is
+        (kdtourney.bots.files): with --sandbox, not through a link (its bytes would go to a
+        sandbox: a link could lead to any file the harness may read)."""
+        if self._sandbox_allow is None:
+            return read_file(folder / name, limit)
+        return read_beneath(folder, name, limit)
 
     def _refuse_outside(self, origin: str, names, stem: str, own: str, named, others,
                         program: Program | None = None) -> bool:
@@ -1061,7 +1103,10 @@ class BotRegistry:
             self._add_broken(origin, _clip(answer["error"]), stem)
             return
         if answer.get("duplicate"):
-            raise DuplicateBotError(_clip(answer["duplicate"]))
+            if self._taken is None:
+                raise DuplicateBotError(_clip(answer["duplicate"]))
+            self._add_broken(origin, _clip(answer["duplicate"]), stem)
+            return
         try:
             bots = [(b["name"], b.get("description") or "", dict(b.get("parameters") or {}))
                     for b in answer.get("bots") or () if b.get("origin", origin) == origin]
@@ -1077,6 +1122,8 @@ class BotRegistry:
             return
         for error in errors:
             self._add_broken(origin, _clip(error), stem)
+        if not self._admit(origin, [name for name, _, _ in bots]):
+            return
         for name, description, parameters in bots:
             self._register(BotInfo(name, None, origin, _clip(description), parameters), origin)
         if self._given is None:  # its bots with their defaults were checked with the listing
@@ -1109,6 +1156,43 @@ class BotRegistry:
                                  point.name)
             for cls in classes:
                 self._add(cls, origin)
+
+    def _admit(self, origin: str, names, files=()) -> bool:
+        """With `taken` (a ladder's names): whether the bots `names` of the file `origin` may
+        join. A name held already is kept by its holder (a built-in, or the origin `taken` names
+        for it, even when found later: the holder found first is then put out) and the other
+        file is broken, refused with one line, its files (and `files`, the scripts a refused TOML
+        file names beside it) no longer shipped (`source_files`), so that no registry made from
+        them meets the two. True without `taken`."""
+        if self._taken is None:
+            return True
+        for name in names:
+            held = self._bots.get(name)
+            if held is None or held.origin == origin:
+                continue
+            if held.origin == BUILT_IN or self._taken.get(name) != origin:
+                holder, newcomer = held.origin, origin
+            else:
+                holder, newcomer = origin, held.origin
+                self._bots = {k: v for k, v in self._bots.items() if v.origin != newcomer}
+            self._add_broken(newcomer, f"refused: the bot name {name!r} is taken by {holder} "
+                                       "(give this bot another name)", "")
+            self._drop_files(newcomer, files if newcomer == origin else ())
+            if newcomer == origin:
+                return False
+        return True
+
+    def _drop_files(self, origin: str, files=()) -> None:
+        """Ship none of the files of the bot file `origin`: the file (and `files` beside it), or
+        a bot's subfolder."""
+        self._bundles.pop(origin, None)
+        for folder, names in self._files.items():
+            rel = os.path.relpath(origin, folder)
+            if rel.startswith(".."):
+                continue
+            sub = rel.split(os.sep)[0] + "/" if os.sep in rel else None
+            for name in [n for n in names if n in (rel, *files) or (sub and n.startswith(sub))]:
+                del names[name]
 
     def _add_broken(self, origin: str, error: str, stem: str, refused: bool = False):
         broken = BrokenModule(origin, error, refused)
@@ -1144,7 +1228,14 @@ class BotRegistry:
         if old is not None:
             if old.cls is info.cls and old.cls is not None and old.program is None:
                 return  # one class reached twice (e.g. an entry point to a built-in)
-            raise DuplicateBotError(f"two bots are named {name!r}: {_where(old)} and {_where(info)}")
+            if self._taken is None:
+                raise DuplicateBotError(f"two bots are named {name!r}: {_where(old)} and "
+                                        f"{_where(info)}")
+            holder, newcomer = (info, old) if old.origin != BUILT_IN \
+                and self._taken.get(name) == info.origin else (old, info)
+            self._add_broken(newcomer.origin, f"refused: the bot name {name!r} is taken by "
+                                              f"{_where(holder)} (give this bot another name)", "")
+            info = holder
         self._bots[name] = info
 
     def _unknown_bot(self, name: str) -> str:
@@ -1176,7 +1267,7 @@ def listing(registry: BotRegistry) -> str:
     pad = " " * width
     lines = [f"{len(bots)} bot(s):" if bots else "No bots found."]
     for name, info in bots.items():
-        lines.append(f"  {name:<{width}}{info.description or '(no description)'}")
+        lines.append(f"  {name:<{width}}{shown(info.description) or '(no description)'}")
         lines.append(f"  {pad}from: {short(info.origin)}")
         if info.program is not None:
             found = "found" if info.program.executable else "NOT FOUND"
@@ -1186,7 +1277,7 @@ def listing(registry: BotRegistry) -> str:
             lines.append(f"  {pad}parameters: {params}")
     if registry.broken:
         lines += ["", f"{len(registry.broken)} broken module(s):"]
-        lines += [f"  {short(b.origin)}: {b.error}" for b in registry.broken]
+        lines += [f"  {short(b.origin)}: {shown(b.error)}" for b in registry.broken]
     return "\n".join(lines)
 
 

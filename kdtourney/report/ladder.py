@@ -99,7 +99,8 @@ def build_context(folder, board: Board, running: bool) -> dict:
         "players": "/".join(str(p) for p in ladder.get("players") or []),
         "seed": ladder.get("seed"), "rows": board.rows, "colors": colors,
         "elo_scale": elo_scale([r for r in board.rows if r["rank"]]),
-        "n_games": int(len(games)), "notes": board.notes,
+        # the bots of the folders that did not enter at the last look, then the list's notes
+        "n_games": int(len(games)), "notes": [*config.get(_store.LADDER_INTAKE, []), *board.notes],
         "n_boot": getattr(board.found, "n_boot", 0),
         "faults": faults_view(faults.iloc[::-1]),  # newest first
         "faults_by_entrant": _faults_by_entrant(faults),

@@ -19,6 +19,7 @@ from kdtourney.arena.schedule import rotations
 from kdtourney.report import replays, svg
 from kdtourney.report.fmt import (DASH, RECORDS, finite, fmt_bound, fmt_ci, fmt_elo, fmt_num,
                                   fmt_pct, fmt_signed, fmt_time, fmt_value)
+from kdtourney.text import shown
 
 __all__ = ["REPORT_FILE", "SEAT_COLORS", "render", "write_page", "describe_rules", "elo_scale",
            "faults_view", "replay_view", "block_seats", "json_for_script"]
@@ -46,8 +47,11 @@ def render(context: dict, template: str = "report.html.j2",
 
 def _environment() -> Environment:
     root = files("kdtourney.report").joinpath("templates")
+    # what bots wrote (fault messages, names) shown with their control characters escaped
     env = Environment(loader=FileSystemLoader(str(root)), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                      finalize=lambda value: shown(value, "\n\t")
+                      if isinstance(value, str) and not isinstance(value, Markup) else value)
     env.filters.update(num=fmt_num, signed=fmt_signed, elo=fmt_elo, pct=fmt_pct, ci=fmt_ci,
                        time=fmt_time, value=fmt_value, finite=finite)
     env.globals.update(finite=finite, bar=_interval_bar, los_color=_los_color,

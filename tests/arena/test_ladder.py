@@ -217,17 +217,24 @@ def looked(bots):
     return ladder.look([bots], ["random"], None, None, None)
 
 
-def test_a_bot_of_a_taken_name_leaves_the_entrants_as_they_were(tmp_path):
-    """Two bots of one name in the folders: a note, and the ladder goes on as it was."""
+BOT = ("from kdtourney.bots.base import Bot\n\n\nclass {cls}(Bot):\n    name = {name!r}\n\n"
+       "    def act(self, view):\n        return view.legal_actions()[0]\n")
+
+
+@pytest.mark.parametrize("squat", ["a0-squat", "z-squat"])  # found before the holder, or after
+def test_a_newcomer_of_a_taken_name_is_refused_alone_and_the_others_enter(tmp_path, squat):
+    """A bot dropped into the folders under an entrant's name: one note (on the terminal, and
+    kept for the ladder's page), the entrant keeps its name and its code, and another newcomer
+    of the same look enters."""
     from kdtourney.arena.store import Store
+    from kdtourney.report.ladder import build_context, ladder_board
 
     bots = tmp_path / "bots"
-    bots.mkdir()
-    (bots / "one.py").write_text("from kdtourney.bots.base import Bot\n\n\nclass One(Bot):\n"
-                                 "    name = 'one'\n\n    def act(self, view):\n"
-                                 "        return view.legal_actions()[0]\n")
+    (bots / "one").mkdir(parents=True)
+    (bots / "one" / "one.py").write_text(BOT.format(cls="One", name="one"))
     folder = tmp_path / "ladder"
     Store.create(folder, {}, {}, {}).close()
+    store.open_store(folder).set_config("ladder", {"players": [2]})
     notes = []
 
     class Display:
@@ -237,13 +244,27 @@ def test_a_bot_of_a_taken_name_leaves_the_entrants_as_they_were(tmp_path):
         def event(self, text):
             pass
 
+    def look():
+        return ladder.look([bots], ["random"], None, None, folder)
+
     outcome = ladder.LadderOutcome(folder=folder, stored_before=0)
-    first = ladder._take_in(folder, looked(bots), Display(), outcome)
-    assert set(ladder._stored_entrants(folder)) == {"one", "random"}
-    (bots / "two.py").write_text((bots / "one.py").read_text().replace("One(", "Two("))
-    again = ladder._take_in(folder, looked(bots), Display(), outcome, first)
-    assert again is first and "one" in notes[-1] and "goes on" in notes[-1]
-    assert {r["status"] for r in ladder._stored_entrants(folder).values()} == {"active"}
+    first = ladder._take_in(folder, look(), Display(), outcome)
+    digest = ladder._stored_entrants(folder)["one"]["digest"]
+    (bots / squat).mkdir()
+    (bots / squat / "squat.py").write_text(BOT.format(cls="Squat", name="one"))
+    (bots / "three").mkdir()
+    (bots / "three" / "three.py").write_text(BOT.format(cls="Three", name="three"))
+    again = ladder._take_in(folder, look(), Display(), outcome, first)
+    assert again is not first and again.bots["one"].origin == str(bots / "one" / "one.py")
+    refusal = (f"{bots / squat / 'squat.py'}: refused: the bot name 'one' is taken by "
+               f"{bots / 'one' / 'one.py'} (give this bot another name)")
+    assert notes == [refusal]
+    entrants = ladder._stored_entrants(folder)
+    assert {label: (r["status"], r["version"]) for label, r in entrants.items()} == {
+        "one": ("active", 1), "random": ("active", 1), "three": ("active", 1)}
+    assert entrants["one"]["digest"] == digest
+    assert squat not in str(again.source_files())  # no worker meets the two
+    assert refusal in build_context(folder, ladder_board(folder, n_boot=10), False)["notes"]
 
 
 def test_the_watch_sees_a_change_deep_in_a_bots_folder_but_not_its_log(tmp_path):

@@ -11,6 +11,10 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from kdtourney.bots.files import read_file
+
+TOML_LIMIT = 1 << 20  # bytes of a bot's TOML file kdtourney reads
+
 
 @dataclass(frozen=True)
 class Program:
@@ -60,8 +64,8 @@ def load_toml(path: Path, origin: str | None = None, own_folder: bool = True) ->
     that is not such a declaration."""
     origin = origin or str(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(read_file(path, TOML_LIMIT).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # tomllib's errors, Unreadable
         raise ValueError(f"not a readable TOML file: {exc}") from None
     unknown = sorted(set(data) - {"name", "command", "description", "files", "options"})
     if unknown:

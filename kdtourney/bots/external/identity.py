@@ -14,16 +14,27 @@
 
 A program found on the PATH or given by an absolute path (`python3`, `java`, `/usr/bin/node`) is
 the runtime, not the bot: it is not hashed.
+
+The files are read as kdtourney.bots.files reads a submission (regular files only, at most
+FILES_LIMIT bytes, no link followed inside its folder: a link is hashed as where it leads). A
+sandbox shows the bot exactly its files inside its folder as they were hashed: a copy of them
+(`snapshot`, in the harness's private folder, named by the digest), bound over its folder, so that
+a hidden file, a log or a `.pyc` beside them, or a file changed after it started, is not there.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
+from kdtourney.bots.external import private
 from kdtourney.bots.external.declaration import Program
-from kdtourney.bots.files import files_sha256, tree
+from kdtourney.bots.files import Link, Unreadable, files_sha256, read_file, read_tree
+
+FILES_LIMIT = 1 << 30  # bytes of a TOML bot's files kdtourney reads (hashes, shows in a sandbox)
 
 _CLASS_PATH = ("-cp", "-classpath", "--class-path")
 
@@ -87,16 +98,32 @@ def own_paths(program: Program) -> list[Path]:
     return [p for p in named if inside(p, program.cwd)]
 
 
-def program_files(program: Program) -> dict[str, Path]:
-    """{name: path} of every file of the bot's identity; a name is the path relative to the
-    bot's folder (`../lib/x.jar` outside it), so a copy of the folder elsewhere is the same bot."""
-    found = {}
-    for root in dict.fromkeys([*own_paths(program), *run_paths(program)]):
-        if not root.exists():
+def program_files(program: Program):
+    """(name, bytes or Link, inside) of every file of the bot's identity, in name order; a name is
+    the path relative to the bot's folder (`../lib/x.jar` outside it), so a copy of the folder
+    elsewhere is the same bot; inside: whether it lies in the folder. Unreadable (one line) for a
+    file that is not a regular one, or for more than FILES_LIMIT bytes in all."""
+    folder = Path(program.cwd)
+    real = folder.resolve()
+    named = None if program.own_folder else [
+        os.path.relpath(os.path.abspath(p), os.path.abspath(folder)) for p in own_paths(program)]
+    found = [(name, data, True) for name, data in read_tree(folder, FILES_LIMIT, named)]
+    left, seen = FILES_LIMIT - sum(len(d) for _, d, _ in found if not isinstance(d, Link)), set()
+    for root in run_paths(program):  # what the command runs outside its folder
+        if inside(root, folder) or not root.exists():
             continue
-        for path in tree(root):
-            found.setdefault(os.path.relpath(path.resolve(), Path(program.cwd).resolve()), path)
-    return found
+        base = os.path.relpath(root.resolve(), real)
+        pairs = read_tree(root, left) if root.is_dir() else [("", read_file(root, left))]
+        for name, data in pairs:
+            name = os.path.normpath(os.path.join(base, name))
+            if name not in seen:
+                seen.add(name)
+                found.append((name, data, False))
+                left -= 0 if isinstance(data, Link) else len(data)
+    if left < 0:
+        raise Unreadable(f"{program.origin}: the bot's files hold more than the "
+                         f"{FILES_LIMIT >> 30} GiB kdtourney reads of them")
+    return sorted(found, key=lambda entry: entry[0])
 
 
 def program_identity(program: Program, hello: dict | None) -> dict:
@@ -105,5 +132,57 @@ def program_identity(program: Program, hello: dict | None) -> dict:
     files = program_files(program)
     hello = hello or {}
     return {"kind": "kdtp", "command": list(program.declared or program.command),
-            "files_sha256": files_sha256((name, path.read_bytes()) for name, path in files.items()),
+            "files_sha256": files_sha256((name, data) for name, data, _ in files),
             "files": len(files), "bot_name": hello.get("name"), "bot_version": hello.get("version")}
+
+
+def _mode(program: Program, name, otherwise: int) -> int:
+    """The permissions of the bot's file or folder `name` (another user as root, the bot reads
+    in its copy what it may read in its folder, no more); `otherwise` when it is gone."""
+    try:
+        return os.lstat(os.path.join(program.cwd, name)).st_mode & 0o777
+    except OSError:
+        return otherwise
+
+
+def snapshot(program: Program) -> str:
+    """A folder holding the bot's files inside its folder as `program_files` reads them now (its
+    links as links, their permissions as they are), made once per content under the private folder's `snapshots/` and named by
+    the digest of all its files; what its sandbox shows in place of its folder. Unreadable for a
+    link leading out of the folder (the sandbox would not show where it leads)."""
+    files = program_files(program)
+    digest = files_sha256((name, data) for name, data, _ in files)
+    base = private.folder("snapshots")
+    folder = os.path.join(base, digest[:32])
+    if os.path.isdir(folder):
+        return folder
+    partial = tempfile.mkdtemp(prefix=f".{digest[:32]}-", dir=base)
+    try:
+        for name, data, own in files:
+            if not own:
+                continue
+            path = os.path.join(partial, name)
+            for above in reversed(Path(name).parents[:-1]):
+                if not os.path.isdir(os.path.join(partial, above)):
+                    os.mkdir(os.path.join(partial, above))
+                    os.chmod(os.path.join(partial, above), _mode(program, above, 0o755))
+            if isinstance(data, Link):
+                if data.leads_to(name) is None:
+                    raise Unreadable(f"{os.path.join(program.cwd, name)} is a link leading out "
+                                     f"of the bot's folder (to {data.target}): its sandbox shows "
+                                     "it its own files only")
+                os.symlink(data.target, path)
+                continue
+            fd = private.open_file(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            with os.fdopen(fd, "wb") as f:
+                os.fchmod(fd, _mode(program, name, 0o600))
+                f.write(data)
+        os.chmod(partial, _mode(program, ".", 0o755))
+        try:
+            os.rename(partial, folder)  # atomic: another worker may have won the race
+        except OSError:
+            if not os.path.isdir(folder):
+                raise
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return folder

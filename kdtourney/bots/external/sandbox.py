@@ -11,8 +11,10 @@ namespaces, set up by bwrap:
   system (/usr, the library links, a few files of /etc), the folders the organiser allowed
   (`Sandbox.allowed`, `--sandbox-allow`: a JDK in /opt, shared models) and the bot's own files
   (kdtourney.bots.external.identity.own_paths: its folder when it has one of its own, else its TOML
-  file and what its command and `files` name there); a served Python bot gets the project's venv,
-  its Python and kdtourney instead, and its sources file. Nothing a bot's author writes reaches
+  file and what its command and `files` name there), shown as the copy of them its identity hashed
+  (identity.snapshot: no hidden file, log or bytecode, no change made after it was read); a
+  served Python bot gets the project's venv, its Python and kdtourney instead, and its sources
+  file. Nothing a bot's author writes reaches
   beyond that: a bot whose `files` or relative program lie outside its folder, or whose absolute
   program lies outside the system, the allowed folders and its folder, is refused (`refusal`). An
   empty tmpfs covers the tournament's folder (`Sandbox.hidden`) and the user's home where a bound
@@ -62,7 +64,8 @@ import kdtourney
 from kdtourney.engine.jit_cache import PackageCacheLocator
 from kdtourney.bots.external import cgroups, private, syscalls
 from kdtourney.bots.external.declaration import SERVED, Program
-from kdtourney.bots.external.identity import inside, own_paths
+from kdtourney.bots.external.identity import inside, snapshot
+from kdtourney.bots.files import Unreadable
 
 INSTALL_HINT = "apt-get install bubblewrap"
 DEFAULT_MEMORY_MIB = 1024    # a served Python bot with numpy and Numba takes about 150 MiB
@@ -376,63 +379,54 @@ class Confinement:
         hidden folder one of them holds (the tournament's folder, the user's home), outer ones
         first, so that a folder inside a hidden one (the bot's own, in the home) is bound again
         over the tmpfs; returns those tmpfs (to be made read-only once all is mounted). Nothing
-        inside the tournament's folder is bound. All paths with their links resolved; a bot's own
-        file reached through a link (`./mybot` leading to `build/mybot`) gets that link too."""
+        inside the tournament's folder is bound. All paths with their links resolved. The bot's
+        own folder shows the copy of its files its identity hashed (identity.snapshot)."""
         secret = [os.path.realpath(h) for h in self.sandbox.hidden]
         visible = [p for p in self._visible()
                    if not any(PurePath(p).is_relative_to(h) for h in secret)]
+        source = {}
+        if not self.served:
+            try:
+                source[os.path.realpath(self.program.cwd)] = snapshot(self.program)
+            except Unreadable as exc:
+                raise Refused(errno.EACCES, f"--sandbox refuses it: {exc}") from None
+        # (the bot's folder shows only its files: no tournament folder, nothing of a home)
         masks = [h for h in dict.fromkeys([*secret, os.path.realpath(os.path.expanduser("~"))])
                  if os.path.isdir(h) and any(PurePath(h).is_relative_to(p) and h != p
-                                             for p in visible)]
-        links = self._links(visible, secret)
+                                             for p in visible if p not in source)]
         # the folders on the way to what is bound: bwrap would make them with the modes they
         # have outside (a home of 0700), which an unprivileged bot could not pass through
-        on_the_way = {str(a) for p in [*visible, *masks, *(link for link, _ in links)]
-                      for a in PurePath(p).parents} - {"/", "/tmp", *masks}
+        on_the_way = {str(a) for p in [*visible, *masks] for a in PurePath(p).parents} \
+            - {"/", "/tmp", *masks}
         on_the_way = [a for a in on_the_way if not any(PurePath(a).is_relative_to(p)
                                                        for p in visible)]
         for _, kind, path in sorted([(_depth(p), "bind", p) for p in visible]
                                     + [(_depth(h), "mask", h) for h in masks]
                                     + [(_depth(a), "dir", a) for a in on_the_way]):
-            command += {"bind": ["--ro-bind", path, path], "mask": ["--tmpfs", path],
-                        "dir": ["--perms", "0755", "--dir", path]}[kind]
-        for link, target in links:
-            command += ["--symlink", target, link]
+            command += {"bind": ["--ro-bind", source.get(path, path), path],
+                        "mask": ["--tmpfs", path], "dir": ["--perms", "0755", "--dir", path]}[kind]
         return masks
 
     def _visible(self) -> list[str]:
-        """The folders (and files) the bot sees besides the system, links resolved, none inside
-        another: the allowed folders, and its own files (`own_paths`, with the files it
-        `reads`), or for a served Python bot its sources file, its venv, its Python and kdtourney
-        itself (an editable install lies outside the venv)."""
+        """The folders (and files) the bot sees besides the system, links resolved: the allowed
+        folders and its own folder (over them, when inside one), or for a served Python bot its
+        sources file, its venv, its Python and kdtourney itself (an editable install lies outside
+        the venv); none inside another but the bot's folder."""
         paths = [*self.program.reads, *self.sandbox.allowed]
+        own = None
         if self.served:
             executable = os.path.realpath(self.program.command[0])
             paths += [sys.prefix, sys.base_prefix, _prefix(executable),
                       os.path.dirname(os.path.abspath(kdtourney.__file__))]
         else:
-            paths += own_paths(self.program)
-        kept = []
+            own = os.path.realpath(self.program.cwd)
+        kept = [] if own is None else [own]
         for path in sorted(set(os.path.realpath(p) for p in paths if p and os.path.exists(p))):
             if path in ("/", "/tmp") \
                     or any(PurePath(path).is_relative_to(k) for k in [*kept, "/usr"]):
                 continue
             kept.append(path)
         return kept
-
-    def _links(self, visible: list[str], secret: list[str]) -> list[tuple[str, str]]:
-        """(link, target) for each own file of a bot without a folder of its own that it names
-        through a link, where the link's place is not bound already: the bot finds it where its
-        TOML file says."""
-        if self.served or self.program.own_folder:
-            return []
-        found = []
-        for path in own_paths(self.program):
-            named, real = os.path.abspath(path), os.path.realpath(path)
-            if named != real and not any(PurePath(named).is_relative_to(p)
-                                         for p in [*visible, *secret, *SYSTEM]):
-                found.append((named, real))
-        return found
     # its cgroup
 
     def freeze(self) -> None:
