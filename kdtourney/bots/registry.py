@@ -89,6 +89,7 @@ from kdtourney.bots.external.declaration import TOML_LIMIT
 from kdtourney.bots.external import (DEFAULT_STARTUP_TIMEOUT, ExternalBot, ProcessPool,
                                      ProcessSettings, Program, Sandbox, check_programs, load_toml,
                                      program_identity, serve_program)
+from kdtourney.bots.external import private
 from kdtourney.bots.external.identity import inside, own_paths
 from kdtourney.bots.external.listing import list_modules
 from kdtourney.bots.external.sandbox import refusal
@@ -229,15 +230,14 @@ def decode_sources(text: str) -> dict:
 
 
 def unpacked(names: dict) -> Path:
-    """A folder holding the files `names` ({relative name: bytes}), named by their content under
-    the temporary folder (kdtourney-bots-UID/DIGEST): written once per machine, then shared by
-    every worker and run that ships the same files."""
+    """A folder holding the files `names` ({relative name: bytes}), named by their content in the
+    harness's private folder (bots/DIGEST): written once per machine, then shared by every worker
+    and run that ships the same files."""
     digest = files_sha256(names.items())[:24]
-    base = Path(tempfile.gettempdir(), f"kdtourney-bots-{os.getuid() if hasattr(os, 'getuid') else 0}")
+    base = Path(private.folder("bots"))
     folder = base / digest
     if folder.is_dir():
         return folder
-    base.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix=f".{digest}-", dir=base))
     for name, data in names.items():
         path = partial / name

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from kdtp_support import SANDBOX_ALLOW
 
-from kdtourney.bots.external import BotProcess, ProcessSettings, Sandbox, cgroups, load_toml
+from kdtourney.bots.external import (BotExited, BotProcess, ProcessSettings, Sandbox, cgroups,
+                                     load_toml)
 from kdtourney.bots.external.syscalls import REFUSED
 
 KERNEL_BOT = Path(__file__).resolve().parents[1] / "data" / "kernel_bot.py"
@@ -83,3 +84,19 @@ def test_a_bot_is_refused_the_calls_no_bot_needs_and_a_user_namespace(tmp_path):
     assert refused.pop("unshare -U") != 0
     assert refused.pop("vsock") == "EAFNOSUPPORT"
     assert refused == {call: errno.errorcode[REFUSED[call]] for call in refused}
+
+
+def test_a_bot_that_cannot_be_frozen_is_ended_with_a_fault(tmp_path, monkeypatch):
+    """A freeze that does not stop all the bot's processes in time (one in uninterruptible
+    sleep) is a failure of the bot, never ignored (it would think on others' time)."""
+    if not cgroups.machine().source(cgroups.FREEZE):
+        pytest.skip("no cgroup freezer here")
+    monkeypatch.setattr(cgroups.BotCgroup, "freeze", lambda self: False)
+    process = BotProcess(kernel_bot(tmp_path / "bot", "kernel", "t"),
+                         ProcessSettings(sandbox=Sandbox(allowed=SANDBOX_ALLOW)))
+    try:
+        with pytest.raises(BotExited, match="could not be frozen between its decisions"):
+            process.start()
+        assert process.exit_code() is not None
+    finally:
+        process.stop()

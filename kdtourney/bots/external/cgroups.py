@@ -36,9 +36,10 @@ import itertools
 import math
 import os
 import signal
-import tempfile
 import time
 from dataclasses import dataclass
+
+from kdtourney.bots.external import private
 
 CGROUP_ROOT = "/sys/fs/cgroup"
 ROOT_VARIABLE = "KDTOURNEY_CGROUP_ROOT"
@@ -295,12 +296,11 @@ _TICKET: list = []  # [the number of this process's ticket], its lock held until
 
 
 def _ticket() -> int:
-    """This process's ticket: the lowest number whose lock file (in the temporary folder, one
-    set per user) no live process holds; held from now on."""
+    """This process's ticket: the lowest number whose lock file (in the harness's private
+    folder, one set per user) no live process holds; held from now on."""
     if not _TICKET:
         for number in range(10_000):
-            path = os.path.join(tempfile.gettempdir(), f"kdtourney-cpus-{os.getuid()}-{number}")
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            fd = private.open_file(os.path.join(private.folder("cpus"), str(number)))
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:

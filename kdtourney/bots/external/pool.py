@@ -22,6 +22,7 @@ import shutil
 import tempfile
 import time
 
+from kdtourney.bots.external import private
 from kdtourney.bots.external.bot import ExternalBot
 from kdtourney.bots.external.declaration import Program
 from kdtourney.bots.external.launch import kill_group
@@ -57,10 +58,10 @@ class ProcessPool:
         self._tmp = None
 
     def file(self, name: str, text: str) -> str:
-        """A file of this pool's temporary folder (removed at close), written once, readable by
-        all (the folder by this user only)."""
+        """A file of this pool's temporary folder (removed at close, in the harness's private
+        folder), written once, readable by all (the folders by this user only)."""
         if self._tmp is None:
-            self._tmp = tempfile.mkdtemp(prefix="kdtourney-pool-")
+            self._tmp = tempfile.mkdtemp(prefix="pool-", dir=private.folder())
         path = os.path.join(self._tmp, name)
         if not os.path.exists(path):
             with open(path, "w", encoding="utf-8") as f:

@@ -34,6 +34,7 @@ from kdtourney.bots import kdtp
 from kdtourney.bots.clock import TimeControl
 from kdtourney.bots.external.declaration import Program
 from kdtourney.bots.external.launch import kill_group, start_process
+from kdtourney.bots.external import cgroups
 from kdtourney.bots.external.sandbox import Sandbox
 
 DEFAULT_MOVE_TIME_MARGIN = 0.2   # s the harness waits beyond --move-time-limit (pipes, scheduler)
@@ -218,9 +219,12 @@ class BotProcess:
 
     def freeze(self) -> None:
         """Sandboxed: stop all the bot's processes until `thaw` (once they are stopped this
-        returns; where the machine has no freezer, nothing happens)."""
-        if self.confinement is not None:
-            self.confinement.freeze()
+        returns; where the machine has no freezer, nothing happens). A bot that could not be
+        stopped in time (a process of it in uninterruptible sleep) is killed: BotExited."""
+        if self.confinement is not None and not self.confinement.freeze():
+            self.fail(BotExited, f"could not be frozen between its decisions within "
+                                 f"{cgroups.FREEZE_TIMEOUT:g} s (a process of it would not "
+                                 "stop): its sandbox ended it")
 
     def thaw(self) -> None:
         """Sandboxed: let the bot's processes run again."""

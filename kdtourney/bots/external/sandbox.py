@@ -429,11 +429,12 @@ class Confinement:
         return kept
     # its cgroup
 
-    def freeze(self) -> None:
+    def freeze(self) -> bool:
         """Stop all the bot's processes until `thaw` (waiting until they are), where the machine
-        has a freezer."""
-        if self.cgroup is not None:
-            self.cgroup.freeze()
+        has a freezer: False when they were not all stopped in time (True without a freezer)."""
+        if self.cgroup is None or not self.cgroup.bounds(cgroups.FREEZE):
+            return True
+        return self.cgroup.freeze()
 
     def thaw(self) -> None:
         if self.cgroup is not None:
