@@ -51,6 +51,7 @@ def check_loaded(registry, tournament: Tournament, recorded: dict, machine: str,
                              f"store recorded (digest {have['digest']} there, {want['digest']} "
                              f"recorded; differs in {', '.join(changed) or 'kind'}): give every "
                              "machine the same bot")
+        registry.pin(spec, want)  # sandboxed, it plays the files recorded, not later ones
 
 
 def warm_up(tournament: Tournament, registry, touch=lambda: None, builtin_only=False,

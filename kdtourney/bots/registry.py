@@ -76,7 +76,7 @@ import sys
 import tempfile
 import traceback
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 
@@ -891,6 +891,20 @@ class BotRegistry:
         if program is not None and program not in self._hellos:
             self._hellos[program] = {"name": identity.get("bot_name"),
                                      "version": identity.get("bot_version")}
+
+    def pin(self, spec, identity: dict) -> None:
+        """A TOML bot (nothing for a Python bot) plays its files as the run recorded them
+        (`identity`, its `files_sha256`): sandboxed, its processes show the copy of its files
+        hashed then, however its folder changed since (kdtourney.bots.external.identity
+        .snapshot)."""
+        name = self.resolve(spec).name
+        info = self._bots[name]
+        if info.program is None or not identity.get("files_sha256"):
+            return
+        pinned = replace(info.program, files_sha256=identity["files_sha256"])
+        if info.program in self._hellos:
+            self._hellos[pinned] = self._hellos[info.program]
+        self._bots[name] = replace(info, program=pinned)
 
     def program_identity(self, spec) -> dict | None:
         """The code identity of a TOML bot (kind "kdtp": declared command, sha256 of its files,

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from kdtp_support import ALLOW_ARGS, SANDBOX_ALLOW
 
-from kdtourney.bots.external import BotProcess, ProcessSettings, Sandbox
+from kdtourney.bots.external import BotExited, BotProcess, ProcessSettings, Sandbox
+from kdtourney.bots.external import identity as identity_module
 from kdtourney.bots.registry import BotRegistry
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
@@ -195,3 +196,28 @@ def test_what_bots_write_reaches_the_terminal_and_the_page_escaped(tmp_path):
     assert f"{escaped}crashed" in page
     for text in (listed.stdout, named.stderr, played.stdout, played.stderr, page):
         assert "\x1b" not in text and "\x07" not in text
+
+
+@needs_bwrap
+def test_a_worker_s_sandbox_shows_the_files_the_run_recorded_not_later_ones(tmp_path):
+    """The run records a bot's identity, then its author edits it: a worker's new process of the
+    recorded entrant still shows the files recorded (the copy made when they were hashed), and
+    where that copy is missing and the files differ, it does not start."""
+    folder = tmp_path / "bots" / "swapper"
+    folder.mkdir(parents=True)
+    (folder / "bot.toml").write_text(f'name = "swapper"\ncommand = '
+                                     f'{json.dumps([sys.executable, "bot.py"])}\n')
+    (folder / "bot.py").write_text(SWAPPER)
+    (folder / "strategy.py").write_text(HONEST)
+    recorded = sandboxed_registry(tmp_path / "bots").identity("swapper")
+    (folder / "strategy.py").write_text(EVIL)  # a new version, for the next look
+    worker = sandboxed_registry(tmp_path / "bots")
+    worker.pin("swapper", recorded)
+    assert swap_report(worker, tmp_path / "pinned.log")["move"] == 0
+    copy = Path(identity_module.snapshot(worker.program("swapper")))
+    shutil.rmtree(copy)  # as on another machine
+    process = BotProcess(worker.program("swapper"),
+                         ProcessSettings(sandbox=Sandbox(allowed=SANDBOX_ALLOW)))
+    with pytest.raises(BotExited, match="its files changed since the run recorded them"):
+        process.start()
+    process.stop()

@@ -26,7 +26,9 @@ class Program:
     kdtourney or of the installation (not of a bots folder), whose code the harness runs too.
     own_folder: cwd is the bot's own folder (a TOML file alone in it, or a bot's subfolder of a
     bots folder), all of it the bot's; False: a bots folder it shares with other bots, of which
-    only its TOML file and the files its command and `files` name are its own."""
+    only its TOML file and the files its command and `files` name are its own. files_sha256: the
+    digest of its files as the run recorded it (a worker's, `BotRegistry.pin`): its sandbox
+    shows those files or does not start it (kdtourney.bots.external.identity.snapshot)."""
 
     name: str
     command: tuple
@@ -36,6 +38,7 @@ class Program:
     reads: tuple = ()
     trusted: bool = False
     own_folder: bool = True
+    files_sha256: str | None = None
 
     @property
     def executable(self) -> str | None:

@@ -145,14 +145,27 @@ def _mode(program: Program, name, otherwise: int) -> int:
         return otherwise
 
 
+class FilesChanged(ValueError):
+    """A bot's files are not those its run recorded: one line."""
+
+
 def snapshot(program: Program) -> str:
     """A folder holding the bot's files inside its folder as `program_files` reads them now (its
-    links as links, their permissions as they are), made once per content under the private folder's `snapshots/` and named by
-    the digest of all its files; what its sandbox shows in place of its folder. Unreadable for a
-    link leading out of the folder (the sandbox would not show where it leads)."""
+    links as links, their permissions as they are), made once per content under the private
+    folder's `snapshots/` and named by the digest of all its files; what its sandbox shows in
+    place of its folder. A program pinned to a digest (`Program.files_sha256`) gets the copy of
+    that digest, made when its files were hashed on this machine, or else FilesChanged when they
+    now differ. Unreadable for a link leading out of the folder (the sandbox would not show where
+    it leads)."""
+    base = private.folder("snapshots")
+    pinned = program.files_sha256
+    if pinned and os.path.isdir(os.path.join(base, pinned[:32])):
+        return os.path.join(base, pinned[:32])
     files = program_files(program)
     digest = files_sha256((name, data) for name, data, _ in files)
-    base = private.folder("snapshots")
+    if pinned and digest != pinned:
+        raise FilesChanged(f"{program.origin}: its files changed since the run recorded them "
+                           f"(files digest {digest[:12]} now, {pinned[:12]} recorded)")
     folder = os.path.join(base, digest[:32])
     if os.path.isdir(folder):
         return folder

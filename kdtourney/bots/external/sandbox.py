@@ -64,7 +64,7 @@ import kdtourney
 from kdtourney.engine.jit_cache import PackageCacheLocator
 from kdtourney.bots.external import cgroups, private, syscalls
 from kdtourney.bots.external.declaration import SERVED, Program
-from kdtourney.bots.external.identity import inside, snapshot
+from kdtourney.bots.external.identity import FilesChanged, inside, snapshot
 from kdtourney.bots.files import Unreadable
 
 INSTALL_HINT = "apt-get install bubblewrap"
@@ -388,7 +388,7 @@ class Confinement:
         if not self.served:
             try:
                 source[os.path.realpath(self.program.cwd)] = snapshot(self.program)
-            except Unreadable as exc:
+            except (Unreadable, FilesChanged) as exc:
                 raise Refused(errno.EACCES, f"--sandbox refuses it: {exc}") from None
         # (the bot's folder shows only its files: no tournament folder, nothing of a home)
         masks = [h for h in dict.fromkeys([*secret, os.path.realpath(os.path.expanduser("~"))])
