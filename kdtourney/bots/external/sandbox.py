@@ -10,16 +10,15 @@ namespaces, set up by bwrap:
 - a filesystem of read-only binds, every path compared and bound with its links resolved: the
   system (/usr, the library links, a few files of /etc), the folders the organiser allowed
   (`Sandbox.allowed`, `--sandbox-allow`: a JDK in /opt, shared models) and the bot's own files
-  (kdtourney.bots.external.identity.own_paths: its folder when it has one of its own, else its TOML
-  file and what its command and `files` name there), shown as the copy of them its identity hashed
-  (identity.snapshot: no hidden file, log or bytecode, no change made after it was read); a
-  served Python bot gets the project's venv, its Python and kdtourney instead, and its sources
-  file. Nothing a bot's author writes reaches
-  beyond that: a bot whose `files` or relative program lie outside its folder, or whose absolute
-  program lies outside the system, the allowed folders and its folder, is refused (`refusal`). An
-  empty tmpfs covers the tournament's folder (`Sandbox.hidden`) and the user's home where a bound
-  folder holds them; all read-only but /tmp and /dev/shm, private tmpfs, /proc its own, /dev a
-  minimal one;
+  (kdtourney.bots.external.identity.own_paths: its folder when it has one of its own, else its
+  TOML file and what its command and `files` name there), shown as the copy of them its identity
+  hashed (identity.snapshot: no hidden file, log or bytecode; a worker's, the files its run
+  recorded); a served Python bot gets the project's venv, its Python and kdtourney instead, and
+  its sources file. Nothing a bot's author writes reaches beyond that: a bot whose `files` or
+  relative program lie outside its folder, or whose absolute program lies outside the system,
+  the allowed folders and its folder, is refused (`refusal`). An empty tmpfs covers the
+  tournament's folder (`Sandbox.hidden`) and the user's home where a bound folder holds them;
+  all read-only but /tmp and /dev/shm, private tmpfs, /proc its own, /dev a minimal one;
 - no capabilities (`--cap-drop ALL`, with no_new_privs), an empty environment but PATH, HOME=/tmp
   (bwrap itself starts with an empty one: it is the namespace's init, which the bot can read);
 - nothing of the kernel's that other sandboxes share: what the kernel keeps per user (the keys
