@@ -876,10 +876,12 @@ class BotRegistry:
         """Start once every TOML bot among the entrants `specs` and exchange hello: {spec: the
         bot's hello}. StartupError (one line naming the TOML file) for one that does not start
         or answer within the start-up timeout. (Python bots played isolated run kdtourney's own
-        `serve`: a failure there shows in the games' faults.)"""
+        `serve`: a failure there shows in the games' faults.) Without `settings`, in the
+        registry's sandbox, if it has one (never outside it)."""
         programs = {spec: self.program(spec) for spec in specs}
-        hellos = check_programs([p for p in programs.values() if p is not None],
-                                settings or ProcessSettings())
+        settings = settings or ProcessSettings(sandbox=self._sandbox,
+                                               startup_timeout=self._startup_timeout)
+        hellos = check_programs([p for p in programs.values() if p is not None], settings)
         self._hellos.update(hellos)
         return {spec: hellos[p] for spec, p in programs.items() if p is not None}
 
