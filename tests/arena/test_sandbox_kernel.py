@@ -1,6 +1,7 @@
 """--sandbox: what the kernel keeps per user or beside the namespaces is no channel between
 sandboxes (a bot's two copies at one table, two submissions), and a bot makes no user namespace
-of its own. The bot that tries is tests/data/kernel_bot.py."""
+of its own, nor fills its /tmp past its memory. The bot that tries the kernel is
+tests/data/kernel_bot.py."""
 
 import errno
 import json
@@ -13,8 +14,8 @@ from pathlib import Path
 import pytest
 from kdtp_support import SANDBOX_ALLOW
 
-from kdtourney.bots.external import (BotExited, BotProcess, ProcessSettings, Sandbox, cgroups,
-                                     load_toml)
+from kdtourney.bots.external import (BotExited, BotProcess, Limits, ProcessSettings, Sandbox,
+                                     cgroups, load_toml)
 from kdtourney.bots.external.syscalls import REFUSED
 
 KERNEL_BOT = Path(__file__).resolve().parents[1] / "data" / "kernel_bot.py"
@@ -100,3 +101,56 @@ def test_a_bot_that_cannot_be_frozen_is_ended_with_a_fault(tmp_path, monkeypatch
         assert process.exit_code() is not None
     finally:
         process.stop()
+
+
+FILLER = '''
+import errno, json, sys
+
+def fill(path, most):
+    """MiB written to `path` before the tmpfs was full (at most `most`)."""
+    written = 0
+    with open(path, "wb") as f:
+        while written < most:
+            try:
+                f.write(b"x" * (1 << 20))
+                f.flush()
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC, exc
+                break
+            written += 1
+    return written
+
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "hello":
+        most = int(sys.argv[1])
+        report = {"tmp": fill("/tmp/fill", most), "shm": fill("/dev/shm/fill", most)}
+        print("FILL-REPORT " + json.dumps(report), file=sys.stderr, flush=True)
+        print(json.dumps({"type": "hello", "name": "filler"}), flush=True)
+    elif message["type"] == "quit":
+        break
+'''
+
+
+def test_without_cgroups_a_bot_s_tmp_holds_at_most_its_memory_limit(tmp_path, monkeypatch):
+    """Without a memory cgroup what /tmp and /dev/shm hold counts in no limit: each is a tmpfs of
+    at most the bot's memory (a tmpfs's default is half the machine's memory)."""
+    monkeypatch.setenv(cgroups.ROOT_VARIABLE, str(tmp_path / "no-cgroups"))
+    limit = 48
+    folder = tmp_path / "filler"
+    folder.mkdir()
+    (folder / "filler.py").write_text(FILLER)
+    command = [sys.executable, "filler.py", str(limit + 16)]  # it tries past the limit
+    (folder / "bot.toml").write_text(f'name = "filler"\ncommand = {json.dumps(command)}\n')
+    sandbox = Sandbox(limits=Limits(memory_mib=limit), allowed=SANDBOX_ALLOW)
+    process = BotProcess(load_toml(folder / "bot.toml").program, ProcessSettings(sandbox=sandbox),
+                         str(tmp_path / "filler.log"))
+    try:
+        assert process.start()["name"] == "filler"
+    finally:
+        process.stop()
+    [line] = [line for line in (tmp_path / "filler.log").read_text().splitlines()
+              if "FILL-REPORT " in line]
+    filled = json.loads(line.split("FILL-REPORT ", 1)[1])
+    assert 0 < filled["tmp"] <= limit and 0 < filled["shm"] <= limit, filled
+
