@@ -462,6 +462,11 @@ def test_a_sandboxed_bot_sees_no_sibling_in_a_flat_or_a_subfolder_layout(tmp_pat
     (bob / "spy.toml").write_text((bob / "spy.toml").read_text().replace('"spy"', '"bob"', 1))
     (bots / "snoop.py").write_text(SIBLING_SNOOP.format(folder=str(bots.resolve()),
                                                         victim=str(bots / "victim_mod.py")))
+    # what its identity leaves out, which its sandbox does not show either
+    (bots / ".plan").write_text("play the last action")
+    (bots / "snoop.log").write_text("import os")
+    (bots / "__pycache__").mkdir()
+    (bots / "__pycache__" / "snoop.cpython-311.pyc").write_bytes(b"\0" * 16)
     registry = BotRegistry([bots], env=False, cwd=False, entry_points=False, sandbox=Sandbox(allowed=tuple(SANDBOX_ALLOW)))
     assert not registry.broken
     flat = spy_in_sandbox(registry.bots["spy"].program, tmp_path / "flat.log")
