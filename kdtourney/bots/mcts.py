@@ -1,15 +1,19 @@
 """`mcts`: information-set Monte Carlo tree search (determinized UCT) with progressive bias."""
 
+import math
 import warnings
 
 import numpy as np
 
+from kdtourney.bots import endgame as EG
+from kdtourney.bots import heuristic_kernels as HK
 from kdtourney.bots import kernels as BK
 from kdtourney.bots import search_kernels as SK
 from kdtourney.bots import valuenet
 from kdtourney.bots.base import Bot
 from kdtourney.bots.greedy import (check_budget, check_choice, check_number, run_budget,
                                    time_budget)
+from kdtourney.bots.heuristic import PLAYOUT, STANDALONE, weight_vector
 from kdtourney.engine import kernels as K
 from kdtourney.engine.kernels import rand_u64
 from kdtourney.engine.game import rng_state
@@ -17,6 +21,8 @@ from kdtourney.engine.kingdom import square_array
 
 _CHUNK = 256  # iterations per kernel call with an iteration budget (the tree may grow between)
 REUSE = {"none": 0, "turn": 1, "game": 2}
+ROOTS = {"uct": False, "halving": True}
+ENDGAMES = {"off": False, "exact": True}
 
 
 class MCTSBot(Bot):
@@ -60,15 +66,20 @@ class MCTSBot(Bot):
 
     name = "mcts"
     weights = valuenet.SHIPPED
+    playout_weights = PLAYOUT  # of policy=heuristic (heuristic.HeuristicBot's names)
 
     def __init__(self, iterations=1000, time=None, c=0.2, bias=5.0, widen=1.0, reuse="turn",
-                 policy="greedy", measure="ratio", eval="playout", net_share=0.5, depth=0):
+                 policy="greedy", measure="ratio", eval="playout", net_share=0.5, depth=0,
+                 root="uct", root_k=0, endgame="off"):
         self.iterations, self.time = check_budget(iterations, time)
+        self.root = check_choice("root", root, ROOTS)
+        self.root_k = check_number("root_k", root_k, integer=True)
+        self.endgame = check_choice("endgame", endgame, ENDGAMES)
         self.c = float(check_number("c", c))
         self.bias = float(check_number("bias", bias))
         self.widen = float(check_number("widen", widen))
         self.reuse = check_choice("reuse", reuse, REUSE)
-        self.policy = check_choice("policy", policy, BK.POLICIES)
+        self.policy = check_choice("policy", policy, HK.POLICIES)
         self.measure = check_choice("measure", measure, BK.MEASURES)
         self.eval = check_choice("eval", eval, SK.EVALS)
         if self.eval != SK.EVAL_PLAYOUT and measure not in ("ratio", "margin"):
@@ -84,6 +95,11 @@ class MCTSBot(Bot):
         self._rng = rng_state(0)
         self._ti, self._tf = self._arrays(1 << 15)
         self._ncount = np.zeros(1, dtype=np.int64)
+        self._hw = HK.heuristic_buffers(weight_vector(self.playout_weights))
+        self._arm_weights = weight_vector(STANDALONE)
+        self._work = BK.work_buffers()
+        self._combos = (np.empty(4 * K.MAX_ACTIONS, dtype=np.int64), np.empty(4 * K.MAX_ACTIONS, dtype=np.int64),
+                        np.empty((4 * K.MAX_ACTIONS, HK.N_WEIGHTS), dtype=np.float64))
         self._expect = None  # (action played, own squares after it, its node) of the last decision
         self.last_iterations = 0
 
@@ -100,6 +116,7 @@ class MCTSBot(Bot):
     def setup(self, seat, rules, seed):
         self._rng = rng_state(seed)
         self._expect = None
+        self._hw = HK.heuristic_buffers(weight_vector(self.playout_weights))
         self._net, self._evaluation = valuenet.NO_NET, SK.EVAL_PLAYOUT
         if self.eval != SK.EVAL_PLAYOUT:
             net = valuenet.network_for(self.weights, rules)
@@ -158,30 +175,89 @@ class MCTSBot(Bot):
         if len(legal) == 1:
             self._expect = None
             return legal[0]
-        self._root(view)
         bits, bbox, st = view.arrays
+        if self.endgame and EG.solvable(st):
+            self._expect = None
+            self.last_iterations = 0
+            place, claim, _ = EG.solve(bits, bbox, st)
+            return place if place >= 0 else claim
+        self._root(view)
         seed = int(rand_u64(self._rng)) >> 1  # an int64 for the kernel
 
-        def run(start, count):
+        def run(start, count, forced=-1):
             done = 0
             while done < count:  # in chunks, so that the tree can grow in between
                 if self._ncount[0] > len(self._ti) // 2:
                     self._grow(2 * len(self._ti))
                 n = min(_CHUNK, count - done)
                 SK.mcts_run(bits, bbox, st, view.player, self._ti, self._tf, self._ncount, n,
-                            self.c, self.bias, self.widen, self.policy, self.measure, seed,
-                            self._net, self._evaluation, self.net_share, self.depth)
+                            self.c, self.bias, self.widen, self.policy, self._hw, self.measure, seed,
+                            self._net, self._evaluation, self.net_share, self.depth, forced)
                 done += n
 
-        self.last_iterations = run_budget(run, self.iterations, time_budget(self.time, view), 32)
-        best, best_node, best_key = legal[0], -1, None
+        budget = time_budget(self.time, view)
+        if self.root:
+            best_node = self._halving(view, legal, run, budget)
+        else:
+            self.last_iterations = run_budget(run, self.iterations, budget, 32)
+            best_node = self._most_visited(legal, self._children())
+        if best_node < 0:
+            return legal[0]
+        best = int(self._ti[best_node, SK.TI_ACTION])
+        self._expect = (best, self._squares_after(view, best), best_node)
+        return best
+
+    def _children(self):
+        """The root's children (a kept claim node also has children for other deals' rows)."""
+        out = []
         ch = self._ti[0, SK.TI_FIRST]
-        while ch >= 0:  # a kept claim node also has children for the dominoes of other deals' rows
+        while ch >= 0:
+            out.append(int(ch))
+            ch = self._ti[ch, SK.TI_NEXT]
+        return out
+
+    def _most_visited(self, legal, children):
+        """The legal root child with the most visits (then the best mean), -1 when none is."""
+        best, best_key = -1, None
+        for ch in children:
             n = self._ti[ch, SK.TI_VISITS]
             key = (n, self._tf[ch, SK.TF_VALUE] / max(n, 1))
             if self._ti[ch, SK.TI_ACTION] in legal and (best_key is None or key > best_key):
-                best, best_node, best_key = int(self._ti[ch, SK.TI_ACTION]), ch, key
-            ch = self._ti[ch, SK.TI_NEXT]
-        if best_node >= 0:
-            self._expect = (best, self._squares_after(view, best), best_node)
+                best, best_key = ch, key
         return best
+
+    def _arms(self, view, legal):
+        """The root actions Sequential Halving compares: at a place decision the placements of the
+        heuristic's root_k best whole-turn moves (its standalone weights; all when root_k is 0), at
+        a claim decision every legal claim."""
+        if view.phase != "place" or self.root_k <= 0:
+            return list(legal)
+        bits, bbox, st = view.arrays
+        places, claims = self._combos[0], self._combos[1]
+        n = HK.heuristic_combos(bits, bbox, st, places, claims, self._combos[2], *self._work)
+        values = self._combos[2][:n] @ self._arm_weights
+        arms = []
+        for i in np.argsort(-values, kind="stable"):
+            if int(places[i]) not in arms:
+                arms.append(int(places[i]))
+                if len(arms) == self.root_k:
+                    break
+        return arms
+
+    def _halving(self, view, legal, run, budget):
+        """Sequential Halving over the root's arms (`_arms`): rounds of equal budgets, each split
+        equally between the arms left, the better half (by mean result) kept after each round; the
+        UCT tree below each arm grows as usual. Returns the node of the arm left."""
+        arms = self._arms(view, legal)
+        rounds = max(1, math.ceil(math.log2(len(arms))))
+        done = 0
+        for _ in range(rounds):
+            share = None if budget is None else budget / rounds / len(arms)
+            count = max(1, self.iterations // rounds // len(arms)) if budget is None else None
+            for a in arms:
+                done += run_budget(lambda start, n, a=a: run(start, n, a), count, share, 8)
+            nodes = {int(self._ti[ch, SK.TI_ACTION]): ch for ch in self._children()}
+            arms.sort(key=lambda a: -self._tf[nodes[a], SK.TF_VALUE] / max(1, self._ti[nodes[a], SK.TI_VISITS]))
+            arms = arms[:max(1, (len(arms) + 1) // 2)]
+        self.last_iterations = done
+        return {int(self._ti[ch, SK.TI_ACTION]): ch for ch in self._children()}[arms[0]]

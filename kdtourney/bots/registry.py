@@ -95,7 +95,8 @@ from kdtourney.bots.external.listing import list_modules
 from kdtourney.bots.external.sandbox import refusal
 
 BUILTIN_MODULES = ("kdtourney.bots.random_bot", "kdtourney.bots.greedy", "kdtourney.bots.mce",
-                   "kdtourney.bots.mcts", "kdtourney.bots.expectimax", "kdtourney.bots.value_greedy")
+                   "kdtourney.bots.mcts", "kdtourney.bots.expectimax", "kdtourney.bots.value_greedy",
+                   "kdtourney.bots.heuristic")
 ENTRY_POINT_GROUP = "kdtourney.bots"
 NOT_BOT_MODULES = ("setup.py", "build.py", "conftest.py")  # build and test scripts
 ENV_VAR = "KDTOURNEY_BOTS_DIR"

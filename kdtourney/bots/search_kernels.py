@@ -6,17 +6,20 @@ kernels (state layout documented in `kdtourney.engine.kernels`).
 
 import numpy as np
 
+from kdtourney.bots.heuristic_kernels import policy_action, policy_playout
 from kdtourney.bots.kernels import (KINGDOM_WIDTH, MEASURE_MARGIN, S2_SHIFT, S_MASK, best_spot,
-                                    free_claims, greedy_combos, key_points, plan_buffers, playout,
-                                    playout_action, result_value, work_buffers)
+                                    free_claims, greedy_combos, key_points, plan_buffers,
+                                    result_value, work_buffers)
 from kdtourney.bots.net_kernels import OUT_MARGIN, OUT_RATIO, net_buffers, net_value
 from kdtourney.engine.kernel_base import kernel
 from kdtourney.engine.kernels import (CLAIM_BASE, DISCARD, MAX_ACTIONS, PHASE_CLAIM, PHASE_OVER,
-                                      PHASE_PLACE, RES_COLS, ST_CUR_ROW, ST_DECK, ST_DECK_LEN,
-                                      ST_DECK_POS, ST_DISCARDS, ST_FLAGS, ST_KINGS, ST_LEN,
-                                      ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE, ST_PLAYER, ST_PLAYERS,
-                                      ST_ROUND, ST_ROW_LEN, ST_SIZE, ST_SLOT, apply_action,
-                                      copy_kingdom, place, rand_below, resample_deck)
+                                      PHASE_PLACE, RES_COLS, SCRATCH, ST_CUR_ROW, ST_DECK,
+                                      ST_DECK_LEN, ST_DECK_POS, ST_DISCARDS, ST_FLAGS, ST_KINGS,
+                                      ST_LEN, ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE, ST_PLAYER,
+                                      ST_PLAYERS, ST_ROUND, ST_ROW_LEN, ST_SIZE, ST_SLOT,
+                                      apply_action, bonus_points, copy_kingdom, legal_moves,
+                                      moves_to_actions, place, rand_below, resample_deck,
+                                      territory_points)
 from kdtourney.engine.tiles import TILE_CROWNS
 
 # ---------------------------------------------------------------------------------------------
@@ -486,11 +489,13 @@ def _net_measure(bits, bbox, st, me, measure, net, nb):
 
 
 @kernel(nrt=True)
-def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, measure, seed,
-             net, evaluation, net_share, depth):
+def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, hw, measure, seed,
+             net, evaluation, net_share, depth, forced):
     """`count` iterations of determinized UCT from st (the searching player `me` to act), the
     tree's root being this position; deals from `seed` (common random numbers, see above); leaves
-    evaluated by `evaluation` with the network `net` (see above)."""
+    evaluated by `evaluation` with the network `net` (see above); hw: the heuristic policy's
+    weights and work (heuristic_kernels.heuristic_buffers). forced: the root's action of every
+    iteration (-1: chosen by the tree policy, as everywhere else)."""
     kb, bb, sc, ac = work_buffers()
     fb = plan_buffers()
     _, places, claims, keys = fb  # greedy_combos' arrays, free between the full greedy's calls
@@ -515,7 +520,7 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
         dealt = False
         while s[ST_PHASE] != PHASE_OVER:
             if s[ST_PLAYER] != me:
-                apply_action(b, x, s, playout_action(b, x, s, rng, policy, me, fb, kb, bb, sc, ac))
+                apply_action(b, x, s, policy_action(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac))
                 continue
             if node != 0 and ti[node, TI_VISITS] == 0:
                 break  # a new leaf: evaluate it
@@ -524,7 +529,14 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
                 _expand_claims(b, x, s, node, ti, tf, ncount, free, kb, bb, sc, ac)
             elif ti[node, TI_FIRST] < 0:
                 _expand_place(b, x, s, node, ti, tf, ncount, places, claims, keys, kb, bb, sc, ac)
-            ch = _select(ti, tf, node, c, bias, widen, claim_phase, s)
+            if node == 0 and forced >= 0:
+                ch = ti[0, TI_FIRST]
+                while ch >= 0 and ti[ch, TI_ACTION] != forced:
+                    ch = ti[ch, TI_NEXT]
+                if ch >= 0:
+                    ti[ch, TI_AVAIL] += 1
+            else:
+                ch = _select(ti, tf, node, c, bias, widen, claim_phase, s)
             if ch < 0:
                 break  # the tree is full
             if not dealt:  # the root's decision does not depend on the deal: deal k of child k
@@ -539,20 +551,76 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
             rng[0] = useed
             resample_deck(s, rng)
         if evaluation == EVAL_PLAYOUT or s[ST_PHASE] == PHASE_OVER:
-            playout(b, x, s, rng, policy, me, fb, kb, bb, sc, ac)
+            policy_playout(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac)
             v = result_value(b, x, s, me, measure, res, ranks)
         elif evaluation == EVAL_NET:
             stop = s[ST_ROUND] + depth
             while s[ST_PHASE] != PHASE_OVER and s[ST_ROUND] < stop:
-                apply_action(b, x, s, playout_action(b, x, s, rng, policy, me, fb, kb, bb, sc, ac))
+                apply_action(b, x, s, policy_action(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac))
             if s[ST_PHASE] == PHASE_OVER:
                 v = result_value(b, x, s, me, measure, res, ranks)
             else:
                 v = _net_measure(b, x, s, me, measure, net, nb)
         else:
             vn = _net_measure(b, x, s, me, measure, net, nb)
-            playout(b, x, s, rng, policy, me, fb, kb, bb, sc, ac)
+            policy_playout(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac)
             v = (1.0 - net_share) * result_value(b, x, s, me, measure, res, ranks) + net_share * vn
         for i in range(plen):
             ti[path[i], TI_VISITS] += 1
             tf[path[i], TF_VALUE] += v
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact endgame: once no domino is left to draw, a kingdom's best final score
+
+
+@kernel(nrt=True)
+def best_final(bits, bbox, p, size, flags, discards, dominoes, k):
+    """(best final score, first action) of kingdom p (with `discards` discards so far) placing
+    dominoes[:k] in that order, every placement sequence tried (a domino with no legal placement
+    is discarded: Harmony lost); the score counts the bonuses of `flags`. First action: the place
+    action (or DISCARD) of dominoes[0] in a best sequence (-1 when k is 0)."""
+    kb = np.zeros((k + 1, bits.shape[1]), dtype=np.int64)
+    bb = np.zeros((k + 1, 4), dtype=np.int64)
+    sc = np.zeros((k + 1, SCRATCH), dtype=np.int64)
+    ac = np.zeros((k + 1, MAX_ACTIONS), dtype=np.int64)
+    moves = np.zeros(k + 1, dtype=np.int64)
+    at = np.zeros(k + 1, dtype=np.int64)
+    disc = np.zeros(k + 1, dtype=np.int64)
+    copy_kingdom(bits, bbox, p, kb, bb, 0)
+    disc[0] = discards
+    if k == 0:
+        return territory_points(kb, bb, 0, size) + bonus_points(bb, 0, size, flags, discards == 0), -1
+    best = -1
+    best_first = -1
+    lvl = 0
+    entered = True
+    while lvl >= 0:
+        if entered:  # level lvl places dominoes[lvl] into kingdom lvl
+            entered = False
+            if legal_moves(kb, bb, lvl, size, dominoes[lvl], sc, lvl) == 0:
+                ac[lvl, 0] = DISCARD
+                moves[lvl] = 1
+            else:
+                moves[lvl] = moves_to_actions(sc, lvl, size, ac, lvl)
+            at[lvl] = 0
+        if at[lvl] == moves[lvl]:
+            lvl -= 1
+            continue
+        a = ac[lvl, at[lvl]]
+        at[lvl] += 1
+        copy_kingdom(kb, bb, lvl, kb, bb, lvl + 1)
+        disc[lvl + 1] = disc[lvl]
+        if a == DISCARD:
+            disc[lvl + 1] += 1
+        else:
+            place(kb, bb, lvl + 1, size, dominoes[lvl], a)
+        if lvl + 1 < k:
+            lvl += 1
+            entered = True
+            continue
+        v = territory_points(kb, bb, k, size) + bonus_points(bb, k, size, flags, disc[k] == 0)
+        if v > best:
+            best = v
+            best_first = ac[0, at[0] - 1]
+    return best, best_first

@@ -4,11 +4,13 @@ a seed, parameter checks, and the greedy's evaluation against the engine's own s
 import numpy as np
 import pytest
 
+from kdtourney.bots import heuristic_kernels as HK
 from kdtourney.bots import kernels as BK
 from kdtourney.bots import search_kernels as SK
 from kdtourney.bots.base import Bot
 from kdtourney.bots.expectimax import ExpectimaxBot
 from kdtourney.bots.greedy import GreedyBot, candidates
+from kdtourney.bots.heuristic import HeuristicBot
 from kdtourney.bots.mce import MCEBot
 from kdtourney.bots.mcts import MCTSBot
 from kdtourney.bots.valuenet import NO_NET
@@ -37,6 +39,9 @@ SMALL = {
     "mce-full-greedy-playouts": (MCEBot, {"iterations": 24, "policy": "full-greedy"}),
     "expectimax": (ExpectimaxBot, {"iterations": 40}),
     "expectimax-depth1": (ExpectimaxBot, {"iterations": 6, "depth": 1}),
+    "heuristic": (HeuristicBot, {}),
+    "mcts-levers": (MCTSBot, {"iterations": 24, "policy": "heuristic", "root": "halving",
+                              "root_k": 4, "endgame": "exact"}),
 }
 
 
@@ -75,7 +80,7 @@ def test_plays_legal_complete_games(bot, setup):
     assert placed == rules.rounds * rules.kings_per_player  # every own domino placed or discarded
 
 
-@pytest.mark.parametrize("bot", ["greedy", "mce", "mcts", "expectimax"])
+@pytest.mark.parametrize("bot", ["greedy", "mce", "mcts", "expectimax", "heuristic", "mcts-levers"])
 def test_same_seed_same_actions(bot):
     rules = SETUPS["4p-bonuses"]
     cls, params = SMALL[bot]
@@ -233,7 +238,8 @@ def test_mcts_subtree_copy_keeps_the_subtree():
     ncount = np.zeros(1, dtype=np.int64)
     SK.mcts_reset(ti, tf, ncount)
     SK.mcts_run(bits, bbox, st, game.current_player, ti, tf, ncount, 300, 0.2, 5.0, 1.0,
-                BK.POLICY_GREEDY, BK.MEASURE_RATIO, 3, NO_NET, SK.EVAL_PLAYOUT, 0.0, 0)
+                BK.POLICY_GREEDY, HK.heuristic_buffers(np.zeros(HK.N_WEIGHTS)), BK.MEASURE_RATIO, 3,
+                NO_NET, SK.EVAL_PLAYOUT, 0.0, 0, -1)
     child = max(_children(ti, 0), key=lambda ch: ti[ch, MCTS_VISITS])
     want = _subtree(ti, tf, child)
     ti2, tf2, n2 = np.zeros_like(ti), np.zeros_like(tf), np.zeros(1, dtype=np.int64)
