@@ -19,7 +19,7 @@ from kdtourney.env.batch import BatchEnv
 # the built-in bots, and the settings of theirs that call kernels of their own (under the bonuses
 # the shipped value networks were trained for)
 SPECS = ("random", "greedy", "mce", "mce:policy=greedy", "mcts", "mcts:eval=mix",
-         "expectimax", "value-greedy")
+         "expectimax", "value-greedy", "heuristic")
 
 
 def warm_env():

@@ -38,7 +38,8 @@ from kdtourney.bots.kernels import (FR_C0, FR_CENTER, FR_COLS, FR_LABEL, FR_R0, 
                                      _best_spot_pre, _entry_action, _placements, _prepare,
                                      _touching, playout, playout_action)
 from kdtourney.bots.kernels import POLICIES as _POLICIES
-from kdtourney.engine.kernel_base import DIR_COL, DIR_ROW, G, OCC, kernel, neighbours, popcount, trailing_zeros
+from kdtourney.engine.kernel_base import (DIR_COL, DIR_ROW, G, OCC, flood, kernel, neighbours, popcount,
+                                   trailing_zeros)
 from kdtourney.engine.kernels import (CLAIM_BASE, DISCARD, FLAG_HARMONY, FLAG_MIDDLE, PHASE_OVER,
                                        PHASE_PLACE, ST_CUR_ROW, ST_DECK_LEN, ST_DECK_POS,
                                        ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE,
@@ -148,12 +149,16 @@ def _place_features(pre, lvl, flags, complete, domino, around_a, around_b, sq_a,
     f[row, F_PLACE_HOLES] = max(0, popcount(empty & ~neighbours(empty, stride)) - holes)
     f[row, F_FRONTIER] = popcount(empty & neighbours(occ, stride))
     # a half is crowned land when it holds crowns or joins a crowned territory (both halves when
-    # they are of one terrain)
+    # they are of one terrain), and so are the territories it joins
     ca = ka > 0 or (a_land & crowned) != 0
     cb = kb_ > 0 or (b_land & crowned) != 0
     if ta == tb and (ca or cb):
         ca = cb = True
-    grown = crowned | (sq_a if ca else 0) | (sq_b if cb else 0)
+    grown = crowned
+    if ca:
+        grown |= sq_a | flood(a_land, pre[lvl, ta], stride)
+    if cb:
+        grown |= sq_b | flood(b_land, pre[lvl, tb], stride)
     f[row, F_CROWNED_EDGES] = popcount(empty & neighbours(grown, stride))
 
 

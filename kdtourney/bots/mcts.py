@@ -43,9 +43,17 @@ class MCTSBot(Bot):
     iterations: tree iterations per decision (or time: seconds per decision, which wins when given).
     c: exploration constant. bias: weight of the progressive bias. widen: progressive widening
     (0: every placement at once). policy: random | greedy | player-greedy | full-greedy (the
-    playouts, and the other players' moves inside the tree, as `greedy` plays). measure: wdl |
-    score | ratio | margin (all in [0, 1]; score is points / 100, margin is 0.5 + victory margin /
-    200).
+    playouts, and the other players' moves inside the tree, as `greedy` plays) | heuristic (the
+    weighted heuristic of `kdtourney.bots.heuristic` in two stages, with the weights of the class
+    attribute `playout_weights`). measure: wdl | score | ratio | margin (all in [0, 1]; score is
+    points / 100, margin is 0.5 + victory margin / 200).
+
+    root: uct (the root is a node as any other; the move is its most visited child) or halving
+    (Sequential Halving at the root: its arms, the placements of the heuristic's root_k best
+    whole-turn moves at a place decision (every placement when root_k is 0) or every legal claim,
+    get equal shares of the budget in rounds, the better half by mean result kept after each; the
+    move is the arm left). endgame: off, or exact (once no domino is left to draw, the move of
+    `kdtourney.bots.endgame`'s solution, no search).
 
     eval: how a new leaf is valued: playout (a playout to the end), net (the value network of
     these rules, `kdtourney.bots.valuenet`, after a playout of `depth` more rounds; measure ratio
