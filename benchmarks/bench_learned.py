@@ -1,7 +1,7 @@
 """Strength of the learned evaluation: bots given a value network's weights file, on the measure
 of bench_bots.py (4 players or --players, Harmony and Middle Kingdom, one bot against `greedy`
-players, each deal played with the bot in every seat), every variant on the same deals, each
-compared deal by deal with the first.
+players or against --against SPEC, each deal played with the bot in every seat), every variant on
+the same deals, each compared deal by deal with the first.
 
     python benchmarks/bench_learned.py --bot mcts:iterations=1000 \\
         --bot mcts:iterations=1000:eval=net --weights my_value.npz --games 200 --first-deal 5000
@@ -31,7 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_bots import Counting, Point, gain_line, load  # noqa: E402
 
 from kdtourney.arena.match import play_match  # noqa: E402
-from kdtourney.bots.greedy import GreedyBot  # noqa: E402
 from kdtourney.bots import bench_kernels  # noqa: E402
 from kdtourney.bots import kernels as BK  # noqa: E402
 from kdtourney.bots.registry import BotRegistry  # noqa: E402
@@ -56,13 +55,14 @@ def uses_net(spec):
 
 
 def play_deal(task):
-    """One deal played once per seat, the variant in that seat against greedy players."""
-    label, spec, weights, deal, players = task
+    """One deal played once per seat, the variant in that seat against `against` players (their
+    seeds the same in every variant)."""
+    label, spec, weights, deal, players, against = task
     rules = rules_of(players)
     seats, counted = [], []
     t0 = time.process_time()
     for seat in range(players):
-        factories = [GreedyBot] * players
+        factories = [lambda: make(against, ())] * players
         factories[seat] = lambda: counted.append(Counting(make(spec, weights))) or counted[-1]
         result = play_match(rules, [deal], [[deal * 10 + p] for p in range(players)], factories)
         if result.faults:
@@ -116,6 +116,7 @@ def main():
     ap.add_argument("--weights", action="append", default=[], help="weights file(s) for the net bots")
     ap.add_argument("--curve", help="glob of checkpoint files: one variant per checkpoint and net spec")
     ap.add_argument("--players", type=int, default=4, choices=(2, 3, 4))
+    ap.add_argument("--against", default="greedy", help="the other seats' bot spec (default greedy)")
     ap.add_argument("--games", type=int, default=200, help="games per variant (players per deal)")
     ap.add_argument("--first-deal", type=int, default=1000)
     ap.add_argument("--workers", type=int, default=mp.cpu_count())
@@ -131,13 +132,18 @@ def main():
         if not args.speed:
             ap.error("give a --bot, or --speed")
         return
+    try:
+        make(args.against, ())
+    except Exception as exc:  # an unknown bot or a bad parameter: one line
+        raise SystemExit(f"Error: --against {args.against}: {exc}")
     variants = []  # (label, spec, weights)
     checkpoints = sorted(Path().glob(args.curve), key=positions_seen) if args.curve else []
     if args.curve and not checkpoints:
         raise SystemExit(f"Error: --curve {args.curve!r} matches no file")
     for spec in args.bot:
         if not uses_net(spec):
-            variants.append((spec, spec, ()))
+            label = spec if args.against == "greedy" else f"{spec} vs {args.against}"
+            variants.append((label, spec, ()))
         elif checkpoints:
             variants += [(f"{spec}[{p.name}]", spec, (str(p),)) for p in checkpoints]
         else:
@@ -157,7 +163,7 @@ def main():
         for label, spec, files in variants:
             record = stored.get((label, deal))
             if record is None:
-                jobs.append((label, spec, files, deal, args.players))
+                jobs.append((label, spec, files, deal, args.players, args.against))
             else:
                 points[label].records[deal] = record
     t0 = time.perf_counter()
@@ -176,7 +182,7 @@ def main():
     first = None
     for label, _, _ in variants:
         point = points[label]
-        print(point.line().replace("margin_vs_3_greedy", f"margin_vs_{args.players - 1}_greedy"))
+        print(point.line().replace("margin_vs_3_greedy", f"margin_vs_{args.players - 1}_{args.against}"))
         if first is None:
             first = point
         else:

@@ -1,9 +1,8 @@
 """`heuristic`: no search, every whole-turn move valued by a weighted sum of named features.
 
 The features and how a move is valued are in `kdtourney.bots.heuristic_kernels`. The weights are
-bot parameters (`heuristic:claim_denial=0.5`); their defaults (STANDALONE) and the playout
-weights of `mcts:policy=heuristic` (PLAYOUT) were tuned by CMA-ES on common deals
-(benchmarks/tune_heuristic.py, which prints the command of each tune).
+bot parameters (`heuristic:claim_denial=0.5`); their defaults (STANDALONE) were tuned by CMA-ES on
+common deals (benchmarks/tune_heuristic.py, the command beside them).
 """
 
 import numpy as np
@@ -19,6 +18,8 @@ _ROWS = 4 * K.MAX_ACTIONS
 STANDALONE = dict(place_gain=1.0, place_holes=-3.621, middle_lost=-5.334, frontier=0.683,
                   crowned_edges=-0.036, harmony_lost=0.282, claim_gain=4.189, claim_bad_spot=-6.949,
                   claim_crowns=-3.362, claim_order=-3.98, claim_denial=1.139)
+# mcts:policy=heuristic's playouts: the standalone weights (a playout tune, --target playout, has
+# not been run to its end: see docs/builtin-bots.md)
 PLAYOUT = dict(STANDALONE)
 
 

@@ -34,18 +34,19 @@ playout policy: the fast greedy's shape, a few times cheaper than every combinat
 import numpy as np
 
 from kdtourney.bots.kernels import (FR_C0, FR_CENTER, FR_COLS, FR_LABEL, FR_R0, FR_ROWS,
-                                     FR_STRIDE, S2_SHIFT, S_MASK, TER_CROWNS, _action_squares,
-                                     _best_spot_pre, _entry_action, _placements, _prepare,
-                                     _touching, playout, playout_action)
+                                    FR_STRIDE, POLICY_GREEDY, S2_SHIFT, S_MASK, TER_CROWNS,
+                                    _action_squares, _best_spot_pre, _entry_action, _placements,
+                                    _prepare, _touching, playout, playout_action)
 from kdtourney.bots.kernels import POLICIES as _POLICIES
-from kdtourney.engine.kernel_base import (DIR_COL, DIR_ROW, G, OCC, flood, kernel, neighbours, popcount,
-                                   trailing_zeros)
+from kdtourney.engine import word64
+from kdtourney.engine.kernel_base import (DIR_COL, DIR_ROW, G, OCC, flood, kernel, neighbours,
+                                          popcount, trailing_zeros)
 from kdtourney.engine.kernels import (CLAIM_BASE, DISCARD, FLAG_HARMONY, FLAG_MIDDLE, PHASE_OVER,
-                                       PHASE_PLACE, ST_CUR_ROW, ST_DECK_LEN, ST_DECK_POS,
-                                       ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE,
-                                       ST_PLAYER, ST_PLAYERS, ST_ROW_LEN, ST_SIZE, ST_SLOT, _word64,
-                                       apply_action, bonus_points, copy_kingdom, count_holes,
-                                       is_centered, place, rand_below)
+                                      PHASE_PLACE, ST_CUR_ROW, ST_DECK_LEN, ST_DECK_POS,
+                                      ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE,
+                                      ST_PLAYER, ST_PLAYERS, ST_ROW_LEN, ST_SIZE, ST_SLOT,
+                                      apply_action, bonus_points, copy_kingdom, count_holes,
+                                      is_centered, place, rand_below)
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
 WEIGHTS = ("place_gain", "place_holes", "middle_lost", "frontier", "crowned_edges", "harmony_lost",
@@ -55,8 +56,9 @@ N_WEIGHTS = len(WEIGHTS)
  F_CLAIM_GAIN, F_CLAIM_BAD_SPOT, F_CLAIM_CROWNS, F_CLAIM_ORDER, F_CLAIM_DENIAL) = range(N_WEIGHTS)
 F_PLACE = F_HARMONY_LOST + 1  # features 0 .. F_PLACE - 1 belong to the placement (harmony_lost: both)
 
-POLICY_HEURISTIC = max(_POLICIES.values()) + 1
-POLICIES = {**_POLICIES, "heuristic": POLICY_HEURISTIC}
+POLICY_HEURISTIC = max(_POLICIES.values()) + 1  # every player the heuristic
+POLICY_OWN_HEURISTIC = POLICY_HEURISTIC + 1  # the searching player the heuristic, the others greedy
+POLICIES = {**_POLICIES, "heuristic": POLICY_HEURISTIC, "own-heuristic": POLICY_OWN_HEURISTIC}
 
 
 
@@ -89,7 +91,7 @@ def _halves(pre, lvl, size, entry):
     """(around a, around b, square a, square b) of a placement entry (see `kernels._placements`)
     on the frame in row lvl of pre; a square off the frame is 0."""
     stride = pre[lvl, FR_STRIDE]
-    if size == _word64.SIZE:
+    if size == word64.SIZE:
         q = entry & 63
         a = 1 << q
         b = 1 << (q + (1, stride, -1, -stride)[entry >> 6])
@@ -388,18 +390,22 @@ def heuristic_action(bits, bbox, st, rng, hw, kb, bb, sc, ac):
 
 @kernel
 def policy_action(bits, bbox, st, rng, policy, me, hw, fb, kb, bb, sc, ac):
-    """The playout policy's action for the player to act: `kernels.playout_action`'s policies and
-    POLICY_HEURISTIC (weights hw[0]); `me` is the searching player."""
-    if policy == POLICY_HEURISTIC:
+    """The playout policy's action for the player to act: `kernels.playout_action`'s policies,
+    POLICY_HEURISTIC and POLICY_OWN_HEURISTIC (weights hw[0]; the others of the latter play the
+    fast greedy); `me` is the searching player."""
+    if policy == POLICY_HEURISTIC or (policy == POLICY_OWN_HEURISTIC and st[ST_PLAYER] == me):
         return heuristic_action(bits, bbox, st, rng, hw, kb, bb, sc, ac)
+    if policy == POLICY_OWN_HEURISTIC:
+        return playout_action(bits, bbox, st, rng, POLICY_GREEDY, me, fb, kb, bb, sc, ac)
     return playout_action(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac)
 
 
 @kernel
 def policy_playout(bits, bbox, st, rng, policy, me, hw, fb, kb, bb, sc, ac):
     """Play the game to its end with a playout policy (as policy_action)."""
-    if policy != POLICY_HEURISTIC:
+    if policy != POLICY_HEURISTIC and policy != POLICY_OWN_HEURISTIC:
         playout(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac)
         return
     while st[ST_PHASE] != PHASE_OVER:
-        apply_action(bits, bbox, st, heuristic_action(bits, bbox, st, rng, hw, kb, bb, sc, ac))
+        apply_action(bits, bbox, st, policy_action(bits, bbox, st, rng, policy, me, hw, fb, kb, bb,
+                                                   sc, ac))

@@ -45,7 +45,7 @@ class MCTSBot(Bot):
     (0: every placement at once). policy: random | greedy | player-greedy | full-greedy (the
     playouts, and the other players' moves inside the tree, as `greedy` plays) | heuristic (the
     weighted heuristic of `kdtourney.bots.heuristic` in two stages, with the weights of the class
-    attribute `playout_weights`). measure: wdl | score | ratio | margin (all in [0, 1]; score is
+    attribute `playout_weights`) | own-heuristic (the bot's own moves so, the others' greedy). measure: wdl | score | ratio | margin (all in [0, 1]; score is
     points / 100, margin is 0.5 + victory margin / 200).
 
     root: uct (the root is a node as any other; the move is its most visited child) or halving
