@@ -59,11 +59,9 @@ F_PLACE = F_HARMONY_LOST + 1  # features 0 .. F_PLACE - 1 belong to the placemen
 POLICY_HEURISTIC = max(_POLICIES.values()) + 1  # every player the heuristic
 POLICY_OWN_HEURISTIC = POLICY_HEURISTIC + 1  # the searching player the heuristic, the others greedy
 POLICIES = {**_POLICIES, "heuristic": POLICY_HEURISTIC, "own-heuristic": POLICY_OWN_HEURISTIC}
+HEURISTIC_POLICIES = (POLICY_HEURISTIC, POLICY_OWN_HEURISTIC)
 
 
-
-
-@kernel(nrt=True)
 def heuristic_buffers(weights):
     """hw float64[2, N_WEIGHTS]: the weights (row 0) and one move's features (row 1)."""
     hw = np.zeros((2, N_WEIGHTS), dtype=np.float64)
@@ -392,18 +390,21 @@ def heuristic_action(bits, bbox, st, rng, hw, kb, bb, sc, ac):
 def policy_action(bits, bbox, st, rng, policy, me, hw, fb, kb, bb, sc, ac):
     """The playout policy's action for the player to act: `kernels.playout_action`'s policies,
     POLICY_HEURISTIC and POLICY_OWN_HEURISTIC (weights hw[0]; the others of the latter play the
-    fast greedy); `me` is the searching player."""
-    if policy == POLICY_HEURISTIC or (policy == POLICY_OWN_HEURISTIC and st[ST_PLAYER] == me):
-        return heuristic_action(bits, bbox, st, rng, hw, kb, bb, sc, ac)
-    if policy == POLICY_OWN_HEURISTIC:
-        return playout_action(bits, bbox, st, rng, POLICY_GREEDY, me, fb, kb, bb, sc, ac)
+    fast greedy); `me` is the searching player. hw None: `kernels.playout_action`'s policies alone,
+    and the heuristic is not compiled in (Numba prunes the branch for that type: a caller passing
+    None, mcts at a greedy policy, compiles as before the heuristic existed)."""
+    if hw is not None:
+        if policy == POLICY_HEURISTIC or (policy == POLICY_OWN_HEURISTIC and st[ST_PLAYER] == me):
+            return heuristic_action(bits, bbox, st, rng, hw, kb, bb, sc, ac)
+        if policy == POLICY_OWN_HEURISTIC:
+            return playout_action(bits, bbox, st, rng, POLICY_GREEDY, me, fb, kb, bb, sc, ac)
     return playout_action(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac)
 
 
 @kernel
 def policy_playout(bits, bbox, st, rng, policy, me, hw, fb, kb, bb, sc, ac):
-    """Play the game to its end with a playout policy (as policy_action)."""
-    if policy != POLICY_HEURISTIC and policy != POLICY_OWN_HEURISTIC:
+    """Play the game to its end with a playout policy (as policy_action; hw None: `kernels.playout`)."""
+    if hw is None:
         playout(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac)
         return
     while st[ST_PHASE] != PHASE_OVER:

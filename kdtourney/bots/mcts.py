@@ -103,13 +103,20 @@ class MCTSBot(Bot):
         self._rng = rng_state(0)
         self._ti, self._tf = self._arrays(1 << 15)
         self._ncount = np.zeros(1, dtype=np.int64)
-        self._hw = HK.heuristic_buffers(weight_vector(self.playout_weights))
+        self._hw = self._playout_buffers()
         self._arm_weights = weight_vector(STANDALONE)
         self._work = BK.work_buffers()
         self._combos = (np.empty(4 * K.MAX_ACTIONS, dtype=np.int64), np.empty(4 * K.MAX_ACTIONS, dtype=np.int64),
                         np.empty((4 * K.MAX_ACTIONS, HK.N_WEIGHTS), dtype=np.float64))
         self._expect = None  # (action played, own squares after it, its node) of the last decision
         self.last_iterations = 0
+
+    def _playout_buffers(self):
+        """The heuristic policy's weights and work (HK.heuristic_buffers), or None for the greedy
+        policies: mcts_run is then its specialisation without the heuristic (policy_action)."""
+        if self.policy not in HK.HEURISTIC_POLICIES:
+            return None
+        return HK.heuristic_buffers(weight_vector(self.playout_weights))
 
     @staticmethod
     def _arrays(cap):
@@ -124,7 +131,7 @@ class MCTSBot(Bot):
     def setup(self, seat, rules, seed):
         self._rng = rng_state(seed)
         self._expect = None
-        self._hw = HK.heuristic_buffers(weight_vector(self.playout_weights))
+        self._hw = self._playout_buffers()
         self._net, self._evaluation = valuenet.NO_NET, SK.EVAL_PLAYOUT
         if self.eval != SK.EVAL_PLAYOUT:
             net = valuenet.network_for(self.weights, rules)

@@ -4,7 +4,6 @@ a seed, parameter checks, and the greedy's evaluation against the engine's own s
 import numpy as np
 import pytest
 
-from kdtourney.bots import heuristic_kernels as HK
 from kdtourney.bots import kernels as BK
 from kdtourney.bots import search_kernels as SK
 from kdtourney.bots.base import Bot
@@ -238,7 +237,7 @@ def test_mcts_subtree_copy_keeps_the_subtree():
     ncount = np.zeros(1, dtype=np.int64)
     SK.mcts_reset(ti, tf, ncount)
     SK.mcts_run(bits, bbox, st, game.current_player, ti, tf, ncount, 300, 0.2, 5.0, 1.0,
-                BK.POLICY_GREEDY, HK.heuristic_buffers(np.zeros(HK.N_WEIGHTS)), BK.MEASURE_RATIO, 3,
+                BK.POLICY_GREEDY, None, BK.MEASURE_RATIO, 3,
                 NO_NET, SK.EVAL_PLAYOUT, 0.0, 0, -1)
     child = max(_children(ti, 0), key=lambda ch: ti[ch, MCTS_VISITS])
     want = _subtree(ti, tf, child)
