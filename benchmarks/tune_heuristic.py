@@ -11,8 +11,8 @@ margin. Every candidate of a generation plays the same deals (common random numb
 generation new ones (from --first-deal, 100,000 by default: the benchmarks' deals start at 1,000).
 `--target standalone` tunes the `heuristic` bot; `--target playout` tunes the weights of
 `mcts:policy=heuristic`'s playouts (mcts at --iterations a decision). Both start from
-greedy's rules as weights, or from the shipped weights of a target (--start). place_gain is the unit (1) and is not
-tuned. The optimiser is the cma package's CMA-ES (seeded: the same command gives the same
+greedy's rules as weights, or from the shipped weights of a target (--start). place_gain is the
+unit (1) and is not tuned. The optimiser is the cma package's CMA-ES (seeded: the same command gives the same
 weights); the candidates' games run on --workers processes. It prints one line a generation and
 ends with the best mean's weights, measured on --verify deals of their own (from --first-deal
 - 10,000) against the start's, paired deal by deal. --log FILE appends each generation as a JSON

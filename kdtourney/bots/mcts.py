@@ -45,8 +45,9 @@ class MCTSBot(Bot):
     (0: every placement at once). policy: random | greedy | player-greedy | full-greedy (the
     playouts, and the other players' moves inside the tree, as `greedy` plays) | heuristic (the
     weighted heuristic of `kdtourney.bots.heuristic` in two stages, with the weights of the class
-    attribute `playout_weights`) | own-heuristic (the bot's own moves so, the others' greedy). measure: wdl | score | ratio | margin (all in [0, 1]; score is
-    points / 100, margin is 0.5 + victory margin / 200).
+    attribute `playout_weights`) | own-heuristic (the bot's own moves so, the others' greedy).
+    measure: wdl | score | ratio | margin (all in [0, 1]; score is points / 100, margin is 0.5 +
+    victory margin / 200).
 
     root: uct (the root is a node as any other; the move is its most visited child) or halving
     (Sequential Halving at the root: its arms, the placements of the heuristic's root_k best
@@ -106,7 +107,8 @@ class MCTSBot(Bot):
         self._hw = self._playout_buffers()
         self._arm_weights = weight_vector(STANDALONE)
         self._work = BK.work_buffers()
-        self._combos = (np.empty(4 * K.MAX_ACTIONS, dtype=np.int64), np.empty(4 * K.MAX_ACTIONS, dtype=np.int64),
+        self._combos = (np.empty(4 * K.MAX_ACTIONS, dtype=np.int64),
+                        np.empty(4 * K.MAX_ACTIONS, dtype=np.int64),
                         np.empty((4 * K.MAX_ACTIONS, HK.N_WEIGHTS), dtype=np.float64))
         self._expect = None  # (action played, own squares after it, its node) of the last decision
         self.last_iterations = 0
@@ -272,7 +274,8 @@ class MCTSBot(Bot):
             for a in arms:
                 done += run_budget(lambda start, n, a=a: run(start, n, a), count, share, 8)
             nodes = {int(self._ti[ch, SK.TI_ACTION]): ch for ch in self._children()}
-            arms.sort(key=lambda a: -self._tf[nodes[a], SK.TF_VALUE] / max(1, self._ti[nodes[a], SK.TI_VISITS]))
+            arms.sort(key=lambda a: -self._tf[nodes[a], SK.TF_VALUE]
+                      / max(1, self._ti[nodes[a], SK.TI_VISITS]))
             arms = arms[:max(1, (len(arms) + 1) // 2)]
         self.last_iterations = done
         return {int(self._ti[ch, SK.TI_ACTION]): ch for ch in self._children()}[arms[0]]

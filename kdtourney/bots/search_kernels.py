@@ -495,8 +495,8 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
     tree's root being this position; deals from `seed` (common random numbers, see above); leaves
     evaluated by `evaluation` with the network `net` (see above); hw: the heuristic policy's
     weights and work (heuristic_kernels.heuristic_buffers), or None for the greedy policies (a
-    specialisation without the heuristic: heuristic_kernels.policy_action). forced: the root's action of every
-    iteration (-1: chosen by the tree policy, as everywhere else)."""
+    specialisation without the heuristic: heuristic_kernels.policy_action). forced: the root's
+    action of every iteration (-1: chosen by the tree policy, as everywhere else)."""
     kb, bb, sc, ac = work_buffers()
     fb = plan_buffers()
     _, places, claims, keys = fb  # greedy_combos' arrays, free between the full greedy's calls
