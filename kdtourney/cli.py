@@ -1006,11 +1006,13 @@ def ladder_command(ctx, **opts):
 def _ladder_page(folder: str, write: bool) -> list:
     """In the page process: the ladder's list (and, with `write`, its page marked running) from
     what is stored; returns the list's rows for the terminal."""
+    from kdtourney.arena.store import snapshot
     from kdtourney.report.ladder import ladder_board, write_ladder_page
 
-    board = ladder_board(folder)
-    if write:
-        write_ladder_page(folder, board, running=True)
+    with snapshot(folder):  # the list and the page of one state of the store
+        board = ladder_board(folder)
+        if write:
+            write_ladder_page(folder, board, running=True)
     return board.rows
 
 

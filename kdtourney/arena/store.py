@@ -87,6 +87,7 @@ import json
 import os
 import secrets
 import sqlite3
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -550,12 +551,22 @@ def locked(folder):
             os.close(fd)  # releases the lock
 
 
+_SNAPSHOTS = threading.local()  # {store path: (connection, config)} of this thread's snapshots
+
+
 @contextlib.contextmanager
 def _reading(folder):
-    """(read-only connection, config) of the store in `folder`; a table that cannot be read (or
-    decoded) is a StoreError."""
+    """(read-only connection, config) of the store in `folder` (within `snapshot(folder)`, the
+    snapshot's); a table that cannot be read (or decoded) is a StoreError."""
     import pandas as pd
     path = store_path(folder)
+    held = getattr(_SNAPSHOTS, "held", {}).get(path.resolve())
+    if held is not None:
+        try:
+            yield held
+        except (sqlite3.Error, pd.errors.DatabaseError, ValueError) as exc:
+            raise StoreError(f"cannot read {path}: {exc}") from None
+        return
     config = _check(path)
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     try:
@@ -564,6 +575,28 @@ def _reading(folder):
         raise StoreError(f"cannot read {path}: {exc}") from None
     finally:
         conn.close()
+
+
+@contextlib.contextmanager
+def snapshot(folder):
+    """Within the block, every `load_*` of `folder` in this thread reads one state of the store
+    (one read transaction: WAL keeps it while the runner stores games), so the results, games,
+    faults and blocks read agree: a game stored meanwhile is in none of them, not in the games
+    without its results (a page would show it failed). Nested: the outer snapshot."""
+    path = store_path(folder).resolve()
+    held = _SNAPSHOTS.__dict__.setdefault("held", {})
+    if path in held:
+        yield
+        return
+    with _reading(folder) as (conn, config):
+        conn.execute("BEGIN")
+        conn.execute("SELECT COUNT(*) FROM games").fetchone()  # the transaction reads from here
+        held[path] = (conn, config)
+        try:
+            yield
+        finally:
+            del held[path]
+            conn.rollback()
 
 
 def _has_table(conn, name: str) -> bool:

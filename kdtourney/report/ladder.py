@@ -86,9 +86,11 @@ def build_context(folder, board: Board, running: bool) -> dict:
     config = _store.load_config(folder)
     meta = config.get("meta") or {}
     ladder = config.get("ladder") or {}
-    results = _store.load_results(folder)
-    games = _store.load_games(folder)
-    faults = _store.load_faults(folder)
+    with _store.snapshot(folder):  # the ladder stores games meanwhile: one state of the store
+        results = _store.load_results(folder)
+        games = _store.load_games(folder)
+        faults = _store.load_faults(folder)
+        blocks = _store.load_blocks(folder)
     colors = plots.entrant_colors([r["name"] for r in board.rows])
     ctx = {
         "title": str(meta.get("name") or folder.resolve().name),
@@ -117,7 +119,7 @@ def build_context(folder, board: Board, running: bool) -> dict:
                              meetings=int(v["meetings"]))
                         for (e, o), v in h2h.iterrows() if e < o]
     ctx.update(_last_games(results, games, ladder.get("rules") or {},
-                           block_seats(_store.load_blocks(folder))))
+                           block_seats(blocks)))
     ctx["seconds"] = time.perf_counter() - t0
     return ctx
 

@@ -218,6 +218,11 @@ class _StoreData:
 
 def _read(folder: Path) -> _StoreData:
     """StoreError (one line) for a missing, corrupt, foreign or newer store."""
+    with _store.snapshot(folder):  # a running command stores games meanwhile: one state
+        return _read_snapshot(folder)
+
+
+def _read_snapshot(folder: Path) -> _StoreData:
     config = _store.load_config(folder)
     results = balanced_blocks(
         _store.load_results(folder, ("game", "seat", "block", "entrant", "rank", "n_players")))

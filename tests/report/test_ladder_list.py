@@ -72,3 +72,34 @@ def test_a_tournament_of_two_sizes_still_lists_its_most_played_size_by_default(t
     found = rating_list([folder], n_boot=0)
     assert found.players == (2,)
     assert rating_list([folder], players=(2, 4), n_boot=0).players == (2, 4)
+
+
+def test_the_live_page_reads_one_state_of_the_store_while_games_are_stored(tmp_path, monkeypatch):
+    """A game stored between the page's reads of the results and of the games (the ladder
+    stores games while its page is built) was listed without its results: `failed`."""
+    from kdtourney.report.ladder import build_context
+
+    games = mixed_games([2] * 6)
+    folder = tmp_path / "ladder"
+    write_ladder(folder, games, players=(2,))
+    board = ladder_board(folder, n_boot=0)
+    read_results = store.load_results
+
+    def results_then_a_game_stored(*args, **kwargs):
+        out = read_results(*args, **kwargs)
+        with store.open_store(folder) as st:  # the ladder's process, as the page reads
+            number = len(games)
+            st.add_game(dict(game=number, block=6, arrangement=0, deal_seeds=[6], n_players=2,
+                             duration=0.1, moves=[], status="ok"),
+                        [dict(game=number, seat=s, entrant=e, score=50 - 10 * s, rank=s + 1,
+                              win_share=float(s == 0), margin=10 - 20 * s, largest_territory=5,
+                              crowns=3, discards=0, fault=0, time_total=0.01, time_max=0.001,
+                              decisions=20) for s, e in enumerate("ab")], [])
+        return out
+
+    monkeypatch.setattr(store, "load_results", results_then_a_game_stored)
+    ctx = build_context(folder, board, running=True)
+    assert ctx["last_games"] and [g for g in ctx["last_games"] if not g["players"]] == []
+    assert ctx["n_games"] == len(games)  # the state read: the game stored meanwhile comes next
+    monkeypatch.setattr(store, "load_results", read_results)
+    assert build_context(folder, board, running=True)["n_games"] == len(games) + 1
