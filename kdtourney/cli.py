@@ -77,6 +77,34 @@ def _one_line(*errors):
         raise _CommandError(str(exc)) from None
 
 
+class _HarnessFailure(click.ClickException):
+    """A bug of kdtourney's while it played: one `Error:` line naming the log of its trace, exit
+    status 70 (EX_SOFTWARE), not 2 (bad input)."""
+
+    exit_code = os.EX_SOFTWARE
+
+
+@contextlib.contextmanager
+def _harness_errors(folder, *expected):
+    """Around a command's play into `folder`: an exception other than the `expected` (one-line
+    errors meant for the user) and click's is a bug of kdtourney's (in a worker: HarnessError):
+    its full trace goes to FOLDER/logs/harness.log and the user gets one line naming it, exit
+    status 70. The games stored before it stay stored (each is committed as it ends)."""
+    from kdtourney.arena.runner import record_harness_error
+    from kdtourney.arena.tournament import HarnessError
+
+    try:
+        yield
+    except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort, *expected):
+        raise
+    except Exception as exc:
+        log = record_harness_error(folder, exc)
+        text = str(exc).strip()
+        what = text if isinstance(exc, HarnessError) else \
+            f"kdtourney failed: {type(exc).__name__}" + (f": {text.splitlines()[-1]}" if text else "")
+        raise _HarnessFailure(f"{what} (full trace in {log})") from None
+
+
 def _options(*decorators):
     """One decorator applying click options in the order listed (the order --help shows)."""
     def apply(command):
@@ -517,11 +545,13 @@ def run_command(ctx, **opts):
         folder, tournament, registry, settings, meta = _open_session(
             ctx, opts, params=_TOURNAMENT_PARAMS, plays="plays the stored tournament",
             what="tournament", load=load, prepare=prepare)
-        outcome = runner.run_tournament(tournament, folder, registry, workers=opts["workers"],
-                                        meta=meta, reporter=Reporter(quiet=opts["quiet"]),
-                                        hang_timeout=opts["hang_timeout"],
-                                        scheduler=opts["scheduler"],
-                                        **_process_options(opts, settings))
+        with _harness_errors(folder, tour.ArenaError, store.StoreError):
+            outcome = runner.run_tournament(tournament, folder, registry,
+                                            workers=opts["workers"], meta=meta,
+                                            reporter=Reporter(quiet=opts["quiet"]),
+                                            hang_timeout=opts["hang_timeout"],
+                                            scheduler=opts["scheduler"],
+                                            **_process_options(opts, settings))
     stored = outcome.stored_before + outcome.played
     if outcome.interrupted:
         click.echo(f"interrupted: {stored} of {outcome.total} games stored in {folder}; "
@@ -983,7 +1013,7 @@ def ladder_command(ctx, **opts):
                 building[0] = pages.submit(_ladder_page, str(folder), not opts["no_report"])
                 written[0] = time.monotonic()
 
-        with beside_play() as pages:
+        with beside_play() as pages, _harness_errors(folder, tour.ArenaError, store.StoreError):
             outcome = ladder.play_ladder(
                 config, folder, bots_dirs, references, workers=opts["workers"], meta=meta,
                 display=display, games=opts["games"], until=until, scheduler=opts["scheduler"],
@@ -1124,12 +1154,13 @@ def sprt_command(ctx, **opts):
         folder, (tournament, test), registry, settings, meta = _open_session(
             ctx, opts, params=_SPRT_PARAMS, plays="continues the stored test", what="test",
             load=load, prepare=prepare, prefix="sprt-")
-        outcome = sequential.play_sprt(tournament, test, folder, registry,
-                                       workers=opts["workers"], meta=meta,
-                                       display=SprtDisplay(quiet=opts["quiet"]),
-                                       hang_timeout=opts["hang_timeout"],
-                                       scheduler=opts["scheduler"],
-                                       **_process_options(opts, settings))
+        with _harness_errors(folder, tour.ArenaError, store.StoreError):
+            outcome = sequential.play_sprt(tournament, test, folder, registry,
+                                           workers=opts["workers"], meta=meta,
+                                           display=SprtDisplay(quiet=opts["quiet"]),
+                                           hang_timeout=opts["hang_timeout"],
+                                           scheduler=opts["scheduler"],
+                                           **_process_options(opts, settings))
     stored = outcome.state.stored
     if outcome.interrupted:
         click.echo(f"interrupted: {outcome.verdict_line()}; {stored} games stored in {folder}; "
@@ -1258,9 +1289,10 @@ def tune_command(ctx, **opts):
             load=load, prepare=prepare, prefix="tune-")
         settings = dict(hang_timeout=opts["hang_timeout"], scheduler=opts["scheduler"],
                         **_process_options(opts, play))
-        outcome = tuning.play_tune(table, tune, folder, registry, workers=opts["workers"],
-                                   meta=meta, display=TuneDisplay(quiet=opts["quiet"]),
-                                   **settings)
+        with _harness_errors(folder, tour.ArenaError, store.StoreError):
+            outcome = tuning.play_tune(table, tune, folder, registry, workers=opts["workers"],
+                                       meta=meta, display=TuneDisplay(quiet=opts["quiet"]),
+                                       **settings)
     if outcome.interrupted:
         click.echo(f"interrupted after {outcome.state.done} of {tune.schedule.iterations} "
                    f"iterations ({outcome.state.stored} games stored in {folder}); continue with: "
@@ -1281,7 +1313,8 @@ def tune_command(ctx, **opts):
     if opts["verify"] and outcome.tuned_spec() == start:
         click.echo("the tune ended at its start values: nothing to verify")
     elif opts["verify"]:
-        with _one_line(tour.ArenaError, store.StoreError):
+        with _one_line(tour.ArenaError, store.StoreError), \
+                _harness_errors(folder, tour.ArenaError, store.StoreError):
             verdict = _play_verify(opts, verify_test, registry, table, outcome.tuned_spec(),
                                    start, folder, meta, settings)
         if verdict.interrupted:

@@ -74,7 +74,7 @@ from kdtourney import interrupts
 from kdtourney.arena.forfeit import DONE, FAIL, ForfeitPolicy, hang_limit
 from kdtourney.arena.match import play_match
 from kdtourney.arena.service import Entrants, Finished
-from kdtourney.arena.tournament import ArenaError, Tournament
+from kdtourney.arena.tournament import ArenaError, HarnessError, Tournament
 from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_bots
 
 MAX_BATCH = 64               # games per task at most
@@ -667,7 +667,8 @@ class DaskService:
                 except Exception as exc:  # noqa: BLE001 - a worker lost during setup: Dask retries
                     if type(exc).__name__ in ("KilledWorker", "CancelledError"):
                         continue
-                    raise ArenaError(f"a worker failed to set up: {_one_line(exc)}") from None
+                    raise HarnessError(f"a worker failed to set up: {_one_line(exc)}",
+                                       trace=_trace(exc)) from None
                 if info["kdtourney"] != __version__:
                     raise ArenaError(f"worker {info['address']} runs kdtourney {info['kdtourney']}, "
                                      f"this machine {__version__}: install the same version on "
@@ -761,7 +762,7 @@ class DaskService:
                 if g in self.specs:
                     self.requeue([g])
             return True
-        raise ArenaError(f"a worker failed: {_one_line(exc)}")
+        raise HarnessError(f"a worker failed: {_one_line(exc)}", trace=_trace(exc))
 
     # watching the workers
 
@@ -851,6 +852,13 @@ class DaskService:
                 future.cancel()
                 del self.inflight[future]
                 self.requeue(games)
+
+
+def _trace(exc) -> str:
+    """The traceback of an exception a Dask worker raised, as it was raised there."""
+    import traceback
+
+    return "".join(traceback.format_exception(exc))
 
 
 def _one_line(exc) -> str:

@@ -285,6 +285,27 @@ def _short(value) -> str:
 
 REPORTS = Path("reports")  # where new tournament folders go (relative to the working directory)
 LOGS = "logs"              # the entrants' stderr logs, in the tournament folder
+HARNESS_LOG = "harness.log"  # in LOGS: the traces of kdtourney's own errors
+
+
+def record_harness_error(folder, exc: BaseException) -> Path:
+    """Append the full trace of `exc`, an error of kdtourney's own while it played into `folder`
+    (a HarnessError: the worker's trace first), to FOLDER/logs/harness.log with the time and the
+    command line; returns the log's path."""
+    import traceback
+
+    from kdtourney import __version__
+
+    path = Path(folder) / LOGS / HARNESS_LOG
+    path.parent.mkdir(parents=True, exist_ok=True)
+    worker = getattr(exc, "trace", "")
+    with open(path, "a", encoding="utf-8") as log:
+        log.write(f"==== {_store.now()} kdtourney {__version__}: "
+                  f"{' '.join([Path(sys.argv[0]).name] + sys.argv[1:])}\n")
+        if worker:
+            log.write(f"in the worker:\n{worker.rstrip()}\nin the command's process:\n")
+        log.write("".join(traceback.format_exception(exc)))
+    return path
 
 
 def asked_folder(out=None, name=None) -> Path | None:
@@ -671,4 +692,4 @@ __all__ = ["run_tournament", "RunOutcome", "Driver", "Feed", "open_for", "sessio
            "rows_of", "default_hang_timeout", "asked_folder", "stored_seed", "new_folder",
            "load_tournament", "stored_bots_dirs", "check_entrants", "entrant_identities",
            "check_code", "start_bots", "check_sandbox", "check_limits", "open_service",
-           "bot_settings", "schedule_blocks"]
+           "bot_settings", "schedule_blocks", "record_harness_error", "HARNESS_LOG"]

@@ -74,7 +74,7 @@ from multiprocessing.connection import wait
 from kdtourney import interrupts
 from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, hang_limit
 from kdtourney.arena.match import MatchResult, play_match
-from kdtourney.arena.tournament import ArenaError, Tournament
+from kdtourney.arena.tournament import ArenaError, HarnessError, Tournament
 from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_up
 from kdtourney.bots.external import QUIT_GRACE, ProcessPool, die_with_parent, kill_group
 from kdtourney.fork_server import worker_context
@@ -187,7 +187,7 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
         status[base] = -1
         conn.send(("ready",))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which stops
-        conn.send(("fatal", "".join(traceback.format_exception_only(type(exc), exc)).strip()))
+        conn.send(("fatal", traceback.format_exc()))
         return
 
     def monitor(seat, call, limit=None):
@@ -512,7 +512,8 @@ class LocalService:
         elif kind == "tired":
             worker.tired = True
         elif kind == "fatal":
-            raise ArenaError(f"a worker failed: {message[1].strip().splitlines()[-1]}")
+            raise HarnessError(f"a worker failed: {message[1].strip().splitlines()[-1]}",
+                               trace=message[1])
         elif kind == "refused":  # it did not load what the store recorded
             raise ArenaError(message[1])
 

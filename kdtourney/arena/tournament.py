@@ -26,6 +26,15 @@ class ArenaError(ValueError):
     """Bad tournament input or state; the message is one line, meant for the user."""
 
 
+class HarnessError(RuntimeError):
+    """A bug of kdtourney's in a process that plays games (a worker), not bad input: the message
+    is one line, `trace` the full traceback of the process where it happened."""
+
+    def __init__(self, message: str, trace: str = ""):
+        super().__init__(message)
+        self.trace = trace
+
+
 @dataclass(frozen=True)
 class Tournament:
     """The definition of a tournament (everything that decides which games are played and how).
@@ -279,5 +288,5 @@ def default_name(tournament: Tournament, stamp: str) -> str:
     return f"{text}-{stamp}"
 
 
-__all__ = ["Tournament", "ArenaError", "prepare", "differences", "parse_players", "split_list",
+__all__ = ["Tournament", "ArenaError", "HarnessError", "prepare", "differences", "parse_players", "split_list",
            "default_name", "clock_of", "full_rules", "RULE_OPTIONS"]
