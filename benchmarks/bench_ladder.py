@@ -46,6 +46,21 @@ the command's start, the same from its first stored game (start-up left out), an
 processes started per game (each bot module writes a line to its stderr, so to its log, when a
 process imports it: the workers' bot processes, not the start-up's listing in a sandbox); the
 ratio ladder/run of each rate, and the load (os.getloadavg) before and after each command.
+
+--chunks: what the ladder's harness costs per chunk outside its games, as the store grows:
+
+    python benchmarks/bench_ladder.py --chunks [--sizes 1000,10000,100000] [--measure 64]
+
+The real `kdtourney ladder` path (kdtourney.arena.ladder.play_ladder: its store, feed, matchmaker,
+driver) among 20 built-in entrants at 2-player tables, chunks of 16 blocks (32 games), over a game
+service whose games take no time (tests/ladder_support.py: each step hands back 8 games with
+results drawn from known strengths), so that all the time measured is the harness's. The ladder
+is grown to each size by playing it so, then resumed for `--measure` chunks: printed are the
+resume's start (the one read of the history: the store's blocks and games), the time per chunk
+(from the first chunk queued to the last) and its parts: choosing the chunk (the matchmaker and
+its standing), taking in the blocks made whole (the tallies), recording the blocks, storing the
+games; and the page the ladder rewrites beside play (kdtourney ladder's `_ladder_page`: the list,
+its bootstrap and the page, from the store), built once at that size.
 """
 
 import argparse
@@ -297,6 +312,69 @@ def speed(seconds: float, rounds: int, workers: int, run_games: int) -> None:
                   f"start), {np.median([b for _, b in ratios]):.3f} (from the first stored game)")
 
 
+# --chunks ----------------------------------------------------------------------------------------
+
+
+class Timers:
+    """Seconds spent in some functions (wrapped in place) since `reset`."""
+
+    def __init__(self, **functions):  # name: (owner, attribute)
+        self.spent = dict.fromkeys(functions, 0.0)
+        for name, (owner, attribute) in functions.items():
+            setattr(owner, attribute, self._timed(name, getattr(owner, attribute)))
+
+    def _timed(self, name, function):
+        def timed(*args, **kwargs):
+            t = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.spent[name] += time.perf_counter() - t
+        return timed
+
+    def reset(self):
+        self.spent = dict.fromkeys(self.spent, 0.0)
+
+
+def chunks(sizes, measure: int) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    import ladder_support
+
+    from kdtourney.arena import ladder, runner
+    from kdtourney.arena.store import snapshot
+    from kdtourney.report.ladder import ladder_board, write_ladder_page
+
+    timers = Timers(choose=(ladder.LadderFeed, "choose"),
+                    tallies=(ladder.LadderFeed, "incoming_results"),
+                    record=(runner, "schedule_blocks"), store=(runner.Driver, "_take"))
+    print(f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1, 5, 15 min) at the start; "
+          f"{len(ladder_support.ENTRANTS)} entrants, 2-player blocks, 32 games per chunk",
+          flush=True)
+    with tempfile.TemporaryDirectory() as tmp, ladder_support.instant_games():
+        folder = Path(tmp) / "ladder"
+        for size in sizes:
+            grown = time.perf_counter()
+            ladder_support.play(folder, size)
+            grown = time.perf_counter() - grown
+            marks = []
+            timers.reset()
+            started = time.perf_counter()
+            outcome = ladder_support.play(folder, size + 32 * (measure + 1),
+                                          after_chunk=lambda _: marks.append(time.perf_counter()))
+            per_chunk = (marks[-1] - marks[0]) / (len(marks) - 1)
+            parts = ", ".join(f"{name} {1e3 * spent / outcome.chunks:.1f}"
+                              for name, spent in timers.spent.items())
+            page = time.perf_counter()
+            with snapshot(folder):
+                write_ladder_page(folder, ladder_board(folder), running=True)
+            page = time.perf_counter() - page
+            print(f"{size:>7} games stored: resume's start {marks[0] - started:.2f} s; "
+                  f"{1e3 * per_chunk:.1f} ms per chunk ({1e3 * per_chunk / 32:.2f} ms per game; "
+                  f"parts in ms per chunk: {parts}); the page {page:.2f} s "
+                  f"(grown to this size in {grown:.0f} s; load "
+                  f"{' '.join(f'{x:.2f}' for x in os.getloadavg())})", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=20)
@@ -309,7 +387,13 @@ def main():
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--run-games", type=int, default=4000,
                     help="the run's games: more than it plays in --seconds")
+    ap.add_argument("--chunks", action="store_true",
+                    help="the harness's cost per chunk as the store grows")
+    ap.add_argument("--sizes", default="1000,10000,100000", help="games stored (--chunks)")
+    ap.add_argument("--measure", type=int, default=64, help="chunks measured per size (--chunks)")
     args = ap.parse_args()
+    if args.chunks:
+        return chunks([int(n) for n in args.sizes.split(",")], args.measure)
     if args.speed:
         return speed(args.seconds, args.rounds, args.workers, args.run_games)
     games = [int(g) for g in args.games.split(",")]

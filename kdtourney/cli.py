@@ -1000,18 +1000,22 @@ def ladder_command(ctx, **opts):
                                   "--bots-dir to watch")
         meta = dict(runner.session_meta(name, registry_dirs=bots_dirs), ladder_bots=references)
         display = LadderDisplay(quiet=opts["quiet"])
-        written = [0.0]
+        due = [0.0]  # when the next page may start
         building = [None]  # the page being built beside play (a Future)
 
         def page(folder):
-            """After a chunk: take the list of the page built beside play, and every 5 s start
-            the next (the ladder does not wait for it)."""
+            """After a chunk: take the list of the page built beside play, and start the next
+            when due: 5 s after the last started, and not before nine times its work has passed
+            since it ended (a long history's page takes seconds: it gets at most a tenth of the
+            core it runs on, at the lowest priority). The ladder does not wait for it."""
             if building[0] is not None and building[0].done():
-                display.board(building[0].result())
+                rows, seconds = building[0].result()
+                display.board(rows)
                 building[0] = None
-            if building[0] is None and time.monotonic() - written[0] >= 5:
+                due[0] = max(due[0], time.monotonic() + 9 * seconds)
+            if building[0] is None and time.monotonic() >= due[0]:
                 building[0] = pages.submit(_ladder_page, str(folder), not opts["no_report"])
-                written[0] = time.monotonic()
+                due[0] = time.monotonic() + 5
 
         with beside_play() as pages, _harness_errors(folder, tour.ArenaError, store.StoreError):
             outcome = ladder.play_ladder(
@@ -1033,17 +1037,20 @@ def ladder_command(ctx, **opts):
         ctx.exit(130)
 
 
-def _ladder_page(folder: str, write: bool) -> list:
+def _ladder_page(folder: str, write: bool) -> tuple[list, float]:
     """In the page process: the ladder's list (and, with `write`, its page marked running) from
-    what is stored; returns the list's rows for the terminal."""
+    what is stored; returns the list's rows for the terminal and the CPU seconds it took."""
+    import time
+
     from kdtourney.arena.store import snapshot
     from kdtourney.report.ladder import ladder_board, write_ladder_page
 
+    started = time.process_time()
     with snapshot(folder):  # the list and the page of one state of the store
         board = ladder_board(folder)
         if write:
             write_ladder_page(folder, board, running=True)
-    return board.rows
+    return board.rows, time.process_time() - started
 
 
 def _print_ladder(board):

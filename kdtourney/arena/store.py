@@ -644,10 +644,15 @@ def load_incoming(folder) -> Incoming:
     return out
 
 
-def load_games(folder, columns=None) -> pd.DataFrame:
+def load_games(folder, columns=None, newest: int | None = None) -> pd.DataFrame:
     """One row per game, ordered by game; `moves` and `deal_seeds` stay JSON text. columns: only
-    these columns of the games table (reading no moves is much faster), default all."""
-    return _read(folder, f"SELECT {', '.join(columns) if columns else '*'} FROM games ORDER BY game")
+    these columns of the games table (reading no moves is much faster), default all; newest: only
+    the last this many games."""
+    selected = ', '.join(columns) if columns else '*'
+    if newest is None:
+        return _read(folder, f"SELECT {selected} FROM games ORDER BY game")
+    return _read(folder, f"SELECT * FROM (SELECT {selected} FROM games ORDER BY game DESC "
+                         f"LIMIT {int(newest)}) ORDER BY game")
 
 
 def load_faults(folder) -> pd.DataFrame:

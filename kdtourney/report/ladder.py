@@ -88,7 +88,8 @@ def build_context(folder, board: Board, running: bool) -> dict:
     ladder = config.get("ladder") or {}
     with _store.snapshot(folder):  # the ladder stores games meanwhile: one state of the store
         results = _store.load_results(folder)
-        games = _store.load_games(folder)
+        n_games = int(_store.load_games(folder, ["COUNT(*) AS n"])["n"].iloc[0])
+        newest = _store.load_games(folder, newest=LAST_GAMES)  # the games the page shows
         faults = _store.load_faults(folder)
         blocks = _store.load_blocks(folder)
     colors = plots.entrant_colors([r["name"] for r in board.rows])
@@ -102,7 +103,7 @@ def build_context(folder, board: Board, running: bool) -> dict:
         "seed": ladder.get("seed"), "rows": board.rows, "colors": colors,
         "elo_scale": elo_scale([r for r in board.rows if r["rank"]]),
         # the bots of the folders that did not enter at the last look, then the list's notes
-        "n_games": int(len(games)), "notes": [*config.get(_store.LADDER_INTAKE, []), *board.notes],
+        "n_games": n_games, "notes": [*config.get(_store.LADDER_INTAKE, []), *board.notes],
         "n_boot": getattr(board.found, "n_boot", 0),
         "faults": faults_view(faults.iloc[::-1]),  # newest first
         "faults_by_entrant": _faults_by_entrant(faults),
@@ -118,7 +119,7 @@ def build_context(folder, board: Board, running: bool) -> dict:
         ctx["pairs"] = [dict(entrant=e, opponent=o, score=float(v["score"]),
                              meetings=int(v["meetings"]))
                         for (e, o), v in h2h.iterrows() if e < o]
-    ctx.update(_last_games(results, games, ladder.get("rules") or {},
+    ctx.update(_last_games(results, newest, ladder.get("rules") or {},
                            block_seats(blocks)))
     ctx["seconds"] = time.perf_counter() - t0
     return ctx
@@ -138,8 +139,9 @@ def _faults_by_entrant(faults: pd.DataFrame) -> list:
 
 
 def _last_games(results, games, rules, seated) -> dict:
-    """The newest games, each with its players, all in the report's game viewer."""
-    newest = games.sort_values("game", ascending=False).head(LAST_GAMES)
+    """The newest games (`games`: the last LAST_GAMES), each with its players, all in the
+    report's game viewer."""
+    newest = games.sort_values("game", ascending=False)
     rows = []
     for _, g in newest.iterrows():
         res = results[results["game"] == g["game"]].sort_values("seat")
