@@ -22,7 +22,7 @@ import os
 
 where = os.environ.get("KDTOURNEY_FAULT")
 if where:
-    from kdtourney.arena import runner, service
+    from kdtourney.arena import cluster, runner, service
 
     calls = [0]
 
@@ -36,6 +36,7 @@ if where:
 
     if where == "worker":
         service.play_match = faulty(service.play_match, 3)
+        cluster.play_match = faulty(cluster.play_match, 3)  # a Dask worker's
     else:
         runner.rows_of = faulty(runner.rows_of, 2)
 """
@@ -46,6 +47,7 @@ COMMANDS = {
     "tune": ["tune", "mce", "--param", "iterations=6,2,10,2", "--iterations", "4"],
     "ladder": ["ladder", "--bots", "random,greedy", "--games", "40"],
 }
+ONE_WORKER = ["--workers", "1"]
 
 
 def kdtourney(args, tmp_path, fault=None):
@@ -61,27 +63,31 @@ def kdtourney(args, tmp_path, fault=None):
                           timeout=300)
 
 
-@pytest.mark.parametrize("command, fault", [("run", "worker"), ("sprt", "main"),
-                                            ("tune", "worker"), ("ladder", "main")])
-def test_a_harness_error_is_logged_named_and_exits_70(tmp_path, command, fault):
+@pytest.mark.parametrize("command, fault, workers", [
+    ("run", "worker", ONE_WORKER), ("sprt", "main", ONE_WORKER), ("tune", "worker", ONE_WORKER),
+    ("ladder", "main", ONE_WORKER), ("run", "worker", ["--scheduler", "local:1"])])
+def test_a_harness_error_is_logged_named_and_exits_70(tmp_path, command, fault, workers):
     folder = tmp_path / "out"
-    args = [*COMMANDS[command], "--workers", "1", "--seed", "1", "--quiet", "--no-report",
-            "--out", str(folder)]
+    args = [*COMMANDS[command], *workers, "--seed", "1", "--quiet", "--no-report", "--out",
+            str(folder)]
     done = kdtourney(args, tmp_path, fault)
     log = folder / "logs" / "harness.log"
     what = "a worker failed: KeyError: 3" if fault == "worker" else \
         "kdtourney failed: KeyError: 3"
     assert done.returncode == 70, done.stderr
     assert done.stderr.strip().splitlines()[-1] == f"Error: {what} (full trace in {log})"
-    assert "Traceback" not in done.stderr
+    assert "Traceback (most recent call last)" not in done.stderr  # (a local Dask worker logs)
     trace = log.read_text()
     assert args[0] in trace.splitlines()[0]  # the command line
     if fault == "worker":  # the worker's trace, where it raised, then the command's
-        assert trace.index("in _work") < trace.index("raise KeyError(3)") \
+        assert trace.index("in _work" if workers == ONE_WORKER else "in play_batch") \
+            < trace.index("raise KeyError(3)") \
             < trace.index("in the command's process") \
             < trace.index("HarnessError: a worker failed: KeyError: 3")
     else:
         assert "in _take" in trace and "raise KeyError(3)" in trace and trace.rstrip().endswith("KeyError: 3")
+    if workers != ONE_WORKER:  # on Dask a batch's games come back together, or not at all
+        return
     stored = store.load_games(folder, ["game"])
     assert len(stored) == (3 if fault == "worker" else 2)  # every game finished before it
     if command == "run":  # and a resume plays the rest

@@ -762,7 +762,8 @@ class DaskService:
                 if g in self.specs:
                     self.requeue([g])
             return True
-        raise HarnessError(f"a worker failed: {_one_line(exc)}", trace=_trace(exc))
+        raise HarnessError(f"a worker failed: {_one_line(exc)}",
+                           trace=_trace(exc, future.traceback()))
 
     # watching the workers
 
@@ -854,11 +855,12 @@ class DaskService:
                 self.requeue(games)
 
 
-def _trace(exc) -> str:
-    """The traceback of an exception a Dask worker raised, as it was raised there."""
+def _trace(exc, tb=None) -> str:
+    """The traceback of an exception a Dask worker raised, as it was raised there (`tb`: the
+    task's, where the exception does not carry it)."""
     import traceback
 
-    return "".join(traceback.format_exception(exc))
+    return "".join(traceback.format_exception(type(exc), exc, tb or exc.__traceback__))
 
 
 def _one_line(exc) -> str:

@@ -340,7 +340,8 @@ class LocalService:
         self.policy = ForfeitPolicy(self.sent, self.entrants.labels)
         self.failed_starts = 0
         self.finished: list[Finished] = []
-        self.pool: list[_Worker] = []
+        self.failure: HarnessError | None = None  # a worker's bug, raised once the games
+        self.pool: list[_Worker] = []             # finished before it are handed back
         self.sources = registry.source_files()
         self.listed = None if settings.sandbox is None else registry.listings()
         self.tdict = tournament.to_dict()
@@ -422,6 +423,8 @@ class LocalService:
         """Send queued games to idle workers, wait up to `timeout` seconds for news, and return
         the games finished since the last call (a dead or hung worker is replaced on the way)."""
         interrupts.check()
+        if self.failure is not None:
+            raise self.failure
         for worker in self.pool:
             self._feed(worker)
         waitables = {}
@@ -434,12 +437,17 @@ class LocalService:
                 continue  # already replaced in this round
             if ready is worker.conn:
                 try:
-                    while worker.conn.poll():
+                    while self.failure is None and worker.conn.poll():
                         self._handle(worker, worker.conn.recv())
                 except (EOFError, OSError):
                     self._lose(worker, f"died (exit code {_exit_code(worker.process)})")
             elif not worker.process.is_alive() or worker.process.exitcode is not None:
                 self._lose(worker, f"died (exit code {_exit_code(worker.process)})")
+            if self.failure is not None:  # the games finished before it first
+                done, self.finished = self.finished, []
+                if not done:
+                    raise self.failure
+                return done
         now = time.monotonic()
         for worker in list(self.pool):
             base = worker.slot * _SLOT
@@ -512,8 +520,8 @@ class LocalService:
         elif kind == "tired":
             worker.tired = True
         elif kind == "fatal":
-            raise HarnessError(f"a worker failed: {message[1].strip().splitlines()[-1]}",
-                               trace=message[1])
+            self.failure = HarnessError(
+                f"a worker failed: {message[1].strip().splitlines()[-1]}", trace=message[1])
         elif kind == "refused":  # it did not load what the store recorded
             raise ArenaError(message[1])
 
@@ -526,7 +534,7 @@ class LocalService:
     def _drain(self, worker):
         """Read whatever a (possibly dead) worker has sent."""
         try:
-            while worker.conn.poll():
+            while self.failure is None and worker.conn.poll():
                 self._handle(worker, worker.conn.recv())
         except (EOFError, OSError):
             pass
@@ -543,8 +551,10 @@ class LocalService:
 
     def _lose(self, worker, why):
         """The worker died or hung: replace it and requeue its games, blaming the current one."""
-        self.losses += 1
         self._drain(worker)
+        if self.failure is not None:  # it stopped on a bug of ours: not a loss to recover from
+            return
+        self.losses += 1
         if worker.process.is_alive():
             worker.process.kill()
         worker.process.join(5)
