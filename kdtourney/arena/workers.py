@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import sys
+import warnings
 
 from kdtourney import interrupts
 from kdtourney.engine import jit
@@ -133,35 +134,44 @@ def warm_bots(tournament: Tournament, registry, touch=lambda: None, builtin_only
     games never reused its tree).
     builtin_only: kdtourney's own bots only (sandboxed, a bot's code runs nowhere but in its
     sandbox)."""
-    from kdtourney.engine import Game
-
     rules = tournament.rules_for(tournament.players[0])
     for spec in _warmed(tournament.specs, registry, builtin_only) if specs is None else specs:
         if registry.program(spec) is not None:  # a TOML bot: no code of ours to compile
             continue
-        if builtin_only and registry.bots[registry.resolve(spec).name].origin != BUILT_IN:
-            continue
-        touch()
-        try:
-            bot = registry.create(spec)
-            bot.setup(0, rules, 0)
-            game = Game(rules, 0)
-            asked = 0
-            while not game.is_over and asked < WARM_DECISIONS:
-                legal = game.legal_actions()
-                action = legal[len(legal) // 2]
-                if game.current_player == 0:
-                    touch()
-                    choice = bot.act(game.view(0))
-                    asked += len(legal) > 1
-                    if choice in legal:
-                        action = choice
-                game.apply(action)
-        except KeyboardInterrupt:
-            if interrupts.from_ctrl_c():
-                raise
-        except (Exception, SystemExit):  # a faulty bot shows its faults in the games, not here
-            pass
+        with warnings.catch_warnings():
+            if spec not in tournament.specs:
+                # sandboxed, every built-in warms up: the warnings of one nobody entered
+                # (value-greedy without a network for this table) are nobody's business
+                warnings.simplefilter("ignore")
+            if builtin_only and registry.bots[registry.resolve(spec).name].origin != BUILT_IN:
+                continue
+            touch()
+            try:
+                _warm_bot(registry.create(spec), rules, touch)
+            except KeyboardInterrupt:
+                if interrupts.from_ctrl_c():
+                    raise
+            except (Exception, SystemExit):  # a faulty bot shows its faults in the games
+                pass
+
+
+def _warm_bot(bot, rules, touch) -> None:
+    """`bot` plays seat 0 of a game up to WARM_DECISIONS decisions with a choice."""
+    from kdtourney.engine import Game
+
+    bot.setup(0, rules, 0)
+    game = Game(rules, 0)
+    asked = 0
+    while not game.is_over and asked < WARM_DECISIONS:
+        legal = game.legal_actions()
+        action = legal[len(legal) // 2]
+        if game.current_player == 0:
+            touch()
+            choice = bot.act(game.view(0))
+            asked += len(legal) > 1
+            if choice in legal:
+                action = choice
+        game.apply(action)
 
 
 class main_module_hidden:

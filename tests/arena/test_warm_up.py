@@ -118,3 +118,22 @@ def test_a_bot_warms_up_once_for_all_its_numeric_values():
     mcts at 1,000 iterations for each of a batch's 32 values held a tune's start by 3 s), and the
     kernels that one loads are every kernel the others call."""
     assert_nothing_loaded_after_warm_up(_TUNED)
+
+
+def test_a_sandboxed_warm_up_warns_of_no_bot_nobody_entered(recwarn):
+    """Sandboxed, every built-in warms up (above), but their warnings are not the user's: a run of
+    random and greedy said 'value-greedy: no value network for 2 players'. An entrant's own
+    warning still shows."""
+    import warnings
+
+    from kdtourney.arena import prepare, workers
+    from kdtourney.bots.registry import BotRegistry
+
+    warnings.simplefilter("always")
+    registry = BotRegistry(env=False, cwd=False, entry_points=False)
+    quiet = prepare(registry, bots="random,greedy", players=[2], games=2, seed=1)
+    workers.warm_bots(quiet, registry, builtin_only=True)
+    assert [str(w.message) for w in recwarn] == []
+    entered = prepare(registry, bots="value-greedy,random", players=[2], games=2, seed=1)
+    workers.warm_bots(entered, registry, builtin_only=True)
+    assert any("value-greedy" in str(w.message) for w in recwarn)
