@@ -73,7 +73,7 @@ from dataclasses import replace
 from kdtourney import interrupts
 from kdtourney.arena.forfeit import DONE, FAIL, ForfeitPolicy, hang_limit
 from kdtourney.arena.match import play_match
-from kdtourney.arena.service import Entrants, Finished
+from kdtourney.arena.service import NOTES_KEPT, Entrants, Finished
 from kdtourney.arena.tournament import ArenaError, HarnessError, Tournament
 from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_bots
 
@@ -520,7 +520,7 @@ class DaskService:
         self.killed: set[str] = set()            # workers we killed (hung)
         self.game_seconds = None                 # running mean of a game's duration
         self.known: dict = {}
-        self.notes: list[str] = []
+        self.notes = collections.deque(maxlen=NOTES_KEPT)  # the latest (on_note has them all)
         self.losses = 0
         self.finished: list = []
         self.ready = False

@@ -19,7 +19,8 @@ Two backends behind one interface (`join`, `submit`, `step`, `cancel`, `busy`, `
   warming up together share the compiling out). Games go to workers in batches over one pipe per
   worker (guided: a batch is about a quarter of each worker's share of the games queued, at most
   MAX_BATCH, so batches shrink towards the end; a worker holds at most two). A shared array tells
-  which game, seat and bot call each worker is in, and since when.
+  which game, seat and bot call each worker is in, and by when it must make its next step
+  (`Heartbeat`).
 - `DaskService` (kdtourney.arena.cluster): tasks of batches on a Dask cluster.
 
 Entrants and versions
@@ -81,10 +82,12 @@ from kdtourney.fork_server import worker_context
 
 MAX_BATCH = 32            # games per batch at most
 DEFAULT_HANG_TIMEOUT = 600.0
+NOTES_KEPT = 100          # notes a service keeps (a ladder runs for days)
 RECYCLE_GAMES = 20_000    # a worker is replaced after this many games ...
 RECYCLE_MIB = 2048        # ... or once its resident memory passes this (checked between batches)
-_SLOT = 5                 # status array per worker: game, seat, call, monotonic time of the last
-                          # step, what that call may take (a clocked in-process decision; else -1)
+_SLOT = 5                 # status array per worker (Heartbeat): game, seat, call, deadline, limit
+MAX_FAILED_STARTS = 3     # workers in a row failing to start stop the command (a broken setup,
+                          # not a worker lost now and then over a ladder's days)
 _GROUPS = 64              # bot process groups recorded per worker
 
 
@@ -130,8 +133,57 @@ class Entrants:
 
 # --- the worker process ------------------------------------------------------------------------
 
+class Heartbeat:
+    """Where a worker is, in its part of the status array the parent watches (`overdue`): the
+    game (-1 none, -2 warming up), seat and bot call it is in, the monotonic time by which it must
+    make its next step (+inf while it waits for games) and the limit that deadline came from.
+
+    The parent decides from the deadline alone, one float written last: it never pairs a limit
+    or a game with the time of another step (a fresh batch's game with the time its worker went
+    idle, a clocked call's short limit with the time of the call before)."""
+
+    def __init__(self, status, slot: int, hang_timeout: float, clock=time.monotonic):
+        self.status, self.base = status, slot * _SLOT
+        self.hang_timeout, self.clock = hang_timeout, clock
+
+    def _beat(self, limit: float) -> None:
+        self.status[self.base + 4] = limit
+        self.status[self.base + 3] = self.clock() + limit
+
+    def warming(self) -> None:
+        """Warming up, which may compile bot kernels (tens of seconds on a fresh install)."""
+        self.status[self.base] = -2
+        self._beat(max(self.hang_timeout, DEFAULT_HANG_TIMEOUT))
+
+    def game(self, game: int) -> None:
+        """Starting `game` (the harness, before any bot call)."""
+        self.status[self.base + 1] = self.status[self.base + 2] = -1
+        self.status[self.base] = game
+        self._beat(self.hang_timeout)
+
+    def __call__(self, seat: int, call: int, limit: float | None = None) -> None:
+        """play_match's monitor: a call into the bot of `seat` (which may take `limit`), or
+        (-1, -1) the game's end."""
+        self.status[self.base + 1] = seat
+        self.status[self.base + 2] = call
+        self._beat(hang_limit(self.hang_timeout, limit))
+        if seat == -1 and call == -1:
+            self.status[self.base] = -1
+
+    def idle(self) -> None:
+        """Waiting for games: never hung."""
+        self.status[self.base + 3] = float("inf")
+        self.status[self.base] = -1
+
+
+def overdue(status, slot: int, now: float) -> float | None:
+    """The limit a worker has overrun at `now` (it made no step by its deadline), or None."""
+    base = slot * _SLOT
+    return status[base + 4] if now > status[base + 3] else None
+
+
 def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, settings, isolate,
-                 identities, listed, recycle, environ):
+                 identities, listed, recycle, hang_timeout, environ):
     """A worker: receives batches [(game spec, forced faults)] and new entrants ('entrants',
     [(label, spec)], identities), sends ('game', index, MatchResult) per game, and ('tired',) once
     it should be recycled (`recycle`: games, MiB). Its bots in their
@@ -143,16 +195,15 @@ def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, set
     pool = ProcessPool(settings, track=lambda pids: _record_groups(groups, slot, pids))
     _exit_with_parent(pool)
     try:
-        _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities,
-              listed, recycle)
+        _work(slot, conn, Heartbeat(status, slot, hang_timeout), pool, sources, tournament_dict,
+              warm, isolate, identities, listed, recycle)
     finally:
         pool.close()
     _quick_exit(conn)
 
 
-def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, identities, listed,
+def _work(slot, conn, beat, pool, sources, tournament_dict, warm, isolate, identities, listed,
           recycle):
-    base = slot * _SLOT
     try:
         import platform
 
@@ -171,36 +222,24 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
         factories = bot_factories(registry, tournament, pool, isolate)
         rules = {p: tournament.rules_for(p) for p in tournament.players}
 
-        def touch():
-            status[base + 3] = time.monotonic()
-            status[base + 4] = -1.0
-            status[base] = -2  # warming up
-
         # Loading the engine's kernels takes a fresh process a good part of a second (several on a
         # loaded machine): in the first game it would count against the seat called last.
         if warm:
-            warm_up(tournament, registry, touch, builtin_only=pool.settings.sandbox is not None,
-                    isolate=isolate, first=slot)
+            warm_up(tournament, registry, beat.warming,
+                    builtin_only=pool.settings.sandbox is not None, isolate=isolate, first=slot)
         else:
-            touch()
+            beat.warming()
             warm_up_engine()
-        status[base] = -1
+        beat.idle()
         conn.send(("ready",))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which stops
         conn.send(("fatal", traceback.format_exc()))
         return
 
-    def monitor(seat, call, limit=None):
-        status[base + 1] = seat
-        status[base + 2] = call
-        status[base + 4] = -1.0 if limit is None else limit
-        status[base + 3] = time.monotonic()
-        if seat == -1 and call == -1:
-            status[base] = -1
-
     played, tired = 0, False
     max_games, max_mib = recycle
     while True:
+        beat.idle()
         try:
             batch = conn.recv()
         except EOFError:
@@ -220,15 +259,14 @@ def _work(slot, conn, status, pool, sources, tournament_dict, warm, isolate, ide
                 return
             continue
         for spec, forced in batch:
-            status[base] = spec.game
+            beat.game(spec.game)
             pool.new_game(spec.game, spec.deal_seeds)
-            monitor(-1, 0)
             try:
                 result = play_match(
                     rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
                     [factories[e] for e in spec.seats],
                     clock=tournament.time_control, margin=pool.settings.margin, forced=forced,
-                    monitor=monitor)
+                    monitor=beat)
             except BaseException:  # noqa: BLE001 - a harness bug: the parent stops the tournament
                 conn.send(("fatal", f"game {spec.game}: " + traceback.format_exc()))
                 return
@@ -328,7 +366,7 @@ class LocalService:
         self.warm = warm
         self.on_note = on_note
         self.recycle = recycle
-        self.notes: list[str] = []
+        self.notes = collections.deque(maxlen=NOTES_KEPT)  # the latest (on_note has them all)
         self.losses = 0          # workers that died or hung
         self.recycled = 0        # workers ended for their age or memory, and replaced
         self.reloads = 0         # times the workers were ended for new sources (join)
@@ -338,7 +376,7 @@ class LocalService:
         self.entrants = Entrants(tournament)
         self.mapping = tuple(range(len(tournament.entrants)))  # the last table's seats
         self.policy = ForfeitPolicy(self.sent, self.entrants.labels)
-        self.failed_starts = 0
+        self.failed_starts = 0   # workers in a row that died before they were ready
         self.finished: list[Finished] = []
         self.failure: HarnessError | None = None  # a worker's bug, raised once the games
         self.pool: list[_Worker] = []             # finished before it are handed back
@@ -347,8 +385,8 @@ class LocalService:
         self.tdict = tournament.to_dict()
         self.ctx = worker_context()
         self.status = self.ctx.RawArray("d", _SLOT * workers)
-        for i in range(len(self.status)):
-            self.status[i] = -1.0
+        for slot in range(workers):
+            Heartbeat(self.status, slot, hang_timeout).idle()
         self.groups = self.ctx.RawArray("q", _GROUPS * workers)
 
     # the interface every backend has
@@ -450,13 +488,8 @@ class LocalService:
                 return done
         now = time.monotonic()
         for worker in list(self.pool):
-            base = worker.slot * _SLOT
-            warming_up = self.status[base] == -2
-            busy = self.status[base] >= 0 and worker.inflight or warming_up
-            # Warming up may compile bot kernels (tens of seconds on a fresh install).
-            limit = max(self.hang_timeout, DEFAULT_HANG_TIMEOUT) if warming_up else hang_limit(
-                self.hang_timeout, self.status[base + 4] if self.status[base + 4] >= 0 else None)
-            if busy and now - self.status[base + 3] > limit:
+            limit = overdue(self.status, worker.slot, now)
+            if limit is not None:
                 self._lose(worker, f"hung (no progress for {limit:g} s)")
             elif worker.tired and not worker.inflight:
                 self._retire(worker)
@@ -489,7 +522,7 @@ class LocalService:
             target=_worker_main, name=f"kdtourney-worker-{slot}", daemon=True,
             args=(slot, child_conn, self.status, self.groups, self.sources, self.tdict,
                   warm_first, self.settings, self.isolate, self.identities, self.listed,
-                  self.recycle, dict(os.environ)))
+                  self.recycle, self.hang_timeout, dict(os.environ)))
         with main_module_hidden():
             process.start()
         child_conn.close()
@@ -517,6 +550,7 @@ class LocalService:
                 self.finished.append(Finished(self._forget(game_index), result))
         elif kind == "ready":
             worker.ready = True
+            self.failed_starts = 0
         elif kind == "tired":
             worker.tired = True
         elif kind == "fatal":
@@ -562,7 +596,7 @@ class LocalService:
         _kill_groups(self.groups, worker.slot)  # its bots died with it; what they started goes now
         if not worker.ready:
             self.failed_starts += 1
-            if self.failed_starts > 3:
+            if self.failed_starts > MAX_FAILED_STARTS:
                 raise ArenaError(f"worker processes keep failing to start (last: {why})")
         status, base = self.status, worker.slot * _SLOT
         current = int(status[base])
@@ -579,8 +613,7 @@ class LocalService:
             self._note(f"worker {worker.slot} {why} in game {current}; {what}")
         for g in reversed(requeue):
             self.pending.appendleft(g)
-        for i in range(_SLOT):
-            status[base + i] = -1.0
+        Heartbeat(status, worker.slot, self.hang_timeout).idle()
         self.pool[self.pool.index(worker)] = self._spawn(worker.slot, False)
 
     def _feed(self, worker):

@@ -4,13 +4,17 @@ join the running workers, new sources get new ones."""
 
 import textwrap
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 from arena_support import write_bot
 
 from kdtourney.arena import prepare
+from kdtourney.arena import service as service_module
+from kdtourney.arena.forfeit import HANG_GRACE
 from kdtourney.arena.match import play_match
 from kdtourney.arena.runner import bot_settings, entrant_identities, open_service
+from kdtourney.arena.tournament import ArenaError
 from kdtourney.bots.registry import BotRegistry
 
 
@@ -116,3 +120,75 @@ def test_a_new_version_of_a_module_gets_new_workers_a_new_entrant_joins_the_runn
         assert first[spec.game].moves == in_process(t, old, spec).moves
         assert second[spec.game].moves == in_process(t, new, spec).moves
         assert second[spec.game].moves != first[spec.game].moves
+
+
+class _Watched(list):
+    """A worker's status array whose every write the parent's watchdog looks at, at once: each
+    point where a worker could be preempted between two writes."""
+
+    def __init__(self, clock, watch):
+        super().__init__([0.0] * service_module._SLOT)
+        self.clock, self.watch, self.seen = clock, watch, []
+
+    def __setitem__(self, i, value):
+        super().__setitem__(i, value)
+        self.seen.append(self.watch(self, self.clock.now))
+
+
+def test_the_watchdog_never_sees_a_healthy_worker_as_hung():
+    """The parent pairs nothing of one step with the time of another: a worker idle for a long
+    time that gets a batch, or a long call followed by a clocked one with a short limit, is not
+    hung at any of its writes (before, the fresh batch's game index was read with the time the
+    worker went idle, and a short limit with the time of the call before: a healthy worker
+    killed). A worker past its deadline is."""
+    clock = SimpleNamespace(now=0.0)
+    status = _Watched(clock, lambda s, now: service_module.overdue(s, 0, now))
+    beat = service_module.Heartbeat(status, 0, 60.0, clock=lambda: clock.now)
+    beat.warming()
+    beat.idle()
+    clock.now = 1000.0        # idle for long, then a batch
+    beat.game(7)
+    beat(0, 0, None)          # a long call ...
+    clock.now = 1059.0
+    beat(1, 1, 0.1)           # ... and a clocked one right after it
+    clock.now = 1059.5
+    beat(-1, -1, None)        # the game's end
+    beat.idle()
+    assert status.seen and all(limit is None for limit in status.seen)
+    beat.game(8)
+    beat(0, 0, 0.1)
+    clock.now += 0.1 + HANG_GRACE + 0.01  # no step since: past its limit and grace
+    assert service_module.overdue(status, 0, clock.now) == 0.1 + HANG_GRACE
+
+
+class _FakeWorker:
+    def __init__(self, slot):
+        self.slot, self.inflight, self.ready, self.tired = slot, [], False, False
+        self.conn = SimpleNamespace(poll=lambda: False, close=lambda: None)
+        self.process = SimpleNamespace(is_alive=lambda: False, kill=lambda: None,
+                                       join=lambda timeout=None: None)
+
+
+def test_workers_lost_now_and_then_over_a_long_run_do_not_stop_it(tmp_path, registry,
+                                                                    monkeypatch):
+    """Workers failing to start again and again stop the command (a broken setup); one failing
+    now and then between workers that started does not: a ladder running for days stopped at its
+    fourth start failure ever."""
+    t = prepare(registry, bots="random,greedy", games=4, seed=1)
+    with open_service(t, registry, None, 1, bot_settings(t, tmp_path, None), None,
+                      entrant_identities(registry, t)) as service:
+        monkeypatch.setattr(service, "_spawn", lambda slot, warm: _FakeWorker(slot))
+        service.pool = [_FakeWorker(0)]
+        lose = lambda: service._lose(service.pool[0], "died (exit code 1)")  # noqa: E731
+        try:
+            for _ in range(2):
+                for _ in range(service_module.MAX_FAILED_STARTS):  # in a row, and no more
+                    lose()
+                service._handle(service.pool[0], ("ready",))  # one starts, is lost later
+                lose()
+            for _ in range(service_module.MAX_FAILED_STARTS):
+                lose()
+            with pytest.raises(ArenaError, match="keep failing to start"):
+                lose()
+        finally:
+            service.pool = []
