@@ -234,21 +234,34 @@ class Store:
         except OSError as exc:
             raise StoreError(f"cannot create the folder {folder}: {exc.strerror}") from None
         meta = dict(meta, created=meta.get("created") or now(), updated=now())
+        # Built whole under a private name, then linked in: a create cut short (a kill, a full
+        # disk) leaves no half store that would refuse every later run in this folder.
+        part = folder / f".tournament-{secrets.token_hex(6)}.part"
         try:
-            store = cls._connect(path)
-            conn = store._conn
-            with _transaction(conn):
-                _execute(conn, _SCHEMA + _BLOCKS_SCHEMA)
-                conn.executemany("INSERT INTO config (key, value) VALUES (?, ?)",
-                                 [(k, json.dumps(v, sort_keys=True)) for k, v in
-                                  (("application", APPLICATION), ("schema_version", SCHEMA_VERSION),
-                                   ("tournament", tournament), ("meta", meta))])
-                if entrants is not None:
-                    store._write_entrants(entrants)
-                store._add_session(meta.get("command"), tournament.get("games"))
-        except sqlite3.Error as exc:  # e.g. another process created it at the same moment
+            conn = sqlite3.connect(part, isolation_level=None)
+            try:
+                building = cls(path, conn)
+                with _transaction(conn):
+                    _execute(conn, _SCHEMA + _BLOCKS_SCHEMA)
+                    conn.executemany(
+                        "INSERT INTO config (key, value) VALUES (?, ?)",
+                        [(k, json.dumps(v, sort_keys=True)) for k, v in
+                         (("application", APPLICATION), ("schema_version", SCHEMA_VERSION),
+                          ("tournament", tournament), ("meta", meta))])
+                    if entrants is not None:
+                        building._write_entrants(entrants)
+                    building._add_session(meta.get("command"), tournament.get("games"))
+            finally:
+                conn.close()
+            os.link(part, path)  # fails if another process made the store meanwhile
+        except FileExistsError:
+            raise StoreError(f"{path} already exists") from None
+        except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot create {path}: {exc}") from None
-        return store
+        finally:
+            for leftover in (part, part.with_name(part.name + "-journal")):
+                leftover.unlink(missing_ok=True)
+        return cls._connect(path)
 
     # reading
 

@@ -69,6 +69,36 @@ def test_a_failed_insert_stores_nothing_of_that_game(tmp_path):
     assert len(store.load_results(tmp_path)) == 2
 
 
+def test_a_create_cut_short_leaves_no_store(tmp_path, monkeypatch):
+    """A store appears whole or not at all: a create stopped midway (here Ctrl-C while its tables
+    are written) leaves nothing that would refuse the next run in the folder."""
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Store, "_add_session", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            Store.create(tmp_path, TOURNAMENT, {})
+    assert list(tmp_path.iterdir()) == []
+    with Store.create(tmp_path, TOURNAMENT, {}) as st:
+        assert st.tournament == TOURNAMENT
+
+
+def test_of_two_creates_at_once_the_second_is_refused(tmp_path, monkeypatch):
+    first = Store._add_session
+
+    def other_process_first(self, *args):  # another run creates the store meanwhile
+        monkeypatch.setattr(Store, "_add_session", first)
+        Store.create(tmp_path, dict(TOURNAMENT, seed=4), {}).close()
+        return first(self, *args)
+
+    monkeypatch.setattr(Store, "_add_session", other_process_first)
+    with pytest.raises(StoreError, match="already exists"):
+        Store.create(tmp_path, TOURNAMENT, {})
+    assert store.load_config(tmp_path)["tournament"]["seed"] == 4
+    assert not list(tmp_path.glob("*.part*"))
+
+
 def test_refuses_what_is_not_ours(tmp_path):
     with pytest.raises(StoreError, match="no tournament"):
         open_store(tmp_path)
