@@ -22,7 +22,7 @@ import os
 
 where = os.environ.get("KDTOURNEY_FAULT")
 if where:
-    from kdtourney.arena import cluster, runner, service
+    from kdtourney.arena import runner, workers
 
     calls = [0]
 
@@ -34,9 +34,8 @@ if where:
             return real(*args, **kwargs)
         return call
 
-    if where == "worker":
-        service.play_match = faulty(service.play_match, 3)
-        cluster.play_match = faulty(cluster.play_match, 3)  # a Dask worker's
+    if where == "worker":  # a local worker's or a Dask worker's (WorkerState.play)
+        workers.play_match = faulty(workers.play_match, 3)
     else:
         runner.rows_of = faulty(runner.rows_of, 2)
 """

@@ -9,6 +9,7 @@ of the range of it: |x - 0.7| < 0.5 and |n - 6| < 1.2. The tunes are short, so c
 of the range (a larger perturbation, a larger signal per game); r_end is the default.
 """
 
+import collections
 import os
 import shutil
 import signal
@@ -239,6 +240,69 @@ def test_a_tune_on_a_dask_cluster_ends_at_the_values_of_a_local_one(tmp_path):
     assert lines(cluster)[-1] == lines(local)[-1]
     tables = [store.load_tune_table(tmp_path / name) for name in ("local", "dask")]
     assert tables[0].equals(tables[1])
+
+
+# KDTOURNEY_COUNT=FILE: every process of a command writes a line "PID WHAT" to FILE as it builds a
+# worker's registry (build), warms up a bot (warm) or starts TOML bots to say hello (start)
+_COUNT = """
+import os
+
+where = os.environ.get("KDTOURNEY_COUNT")
+if where:
+    from kdtourney.arena import workers
+    from kdtourney.bots import registry
+
+    def counted(what, real):
+        def call(*args, **kwargs):
+            if what != "start" or args[0]:
+                with open(where, "a") as f:
+                    f.write(f"{os.getpid()} {what}\\n")
+            return real(*args, **kwargs)
+        return call
+
+    registry.BotRegistry.from_sources = classmethod(
+        counted("build", registry.BotRegistry.from_sources.__func__))
+    workers._warm_bot = counted("warm", workers._warm_bot)
+    registry.check_programs = counted("start", registry.check_programs)
+"""
+
+
+@pytest.mark.parametrize("kind", ["python", "toml"])
+def test_on_a_dask_cluster_a_tune_sets_up_each_worker_and_bot_once(tmp_path, kind):
+    """Every iteration's new parameter values join the workers. Before, each one made every Dask
+    worker build its state again, start the TOML bot again and warm up every entrant ever joined
+    (2 builds and 26 warm-ups per worker in 8 iterations, quadratic in a tune's length); now each
+    worker builds its state once, starts a TOML bot once and warms up a bot's kernels once."""
+    pytest.importorskip("distributed",
+                        reason="the dask extra is not installed (pip install 'kdtourney[dask]')")
+    site, counts = tmp_path / "site", tmp_path / "counts"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_COUNT)
+    if kind == "python":
+        args = tune_args(tmp_path / "t", 1, iterations=8)
+    else:
+        folder = write_fake_bots(tmp_path / "bots", ["steady"])
+        (folder / "steady.toml").write_text((folder / "steady.toml").read_text()
+                                            + "[options]\nweight = 0.5\n")
+        args = ["steady", "--bots-dir", folder, "--param", "weight=0.5,0,1", "--iterations", 6,
+                "--batch", 4, "--seed", 2, "--workers", 1, "--out", tmp_path / "t", "--no-report",
+                "-q"]
+    i = args.index("--workers")
+    args[i:i + 2] = ["--scheduler", "local:2"]
+    env = dict(os.environ, KDTOURNEY_COUNT=str(counts), PYTHONPATH=os.pathsep.join(filter(None, [
+        str(site), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([str(Path(sys.executable).parent / "kdtourney"), "tune",
+                           *[str(a) for a in args]], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert stored(tmp_path / "t") == (16 if kind == "python" else 12)
+    workers: dict = {}
+    for line in counts.read_text().splitlines():
+        pid, what = line.split()
+        workers.setdefault(pid, collections.Counter())[what] += 1
+    once = {"build": 1, "warm": 1} if kind == "python" else {"build": 1, "start": 1}
+    built = [dict(c) for c in workers.values() if c["build"]]
+    assert built == [once, once], workers
 
 
 def test_a_toml_bot_s_options_can_be_tuned(tmp_path):

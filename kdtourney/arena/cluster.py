@@ -13,18 +13,27 @@ Addresses
 
 Bots and warm-up
 ----------------
-A task carries the tournament and the client's bot-folder sources (`BotRegistry.source_files()`);
-each worker process rebuilds a registry from them once (`BotRegistry.from_sources`, installed entry
-points included; sandboxed, with what the client's registry learned the modules define, instead of
-running them) and keeps it under a content hash, with the bots' factories. Before any game, one
-setup task per worker loads or compiles the engine kernels and plays a few decisions with every
-entrant's bot (one worker per host first, so the others load the Numba cache instead of compiling
-too). A worker that lacks a bot, or runs another kdtourney version, stops the run with a one-line
-error naming the worker. Bots in their own process (TOML bots; with isolate, every bot) get a
-ProcessPool per worker process, checked in setup (a command that does not start there stops the
-run the same way) and closed when the client is done with the cluster (`release_bots`) or, by the
-`BotProcesses` worker plugin, when the worker closes; their faults carry their last stderr lines
-(no log files: workers share no filesystem with the client).
+A Dask worker plays with the same state as a local worker process (kdtourney.arena.workers
+.WorkerState); only how games, entrants and results travel differs. What it is built from, the
+client's bot-folder sources (`BotRegistry.source_files()`), the table, how bots run and the
+entrants' identities, is shipped once per worker by a worker plugin (`Shipment`, which reaches
+the workers that join later too); tasks never carry sources. Each worker process builds its
+state once per command: a registry from the sources (`BotRegistry.from_sources`, installed entry
+points included; sandboxed, with what the client's registry learned the modules define, instead
+of running them), then every entrant is checked, its TOML bot started once to say hello, and its
+bot's kernels warmed up (a few decisions; once per kernels, not per parameter value). Before any
+game, one setup task per worker builds it (one worker per host first, so the others load the
+Numba cache instead of compiling too). A worker that lacks a bot, or runs another kdtourney
+version, stops the run with a one-line error naming the worker.
+
+The entrants that join later (a tune's new parameter values, a ladder's new bot) travel with the
+tasks: each carries those from the fewest any worker said it knows (every task's result says),
+and a worker takes in those it lacks, checked and warmed up once like the first ones; a worker
+that knows fewer (one started since) plays nothing and the batch is sent again with more. Bots in
+their own process (TOML bots; with isolate, every bot) get a ProcessPool per worker process, kept
+for the command and stopped when the client is done with the cluster (it unregisters the plugin)
+or the worker closes; their faults carry their last stderr lines (no log files: workers share no
+filesystem with the client).
 
 Batches
 -------
@@ -59,8 +68,6 @@ from __future__ import annotations
 import collections
 import functools
 import glob
-import hashlib
-import json
 import logging
 import os
 import struct
@@ -72,10 +79,9 @@ from dataclasses import replace
 
 from kdtourney import interrupts
 from kdtourney.arena.forfeit import DONE, FAIL, ForfeitPolicy, hang_limit
-from kdtourney.arena.match import play_match
 from kdtourney.arena.service import NOTES_KEPT, Entrants, Finished
-from kdtourney.arena.tournament import ArenaError, HarnessError, Tournament
-from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_bots
+from kdtourney.arena.tournament import ArenaError, HarnessError
+from kdtourney.arena.workers import WorkerState, main_module_hidden
 
 MAX_BATCH = 64               # games per task at most
 TARGET_TASK_SECONDS = 1.0    # play per task, once game durations are known
@@ -96,7 +102,8 @@ class WorkerError(Exception):
 
 # --- the worker side ---------------------------------------------------------------------------
 
-_STATES: dict = {}             # content hash -> (tournament, factories, rules, bot process pool)
+_SHIPMENTS: dict = {}          # a command's key -> what its workers build their state from
+_STATES: dict = {}             # ... -> this worker's WorkerState (one command's at a time)
 _STATE_LOCK = threading.Lock()
 _PROGRESS = [-1, -1, -1, 0.0, None]  # game (-1 none, -2 setting up), seat, bot call, monotonic
                                      # time, what the call may take (match.play_match's limit)
@@ -114,97 +121,96 @@ def _worker_address() -> str:
         return "?"
 
 
-def _state(key, sources, tdict, settings, isolate, identities, listed):
-    """This worker's tournament, bot factories, rules and bot process pool for `key`, built and
-    warmed once; bots in their own process are started and checked here (WorkerError)."""
+def _state(key) -> WorkerState:
+    """This worker's state for the command `key`, built from its shipment (`Shipment`) and
+    warmed up on first use (setup_worker; a worker started since, in its first batch); building
+    it stops the bot processes of another command's state. WorkerError (one line) for a worker
+    that cannot play the command's entrants."""
     with _STATE_LOCK:
         state = _STATES.get(key)
         if state is not None:
             return state
-        from kdtourney.bots.external import ProcessPool, SandboxError, StartupError, sandbox
-        from kdtourney.bots.registry import BotRegistry, EntrantError
-        from kdtourney.engine import warm_up
+        from kdtourney.bots.external import ProcessPool
 
-        _PROGRESS[:] = [-2, -1, -1, time.monotonic(), None]
-        tournament = Tournament.from_dict(tdict)
-        registry = BotRegistry.from_sources(sources, listed=listed)
+        shipment = _SHIPMENTS.get(key)
+        if shipment is None:  # registered before any task: only a bug of ours gets here
+            raise RuntimeError(f"worker {_worker_address()} has no shipment {key}")
+        _close_states()  # one command at a time per worker process
+        beat = _Beat()
+        pool = ProcessPool(shipment["settings"])
         try:
-            if settings.sandbox is not None:
-                sandbox.bwrap_path()
-            registry.start_check(tournament.specs, settings)
-        except (EntrantError, StartupError, SandboxError) as exc:
-            raise WorkerError(f"worker {_worker_address()} cannot play {tournament.describe()}: "
-                              f"{exc}") from None
-        try:
-            check_loaded(registry, tournament, identities, f"worker {_worker_address()}")
+            state = WorkerState(shipment["sources"], shipment["tdict"], shipment["isolate"],
+                                shipment["listed"], shipment["identities"], pool, beat,
+                                machine=f"worker {_worker_address()}", local=False)
         except ArenaError as exc:
+            pool.close()
             raise WorkerError(str(exc)) from None
-        _close_pools()  # one tournament at a time per worker process
-        pool = ProcessPool(settings)
-        factories = bot_factories(registry, tournament, pool, isolate)
-        warm_up()
-
-        def touch():
-            _PROGRESS[3] = time.monotonic()
-
-        warm_bots(tournament, registry, touch, builtin_only=settings.sandbox is not None)
-        state = (tournament, factories, {p: tournament.rules_for(p) for p in tournament.players},
-                 pool)
+        except BaseException:
+            pool.close()
+            raise
+        finally:
+            beat.idle()
         _STATES[key] = state
-        _PROGRESS[:] = [-1, -1, -1, time.monotonic(), None]
         return state
 
 
-def _close_pools():
-    """Stop this worker's bot processes (a new tournament, the worker's end)."""
-    for state in _STATES.values():
-        state[3].close()
-    _STATES.clear()
-
-
-def release_bots():
-    """Run on every worker when the client is done with the cluster: stop the bot processes, which
-    would otherwise wait in a long-lived worker for the next tournament."""
-    with _STATE_LOCK:
-        _close_pools()
+def _close_states(key=None):
+    """Stop the bot processes of the command `key`'s state (default: of every command's)."""
+    for k in [key] if key is not None else list(_STATES):
+        state = _STATES.pop(k, None)
+        if state is not None:
+            state.close()
 
 
 @functools.cache
-def _bot_processes():
-    """The worker plugin class `BotProcesses`: a worker stops its bot processes when it closes
-    (or is restarted). Made on first use: distributed takes a fifth of a second to import, which
-    every command would pay (this module is imported by all of them, and only a Dask run needs
-    it); workers unpickling the plugin find it by name through the module's `__getattr__`."""
+def _shipment_plugin():
+    """The worker plugin class `Shipment`. Made on first use: distributed takes a fifth of a
+    second to import, which every command would pay (this module is imported by all of them, and
+    only a Dask run needs it); workers unpickling the plugin find it by name through the module's
+    `__getattr__`."""
     from distributed.diagnostics.plugin import WorkerPlugin
 
-    class BotProcesses(WorkerPlugin):
-        name = "kdtourney-bot-processes"
+    class Shipment(WorkerPlugin):
+        """What the workers of the command `key` build their state from (`shipment`: the bot
+        sources, the table, how bots run, their identities), sent once to every worker, those
+        that join later included. Its teardown, when the command is done with the cluster
+        (unregistered) or the worker closes, stops the state's bot processes."""
+
+        def __init__(self, key: str, shipment: dict):
+            self.key, self.shipment = key, shipment
+            self.name = f"kdtourney-{key}"
+
+        def setup(self, worker):
+            _SHIPMENTS[self.key] = self.shipment
 
         def teardown(self, worker):
-            release_bots()
+            with _STATE_LOCK:
+                _SHIPMENTS.pop(self.key, None)
+                _close_states(self.key)
 
-    BotProcesses.__qualname__ = "BotProcesses"
-    return BotProcesses
+    Shipment.__qualname__ = "Shipment"
+    return Shipment
 
 
 def __getattr__(name):
-    if name == "BotProcesses":
-        return _bot_processes()
+    if name == "Shipment":
+        return _shipment_plugin()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def setup_worker(key, sources, tdict, settings, isolate, identities, listed) -> dict:
-    """Task: build and warm this worker's state; returns what the client checks (sandboxed: the
-    limits this worker's machine cannot enforce)."""
+def setup_worker(key) -> dict:
+    """Task: build and warm up this worker's state for the command `key`; returns what the client
+    checks (sandboxed: the limits this worker's machine cannot enforce) and how many entrants the
+    worker knows."""
     import platform
 
     from kdtourney import __version__
     from kdtourney.bots.external.sandbox import missing_limits
 
-    _state(key, sources, tdict, settings, isolate, identities, listed)
-    missing = missing_limits() if settings.sandbox is not None else []
+    state = _state(key)
+    missing = missing_limits() if state.sandboxed else []
     return dict(address=_worker_address(), kdtourney=__version__, host=platform.node(),
-                missing=missing)
+                missing=missing, known=len(state.pairs))
 
 
 _TRACE_NAME = "kdtourney-trace-"  # + nanny pid + "-" + worker pid
@@ -235,26 +241,55 @@ def _remove(path):
         pass
 
 
-def play_batch(key, run, sources, tdict, settings, isolate, identities, listed, batch) -> list:
-    """Task: play [(GameSpec, forced faults)] of the client's run `run`; returns [(game index,
-    MatchResult)]."""
-    tournament, factories, rules, pool = _state(key, sources, tdict, settings, isolate,
-                                                identities, listed)
+class _Beat:
+    """Where a Dask worker is (a WorkerState's beat): in memory, for `progress`, and while it
+    plays a game of the client's run `run`, in its trace file, for `collect_deaths`."""
+
+    def __init__(self, run: bytes = b""):
+        self.run, self.game_index = run, -1
+
+    def warming(self) -> None:
+        _PROGRESS[:] = [-2, -1, -1, time.monotonic(), None]
+
+    def game(self, game: int) -> None:
+        self.game_index = game
+        _step(game, -1, 0, run=self.run)
+
+    def __call__(self, seat: int, call: int, limit: float | None = None) -> None:
+        _step(self.game_index, seat, call, limit, self.run)
+
+    def idle(self) -> None:
+        _step(-1, -1, -1)
+
+
+def play_batch(key, run, joined, batch) -> tuple:
+    """Task: play [(GameSpec, forced faults)] of the client's run `run` (of the command `key`);
+    joined: (start, [(label, spec)], {label: identity}), the command's entrants from index
+    `start` on, those this worker does not know join it first. Returns (this worker's address,
+    how many entrants it knows, [(game index, MatchResult)]); the results are None, and nothing
+    played, when the worker knows fewer than `start` entrants (it started since, or played none
+    of the client's last tasks): the client sends the batch again with more entrants."""
+    state = _state(key)
+    start, pairs, identities = joined
+    with _STATE_LOCK:
+        known = len(state.pairs)
+        if known < start:
+            return _worker_address(), known, None
+        if known < start + len(pairs):
+            try:
+                state.join(pairs[known - start:], identities)
+            except ArenaError as exc:
+                raise WorkerError(str(exc)) from None
+            finally:
+                state.beat.idle()
+    beat = _Beat(run)
     out = []
     try:
         for spec, forced in batch:
-            _step(spec.game, -1, 0, run=run)
-            pool.new_game(spec.game, spec.deal_seeds)
-            result = play_match(
-                rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
-                [factories[e] for e in spec.seats],
-                clock=tournament.time_control, margin=settings.margin, forced=forced,
-                monitor=lambda seat, call, limit, game=spec.game: _step(game, seat, call, limit,
-                                                                        run))
-            out.append((spec.game, result))
+            out.append((spec.game, state.play(spec, forced, beat)))
     finally:
-        _step(-1, -1, -1)
-    return out
+        beat.idle()
+    return _worker_address(), len(state.pairs), out
 
 
 def collect_deaths(run: bytes) -> list:
@@ -313,7 +348,7 @@ def _exit_now():
     if _TRACE_FD[0] is not None:
         os.pwrite(_TRACE_FD[0], _TRACE.pack(-1, -1, -1, b""), 0)
     for state in _STATES.values():
-        state[3].kill_all()  # the bots first: os._exit runs no cleanup
+        state.kill_all()  # the bots first: os._exit runs no cleanup
     os._exit(1)
 
 
@@ -325,14 +360,6 @@ def _distributed():
     except ImportError:
         raise ArenaError(MISSING_EXTRA) from None
     return distributed
-
-
-def content_key(sources: dict, tdict: dict, *settings) -> str:
-    """A hash of what a worker builds its state from."""
-    from kdtourney.bots.registry import sources_digest
-
-    text = json.dumps([sources_digest(sources), tdict, *settings], sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class Cluster:
@@ -426,11 +453,6 @@ class Cluster:
         client = getattr(self, "client", None)
         if client is not None:
             try:
-                if client.status == "running":
-                    client.run(release_bots, on_error="ignore")
-            except Exception:  # noqa: BLE001 - a broken connection: the plugin's teardown is left
-                pass
-            try:
                 client.close(timeout=5)
             except Exception:  # noqa: BLE001 - closing a broken connection
                 pass
@@ -500,15 +522,20 @@ class DaskService:
         self.tournament = tournament
         self.on_note = on_note
         self.hang_timeout = hang_timeout
+        # what the workers build their state from: the bots' sources and, sandboxed, what the
+        # modules define; how the bots run; the entrants' identities, by label
         self.sources = registry.source_files()
-        self.tdict = tournament.to_dict()
-        # how the bots run, what code, and (sandboxed) what the modules define
-        self.bots = (settings, isolate, identities,
-                     None if settings.sandbox is None else registry.listings())
-        self.key = content_key(self.sources, self.tdict, *self.bots)
+        self.listed = None if settings.sandbox is None else registry.listings()
+        self.settings, self.in_own_process = settings, isolate
+        self.identities = dict(identities)
         # this run's games in the workers' traces: a long-lived cluster's nannies may still hold
         # the trace of a worker that died in an earlier run's game of the same index
         self.run = uuid.uuid4().bytes
+        self.shipped = 0                         # shipments made (one more per new sources)
+        self.plugin = None                       # the name of the plugin of the last one
+        self.key = None                          # ... and of the workers' state built from it
+        self.base = 0                            # the entrants it holds
+        self.heard: dict = {}                    # worker -> the entrants it said it knows
         self.specs: dict = {}                    # game index -> GameSpec, submitted and not done
         self.sent: dict = {}                     # ... as sent: seats index self.entrants
         self.entrants = Entrants(tournament)
@@ -539,33 +566,24 @@ class DaskService:
     # the interface every backend has
 
     def join(self, tournament, identities, registry=None) -> None:
-        """As LocalService.join; on a cluster, new entrants or new sources make a new worker
-        state (a setup task per worker, which loads what is compiled already; tasks carry their
-        sources, so nothing is ended)."""
-        settings, isolate, known, listed = self.bots
+        """As LocalService.join. New entrants go to each worker with the next tasks it plays,
+        nothing restarts; new sources make a new shipment and state on every worker at the next
+        step (the old state's bot processes stop)."""
         if registry is not None and self.changed(registry):
-            if registry is not None:
-                sources = registry.source_files()
-                now = None if settings.sandbox is None else registry.listings()
-                self.sources, listed, known = sources, now, {}
-                self.entrants = Entrants(tournament)
-                self.policy = ForfeitPolicy(self.sent, self.entrants.labels)
-                self.tournament = tournament
-                self.bots = (settings, isolate, known, listed)
-                self.ready = False
-        self.mapping, new = self.entrants.join(tournament)
-        if not new and self.ready:
-            return
-        self.bots = (settings, isolate, dict(known, **identities), listed)
-        self.tdict = self.entrants.table(self.tournament).to_dict()
-        self.key = content_key(self.sources, self.tdict, *self.bots)
-        self.ready = False
+            self.sources = registry.source_files()
+            self.listed = None if self.settings.sandbox is None else registry.listings()
+            self.entrants = Entrants(tournament)
+            self.policy = ForfeitPolicy(self.sent, self.entrants.labels)
+            self.tournament = tournament
+            self.identities = {}
+            self.ready = False
+        self.mapping, _ = self.entrants.join(tournament)
+        self.identities.update(identities)
 
     def changed(self, registry) -> bool:
         """As LocalService.changed."""
-        settings, _, _, listed = self.bots
-        now = None if settings.sandbox is None else registry.listings()
-        return (registry.source_files(), now) != (self.sources, listed)
+        now = None if self.settings.sandbox is None else registry.listings()
+        return (registry.source_files(), now) != (self.sources, self.listed)
 
     def submit(self, specs) -> None:
         for spec in specs:
@@ -617,6 +635,7 @@ class DaskService:
         for future in self.inflight:
             future.cancel()
         self.inflight = {}
+        self.unship()
 
     def __enter__(self):
         return self
@@ -639,11 +658,21 @@ class DaskService:
     # setup
 
     def setup(self):
+        """Ship what the workers build their state from, once per worker (a worker plugin,
+        which reaches those that join later too), and build and warm up the state on each."""
         from kdtourney import __version__
 
         workers = self.cluster.wait_for_workers()
-        plugin = _bot_processes()
-        self.client.register_plugin(plugin(), name=plugin.name)
+        self.unship()
+        self.shipped += 1
+        self.key = f"{self.run.hex()}-{self.shipped}"
+        plugin = _shipment_plugin()(self.key, dict(
+            sources=self.sources, tdict=self.entrants.table(self.tournament).to_dict(),
+            settings=self.settings, isolate=self.in_own_process, listed=self.listed,
+            identities=dict(self.identities)))
+        self.client.register_plugin(plugin, name=plugin.name)
+        self.plugin = plugin.name
+        self.base, self.heard = len(self.entrants.pairs), {}
         self.known = dict(workers)
         by_host: dict[str, list] = collections.defaultdict(list)
         for addr in workers:
@@ -651,9 +680,8 @@ class DaskService:
         first = [addrs[0] for addrs in by_host.values()]
         rest = [a for addrs in by_host.values() for a in addrs[1:]]
         for group in (first, rest):  # the first worker of a host compiles, the others load
-            futures = [self.client.submit(setup_worker, self.key, self.sources, self.tdict,
-                                          *self.bots, workers=[addr], allow_other_workers=False,
-                                          pure=False,
+            futures = [self.client.submit(setup_worker, self.key, workers=[addr],
+                                          allow_other_workers=False, pure=False,
                                           key=f"kdtourney-setup-{uuid.uuid4().hex[:12]}")
                        for addr in group]
             for addr, future in zip(group, futures):
@@ -669,6 +697,7 @@ class DaskService:
                         continue
                     raise HarnessError(f"a worker failed to set up: {_one_line(exc)}",
                                        trace=_trace(exc)) from None
+                self.heard[addr] = info["known"]
                 if info["kdtourney"] != __version__:
                     raise ArenaError(f"worker {info['address']} runs kdtourney {info['kdtourney']}, "
                                      f"this machine {__version__}: install the same version on "
@@ -681,6 +710,17 @@ class DaskService:
             addr, n = next(iter(many.items()))
             self.note(f"worker {addr} has {n} threads: games in threads of one process share the "
                       "GIL (timings, --move-time-limit); start workers with --nthreads 1")
+
+    def unship(self):
+        """The workers forget the last shipment, and stop the bot processes of its state."""
+        if self.plugin is None:
+            return
+        name, self.plugin = self.plugin, None
+        try:
+            if self.client.status == "running":
+                self.client.unregister_worker_plugin(name)
+        except Exception:  # noqa: BLE001 - a broken connection: the worker's close tears it down
+            pass
 
     def _setup_result(self, future, addr):
         """The result of a setup task pinned to the worker `addr`, or None if that worker left
@@ -702,8 +742,16 @@ class DaskService:
             return min(size, FIRST_BATCH)
         return max(1, min(size, int(TARGET_TASK_SECONDS / max(self.game_seconds, 1e-6))))
 
+    def joined(self) -> tuple:
+        """The entrants a task carries: (start, [(label, spec)], {label: identity}) from the
+        fewest any worker said it knows (a worker that never said: those it was shipped)."""
+        start = min((self.heard.get(addr, self.base) for addr in self.known), default=self.base)
+        pairs = self.entrants.pairs[start:]
+        return start, pairs, {label: self.identities[label] for label, _ in pairs}
+
     def refill(self, threads):
         size = self.batch_size(threads)
+        joined = self.joined()
         while self.pending and len(self.inflight) < 2 * max(1, threads):
             batch = [self.pending.popleft()]
             if batch[0] not in self.isolate:
@@ -711,8 +759,7 @@ class DaskService:
                     batch.append(self.pending.popleft())
             games = [(self.sent[g], self.policy.forced(g)) for g in batch]
             future = self.client.submit(
-                play_batch, self.key, self.run, self.sources, self.tdict, *self.bots, games,
-                pure=False,
+                play_batch, self.key, self.run, joined, games, pure=False,
                 key=f"kdtourney-games-{batch[0]}+{len(batch)}-{uuid.uuid4().hex[:8]}")
             self.inflight[future] = batch
 
@@ -729,7 +776,13 @@ class DaskService:
             return False
         games = self.inflight.pop(future)
         if status == "finished":
-            for g, result in future.result():
+            addr, known, results = future.result()
+            self.heard[addr] = known
+            if results is None:  # it knew too few entrants: sent again with more
+                self.known.setdefault(addr, 1)  # (one the last look at the workers missed)
+                self.requeue(games)
+                return True
+            for g, result in results:
                 if g in self.specs:
                     self.commit(g, result)
                     d = result.duration
@@ -868,5 +921,5 @@ def _one_line(exc) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[-1]}" if text else type(exc).__name__
 
 
-__all__ = ["Cluster", "WorkerError", "play_batch", "setup_worker", "release_bots", "content_key",
+__all__ = ["Cluster", "WorkerError", "play_batch", "setup_worker",
            "limits_note", "MISSING_EXTRA"]

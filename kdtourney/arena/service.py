@@ -21,17 +21,20 @@ Two backends behind one interface (`join`, `submit`, `step`, `cancel`, `busy`, `
   MAX_BATCH, so batches shrink towards the end; a worker holds at most two). A shared array tells
   which game, seat and bot call each worker is in, and by when it must make its next step
   (`Heartbeat`).
-- `DaskService` (kdtourney.arena.cluster): tasks of batches on a Dask cluster.
+- `DaskService` (kdtourney.arena.cluster): tasks of batches on a Dask cluster, played by the
+  same worker state (kdtourney.arena.workers.WorkerState).
 
 Entrants and versions
 ---------------------
 A feed's new entrants join the running workers (`join`): a tune's new parameter values, a
-ladder's new bot. The service keeps every entrant it was given, (label, spec), in the order they
-joined (`Entrants`), and sends a game's seats as indexes into that list, so a game played again
-after a worker was lost has the same bots. A new version of a bot cannot join: a module's import
-name depends only on its path and a worker keeps it imported, so when the feed's registry has new
-sources the (idle) workers are ended and the next games start new ones with the new sources
-(a ladder, once the games queued are played; two versions of one bot are never in play at once).
+ladder's new bot. Local or on Dask, a worker holds one kdtourney.arena.workers.WorkerState, which
+checks an entrant and warms up its bot's kernels once, as it joins. The service keeps every
+entrant it was given, (label, spec), in the order they joined (`Entrants`), and sends a game's
+seats as indexes into that list, so a game played again after a worker was lost has the same
+bots. A new version of a bot cannot join: a module's import name depends only on its path and a
+worker keeps it imported, so when the feed's registry has new sources the (idle) workers are ended
+and the next games start new ones with the new sources (a ladder, once the games queued are
+played; two versions of one bot are never in play at once).
 
 Bots in their own process
 -------------------------
@@ -74,9 +77,9 @@ from multiprocessing.connection import wait
 
 from kdtourney import interrupts
 from kdtourney.arena.forfeit import FAIL, ForfeitPolicy, hang_limit
-from kdtourney.arena.match import MatchResult, play_match
+from kdtourney.arena.match import MatchResult
 from kdtourney.arena.tournament import ArenaError, HarnessError, Tournament
-from kdtourney.arena.workers import bot_factories, check_loaded, main_module_hidden, warm_up
+from kdtourney.arena.workers import WorkerState, main_module_hidden
 from kdtourney.bots.external import QUIT_GRACE, ProcessPool, die_with_parent, kill_group
 from kdtourney.fork_server import worker_context
 
@@ -204,35 +207,18 @@ def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, set
 
 def _work(slot, conn, beat, pool, sources, tournament_dict, warm, isolate, identities, listed,
           recycle):
+    import platform
+
     try:
-        import platform
-
-        from kdtourney.bots.registry import BotRegistry
-        from kdtourney.engine import warm_up as warm_up_engine
-
-        tournament = Tournament.from_dict(tournament_dict)
-        # sandboxed, a bot module runs in its sandbox only: here it is what the parent listed
-        registry = BotRegistry.from_sources(sources, listed=listed)
-        try:
-            check_loaded(registry, tournament, identities, f"{platform.node()} (worker {slot})",
-                         local=True)
-        except ArenaError as exc:
-            conn.send(("refused", str(exc)))
-            return
-        factories = bot_factories(registry, tournament, pool, isolate)
-        rules = {p: tournament.rules_for(p) for p in tournament.players}
-
-        # Loading the engine's kernels takes a fresh process a good part of a second (several on a
-        # loaded machine): in the first game it would count against the seat called last.
-        if warm:
-            warm_up(tournament, registry, beat.warming,
-                    builtin_only=pool.settings.sandbox is not None, isolate=isolate, first=slot)
-        else:
-            beat.warming()
-            warm_up_engine()
+        state = WorkerState(sources, tournament_dict, isolate, listed, identities, pool, beat,
+                            machine=f"{platform.node()} (worker {slot})", local=True, warm=warm,
+                            first=slot)
         beat.idle()
         conn.send(("ready",))
-    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which stops
+    except ArenaError as exc:  # it did not load what the store recorded
+        conn.send(("refused", str(exc)))
+        return
+    except BaseException:  # noqa: BLE001 - reported to the parent, which stops
         conn.send(("fatal", traceback.format_exc()))
         return
 
@@ -246,27 +232,19 @@ def _work(slot, conn, beat, pool, sources, tournament_dict, warm, isolate, ident
             batch = None
         if batch is None:
             return
-        if batch[0] == "entrants":  # new entrants join: check their code, make their bots
-            _, pairs, identities = batch
-            more = replace(tournament, entrants=tuple(p[0] for p in pairs),
-                           specs=tuple(p[1] for p in pairs))
+        if batch[0] == "entrants":  # new entrants join: checked, warmed up, their bots made
             try:
-                check_loaded(registry, more, identities, f"{platform.node()} (worker {slot})",
-                             local=True)
-                factories += bot_factories(registry, more, pool, isolate)
+                state.join(*batch[1:])
             except ArenaError as exc:
                 conn.send(("refused", str(exc)))
                 return
+            except BaseException:  # noqa: BLE001 - a harness bug: the parent stops the tournament
+                conn.send(("fatal", traceback.format_exc()))
+                return
             continue
         for spec, forced in batch:
-            beat.game(spec.game)
-            pool.new_game(spec.game, spec.deal_seeds)
             try:
-                result = play_match(
-                    rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
-                    [factories[e] for e in spec.seats],
-                    clock=tournament.time_control, margin=pool.settings.margin, forced=forced,
-                    monitor=beat)
+                result = state.play(spec, forced)
             except BaseException:  # noqa: BLE001 - a harness bug: the parent stops the tournament
                 conn.send(("fatal", f"game {spec.game}: " + traceback.format_exc()))
                 return

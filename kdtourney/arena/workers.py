@@ -1,16 +1,19 @@
 """What a worker does to play a tournament's games, whichever backend runs it (the local
-runner's processes, kdtourney.arena.runner, or Dask workers, kdtourney.arena.cluster): the bot
-factories, the warm-up that fills Numba's cache, and starting worker processes without the
-parent's __main__."""
+service's processes, kdtourney.arena.service, or Dask workers, kdtourney.arena.cluster): its
+state (`WorkerState`: the bots of the entrants it was told of, checked and warmed up once each),
+the warm-up that fills Numba's cache, and starting worker processes without the parent's
+__main__."""
 
 from __future__ import annotations
 
 import collections
 import sys
 import warnings
+from dataclasses import replace
 
 from kdtourney import interrupts
 from kdtourney.engine import jit
+from kdtourney.arena.match import play_match
 from kdtourney.arena.tournament import ArenaError, Tournament
 from kdtourney.bots.registry import BUILT_IN, EntrantError, parse_entrant
 from kdtourney.bots.serve import warm_up as warm_up_served
@@ -56,12 +59,14 @@ def check_loaded(registry, tournament: Tournament, recorded: dict, machine: str,
 
 
 def warm_up(tournament: Tournament, registry, touch=lambda: None, builtin_only=False,
-            isolate=False, first=0) -> None:
+            isolate=False, first=0, warmed: set | None = None) -> None:
     """Load, or on a fresh install compile, every kernel the games need, in this process: the
     engine's, each Python entrant's bot's (`warm_bots`) and, when a bot plays in its own process
     (a TOML bot; with `isolate`, every bot), those of the protocol and of `kdtourney serve`'s
     start (a sandboxed bot copies the cache as its sandbox starts: what is missing there it
-    compiles in its private /tmp, for every process).
+    compiles in its private /tmp, for every process). warmed: what this process warmed up
+    already (kernel shapes, `kernel_shape`, and "engine", "served"), which is not warmed again,
+    and to which what is warmed here is added (a worker's entrants join as a command goes on).
 
     Workers warming up at once share out the compiling: a kernel compiles in one process and the
     others load it (kdtourney.engine.jit). Each worker starts at the `first`-th step (its slot) and
@@ -71,25 +76,31 @@ def warm_up(tournament: Tournament, registry, touch=lambda: None, builtin_only=F
     kernels are mostly those every bot's game needs anyway, and the other workers then start on
     other bots (whose kernels a search bot's playouts may call: a second worker compiles them
     while the first one compiles the rest of the search)."""
-    steps = [lambda spec=spec: warm_bots(tournament, registry, touch, builtin_only, [spec])
+    warmed = set() if warmed is None else warmed
+    steps = [(kernel_shape(spec),
+              lambda spec=spec: warm_bots(tournament, registry, touch, builtin_only, [spec]))
              for spec in kernel_specs(_warmed(tournament.specs, registry, builtin_only))]
-    steps.append(warm_up_engine)
+    steps.append(("engine", warm_up_engine))
     if isolate or any(registry.program(spec) is not None for spec in tournament.specs):
-        steps.append(warm_up_served)
+        steps.append(("served", warm_up_served))
+    steps = [step for step in steps if step[0] not in warmed]
+    if not steps:
+        return
     first %= len(steps)
     pending = collections.deque(steps[first:] + steps[:first])
     while pending:
         busy = None
         for _ in range(len(pending)):
-            step = pending.popleft()
+            what, step = pending.popleft()
             touch()
             try:
                 with jit.busy_raises():
                     step()
             except jit.KernelBusy as exc:
-                pending.append(step)
+                pending.append((what, step))
                 busy = busy or exc
             else:
+                warmed.add(what)
                 busy = None  # a step done: go round again before waiting
                 break
         if busy is not None:
@@ -107,22 +118,26 @@ def _warmed(specs, registry, builtin_only: bool) -> tuple:
 
 
 def kernel_specs(specs) -> list:
-    """One of `specs` per bot and non-numeric parameters: which kernels a bot calls depends on its
-    code and its switches, not on its numbers (Numba compiles per type, not per value), so a
-    tune's dozens of theta+ and theta- warm up as one (a bot whose numbers choose other kernels
-    loads those in its first game)."""
+    """One of `specs` per `kernel_shape`: a tune's dozens of theta+ and theta- warm up as one (a
+    bot whose numbers choose other kernels loads those in its first game)."""
     chosen = {}
     for spec in specs:
-        try:
-            entrant = parse_entrant(spec)
-        except EntrantError:  # warmed alone (warm_bots passes over its faults: its games show them)
-            chosen.setdefault(spec, spec)
-            continue
-        shape = (entrant.name, tuple(
-            (k, "number" if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
-            for k, v in entrant.params))
-        chosen.setdefault(shape, spec)
+        chosen.setdefault(kernel_shape(spec), spec)
     return list(chosen.values())
+
+
+def kernel_shape(spec) -> tuple:
+    """Which kernels a bot calls: they depend on its code and its switches, not on its numbers
+    (Numba compiles per type, not per value), so this is the bot's name and its non-numeric
+    parameters (a spec that does not parse is its own: warm_bots passes over its faults, its
+    games show them)."""
+    try:
+        entrant = parse_entrant(spec)
+    except EntrantError:
+        return ("spec", spec)
+    return (entrant.name, tuple(
+        (k, "number" if isinstance(v, (int, float)) and not isinstance(v, bool) else v)
+        for k, v in entrant.params))
 
 
 def warm_bots(tournament: Tournament, registry, touch=lambda: None, builtin_only=False,
@@ -174,6 +189,104 @@ def _warm_bot(bot, rules, touch) -> None:
         game.apply(action)
 
 
+class WorkerState:
+    """What a worker holds to play a command's games, whichever backend runs it (a local worker
+    process, kdtourney.arena.service, or a Dask worker, kdtourney.arena.cluster, which only differ
+    in how games, entrants and results travel): the registry built once from the command's bot
+    `sources` (sandboxed, with what the client's registry `listed` the modules define, instead of
+    running them), the bots of the entrants it was told of in the order they joined (a game's
+    seats index `pairs`), the bot processes of its `pool` (kdtourney.bots.external.ProcessPool)
+    and the kernels it warmed up.
+
+    An entrant joins once (`join`; those of `tdict`, the table, at the start): its code is
+    checked against the identity the store recorded (`identities`, {label: identity}), on another
+    machine than the one that checked the run (`local` False) its TOML bot is started once to
+    say hello, and its bot's kernels are warmed up unless a bot calling the same kernels was
+    (`kernel_shape`; with `warm` False, the engine's only). Nothing is restarted, and nothing
+    warmed up again, as entrants join. ArenaError, one line naming `machine`, for an entrant this
+    worker cannot play as recorded.
+
+    beat: where the worker is, for its backend's watchdog: `warming()` at every step of a
+    warm-up, `game(index)` as a game starts, `(seat, call, limit)` at each call into a bot
+    (play_match's monitor) and `idle()` (kdtourney.arena.service.Heartbeat, a Dask worker's
+    cluster._Beat). first: where this worker starts the warm-up's round (`warm_up`)."""
+
+    def __init__(self, sources: dict, tdict: dict, isolate: bool, listed, identities: dict, pool,
+                 beat, *, machine: str, local: bool, warm: bool = True, first: int = 0):
+        from kdtourney.bots.registry import BotRegistry
+
+        self.table = Tournament.from_dict(tdict)
+        self.registry = BotRegistry.from_sources(sources, listed=listed)
+        self.isolate, self.pool, self.beat = isolate, pool, beat
+        self.machine, self.local, self.warm, self.first = machine, local, warm, first
+        self.sandboxed = pool.settings.sandbox is not None
+        self.rules = {p: self.table.rules_for(p) for p in self.table.players}
+        self.pairs: list[tuple] = []      # (label, spec) of the entrants, by index
+        self.factories: list = []         # their bots' factories (bot_factories), by index
+        self.started: set[str] = set()    # the TOML bots started here to say hello (by name)
+        self.warmed: set = set()          # what was warmed up here (warm_up)
+        self.join(list(zip(self.table.entrants, self.table.specs)), identities)
+
+    def join(self, pairs, identities: dict) -> None:
+        """The entrants `pairs`, [(label, spec)] new to this worker, join it; identities: {label:
+        identity} of theirs, as the store records them."""
+        more = replace(self.table, entrants=tuple(p[0] for p in pairs),
+                       specs=tuple(p[1] for p in pairs))
+        if not self.local:
+            self._start(more, pairs)
+        check_loaded(self.registry, more, identities, self.machine, local=self.local)
+        self.factories += bot_factories(self.registry, more, self.pool, self.isolate)
+        self.pairs += pairs
+        # loading the kernels takes a fresh process a good part of a second (several on a loaded
+        # machine): in its first game it would count against the seat called last
+        if self.warm:
+            warm_up(more, self.registry, self.beat.warming, builtin_only=self.sandboxed,
+                    isolate=self.isolate, first=self.first, warmed=self.warmed)
+        elif "engine" not in self.warmed:
+            self.beat.warming()
+            warm_up_engine()
+            self.warmed.add("engine")
+
+    def _start(self, more: Tournament, pairs) -> None:
+        """Start once each TOML bot of `more` this worker has not started, and exchange hello
+        (registry.start_check): ArenaError if one does not start here, or a bot is missing."""
+        from kdtourney.bots.external import SandboxError, StartupError, sandbox
+
+        try:
+            names = {}
+            for spec in more.specs:
+                names.setdefault(self.registry.resolve(spec).name, spec)
+            todo = [spec for name, spec in names.items() if name not in self.started]
+            if todo and self.sandboxed:
+                sandbox.bwrap_path()
+            self.registry.start_check(todo, self.pool.settings)
+            self.started.update(names)
+        except (EntrantError, StartupError, SandboxError) as exc:
+            whole = [*self.pairs, *pairs]
+            table = replace(self.table, entrants=tuple(p[0] for p in whole),
+                            specs=tuple(p[1] for p in whole))
+            raise ArenaError(f"{self.machine} cannot play {table.describe()}: {exc}") from None
+
+    def play(self, spec, forced=None, beat=None):
+        """Play the game `spec` (a GameSpec whose seats index `pairs`), with the `forced` faults
+        (kdtourney.arena.forfeit): its MatchResult. beat: this game's, if not the worker's."""
+        beat = beat or self.beat
+        beat.game(spec.game)
+        self.pool.new_game(spec.game, spec.deal_seeds)
+        return play_match(self.rules[spec.n_players], spec.deal_seeds, spec.bot_seeds,
+                          [self.factories[e] for e in spec.seats],
+                          clock=self.table.time_control, margin=self.pool.settings.margin,
+                          forced=forced, monitor=beat)
+
+    def close(self) -> None:
+        """Stop the bot processes (quit, then killed after a grace)."""
+        self.pool.close()
+
+    def kill_all(self) -> None:
+        """Kill the bot processes now (this process is going away)."""
+        self.pool.kill_all()
+
+
 class main_module_hidden:
     """Start workers without re-importing the parent's __main__ (which 'spawn' does by default):
     a worker needs only kdtourney and the bots, and a script calling run_tournament need not guard
@@ -193,5 +306,5 @@ class main_module_hidden:
             setattr(self.main, k, v)
 
 
-__all__ = ["bot_factories", "check_loaded", "warm_up", "warm_bots", "main_module_hidden",
-           "WARM_DECISIONS"]
+__all__ = ["WorkerState", "bot_factories", "check_loaded", "warm_up", "warm_bots",
+           "kernel_specs", "kernel_shape", "main_module_hidden", "WARM_DECISIONS"]

@@ -402,6 +402,17 @@ class KilledWorker(Exception):
     """Named as distributed's: what the client tells apart is the name."""
 
 
+class _Done:
+    """A Dask future of a task that returned `value`."""
+    status = "finished"
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
 class _Failed:
     """A Dask future of a task that failed with `exc`."""
     status = "error"
@@ -486,24 +497,82 @@ def test_a_worker_stuck_in_a_decided_game_is_ended_without_a_loss(monkeypatch):
                           "playing it again"]
 
 
-def test_the_worker_plugin_reaches_a_worker_by_name_and_stops_its_bots(monkeypatch):
+def test_the_worker_plugin_reaches_a_worker_by_name_and_stops_its_bots():
     """The plugin class is made on first use (the commands do not import distributed); a worker
-    unpickles it by name, and its teardown stops the worker's bot processes."""
+    unpickles it by name, keeps what it ships, and its teardown stops the bot processes of the
+    state built from it, and only those."""
     import pickle
 
     from distributed.diagnostics.plugin import WorkerPlugin
 
     from kdtourney.arena import cluster
 
-    plugin = pickle.loads(pickle.dumps(cluster.BotProcesses()))
-    assert isinstance(plugin, WorkerPlugin) and type(plugin) is cluster.BotProcesses
-    closed = []
-    monkeypatch.setattr(cluster, "_close_pools", lambda: closed.append(True))
+    class State:
+        closed = False
+
+        def close(self):
+            self.closed = True
+
+    plugin = pickle.loads(pickle.dumps(cluster.Shipment("k1", {"sources": {}})))
+    assert isinstance(plugin, WorkerPlugin) and type(plugin) is cluster.Shipment
+    plugin.setup(None)
+    assert cluster._SHIPMENTS["k1"] == {"sources": {}}
+    mine, other = cluster._STATES["k1"], cluster._STATES["k2"] = State(), State()
     plugin.teardown(None)
-    assert closed == [True]
+    assert mine.closed and not other.closed and "k1" not in cluster._SHIPMENTS
+    assert list(cluster._STATES) == ["k2"]
+    cluster._STATES.clear()
     command = ("import sys, kdtourney.cli, kdtourney.arena.runner; "
                "assert 'distributed' not in sys.modules")
     subprocess.run([sys.executable, "-c", command], check=True)
+
+
+def test_a_worker_takes_in_the_entrants_it_lacks_once_and_asks_again_when_behind(monkeypatch):
+    """A batch carries the entrants from the fewest any worker said it knows, never the sources:
+    a worker adds those it lacks (warming a bot's kernels once: a new value of a known bot's
+    number is not warmed again), and one that knows fewer than the batch starts from plays
+    nothing and says how many it knows; the client sends the batch again from there."""
+    from dataclasses import replace
+
+    from kdtourney.arena import cluster, workers
+    from kdtourney.bots.external import ProcessSettings
+
+    warmed = []
+    real = workers._warm_bot
+    monkeypatch.setattr(workers, "_warm_bot", lambda bot, *a: warmed.append(bot.name)
+                        or real(bot, *a))
+    t = prepare(BotRegistry(env=False, cwd=False, entry_points=False), bots="random,greedy",
+                games=2, seed=1)
+    spec = t.plan().games[0]
+    cluster._SHIPMENTS["k"] = dict(sources={}, tdict=t.to_dict(), settings=ProcessSettings(),
+                                   isolate=False, listed=None, identities={})
+    try:
+        mcts = [("mcts:iterations=4", "mcts:iterations=4"), ("mcts:iterations=5",
+                                                             "mcts:iterations=5")]
+        third = replace(spec, seats=(2, 0))
+        addr, known, results = cluster.play_batch("k", b"r" * 16, (2, mcts[:1], {}),
+                                                  [(third, None)])
+        assert (known, [g for g, _ in results]) == (3, [third.game])
+        assert sorted(warmed) == ["greedy", "mcts", "random"]
+        assert cluster.play_batch("k", b"r" * 16, (4, mcts[1:], {}), [(third, None)]) == \
+            (addr, 3, None)
+        fourth = replace(spec, seats=(3, 2))
+        _, known, results = cluster.play_batch("k", b"r" * 16, (2, mcts, {}), [(fourth, None)])
+        assert known == 4 and results[0][1].status == "ok" and len(warmed) == 3
+    finally:
+        cluster._close_states()
+        cluster._SHIPMENTS.clear()
+
+    play = _play_state([], monkeypatch)  # the client: the batch again, from what it knows
+    play.entrants = cluster.Entrants(replace(t, entrants=("a", "b", "c", "d"),
+                                             specs=("random", "greedy", "random", "greedy")))
+    play.identities = dict.fromkeys("abcd", {})
+    play.known, play.heard, play.base = {"w1": 1, "w2": 1}, {"w1": 4}, 2
+    assert play.joined() == (2, [("c", "random"), ("d", "greedy")], {"c": {}, "d": {}})
+    future = _Done(("w3", 1, None))
+    play.inflight[future] = [0, 1]
+    assert play.finished_task(future) and list(play.pending) == [0, 1] and not play.finished
+    assert play.joined()[0] == 1
 
 
 def test_a_game_that_only_waited_on_dying_workers_is_played_again(monkeypatch):
