@@ -37,6 +37,24 @@ def first_line(process, timeout=120.0) -> str:
         pytest.fail(f"kdtourney play said nothing in {timeout:g} s")
 
 
+def cells(board, selector, attribute) -> set:
+    return {tuple(map(int, value.split()[:2])) for value in board.locator(selector).evaluate_all(
+        f"es => es.map(e => e.getAttribute('{attribute}'))")}
+
+
+def check_the_limit_is_shaded(page) -> bool:
+    """On the person's board, exactly the squares where the kingdom would outgrow 5 x 5 are shaded,
+    and no legal placement lies there; whether any is."""
+    board = page.locator("#pl-kingdoms li.featured")
+    squares = cells(board, "[data-square]", "data-square")
+    shaded = cells(board, "rect.beyond", "data-cell")
+    rows, cols = [r for r, _ in squares], [c for _, c in squares]
+    assert shaded == {(r, c) for r in range(-4, 5) for c in range(-4, 5)
+                      if max(*rows, r) - min(*rows, r) >= 5 or max(*cols, c) - min(*cols, c) >= 5}
+    assert not shaded & cells(board, "rect.target", "data-cell")
+    return bool(shaded)
+
+
 def test_a_person_plays_a_whole_game_in_the_browser(page, tmp_path):
     folder = tmp_path / "game"
     process = subprocess.Popen([KDTOURNEY, "play", "--against", "random", "--seed", "4", "--out",
@@ -47,7 +65,7 @@ def test_a_person_plays_a_whole_game_in_the_browser(page, tmp_path):
         assert line.startswith("play at http://127.0.0.1:"), line
         url = line.split()[2]
         page.goto(url)
-        version, decisions, refused = "-1", 0, False
+        version, decisions, refused, shaded_any = "-1", 0, False, False
         while True:
             page.wait_for_selector(NEXT.format(v=version), timeout=60_000)
             root = page.locator("#play")
@@ -59,6 +77,7 @@ def test_a_person_plays_a_whole_game_in_the_browser(page, tmp_path):
                     {"move": {"place": [4, 4, 4, 5]}, "version": int(version)}))
                 assert answer.status == 409 and "legal" in answer.json()["error"], answer.text()
                 refused = True
+            shaded_any = check_the_limit_is_shaded(page) or shaded_any
             claims = page.locator("button[data-claim]")
             if claims.count():
                 claims.last.click()
@@ -69,6 +88,7 @@ def test_a_person_plays_a_whole_game_in_the_browser(page, tmp_path):
                 page.locator("#pl-kingdoms rect.target.second").last.click()
             decisions += 1
         assert phase == "over", page.text_content("#pl-status")
+        assert shaded_any  # a kingdom soon spans two squares: the frame's far side is shaded
         assert page.text_content("#pl-error") == ""
         page.wait_for_selector('#play[data-phase="done"]', timeout=60_000)
         out, err = process.communicate(timeout=60)

@@ -26,6 +26,22 @@
   function ordinal(n) { return n + (n === 1 ? "st" : n === 2 ? "nd" : n === 3 ? "rd" : "th"); }
   function who(seat) { return seat === state.human ? "you" : state.seats[seat]; }
 
+  /* the frame's squares no domino can reach: the kingdom would outgrow size x size (shaded) */
+  function beyond(squares, size, origin, view) {
+    var r0 = Infinity, r1 = -Infinity, c0 = Infinity, c1 = -Infinity, out = [];
+    squares.forEach(function (q) {
+      r0 = Math.min(r0, q[0]); r1 = Math.max(r1, q[0]); c0 = Math.min(c0, q[1]); c1 = Math.max(c1, q[1]);
+    });
+    for (var r = origin[0]; r < origin[0] + view; r++) {
+      for (var c = origin[1]; c < origin[1] + view; c++) {
+        if (Math.max(r1, r) - Math.min(r0, r) >= size || Math.max(c1, c) - Math.min(c0, c) >= size) {
+          out.push({ r: r, c: c, cls: "beyond" });
+        }
+      }
+    }
+    return out;
+  }
+
   function draw() {
     var p = phase(), ask = state.ask, size = state.size, view = 2 * size - 1, origin = [1 - size, 1 - size];
     root.setAttribute("data-phase", p);
@@ -65,7 +81,7 @@
     (state.kingdoms || []).forEach(function (squares, seat) {
       var cells = {};
       squares.forEach(function (q) { cells[q[0] + "," + q[1]] = [q[2], q[3]]; });
-      var marks = [];
+      var marks = beyond(squares, size, origin, view);
       if (p === "yours" && seat === state.human && ask.places.length) {
         var seen = {};
         ask.places.forEach(function (q) {
