@@ -2,21 +2,23 @@
 
     pip install 'kdtourney[tune-bots]'          # the cma package
     python benchmarks/tune_heuristic.py --target standalone --generations 40 --seed 1
-    python benchmarks/tune_heuristic.py --target playout --iterations 200 --generations 16 \\
-        --deals 24 --seed 2 --start standalone
+    python benchmarks/tune_heuristic.py --target playout --iterations 200 --generations 30 \\
+        --deals 16 --seed 2 --start standalone --verify 50 --workers 1
 
 The measure is bench_bots.py's: 4 players, Harmony and Middle Kingdom, the bot against three
 `greedy`, each deal played with the bot in every seat; a candidate's fitness is its mean victory
 margin. Every candidate of a generation plays the same deals (common random numbers), each
 generation new ones (from --first-deal, 100,000 by default: the benchmarks' deals start at 1,000).
 `--target standalone` tunes the `heuristic` bot; `--target playout` tunes the weights of
-`mcts:policy=heuristic`'s playouts (mcts at --iterations a decision). Both start from
+`mcts:policy=own-heuristic`'s playouts (or --policy heuristic's; mcts at --iterations a decision:
+a fixed budget, so the fitness does not depend on the machine's load). Both start from
 greedy's rules as weights, or from the shipped weights of a target (--start). place_gain is the
-unit (1) and is not tuned. The optimiser is the cma package's CMA-ES (seeded: the same command gives the same
-weights); the candidates' games run on --workers processes. It prints one line a generation and
-ends with the best mean's weights, measured on --verify deals of their own (from --first-deal
-- 10,000) against the start's, paired deal by deal. --log FILE appends each generation as a JSON
-line.
+unit (1) and is not tuned. The optimiser is the cma package's CMA-ES (seeded: the same command
+gives the same weights, whatever --workers; the first K generations of a longer run are those of
+--generations K); the candidates' games run on --workers processes. It prints one line a
+generation and ends with the best mean's weights, measured on --verify deals of their own (from
+--first-deal - 10,000) against the start's, paired deal by deal. --log FILE appends each
+generation as a JSON line.
 """
 
 import argparse
@@ -50,32 +52,35 @@ def as_weights(x):
     return {"place_gain": 1.0, **{name: float(v) for name, v in zip(TUNED, x)}}
 
 
-def make_bot(target, weights, iterations):
+def make_bot(candidate, weights):
+    target, iterations, policy = candidate
     if target == "standalone":
         return H.HeuristicBot(**weights)
-    bot = MCTSBot(iterations=iterations, policy="heuristic")
-    bot.playout_weights = weights
+    bot = MCTSBot(iterations=iterations, policy=policy)
+    bot.heuristic_weights = weights
     return bot
 
 
 def play_deal(task):
     """The summed victory margin of the bot in every seat of one deal."""
-    target, x, iterations, deal = task
+    candidate, x, deal = task
     weights = as_weights(x)
     total = 0.0
     for seat in range(RULES.players):
         factories = [GreedyBot] * RULES.players
-        factories[seat] = lambda: make_bot(target, weights, iterations)
-        result = play_match(RULES, [deal], [[deal * 10 + p] for p in range(RULES.players)], factories)
+        factories[seat] = lambda: make_bot(candidate, weights)
+        seeds = [[deal * 10 + p] for p in range(RULES.players)]
+        result = play_match(RULES, [deal], seeds, factories)
         if result.faults:
             raise RuntimeError(f"deal {deal}: {result.faults[0].message}")
         total += result.seats[seat].margin
     return total
 
 
-def margins(pool, target, xs, iterations, deals):
-    """Per candidate, its margin in each deal (a game's mean over the seats)."""
-    tasks = [(target, list(x), iterations, d) for x in xs for d in deals]
+def margins(pool, candidate, xs, deals):
+    """Per candidate (make_bot's, with weights xs), its margin in each deal (a game's mean over
+    the seats)."""
+    tasks = [(candidate, list(x), d) for x in xs for d in deals]
     out = np.array(pool.map(play_deal, tasks, chunksize=1)) / RULES.players
     return out.reshape(len(xs), len(deals))
 
@@ -83,11 +88,16 @@ def margins(pool, target, xs, iterations, deals):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--target", choices=("standalone", "playout"), default="standalone")
-    ap.add_argument("--start", choices=("greedy-like", "standalone", "playout"), default="greedy-like",
-                    help="start weights: greedy's rules as weights, or the shipped ones of a target")
-    ap.add_argument("--iterations", type=int, default=200, help="mcts iterations a decision (playout)")
+    ap.add_argument("--start", choices=("greedy-like", "standalone", "playout"),
+                    default="greedy-like",
+                    help="start weights: greedy's rules as weights, or a target's shipped ones")
+    ap.add_argument("--iterations", type=int, default=200,
+                    help="mcts iterations a decision (playout)")
+    ap.add_argument("--policy", choices=("own-heuristic", "heuristic"), default="own-heuristic",
+                    help="mcts's policy whose playout weights are tuned (playout)")
     ap.add_argument("--generations", type=int, default=40)
-    ap.add_argument("--popsize", type=int, default=0, help="candidates a generation (0: cma's default)")
+    ap.add_argument("--popsize", type=int, default=0,
+                    help="candidates a generation (0: cma's default)")
     ap.add_argument("--deals", type=int, default=50, help="deals a generation (4 games each)")
     ap.add_argument("--sigma", type=float, default=2.0, help="CMA-ES's initial step, in points")
     ap.add_argument("--seed", type=int, default=1)
@@ -99,7 +109,8 @@ def main():
     try:
         import cma
     except ImportError:
-        raise SystemExit("Error: the tune needs the cma package: pip install 'kdtourney[tune-bots]'")
+        raise SystemExit("Error: the tune needs the cma package: "
+                         "pip install 'kdtourney[tune-bots]'")
     start_weights = {"greedy-like": GREEDY_LIKE, "standalone": H.STANDALONE,
                      "playout": H.PLAYOUT}[args.start]
     x0 = [start_weights[name] for name in TUNED]
@@ -107,6 +118,7 @@ def main():
     if args.popsize:
         options["popsize"] = args.popsize
     es = cma.CMAEvolutionStrategy(x0, args.sigma, options)
+    candidate = (args.target, args.iterations, args.policy)
     log = open(args.log, "a") if args.log else None
     t0 = time.perf_counter()
     with mp.get_context("fork").Pool(args.workers) as pool:
@@ -114,7 +126,7 @@ def main():
             first = args.first_deal + gen * args.deals
             deals = range(first, first + args.deals)
             xs = es.ask()
-            m = margins(pool, args.target, xs, args.iterations, deals).mean(axis=1)
+            m = margins(pool, candidate, xs, deals).mean(axis=1)
             es.tell(xs, (-m).tolist())
             mean = es.result.xfavorite
             line = {"generation": gen, "best": float(m.max()), "median": float(np.median(m)),
@@ -128,7 +140,7 @@ def main():
         tuned = es.result.xfavorite
         first = args.first_deal - 10_000
         deals = range(first, first + args.verify)
-        check = margins(pool, args.target, [x0, tuned], args.iterations, deals)
+        check = margins(pool, candidate, [x0, tuned], deals)
     if log:
         log.close()
     (s_mean, s_half), (t_mean, t_half) = interval(check[0]), interval(check[1])

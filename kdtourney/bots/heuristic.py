@@ -18,9 +18,15 @@ _ROWS = 4 * K.MAX_ACTIONS
 STANDALONE = dict(place_gain=1.0, place_holes=-3.621, middle_lost=-5.334, frontier=0.683,
                   crowned_edges=-0.036, harmony_lost=0.282, claim_gain=4.189, claim_bad_spot=-6.949,
                   claim_crowns=-3.362, claim_order=-3.98, claim_denial=1.139)
-# mcts:policy=heuristic's playouts: the standalone weights (a playout tune, --target playout, has
-# not been run to its end: see docs/builtin-bots.md)
-PLAYOUT = dict(STANDALONE)
+# mcts:policy=own-heuristic's playouts (mcts:playout_weights=playout; not the default: no gain
+# measured, see docs/builtin-bots.md), tuned from STANDALONE at 200 iterations a decision by
+# `python benchmarks/tune_heuristic.py --target playout --iterations 200 --generations 30
+# --deals 16 --seed 2 --start standalone --verify 50 --workers 1`
+PLAYOUT = dict(place_gain=1.0, place_holes=-10.8, middle_lost=-6.652, frontier=-5.041,
+               crowned_edges=8.145, harmony_lost=-2.932, claim_gain=8.666, claim_bad_spot=-16.483,
+               claim_crowns=-7.947, claim_order=-3.068, claim_denial=-2.462)
+# the weight sets a spec names (mcts's playout_weights)
+WEIGHT_SETS = {"standalone": STANDALONE, "playout": PLAYOUT}
 
 
 def weight_vector(weights: dict) -> np.ndarray:

@@ -13,7 +13,7 @@ from kdtourney.bots import valuenet
 from kdtourney.bots.base import Bot
 from kdtourney.bots.greedy import (check_budget, check_choice, check_number, run_budget,
                                    time_budget)
-from kdtourney.bots.heuristic import PLAYOUT, STANDALONE, weight_vector
+from kdtourney.bots.heuristic import STANDALONE, WEIGHT_SETS, weight_vector
 from kdtourney.engine import kernels as K
 from kdtourney.engine.kernels import rand_u64
 from kdtourney.engine.game import rng_state
@@ -44,8 +44,11 @@ class MCTSBot(Bot):
     c: exploration constant. bias: weight of the progressive bias. widen: progressive widening
     (0: every placement at once). policy: random | greedy | player-greedy | full-greedy (the
     playouts, and the other players' moves inside the tree, as `greedy` plays) | heuristic (the
-    weighted heuristic of `kdtourney.bots.heuristic` in two stages, with the weights of the class
-    attribute `playout_weights`) | own-heuristic (the bot's own moves so, the others' greedy).
+    weighted heuristic of `kdtourney.bots.heuristic` in two stages, with the weights of
+    playout_weights) | own-heuristic (the bot's own moves so, the others' greedy).
+    playout_weights: the heuristic policies' weights, a set of `heuristic.WEIGHT_SETS`: standalone
+    (the `heuristic` bot's) or playout (tuned as own-heuristic's playouts); the instance attribute
+    `heuristic_weights` holds them by name.
     measure: wdl | score | ratio | margin (all in [0, 1]; score is points / 100, margin is 0.5 +
     victory margin / 200).
 
@@ -75,15 +78,15 @@ class MCTSBot(Bot):
 
     name = "mcts"
     weights = valuenet.SHIPPED
-    playout_weights = PLAYOUT  # of policy=heuristic (heuristic.HeuristicBot's names)
 
     def __init__(self, iterations=1000, time=None, c=0.2, bias=5.0, widen=1.0, reuse="turn",
                  policy="greedy", measure="ratio", eval="playout", net_share=0.5, depth=0,
-                 root="uct", root_k=0, endgame="off"):
+                 root="uct", root_k=0, endgame="off", playout_weights="standalone"):
         self.iterations, self.time = check_budget(iterations, time)
         self.root = check_choice("root", root, ROOTS)
         self.root_k = check_number("root_k", root_k, integer=True)
         self.endgame = check_choice("endgame", endgame, ENDGAMES)
+        self.heuristic_weights = dict(check_choice("playout_weights", playout_weights, WEIGHT_SETS))
         self.c = float(check_number("c", c))
         self.bias = float(check_number("bias", bias))
         self.widen = float(check_number("widen", widen))
@@ -118,7 +121,7 @@ class MCTSBot(Bot):
         policies: mcts_run is then its specialisation without the heuristic (policy_action)."""
         if self.policy not in HK.HEURISTIC_POLICIES:
             return None
-        return HK.heuristic_buffers(weight_vector(self.playout_weights))
+        return HK.heuristic_buffers(weight_vector(self.heuristic_weights))
 
     @staticmethod
     def _arrays(cap):

@@ -9,9 +9,10 @@ from kdtourney.bots import search_kernels as SK
 from kdtourney.bots.base import Bot
 from kdtourney.bots.expectimax import ExpectimaxBot
 from kdtourney.bots.greedy import GreedyBot, candidates
-from kdtourney.bots.heuristic import HeuristicBot
+from kdtourney.bots.heuristic import PLAYOUT, STANDALONE, HeuristicBot
 from kdtourney.bots.mce import MCEBot
 from kdtourney.bots.mcts import MCTSBot
+from kdtourney.bots.registry import BotRegistry
 from kdtourney.bots.valuenet import NO_NET
 from kdtourney.engine import Game, Kingdom, Rules, TILES
 from kdtourney.engine import kernels as K
@@ -126,6 +127,7 @@ def test_contract(cls):
     (MCEBot, {"measure": "elo"}), (MCEBot, {"candidates": -2}), (MCEBot, {"iterations": 2.5}),
     (MCTSBot, {"c": -1}), (MCTSBot, {"iterations": "many"}), (MCTSBot, {"policy": "x"}),
     (MCTSBot, {"bias": "big"}), (MCTSBot, {"widen": -1}), (MCTSBot, {"reuse": "always"}),
+    (MCTSBot, {"playout_weights": "tuned"}),
     (ExpectimaxBot, {"depth": 0}), (ExpectimaxBot, {"depth": 1.5}), (ExpectimaxBot, {"width": 0}),
     (ExpectimaxBot, {"samples": 0}), (ExpectimaxBot, {"iterations": 0}),
     (MCTSBot, {"iterations": 10**23}), (MCEBot, {"time": 1e300}),  # past int64; forever
@@ -181,6 +183,18 @@ def test_expectimax_cut_off_plays_the_deepest_completed_answer():
     cut.setup(game.current_player, game.rules, 1)
     assert cut.decide(view) == want
     assert cut.last_depth == deep2.last_depth == 2
+
+
+def test_mcts_playout_weights_are_named_by_the_spec_and_change_play():
+    registry = BotRegistry(env=False, cwd=False, entry_points=False)
+    spec = "mcts:iterations=48:policy=own-heuristic"
+    assert registry.create(spec).heuristic_weights == STANDALONE  # the default
+    tuned = registry.create(spec + ":playout_weights=playout")
+    assert tuned.heuristic_weights == PLAYOUT != STANDALONE
+    rules = SETUPS["4p-bonuses"]
+    games = [play(rules, [registry.create(s)] + [GreedyBot() for _ in range(3)], seed=5)[1][0]
+             for s in (spec, spec + ":playout_weights=playout")]
+    assert games[0] != games[1]
 
 
 @pytest.mark.parametrize("reuse, kept", [("none", False), ("turn", True)])

@@ -1,7 +1,15 @@
 """The heuristic's features (kdtourney.bots.heuristic_kernels) on positions made by hand, counted
-square by square in the comments (coordinates: row, column from the castle)."""
+square by square in the comments (coordinates: row, column from the castle); its tune
+(benchmarks/tune_heuristic.py) reproducible from a seed."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from kdtourney.bots import kernels as BK
 from kdtourney.bots import heuristic_kernels as HK
@@ -91,3 +99,25 @@ def test_a_discard_loses_harmony():
     assert {place for place, _ in got} == {DISCARD}
     for f in got.values():
         assert f["harmony_lost"] == 1 and f["place_gain"] == -5  # the Harmony bonus gone
+
+
+def tune(seed):
+    """The lines of a tiny playout tune (its wall times dropped)."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "tune_heuristic.py"), "--target", "playout",
+         "--iterations", "8", "--generations", "2", "--popsize", "4", "--deals", "1", "--verify",
+         "1", "--workers", "1", "--start", "standalone", "--seed", str(seed)],
+        env=env, capture_output=True, text=True, check=True).stdout
+    return [re.sub(r" \(\d+ s\)$", "", line) for line in out.splitlines()
+            if not line.startswith("wall:")]
+
+
+def test_the_playout_tune_is_reproducible_from_its_seed():
+    pytest.importorskip("cma")
+    first = tune(3)
+    assert first[-1].startswith("tuned weights: ") and len(first) == 4
+    assert tune(3) == first
+    assert tune(4)[-1] != first[-1]
