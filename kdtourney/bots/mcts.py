@@ -23,6 +23,7 @@ _CHUNK = 256  # iterations per kernel call with an iteration budget (the tree ma
 REUSE = {"none": 0, "turn": 1, "game": 2}
 ROOTS = {"uct": False, "halving": True}
 ENDGAMES = {"off": False, "exact": True}
+OPPONENTS = {"policy": -1, "full-greedy": BK.POLICY_FULL_GREEDY}  # -1: the playout policy
 
 
 class MCTSBot(Bot):
@@ -30,9 +31,9 @@ class MCTSBot(Bot):
 
     Every iteration deals the unseen dominoes anew (from the bot's seeded rng), walks one tree of
     the bot's own decisions (keyed by its action sequence; the other players' moves in between are
-    played by the playout policy), adds one node and plays out. Tree policy: among the children a
-    node may consider (at a place decision visited n times, the 1 + widen sqrt(n) with the best
-    greedy evaluation), unvisited legal children first, best greedy prior first; then
+    played by the policy `opponents`), adds one node and plays out. Tree policy: among the
+    children a node may consider (at a place decision visited n times, the 1 + widen sqrt(n) with
+    the best greedy evaluation), unvisited legal children first, best greedy prior first; then
     Q + c sqrt(ln(availability) / n) + bias (h - h_best) / 100 / (n + 1), where h is the child's
     greedy evaluation in points and availability counts the iterations in which the child was legal.
     The root's children are compared on the same deals (the k-th visit of each gets deal k).
@@ -49,6 +50,9 @@ class MCTSBot(Bot):
     playout_weights: the heuristic policies' weights, a set of `heuristic.WEIGHT_SETS`: standalone
     (the `heuristic` bot's) or playout (tuned as own-heuristic's playouts); the instance attribute
     `heuristic_weights` holds them by name.
+    opponents: policy (the other players' moves inside the tree, between the bot's own decisions,
+    by the playout policy) | full-greedy (those moves as `greedy` plays, the playouts by `policy`:
+    greedy opponents modelled exactly where their moves are few, a handful an iteration).
     measure: wdl | score | ratio | margin (all in [0, 1]; score is points / 100, margin is 0.5 +
     victory margin / 200).
 
@@ -81,7 +85,8 @@ class MCTSBot(Bot):
 
     def __init__(self, iterations=1000, time=None, c=0.2, bias=5.0, widen=1.0, reuse="turn",
                  policy="greedy", measure="ratio", eval="playout", net_share=0.5, depth=0,
-                 root="uct", root_k=0, endgame="off", playout_weights="standalone"):
+                 root="uct", root_k=0, endgame="off", playout_weights="standalone",
+                 opponents="policy"):
         self.iterations, self.time = check_budget(iterations, time)
         self.root = check_choice("root", root, ROOTS)
         self.root_k = check_number("root_k", root_k, integer=True)
@@ -92,6 +97,7 @@ class MCTSBot(Bot):
         self.widen = float(check_number("widen", widen))
         self.reuse = check_choice("reuse", reuse, REUSE)
         self.policy = check_choice("policy", policy, HK.POLICIES)
+        self.opponents = check_choice("opponents", opponents, OPPONENTS)
         self.measure = check_choice("measure", measure, BK.MEASURES)
         self.eval = check_choice("eval", eval, SK.EVALS)
         if self.eval != SK.EVAL_PLAYOUT and measure not in ("ratio", "margin"):
@@ -203,6 +209,7 @@ class MCTSBot(Bot):
             return place if place >= 0 else claim
         self._root(view)
         seed = int(rand_u64(self._rng)) >> 1  # an int64 for the kernel
+        opponents = self.policy if self.opponents < 0 else self.opponents
 
         def run(start, count, forced=-1):
             done = 0
@@ -211,8 +218,9 @@ class MCTSBot(Bot):
                     self._grow(2 * len(self._ti))
                 n = min(_CHUNK, count - done)
                 SK.mcts_run(bits, bbox, st, view.player, self._ti, self._tf, self._ncount, n,
-                            self.c, self.bias, self.widen, self.policy, self._hw, self.measure, seed,
-                            self._net, self._evaluation, self.net_share, self.depth, forced)
+                            self.c, self.bias, self.widen, self.policy, opponents, self._hw,
+                            self.measure, seed, self._net, self._evaluation, self.net_share,
+                            self.depth, forced)
                 done += n
 
         budget = time_budget(self.time, view)

@@ -276,13 +276,13 @@ def expecti_move(bits, bbox, st, me, places, claims, root_keys, k, depth, width,
 # MCTS: determinized UCT over the searching player's own decisions
 #
 # The tree holds only the searching player's decisions; the other players' actions between two of
-# them are played by the playout policy. A node is an own decision reached by a sequence of own
-# actions; its children are the actions of that decision (engine actions: a placement, DISCARD, or
-# a claim). Place decisions have the same legal actions in every determinization (they depend
-# only on the own kingdom and the own claimed domino), so a place node gets all its children at
-# once, best prior first; a claim node gets a child for each free domino the first time it is seen
-# free (the row depends on the determinization), and a child's availability counts the visits in
-# which it was legal (information-set UCT).
+# them are played by the policy `opponents` (the playout policy, or another). A node is an own
+# decision reached by a sequence of own actions; its children are the actions of that decision
+# (engine actions: a placement, DISCARD, or a claim). Place decisions have the same legal actions
+# in every determinization (they depend only on the own kingdom and the own claimed domino), so a
+# place node gets all its children at once, best prior first; a claim node gets a child for each
+# free domino the first time it is seen free (the row depends on the determinization), and a
+# child's availability counts the visits in which it was legal (information-set UCT).
 #
 # Progressive widening: a place node visited n times chooses among its 1 + widen sqrt(n) children
 # of best prior only, so that a new node does not spend its first visits on every placement.
@@ -489,14 +489,17 @@ def _net_measure(bits, bbox, st, me, measure, net, nb):
 
 
 @kernel(nrt=True)
-def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, hw, measure, seed,
-             net, evaluation, net_share, depth, forced):
+def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, opponents, hw,
+             measure, seed, net, evaluation, net_share, depth, forced):
     """`count` iterations of determinized UCT from st (the searching player `me` to act), the
     tree's root being this position; deals from `seed` (common random numbers, see above); leaves
-    evaluated by `evaluation` with the network `net` (see above); hw: the heuristic policy's
-    weights and work (heuristic_kernels.heuristic_buffers), or None for the greedy policies (a
-    specialisation without the heuristic: heuristic_kernels.policy_action). forced: the root's
-    action of every iteration (-1: chosen by the tree policy, as everywhere else)."""
+    evaluated by `evaluation` with the network `net` (see above); policy: the playouts' policy,
+    opponents: the policy of the other players' moves inside the tree (between two own decisions;
+    policy itself, or another: POLICY_FULL_GREEDY models greedy opponents exactly where the
+    moves are few); hw: the heuristic policy's weights and work
+    (heuristic_kernels.heuristic_buffers), or None for the greedy policies (a specialisation
+    without the heuristic: heuristic_kernels.policy_action). forced: the root's action of every
+    iteration (-1: chosen by the tree policy, as everywhere else)."""
     kb, bb, sc, ac = work_buffers()
     fb = plan_buffers()
     _, places, claims, keys = fb  # greedy_combos' arrays, free between the full greedy's calls
@@ -521,7 +524,8 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
         dealt = False
         while s[ST_PHASE] != PHASE_OVER:
             if s[ST_PLAYER] != me:
-                apply_action(b, x, s, policy_action(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac))
+                apply_action(b, x, s, policy_action(b, x, s, rng, opponents, me, hw, fb, kb, bb, sc,
+                                                    ac))
                 continue
             if node != 0 and ti[node, TI_VISITS] == 0:
                 break  # a new leaf: evaluate it

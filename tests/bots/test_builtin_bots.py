@@ -36,6 +36,7 @@ SMALL = {
     "mcts-no-reuse-no-widening": (MCTSBot, {"iterations": 24, "reuse": "none", "widen": 0}),
     "mcts-reuse-game-margin": (MCTSBot, {"iterations": 24, "reuse": "game", "measure": "margin"}),
     "mcts-full-greedy-playouts": (MCTSBot, {"iterations": 24, "policy": "full-greedy"}),
+    "mcts-full-greedy-opponents": (MCTSBot, {"iterations": 24, "opponents": "full-greedy"}),
     "mce-full-greedy-playouts": (MCEBot, {"iterations": 24, "policy": "full-greedy"}),
     "expectimax": (ExpectimaxBot, {"iterations": 40}),
     "expectimax-depth1": (ExpectimaxBot, {"iterations": 6, "depth": 1}),
@@ -128,6 +129,7 @@ def test_contract(cls):
     (MCTSBot, {"c": -1}), (MCTSBot, {"iterations": "many"}), (MCTSBot, {"policy": "x"}),
     (MCTSBot, {"bias": "big"}), (MCTSBot, {"widen": -1}), (MCTSBot, {"reuse": "always"}),
     (MCTSBot, {"playout_weights": "tuned"}),
+    (MCTSBot, {"opponents": "greedy"}),
     (ExpectimaxBot, {"depth": 0}), (ExpectimaxBot, {"depth": 1.5}), (ExpectimaxBot, {"width": 0}),
     (ExpectimaxBot, {"samples": 0}), (ExpectimaxBot, {"iterations": 0}),
     (MCTSBot, {"iterations": 10**23}), (MCEBot, {"time": 1e300}),  # past int64; forever
@@ -251,7 +253,7 @@ def test_mcts_subtree_copy_keeps_the_subtree():
     ncount = np.zeros(1, dtype=np.int64)
     SK.mcts_reset(ti, tf, ncount)
     SK.mcts_run(bits, bbox, st, game.current_player, ti, tf, ncount, 300, 0.2, 5.0, 1.0,
-                BK.POLICY_GREEDY, None, BK.MEASURE_RATIO, 3,
+                BK.POLICY_GREEDY, BK.POLICY_GREEDY, None, BK.MEASURE_RATIO, 3,
                 NO_NET, SK.EVAL_PLAYOUT, 0.0, 0, -1)
     child = max(_children(ti, 0), key=lambda ch: ti[ch, MCTS_VISITS])
     want = _subtree(ti, tf, child)
@@ -266,6 +268,40 @@ def _children(ti, node):
     while ch >= 0:
         yield ch
         ch = ti[ch, SK.TI_NEXT]
+
+
+def _tree_after_act(view, seed, **params):
+    bot = MCTSBot(iterations=200, **params)
+    bot.setup(view.player, view.rules, seed)
+    action = bot.act(view)
+    return action, _subtree(bot._ti, bot._tf, 0)
+
+
+def test_mcts_opponents_full_greedy_plays_the_others_in_the_tree_as_greedy_does():
+    """At the last claim decision (the last row is on the table, the deck is empty) the three
+    others place and claim after the bot inside the tree; what the playouts play after it is the
+    last round's placements, which the fast and the full greedy play alike. So
+    opponents=full-greedy with greedy playouts builds exactly the tree of full-greedy everywhere,
+    and here claims another domino than the default (the others modelled by the fast greedy)."""
+    rules = SETUPS["4p-bonuses"]
+    game = position(rules, rules.rounds - 1, phase="claim", seed=15)
+    _, _, st = game.arrays
+    assert st[K.ST_DECK_POS] == st[K.ST_DECK_LEN]
+    view = game.view(game.current_player)
+    assert len(view.legal_actions()) == 4  # the first to claim: three others after it
+    changed = 0
+    for seed in (1, 2):
+        modelled = _tree_after_act(view, seed, opponents="full-greedy")
+        assert modelled == _tree_after_act(view, seed, policy="full-greedy")
+        default = _tree_after_act(view, seed)
+        assert _tree_after_act(view, seed, opponents="policy") == default
+        changed += modelled[0] != default[0]
+    assert changed
+    # earlier in the game the playouts hold claims too, and they are not full-greedy's
+    early = position(rules, 3)
+    view = early.view(early.current_player)
+    assert (_tree_after_act(view, 1, opponents="full-greedy")
+            != _tree_after_act(view, 1, policy="full-greedy"))
 
 
 # -- the greedy's evaluation -------------------------------------------------------------------
