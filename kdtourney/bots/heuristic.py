@@ -8,6 +8,7 @@ common deals (benchmarks/tune_heuristic.py, the command beside them).
 import numpy as np
 
 from kdtourney.bots import heuristic_kernels as HK
+from kdtourney.bots import kernels as BK
 from kdtourney.bots.greedy import TurnBot, check_number
 from kdtourney.engine import kernels as K
 
@@ -66,5 +67,5 @@ class HeuristicBot(TurnBot):
         bits, bbox, st = view.arrays
         n = HK.heuristic_combos(bits, bbox, st, self._places, self._claims, self._feats, *self._work)
         values = self._feats[:n] @ self._w
-        i = HK.argmax_value(values, n, self._rng)
+        i = BK.argmax_random(values, n, self._rng)
         return int(self._places[i]), int(self._claims[i])

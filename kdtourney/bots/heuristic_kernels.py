@@ -228,22 +228,6 @@ def _value(w, f, row, lo, hi):
 
 
 @kernel
-def argmax_value(values, n, rng):
-    """Index of the largest of values[:n], ties broken uniformly at random."""
-    best = 0
-    ties = 1
-    for i in range(1, n):
-        if values[i] > values[best]:
-            best = i
-            ties = 1
-        elif values[i] == values[best]:
-            ties += 1
-            if rand_below(rng, ties) == 0:
-                best = i
-    return best
-
-
-@kernel
 def heuristic_combos(bits, bbox, st, places, claims, feats, kb, bb, sc, ac):
     """Every whole-turn move of the player to act with its features: at a place decision the
     (placement, claim) combinations (places[i], claims[i]: -1 in the last round), at a claim decision
