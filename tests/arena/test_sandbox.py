@@ -542,3 +542,26 @@ def test_as_root_a_sandboxed_bot_is_a_user_of_its_own_and_reads_no_owner_only_fi
                            env=env)
     assert again.returncode == 2 and again.stderr.startswith(
         f"Error: {out} was played with --sandbox-allow ") and again.stderr.count("\n") == 1
+
+
+@needs_bwrap
+def test_a_sandboxed_bot_imports_the_kdtourney_the_harness_runs(tmp_path):
+    """Run from another copy of kdtourney than the one installed (a source tree on PYTHONPATH),
+    a sandboxed bot imports that copy, whose code its identity hashed (before: the installed
+    one, or none at all)."""
+    import kdtourney
+
+    copy = tmp_path.resolve() / "copy"
+    shutil.copytree(Path(kdtourney.__file__).parent, copy / "kdtourney",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    (bots / "whereami.py").write_text(
+        "import kdtourney\n\nraise ImportError('KDTOURNEY-AT ' + kdtourney.__file__)\n")
+    run = subprocess.run([sys.executable, "-m", "kdtourney", "run", "--sandbox", "--bots-dir",
+                          str(bots), "--bots", "whereami,random", "--games", "2", "--out",
+                          str(tmp_path / "t")], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(copy)))
+    assert run.returncode == 2
+    assert f"ImportError: KDTOURNEY-AT {copy / 'kdtourney' / '__init__.py'}" in run.stderr, \
+        run.stderr

@@ -269,6 +269,12 @@ def _prefix(program: str) -> str:
     return folder
 
 
+def _package() -> str:
+    """The folder of the kdtourney package this process runs, links resolved (as the sandbox
+    shows it)."""
+    return os.path.dirname(os.path.realpath(kdtourney.__file__))
+
+
 def _numba_caches() -> list[str]:
     """The folders of this installation's Numba cache of kdtourney's kernels, one per package
     folder (see kdtourney.engine.jit_cache)."""
@@ -333,6 +339,8 @@ class Confinement:
             for path in _numba_caches():
                 command += ["--ro-bind", path, f"{NUMBA_COPY_FROM}/{os.path.basename(path)}"]
             command += ["--setenv", "NUMBA_CACHE_DIR", "/tmp/numba"]
+            # the kdtourney this harness runs and hashed, not another its Python might find
+            command += ["--setenv", "PYTHONPATH", os.path.dirname(_package())]
         for path in ["/", *masks]:  # mounted: only /tmp (and /dev/shm) stay writable
             command += ["--remount-ro", path]
         self.cgroup = cgroups.BotCgroup.make(limits.memory_mib << 20, limits.processes,
@@ -415,8 +423,7 @@ class Confinement:
         own = None
         if self.served:
             executable = os.path.realpath(self.program.command[0])
-            paths += [sys.prefix, sys.base_prefix, _prefix(executable),
-                      os.path.dirname(os.path.abspath(kdtourney.__file__))]
+            paths += [sys.prefix, sys.base_prefix, _prefix(executable), _package()]
         else:
             own = os.path.realpath(self.program.cwd)
         kept = [] if own is None else [own]
