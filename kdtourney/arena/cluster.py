@@ -111,8 +111,9 @@ class WorkerError(Exception):
 _SHIPMENTS: dict = {}          # a command's key -> what its workers build their state from
 _STATES: dict = {}             # ... -> this worker's WorkerState (one command's at a time)
 _STATE_LOCK = threading.Lock()
-_PROGRESS = [-1, -1, -1, 0.0, None]  # game (-1 none, -2 setting up), seat, bot call, monotonic
-                                     # time, what the call may take (match.play_match's limit)
+# game (-1 none, -2 setting up), seat, bot call, monotonic time, what the call may take
+# (match.play_match's limit), which of the client's sendings of the game this is
+_PROGRESS = [-1, -1, -1, 0.0, None, 0]
 # game, seat, call and the run (16 bytes): a worker's last step, in a file that outlives it
 _TRACE = struct.Struct("<3q16s")
 _TRACE_FD = [None]
@@ -226,11 +227,12 @@ def _trace_prefix(nanny_pid: int) -> str:
     return os.path.join(tempfile.gettempdir(), f"{_TRACE_NAME}{nanny_pid}-")
 
 
-def _step(game: int, seat: int, call: int, limit: float | None = None, run: bytes = b"") -> None:
+def _step(game: int, seat: int, call: int, limit: float | None = None, run: bytes = b"",
+          sending: int = 0) -> None:
     """Record where this worker is: in memory (for `progress`) and in its trace file, which its
     nanny (the parent process, which outlives it) reads if it dies (`collect_deaths`); `run`: the
-    client's run whose game it is."""
-    _PROGRESS[:] = [game, seat, call, time.monotonic(), limit]
+    client's run whose game it is, `sending`: which sending of the game."""
+    _PROGRESS[:] = [game, seat, call, time.monotonic(), limit, sending]
     if _TRACE_FD[0] is None:
         import atexit
 
@@ -252,24 +254,25 @@ class _Beat:
     plays a game of the client's run `run`, in its trace file, for `collect_deaths`."""
 
     def __init__(self, run: bytes = b""):
-        self.run, self.game_index = run, -1
+        self.run, self.game_index, self.sending = run, -1, 0
 
     def warming(self) -> None:
-        _PROGRESS[:] = [-2, -1, -1, time.monotonic(), None]
+        _PROGRESS[:] = [-2, -1, -1, time.monotonic(), None, 0]
 
     def game(self, game: int) -> None:
         self.game_index = game
-        _step(game, -1, 0, run=self.run)
+        _step(game, -1, 0, run=self.run, sending=self.sending)
 
     def __call__(self, seat: int, call: int, limit: float | None = None) -> None:
-        _step(self.game_index, seat, call, limit, self.run)
+        _step(self.game_index, seat, call, limit, self.run, self.sending)
 
     def idle(self) -> None:
         _step(-1, -1, -1)
 
 
 def play_batch(key, run, joined, batch) -> tuple:
-    """Task: play [(GameSpec, forced faults)] of the client's run `run` (of the command `key`);
+    """Task: play [(GameSpec, forced faults, sending)] of the client's run `run` (of the command
+    `key`; sending: which of the client's sendings of the game, for `progress`);
     joined: (start, [(label, spec)], {label: identity}), the command's entrants from index
     `start` on, those this worker does not know join it first. Returns (this worker's address,
     how many entrants it knows, [(game index, MatchResult)]); the results are None, and nothing
@@ -291,7 +294,7 @@ def play_batch(key, run, joined, batch) -> tuple:
     beat = _Beat(run)
     out = []
     try:
-        for spec, forced in batch:
+        for spec, forced, beat.sending in batch:
             out.append((spec.game, state.play(spec, forced, beat)))
     finally:
         beat.idle()
@@ -344,9 +347,9 @@ def collect_deaths(run: bytes) -> list:
 
 def progress() -> tuple:
     """Run on a worker (client.run): (game, seat, bot call, seconds since the last step, what
-    that call may take or None)."""
-    game, seat, call, since, limit = _PROGRESS
-    return int(game), int(seat), int(call), time.monotonic() - since, limit
+    that call may take or None, which sending of the game)."""
+    game, seat, call, since, limit, sending = _PROGRESS
+    return int(game), int(seat), int(call), time.monotonic() - since, limit, int(sending)
 
 
 def _exit_now():
@@ -545,6 +548,7 @@ class DaskService:
         self.heard: dict = {}                    # worker -> the entrants it said it knows
         self.specs: dict = {}                    # game index -> GameSpec, submitted and not done
         self.sent: dict = {}                     # ... as sent: seats index self.entrants
+        self.sendings: dict = {}                 # ... -> how many times it was sent to play
         self.entrants = Entrants(tournament)
         self.mapping = tuple(range(len(tournament.entrants)))
         self.pending: collections.deque = collections.deque()
@@ -658,6 +662,7 @@ class DaskService:
 
     def _forget(self, g):
         self.sent.pop(g)
+        self.sendings.pop(g, None)
         self.policy.forget(g)
         self.isolate.discard(g)
         return self.specs.pop(g)
@@ -764,7 +769,9 @@ class DaskService:
             if batch[0] not in self.isolate:
                 while self.pending and len(batch) < size and self.pending[0] not in self.isolate:
                     batch.append(self.pending.popleft())
-            games = [(self.sent[g], self.policy.forced(g)) for g in batch]
+            for g in batch:
+                self.sendings[g] = self.sendings.get(g, 0) + 1
+            games = [(self.sent[g], self.policy.forced(g), self.sendings[g]) for g in batch]
             future = self.client.submit(
                 play_batch, self.key, self.run, joined, games, pure=False,
                 key=f"kdtourney-games-{batch[0]}+{len(batch)}-{uuid.uuid4().hex[:8]}")
@@ -845,14 +852,16 @@ class DaskService:
         for addr, state in states.items():
             if not isinstance(state, tuple) or addr in self.killed:
                 continue
-            game, seat, call, age, limit = state
+            game, seat, call, age, limit, sending = state
             limit = hang_limit(self.hang_timeout, limit)
             if game < 0 or age <= limit:
                 continue
-            if game not in self.specs:
-                # a copy of a decided game's task, cancelled but still running (Dask cannot stop
-                # a thread): hung there, it holds the worker's thread and the tasks queued
-                # behind it for ever. End the worker; no loss to count.
+            if game not in self.specs or sending != self.sendings.get(game):
+                # a copy of a decided game's task, or of a game sent again since, cancelled but
+                # still running (Dask cannot stop a thread, and may have run a task again on
+                # another worker before the cancel reached it): hung there, it holds the worker's
+                # thread and the tasks queued behind it for ever, and its hang was counted at
+                # the sending it was. End the worker; no loss to count.
                 self.end_worker(addr)
             else:
                 self.hung(addr, game, seat, call, limit)

@@ -446,6 +446,7 @@ def _play_state(told, monkeypatch):
     play.client = SimpleNamespace(run=run, status="running")
     play.run = b"r" * 16
     play.specs, play.sent = dict(enumerate(specs)), dict(enumerate(specs))
+    play.sendings = dict.fromkeys(play.specs, 1)
     play.inflight, play.isolate, play.pending = {}, set(), deque()
     play.policy = ForfeitPolicy(play.specs, t.entrants)
     play.finished, play.notes, play.on_note = [], [], None
@@ -466,7 +467,8 @@ def _given_up(play, game):
 def test_a_worker_stuck_in_a_decided_game_is_ended_without_a_loss(monkeypatch):
     """Dask cannot stop a cancelled task's thread: a copy of a decided game's task hung on a
     worker held its only thread, and the tasks queued behind it, for ever (a hung test run). The
-    worker is ended (its nanny starts another); no loss is counted, the game being decided."""
+    worker is ended (its nanny starts another); no loss is counted, the game being decided, or
+    sent again since (its hang was counted at that sending)."""
     from types import SimpleNamespace
 
     from kdtourney.arena import cluster
@@ -476,9 +478,9 @@ def test_a_worker_stuck_in_a_decided_game_is_ended_without_a_loss(monkeypatch):
     ended = []
 
     def run(function, nanny=False, on_error=None, workers=None):
-        if function is cluster.progress:  # (game, seat, call, seconds in it, its limit)
-            return {"tcp://127.0.0.1:1": (2, 0, 7, 500.0, 0.5),
-                    "tcp://127.0.0.1:2": (3, 1, 2, 0.1, 0.5)}
+        if function is cluster.progress:  # (game, seat, call, seconds in it, its limit, sending)
+            return {"tcp://127.0.0.1:1": (2, 0, 7, 500.0, 0.5, sending[0]),
+                    "tcp://127.0.0.1:2": (3, 1, 2, 0.1, 0.5, 1)}
         if function is cluster._exit_now:
             ended.extend(workers)
         return {}
@@ -486,6 +488,13 @@ def test_a_worker_stuck_in_a_decided_game_is_ended_without_a_loss(monkeypatch):
     play.client = SimpleNamespace(run=run, status="running")
     play.cluster = SimpleNamespace(workers=lambda: dict(workers))
     play.known, play.killed, play.losses, play.hang_timeout = dict(workers), set(), 0, 60.0
+    play.sendings[2] = 2
+    sending = [1]  # game 2's first sending, sent again since: Dask ran the first copy again
+    play.watch()   # elsewhere before the cancel reached it (a hang counted twice in a CI run)
+    assert ended == ["tcp://127.0.0.1:1"] and play.losses == 0 and play.notes == []
+    sending[0] = 2
+    play.killed.clear()
+    ended.clear()
     decided = play.specs.pop(2)
     play.watch()
     assert ended == ["tcp://127.0.0.1:1"] and play.losses == 0 and play.notes == []
@@ -551,13 +560,13 @@ def test_a_worker_takes_in_the_entrants_it_lacks_once_and_asks_again_when_behind
                                                              "mcts:iterations=5")]
         third = replace(spec, seats=(2, 0))
         addr, known, results = cluster.play_batch("k", b"r" * 16, (2, mcts[:1], {}),
-                                                  [(third, None)])
+                                                  [(third, None, 1)])
         assert (known, [g for g, _ in results]) == (3, [third.game])
         assert sorted(warmed) == ["greedy", "mcts", "random"]
-        assert cluster.play_batch("k", b"r" * 16, (4, mcts[1:], {}), [(third, None)]) == \
+        assert cluster.play_batch("k", b"r" * 16, (4, mcts[1:], {}), [(third, None, 1)]) == \
             (addr, 3, None)
         fourth = replace(spec, seats=(3, 2))
-        _, known, results = cluster.play_batch("k", b"r" * 16, (2, mcts, {}), [(fourth, None)])
+        _, known, results = cluster.play_batch("k", b"r" * 16, (2, mcts, {}), [(fourth, None, 1)])
         assert known == 4 and results[0][1].status == "ok" and len(warmed) == 3
     finally:
         cluster._close_states()
