@@ -15,7 +15,8 @@ Evaluation keys. A candidate move is ranked by one int64 key, larger is better:
 
 Playout policies: POLICY_RANDOM (uniform legal actions), POLICY_GREEDY (every player uses the
 fast greedy below), POLICY_PLAYER_GREEDY (the searching player fast greedy, opponents random),
-POLICY_FULL_GREEDY (every player the full greedy, as `greedy` plays: `full_greedy_action`).
+POLICY_FULL_GREEDY (every player the full greedy, as `greedy` plays: `full_greedy_action`),
+POLICY_OTHERS_FULL_GREEDY (the other players the full greedy, the searching player the fast greedy).
 The fast greedy places the domino where the score after the placement is highest (skipping holes
 and off-centre placements when it can) and then claims the free domino whose best spot in the new
 kingdom scores highest: the full greedy's two stages taken one after the other instead of over all
@@ -73,8 +74,9 @@ POLICY_RANDOM = 0
 POLICY_GREEDY = 1
 POLICY_PLAYER_GREEDY = 2
 POLICY_FULL_GREEDY = 3
+POLICY_OTHERS_FULL_GREEDY = 4
 POLICIES = {"random": POLICY_RANDOM, "greedy": POLICY_GREEDY, "player-greedy": POLICY_PLAYER_GREEDY,
-            "full-greedy": POLICY_FULL_GREEDY}
+            "full-greedy": POLICY_FULL_GREEDY, "others-full-greedy": POLICY_OTHERS_FULL_GREEDY}
 
 MEASURE_WDL = 0
 MEASURE_SCORE = 1
@@ -582,7 +584,7 @@ def full_greedy_action(bits, bbox, st, rng, fb, kb, bb, sc, ac):
 @kernel
 def playout_action(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac):
     """The playout policy's action for the player to act; `me` is the searching player."""
-    if policy == POLICY_FULL_GREEDY:
+    if policy == POLICY_FULL_GREEDY or (policy == POLICY_OTHERS_FULL_GREEDY and st[ST_PLAYER] != me):
         return full_greedy_action(bits, bbox, st, rng, fb, kb, bb, sc, ac)
     if policy == POLICY_RANDOM or (policy == POLICY_PLAYER_GREEDY and st[ST_PLAYER] != me):
         return random_action(bits, bbox, st, sc, rng)

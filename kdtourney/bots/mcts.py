@@ -46,7 +46,8 @@ class MCTSBot(Bot):
     (0: every placement at once). policy: random | greedy | player-greedy | full-greedy (the
     playouts, and the other players' moves inside the tree, as `greedy` plays) | heuristic (the
     weighted heuristic of `kdtourney.bots.heuristic` in two stages, with the weights of
-    playout_weights) | own-heuristic (the bot's own moves so, the others' greedy).
+    playout_weights) | own-heuristic (the bot's own moves so, the others' greedy) |
+    others-full-greedy (the others as `greedy` plays, the bot's own moves the fast greedy).
     playout_weights: the heuristic policies' weights, a set of `heuristic.WEIGHT_SETS`: standalone
     (the `heuristic` bot's) or playout (tuned as own-heuristic's playouts); the instance attribute
     `heuristic_weights` holds them by name.

@@ -161,6 +161,28 @@ def test_the_playouts_full_greedy_plays_as_the_greedy_bot(rules):
     assert game.history == expected
 
 
+def test_others_full_greedy_plays_the_others_as_greedy_and_the_searcher_fast():
+    """POLICY_OTHERS_FULL_GREEDY: every other player's playout move is the full greedy's (its claim
+    plan kept), the searching player's the fast greedy's, each from the same random stream."""
+    rules = RULES["4p_hm"]
+    work = BK.work_buffers()
+    for me in range(rules.players):
+        game = Game(rules, 30 + me)
+        fb, plan = BK.plan_buffers(), BK.plan_buffers()
+        while not game.is_over:
+            bits, bbox, st = game.arrays
+            q = game.current_player
+            rng, twin = rng_state(game.round * 100 + q), rng_state(game.round * 100 + q)
+            got = BK.playout_action(bits.copy(), bbox.copy(), st.copy(), rng,
+                                    BK.POLICY_OTHERS_FULL_GREEDY, me, fb, *work)
+            if q == me:
+                want = BK.fast_greedy_action(bits.copy(), bbox.copy(), st.copy(), twin, *work)
+            else:
+                want = BK.full_greedy_action(bits.copy(), bbox.copy(), st.copy(), twin, plan, *work)
+            assert got == want, (me, q, game.round, game.phase)
+            game.apply(int(got))
+
+
 def test_after_key_equals_copy_place_and_score():
     """The no-copy evaluation of one placement equals copying the kingdom, placing and scoring it
     (every flag combination, with and without Harmony, every legal placement, by action and by the
