@@ -961,6 +961,7 @@ def ladder_command(ctx, **opts):
     from kdtourney.arena.beside import beside_play
     from kdtourney.display import LadderDisplay
     from kdtourney.report.ladder import ladder_board, write_ladder_page
+    from kdtourney.report.page import REPORT_FILE, write_page
 
     until = _duration(opts["until"])
     with _one_line(tour.ArenaError, store.StoreError):
@@ -1004,13 +1005,17 @@ def ladder_command(ctx, **opts):
         building = [None]  # the page being built beside play (a Future)
 
         def page(folder):
-            """After a chunk: take the list of the page built beside play, and start the next
-            when due: 5 s after the last started, and not before nine times its work has passed
-            since it ended (a long history's page takes seconds: it gets at most a tenth of the
-            core it runs on, at the lowest priority). The ladder does not wait for it."""
+            """After a chunk: take the list and the page built beside play (the page is written
+            here, so that the process beside play, ended at once when play ends, never writes
+            one), and start the next when due: 5 s after the last started, and not before nine
+            times its work has passed since it ended (a long history's page takes seconds: it
+            gets at most a tenth of the core it runs on, at the lowest priority). The ladder does
+            not wait for it."""
             if building[0] is not None and building[0].done():
-                rows, seconds = building[0].result()
+                rows, html, seconds = building[0].result()
                 display.board(rows)
+                if html is not None:
+                    write_page(html, Path(folder) / REPORT_FILE)
                 building[0] = None
                 due[0] = max(due[0], time.monotonic() + 9 * seconds)
             if building[0] is None and time.monotonic() >= due[0]:
@@ -1037,20 +1042,20 @@ def ladder_command(ctx, **opts):
         ctx.exit(130)
 
 
-def _ladder_page(folder: str, write: bool) -> tuple[list, float]:
+def _ladder_page(folder: str, write: bool) -> tuple[list, str | None, float]:
     """In the page process: the ladder's list (and, with `write`, its page marked running) from
-    what is stored; returns the list's rows for the terminal and the CPU seconds it took."""
+    what is stored; returns the list's rows for the terminal, the page (or None) and the CPU
+    seconds it took."""
     import time
 
     from kdtourney.arena.store import snapshot
-    from kdtourney.report.ladder import ladder_board, write_ladder_page
+    from kdtourney.report.ladder import ladder_board, ladder_page
 
     started = time.process_time()
     with snapshot(folder):  # the list and the page of one state of the store
         board = ladder_board(folder)
-        if write:
-            write_ladder_page(folder, board, running=True)
-    return board.rows, time.process_time() - started
+        html = ladder_page(folder, board, running=True) if write else None
+    return board.rows, html, time.process_time() - started
 
 
 def _print_ladder(board):

@@ -24,18 +24,18 @@ def lowest_priority() -> None:
 
 
 @contextlib.contextmanager
-def beside_play(finish: bool = True):
-    """A ProcessPoolExecutor of one such process. At the end, with `finish`, what it is doing is
-    finished (a page being written is not left to overwrite the last one) and what it was still
-    to do is dropped; without, it is ended at once (a look at the folders that would only be
-    thrown away, with the bots it started)."""
+def beside_play():
+    """A ProcessPoolExecutor of one such process, ended at once at the end with what it was doing
+    (a look at the folders, a page) and what it was still to do: all of it would be thrown away,
+    and at the lowest priority it may get no CPU for as long as other work keeps the cores busy,
+    so waiting for it could wait for ever. Whatever it makes, the caller writes; it writes
+    nothing that a kill could leave half done."""
     executor = concurrent.futures.ProcessPoolExecutor(
         1, mp_context=multiprocessing.get_context("spawn"), initializer=lowest_priority)
     try:
         yield executor
     finally:
-        if not finish:
-            end_now(executor)
+        end_now(executor)
         executor.shutdown(wait=True, cancel_futures=True)
 
 

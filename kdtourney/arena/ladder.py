@@ -728,7 +728,7 @@ class _Watch:
         self.sources = None  # (sources, listings) of the look taken in last
         self.looking, self.last = None, -math.inf
         self._beside = contextlib.ExitStack()
-        self.beside = self._beside.enter_context(beside.beside_play(finish=False))
+        self.beside = self._beside.enter_context(beside.beside_play())
 
     def close(self):
         """End the look under way, if any, and the process beside play."""
@@ -764,7 +764,7 @@ class _Watch:
                 self.display.note(f"the look at the folders ended ({exc}); looking again")
             self.close()
             self._beside = contextlib.ExitStack()
-            self.beside = self._beside.enter_context(beside.beside_play(finish=False))
+            self.beside = self._beside.enter_context(beside.beside_play())
             return None
 
     def needs_idle(self, seen: Look, entrants: dict) -> bool:

@@ -156,12 +156,18 @@ def _last_games(results, games, rules, seated) -> dict:
     return {"last_games": rows, **view}
 
 
-def write_ladder_page(folder, board: Board | None = None, running: bool = False) -> Path:
-    """Write `folder`/index.html (atomically); `running`: the page reloads itself."""
+def ladder_page(folder, board: Board | None = None, running: bool = False) -> str:
+    """The ladder's page (HTML) of what `folder` stores; `running`: the page reloads itself."""
     board = board if board is not None else ladder_board(folder)
+    return render(build_context(folder, board, running), "ladder.html.j2")
+
+
+def write_ladder_page(folder, board: Board | None = None, running: bool = False) -> Path:
+    """Write `folder`/index.html (atomically): `ladder_page`."""
     path = Path(folder) / REPORT_FILE
-    write_page(render(build_context(folder, board, running), "ladder.html.j2"), path)
+    write_page(ladder_page(folder, board, running), path)
     return path
 
 
-__all__ = ["Board", "ladder_board", "build_context", "write_ladder_page", "PROVISIONAL"]
+__all__ = ["Board", "ladder_board", "build_context", "ladder_page", "write_ladder_page",
+           "PROVISIONAL"]
