@@ -15,6 +15,16 @@ from kdtourney.bots.registry import BotRegistry
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 
 
+@pytest.fixture(autouse=True)
+def pythons_own_sigint_handler():
+    """caught() works over Python's own SIGINT handler, which a command typed at a terminal starts
+    with; tests started in the background by a shell without job control inherit SIGINT ignored
+    (a CI run so failed both tests), so each test puts Python's in place, then what was there."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def ctrl_c_dropped():
     """A real SIGINT whose KeyboardInterrupt lands in a weakref callback, where Python drops it."""
     # only over Python's own handler does caught() remember a Ctrl-C: say so if another is left
