@@ -23,10 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from kdtourney.arena import prepare
-from kdtourney.arena.match import play_match
-from kdtourney.arena.runner import run_tournament
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.tournament.definition import prepare
+from kdtourney.match.loop import play_match
+from kdtourney.commands.run import run_tournament
+from kdtourney.registry.registry import BotRegistry
 from kdtourney.engine import Game, warm_up
 
 

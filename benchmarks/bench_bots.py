@@ -30,13 +30,13 @@ from pathlib import Path
 
 import numpy as np
 
-from kdtourney.arena.match import play_match
+from kdtourney.match.loop import play_match
 from kdtourney.bots import bench_kernels
 from kdtourney.bots import kernels as BK
 from kdtourney.bots.base import Bot
 from kdtourney.bots.greedy import GreedyBot
 from kdtourney.bots.random_bot import RandomBot
-from kdtourney.bots.registry import BotRegistry, parse_entrant
+from kdtourney.registry.registry import BotRegistry, parse_entrant
 from kdtourney.engine import Game, Rules
 from kdtourney.engine.game import rng_state
 

@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from kdtourney.arena import prepare
-from kdtourney.arena.runner import run_tournament
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.tournament.definition import prepare
+from kdtourney.commands.run import run_tournament
+from kdtourney.registry.registry import BotRegistry
 
 
 class Clock:

@@ -39,15 +39,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from kdtourney.arena import prepare
-from kdtourney.arena.match import play_match
-from kdtourney.arena.play import PlaySettings
-from kdtourney.arena.runner import run_tournament
-from kdtourney.arena.schedule import bot_seed
+from kdtourney.tournament.definition import prepare
+from kdtourney.match.loop import play_match
+from kdtourney.match.settings import PlaySettings
+from kdtourney.commands.run import run_tournament
+from kdtourney.tournament.schedule import bot_seed
 from kdtourney.bots import Bot
-from kdtourney.bots.external import BotProcess, ProcessPool, ProcessSettings, Sandbox
-from kdtourney.bots.external.sandbox import Confinement
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.external import BotProcess, ProcessPool, ProcessSettings, Sandbox
+from kdtourney.external.sandbox import Confinement
+from kdtourney.registry.registry import BotRegistry
 from kdtourney.engine import Rules, warm_up
 
 HERE = Path(__file__).resolve().parent

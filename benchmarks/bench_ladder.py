@@ -8,10 +8,10 @@ unequal entrants the favour shrinks with the room left (0.8 min(L, 1 - L), L the
 of the Elo difference), so that the expected score stays L at any difference (bench_sprt's
 differences are small; here they reach hundreds of Elo, where L + 0.4 would pass 1 and bend the
 truth). The entrants' true Elo are drawn from N(0, 200) and centred. The same block model, the
-same ratings (kdtourney.ratings: the fit and the block bootstrap) and the same random
+same ratings (kdtourney.stats.ratings: the fit and the block bootstrap) and the same random
 seeds serve both schedulers:
 
-- `matchmaking`: kdtourney.arena.matchmaking.choose_table, the ladder's rule;
+- `matchmaking`: kdtourney.stats.matchmaking.choose_table, the ladder's rule;
 - `uniform`: tables drawn uniformly from the field.
 
 Two figures per scheduler, each the median over the runs (and the quartiles):
@@ -51,7 +51,7 @@ ratio ladder/run of each rate, and the load (os.getloadavg) before and after eac
 
     python benchmarks/bench_ladder.py --chunks [--sizes 1000,10000,100000] [--measure 64]
 
-The real `kdtourney ladder` path (kdtourney.arena.ladder.play_ladder: its store, feed, matchmaker,
+The real `kdtourney ladder` path (kdtourney.commands.ladder.play_ladder: its store, feed, matchmaker,
 driver) among 20 built-in entrants at 2-player tables, chunks of 16 blocks (32 games), over a game
 service whose games take no time (tests/ladder_support.py: each step hands back 8 games with
 results drawn from known strengths), so that all the time measured is the harness's. The ladder
@@ -79,9 +79,9 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from sprt_support import SWING  # noqa: E402
 
-from kdtourney.arena.matchmaking import Standing, choose_table, uniform_table  # noqa: E402
-from kdtourney.outcomes import elo_to_score  # noqa: E402
-from kdtourney.ratings import PairCounts, bootstrap_elo  # noqa: E402
+from kdtourney.stats.matchmaking import Standing, choose_table, uniform_table  # noqa: E402
+from kdtourney.stats.outcomes import elo_to_score  # noqa: E402
+from kdtourney.stats.ratings import PairCounts, bootstrap_elo  # noqa: E402
 
 CHUNK = 4
 WARM_BLOCKS_PER_ENTRANT = 600
@@ -150,7 +150,7 @@ class Ladder:
                 self.last[[i, j]] = b
 
     def pair_counts(self):
-        """The records as kdtourney.ratings.PairCounts (what the bootstrap resamples)."""
+        """The records as kdtourney.stats.ratings.PairCounts (what the bootstrap resamples)."""
         r = np.array(self.records)
         a, b = r[:, 1].astype(int), r[:, 2].astype(int)
         i, j = np.minimum(a, b), np.maximum(a, b)
@@ -242,7 +242,7 @@ def timed(command, out: Path, seconds: float):
     """Run `command` (a kdtourney command line writing its store to `out`), Ctrl-C it `seconds`
     after it started; (games stored meanwhile per second from the start, per second from the
     first stored game, games counted, bot processes started per game, load before, after)."""
-    from kdtourney.arena import store
+    from kdtourney.store import store
 
     load = os.getloadavg()
     start = datetime.datetime.now(datetime.timezone.utc)
@@ -340,8 +340,8 @@ def chunks(sizes, measure: int) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     import ladder_support
 
-    from kdtourney.arena import ladder, runner
-    from kdtourney.arena.store import snapshot
+    from kdtourney.commands import ladder, run as runner
+    from kdtourney.store.store import snapshot
     from kdtourney.report.ladder import ladder_board, write_ladder_page
 
     timers = Timers(choose=(ladder.LadderFeed, "choose"),

@@ -1,5 +1,5 @@
 """What `--sandbox`'s listing step costs: the registry asks every bot module of a folder what it
-defines, each in a sandbox of its own, all at once (kdtourney.bots.external.listing).
+defines, each in a sandbox of its own, all at once (kdtourney.external.listing).
 
     python benchmarks/bench_listing.py [--modules 1,4] [--repeat 3]
 
@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from kdtourney.bots.external import Sandbox
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.external import Sandbox
+from kdtourney.registry.registry import BotRegistry
 
 MODULE = '''
 from kdtourney.bots.base import Bot

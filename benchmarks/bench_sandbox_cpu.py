@@ -33,10 +33,10 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from kdtourney.arena import prepare
-from kdtourney.arena.play import PlaySettings
-from kdtourney.arena.runner import available_cores, run_tournament
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.tournament.definition import prepare
+from kdtourney.match.settings import PlaySettings
+from kdtourney.commands.run import available_cores, run_tournament
+from kdtourney.registry.registry import BotRegistry
 from kdtourney.engine import warm_up
 
 HERE = Path(__file__).resolve().parent

@@ -38,8 +38,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from sprt_support import decisions, duplicate_blocks  # noqa: E402
 
-from kdtourney.arena.sprt import DEFAULT_MIN_BLOCKS  # noqa: E402
-from kdtourney.outcomes import score_to_elo  # noqa: E402
+from kdtourney.stats.sprt import DEFAULT_MIN_BLOCKS  # noqa: E402
+from kdtourney.stats.outcomes import score_to_elo  # noqa: E402
 
 CHUNK = 1000
 
@@ -68,9 +68,9 @@ def cpu():
 
 
 def wall(games, runs, workers):
-    from kdtourney.arena import sequential
-    from kdtourney.arena.runner import run_tournament
-    from kdtourney.bots.registry import BotRegistry
+    from kdtourney.commands import sprt as sequential
+    from kdtourney.commands.run import run_tournament
+    from kdtourney.registry.registry import BotRegistry
 
     registry = BotRegistry(env=False, cwd=False, entry_points=False)
     tournament, test = sequential.prepare_test(

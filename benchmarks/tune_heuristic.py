@@ -33,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_bots import interval  # noqa: E402
 
-from kdtourney.arena.match import play_match  # noqa: E402
+from kdtourney.match.loop import play_match  # noqa: E402
 from kdtourney.bots import heuristic as H  # noqa: E402
 from kdtourney.bots.greedy import GreedyBot  # noqa: E402
 from kdtourney.bots.heuristic_kernels import WEIGHTS  # noqa: E402

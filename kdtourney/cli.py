@@ -8,7 +8,8 @@ import sys
 
 import click
 
-from kdtourney import __version__, fork_server, interrupts
+from kdtourney import __version__, interrupts
+from kdtourney.service import fork_server
 from kdtourney.text import shown
 
 
@@ -90,8 +91,8 @@ def _harness_errors(folder, *expected):
     errors meant for the user) and click's is a bug of kdtourney's (in a worker: HarnessError):
     its full trace goes to FOLDER/logs/harness.log and the user gets one line naming it, exit
     status 70. The games stored before it stay stored (each is committed as it ends)."""
-    from kdtourney.arena.runner import record_harness_error
-    from kdtourney.arena.tournament import HarnessError
+    from kdtourney.commands.run import record_harness_error
+    from kdtourney.tournament.definition import HarnessError
 
     try:
         yield
@@ -118,8 +119,8 @@ def _registry(bots_dirs, sandbox=None, startup_timeout=None):
     """The BotRegistry of these bot folders; a bad folder or a duplicate bot is a one-line error.
     sandbox (--sandbox): bot modules run in it only, where they are asked what they define, each
     within `startup_timeout` seconds (default 20)."""
-    from kdtourney.bots.external import DEFAULT_STARTUP_TIMEOUT, SandboxError
-    from kdtourney.bots.registry import BotRegistry, BotsDirError, DuplicateBotError
+    from kdtourney.external import DEFAULT_STARTUP_TIMEOUT, SandboxError
+    from kdtourney.registry.registry import BotRegistry, BotsDirError, DuplicateBotError
 
     with _one_line(BotsDirError, DuplicateBotError, SandboxError):  # (no bwrap to list modules)
         return BotRegistry(bots_dirs, sandbox=sandbox,
@@ -163,8 +164,8 @@ _sandbox_allow_option = click.option(
 def bots_command(bots_dirs, sandbox, sandbox_allow):
     """List the available bots, their parameters (and commands), and the bot files that failed to
     load."""
-    from kdtourney.arena.play import PlaySettings
-    from kdtourney.bots.registry import listing
+    from kdtourney.match.settings import PlaySettings
+    from kdtourney.registry.registry import listing
 
     if sandbox_allow and not sandbox:
         raise _CommandError("--sandbox-allow is for sandboxed bots: add --sandbox")
@@ -186,8 +187,8 @@ def serve_command(spec, bots_dirs, sources):
     """
     import sys
 
-    from kdtourney.bots.registry import BotRegistry, EntrantError, decode_sources
-    from kdtourney.bots.serve import reserve_stdout, serve
+    from kdtourney.registry.registry import BotRegistry, EntrantError, decode_sources
+    from kdtourney.external.serve import reserve_stdout, serve
 
     protocol = reserve_stdout()  # before any bot code runs: its prints go to stderr
     if sources:
@@ -209,8 +210,8 @@ def serve_command(spec, bots_dirs, sources):
               "stdin/stdout (a TOML file and a Python script), instead of a Python class.")
 def new_bot_command(name, bots_dir, kdtp):
     """Write a minimal bot NAME into a folder of its own, DIR/NAME, ready to play and to change."""
-    from kdtourney.bots.new_bot import NewBotError, write_new_bot
-    from kdtourney.bots.registry import BotRegistry
+    from kdtourney.commands.new_bot import NewBotError, write_new_bot
+    from kdtourney.registry.registry import BotRegistry
 
     builtins = BotRegistry((), env=False, cwd=False, entry_points=False).bots
     try:
@@ -235,10 +236,10 @@ def new_bot_command(name, bots_dir, kdtp):
 def list_bots_command(sources, specs):
     """The listing step of --sandbox: run the bot modules of SOURCES and print, as one JSON line,
     the bots they define and the entrants (each bot with its defaults, and SPECS) they refuse
-    (kdtourney.bots.external.listing)."""
-    from kdtourney.bots import kdtp
-    from kdtourney.bots.registry import decode_sources
-    from kdtourney.bots.serve import list_bots, reserve_stdout
+    (kdtourney.external.listing)."""
+    from kdtourney.external import kdtp
+    from kdtourney.registry.registry import decode_sources
+    from kdtourney.external.serve import list_bots, reserve_stdout
 
     protocol = reserve_stdout()  # before any bot code runs: its prints go to stderr
     with _one_line(OSError, ValueError):
@@ -389,7 +390,7 @@ def _refuse_on_resume(ctx, params, plays):
 def _resumed_registry(bots_dirs, meta, tournament, what, sandbox=None, startup_timeout=None):
     """The registry of a resumed run (`what`: tournament or test): the --bots-dir folders, else the
     stored ones; every stored entrant must resolve in it."""
-    from kdtourney.arena import runner
+    from kdtourney.commands import run as runner
 
     registry = _registry(bots_dirs or runner.stored_bots_dirs(meta), sandbox, startup_timeout)
     runner.check_entrants(registry, tournament, what)
@@ -397,13 +398,15 @@ def _resumed_registry(bots_dirs, meta, tournament, what, sandbox=None, startup_t
 
 
 def _play_settings(ctx, opts, folder):
-    """How the bots are played (kdtourney.arena.play.PlaySettings): the settings stored in `folder`
+    """How the bots are played (kdtourney.match.settings.PlaySettings): the settings stored in `folder`
     (None: a new folder) with those given on the command line over them, refused where they
     differ; --bot-memory, --bot-cpus, --sandbox-allow or --require-limits without a sandbox is an
     error. Known before the bots are looked at: sandboxed, a bot module runs in a sandbox only.
     Sandboxed and played here, what this machine cannot enforce is a note (--require-limits: an
     error)."""
-    from kdtourney.arena import play, runner, store
+    from kdtourney.match import settings as play
+    from kdtourney.commands import run as runner
+    from kdtourney.store import store
 
     asked = {}
     for flag in ("isolate", "sandbox"):
@@ -445,7 +448,7 @@ def _process_options(opts, settings) -> dict:
 
 def _table_options(opts) -> dict:
     """The options that shape every game of a run, test, ladder or tune: rules, dynasty, clocks."""
-    from kdtourney.arena.tournament import RULE_OPTIONS
+    from kdtourney.tournament.definition import RULE_OPTIONS
 
     names = (*RULE_OPTIONS, "dynasty", "move_time_limit", "time_control", "first_move_time")
     return {k: opts[k] for k in names}
@@ -466,7 +469,7 @@ def _open_session(ctx, opts, *, params, plays, what, load, prepare, prefix=""):
     (loaded, table) for the asked folder, or a new one named after the table."""
     from pathlib import Path
 
-    from kdtourney.arena import runner
+    from kdtourney.commands import run as runner
 
     _refuse_workers_with_scheduler(opts)
     if opts["resume"]:
@@ -528,8 +531,10 @@ def run_command(ctx, **opts):
     --out, or --resume DIR, plays exactly the missing games.
     """
     _workers_ahead(opts)
-    from kdtourney.arena import runner, store, tournament as tour
-    from kdtourney.arena.progress import Reporter
+    from kdtourney.commands import run as runner
+    from kdtourney.store import store
+    from kdtourney.tournament import definition as tour
+    from kdtourney.terminal.progress import Reporter
 
     def load(folder):
         tournament, stored_meta = runner.load_tournament(folder)
@@ -590,8 +595,8 @@ def _standings_table(folder):
     from rich import box
     from rich.table import Table
 
-    from kdtourney.arena.store import failed_games, load_results
-    from kdtourney.outcomes import balanced_blocks
+    from kdtourney.store.store import failed_games, load_results
+    from kdtourney.stats.outcomes import balanced_blocks
     from kdtourney.report.fmt import elo_text
 
     results = balanced_blocks(load_results(folder))  # as standings() counts them
@@ -636,8 +641,8 @@ def _standings_table(folder):
 def replay_command(folder, game, step, html, out):
     """Print game GAME of the tournament in DIR move by move, with the final kingdoms; --step
     steps through its positions, --html writes a page that shows it."""
-    from kdtourney.arena.replay import positions, replay_text
-    from kdtourney.arena.store import StoreError
+    from kdtourney.terminal.replay import positions, replay_text
+    from kdtourney.store.store import StoreError
 
     if step and html:
         raise _CommandError("--step shows the game here, --html writes its page: give one")
@@ -730,7 +735,9 @@ def play_command(ctx, **opts):
     it)."""
     import webbrowser
 
-    from kdtourney.arena import human, runner, store, tournament as tour
+    from kdtourney.commands import play as human, run as runner
+    from kdtourney.store import store
+    from kdtourney.tournament import definition as tour
 
     opts.update(scheduler=None, isolate=False, quiet=False)  # run's options _play_settings reads
     with _one_line(tour.ArenaError, store.StoreError):
@@ -743,7 +750,7 @@ def play_command(ctx, **opts):
                              **_table_options(opts))
         folder = folder or runner.new_folder(table, prefix="play-")
         meta = runner.session_meta(opts["name"] or folder.name, registry_dirs=opts["bots_dirs"])
-        from kdtourney.live import Server
+        from kdtourney.commands.play_page import Server
 
         board = human.Board()
         try:
@@ -788,7 +795,7 @@ def play_command(ctx, **opts):
               "folder was made and resumed, by which command.")
 def export_command(folder, fmt, output, table):
     """Write a table of the tournament in DIR to a CSV or Parquet file."""
-    from kdtourney.arena.store import StoreError, export_table
+    from kdtourney.store.store import StoreError, export_table
 
     if fmt is None:
         suffix = os.path.splitext(output)[1].lower()
@@ -808,7 +815,7 @@ def export_command(folder, fmt, output, table):
 @click.option("--open", "open_page", is_flag=True, help="Open the page in the web browser.")
 def report_command(folder, anchor, open_page):
     """Rebuild the HTML report DIR/index.html from the tournament stored in DIR."""
-    from kdtourney.arena.store import StoreError
+    from kdtourney.store.store import StoreError
     from kdtourney.report.html import ReportError, write_report
 
     with _one_line(StoreError, ReportError):
@@ -847,8 +854,8 @@ def ratings_command(folders, out, anchor, players):
     """
     import sys
 
-    from kdtourney.arena import store
-    from kdtourney.arena.tournament import ArenaError, parse_players
+    from kdtourney.store import store
+    from kdtourney.tournament.definition import ArenaError, parse_players
     from kdtourney.report.html import ReportError, parse_anchor
     from kdtourney.report.pool import PoolError, rating_list
     from kdtourney.report.pool_html import write_rating_list
@@ -957,9 +964,11 @@ def ladder_command(ctx, **opts):
     import time
     from pathlib import Path
 
-    from kdtourney.arena import ladder, runner, store, tournament as tour
-    from kdtourney.arena.beside import beside_play
-    from kdtourney.display import LadderDisplay
+    from kdtourney.commands import ladder, run as runner
+    from kdtourney.store import store
+    from kdtourney.tournament import definition as tour
+    from kdtourney.commands.beside import beside_play
+    from kdtourney.terminal.display import LadderDisplay
     from kdtourney.report.ladder import ladder_board, write_ladder_page
     from kdtourney.report.page import REPORT_FILE, write_page
 
@@ -989,7 +998,7 @@ def ladder_command(ctx, **opts):
         if not bots_dirs and not references:
             raise tour.ArenaError("no entrants: give --bots-dir FOLDER (watched for bots) and/or "
                                   "--bots SPECS")
-        from kdtourney.bots.registry import EntrantError
+        from kdtourney.registry.registry import EntrantError
 
         # a bad folder or bot: one line
         registry = _registry(bots_dirs, settings.sandbox_for(folder), opts["startup_timeout"])
@@ -1048,7 +1057,7 @@ def _ladder_page(folder: str, write: bool) -> tuple[list, str | None, float]:
     seconds it took."""
     import time
 
-    from kdtourney.arena.store import snapshot
+    from kdtourney.store.store import snapshot
     from kdtourney.report.ladder import ladder_board, ladder_page
 
     started = time.process_time()
@@ -1145,8 +1154,10 @@ def sprt_command(ctx, **opts):
     --out, or --resume DIR, continues from the stored blocks and reaches the same decision.
     """
     _workers_ahead(opts)
-    from kdtourney.arena import sequential, store, tournament as tour
-    from kdtourney.display import SprtDisplay
+    from kdtourney.commands import sprt as sequential
+    from kdtourney.store import store
+    from kdtourney.tournament import definition as tour
+    from kdtourney.terminal.display import SprtDisplay
 
     def load(folder):
         tournament, test, stored_meta = sequential.load_test(folder)
@@ -1192,15 +1203,15 @@ def sprt_command(ctx, **opts):
 def _play_verify(opts, test, registry, table, tuned, start, folder, meta, settings):
     """The tuned spec against the start spec in FOLDER/verify: --verify N games, or an SPRT of
     at most N games (`test`)."""
-    from kdtourney.arena import tune as tuning
+    from kdtourney.commands import tune as tuning
 
     if test is None:
-        from kdtourney.arena.progress import Reporter
+        from kdtourney.terminal.progress import Reporter
 
         return tuning.verify(registry, table, tuned, start, opts["verify"], folder,
                              workers=opts["workers"], meta=meta,
                              reporter=Reporter(quiet=opts["quiet"]), **settings)
-    from kdtourney.display import SprtDisplay
+    from kdtourney.terminal.display import SprtDisplay
 
     return tuning.verify_sprt(registry, table, tuned, start, opts["verify"], folder, test,
                               workers=opts["workers"], meta=meta,
@@ -1210,7 +1221,7 @@ def _play_verify(opts, test, registry, table, tuned, start, folder, meta, settin
 def _verify_test(opts):
     """The SPRT of --verify-elo0/--verify-elo1 (checked before the tune plays), or None for a
     verify of a fixed number of games."""
-    from kdtourney.arena import tune as tuning
+    from kdtourney.commands import tune as tuning
 
     given = [f"--verify-{k}" for k in ("elo0", "elo1", "alpha", "beta")
              if opts[f"verify_{k}"] is not None]
@@ -1280,8 +1291,10 @@ def tune_command(ctx, **opts):
     same command on the same --out, or --resume DIR, continues and ends at the same values.
     """
     _workers_ahead(opts)
-    from kdtourney.arena import store, tune as tuning, tournament as tour
-    from kdtourney.display import TuneDisplay
+    from kdtourney.store import store
+    from kdtourney.commands import tune as tuning
+    from kdtourney.tournament import definition as tour
+    from kdtourney.terminal.display import TuneDisplay
 
     def load(folder):
         table, tune, stored_meta = tuning.load_tune(folder)

@@ -3,7 +3,7 @@ in two processes (slots 0 and 1) at the start of a session.
 
 On a fresh clone, compiling is most of a first run's time, and the tests would compile each
 kernel when the first test needing it runs, in one process at a time. Two processes warming up
-share the kernels out as a command's workers do (kdtourney.arena.workers.warm_up: a kernel
+share the kernels out as a command's workers do (kdtourney.service.worker.warm_up: a kernel
 compiles in one process and the other loads it), so on two cores the compiling takes about half
 the time. On a warm cache they only load the kernels (a second or two)."""
 
@@ -11,9 +11,9 @@ import sys
 
 import numpy as np
 
-from kdtourney.arena.tournament import Tournament
-from kdtourney.arena.workers import warm_up
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.tournament.definition import Tournament
+from kdtourney.service.worker import warm_up
+from kdtourney.registry.registry import BotRegistry
 from kdtourney.env.batch import BatchEnv
 
 # the built-in bots, and the settings of theirs that call kernels of their own (under the bonuses

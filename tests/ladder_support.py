@@ -10,9 +10,9 @@ import contextlib
 
 import numpy as np
 
-from kdtourney.arena import ladder, runner
-from kdtourney.arena.match import MatchResult, SeatResult
-from kdtourney.arena.service import Finished
+from kdtourney.commands import ladder, run as runner
+from kdtourney.match.loop import MatchResult, SeatResult
+from kdtourney.service.local import Finished
 
 # entrants of distinct specs (built-in bots need no process): the i-th is 40 i Elo stronger
 ENTRANTS = ["random", "greedy"] + [f"mce:iterations={n}" for n in range(1, 19)]

@@ -5,9 +5,8 @@ import math
 
 import numpy as np
 
-from kdtourney.arena.sprt import (DEFAULT_MIN_BLOCKS, first_crossing, llr_path, score_counts,
-                                  sprt_bounds, stopped_estimate)
-from kdtourney.outcomes import elo_to_score
+from kdtourney.stats.sprt import DEFAULT_MIN_BLOCKS, first_crossing, llr_path, score_counts, sprt_bounds, stopped_estimate
+from kdtourney.stats.outcomes import elo_to_score
 
 SWING = 0.4  # a deal favours a seat: its win probability is 0.4 above an equal opponent's
 

@@ -105,7 +105,7 @@ def test_serve_from_the_command_line():
 
 def test_a_served_bot_that_prints_keeps_the_protocol(tmp_path):
     """What a bot's code prints (at import, in act) goes to stderr: standard output is KDTP's."""
-    from kdtourney.bots import kdtp
+    from kdtourney.external import kdtp
     from kdtourney.engine import Game, Rules
 
     (tmp_path / "chatty.py").write_text(

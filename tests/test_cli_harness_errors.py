@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kdtourney.arena import store
+from kdtourney.store import store
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 
@@ -22,7 +22,8 @@ import os
 
 where = os.environ.get("KDTOURNEY_FAULT")
 if where:
-    from kdtourney.arena import runner, workers
+    from kdtourney.commands import run as runner
+    from kdtourney.service import worker as workers
 
     calls = [0]
 

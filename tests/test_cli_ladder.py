@@ -17,7 +17,8 @@ import pytest
 from arena_support import stored
 from click.testing import CliRunner
 
-from kdtourney.arena import schedule, store
+from kdtourney.tournament import schedule
+from kdtourney.store import store
 from kdtourney.cli import main
 from kdtourney.report.ladder import ladder_board
 from kdtourney.report.pool import rating_list
@@ -256,8 +257,8 @@ def test_a_sandboxed_ladder_plays_its_folder_bots_in_the_sandbox(tmp_path):
 def test_the_live_table_shows_the_list_and_the_newest_changes():
     from rich.console import Console
 
-    from kdtourney.arena.ladder import LadderConfig
-    from kdtourney.display import LadderDisplay
+    from kdtourney.commands.ladder import LadderConfig
+    from kdtourney.terminal.display import LadderDisplay
 
     console = Console(width=100, record=True, force_terminal=False)
     display = LadderDisplay(console=console)
@@ -274,7 +275,7 @@ def test_the_live_table_shows_the_list_and_the_newest_changes():
 
 
 def test_the_page_is_built_beside_play_at_the_lowest_priority():
-    from kdtourney.arena.beside import beside_play
+    from kdtourney.commands.beside import beside_play
 
     with beside_play() as pages:
         niceness = pages.submit(os.nice, 0).result()
@@ -290,7 +291,7 @@ def test_work_under_way_beside_play_is_ended_at_once(tmp_path):
     neither holds the command up when it ends."""
     import concurrent.futures
 
-    from kdtourney.arena.beside import beside_play
+    from kdtourney.commands.beside import beside_play
 
     begun = tmp_path / "begun"
     with beside_play() as beside:

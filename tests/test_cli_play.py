@@ -15,9 +15,9 @@ import pytest
 from arena_support import interrupt_when
 from click.testing import CliRunner
 
-from kdtourney.arena import load_games, load_results
-from kdtourney.arena.store import StoreError, load_blocks
-from kdtourney.arena.replay import replay_text
+from kdtourney.store.store import load_games, load_results
+from kdtourney.store.store import StoreError, load_blocks
+from kdtourney.terminal.replay import replay_text
 from kdtourney.cli import main
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")

@@ -25,9 +25,10 @@ from arena_support import stored
 from click.testing import CliRunner
 from kdtp_support import write_fake_bots
 
-from kdtourney.arena import spsa, store
-from kdtourney.arena import tune as tuning
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.stats import spsa
+from kdtourney.store import store
+from kdtourney.commands import tune as tuning
+from kdtourney.registry.registry import BotRegistry
 from kdtourney.cli import main
 
 BOTS = Path(__file__).parent / "data" / "tune_bots"
@@ -249,8 +250,8 @@ import os
 
 where = os.environ.get("KDTOURNEY_COUNT")
 if where:
-    from kdtourney.arena import workers
-    from kdtourney.bots import registry
+    from kdtourney.service import worker as workers
+    from kdtourney.registry import registry
 
     def counted(what, real):
         def call(*args, **kwargs):

@@ -1,4 +1,4 @@
-"""Tests for kdtourney.ratings.
+"""Tests for kdtourney.stats.ratings.
 
 Synthetic results come from a Plackett-Luce model: each player's performance is its strength
 (Elo / ELO_PER_NAT) plus independent standard Gumbel noise and the game ranks by performance.  The
@@ -15,14 +15,8 @@ import pandas as pd
 import pytest
 from results_support import results_table
 
-from kdtourney.outcomes import ELO_PER_NAT
-from kdtourney.ratings import (
-    bootstrap_elo,
-    elo_history,
-    fit_elo,
-    los_matrix,
-    pair_counts,
-)
+from kdtourney.stats.outcomes import ELO_PER_NAT
+from kdtourney.stats.ratings import bootstrap_elo, elo_history, fit_elo, los_matrix, pair_counts
 
 TRUTH = {"a": 0.0, "b": 100.0, "c": 200.0, "d": 400.0}
 

@@ -1,17 +1,10 @@
-"""Tests for kdtourney.stats on a tiny hand-made results table (values computed by hand)."""
+"""Tests for kdtourney.stats.descriptive on a tiny hand-made results table (values computed by hand)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from kdtourney.stats import (
-    block_bootstrap_means,
-    by_player_count,
-    by_seat,
-    entrant_summary,
-    head_to_head,
-    head_to_head_matrix,
-)
+from kdtourney.stats.descriptive import block_bootstrap_means, by_player_count, by_seat, entrant_summary, head_to_head, head_to_head_matrix
 
 COLUMNS = [
     "game", "block", "n_players", "seat", "entrant", "score", "rank", "win_share", "margin",

@@ -1,15 +1,10 @@
-"""Bots: the `Bot` contract, the built-in players and the registry that finds the others.
+"""Bots: the `Bot` contract and the built-in players.
 
-    from kdtourney.bots import Bot, BotRegistry
-    registry = BotRegistry(["my_bots/"])     # built-ins, folders, entry points
-    bot = registry.create("mcts:iterations=2000:c=0.7")
+    from kdtourney.bots import Bot
 
-Nothing is discovered at import: building a `BotRegistry` does the discovery.
+Finding bots (built-ins, folders, entry points) is kdtourney.registry's.
 """
 
 from kdtourney.bots.base import Bot
-from kdtourney.bots.registry import (BotInfo, BotRegistry, BotsDirError, BrokenModule,
-                                     DuplicateBotError, Entrant, EntrantError, parse_entrant)
 
-__all__ = ["Bot", "BotRegistry", "BotInfo", "BrokenModule", "Entrant", "EntrantError",
-           "DuplicateBotError", "BotsDirError", "parse_entrant"]
+__all__ = ["Bot"]

@@ -266,7 +266,7 @@ class GameView(_Table):
     def from_public(cls, rules: Rules, player: int, *, phase: str, round: int, kingdoms,
                     current_row, placed, new_row, first_order, drawn, discards) -> "GameView":
         """`player`'s view at one of its decisions, rebuilt from public facts, as another process
-        receives them (kdtourney.bots.kdtp): the view equals the one `Game.view(player)` gives,
+        receives them (kdtourney.external.kdtp): the view equals the one `Game.view(player)` gives,
         but for `history` (empty: moves are not public facts here) and the order of `drawn()`
         (the earlier dominoes ascending, then the current and the new row).
 

@@ -1,6 +1,6 @@
 """The tournament report: one self-contained HTML page, `<tournament folder>/index.html`.
 
-`write_report(folder)` reads the store (`kdtourney.arena.store`), computes the ratings and
+`write_report(folder)` reads the store (`kdtourney.store.store`), computes the ratings and
 statistics (`ratings`, `stats`), draws the plots (`plots`) and kingdoms (`svg`), replays every game
 with the engine for the page's game viewer (`replays`), and renders `templates/report.html.j2`
 (Jinja2, autoescape on: every name, parameter and message a user supplied is escaped). The page
@@ -22,10 +22,11 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from kdtourney import __version__, ratings, stats
-from kdtourney.arena import store as _store
-from kdtourney.bots.clock import TimeControl
-from kdtourney.outcomes import balanced_blocks, elo_to_score
+from kdtourney import __version__
+from kdtourney.stats import ratings, descriptive as stats
+from kdtourney.store import store as _store
+from kdtourney.match.clock import TimeControl
+from kdtourney.stats.outcomes import balanced_blocks, elo_to_score
 from kdtourney.report import plots, replays, svg
 from kdtourney.report.fmt import finite, fmt_elo, fmt_value
 from kdtourney.report.ladder import ladder_board, write_ladder_page
@@ -52,7 +53,7 @@ def write_report(tournament_dir, anchor=None, *, n_boot: int = N_BOOT, seed: int
     anchor: None (Elo mean 0), "NAME=VALUE" or (name, value): pins one entrant's Elo.
     n_boot: bootstrap resamples of the blocks for every interval. out: the file to write, by
     default `<tournament_dir>/index.html` (written atomically: a reader never sees half a page).
-    Raises `kdtourney.arena.store.StoreError` for a missing or unreadable store and `ReportError`
+    Raises `kdtourney.store.store.StoreError` for a missing or unreadable store and `ReportError`
     for a bad anchor.
     """
     folder = Path(tournament_dir)
@@ -252,7 +253,7 @@ def _sprt_test(folder: Path, config: dict, stored: int) -> dict | None:
     the cap); None for another folder."""
     if "sprt" not in config:
         return None
-    from kdtourney.arena import sequential
+    from kdtourney.commands import sprt as sequential
 
     try:
         tournament, test, _ = sequential.load_test(folder)

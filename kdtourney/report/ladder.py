@@ -24,9 +24,9 @@ from pathlib import Path
 import pandas as pd
 
 from kdtourney import __version__
-from kdtourney.arena import store as _store
-from kdtourney.outcomes import balanced_blocks
-from kdtourney import ratings, stats
+from kdtourney.store import store as _store
+from kdtourney.stats.outcomes import balanced_blocks
+from kdtourney.stats import ratings, descriptive as stats
 from kdtourney.report import plots
 from kdtourney.report.fmt import elo_text
 from kdtourney.report.page import (REPORT_FILE, block_seats, describe_rules, elo_scale,

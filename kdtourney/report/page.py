@@ -15,7 +15,7 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from kdtourney.arena.schedule import rotations
+from kdtourney.tournament.schedule import rotations
 from kdtourney.report import replays, svg
 from kdtourney.report.fmt import (DASH, RECORDS, finite, fmt_bound, fmt_ci, fmt_elo, fmt_num,
                                   fmt_pct, fmt_signed, fmt_time, fmt_value)

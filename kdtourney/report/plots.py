@@ -1,6 +1,6 @@
 """The report's plots: matplotlib (Agg, no pyplot) figures returned as inline SVG with a text alternative.
 
-Every function takes tables from :mod:`kdtourney.ratings` / :mod:`kdtourney.stats`
+Every function takes tables from :mod:`kdtourney.stats.ratings` / :mod:`kdtourney.stats.descriptive`
 and returns a :class:`Plot`: ``svg`` (an ``<svg>`` element ready to inline in HTML: no XML header,
 element ids prefixed so that several plots can share one page, ``role="img"`` with a ``<title>``
 and ``<desc>``) and ``alt`` (the text alternative, also in ``<desc>``).

@@ -2,7 +2,7 @@
 
 `rating_list(paths)` finds the tournament folders under `paths` (`run` and `sprt` stores alike; a
 folder that holds folders is searched), pools their games and rates every entrant with the same
-Bradley-Terry fit and block bootstrap as a tournament's report (`kdtourney.ratings`).
+Bradley-Terry fit and block bootstrap as a tournament's report (`kdtourney.stats.ratings`).
 
 Pooling
 -------
@@ -17,7 +17,7 @@ Pooling
 - Games are keyed by what made them: the tournament, its blocks (the store's `blocks` table:
   the tables and the entrants' specs; a ladder's depend on how its chunks went), its seed and the
   entrants' code, the store's seed secret (mixed into every seed of a `--sandbox` folder) and the
-  play settings (kdtourney.arena.play.played_with). A folder made by all the same as another (a
+  play settings (kdtourney.match.settings.played_with). A folder made by all the same as another (a
   copy, or the same command run again without a sandbox) holds the same games: they count once;
   two sandboxed runs
   with one seed, or one run in-process and one isolated, hold other games and count twice. A
@@ -26,7 +26,7 @@ Pooling
   seeds), entrants' code, seed secret and play settings match a block already pooled is the same
   block played again (`--games 20` and `--games 40` with one seed, a folder copied mid-run, an
   SPRT resumed with another `--max-games`) and counts once.
-- Only balanced blocks count (`kdtourney.outcomes.balanced_blocks`): a block with a failed game,
+- Only balanced blocks count (`kdtourney.stats.outcomes.balanced_blocks`): a block with a failed game,
   or not yet played through, is left out of the fit, as in a tournament's report.
 - Failed games (no result) are not in the fit, as in a tournament's report; they are counted
   against every entrant that sat in them (`failed`).
@@ -64,12 +64,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kdtourney.arena import store as _store
-from kdtourney.arena.play import played_with
-from kdtourney.arena.tournament import RULE_OPTIONS, Tournament
+from kdtourney.store import store as _store
+from kdtourney.match.settings import played_with
+from kdtourney.tournament.definition import RULE_OPTIONS, Tournament
 from kdtourney.engine import Rules
-from kdtourney.outcomes import balanced_blocks
-from kdtourney import ratings
+from kdtourney.stats.outcomes import balanced_blocks
+from kdtourney.stats import ratings
 
 __all__ = ["rating_list", "find_tournaments", "RatingList", "Entrant", "Source", "PoolError",
            "UNKNOWN"]
@@ -120,7 +120,7 @@ class Entrant:
     elo: float = float("nan")
     lo: float = float("nan")
     hi: float = float("nan")
-    record: str = ""  # "won all" / "lost all": a one-sided interval (kdtourney.ratings)
+    record: str = ""  # "won all" / "lost all": a one-sided interval (kdtourney.stats.ratings)
     unrated: str | None = None  # why it has no rating
     group: int = 0  # rated: its group of connected entrants, 1 the largest (see Groups)
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from kdtourney.outcomes import balanced_blocks
-from kdtourney import ratings, stats
+from kdtourney.stats.outcomes import balanced_blocks
+from kdtourney.stats import ratings, descriptive as stats
 
 #: Bootstrap resamples of the blocks behind every interval of the standings.
 N_BOOT = 1000
@@ -32,7 +32,7 @@ def standings(results: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0,
               anchor=None) -> Standings:
     """Per-entrant means and Elo with block-bootstrap intervals (`n_boot` resamples, `seed`), the
     entrants ordered by Elo, strongest first (by win share when there is no Elo); over the
-    balanced blocks only (`kdtourney.outcomes.balanced_blocks`)."""
+    balanced blocks only (`kdtourney.stats.outcomes.balanced_blocks`)."""
     results = balanced_blocks(results).assign(entrant=lambda r: r["entrant"].astype(str))
     summary = stats.entrant_summary(results, n_boot=n_boot, seed=seed)
     pc = ratings.pair_counts(results) if results["entrant"].nunique() >= 2 else None

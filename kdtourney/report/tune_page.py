@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 from jinja2 import Environment, StrictUndefined
 
-from kdtourney.arena import store as _store
-from kdtourney.arena.tune_spec import PAGE_FILE, Tune
+from kdtourney.store import store as _store
+from kdtourney.tournament.tune import PAGE_FILE, Tune
 from kdtourney.report.plots import COLORS, Plot, _fig, _styled, _svg
 
 _PAGE = """<!doctype html>

@@ -24,11 +24,13 @@ from arena_support import assert_same_store, stored, write_faulty_bots  # noqa: 
 from click.testing import CliRunner  # noqa: E402
 from kdtp_support import SANDBOX_ALLOW, left_behind, new_marker, write_fake_bots  # noqa: E402
 
-from kdtourney.arena import load_faults, load_games, load_results, prepare, store  # noqa: E402
-from kdtourney.arena.play import PlaySettings  # noqa: E402
-from kdtourney.arena.runner import run_tournament  # noqa: E402
-from kdtourney.arena.tournament import ArenaError  # noqa: E402
-from kdtourney.bots.registry import BotRegistry  # noqa: E402
+from kdtourney.store.store import load_faults, load_games, load_results
+from kdtourney.tournament.definition import prepare
+from kdtourney.store import store  # noqa: E402
+from kdtourney.match.settings import PlaySettings  # noqa: E402
+from kdtourney.commands.run import run_tournament  # noqa: E402
+from kdtourney.tournament.definition import ArenaError  # noqa: E402
+from kdtourney.registry.registry import BotRegistry  # noqa: E402
 from kdtourney.cli import main  # noqa: E402
 
 BIN = Path(sys.executable).parent
@@ -292,7 +294,7 @@ def test_a_worker_the_scheduler_still_lists_after_it_died_holds_nothing_up(
         tmp_path, dask_processes, monkeypatch):
     """The scheduler notices a killed worker late: a run starting meanwhile sees it listed, and
     the setup task pinned to it would wait for it for ever. The run goes on without it."""
-    from kdtourney.arena import cluster
+    from kdtourney.service import cluster
 
     listed = cluster.Cluster.wait_for_workers
     gone = "tcp://127.0.0.1:9"  # the discard port: no worker there
@@ -430,8 +432,8 @@ def _play_state(told, monkeypatch):
     from collections import deque
     from types import SimpleNamespace
 
-    from kdtourney.arena import cluster
-    from kdtourney.arena.forfeit import ForfeitPolicy
+    from kdtourney.service import cluster
+    from kdtourney.service.forfeit import ForfeitPolicy
 
     monkeypatch.setattr(cluster, "DEATH_WAIT", 0.05)
     t = prepare(BotRegistry(env=False, cwd=False, entry_points=False), bots="random,greedy",
@@ -471,7 +473,7 @@ def test_a_worker_stuck_in_a_decided_game_is_ended_without_a_loss(monkeypatch):
     sent again since (its hang was counted at that sending)."""
     from types import SimpleNamespace
 
-    from kdtourney.arena import cluster
+    from kdtourney.service import cluster
 
     play = _play_state([], monkeypatch)
     workers = {"tcp://127.0.0.1:1": 1, "tcp://127.0.0.1:2": 1}
@@ -514,7 +516,7 @@ def test_the_worker_plugin_reaches_a_worker_by_name_and_stops_its_bots():
 
     from distributed.diagnostics.plugin import WorkerPlugin
 
-    from kdtourney.arena import cluster
+    from kdtourney.service import cluster
 
     class State:
         closed = False
@@ -531,7 +533,7 @@ def test_the_worker_plugin_reaches_a_worker_by_name_and_stops_its_bots():
     assert mine.closed and not other.closed and "k1" not in cluster._SHIPMENTS
     assert list(cluster._STATES) == ["k2"]
     cluster._STATES.clear()
-    command = ("import sys, kdtourney.cli, kdtourney.arena.runner; "
+    command = ("import sys, kdtourney.cli, kdtourney.commands.run; "
                "assert 'distributed' not in sys.modules")
     subprocess.run([sys.executable, "-c", command], check=True)
 
@@ -543,8 +545,8 @@ def test_a_worker_takes_in_the_entrants_it_lacks_once_and_asks_again_when_behind
     nothing and says how many it knows; the client sends the batch again from there."""
     from dataclasses import replace
 
-    from kdtourney.arena import cluster, workers
-    from kdtourney.bots.external import ProcessSettings
+    from kdtourney.service import cluster, worker as workers
+    from kdtourney.external import ProcessSettings
 
     warmed = []
     real = workers._warm_bot
@@ -605,7 +607,7 @@ def test_a_nanny_tells_each_run_of_the_deaths_in_its_own_games(monkeypatch, tmp_
     (a copy of a decided game's task): the next run, whose game of the same index it is not, must
     not take that death as its own (a flaky test found it: a run's first loss was an earlier
     test's death in its game 2). Each run reads the deaths in its own games, once."""
-    from kdtourney.arena import cluster
+    from kdtourney.service import cluster
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -621,7 +623,7 @@ def test_a_nanny_tells_each_run_of_the_deaths_in_its_own_games(monkeypatch, tmp_
 
 
 def test_a_worker_machine_without_every_sandbox_limit_is_told_once_or_refused():
-    from kdtourney.arena.cluster import limits_note
+    from kdtourney.service.cluster import limits_note
 
     weaker = ["no CPU quota", "no freezing"]
     told = set()
@@ -642,8 +644,8 @@ def test_a_worker_machine_without_every_sandbox_limit_is_told_once_or_refused():
 @pytest.mark.skipif(shutil.which("bwrap") is None,
                     reason="bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
 def test_sandboxed_on_a_cluster_every_worker_checks_the_limits(tmp_path, dask_processes):
-    from kdtourney.arena.play import PlaySettings
-    from kdtourney.bots.external import cgroups
+    from kdtourney.match.settings import PlaySettings
+    from kdtourney.external import cgroups
 
     bots = tmp_path / "bots"
     for name in ("plain", "other"):  # one folder each: a sandboxed bot does not share its folder

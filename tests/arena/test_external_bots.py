@@ -16,11 +16,12 @@ from arena_support import comparable, default_ctrl_c, interrupt_when, stored
 from kdtp_support import (left_behind, new_marker, our_zombies, processes_with, still_running,
                           write_fake_bots)
 
-from kdtourney.arena import load_faults, load_games, load_results, prepare
-from kdtourney.arena.play import PlaySettings
-from kdtourney.arena.runner import run_tournament
-from kdtourney.bots.external import LOG_BYTES, Sandbox
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.store.store import load_faults, load_games, load_results
+from kdtourney.tournament.definition import prepare
+from kdtourney.match.settings import PlaySettings
+from kdtourney.commands.run import run_tournament
+from kdtourney.external import LOG_BYTES, Sandbox
+from kdtourney.registry.registry import BotRegistry
 from kdtourney.report.html import write_report
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")

@@ -1,8 +1,8 @@
 """The forfeit policy both backends follow when a worker dies or hangs in a game."""
 
-from kdtourney.arena import prepare
-from kdtourney.arena.forfeit import DONE, FAIL, FAILED, REPLAY, ForfeitPolicy, failed_rows
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.tournament.definition import prepare
+from kdtourney.service.forfeit import DONE, FAIL, FAILED, REPLAY, ForfeitPolicy, failed_rows
+from kdtourney.registry.registry import BotRegistry
 
 
 def policy(players=2):

@@ -1,4 +1,4 @@
-"""The person's games (`kdtourney play`, kdtourney.arena.human) without a browser: the person's
+"""The person's games (`kdtourney play`, kdtourney.commands.play) without a browser: the person's
 seat answered from another thread as the page's server answers it, the bots owned by the harness
 as in a tournament: a KDTP bot too slow for the clock forfeits, sandboxed or not, at a table of two
 or three, and the game is stored as a run stores one."""
@@ -11,12 +11,12 @@ import threading
 import pytest
 from kdtp_support import SANDBOX_ALLOW, write_fake_bots
 
-from kdtourney.arena import load_faults, load_games, load_results
-from kdtourney.arena.human import Board, lineup, play_games
-from kdtourney.arena.play import PlaySettings
-from kdtourney.arena.replay import replay_text
-from kdtourney.arena.runner import session_meta
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.store.store import load_faults, load_games, load_results
+from kdtourney.commands.play import Board, lineup, play_games
+from kdtourney.match.settings import PlaySettings
+from kdtourney.terminal.replay import replay_text
+from kdtourney.commands.run import session_meta
+from kdtourney.registry.registry import BotRegistry
 
 
 def person(board: Board, done: threading.Event) -> threading.Thread:

@@ -7,9 +7,10 @@ import weakref
 import pytest
 
 from kdtourney import interrupts
-from kdtourney.arena import load_games, prepare
-from kdtourney.arena.runner import run_tournament
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.store.store import load_games
+from kdtourney.tournament.definition import prepare
+from kdtourney.commands.run import run_tournament
+from kdtourney.registry.registry import BotRegistry
 
 # the dropped KeyboardInterrupt is what these tests make: pytest would warn of it
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")

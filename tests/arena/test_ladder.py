@@ -1,6 +1,6 @@
 """The ladder's decision rules without playing a game: matchmaking on simulated standings and
-results (kdtourney.arena.matchmaking), the entrants' versions as the folders change, and the
-blocks a chunk hands to the runner (kdtourney.arena.ladder)."""
+results (kdtourney.stats.matchmaking), the entrants' versions as the folders change, and the
+blocks a chunk hands to the runner (kdtourney.commands.ladder)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kdtourney.arena import ladder, matchmaking as mm, runner, schedule, store
-from kdtourney.arena.tournament import ArenaError
-from kdtourney.outcomes import ELO_PER_NAT, elo_to_score
+from kdtourney.commands import ladder, run as runner
+from kdtourney.stats import matchmaking as mm
+from kdtourney.tournament import schedule
+from kdtourney.store import store
+from kdtourney.tournament.definition import ArenaError
+from kdtourney.stats.outcomes import ELO_PER_NAT, elo_to_score
 
 
 def standing(elo, games_per_pair=20, new=()):
@@ -226,7 +229,7 @@ def test_a_newcomer_of_a_taken_name_is_refused_alone_and_the_others_enter(tmp_pa
     """A bot dropped into the folders under an entrant's name: one note (on the terminal, and
     kept for the ladder's page), the entrant keeps its name and its code, and another newcomer
     of the same look enters."""
-    from kdtourney.arena.store import Store
+    from kdtourney.store.store import Store
     from kdtourney.report.ladder import build_context, ladder_board
 
     bots = tmp_path / "bots"
@@ -268,7 +271,7 @@ def test_a_newcomer_of_a_taken_name_is_refused_alone_and_the_others_enter(tmp_pa
 
 
 def test_the_watch_sees_a_change_deep_in_a_bots_folder_but_not_its_log(tmp_path):
-    from kdtourney.arena.store import Store
+    from kdtourney.store.store import Store
 
     bots = tmp_path / "bots"
     deep = bots / "one" / "lib" / "deep"

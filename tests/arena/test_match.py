@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from kdtourney.arena import match
-from kdtourney.arena.match import play_match, rank_among
+from kdtourney.match import loop as match
+from kdtourney.match.loop import play_match, rank_among
 from kdtourney.bots.base import Bot
-from kdtourney.bots.clock import TimeControl
+from kdtourney.match.clock import TimeControl
 from kdtourney.bots.random_bot import RandomBot
 from kdtourney.engine import Game, Rules
 
@@ -26,7 +26,7 @@ class Numpy(Bot):
 
 
 class FakeTime:
-    """The harness's clock (`kdtourney.arena.match.time`) in the tests of clocks: time passes only
+    """The harness's clock (`kdtourney.match.loop.time`) in the tests of clocks: time passes only
     when a bot pauses, so a decision is charged exactly what its bot paused, on any machine."""
 
     def __init__(self):

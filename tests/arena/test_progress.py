@@ -7,8 +7,8 @@ import io
 import pytest
 from rich.console import Console
 
-from kdtourney.arena import progress
-from kdtourney.arena.progress import COMPILING, GameRate, Reporter
+from kdtourney.terminal import progress
+from kdtourney.terminal.progress import COMPILING, GameRate, Reporter
 
 
 class Clock:

@@ -6,12 +6,13 @@ import sqlite3
 import pytest
 from arena_support import assert_same_store, write_faulty_bots
 
-from kdtourney.arena import load_faults, load_games, load_results, prepare
-from kdtourney.arena.play import PlaySettings
-from kdtourney.arena.replay import replay_text
-from kdtourney.arena.runner import run_tournament
-from kdtourney.arena.tournament import ArenaError
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.store.store import load_faults, load_games, load_results
+from kdtourney.tournament.definition import prepare
+from kdtourney.match.settings import PlaySettings
+from kdtourney.terminal.replay import replay_text
+from kdtourney.commands.run import run_tournament
+from kdtourney.tournament.definition import ArenaError
+from kdtourney.registry.registry import BotRegistry
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +181,7 @@ def test_a_bot_of_several_files_plays_in_every_worker(tmp_path):
 def test_a_worker_stops_on_code_other_than_the_store_recorded():
     from pathlib import Path
 
-    from kdtourney.arena.workers import check_loaded
+    from kdtourney.service.worker import check_loaded
 
     examples = Path(__file__).resolve().parents[2] / "examples" / "bundle"
     registry = BotRegistry([examples], env=False, cwd=False, entry_points=False)

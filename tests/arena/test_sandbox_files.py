@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from kdtp_support import ALLOW_ARGS, SANDBOX_ALLOW
 
-from kdtourney.bots.external import BotExited, BotProcess, ProcessSettings, Sandbox
-from kdtourney.bots.external import identity as identity_module
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.external import BotExited, BotProcess, ProcessSettings, Sandbox
+from kdtourney.external import identity as identity_module
+from kdtourney.registry.registry import BotRegistry
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None,

@@ -1,4 +1,4 @@
-"""Tests for kdtourney.arena.sequential: the SPRT driver (chunks of blocks through the runner, the
+"""Tests for kdtourney.commands.sprt: the SPRT driver (chunks of blocks through the runner, the
 decision from the store).  The statistics themselves (error rates on simulated outcomes) are tested
 in test_sprt.py; here: what the driver adds.
 
@@ -12,10 +12,12 @@ import sqlite3
 import pandas as pd
 import pytest
 
-from kdtourney.arena import schedule, sequential as sq, store
-from kdtourney.arena.sprt import run_sprt
-from kdtourney.arena.tournament import ArenaError
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.tournament import schedule
+from kdtourney.commands import sprt as sq
+from kdtourney.store import store
+from kdtourney.stats.sprt import run_sprt
+from kdtourney.tournament.definition import ArenaError
+from kdtourney.registry.registry import BotRegistry
 from kdtourney.report.html import _planned
 
 DECISION_BLOCK = 40

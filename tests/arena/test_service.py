@@ -9,13 +9,13 @@ from types import SimpleNamespace
 import pytest
 from arena_support import write_bot
 
-from kdtourney.arena import prepare
-from kdtourney.arena import service as service_module
-from kdtourney.arena.forfeit import HANG_GRACE
-from kdtourney.arena.match import play_match
-from kdtourney.arena.runner import bot_settings, entrant_identities, open_service
-from kdtourney.arena.tournament import ArenaError
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.tournament.definition import prepare
+from kdtourney.service import local as service_module
+from kdtourney.service.forfeit import HANG_GRACE
+from kdtourney.match.loop import play_match
+from kdtourney.commands.run import bot_settings, entrant_identities, open_service
+from kdtourney.tournament.definition import ArenaError
+from kdtourney.registry.registry import BotRegistry
 
 
 @pytest.fixture(scope="module")

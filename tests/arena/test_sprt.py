@@ -1,4 +1,4 @@
-"""Tests for kdtourney.arena.sprt: the LLR, block scores, and what the test promises, measured on
+"""Tests for kdtourney.stats.sprt: the LLR, block scores, and what the test promises, measured on
 simulated duplicate blocks (tests/sprt_support.py)."""
 
 import math
@@ -8,8 +8,8 @@ import pytest
 from results_support import results_table
 from sprt_support import decisions, duplicate_blocks
 
-from kdtourney.arena.sprt import SPRT, block_score, block_scores, llr_path, run_sprt, sprt_bounds
-from kdtourney.outcomes import ELO_PER_NAT, elo_to_score, score_to_elo
+from kdtourney.stats.sprt import SPRT, block_score, block_scores, llr_path, run_sprt, sprt_bounds
+from kdtourney.stats.outcomes import ELO_PER_NAT, elo_to_score, score_to_elo
 
 # ------------------------------------------------------------------------------- the LLR
 

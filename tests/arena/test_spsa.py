@@ -1,4 +1,4 @@
-"""SPSA's math (kdtourney.arena.spsa), without playing a game: schedules, defaults, integer
+"""SPSA's math (kdtourney.stats.spsa), without playing a game: schedules, defaults, integer
 rounding, batches, and convergence on a simulated objective with a known optimum."""
 
 import math
@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from kdtourney.arena import spsa
-from kdtourney.arena.spsa import Param, Schedule
+from kdtourney.stats import spsa
+from kdtourney.stats.spsa import Param, Schedule
 
 
 def param(**kw):

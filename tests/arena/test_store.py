@@ -6,8 +6,8 @@ import sys
 import pandas as pd
 import pytest
 
-from kdtourney.arena import store
-from kdtourney.arena.store import Store, StoreError, open_store
+from kdtourney.store import store
+from kdtourney.store.store import Store, StoreError, open_store
 
 TOURNAMENT = {"entrants": ["a", "b"], "seed": 3, "games": 2}
 

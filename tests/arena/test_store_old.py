@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kdtourney.arena import store
-from kdtourney.arena.replay import replay_text
-from kdtourney.arena.tune_spec import Tune
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.store import store
+from kdtourney.terminal.replay import replay_text
+from kdtourney.tournament.tune import Tune
+from kdtourney.registry.registry import BotRegistry
 from kdtourney.cli import main
 from kdtourney.report.html import write_report
 from kdtourney.report.pool import rating_list

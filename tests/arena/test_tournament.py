@@ -2,9 +2,8 @@
 
 import pytest
 
-from kdtourney.arena.tournament import (ArenaError, Tournament, default_name, differences,
-                                        parse_players, prepare)
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.tournament.definition import ArenaError, Tournament, default_name, differences, parse_players, prepare
+from kdtourney.registry.registry import BotRegistry
 
 
 @pytest.fixture(scope="module")

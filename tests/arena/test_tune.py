@@ -1,13 +1,16 @@
-"""The tune's driver without playing (kdtourney.arena.tune): the table, a batch's plan, the
+"""The tune's driver without playing (kdtourney.commands.tune): the table, a batch's plan, the
 verdict's wording. Playing tunes: tests/test_cli_tune.py."""
 
 from dataclasses import replace
 
 import pytest
 
-from kdtourney.arena import blocks, spsa, store, tune
-from kdtourney.arena.tournament import ArenaError
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.tournament import blocks
+from kdtourney.stats import spsa
+from kdtourney.store import store
+from kdtourney.commands import tune
+from kdtourney.tournament.definition import ArenaError
+from kdtourney.registry.registry import BotRegistry
 
 
 def prepared(players=4, against=None):

@@ -1,4 +1,4 @@
-"""A worker's warm-up (kdtourney.arena.workers.warm_up) compiles, or loads, every kernel the games
+"""A worker's warm-up (kdtourney.service.worker.warm_up) compiles, or loads, every kernel the games
 will call: a sandboxed bot copies the cache as its sandbox starts, and would compile whatever is
 missing there in its private /tmp, in every one of its processes."""
 
@@ -13,8 +13,9 @@ _LOADED = """
 import sys
 
 from kdtourney.engine import jit
-from kdtourney.arena import prepare, workers
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.service import worker as workers
+from kdtourney.tournament.definition import prepare
+from kdtourney.registry.registry import BotRegistry
 from kdtourney.engine import Game
 
 
@@ -25,7 +26,7 @@ def loaded():
 """
 
 _SERVED = _LOADED + """
-from kdtourney.bots import kdtp, serve
+from kdtourney.external import kdtp, serve
 
 
 def play_served(registry, rules, specs):
@@ -126,8 +127,9 @@ def test_a_sandboxed_warm_up_warns_of_no_bot_nobody_entered(recwarn):
     warning still shows."""
     import warnings
 
-    from kdtourney.arena import prepare, workers
-    from kdtourney.bots.registry import BotRegistry
+    from kdtourney.tournament.definition import prepare
+    from kdtourney.service import worker as workers
+    from kdtourney.registry.registry import BotRegistry
 
     warnings.simplefilter("always")
     registry = BotRegistry(env=False, cwd=False, entry_points=False)

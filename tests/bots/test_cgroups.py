@@ -1,4 +1,4 @@
-"""The cgroup of a sandboxed bot (kdtourney.bots.external.cgroups).
+"""The cgroup of a sandboxed bot (kdtourney.external.cgroups).
 
 Two kinds of tests: the kernel's behaviour (freezing, killing all but one with none able to
 fork meanwhile, the CPU quota) on the hierarchies this machine has, as root, skipped elsewhere;
@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 from kdtp_support import cpu_ns
 
-from kdtourney.bots.external import cgroups
-from kdtourney.bots.external.cgroups import (CPU, CPUSET, FREEZE, KILL, MEMORY, PROCESSES,
-                                             Hierarchy, Machine)
+from kdtourney.external import cgroups
+from kdtourney.external.cgroups import CPU, CPUSET, FREEZE, KILL, MEMORY, PROCESSES, Hierarchy, Machine
 
 # --- fake trees ---------------------------------------------------------------------------------
 
@@ -148,7 +147,7 @@ def test_the_workers_of_a_machine_keep_their_bots_to_cores_of_their_own():
     assert cpus_of(5, [0, 1], 8) == [0, 1]  # more than the machine: all of it
     # a ticket is this process's as long as it lives: another process gets another one
     mine = cgroups._ticket()
-    other = subprocess.run([sys.executable, "-c", "from kdtourney.bots.external import cgroups; "
+    other = subprocess.run([sys.executable, "-c", "from kdtourney.external import cgroups; "
                             "print(cgroups._ticket())"], capture_output=True, text=True, check=True)
     assert int(other.stdout) != mine and cgroups._ticket() == mine
 

@@ -8,12 +8,10 @@ from pathlib import Path
 import pytest
 from kdtp_support import left_behind, new_marker, processes_with, write_fake_bots
 
-from kdtourney.bots.clock import TimeControl
-from kdtourney.bots.external import (BotProcess, BotProtocolError, BotTimeout, ExternalBot,
-                                     IllegalAnswer, ProcessPool, ProcessSettings, StartupError,
-                                     program_identity)
-from kdtourney.bots.external.identity import run_paths
-from kdtourney.bots.registry import BotRegistry, EntrantError, code_digest, listing
+from kdtourney.match.clock import TimeControl
+from kdtourney.external import BotProcess, BotProtocolError, BotTimeout, ExternalBot, IllegalAnswer, ProcessPool, ProcessSettings, StartupError, program_identity
+from kdtourney.external.identity import run_paths
+from kdtourney.registry.registry import BotRegistry, EntrantError, code_digest, listing
 from kdtourney.engine import Game, Rules
 
 

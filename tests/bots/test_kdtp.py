@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from kdtourney.bots import kdtp
-from kdtourney.bots.clock import TimeControl
-from kdtourney.bots.registry import BotRegistry
-from kdtourney.bots.serve import serve
+from kdtourney.external import kdtp
+from kdtourney.match.clock import TimeControl
+from kdtourney.registry.registry import BotRegistry
+from kdtourney.external.serve import serve
 from kdtourney.engine import CLAIM_BASE, DISCARD, Game, Rules, decode_placement, encode_placement
 
 

@@ -1,4 +1,4 @@
-"""The harness's private temporary folder (kdtourney.bots.external.private)."""
+"""The harness's private temporary folder (kdtourney.external.private)."""
 
 import errno
 import os
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kdtourney.bots.external import private
+from kdtourney.external import private
 
 
 def test_the_harness_s_temporary_files_are_in_a_folder_of_its_own_not_through_a_link(

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kdtourney.bots import registry as registry_module
-from kdtourney.bots.registry import (BotRegistry, BotsDirError, DuplicateBotError, Entrant,
-                                     EntrantError, parse_entrant)
-from kdtourney.bots.external import Sandbox
+from kdtourney.registry import registry as registry_module
+from kdtourney.registry.registry import BotRegistry, BotsDirError, DuplicateBotError, Entrant, EntrantError, parse_entrant
+from kdtourney.external import Sandbox
 from kdtourney.bots.random_bot import RandomBot
 
 BOT = '''
@@ -500,7 +499,7 @@ import json
 import sys
 from pathlib import Path
 
-from kdtourney.bots import registry
+from kdtourney.registry import registry
 
 package = Path(registry.__file__).parent.parent
 assert package == Path(sys.argv[1]), package  # the copy, not the installed package
@@ -731,7 +730,7 @@ def test_a_bot_in_a_folder_of_its_own_is_the_whole_folder(tmp_path):
 
 def kdtp_files(registry, name):
     """The files part of a TOML bot's identity, without starting it."""
-    from kdtourney.bots.external import program_identity
+    from kdtourney.external import program_identity
 
     return program_identity(registry.bots[name].program, None)["files_sha256"]
 

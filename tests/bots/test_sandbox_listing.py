@@ -8,9 +8,9 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-from kdtourney.arena import store
-from kdtourney.bots.external import Sandbox
-from kdtourney.bots.registry import BotRegistry, EntrantError, listing
+from kdtourney.store import store
+from kdtourney.external import Sandbox
+from kdtourney.registry.registry import BotRegistry, EntrantError, listing
 from kdtourney.cli import main
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,

@@ -14,7 +14,7 @@ from kdtourney.bots.greedy import GreedyBot
 from kdtourney.bots.mce import MCEBot
 from kdtourney.bots.mcts import MCTSBot
 from kdtourney.bots.random_bot import RandomBot
-from kdtourney.arena.match import play_match
+from kdtourney.match.loop import play_match
 from kdtourney.engine import Rules
 
 RULES = Rules(players=4, harmony=True, middle_kingdom=True)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from kdtourney.arena.store import load_results
-from kdtourney.bots import BotRegistry
+from kdtourney.store.store import load_results
+from kdtourney.registry.registry import BotRegistry
 from kdtourney.cli import main
 from kdtourney.testing import check_bot
 

@@ -1,5 +1,5 @@
 """Small real tournaments for the report tests, played by the arena (`kdtourney run`'s library path:
-`kdtourney.arena.tournament.prepare` + `kdtourney.arena.runner.run_tournament`, one worker).
+`kdtourney.tournament.definition.prepare` + `kdtourney.commands.run.run_tournament`, one worker).
 
 A bots folder adds `evil`, a random bot whose string parameter puts `<script>alert(1)</script>`
 into its entrant label (bot names themselves are restricted to letters, digits, `_ . -`) and which
@@ -14,9 +14,10 @@ import textwrap
 
 import pytest
 
-from kdtourney.arena import runner, tournament as tour
-from kdtourney.arena.store import store_path
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.commands import run as runner
+from kdtourney.tournament import definition as tour
+from kdtourney.store.store import store_path
+from kdtourney.registry.registry import BotRegistry
 
 EVIL_TEXT = "<script>alert(1)</script>"
 EVIL_ENTRANT = f"evil:note={EVIL_TEXT}"

@@ -14,17 +14,17 @@ import pandas as pd
 from click.testing import CliRunner
 from pool_support import simulate, write_store
 
-from kdtourney.arena import spsa
-from kdtourney.arena import sequential as sq
-from kdtourney.arena import tune as tuning
-from kdtourney.arena.sequential import SprtTest
-from kdtourney.arena.sprt import block_scores
-from kdtourney.arena.store import load_results
-from kdtourney.arena.tournament import Tournament
-from kdtourney.bots.registry import BotRegistry
+from kdtourney.stats import spsa
+from kdtourney.commands import sprt as sq
+from kdtourney.commands import tune as tuning
+from kdtourney.commands.sprt import SprtTest
+from kdtourney.stats.sprt import block_scores
+from kdtourney.store.store import load_results
+from kdtourney.tournament.definition import Tournament
+from kdtourney.registry.registry import BotRegistry
 from kdtourney.cli import main
-from kdtourney.outcomes import balanced_blocks
-from kdtourney.ratings import fit_totals, pair_counts, rank_key
+from kdtourney.stats.outcomes import balanced_blocks
+from kdtourney.stats.ratings import fit_totals, pair_counts, rank_key
 from kdtourney.report.html import build_context, write_report
 from kdtourney.report.pool import rating_list
 from kdtourney.report.standings import standings

@@ -1,0 +1,201 @@
+"""The code identity of a bot declared by a TOML file: everything it can read when it runs.
+
+- its own files: its whole folder when the folder is its own (a bot's subfolder of a bots folder,
+  or a TOML file given alone), else (a bots folder shared with other bots) its TOML file and the
+  paths of the folder its command and `files` name (`own_paths`); what is left out of a folder
+  (caches, hidden entries, logs, tournament folders) is kdtourney.external.files's rule;
+- what its command runs outside its folder, resolved: a program given by a relative path
+  (`../build/mybot`), a file argument (`node ../bot.js`), the package of `python -m pkg` (found
+  as the interpreter finds it: in the folder first, then in this Python's installation), the
+  folders and jars of a Java class path (`java -cp build:lib/x.jar Main`, also `-classpath`,
+  `--class-path`);
+- the paths the TOML file lists in `files` (relative to its folder, or absolute);
+- the command as declared, and the name and version it answers to hello.
+
+A program found on the PATH or given by an absolute path (`python3`, `java`, `/usr/bin/node`) is
+the runtime, not the bot: it is not hashed.
+
+The files are read as kdtourney.external.files reads a submission (regular files only, at most
+FILES_LIMIT bytes, no link followed inside its folder: a link is hashed as where it leads). A
+sandbox shows the bot exactly its files inside its folder as they were hashed: a copy of them
+(`snapshot`, in the harness's private folder, named by the digest), bound over its folder, so that
+a hidden file, a log or a `.pyc` beside them, or a file changed after it started, is not there.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from kdtourney.external import private
+from kdtourney.external.declaration import Program
+from kdtourney.external.files import Link, Unreadable, files_sha256, read_file, read_tree
+
+FILES_LIMIT = 1 << 30  # bytes of a TOML bot's files kdtourney reads (hashes, shows in a sandbox)
+
+_CLASS_PATH = ("-cp", "-classpath", "--class-path")
+
+
+def _module_paths(module: str, cwd: str) -> list[Path]:
+    """Where `python -m module` finds the top-level package: the working directory, then this
+    installation."""
+    top = module.split(".")[0]
+    for candidate in (Path(cwd, top), Path(cwd, top + ".py")):
+        if candidate.exists():
+            return [candidate]
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return []
+    if spec is None:
+        return []
+    if spec.submodule_search_locations:
+        return [Path(p) for p in spec.submodule_search_locations]
+    return [Path(spec.origin)] if spec.origin and os.path.isfile(spec.origin) else []
+
+
+def run_paths(program: Program) -> list[Path]:
+    """The paths the command names (a relative program, file arguments, `-m` package, class
+    path; see the module docstring), and the TOML file's `files`."""
+    declared = program.declared or program.command
+    paths = []
+    if os.sep in declared[0] and not os.path.isabs(declared[0]):
+        paths.append(Path(program.command[0]))
+    args = list(program.command[1:])
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "-m" and i + 1 < len(args):
+            paths += _module_paths(args[i + 1], program.cwd)
+            break  # what follows is the module's own arguments
+        if arg in _CLASS_PATH and i + 1 < len(args):
+            paths += [Path(program.cwd, p) for p in args[i + 1].split(os.pathsep) if p]
+            i += 2
+            continue
+        if not arg.startswith("-") and Path(program.cwd, arg).exists():
+            paths.append(Path(program.cwd, arg))
+        i += 1
+    return paths + [Path(program.cwd, p) for p in program.reads]
+
+
+def inside(path, folder) -> bool:
+    """Whether `path` lies in `folder` (or is it), both with their links resolved."""
+    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
+
+
+def own_paths(program: Program) -> list[Path]:
+    """The paths of its folder that are the bot's: the folder itself when it is its own, else
+    its TOML file and the paths in the folder that its command and `files` name (an absolute
+    program in the folder too)."""
+    if program.own_folder:
+        return [Path(program.cwd)]
+    named = [Path(program.origin), *run_paths(program)]
+    if os.path.isabs(program.command[0]):
+        named.append(Path(program.command[0]))
+    return [p for p in named if inside(p, program.cwd)]
+
+
+def program_files(program: Program):
+    """(name, bytes or Link, inside) of every file of the bot's identity, in name order; a name is
+    the path relative to the bot's folder (`../lib/x.jar` outside it), so a copy of the folder
+    elsewhere is the same bot; inside: whether it lies in the folder. Unreadable (one line) for a
+    file that is not a regular one, or for more than FILES_LIMIT bytes in all."""
+    folder = Path(program.cwd)
+    real = folder.resolve()
+    named = None if program.own_folder else [
+        os.path.relpath(os.path.abspath(p), os.path.abspath(folder)) for p in own_paths(program)]
+    found = [(name, data, True) for name, data in read_tree(folder, FILES_LIMIT, named)]
+    left, seen = FILES_LIMIT - sum(len(d) for _, d, _ in found if not isinstance(d, Link)), set()
+    for root in run_paths(program):  # what the command runs outside its folder
+        if inside(root, folder) or not root.exists():
+            continue
+        base = os.path.relpath(root.resolve(), real)
+        pairs = read_tree(root, left) if root.is_dir() else [("", read_file(root, left))]
+        for name, data in pairs:
+            name = os.path.normpath(os.path.join(base, name))
+            if name not in seen:
+                seen.add(name)
+                found.append((name, data, False))
+                left -= 0 if isinstance(data, Link) else len(data)
+    if left < 0:
+        raise Unreadable(f"{program.origin}: the bot's files hold more than the "
+                         f"{FILES_LIMIT >> 30} GiB kdtourney reads of them")
+    return sorted(found, key=lambda entry: entry[0])
+
+
+def program_identity(program: Program, hello: dict | None) -> dict:
+    """The code identity of this bot (see the entrants table): the declared command, a sha256
+    over its files (`program_files`), and what it answered to hello."""
+    files = program_files(program)
+    hello = hello or {}
+    return {"kind": "kdtp", "command": list(program.declared or program.command),
+            "files_sha256": files_sha256((name, data) for name, data, _ in files),
+            "files": len(files), "bot_name": hello.get("name"), "bot_version": hello.get("version")}
+
+
+def _mode(program: Program, name, otherwise: int) -> int:
+    """The permissions of the bot's file or folder `name` (another user as root, the bot reads
+    in its copy what it may read in its folder, no more); `otherwise` when it is gone."""
+    try:
+        return os.lstat(os.path.join(program.cwd, name)).st_mode & 0o777
+    except OSError:
+        return otherwise
+
+
+class FilesChanged(ValueError):
+    """A bot's files are not those its run recorded: one line."""
+
+
+def snapshot(program: Program) -> str:
+    """A folder holding the bot's files inside its folder as `program_files` reads them now (its
+    links as links, their permissions as they are), made once per content under the private
+    folder's `snapshots/` and named by the digest of all its files; what its sandbox shows in
+    place of its folder. A program pinned to a digest (`Program.files_sha256`) gets the copy of
+    that digest, made when its files were hashed on this machine, or else FilesChanged when they
+    now differ. Unreadable for a link leading out of the folder (the sandbox would not show where
+    it leads)."""
+    base = private.folder("snapshots")
+    pinned = program.files_sha256
+    if pinned and os.path.isdir(os.path.join(base, pinned[:32])):
+        return os.path.join(base, pinned[:32])
+    files = program_files(program)
+    digest = files_sha256((name, data) for name, data, _ in files)
+    if pinned and digest != pinned:
+        raise FilesChanged(f"{program.origin}: its files changed since the run recorded them "
+                           f"(files digest {digest[:12]} now, {pinned[:12]} recorded)")
+    folder = os.path.join(base, digest[:32])
+    if os.path.isdir(folder):
+        return folder
+    partial = tempfile.mkdtemp(prefix=f".{digest[:32]}-", dir=base)
+    try:
+        for name, data, own in files:
+            if not own:
+                continue
+            path = os.path.join(partial, name)
+            for above in reversed(Path(name).parents[:-1]):
+                if not os.path.isdir(os.path.join(partial, above)):
+                    os.mkdir(os.path.join(partial, above))
+                    os.chmod(os.path.join(partial, above), _mode(program, above, 0o755))
+            if isinstance(data, Link):
+                if data.leads_to(name) is None:
+                    raise Unreadable(f"{os.path.join(program.cwd, name)} is a link leading out "
+                                     f"of the bot's folder (to {data.target}): its sandbox shows "
+                                     "it its own files only")
+                os.symlink(data.target, path)
+                continue
+            fd = private.open_file(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            with os.fdopen(fd, "wb") as f:
+                os.fchmod(fd, _mode(program, name, 0o600))
+                f.write(data)
+        os.chmod(partial, _mode(program, ".", 0o755))
+        try:
+            os.rename(partial, folder)  # atomic: another worker may have won the race
+        except OSError:
+            if not os.path.isdir(folder):
+                raise
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return folder

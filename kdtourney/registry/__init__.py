@@ -1,0 +1,5 @@
+"""Finding bots: the built-ins, folders of bots, installed packages; parsing entrants; the code
+identity of each; the sources shipped to workers.
+
+    registry   BotRegistry, entrants, identities, bundles
+"""

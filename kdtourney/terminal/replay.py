@@ -1,0 +1,199 @@
+"""A stored game, move by move, as text (`kdtourney replay DIR GAME`): the whole game with its final
+kingdoms (`replay_text`), or the position after each move, to step through (`positions`). Seats
+are numbered from 1, as the report numbers them."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+
+from kdtourney.tournament import schedule
+from kdtourney.store import store as _store
+from kdtourney.tournament.definition import Tournament
+from kdtourney.engine import Game
+from kdtourney.engine.tiles import CASTLE, EMPTY, TERRAIN_LETTERS, TILES
+
+
+@dataclass
+class _Stored:
+    """What the store holds of one game: its row, results and faults, who sat where (labels, and
+    labels with the spec each played where the label does not say it), its rules and deals."""
+
+    folder: object
+    game: int
+    row: dict
+    results: dict
+    faults: list
+    labels: dict
+    names: dict
+    rules: object
+    deals: list  # [(seed, actions)]
+
+
+def _load(folder, game: int) -> _Stored:
+    """StoreError if the store or the game is missing, or its stored row cannot be read."""
+    config = _store.load_config(folder)
+    tournament = Tournament.from_dict(config["tournament"])
+    blocks = _store.load_blocks(folder).set_index("block")
+    path = _store.store_path(folder)
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        row = conn.execute("SELECT * FROM games WHERE game = ?", (game,)).fetchone()
+        if row is None:
+            total = conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+            raise _store.StoreError(f"game {game} is not in {folder} ({total} games stored, "
+                                    "numbered from 0)")
+        results = {r["seat"]: dict(r) for r in
+                   conn.execute("SELECT * FROM results WHERE game = ? ORDER BY seat", (game,))}
+        faults = [dict(r) for r in
+                  conn.execute("SELECT * FROM faults WHERE game = ? ORDER BY seat", (game,))]
+    finally:
+        conn.close()
+    try:
+        block = blocks.loc[row["block"]] if row["block"] in blocks.index else None
+        n = row["n_players"]
+        labels = {s: r["entrant"] for s, r in results.items()}
+        if len(labels) < n and block is not None:  # a failed game has no player rows: its block
+            labels = dict(enumerate(schedule.rotations(tuple(block["seats"]))[row["arrangement"]]))
+        specs = {} if block is None else block["entrants"]
+        names = {}
+        for seat in range(n):  # the spec it played with where the label does not say it
+            label = labels.get(seat, "?")
+            spec = specs.get(label)
+            names[seat] = label if spec in (None, label) else f"{label} ({spec})"
+        seeds = json.loads(row["deal_seeds"])
+        moves = json.loads(row["moves"])
+        deals = list(zip(seeds, [moves] if len(seeds) == 1 else moves))
+        return _Stored(folder, game, dict(row), results, faults, labels, names,
+                       tournament.rules_for(n), deals)
+    except (ValueError, TypeError, KeyError, IndexError) as exc:  # a row changed by hand
+        raise _replay_error(folder, game, exc) from None
+
+
+def _replay_error(folder, game, exc) -> _store.StoreError:
+    return _store.StoreError(f"game {game} of {folder} cannot be replayed from its stored row: "
+                             f"{exc}")
+
+
+def _header(s: _Stored) -> list[str]:
+    row, n = s.row, s.row["n_players"]
+    out = [f"game {s.game} of {s.folder}: block {row['block']}, arrangement {row['arrangement']}, "
+           f"{n} players, status {row['status']}",
+           "seats: " + ", ".join(f"{seat + 1} {s.names[seat]}" for seat in range(n))]
+    for f in s.faults:
+        who = f"seat {f['seat'] + 1} {f['entrant']}" if f["seat"] >= 0 else "unknown seat"
+        out.append(f"fault: {who}: {f['kind']}: {f['message']}")
+    return out
+
+
+def _result(s: _Stored) -> str:
+    return "result: " + ", ".join(
+        f"seat {seat + 1} {r['entrant']} rank {r['rank']} score {r['score']}"
+        + (" (forfeit)" if r["fault"] else "") for seat, r in sorted(s.results.items()))
+
+
+def replay_text(folder, game: int) -> str:
+    """The game's header, every move (round, seat, entrant, the move described), then each final
+    kingdom as text with its score; a dynasty shows its three deals. Who sat where, with the
+    specs they played (a tune's theta+ values, a ladder's version), comes from the game's block.
+    StoreError if the store or the game is missing, or its stored row cannot be replayed."""
+    s = _load(folder, game)
+    n = s.rules.players
+    out = _header(s)
+    try:
+        for d, (seed, actions) in enumerate(s.deals):
+            g = Game(s.rules, seed)
+            out.append("")
+            out.append(f"deal {d + 1} of {len(s.deals)}, seed {seed}" if len(s.deals) > 1
+                       else f"deal seed {seed}")
+            for action in actions:
+                p = g.current_player
+                out.append(f"round {g.round:2d}  seat {p + 1} {s.labels.get(p, '?')}: "
+                           f"{g.describe(action)}")
+                g.apply(action)
+            if not actions:
+                out.append("(no moves stored)")
+                continue
+            for p in range(n):
+                score = g.score(p)
+                out.append("")
+                out.append(f"seat {p + 1} {s.labels.get(p, '?')}: {score.total} points "
+                           f"(territories {score.territories}, bonus {score.bonus}, largest "
+                           f"territory {score.largest_territory}, crowns {score.crowns}, "
+                           f"discards {g.discards(p)})")
+                out.append(g.kingdom(p).to_text())
+    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        raise _replay_error(folder, game, exc) from None
+    if s.results:
+        out.extend(["", _result(s)])
+    return "\n".join(out)
+
+
+def positions(folder, game: int) -> list[str]:
+    """The game as positions to step through, as text: the start of each deal, then the position
+    after each move (what was played, both rows with who claimed and placed what, every kingdom
+    in its size x size frame with its score now), each headed `move K of N`; the last one ends
+    with the result. StoreError as `replay_text`."""
+    s = _load(folder, game)
+    steps = []
+    try:
+        for d, (seed, actions) in enumerate(s.deals):
+            g = Game(s.rules, seed)
+            deal = f", deal {d + 1} of {len(s.deals)}" if len(s.deals) > 1 else ""
+            order = ", ".join(f"seat {p + 1}" for p in g.first_order)
+            steps.append((d, deal, f"start: kings claim the first row in the order {order}",
+                          g.copy()))
+            for action in actions:
+                p = g.current_player
+                what = f"round {g.round}, seat {p + 1} {s.labels.get(p, '?')}: {g.describe(action)}"
+                g.apply(action)
+                steps.append((d, deal, what, g.copy()))
+    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        raise _replay_error(folder, game, exc) from None
+    header = _header(s)
+    ends = {d: g for d, _, _, g in steps}  # the end of each deal
+    out = []
+    for k, (d, deal, what, g) in enumerate(steps):
+        lines = [*header, "", f"move {k} of {len(steps) - 1}{deal}: {what}",
+                 *_position(g, ends[d], s)]
+        if k == len(steps) - 1 and s.results:
+            lines.extend(["", _result(s)])
+        out.append("\n".join(lines))
+    return out
+
+
+def _position(g: Game, end: Game, s: _Stored) -> list[str]:
+    """Both rows and every kingdom, side by side, each in a size x size frame from the top left
+    of its kingdom at the `end` of the deal (a frame that does not move from one position to the
+    next)."""
+    def row(dominoes, placed=None):
+        return ", ".join(f"{TILES[d]} " + (f"seat {o + 1}" if o >= 0 else "free")
+                         + (" placed" if placed and placed[j] else "")
+                         for j, (d, o) in enumerate(dominoes)) or "none"
+
+    lines = ["", f"placing: {row(g.current_row, g.placed)}", f"to claim: {row(g.new_row)}", ""]
+    size, width = s.rules.size, 3 * s.rules.size + 2
+    scores = g.scores()
+    boards = [[f"seat {p + 1} {s.labels.get(p, '?')}"[:width - 1], f"{scores[p]} points"]
+              + _frame(g.kingdom(p), end.kingdom(p), size) for p in range(s.rules.players)]
+    lines += ["".join(b[i].ljust(width) for b in boards).rstrip() for i in range(len(boards[0]))]
+    return lines
+
+
+def _frame(kingdom, end, size: int) -> list[str]:
+    """The kingdom's squares in the size x size frame from the top left of the kingdom `end`."""
+    top, _, left, _ = end.bounds()
+    lines = []
+    for r in range(top, top + size):
+        cells = []
+        for c in range(left, left + size):
+            terrain, crowns = kingdom.square(r, c)
+            cells.append(" ." if terrain == EMPTY else " C" if terrain == CASTLE
+                         else f"{TERRAIN_LETTERS[terrain]}{crowns}")
+        lines.append(" ".join(cells))
+    return lines
+
+
+__all__ = ["replay_text", "positions"]
