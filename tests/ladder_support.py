@@ -1,7 +1,7 @@
 """A ladder whose games take no time: the real `play_ladder` (its store, feed, matchmaker, driver
 and page hook) over a game service that hands every game back at once with a result drawn from
 the entrants' known strengths, so that what is measured or counted is the harness's work outside
-games. For tests/arena/test_ladder_feed_cost.py and benchmarks/bench_ladder.py --chunks."""
+games. For tests/commands/test_ladder_feed_cost.py and benchmarks/bench_ladder.py --chunks."""
 
 from __future__ import annotations
 

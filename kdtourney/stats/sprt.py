@@ -28,7 +28,7 @@ the decision is then latched.
 
 Error rates, measured on simulated duplicate blocks whose deal favours one seat by 0.4 in win
 probability (benchmarks/bench_sprt.py, 20,000 tests each, elo0 = 0, elo1 = 50, alpha = beta =
-0.05; tests/arena/test_sprt.py checks 4,000 and 2,000): 2 players, alpha 4.74% and beta 5.51%
+0.05; tests/stats/test_sprt.py checks 4,000 and 2,000): 2 players, alpha 4.74% and beta 5.51%
 (+-0.16); 4 players (Plackett-Luce, seat strengths spread so that the luckiest seat beats the
 unluckiest 9 times in 10), alpha 4.54% and beta 4.76% (+-0.15).  The normal approximation used
 before, with at least 30 blocks, let beta reach about 7% with 2 players.

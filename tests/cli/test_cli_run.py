@@ -257,7 +257,7 @@ BAD = [
     (["--lineup", "random,greedy", "--players", "4"], "the lineup has 2 seats"),
     ([], "no entrants"),
     (["--bots", "linear-rl:weights=/no/such.npz,random", "--bots-dir",
-      str(Path(__file__).resolve().parents[1] / "examples" / "rl" / "bots")],
+      str(Path(__file__).resolve().parents[2] / "examples" / "rl" / "bots")],
      "linear-rl:weights=/no/such.npz: FileNotFoundError: /no/such.npz not found"),
 ]
 
@@ -588,7 +588,7 @@ def test_a_folder_played_under_the_old_clock_rule_is_refused_and_still_reads(tmp
 def test_a_bots_data_is_its_code_on_resume(tmp_path):
     import shutil
 
-    bots = shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "bundle",
+    bots = shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "bundle",
                            tmp_path / "bots")
     folder = tmp_path / "t"
     args = ["run", "--bots", "terrain-taster,random", "--games", "4", "--seed", "2", "--bots-dir",

@@ -2,7 +2,7 @@
 
 Fixed cases (2 players): greedy against random accepts H1 at the 30-block minimum (60 games);
 random against random with seed 11 and elo1=50 accepts H0 at block 40 (see
-tests/arena/test_sequential.py, which also checks the worker-count independence of the decision).
+tests/commands/test_sprt_feed.py, which also checks the worker-count independence of the decision).
 """
 
 import html

@@ -155,7 +155,7 @@ def test_a_fault_forfeits_and_the_others_finish(kind, fault_kind):
     for p in others:
         assert seats[p].rank == 1 + sum(engine[q] < engine[p] for q in others)
     if kind == "raise":
-        assert "ZeroDivisionError: oops" in fault.message and "test_match.py" in fault.message
+        assert "ZeroDivisionError: oops" in fault.message and "test_loop.py" in fault.message
         assert seats[1].decisions == 3  # not asked again after its fault
 
 

@@ -1,5 +1,5 @@
 """The tune's driver without playing (kdtourney.commands.tune): the table, a batch's plan, the
-verdict's wording. Playing tunes: tests/test_cli_tune.py."""
+verdict's wording. Playing tunes: tests/cli/test_cli_tune.py."""
 
 from dataclasses import replace
 

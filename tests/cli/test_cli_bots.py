@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from kdtourney.cli import main
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "bots"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "bots"
 CROWN = EXAMPLES / "crown-grabber" / "crown_grabber.py"  # a bot in a folder of its own
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 

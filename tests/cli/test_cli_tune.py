@@ -31,7 +31,7 @@ from kdtourney.commands import tune as tuning
 from kdtourney.registry.registry import BotRegistry
 from kdtourney.cli import main
 
-BOTS = Path(__file__).parent / "data" / "tune_bots"
+BOTS = Path(__file__).parent.parent / "data" / "tune_bots"
 
 
 def run(*args):
