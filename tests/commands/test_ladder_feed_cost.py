@@ -10,7 +10,7 @@ import sqlite3
 
 from ladder_support import instant_games, play
 
-from kdtourney.store import store
+from kdtourney import store
 
 # what a chunk may say to the store once the ladder has started: record its blocks (checking the
 # chunk's own range), store each game in its own transaction, and at the end the meta's count

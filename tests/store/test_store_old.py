@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.terminal.replay import replay_text
 from kdtourney.tournament.tune import Tune
 from kdtourney.registry.registry import BotRegistry
