@@ -19,7 +19,8 @@ def add(st, game, status="ok"):
         [dict(game=game, seat=s, entrant="ab"[s], score=10 + s, rank=2 - s, win_share=float(s),
               margin=2 * s - 1, largest_territory=4, crowns=3, discards=0, fault=False,
               time_total=0.01, time_max=0.001, decisions=24) for s in range(2)],
-        [dict(seat=0, entrant="a", kind="illegal", message="9999", call=7)] if status == "fault" else [])
+        [dict(seat=0, entrant="a", kind="illegal", message="9999", call=7)]
+        if status == "fault" else [])
 
 
 def test_round_trip(tmp_path):
