@@ -47,7 +47,7 @@ class StoredGame(NamedTuple):
     faults: list
 
 
-def reads(method):
+def _reads(method):
     """A Reader method whose failure to read or decode a table is a StoreError."""
     @functools.wraps(method)
     def read(self, *args, **kwargs):
@@ -90,7 +90,7 @@ class Reader:
 
         return pd.read_sql_query(sql, self._conn, params=params or None)
 
-    @reads
+    @_reads
     def results(self, columns=None, blocks_from: int = 0) -> pd.DataFrame:
         """One row per player per game, ordered by game and seat: RESULT_COLUMNS plus `block`,
         `n_players` and `status` of the game (`fault` a bool). columns: only these of them
@@ -106,7 +106,7 @@ class Reader:
             df["fault"] = df["fault"].astype(bool)
         return df
 
-    @reads
+    @_reads
     def games(self, columns=None, newest: int | None = None) -> pd.DataFrame:
         """One row per game, ordered by game; `moves` and `deal_seeds` stay JSON text. columns:
         only these (reading no moves is much faster), default all; newest: only the last this
@@ -120,12 +120,12 @@ class Reader:
         return self._frame(f"SELECT * FROM (SELECT {selected} FROM games ORDER BY game DESC "
                            f"LIMIT {int(newest)}) ORDER BY game")
 
-    @reads
+    @_reads
     def count_games(self) -> int:
         """The games stored."""
         return self._conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
 
-    @reads
+    @_reads
     def faults(self) -> pd.DataFrame:
         """One row per forfeit, ordered by game and seat (stderr None where the store has
         none)."""
@@ -134,7 +134,7 @@ class Reader:
             df["stderr"] = None
         return df
 
-    @reads
+    @_reads
     def failed_games(self) -> pd.Series:
         """{entrant: games it sat in that could not be finished} (its 'failed' faults), entrants
         without any left out; named `failed`."""
@@ -142,7 +142,7 @@ class Reader:
         failed = faults[faults["kind"] == "failed"]
         return failed.groupby("entrant")["game"].nunique().rename("failed")
 
-    @reads
+    @_reads
     def game(self, number: int) -> StoredGame | None:
         """Game `number` as stored (plain values, JSON text as stored), or None if it is not."""
         row = _rows(self._conn.execute("SELECT * FROM games WHERE game = ?", (number,)))
@@ -152,7 +152,7 @@ class Reader:
             "SELECT * FROM results WHERE game = ? ORDER BY seat", (number,))), _rows(
             self._conn.execute("SELECT * FROM faults WHERE game = ? ORDER BY seat", (number,))))
 
-    @reads
+    @_reads
     def entrants(self) -> pd.DataFrame:
         """One row per entrant: entrant, digest, identity (a dict, `BotRegistry.identity`): what
         code played. A store made before identities were recorded gives every entrant of its
@@ -167,7 +167,7 @@ class Reader:
         return pd.DataFrame({"entrant": list(entrants), "digest": [None] * len(entrants),
                              "identity": [None] * len(entrants)}, dtype=object)
 
-    @reads
+    @_reads
     def blocks(self, decode: bool = True) -> pd.DataFrame:
         """One row per recorded block (BLOCK_COLUMNS), in block order: `seats` and `deal_seeds`
         lists, `entrants` a dict {label: spec} (decode False: the three as the JSON text the
@@ -188,7 +188,7 @@ class Reader:
                 columns[key] = [decoded[v] for v in columns[key]]
         return pd.DataFrame(columns, columns=list(BLOCK_COLUMNS))
 
-    @reads
+    @_reads
     def sessions(self) -> pd.DataFrame:
         """One row per session (SESSION_COLUMNS): the first made the folder, each later one
         resumed it (an SPRT's `games`: the cap it was given). A store of schema 1 gets one row
@@ -201,7 +201,7 @@ class Reader:
         return pd.DataFrame(implied_sessions(read_config(self._conn)),
                             columns=list(SESSION_COLUMNS))
 
-    @reads
+    @_reads
     def incoming(self) -> Incoming:
         """The games stored, as the feeds take them in (kdtourney.tournament.blocks.Incoming)."""
         out = Incoming()
@@ -212,7 +212,7 @@ class Reader:
             out.rows[row["block"]].append(row)
         return out
 
-    @reads
+    @_reads
     def sprt(self) -> pd.DataFrame:
         """An SPRT's `sprt` table ordered by block; empty if the store has none."""
         import pandas as pd  # start-up time
@@ -222,7 +222,7 @@ class Reader:
         return pd.DataFrame({c: pd.Series(dtype="int64" if c == "block" else "float64")
                              for c in SPRT_COLUMNS})
 
-    @reads
+    @_reads
     def tune(self) -> pd.DataFrame:
         """A tune's `tune` table ordered by k, lists decoded; empty if the store has none."""
         import pandas as pd  # start-up time
@@ -234,7 +234,7 @@ class Reader:
             return df
         return pd.DataFrame(columns=list(TUNE_COLUMNS))
 
-    @reads
+    @_reads
     def ladder_entrants(self) -> pd.DataFrame:
         """A ladder's `ladder_entrants` table; an empty one for a store without it."""
         import pandas as pd  # start-up time

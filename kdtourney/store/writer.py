@@ -250,9 +250,7 @@ class Store:
                 [tuple(e.get(c) for c in LADDER_ENTRANT_COLUMNS) for e in entrants])
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        self._conn.close()  # (again: nothing)
 
     def __enter__(self):
         return self

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from kdtourney.engine import Game
+from kdtourney.engine import Game, Rules
 from kdtourney.engine.tiles import CASTLE, EMPTY, TERRAIN_LETTERS, TILES
 from kdtourney.store import StoreError, reader
 from kdtourney.tournament import schedule
@@ -26,7 +26,7 @@ class _Stored:
     faults: list
     labels: dict
     names: dict
-    rules: object
+    rules: Rules
     deals: list  # [(seed, actions)]
 
 

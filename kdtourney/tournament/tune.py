@@ -40,7 +40,7 @@ class Tune:
 
     def rounded(self, values) -> list:
         """Values as shown to people: integers, floats to three digits of the range."""
-        out = []
+        out: list = []
         for p, v in zip(self.params, values):
             if p.integer:
                 out.append(int(round(v)))
