@@ -242,7 +242,7 @@ def timed(command, out: Path, seconds: float):
     """Run `command` (a kdtourney command line writing its store to `out`), Ctrl-C it `seconds`
     after it started; (games stored meanwhile per second from the start, per second from the
     first stored game, games counted, bot processes started per game, load before, after)."""
-    from kdtourney.store import store
+    from kdtourney import store
 
     load = os.getloadavg()
     start = datetime.datetime.now(datetime.timezone.utc)
@@ -341,7 +341,7 @@ def chunks(sizes, measure: int) -> None:
     import ladder_support
 
     from kdtourney.commands import ladder, run as runner
-    from kdtourney.store.store import snapshot
+    from kdtourney.store import reader
     from kdtourney.report.ladder import ladder_board, write_ladder_page
 
     timers = Timers(choose=(ladder.LadderFeed, "choose"),
@@ -365,7 +365,7 @@ def chunks(sizes, measure: int) -> None:
             parts = ", ".join(f"{name} {1e3 * spent / outcome.chunks:.1f}"
                               for name, spent in timers.spent.items())
             page = time.perf_counter()
-            with snapshot(folder):
+            with reader(folder):
                 write_ladder_page(folder, ladder_board(folder), running=True)
             page = time.perf_counter() - page
             print(f"{size:>7} games stored: resume's start {marks[0] - started:.2f} s; "

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.commands import tune as tuning
 from kdtourney.registry.registry import BotRegistry
 

@@ -406,7 +406,7 @@ def _play_settings(ctx, opts, folder):
     error)."""
     from kdtourney.match import settings as play
     from kdtourney.commands import run as runner
-    from kdtourney.store import store
+    from kdtourney import store
 
     asked = {}
     for flag in ("isolate", "sandbox"):
@@ -532,7 +532,7 @@ def run_command(ctx, **opts):
     """
     _workers_ahead(opts)
     from kdtourney.commands import run as runner
-    from kdtourney.store import store
+    from kdtourney import store
     from kdtourney.tournament import definition as tour
     from kdtourney.terminal.progress import Reporter
 
@@ -595,7 +595,7 @@ def _standings_table(folder):
     from rich import box
     from rich.table import Table
 
-    from kdtourney.store.store import failed_games, load_results
+    from kdtourney.store import failed_games, load_results
     from kdtourney.stats.outcomes import balanced_blocks
     from kdtourney.report.fmt import elo_text
 
@@ -642,7 +642,7 @@ def replay_command(folder, game, step, html, out):
     """Print game GAME of the tournament in DIR move by move, with the final kingdoms; --step
     steps through its positions, --html writes a page that shows it."""
     from kdtourney.terminal.replay import positions, replay_text
-    from kdtourney.store.store import StoreError
+    from kdtourney.store import StoreError
 
     if step and html:
         raise _CommandError("--step shows the game here, --html writes its page: give one")
@@ -736,7 +736,7 @@ def play_command(ctx, **opts):
     import webbrowser
 
     from kdtourney.commands import play as human, run as runner
-    from kdtourney.store import store
+    from kdtourney import store
     from kdtourney.tournament import definition as tour
 
     opts.update(scheduler=None, isolate=False, quiet=False)  # run's options _play_settings reads
@@ -795,7 +795,7 @@ def play_command(ctx, **opts):
               "folder was made and resumed, by which command.")
 def export_command(folder, fmt, output, table):
     """Write a table of the tournament in DIR to a CSV or Parquet file."""
-    from kdtourney.store.store import StoreError, export_table
+    from kdtourney.store import StoreError, export_table
 
     if fmt is None:
         suffix = os.path.splitext(output)[1].lower()
@@ -815,7 +815,7 @@ def export_command(folder, fmt, output, table):
 @click.option("--open", "open_page", is_flag=True, help="Open the page in the web browser.")
 def report_command(folder, anchor, open_page):
     """Rebuild the HTML report DIR/index.html from the tournament stored in DIR."""
-    from kdtourney.store.store import StoreError
+    from kdtourney.store import StoreError
     from kdtourney.report.html import ReportError, write_report
 
     with _one_line(StoreError, ReportError):
@@ -854,7 +854,7 @@ def ratings_command(folders, out, anchor, players):
     """
     import sys
 
-    from kdtourney.store import store
+    from kdtourney import store
     from kdtourney.tournament.definition import ArenaError, parse_players
     from kdtourney.report.html import ReportError, parse_anchor
     from kdtourney.report.pool import PoolError, rating_list
@@ -965,7 +965,7 @@ def ladder_command(ctx, **opts):
     from pathlib import Path
 
     from kdtourney.commands import ladder, run as runner
-    from kdtourney.store import store
+    from kdtourney import store
     from kdtourney.tournament import definition as tour
     from kdtourney.commands.beside import beside_play
     from kdtourney.terminal.display import LadderDisplay
@@ -1057,11 +1057,11 @@ def _ladder_page(folder: str, write: bool) -> tuple[list, str | None, float]:
     seconds it took."""
     import time
 
-    from kdtourney.store.store import snapshot
+    from kdtourney.store import reader
     from kdtourney.report.ladder import ladder_board, ladder_page
 
     started = time.process_time()
-    with snapshot(folder):  # the list and the page of one state of the store
+    with reader(folder):  # the list and the page of one state of the store
         board = ladder_board(folder)
         html = ladder_page(folder, board, running=True) if write else None
     return board.rows, html, time.process_time() - started
@@ -1155,7 +1155,7 @@ def sprt_command(ctx, **opts):
     """
     _workers_ahead(opts)
     from kdtourney.commands import sprt as sequential
-    from kdtourney.store import store
+    from kdtourney import store
     from kdtourney.tournament import definition as tour
     from kdtourney.terminal.display import SprtDisplay
 
@@ -1291,7 +1291,7 @@ def tune_command(ctx, **opts):
     same command on the same --out, or --resume DIR, continues and ends at the same values.
     """
     _workers_ahead(opts)
-    from kdtourney.store import store
+    from kdtourney import store
     from kdtourney.commands import tune as tuning
     from kdtourney.tournament import definition as tour
     from kdtourney.terminal.display import TuneDisplay

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kdtourney.store import store
+from kdtourney import store
 
 FAULTY_BOTS = textwrap.dedent('''
     import os

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from kdtourney.store.store import Store
+from kdtourney.store import Store
 from kdtourney.registry.registry import code_digest
 
 DEFAULT_RULES = {"variant": "standard", "three_player": "official", "harmony": False,

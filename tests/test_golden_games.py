@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.cli import main
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "golden_games.json"

@@ -7,7 +7,7 @@ import weakref
 import pytest
 
 from kdtourney import interrupts
-from kdtourney.store.store import load_games
+from kdtourney.store import load_games
 from kdtourney.tournament.definition import prepare
 from kdtourney.commands.run import run_tournament
 from kdtourney.registry.registry import BotRegistry

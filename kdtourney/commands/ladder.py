@@ -58,7 +58,7 @@ import numpy as np
 
 from kdtourney.commands import beside, run as runner
 from kdtourney.stats import matchmaking
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.tournament.blocks import Incoming
 from kdtourney.match.settings import PlaySettings
 from kdtourney.tournament.definition import ArenaError, Tournament, clock_of, differences, full_rules, parse_players

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kdtourney import interrupts
-from kdtourney.store import store as _store
+from kdtourney import store as _store
 from kdtourney.service.cluster import Cluster, DaskService
 from kdtourney.service.forfeit import failed_rows
 from kdtourney.match.loop import MatchResult

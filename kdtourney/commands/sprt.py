@@ -37,7 +37,7 @@ parent's time however long the test.
 
 The store
 ---------
-The usual tournament store (:mod:`kdtourney.store.store`), plus:
+The usual tournament store (:mod:`kdtourney.store`), plus:
 
 - config ``sprt``: the test (candidate and baseline labels, elo0, elo1, alpha, beta, min_blocks).
   A folder holding another test or tournament is refused, as ``kdtourney run`` does.
@@ -69,7 +69,7 @@ import pandas as pd
 
 from kdtourney.commands import run as runner
 from kdtourney.tournament import schedule
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.tournament.blocks import Incoming, of_plan
 from kdtourney.match.settings import PlaySettings
 from kdtourney.external import DEFAULT_STARTUP_TIMEOUT
@@ -313,10 +313,9 @@ def evaluate(folder, tournament: Tournament, test: SprtTest) -> SprtState:
     return tally(folder, tournament, test).state()
 
 
-def record(folder, state: SprtState) -> None:
-    """Write the `sprt` table to the store."""
-    with store.open_store(folder) as st:
-        st.write_sprt(state.rows)
+def record(st: store.Store, state: SprtState) -> None:
+    """Write the `sprt` table through the command's store `st`."""
+    st.write_sprt(state.rows)
 
 
 def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict,
@@ -440,7 +439,8 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
         _, notes = open_test(tournament, test, folder, meta, identities, play)
         counted = tally(folder, tournament, test)
         state = counted.state()
-        record(folder, state)
+        st = stack.enter_context(store.open_store(folder))
+        record(st, state)
         outcome = SprtOutcome(folder=folder, tournament=tournament, test=test, state=state,
                               stored_before=state.stored)
         if display is not None:
@@ -449,7 +449,6 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
             for note in notes:
                 display.note(note)
         if not state.decided and state.complete < cap_blocks(tournament):
-            st = stack.enter_context(store.open_store(folder))
             driver = runner.Driver(stack, folder, st, tournament, registry, cluster=cluster,
                                    workers=workers, settings=settings, play=play,
                                    identities=identities, hang_timeout=hang_timeout,
@@ -511,12 +510,12 @@ class SprtFeed(runner.Feed):
         if self.tally.decided:
             self.stop(driver)
         if self.tally.decided or self.evaluated - self.recorded >= RECORD_SECONDS:
-            self.show()
+            self.show(driver)
 
-    def show(self):
+    def show(self, driver):
         """Write the `sprt` table and show where the test stands."""
         state = self.outcome.state = self.tally.state(estimate=self.display is not None)
-        record(self.outcome.folder, state)
+        record(driver.st, state)
         self.recorded = time.perf_counter()
         if self.display is not None:
             self.display.update(state)
@@ -537,7 +536,7 @@ class SprtFeed(runner.Feed):
 
     def stopped(self, driver):
         self.tally.advance()
-        self.show()
+        self.show(driver)
 
 
 # --------------------------------------------------------------------------------------------------

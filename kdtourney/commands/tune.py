@@ -50,7 +50,7 @@ import numpy as np
 
 from kdtourney.commands import run as runner, sprt as sequential
 from kdtourney.stats import spsa
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.tournament.blocks import Incoming
 from kdtourney.match.settings import PlaySettings
 from kdtourney.stats.sprt import block_scores
@@ -245,13 +245,12 @@ def evaluate(folder, tune: Tune, seed: int) -> TuneState:
     return state_of(scores, tune, seed, stored)
 
 
-def record(folder, state: TuneState) -> None:
-    """Write the `tune` table."""
+def record(st: store.Store, state: TuneState) -> None:
+    """Write the `tune` table through the command's store `st`."""
     rows = [(it.k, it.batch, list(it.theta), list(it.signs), list(it.plus), list(it.minus),
              it.result, None if it.after is None else list(it.after))
             for it in state.iterations if it.after is not None]
-    with store.open_store(folder) as st:
-        st.write_tune(rows)
+    st.write_tune(rows)
 
 
 def open_tune(table: Tournament, tune: Tune, folder, meta: dict, identities: dict,
@@ -374,7 +373,7 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
         st = stack.enter_context(store.open_store(folder))
         scores, incoming, stored = stored_scores(folder, tune)
         state = state_of(scores, tune, table.seed, stored)
-        record(folder, state)
+        record(st, state)
         outcome = TuneOutcome(folder=folder, table=table, tune=tune, state=state,
                               stored_before=state.stored)
         if display is not None:
@@ -421,7 +420,7 @@ class TuneFeed(runner.Feed):
             self.scores.update(score_blocks(self.incoming, blocks, o.tune))
             self.batch = []
             o.state = state_of(self.scores, o.tune, o.table.seed, o.state.stored)
-            record(o.folder, o.state)
+            record(driver.st, o.state)
             if self.display is not None:
                 self.display.update(o.state)
         if not self.batch and o.state.pending():

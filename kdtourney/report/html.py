@@ -1,6 +1,6 @@
 """The tournament report: one self-contained HTML page, `<tournament folder>/index.html`.
 
-`write_report(folder)` reads the store (`kdtourney.store.store`), computes the ratings and
+`write_report(folder)` reads the store (`kdtourney.store`), computes the ratings and
 statistics (`ratings`, `stats`), draws the plots (`plots`) and kingdoms (`svg`), replays every game
 with the engine for the page's game viewer (`replays`), and renders `templates/report.html.j2`
 (Jinja2, autoescape on: every name, parameter and message a user supplied is escaped). The page
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-import sqlite3
 import time
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from markupsafe import Markup
 
 from kdtourney import __version__
 from kdtourney.stats import ratings, descriptive as stats
-from kdtourney.store import store as _store
+from kdtourney import store as _store
 from kdtourney.match.clock import TimeControl
 from kdtourney.stats.outcomes import balanced_blocks, elo_to_score
 from kdtourney.report import plots, replays, svg
@@ -53,7 +52,7 @@ def write_report(tournament_dir, anchor=None, *, n_boot: int = N_BOOT, seed: int
     anchor: None (Elo mean 0), "NAME=VALUE" or (name, value): pins one entrant's Elo.
     n_boot: bootstrap resamples of the blocks for every interval. out: the file to write, by
     default `<tournament_dir>/index.html` (written atomically: a reader never sees half a page).
-    Raises `kdtourney.store.store.StoreError` for a missing or unreadable store and `ReportError`
+    Raises `kdtourney.store.StoreError` for a missing or unreadable store and `ReportError`
     for a bad anchor.
     """
     folder = Path(tournament_dir)
@@ -86,7 +85,7 @@ def write_game_page(tournament_dir, game: int, out=None) -> Path:
                                 f"{exc}") from None
     results = _store.load_results(folder)
     results = results[results["game"] == game].sort_values("seat")
-    faults = faults_view(_load_faults(folder).query("game == @game"))["rows"]
+    faults = faults_view(_store.load_faults(folder).query("game == @game"))["rows"]
     view = replay_view(row, results, rules, seated=block_seats(_store.load_blocks(folder)))
     meta = config.get("meta", {}) or {}
     context = {
@@ -124,37 +123,6 @@ def parse_anchor(anchor):
 
 
 # ----------------------------------------------------------------------------------------------
-# Reading
-# ----------------------------------------------------------------------------------------------
-
-
-def _read_optional(folder: Path, table: str):
-    """A table that only some stores have (e.g. `sprt`), or None."""
-    path = _store.store_path(folder)
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error:
-        return None
-    try:
-        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if table not in names:
-            return None
-        return pd.read_sql_query(f"SELECT * FROM {table}", conn)
-    except (sqlite3.Error, pd.errors.DatabaseError):
-        return None
-    finally:
-        conn.close()
-
-
-def _load_faults(folder: Path) -> pd.DataFrame:
-    loader = getattr(_store, "load_faults", None)
-    if loader is not None:
-        return loader(folder)
-    df = _read_optional(folder, "faults")
-    return df if df is not None else pd.DataFrame(columns=["game", "seat", "entrant", "kind", "message"])
-
-
-# ----------------------------------------------------------------------------------------------
 # Context
 # ----------------------------------------------------------------------------------------------
 
@@ -169,8 +137,8 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
     meta = config.get("meta", {}) or {}
     results = _store.load_results(folder)
     games = _store.load_games(folder)
-    faults = _load_faults(folder)
-    sprt = _read_optional(folder, "sprt")
+    faults = _store.load_faults(folder)
+    sprt = _store.load_sprt(folder)
     timings["read"] = time.perf_counter() - t0
     anchor = parse_anchor(anchor)
     rules = tournament.get("rules", {}) or {}

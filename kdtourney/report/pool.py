@@ -64,7 +64,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kdtourney.store import store as _store
+from kdtourney import store as _store
 from kdtourney.match.settings import played_with
 from kdtourney.tournament.definition import RULE_OPTIONS, Tournament
 from kdtourney.engine import Rules
@@ -218,7 +218,7 @@ class _StoreData:
 
 def _read(folder: Path) -> _StoreData:
     """StoreError (one line) for a missing, corrupt, foreign or newer store."""
-    with _store.snapshot(folder):  # a running command stores games meanwhile: one state
+    with _store.reader(folder):  # a running command stores games meanwhile: one state
         return _read_snapshot(folder)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from jinja2 import Environment, StrictUndefined
 
-from kdtourney.store import store as _store
+from kdtourney import store as _store
 from kdtourney.tournament.tune import PAGE_FILE, Tune
 from kdtourney.report.plots import COLORS, Plot, _fig, _styled, _svg
 

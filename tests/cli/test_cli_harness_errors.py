@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kdtourney.store import store
+from kdtourney import store
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 

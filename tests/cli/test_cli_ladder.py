@@ -18,7 +18,7 @@ from arena_support import stored
 from click.testing import CliRunner
 
 from kdtourney.tournament import schedule
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.cli import main
 from kdtourney.report.ladder import ladder_board
 from kdtourney.report.pool import rating_list

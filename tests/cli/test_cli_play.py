@@ -15,8 +15,8 @@ import pytest
 from arena_support import interrupt_when
 from click.testing import CliRunner
 
-from kdtourney.store.store import load_games, load_results
-from kdtourney.store.store import StoreError, load_blocks
+from kdtourney.store import load_games, load_results
+from kdtourney.store import StoreError, load_blocks
 from kdtourney.terminal.replay import replay_text
 from kdtourney.cli import main
 

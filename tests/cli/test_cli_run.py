@@ -18,7 +18,7 @@ from arena_support import (MINE, assert_same_store, comparable, dawdler, snapsho
 from click.testing import CliRunner
 from kdtp_support import write_fake_bots
 
-from kdtourney.store.store import load_config, load_faults, load_games, load_results
+from kdtourney.store import load_config, load_faults, load_games, load_results
 from kdtourney.tournament.definition import Tournament
 from kdtourney.cli import main
 from kdtourney.engine import Game
@@ -374,7 +374,7 @@ def test_a_store_from_before_identities_resumes_and_records_them(tmp_path):
     assert result.exit_code == 0, result.output
     assert "the code of its 4 stored games is unknown" in result.stdout
     assert load_config(folder)["meta"]["entrants_recorded_after"] == 4
-    from kdtourney.store.store import load_entrants
+    from kdtourney.store import load_entrants
     assert load_entrants(folder)["digest"].str.len().eq(12).all()
 
 
@@ -437,7 +437,7 @@ def test_a_toml_bot_is_identified_by_what_it_runs(tmp_path):
     args = ["run", "--bots", "first-legal,random", "--games", "2", "--seed", "1", "--bots-dir",
             folder, "--out", out, "--workers", "1", "--quiet", "--no-report"]
     assert run(*args).exit_code == 0
-    from kdtourney.store.store import load_entrants
+    from kdtourney.store import load_entrants
     identity = load_entrants(out).set_index("entrant")["identity"]["first-legal"]
     assert (identity["kind"], identity["bot_name"], identity["bot_version"]) == \
         ("kdtp", "fake-first-legal", "0.1")

@@ -26,7 +26,7 @@ from click.testing import CliRunner
 from kdtp_support import write_fake_bots
 
 from kdtourney.stats import spsa
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.commands import tune as tuning
 from kdtourney.registry.registry import BotRegistry
 from kdtourney.cli import main

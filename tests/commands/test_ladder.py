@@ -13,7 +13,7 @@ import pytest
 from kdtourney.commands import ladder, run as runner
 from kdtourney.stats import matchmaking as mm
 from kdtourney.tournament import schedule
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.tournament.definition import ArenaError
 from kdtourney.stats.outcomes import ELO_PER_NAT, elo_to_score
 
@@ -229,7 +229,7 @@ def test_a_newcomer_of_a_taken_name_is_refused_alone_and_the_others_enter(tmp_pa
     """A bot dropped into the folders under an entrant's name: one note (on the terminal, and
     kept for the ladder's page), the entrant keeps its name and its code, and another newcomer
     of the same look enters."""
-    from kdtourney.store.store import Store
+    from kdtourney.store import Store
     from kdtourney.report.ladder import build_context, ladder_board
 
     bots = tmp_path / "bots"
@@ -271,7 +271,7 @@ def test_a_newcomer_of_a_taken_name_is_refused_alone_and_the_others_enter(tmp_pa
 
 
 def test_the_watch_sees_a_change_deep_in_a_bots_folder_but_not_its_log(tmp_path):
-    from kdtourney.store.store import Store
+    from kdtourney.store import Store
 
     bots = tmp_path / "bots"
     deep = bots / "one" / "lib" / "deep"

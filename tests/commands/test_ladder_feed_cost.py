@@ -10,8 +10,6 @@ import sqlite3
 
 from ladder_support import instant_games, play
 
-from kdtourney.store import store
-
 # what a chunk may say to the store once the ladder has started: record its blocks (checking the
 # chunk's own range), store each game in its own transaction, and at the end the meta's count
 PER_CHUNK = re.compile(
@@ -34,7 +32,7 @@ def test_a_chunk_reads_nothing_of_the_history(tmp_path, monkeypatch):
             conn.set_trace_callback(lambda sql: statements.append((conn, sql)))
             return conn
 
-        monkeypatch.setattr(store.sqlite3, "connect", traced)
+        monkeypatch.setattr(sqlite3, "connect", traced)
         outcome = play(folder, 800, entrants=6,
                        after_chunk=lambda _: chunks.append(len(statements)))
     assert outcome.stored == 800 and outcome.chunks == len(chunks) >= 10

@@ -11,7 +11,7 @@ import threading
 import pytest
 from kdtp_support import SANDBOX_ALLOW, write_fake_bots
 
-from kdtourney.store.store import load_faults, load_games, load_results
+from kdtourney.store import load_faults, load_games, load_results
 from kdtourney.commands.play import Board, lineup, play_games
 from kdtourney.match.settings import PlaySettings
 from kdtourney.terminal.replay import replay_text

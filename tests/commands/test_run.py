@@ -6,7 +6,7 @@ import sqlite3
 import pytest
 from arena_support import assert_same_store, write_faulty_bots
 
-from kdtourney.store.store import load_faults, load_games, load_results
+from kdtourney.store import load_faults, load_games, load_results
 from kdtourney.tournament.definition import prepare
 from kdtourney.match.settings import PlaySettings
 from kdtourney.terminal.replay import replay_text

@@ -14,7 +14,7 @@ import pytest
 
 from kdtourney.tournament import schedule
 from kdtourney.commands import sprt as sq
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.stats.sprt import run_sprt
 from kdtourney.tournament.definition import ArenaError
 from kdtourney.registry.registry import BotRegistry

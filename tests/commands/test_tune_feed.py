@@ -7,7 +7,7 @@ import pytest
 
 from kdtourney.tournament import blocks
 from kdtourney.stats import spsa
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.commands import tune
 from kdtourney.tournament.definition import ArenaError
 from kdtourney.registry.registry import BotRegistry

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from kdtourney.store.store import load_results
+from kdtourney.store import load_results
 from kdtourney.registry.registry import BotRegistry
 from kdtourney.cli import main
 from kdtourney.testing import check_bot

@@ -16,7 +16,7 @@ from arena_support import comparable, default_ctrl_c, interrupt_when, stored
 from kdtp_support import (left_behind, new_marker, our_zombies, processes_with, still_running,
                           write_fake_bots)
 
-from kdtourney.store.store import load_faults, load_games, load_results
+from kdtourney.store import load_faults, load_games, load_results
 from kdtourney.tournament.definition import prepare
 from kdtourney.match.settings import PlaySettings
 from kdtourney.commands.run import run_tournament

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from kdtp_support import (ALLOW_ARGS, SANDBOX_ALLOW, left_behind, new_marker, write_fake_bots)
 
-from kdtourney.store.store import load_faults, load_games
+from kdtourney.store import load_faults, load_games
 from kdtourney.tournament.schedule import GameSpec, bot_seed, deal_seed, keyed
-from kdtourney.store.store import load_config
+from kdtourney.store import load_config
 from kdtourney.external import BotExited, BotProcess, Limits, ProcessPool, ProcessSettings, Sandbox, cgroups, load_toml
 from kdtourney.external.sandbox import SANDBOX_UIDS
 from kdtourney.registry.registry import BotRegistry

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from kdtp_support import ALLOW_ARGS, SANDBOX_ALLOW, cpu_ns, new_marker, write_fake_bots
 
-from kdtourney.store.store import load_games
+from kdtourney.store import load_games
 from kdtourney.match import loop as match
 from kdtourney.match.loop import play_match
 from kdtourney.bots import Bot

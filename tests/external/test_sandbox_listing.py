@@ -8,7 +8,7 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.external import Sandbox
 from kdtourney.registry.registry import BotRegistry, EntrantError, listing
 from kdtourney.cli import main

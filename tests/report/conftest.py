@@ -16,7 +16,7 @@ import pytest
 
 from kdtourney.commands import run as runner
 from kdtourney.tournament import definition as tour
-from kdtourney.store.store import store_path
+from kdtourney.store import store_path
 from kdtourney.registry.registry import BotRegistry
 
 EVIL_TEXT = "<script>alert(1)</script>"

@@ -19,7 +19,7 @@ from kdtourney.commands import sprt as sq
 from kdtourney.commands import tune as tuning
 from kdtourney.commands.sprt import SprtTest
 from kdtourney.stats.sprt import block_scores
-from kdtourney.store.store import load_results
+from kdtourney.store import load_results
 from kdtourney.tournament.definition import Tournament
 from kdtourney.registry.registry import BotRegistry
 from kdtourney.cli import main

@@ -18,7 +18,7 @@ from arena_support import MINE, write_bot
 from click.testing import CliRunner
 from pool_support import START, simulate, write_store
 
-from kdtourney.store.store import load_results, open_store, store_path
+from kdtourney.store import load_results, open_store, store_path
 from kdtourney.registry.registry import BotRegistry
 from kdtourney.cli import main
 from kdtourney.stats import ratings

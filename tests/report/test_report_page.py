@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import EVIL_MESSAGE, EVIL_TEXT
-from kdtourney.store.store import load_entrants, load_games, open_store, store_path
+from kdtourney.store import load_entrants, load_games, open_store, store_path
 from kdtourney.cli import main
 from kdtourney.report.html import build_context, parse_anchor, ReportError, write_report
 from kdtourney.report.page import render
@@ -129,7 +129,7 @@ def test_partial_block_and_empty_store(tournaments, tmp_path):
 
 
 def test_standings_numbers_match_the_ratings(tournaments):
-    from kdtourney.store.store import load_results
+    from kdtourney.store import load_results
     from kdtourney.stats.ratings import fit_elo
 
     folder = tournaments("four")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import EVIL_ENTRANT
-from kdtourney.store.store import load_config, load_faults, load_games, load_results
+from kdtourney.store import load_config, load_faults, load_games, load_results
 from kdtourney.engine import Game
 from kdtourney.report.html import write_report
 from kdtourney.report.replays import rules_for, stored_deals

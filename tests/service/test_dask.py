@@ -24,9 +24,9 @@ from arena_support import assert_same_store, stored, write_faulty_bots  # noqa: 
 from click.testing import CliRunner  # noqa: E402
 from kdtp_support import SANDBOX_ALLOW, left_behind, new_marker, write_fake_bots  # noqa: E402
 
-from kdtourney.store.store import load_faults, load_games, load_results
+from kdtourney.store import load_faults, load_games, load_results
 from kdtourney.tournament.definition import prepare
-from kdtourney.store import store  # noqa: E402
+from kdtourney import store  # noqa: E402
 from kdtourney.match.settings import PlaySettings  # noqa: E402
 from kdtourney.commands.run import run_tournament  # noqa: E402
 from kdtourney.tournament.definition import ArenaError  # noqa: E402

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.terminal.replay import replay_text
 from kdtourney.tournament.tune import Tune
 from kdtourney.registry.registry import BotRegistry
@@ -200,4 +200,5 @@ def test_a_copied_ladder_counts_once_in_ratings_as_a_copied_run_does(tmp_path):
     listed = rating_list([tmp_path / "a", tmp_path / "b"], n_boot=20)
     assert len(listed.sources) == 2 and listed.n_games == 8 + 12
     assert sorted(reason.split(" (")[0] for _, reason in listed.skipped) == [
-        f"the same games as {tmp_path / 'a' / 'ladder'}", f"the same games as {tmp_path / 'a' / 'run'}"]
+        f"the same games as {tmp_path / 'a' / 'ladder'}",
+        f"the same games as {tmp_path / 'a' / 'run'}"]
