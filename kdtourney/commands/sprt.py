@@ -341,6 +341,17 @@ def load_test(folder) -> tuple[Tournament, SprtTest, dict]:
 # --------------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class DecisionPoint:
+    """When the test decided: the games stored, the games the workers held, and the games of the
+    blocks they began that were queued again (the rest of the queue was dropped). The games
+    stored past the decision are the last two, no more."""
+
+    stored: int
+    held: int
+    kept: int
+
+
 @dataclass
 class SprtOutcome:
     """What a call of :func:`play_sprt` did and found. verdict: 'H1', 'H0' or 'undecided' (the cap
@@ -355,6 +366,7 @@ class SprtOutcome:
     evaluations: int = 0
     interrupted: bool = False
     seconds: float = 0.0
+    decision: DecisionPoint | None = None  # when this session's play decided
 
     @property
     def verdict(self) -> str | None:
@@ -482,7 +494,9 @@ class SprtFeed(Feed):
         """Decided: drop the games no worker has taken, but for those of a block begun."""
         dropped = driver.cancel()
         per_block = collections.Counter(g.block for g in dropped)
-        driver.submit(g for g in dropped if per_block[g.block] < g.n_players)
+        kept = [g for g in dropped if per_block[g.block] < g.n_players]
+        self.outcome.decision = DecisionPoint(self.tally.stored, driver.outstanding, len(kept))
+        driver.submit(kept)
 
     def stopped(self, driver):
         self.tally.advance()
@@ -563,7 +577,7 @@ def header_line(tournament: Tournament, test: SprtTest, state: SprtState, worker
     return text
 
 
-__all__ = ["SprtTest", "SprtState", "SprtOutcome", "SprtFeed", "Tally",
+__all__ = ["SprtTest", "SprtState", "SprtOutcome", "DecisionPoint", "SprtFeed", "Tally",
            "prepare_test", "play_sprt", "evaluate", "tally", "record", "open_test", "load_test",
            "cap_blocks", "with_cap", "verdict_line", "status_line", "RULE_OPTIONS",
            "DEFAULT_MAX_GAMES"]
