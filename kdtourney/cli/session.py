@@ -59,7 +59,8 @@ def resumed_registry(bots_dirs, meta, tournament, what, sandbox=None, startup_ti
 
 def asked_settings(ctx, opts) -> dict:
     """The play settings given on the command line (kdtourney.match.settings' names)."""
-    asked = {flag: True for flag in ("isolate", "sandbox") if given(ctx, flag)}
+    asked: dict[str, object] = {flag: True for flag in ("isolate", "sandbox")
+                                if given(ctx, flag)}
     if opts["move_time_margin"] is not None:
         asked["margin"] = float(opts["move_time_margin"])
     if opts["bot_memory"] is not None:

@@ -16,6 +16,7 @@ import collections
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, MutableSequence
 
 from kdtourney import interrupts
 from kdtourney.match.loop import MatchResult
@@ -46,7 +47,7 @@ class RunOutcome:
     worker_losses: int = 0
     seconds: float = 0.0
     interrupted: bool = False
-    notes: list = field(default_factory=list)
+    notes: MutableSequence = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -132,7 +133,7 @@ class Driver:
         # sandboxed from the start, the seeds are keyed with the store's secret (hidden from bots)
         self.secret = self.st.seed_secret(create=setup.settings.sandbox is not None
                                           and not self.done)
-        self.service = None
+        self.service: Any = None  # a LocalService or DaskService, once opened
         self.outstanding = 0  # games handed to the service and not yet stored
         self.outcome = RunOutcome(folder=self.folder, total=0, stored_before=len(self.done),
                                   notes=collections.deque(maxlen=NOTES_KEPT))
@@ -189,7 +190,7 @@ class Driver:
 
     def cancel(self) -> list:
         """Take back the games no worker has taken yet; returns their GameSpecs."""
-        dropped = self.service.cancel() if self.service is not None else []
+        dropped: list = self.service.cancel() if self.service is not None else []
         self.outstanding -= len(dropped)
         return dropped
 

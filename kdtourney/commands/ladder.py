@@ -159,7 +159,7 @@ def open_ladder(config: LadderConfig, folder, meta: dict,
             st.write_ladder()
             record_play(st, play or PlaySettings(), folder)
         return config, 1
-    stored = stored_config(folder)
+    stored = resumed_config(folder)
     config = replace(config, rule=stored.rule)  # a ladder keeps the rule it was made with
     diff = differences(stored.to_dict(), config.to_dict())
     if diff:
@@ -184,15 +184,15 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
     else and for what cannot be played."""
     started = time.perf_counter()
     folder = Path(folder)
-    options = Options(**options)
+    how = Options(**options)
     table = ladder_table(config)
 
     def open_folder(identities):
         nonlocal config  # as the folder plays it: under the matchmaking rule it was made with
-        config, _ = open_ladder(config, folder, meta or {}, options.play)
+        config, _ = open_ladder(config, folder, meta or {}, how.play)
         return []
 
-    with setup(table, folder, None, open_folder, options) as s:
+    with setup(table, folder, None, open_folder, how) as s:
         stored = s.st.count_games()
         outcome = LadderOutcome(folder=folder, stored_before=stored, stored=stored)
         if display is not None:
@@ -202,8 +202,8 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
                 display.note(f"{folder} was made under matchmaking rule {config.rule} (this "
                              f"kdtourney makes rule {matchmaking.MATCH_RULE}): it goes on under "
                              f"rule {config.rule}")
-        watch = Watch(folder, bots_dirs, references, startup_timeout=options.startup_timeout,
-                      play=options.play, display=display, outcome=outcome, poll=poll)
+        watch = Watch(folder, bots_dirs, references, startup_timeout=how.startup_timeout,
+                      play=how.play, display=display, outcome=outcome, poll=poll)
         s.stack.callback(watch.close)
         try:
             s.registry = watch.first()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import time
 from pathlib import Path
+from typing import Any
 
 from kdtourney.report.ladder import Board, ladder_board, ladder_page, write_ladder_page
 from kdtourney.report.page import REPORT_FILE, write_page
@@ -35,7 +36,7 @@ class LadderPages:
         self.display, self.write = display, write
         self.due = 0.0         # when the next page may start (time.monotonic)
         self.building = None   # the page being built beside play (a Future)
-        self.beside = None
+        self.beside: Any = None  # the executor beside play, once entered
         self.ending = contextlib.ExitStack()
 
     def __enter__(self) -> "LadderPages":

@@ -21,6 +21,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kdtourney.external import DEFAULT_STARTUP_TIMEOUT, ProcessSettings, StartupError
 from kdtourney.external.files import Unreadable, read_file, tree
@@ -198,8 +199,9 @@ class Watch:
         self.args = (list(bots_dirs), list(references), startup_timeout, play, folder)
         self.folder, self.display, self.outcome = folder, display, outcome
         self.poll_seconds = poll
-        self.registry, self.signature = None, None
-        self.sources = None  # (sources, listings) of the look taken in last
+        self.registry: Any = None
+        self.signature: tuple | None = None
+        self.sources: tuple | None = None  # (sources, listings) of the look taken in last
         self.looking, self.last = None, -math.inf
         self.ending = contextlib.ExitStack()
         self.beside = self.ending.enter_context(beside.beside_play())

@@ -98,13 +98,13 @@ def run_tournament(tournament: Tournament, folder, registry, *, meta: dict | Non
     own process write their stderr to FOLDER/logs/<entrant>.log. Raises ArenaError for a store
     that is not this tournament's and for what cannot be played (kdtourney.commands.setup).
     """
-    options = Options(**options)
+    how = Options(**options)
     plan = tournament.plan()
 
     def open_folder(identities):
-        return open_run(tournament, folder, meta or {}, identities, options.play)
+        return open_run(tournament, folder, meta or {}, identities, how.play)
 
-    with setup(tournament, folder, registry, open_folder, options) as s:
+    with setup(tournament, folder, registry, open_folder, how) as s:
         todo = len(plan.games) - len(s.st.done_games())
         driver = Driver(s, reporter, workers=min(s.workers, todo) if todo else 1)
         driver.outcome.total = len(plan.games)

@@ -19,7 +19,7 @@ import contextlib
 import functools
 import os
 import platform
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -51,13 +51,13 @@ class Options:
     workers: int | None = None
     scheduler: object = None
     hang_timeout: float | None = None
-    play: PlaySettings | None = None
-    startup_timeout: float | None = DEFAULT_STARTUP_TIMEOUT
+    play: PlaySettings = field(default_factory=PlaySettings)
+    startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     require_limits: bool = False
     warm: bool = True
     check_bots: bool = True
 
-    def __post_init__(self):
+    def __post_init__(self):  # None given: the default
         self.play = self.play or PlaySettings()
         self.startup_timeout = self.startup_timeout or DEFAULT_STARTUP_TIMEOUT
 

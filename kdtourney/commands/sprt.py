@@ -398,12 +398,12 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
     """
     started = time.perf_counter()
     folder = Path(folder)
-    options = Options(**options)
+    how = Options(**options)
 
     def open_folder(identities):
-        return open_test(tournament, test, folder, meta or {}, identities, options.play)
+        return open_test(tournament, test, folder, meta or {}, identities, how.play)
 
-    with setup(tournament, folder, registry, open_folder, options) as s:
+    with setup(tournament, folder, registry, open_folder, how) as s:
         counted = tally(folder, tournament, test)
         state = counted.state()
         record(folder, state)

@@ -348,14 +348,14 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, meta: dict | N
     """
     started = time.perf_counter()
     folder = Path(folder)
-    options = Options(**options)
+    how = Options(**options)
 
     def open_folder(identities):
         nonlocal tune  # as the folder plays it: under the SPSA rule it was made with
-        tune, notes = open_tune(table, tune, folder, meta or {}, identities, options.play)
+        tune, notes = open_tune(table, tune, folder, meta or {}, identities, how.play)
         return notes
 
-    with setup(table, folder, registry, open_folder, options) as s:
+    with setup(table, folder, registry, open_folder, how) as s:
         scores, incoming, stored = stored_scores(folder, tune)
         state = state_of(scores, tune, table.seed, stored)
         record(folder, state)
