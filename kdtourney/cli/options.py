@@ -14,6 +14,8 @@ import click
 
 from kdtourney.errors import UserError
 
+from kdtourney.cli.group import OneLineError
+
 MAX_GAMES = 10_000_000  # games (or SPSA iterations) one command may ask for: the plan is in memory
 
 # the options that define what is played: --resume DIR plays what DIR stores and refuses them
@@ -40,7 +42,8 @@ def given(ctx, name) -> bool:
 
 class Number(click.ParamType):
     """An int or float option whose bad value is a one-line error (exit 2), like other bad input:
-    not a number, not finite, not positive (`positive`), or above `maximum`."""
+    not a number, not finite, not positive (`positive`), or above `maximum`. (A parameter type
+    raises click's kind of error: click parses outside the group too, as the docs' test does.)"""
 
     def __init__(self, kind=int, positive=True, maximum=10**9):
         self.kind, self.positive, self.maximum = kind, positive, maximum
@@ -53,16 +56,16 @@ class Number(click.ParamType):
             try:
                 number = self.kind(str(value))
             except ValueError:
-                raise UserError(f"{param.opts[0]} expects {'an' if self.kind is int else 'a'} "
-                                f"{self.name}, not {value!r}") from None
+                raise OneLineError(f"{param.opts[0]} expects {'an' if self.kind is int else 'a'} "
+                                  f"{self.name}, not {value!r}") from None
         if number != number or number in (float("inf"), float("-inf")):
-            raise UserError(f"{param.opts[0]} must be a finite number, not {value}")
+            raise OneLineError(f"{param.opts[0]} must be a finite number, not {value}")
         if self.positive and not number > 0:
-            raise UserError(f"{param.opts[0]} must be positive, not {value}")
+            raise OneLineError(f"{param.opts[0]} must be positive, not {value}")
         if not self.positive and number < 0:
-            raise UserError(f"{param.opts[0]} must not be negative, not {value}")
+            raise OneLineError(f"{param.opts[0]} must not be negative, not {value}")
         if number > self.maximum:
-            raise UserError(f"{param.opts[0]} must be at most {self.maximum:,}, not {value}")
+            raise OneLineError(f"{param.opts[0]} must be at most {self.maximum:,}, not {value}")
         return number
 
 
@@ -75,9 +78,9 @@ class Real(click.ParamType):
         try:
             number = float(value)
         except (TypeError, ValueError):
-            raise UserError(f"{param.opts[0]} expects a number, not {value!r}") from None
+            raise OneLineError(f"{param.opts[0]} expects a number, not {value!r}") from None
         if number != number or number in (float("inf"), float("-inf")):
-            raise UserError(f"{param.opts[0]} must be a finite number, not {value}")
+            raise OneLineError(f"{param.opts[0]} must be a finite number, not {value}")
         return number
 
 
