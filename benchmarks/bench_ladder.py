@@ -340,13 +340,13 @@ def chunks(sizes, measure: int) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     import ladder_support
 
-    from kdtourney.commands import ladder, run as runner
+    from kdtourney.commands import driver, ladder_feed
     from kdtourney.store import reader
     from kdtourney.report.ladder import ladder_board, write_ladder_page
 
-    timers = Timers(choose=(ladder.LadderFeed, "choose"),
-                    tallies=(ladder.LadderFeed, "incoming_results"),
-                    record=(runner, "schedule_blocks"), store=(runner.Driver, "_take"))
+    timers = Timers(choose=(ladder_feed.LadderFeed, "choose"),
+                    tallies=(ladder_feed.LadderFeed, "incoming_results"),
+                    record=(driver, "schedule_blocks"), store=(driver.Driver, "_take"))
     print(f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1, 5, 15 min) at the start; "
           f"{len(ladder_support.ENTRANTS)} entrants, 2-player blocks, 32 games per chunk",
           flush=True)

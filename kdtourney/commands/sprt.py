@@ -1,64 +1,22 @@
-"""Sequential A/B test of a bot change: duplicate blocks until the SPRT decides (`kdtourney sprt`).
+"""`kdtourney sprt`: duplicate blocks of a candidate against a baseline until an SPRT decides.
 
-The question: is the candidate more than ``elo0`` Elo stronger than the baseline (H1 accepted,
-wrongly about a fraction alpha of the time), or is it not shown to be ``elo1`` stronger (H0
-accepted; a candidate that is fails about a fraction beta of the time)?  The statistics are
-:mod:`kdtourney.stats.sprt` (a GSPRT on block scores); this module feeds the blocks to the
-game service, stores them, and decides.
+    prepare_test(registry, candidate=, baseline=, elo0=, elo1=, ...) -> (Tournament, SprtTest)
+    play_sprt(tournament, test, folder, registry, meta=, display=, **options) -> SprtOutcome
+    load_test(folder), with_cap(tournament, max_games): a resume, under a new cap
+    verdict_line, status_line, header_line: the lines printed
 
-The table
----------
-A gauntlet of the candidate against the baseline: at a table of n seats the candidate sits with
-n - 1 copies of the baseline, and every block is one deal played under all n rotations of that
-table (n games), so the candidate meets the deal from every seat.  A block's score is the
-candidate's mean pairwise score against the baseline seats over the block's games
-(:func:`~kdtourney.stats.sprt.block_scores`).  The same spec as candidate and baseline (an A/A test)
-gives two entrants, ``spec#1`` (the candidate) and ``spec#2`` (the baseline).
-
-Feeding the blocks and the decision point
------------------------------------------
-Blocks are handed to one game service (kdtourney.service.local: the workers, their bots and
-kernels stay up from the first block to the last; dead or hung workers and faults behave as in
-``kdtourney run``) by the SPRT's feed (`SprtFeed`, run by the one driver loop of
-kdtourney.commands.run), in order, kept about LEAD_SECONDS of play queued ahead of what the
-workers hold, so they never wait for an evaluation. As blocks complete, the test is evaluated
-(`Tally`): the complete blocks 0, 1, 2, ... (a block is complete when all its rotations are
-stored; the first incomplete block ends the sequence), up to the cap, are fed in block order into
-one SPRT, which stops at the first block where the LLR leaves its bounds (never before
-``min_blocks``). A block with a failed game has no score (it is not balanced: see
-:mod:`kdtourney.stats.outcomes`) and adds nothing to the test. That block is the decision point: the
-games that no worker has taken are dropped, but for those of a block already begun (a stored
-block is always whole); what the workers held and those blocks are played past the decision,
-stored (and counted in the report's standings) but not in the test. So the decision, the block at
-which it is taken and the ``sprt`` rows depend only on the seed and the test's parameters, not on
-the number of workers, the speed or interruptions. An evaluation waits until EVALUATION_SHARE
-times what the last ones took has passed since the previous one, so it takes a small share of the
-parent's time however long the test.
-
-The store
----------
-The usual tournament store (:mod:`kdtourney.store`), plus:
-
-- config ``sprt``: the test (candidate and baseline labels, elo0, elo1, alpha, beta, min_blocks).
-  A folder holding another test or tournament is refused, as ``kdtourney run`` does.
-- config ``tournament``: the gauntlet, written once (``games``: the first session's cap). Each
-  session records its cap (``--max-games``) in the ``sessions`` table: the cap is the one thing a
-  re-run may change (a larger one continues an undecided test, a smaller one counts only the
-  blocks within it), and a resume goes on under the last one given.
-- table ``blocks``: the blocks, each recorded as it is handed to the service.
-- table ``sprt``: one row per counted block (block = blocks counted so far, from 1; llr and the
-  bounds; on the last row, where the test stands, the Elo estimate corrected for stopping and its
-  95% interval): the blocks the test counted, up to the decision. Rewritten at most every
-  RECORD_SECONDS, at the decision and at the end; the HTML report draws the LLR path from it.
-
-Re-running on the same folder (or ``kdtourney sprt --resume DIR``) continues from the stored blocks
-and reaches the decision an uninterrupted run reaches.
+The table is a gauntlet: the candidate and n - 1 baselines, each block one deal under every
+rotation. `SprtFeed` keeps about LEAD_SECONDS of play queued, evaluates the complete blocks in
+order (`Tally`, kdtourney.stats.sprt) and, once decided, plays only what the workers hold and the
+rest of their blocks, so the decision depends only on the seed and the test. The store's config
+`sprt` holds the test, its table `sprt` the LLR path (`record`). options: as
+kdtourney.commands.setup.Options. Raises ArenaError (one line) for bad input or a folder holding
+anything else. docs/commands.md#how-a-command-plays says more.
 """
 
 from __future__ import annotations
 
 import collections
-import contextlib
 import math
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -67,15 +25,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kdtourney.commands import run as runner
-from kdtourney.tournament import schedule
-from kdtourney import store
-from kdtourney.tournament.blocks import Incoming, of_plan
 from kdtourney.match.settings import PlaySettings
-from kdtourney.external import DEFAULT_STARTUP_TIMEOUT
-from kdtourney.stats.sprt import DEFAULT_MIN_BLOCKS, SPRT, block_scores, sprt_bounds
-from kdtourney.tournament.definition import RULE_OPTIONS, ArenaError, Tournament, differences, parse_players, prepare
 from kdtourney.stats.outcomes import balanced_blocks
+from kdtourney.stats.sprt import DEFAULT_MIN_BLOCKS, SPRT, block_scores, sprt_bounds
+from kdtourney import store
+from kdtourney.tournament import schedule
+from kdtourney.tournament.blocks import Incoming, of_plan
+from kdtourney.tournament.definition import (RULE_OPTIONS, ArenaError, Tournament, differences,
+                                             parse_players, prepare)
+
+from kdtourney.commands.driver import Driver, Feed
+from kdtourney.commands.folders import check_code, record_play, resume_command
+from kdtourney.commands.setup import Options, setup
 
 DEFAULT_MAX_GAMES = 20_000
 LEAD_SECONDS = 0.1     # games queued beyond what the workers hold: about this much play
@@ -319,11 +280,11 @@ def record(st: store.Store, state: SprtState) -> None:
 
 
 def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict,
-              identities: dict | None = None, play=None) -> tuple[int, list[str]]:
+              identities: dict | None = None, play=None) -> list[str]:
     """Create the store of a new test (with the entrants' `identities` and the `play` settings),
     or check that `folder` holds this test, played by this code under these play settings
-    (refused otherwise: ArenaError, see `runner.check_code` and `runner.record_play`), and set
-    its cap. Returns the session number and notes for the user."""
+    (refused otherwise: ArenaError, see `check_code` and `record_play` of
+    kdtourney.commands.folders), and set its cap. Returns notes for the user."""
     folder = Path(folder)
     if not store.exists(folder):
         try:
@@ -333,8 +294,8 @@ def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict,
             raise ArenaError(str(exc)) from None
         with st:
             st.set_config("sprt", test.to_dict())
-            runner.record_play(st, play or PlaySettings(), folder)
-        return 1, []
+            record_play(st, play or PlaySettings(), folder)
+        return []
     try:
         st = store.open_store(folder)
     except store.StoreError as exc:
@@ -352,10 +313,10 @@ def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict,
             more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
             raise ArenaError(f"{folder} holds another SPRT: {diff[0]}{more}; choose a new "
                              f"--out, or continue that one with kdtourney sprt --resume {folder}")
-        notes = runner.check_code(st, identities, folder) if identities is not None else []
-        runner.record_play(st, play or PlaySettings(), folder)
-        sessions = st.begin_session(meta.get("command"), tournament.games)  # its cap
-    return sessions, notes
+        notes = check_code(st, identities, folder) if identities is not None else []
+        record_play(st, play or PlaySettings(), folder)
+        st.begin_session(meta.get("command"), tournament.games)  # its cap
+    return notes
 
 
 def load_test(folder) -> tuple[Tournament, SprtTest, dict]:
@@ -367,7 +328,7 @@ def load_test(folder) -> tuple[Tournament, SprtTest, dict]:
         raise ArenaError(str(exc)) from None
     if "sprt" not in config:
         raise ArenaError(f"{folder} holds a tournament that is not an SPRT; continue it with "
-                         f"{runner.resume_command(folder)}")
+                         f"{resume_command(folder)}")
     caps = store.load_sessions(folder)["games"].dropna()
     cap = int(caps.iloc[-1]) if len(caps) else config["tournament"]["games"]  # the last cap set
     return (with_cap(Tournament.from_dict(config["tournament"]), cap),
@@ -377,6 +338,17 @@ def load_test(folder) -> tuple[Tournament, SprtTest, dict]:
 # --------------------------------------------------------------------------------------------------
 # Playing
 # --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DecisionPoint:
+    """When the test decided: the games stored, the games the workers held, and the games of the
+    blocks they began that were queued again (the rest of the queue was dropped). The games
+    stored past the decision are the last two, no more."""
+
+    stored: int
+    held: int
+    kept: int
 
 
 @dataclass
@@ -393,6 +365,7 @@ class SprtOutcome:
     evaluations: int = 0
     interrupted: bool = False
     seconds: float = 0.0
+    decision: DecisionPoint | None = None  # when this session's play decided
 
     @property
     def verdict(self) -> str | None:
@@ -412,48 +385,36 @@ class SprtOutcome:
 
 
 def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
-              workers: int | None = None, meta: dict | None = None, display=None,
-              hang_timeout: float | None = None, scheduler: str | None = None,
-              play: PlaySettings | None = None, startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
-              require_limits: bool = False) -> SprtOutcome:
+              meta: dict | None = None, display=None, **options) -> SprtOutcome:
     """Play blocks of `tournament` into `folder` until `test` decides or the cap
     (`tournament.games`) is reached; returns an SprtOutcome.
 
-    registry: the BotRegistry the entrants were checked against; workers: processes (default: all
-    cores); display: a kdtourney.terminal.display.SprtDisplay (or anything with its methods) or None;
-    scheduler: play on a Dask cluster (as `runner.run_tournament`; `workers` is then the
-    cluster's); play, startup_timeout, require_limits: how the bots are played (see
-    runner.run_tournament; TOML bots are started once, before anything). One game service plays
-    every block. Raises ArenaError for a folder holding another test, and for runner failures.
+    registry: the BotRegistry the entrants were checked against; display: a
+    kdtourney.terminal.display.SprtDisplay (or anything with its methods) or None; options: how
+    and where the games are played (kdtourney.commands.setup.Options; on a Dask cluster the
+    workers are the cluster's). One game service plays every block. Raises ArenaError for a
+    folder holding another test, and for what cannot be played.
     """
     started = time.perf_counter()
     folder = Path(folder)
-    meta = meta or {}
-    play = play or PlaySettings()
-    settings = runner.bot_settings(tournament, folder, play, startup_timeout, scheduler,
-                                   require_limits)
-    with contextlib.ExitStack() as stack:
-        cluster, workers = stack.enter_context(runner.holding_workers(folder, scheduler, workers))
-        runner.start_bots(registry, tournament, startup_timeout, settings.sandbox)
-        identities = runner.entrant_identities(registry, tournament)
-        _, notes = open_test(tournament, test, folder, meta, identities, play)
+    how = Options(**options)
+
+    def open_folder(identities):
+        return open_test(tournament, test, folder, meta or {}, identities, how.play)
+
+    with setup(tournament, folder, registry, open_folder, how) as s:
         counted = tally(folder, tournament, test)
         state = counted.state()
-        st = stack.enter_context(store.open_store(folder))
-        record(st, state)
+        record(s.st, state)
         outcome = SprtOutcome(folder=folder, tournament=tournament, test=test, state=state,
                               stored_before=state.stored)
         if display is not None:
-            display.begin(tournament, test, state, workers)
-            stack.callback(display.end)
-            for note in notes:
+            display.begin(tournament, test, state, s.workers)
+            s.stack.callback(display.end)
+            for note in s.notes:
                 display.note(note)
         if not state.decided and state.complete < cap_blocks(tournament):
-            driver = runner.Driver(stack, folder, st, tournament, registry, cluster=cluster,
-                                   workers=workers, settings=settings, play=play,
-                                   identities=identities, hang_timeout=hang_timeout,
-                                   require_limits=require_limits, reporter=display)
-            ran = driver.run(SprtFeed(outcome, counted, display))
+            ran = Driver(s, display).run(SprtFeed(outcome, counted, display))
             outcome.played, outcome.interrupted = ran.played, ran.interrupted
     if outcome.interrupted and outcome.state.decided:
         outcome.interrupted = False  # the decision was reached: nothing is left to play
@@ -461,7 +422,7 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
     return outcome
 
 
-class SprtFeed(runner.Feed):
+class SprtFeed(Feed):
     """The feed of an SPRT: the blocks of the plan in order, kept queued about LEAD_SECONDS of
     play ahead of the workers (so they never wait for an evaluation and little is played past a
     decision); the test evaluated as blocks complete (its Tally scores each block once, from the
@@ -532,7 +493,9 @@ class SprtFeed(runner.Feed):
         """Decided: drop the games no worker has taken, but for those of a block begun."""
         dropped = driver.cancel()
         per_block = collections.Counter(g.block for g in dropped)
-        driver.submit(g for g in dropped if per_block[g.block] < g.n_players)
+        kept = [g for g in dropped if per_block[g.block] < g.n_players]
+        self.outcome.decision = DecisionPoint(self.tally.stored, driver.outstanding, len(kept))
+        driver.submit(kept)
 
     def stopped(self, driver):
         self.tally.advance()
@@ -613,6 +576,7 @@ def header_line(tournament: Tournament, test: SprtTest, state: SprtState, worker
     return text
 
 
-__all__ = ["SprtTest", "SprtState", "SprtOutcome", "SprtFeed", "Tally", "prepare_test",
-           "play_sprt", "evaluate", "tally", "record", "open_test", "load_test", "cap_blocks",
-           "with_cap", "verdict_line", "status_line", "RULE_OPTIONS", "DEFAULT_MAX_GAMES"]
+__all__ = ["SprtTest", "SprtState", "SprtOutcome", "DecisionPoint", "SprtFeed", "Tally",
+           "prepare_test", "play_sprt", "evaluate", "tally", "record", "open_test", "load_test",
+           "cap_blocks", "with_cap", "verdict_line", "status_line", "RULE_OPTIONS",
+           "DEFAULT_MAX_GAMES"]

@@ -22,7 +22,7 @@ import os
 
 where = os.environ.get("KDTOURNEY_FAULT")
 if where:
-    from kdtourney.commands import run as runner
+    from kdtourney.commands import driver
     from kdtourney.service import worker as workers
 
     calls = [0]
@@ -38,7 +38,7 @@ if where:
     if where == "worker":  # a local worker's or a Dask worker's (WorkerState.play)
         workers.play_match = faulty(workers.play_match, 3)
     else:
-        runner.rows_of = faulty(runner.rows_of, 2)
+        driver.rows_of = faulty(driver.rows_of, 2)
 """
 
 COMMANDS = {
@@ -85,7 +85,8 @@ def test_a_harness_error_is_logged_named_and_exits_70(tmp_path, command, fault, 
             < trace.index("in the command's process") \
             < trace.index("HarnessError: a worker failed: KeyError: 3")
     else:
-        assert "in _take" in trace and "raise KeyError(3)" in trace and trace.rstrip().endswith("KeyError: 3")
+        assert "in _take" in trace and "raise KeyError(3)" in trace \
+            and trace.rstrip().endswith("KeyError: 3")
     if workers != ONE_WORKER:  # on Dask a batch's games come back together, or not at all
         return
     stored = store.load_games(folder, ["game"])

@@ -37,8 +37,8 @@ def run(*args):
 def small(tmp_path_factory):
     """A finished small tournament."""
     folder = tmp_path_factory.mktemp("cli") / "small"
-    result = run("run", "--bots", "random,greedy", "--players", "2,4", "--games", "10", "--seed", "8",
-                 "--out", folder, "--workers", "1")
+    result = run("run", "--bots", "random,greedy", "--players", "2,4", "--games", "10", "--seed",
+                 "8", "--out", folder, "--workers", "1")
     assert result.exit_code == 0, result.output
     return folder, result
 
@@ -54,7 +54,8 @@ def test_run_output_and_store(small):
     cfg = load_config(folder)
     assert cfg["tournament"]["seed"] == 8 and cfg["tournament"]["entrants"] == ["random", "greedy"]
     meta = cfg["meta"]
-    assert {"kdtourney", "python", "numba", "platform", "command", "created", "updated"} <= set(meta)
+    assert {"kdtourney", "python", "numba", "platform", "command", "created",
+            "updated"} <= set(meta)
     assert len(load_results(folder)) == 2 * (2 * 2) + 2 * (4 * 4)  # blocks of 2 and 4 games
     assert len(load_games(folder)) == 12
 
@@ -68,7 +69,8 @@ def test_terminal_standings_show_the_report_pages_figures(small):
     assert [row["name"] for row in page] == list(printed)  # the same order, strongest first
     for row in page:
         line = printed[row["name"]]
-        assert f"{row['win_share']:.3f} [{row['win_share_lo']:.2f}, {row['win_share_hi']:.2f}]" in line
+        assert (f"{row['win_share']:.3f} [{row['win_share_lo']:.2f}, "
+                f"{row['win_share_hi']:.2f}]") in line
         assert f"{row['elo']:+.0f} [{row['elo_lo']:+.0f}, {row['elo_hi']:+.0f}]" in line
 
 
@@ -236,7 +238,8 @@ BAD = [
     (["--bots", "random,nobot"], "unknown bot 'nobot'"),
     (["--bots", "random:depth=3,greedy"], "random has no parameter 'depth'"),
     (["--bots", "mcts:c=1e999,greedy"], "parameter c expects a finite number"),
-    (["--bots", "random,greedy", "--variant", "duel", "--players", "4"], "impossible rules: the duel variant"),
+    (["--bots", "random,greedy", "--variant", "duel", "--players", "4"],
+     "impossible rules: the duel variant"),
     (["--bots", "random,greedy", "--players", "5"], "a table has 2, 3 or 4 players"),
     (["--bots", "random,greedy", "--first-picks", "abba", "--players", "3"], "impossible rules"),
     (["--bots", "random,greedy", "--tiebreak", "coin"], "impossible rules: tiebreak must be"),
@@ -248,7 +251,8 @@ BAD = [
     (["--bots", "random,greedy", "--workers", "-2"], "--workers must be positive"),
     (["--bots", "random,greedy", "--move-time-limit", "0"], "--move-time-limit must be positive"),
     (["--bots", "random,greedy", "--move-time-limit", "inf"], "--move-time-limit must be a finite"),
-    (["--bots", "random,greedy", "--move-time-margin", "nan"], "--move-time-margin must be a finite"),
+    (["--bots", "random,greedy", "--move-time-margin", "nan"],
+     "--move-time-margin must be a finite"),
     (["--bots", "random,greedy", "--games", "99999999999999999999"], "--games must be at most"),
     (["--bots", "mcts:c=-1,greedy"], "mcts:c=-1.0: c must be a number >= 0.0, not -1.0"),
     (["--bots", "mcts:iterations=0,greedy"], "mcts:iterations=0: iterations must be a positive"),
@@ -287,12 +291,14 @@ def test_bad_stores_and_other_tournaments_are_refused_and_kept(small, tmp_path):
         (["--resume", foreign], "not a kdtourney tournament"),
         (["--resume", tmp_path / "nothing"], "no tournament in"),
         (["--bots", "random,greedy", "--out", other], "corrupt or not an SQLite database"),
-        (["--bots", "random,greedy", "--out", foreign, "--seed", "1"], "not a kdtourney tournament"),
+        (["--bots", "random,greedy", "--out", foreign, "--seed", "1"],
+         "not a kdtourney tournament"),
         (["--bots", "random,greedy", "--players", "2,4", "--games", "20", "--out", folder],
          "holds another tournament: games: 10 (stored) vs 20 (now)"),
         (["--bots", "random,mce", "--players", "2,4", "--games", "10", "--out", folder],
          "holds another tournament: entrants: random,greedy (stored) vs random,mce (now)"),
-        (["--resume", folder, "--bots", "random,greedy"], "--resume DIR plays the stored tournament"),
+        (["--resume", folder, "--bots", "random,greedy"],
+         "--resume DIR plays the stored tournament"),
     ]
     garbage = (other / "tournament.sqlite").read_bytes()
     for args, message in cases:
@@ -319,7 +325,8 @@ def test_bots_in_their_own_process_are_checked_before_anything(tmp_path):
                                              "configuration)"),
         (["--bots", "no-hello,random", "--startup-timeout", "1"],
          "no-hello.toml: the bot did not answer hello within the start-up timeout of 1 s"),
-        (["--bots", "random,greedy", "--startup-timeout", "0"], "--startup-timeout must be positive"),
+        (["--bots", "random,greedy", "--startup-timeout", "0"],
+         "--startup-timeout must be positive"),
         (["--bots", "random,greedy", "--move-time-margin", "-1"],
          "--move-time-margin must not be negative"),
     ]
@@ -485,7 +492,8 @@ def test_time_control_forfeits_on_an_empty_bank_and_grants_the_first_decision(tm
     tournament = load_config(tmp_path / "bank")["tournament"]
     assert tournament["clock"] == {"bank_s": 0.3, "increment_s": 0.0, "first_move_s": None}
     page = build_context(tmp_path / "bank")
-    assert page["time_forfeits"] == {"slow-start": 2} and page["clock_text"] == "clock: 0.3+0 s a game"
+    assert page["time_forfeits"] == {"slow-start": 2}
+    assert page["clock_text"] == "clock: 0.3+0 s a game"
     # a first-decision allowance of 1 s, then 0.05 s a decision from a 0.3+0.1 bank: no forfeit
     result = run(*common, "--time-control", "0.3+0.1", "--first-move-time", "1",
                  "--out", tmp_path / "first")
@@ -505,7 +513,8 @@ def test_time_control_forfeits_on_an_empty_bank_and_grants_the_first_decision(tm
     (["--time-control", "0+1"], "--time-control 0+1: the bank must be positive and the "
                                 "increment not negative"),
     (["--first-move-time", "1"], "--first-move-time needs --move-time-limit or --time-control"),
-    (["--first-move-time", "0", "--time-control", "1"], "--first-move-time must be positive, not 0")])
+    (["--first-move-time", "0", "--time-control", "1"],
+     "--first-move-time must be positive, not 0")])
 def test_bad_time_controls(tmp_path, args, message):
     result = run("run", "--bots", "random,greedy", "--out", tmp_path / "t", *args)
     assert result.exit_code == 2 and result.stderr == f"Error: {message}\n", result.output

@@ -85,8 +85,8 @@ def test_undecided_then_resumed_with_a_larger_cap(tmp_path):
     resumed = run("--resume", folder, "--max-games", 400, "--workers", 2, "--no-report")
     assert resumed.exit_code == 0, resumed.output
     assert "; 40 games stored" in lines(resumed)[0]
-    assert lines(resumed)[-1].startswith("H0 accepted: the candidate is not shown to be at least 50 "
-                                         "Elo stronger than the baseline")
+    assert lines(resumed)[-1].startswith("H0 accepted: the candidate is not shown to be at least "
+                                         "50 Elo stronger than the baseline")
     assert "after 80 games (40 blocks)" in lines(resumed)[-1]
     uninterrupted = run(*common, "--max-games", 400, "--out", tmp_path / "whole", "--quiet")
     assert lines(uninterrupted) == lines(resumed)[-1:]

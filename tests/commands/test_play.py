@@ -15,7 +15,7 @@ from kdtourney.store import load_faults, load_games, load_results
 from kdtourney.commands.play import Board, lineup, play_games
 from kdtourney.match.settings import PlaySettings
 from kdtourney.terminal.replay import replay_text
-from kdtourney.commands.run import session_meta
+from kdtourney.commands.folders import session_meta
 from kdtourney.registry.registry import BotRegistry
 
 

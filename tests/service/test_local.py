@@ -13,7 +13,7 @@ from kdtourney.tournament.definition import prepare
 from kdtourney.service import local as service_module
 from kdtourney.service.forfeit import HANG_GRACE
 from kdtourney.match.loop import play_match
-from kdtourney.commands.run import bot_settings, entrant_identities, open_service
+from kdtourney.commands.setup import bot_settings, entrant_identities, open_service
 from kdtourney.tournament.definition import ArenaError
 from kdtourney.registry.registry import BotRegistry
 
