@@ -22,6 +22,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from kdtourney import __version__
+from kdtourney.errors import UserError
 from kdtourney.stats import ratings, descriptive as stats
 from kdtourney import store as _store
 from kdtourney.match.clock import TimeControl
@@ -36,7 +37,7 @@ from kdtourney.report.standings import N_BOOT, standings
 __all__ = ["write_report", "write_game_page", "build_context", "parse_anchor", "ReportError"]
 
 
-class ReportError(ValueError):
+class ReportError(UserError):
     """Bad input for the report (an anchor that is not NAME=VALUE or names no entrant); one line."""
 
 

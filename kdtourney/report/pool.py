@@ -65,6 +65,7 @@ import numpy as np
 import pandas as pd
 
 from kdtourney import store as _store
+from kdtourney.errors import UserError
 from kdtourney.match.settings import played_with
 from kdtourney.tournament.definition import RULE_OPTIONS, Tournament
 from kdtourney.engine import Rules
@@ -79,7 +80,7 @@ _GAME_COLUMNS = ("game", "n_players", "finished_at", "seed")
 _SHIFT = 32  # game and block numbers of folder i start at i << 32
 
 
-class PoolError(ValueError):
+class PoolError(UserError):
     """The list cannot be made: nothing can be rated (`notes`: the lines that say what was found
     instead), or the anchor names no rated entrant. The message is one line."""
 

@@ -46,6 +46,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from kdtourney.errors import UserError
+
 ALPHA = 0.602
 GAMMA = 0.101
 A_FRACTION = 0.1     # A = this fraction of the iterations
@@ -54,7 +56,7 @@ SPSA_RULE = 3        # the version of the rule (module docstring); 1: before it 
 RULES = (1, 2, 3)
 
 
-class SpsaError(ValueError):
+class SpsaError(UserError):
     """A parameter or setting SPSA cannot use; the message is one line, meant for the user."""
 
 

@@ -23,6 +23,7 @@ from kdtourney.registry.registry import BotRegistry
 from kdtourney.cli import main
 from kdtourney.stats import ratings
 from kdtourney.report.fmt import fmt_elo
+from kdtourney.errors import UserError
 from kdtourney.report.pool import PoolError, rating_list
 
 N_BOOT = 200
@@ -302,6 +303,7 @@ def test_exit_2_only_when_nothing_can_be_rated(tmp_path):
     assert four.exit_code == 0, four.output  # alone, its 4-player games are the list
     with pytest.raises(PoolError):
         rating_list([tmp_path / "missing"])
+    assert issubclass(PoolError, UserError)  # the command line's one-line error, exit 2
 
 
 def test_page_shows_the_list_and_where_every_game_came_from(tmp_path):

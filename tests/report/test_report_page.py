@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from conftest import EVIL_MESSAGE, EVIL_TEXT
 from kdtourney.store import load_entrants, load_games, open_store, store_path
 from kdtourney.cli import main
+from kdtourney.errors import UserError
 from kdtourney.report.html import build_context, parse_anchor, ReportError, write_report
 from kdtourney.report.page import render
 
@@ -154,6 +155,7 @@ def test_parse_anchor():
     for bad in ("greedy", "=3", "greedy=x", "greedy=nan"):
         with pytest.raises(ReportError):
             parse_anchor(bad)
+    assert issubclass(ReportError, UserError)  # the command line's one-line error, exit 2
 
 
 def test_plots_are_stable(tournaments):
