@@ -1,23 +1,17 @@
-"""Descriptive statistics of tournament results, per entrant, per pair, per seat, per player count.
+"""Descriptive statistics of tournament results, per entrant, pair, seat and player count, and
+the block bootstrap behind every interval (docs/ratings.md).
 
-Input is the store's results table: one row per player per game (columns ``game``, ``block``,
-``n_players``, ``seat``, ``entrant``, ``score``, ``rank``, ``win_share``, ``margin``,
-``largest_territory``, ``crowns``, ``discards``, ``fault``, ``time_total``, ``time_max``).  Optional
-columns that are absent are skipped.
+    entrant_summary(results)        one row per entrant: counts, means with intervals, quantiles
+    head_to_head(results)           every ordered pair's pairwise record (head_to_head_matrix:
+                                    one of its columns as an entrant x opponent matrix)
+    by_seat, by_player_count        means per (player count, seat) and per (entrant, count)
+    block_bootstrap_means(...)      group means with block-bootstrap percentile intervals
+    block_resamples(rng, n, blocks) the resamples themselves, in chunks
+    percentile_interval(draws)      (lo, hi) per column of bootstrap draws
 
-Intervals
----------
-Games of one block (one deal under several seat arrangements) are dependent, so blocks are the
-independent unit.  Intervals on per-entrant means are **block-bootstrap percentile intervals**: blocks
-are resampled with replacement and each mean is recomputed as (sum over resampled rows) / (number of
-resampled rows), i.e. a ratio estimator that handles blocks of unequal size and entrants absent from
-some blocks.  All metrics and entrants share the same resamples.
-
-Counting
---------
-``games`` counts player-games (rows): in a self-play game where an entrant holds two seats it counts
-twice, and its ``wins`` (sum of ``win_share``) likewise.  Faulted games stay in all means (a fault is a
-loss, already ranked last); faults are also counted on their own.
+`results` is the store's results table, one row per player per game (``game``, ``block``,
+``n_players``, ``seat``, ``entrant``, ``score``, ``rank``, ``win_share``, ``margin``, ...;
+optional columns that are absent are skipped); the block is the unit every interval resamples.
 """
 
 from __future__ import annotations
@@ -74,7 +68,9 @@ def block_bootstrap_means(
     ``values``: numeric columns (one row per observation); ``group``: group label per row; ``block``:
     block label per row (blocks numbered by first appearance, as for the ratings, so that the same
     seed resamples the same blocks).  Returns ``{column: DataFrame(index=group, columns=[mean, lo,
-    hi])}``.  With ``n_boot=0`` the intervals are NaN.
+    hi])}``.  With ``n_boot=0`` the intervals are NaN.  A resample's mean is its sum over its
+    count of rows (a ratio estimator: blocks of unequal size, groups absent from some blocks);
+    every column and group shares the same resamples.
     """
     g_codes, groups = pd.factorize(np.asarray(group), sort=True)
     b_codes, blocks = pd.factorize(np.asarray(block))

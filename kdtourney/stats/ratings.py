@@ -1,58 +1,17 @@
-"""Elo ratings from tournament results: Bradley-Terry maximum likelihood, block bootstrap, LOS.
+"""Elo ratings from tournament results: Bradley-Terry maximum likelihood over every game's
+pairwise outcomes, block-bootstrap intervals, likelihood of superiority (the model, its prior and
+the bounds of perfect records: docs/ratings.md).
 
-Model
------
-Every game (2, 3 or 4 players) is broken into its pairwise outcomes (:mod:`kdtourney.stats.outcomes`: for
-every two seats of different entrants the better rank scores 1, the worse 0, equal ranks 0.5 each).
-All pairs of all games are fitted at once by maximum likelihood under Bradley-Terry,
+    pair_counts(results)           the results as wins and meetings per (block, entrant pair)
+    fit_elo(results, anchor)       Elo per entrant, strongest first (a Series)
+    fit_totals(wins, games)        the same fit from K x K totals, mean 0
+    bootstrap_elo(results, n_boot) Elo with percentile intervals over resampled blocks, a perfect
+                                   record flagged (`record`) with a one-sided bound
+    rank_key(table)                what the entrants are ranked by
+    los_matrix(draws)              P(row entrant stronger than column entrant)
+    elo_history(results, points)   Elo after growing prefixes of the blocks
 
-    P(i beats j) = 1 / (1 + exp(-(theta_i - theta_j))),     Elo_i = theta_i * 400 / ln 10,
-
-so that an Elo difference d gives the expected pairwise score 1 / (1 + 10 ** (-d / 400)).  Ties are
-counted as half a win for each side (the usual "ties as half" quasi-likelihood).  The fit is order
-independent (no online updates).
-
-Pairs inside one multi-player game are not independent, so the pairwise likelihood is a composite
-likelihood: the estimate is consistent (for instance under Plackett-Luce, whose pairwise marginals are
-exactly Bradley-Terry), but its curvature overstates the information.  Confidence intervals are
-therefore never taken from the likelihood; they come from a bootstrap that resamples whole *blocks*
-(a block is one deal played under several seat arrangements, the independent unit).
-
-Prior
------
-An entrant that won (or lost) every comparison would have an infinite maximum likelihood strength.
-To keep every fit finite, each entrant gets ``prior_draws`` virtual *drawn* games (default 1 game in
-total, scored 0.5) against a fixed virtual opponent of strength 0 (Elo 0 before anchoring).  This is a
-weak shrinkage toward the middle: with hundreds of real games per entrant it moves estimates by a
-fraction of an Elo point, while an undefeated entrant gets a large but finite rating.  It also makes the
-Newton system strictly concave, so the fit is unique even when the comparison graph is disconnected.
-
-Perfect records
----------------
-An entrant that won (or lost) every comparison has no finite estimate, and the bootstrap cannot
-tell how far it stands: every resample repeats the perfect record, so the percentile interval
-shrinks to the prior's point (``+430 [+430, +430]``).  Such an entrant is flagged (column
-``record``: ``"won all"`` or ``"lost all"``) and its interval is one-sided: from the Elo it gets
-when its pairwise score against each opponent is the exact binomial (Clopper-Pearson) bound on a
-perfect record, ``((1 - level) / 2) ** (1 / n)`` after ``n`` blocks (the blocks, not the
-comparisons, are the independent units: the bound is conservative), refitted with everyone else as
-they played and the same anchor, to +inf (or from -inf, one minus that score, for a record of
-losses). The refit puts the bound on the list's scale: against opponents whose own Elo the prior
-sets (they too lost every comparison), a bound from their Elo plus the gap would follow the prior.
-Entrants are ranked by their Elo, a perfect record never past its bound (``rank_key``).
-
-Anchoring
----------
-Elo is defined up to a constant.  ``anchor=None`` (default) shifts the ratings to mean 0 over the
-entrants; ``anchor=("greedy", 0.0)`` pins the entrant ``"greedy"`` to 0.0 (its bootstrap interval is
-then degenerate and the other intervals are relative to it).
-
-Performance
------------
-The results table is reduced once to pairwise win / meeting counts per (block, entrant pair); a
-bootstrap draw (:func:`kdtourney.stats.descriptive.block_resamples`, the resamples behind every interval of
-the report) only re-weights these records by the multiplicity of each block, and
-fits are solved in batches by a damped Newton iteration on (draws x entrants) arrays.
+`results` is the store's results table (or a PairCounts); `anchor` None (mean 0) or (name, Elo).
 """
 
 from __future__ import annotations
@@ -279,7 +238,7 @@ def fit_elo(results: pd.DataFrame | PairCounts, anchor=None, prior: float = _DEF
     results : the results table (one row per player per game; uses ``game``, ``block``, ``entrant``,
         ``rank``) or a precomputed :class:`PairCounts`.
     anchor : None for mean-0 ratings, or ``(entrant, elo)`` to pin one entrant.
-    prior : virtual drawn games per entrant against a strength-0 opponent (see module docstring);
+    prior : virtual drawn games per entrant against a strength-0 opponent (docs/ratings.md);
         keeps ratings finite for an entrant that won or lost everything.
 
     Returns a Series (index entrant, name ``"elo"``) sorted from strongest to weakest.
@@ -364,8 +323,10 @@ def bootstrap_elo(
 
 
 def _one_sided(table: pd.DataFrame, pc: PairCounts, level: float, anchor, prior) -> None:
-    """Flag the entrants with a perfect record and give them a one-sided interval (see the module
-    docstring); adds the column ``record`` ("won all", "lost all" or "")."""
+    """Flag the entrants with a perfect record and give them a one-sided interval; adds the column
+    ``record`` ("won all", "lost all" or ""). The bound is the Elo refitted with the entrant's
+    score against each opponent at the binomial bound of a sweep over its n blocks,
+    ((1 - level) / 2) ** (1 / n), everyone else as they played (docs/ratings.md)."""
     w, n = pc.totals()
     K = pc.n_entrants
     wins = np.bincount(pc.pair_i, w, K) + np.bincount(pc.pair_j, n - w, K)
