@@ -239,6 +239,7 @@ def _sprt_test(folder: Path, config: dict, stored: int) -> dict | None:
     the cap); None for another folder."""
     if "sprt" not in config:
         return None
+    # start-up time: the command's module brings the service layer, which only an SPRT needs
     from kdtourney.commands import sprt as sequential
 
     try:
@@ -275,11 +276,13 @@ def _progress(tournament: dict, requested, games: pd.DataFrame) -> dict:
         per_block = games.groupby("block").agg(n=("game", "size"), players=("n_players", "first"))
         incomplete_blocks = int((per_block["n"] < per_block["players"]).sum())
     partial = (requested is not None and n_done < requested) or incomplete_blocks > 0
-    finished = games["finished_at"].dropna() if n_done and "finished_at" in games else pd.Series([], dtype=object)
+    finished = (games["finished_at"].dropna() if n_done and "finished_at" in games
+                else pd.Series([], dtype=object))
     counts = sorted(int(x) for x in games["n_players"].unique()) if n_done else []
     players_cfg = tournament.get("players")
     if not counts and players_cfg:
-        counts = sorted(int(x) for x in (players_cfg if isinstance(players_cfg, list) else [players_cfg]))
+        given = players_cfg if isinstance(players_cfg, list) else [players_cfg]
+        counts = sorted(int(x) for x in given)
     return {
         "n_games": n_done,
         "requested_games": requested,
@@ -333,7 +336,8 @@ def _reproducibility(tournament: dict, meta: dict, config: dict) -> dict:
                 used.add(k)
                 break
     settings = [(k, fmt_value(v)) for k, v in sorted(tournament.items()) if k != "rules"]
-    settings += [(f"play: {k}", fmt_value(v)) for k, v in sorted((config.get("play") or {}).items())]
+    settings += [(f"play: {k}", fmt_value(v))
+                 for k, v in sorted((config.get("play") or {}).items())]
     rules = [(k, fmt_value(v)) for k, v in sorted((tournament.get("rules") or {}).items())]
     other_meta = [(k, fmt_value(v)) for k, v in sorted(meta.items()) if k not in used]
     # a --sandbox folder keys its deals and bot seeds with a secret of its store: its resume
@@ -529,7 +533,8 @@ def _chosen_games(results, games, rules, order) -> dict:
         rr = r.assign(dist=(r["score"] - med).abs(), is_best=r["game"] == best["game"])
         typical = rr.sort_values(["dist", "is_best", "game"]).iloc[0]
         picks.setdefault(int(best["game"]), []).append(
-            {"entrant": name, "kind": "best", "seat": int(best["seat"]), "score": int(best["score"])})
+            {"entrant": name, "kind": "best", "seat": int(best["seat"]),
+             "score": int(best["score"])})
         picks.setdefault(int(typical["game"]), []).append(
             {"entrant": name, "kind": "typical", "seat": int(typical["seat"]),
              "score": int(typical["score"]), "median": med})

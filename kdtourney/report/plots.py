@@ -144,15 +144,17 @@ def elo_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0") -> 
         ax.plot([lo, lo], [yi - 0.18, yi + 0.18], color=c, lw=1.2)
         ax.plot([hi, hi], [yi - 0.18, yi + 0.18], color=c, lw=1.2)
         ax.plot([row["elo"]], [yi], "o", color=c, ms=7, mec="white", mew=1.2)
-        ax.annotate(fmt_elo(row["elo"]), (row["elo"], yi), xytext=(0, 7), textcoords="offset points",
-                    ha="center", va="bottom", fontsize=8, color="#222")
+        ax.annotate(fmt_elo(row["elo"]), (row["elo"], yi), xytext=(0, 7),
+                    textcoords="offset points", ha="center", va="bottom", fontsize=8,
+                    color="#222")
     ax.axvline(0, color="#888", lw=0.8, ls="--")
     ax.set_yticks(y, [short(e) for e in t.index])
     ax.set_ylim(-0.7, n - 0.3)
     ax.grid(axis="y", visible=False)
     ax.set_xlabel(f"Elo ({anchor_text}); bars: 95% interval")
     alt = "Elo ratings with 95% intervals, strongest first. " + "; ".join(
-        f"{e}: {fmt_elo(r['elo'])} ({fmt_elo(r['lo'])} to {fmt_elo(r['hi'])})" for e, r in t.iterrows())
+        f"{e}: {fmt_elo(r['elo'])} ({fmt_elo(r['lo'])} to {fmt_elo(r['hi'])})"
+        for e, r in t.iterrows())
     return svg_plot(fig, alt, "elo")
 
 
@@ -164,7 +166,8 @@ def elo_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0") -> 
 def _strips(ax, groups: list, colors: dict, zero_line: bool = False):
     """Mirrored histograms (one per entrant, top to bottom) with a box (quartiles), whiskers (5th to
     95th percentile), median line and mean diamond."""
-    allv = np.concatenate([np.asarray(v, dtype=float) for _, v in groups if len(v)]) if groups else np.zeros(1)
+    allv = (np.concatenate([np.asarray(v, dtype=float) for _, v in groups if len(v)]) if groups
+            else np.zeros(1))
     lo, hi = float(np.min(allv)), float(np.max(allv))
     span = max(hi - lo, 1.0)
     step = max(1.0, np.ceil(span / 60.0))
@@ -205,7 +208,8 @@ def _dist_alt(groups, what) -> str:
     for e, v in groups:
         if len(v):
             q25, q50, q75 = np.quantile(v, [0.25, 0.5, 0.75])
-            parts.append(f"{e}: median {q50:g}, middle half {q25:g} to {q75:g}, mean {np.mean(v):.1f}")
+            parts.append(f"{e}: median {q50:g}, middle half {q25:g} to {q75:g}, "
+                         f"mean {np.mean(v):.1f}")
     return f"{what} per entrant. " + "; ".join(parts)
 
 
@@ -227,7 +231,8 @@ def margin_plot(results: pd.DataFrame, order, colors: dict) -> Plot:
     fig = new_figure(6.4, 0.9 + 0.55 * max(len(groups), 1))
     ax = fig.subplots()
     _strips(ax, groups, colors, zero_line=True)
-    ax.set_xlabel("victory margin: own score \u2212 best opponent's (right of the dashed line: won)")
+    ax.set_xlabel("victory margin: own score \u2212 best opponent's "
+                  "(right of the dashed line: won)")
     return svg_plot(fig, _dist_alt(groups, "Victory margin distribution"), "margins")
 
 
@@ -313,12 +318,13 @@ def seat_plot(seats: pd.DataFrame) -> Plot:
         ax.set_xticks(x, [f"seat {int(v) + 1}" for v in x])
         ax.set_title(f"{n} players")
         ax.grid(axis="x", visible=False)
-        parts.append(f"{n} players: " + ", ".join(f"seat {int(a) + 1} {100 * b:.1f}%" for a, b in zip(x, y))
-                     + f" (fair share {100 / n:.1f}%)")
+        shares = ", ".join(f"seat {int(a) + 1} {100 * b:.1f}%" for a, b in zip(x, y))
+        parts.append(f"{n} players: {shares} (fair share {100 / n:.1f}%)")
     axes[0].set_ylabel("win share")
     axes[0].set_ylim(0, min(1.0, top * 1.15 + 0.02))
     axes[0].yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0, decimals=0))
-    alt = "Win share by seat (turn order), with 95% intervals; dashed line: fair share. " + "; ".join(parts)
+    alt = ("Win share by seat (turn order), with 95% intervals; dashed line: fair share. "
+           + "; ".join(parts))
     return svg_plot(fig, alt, "seats")
 
 
@@ -340,9 +346,10 @@ def convergence_plot(history: pd.DataFrame, order, colors: dict) -> Plot:
         c = colors.get(e, "#333")
         x = h["games"].to_numpy()
         if h["lo"].notna().any():
-            ax.fill_between(x, h["lo"].to_numpy(dtype=float), h["hi"].to_numpy(dtype=float), color=c,
-                            alpha=0.15, lw=0)
-        ax.plot(x, h["elo"].to_numpy(dtype=float), color=c, lw=1.8, label=short(e), marker="o", ms=2.5)
+            ax.fill_between(x, h["lo"].to_numpy(dtype=float), h["hi"].to_numpy(dtype=float),
+                            color=c, alpha=0.15, lw=0)
+        ax.plot(x, h["elo"].to_numpy(dtype=float), color=c, lw=1.8, label=short(e), marker="o",
+                ms=2.5)
         first, last = h.iloc[0], h.iloc[-1]
         parts.append(f"{e}: {fmt_elo(first['elo'])} after {int(first['games'])} games, "
                      f"{fmt_elo(last['elo'])} after {int(last['games'])}")

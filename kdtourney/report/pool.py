@@ -312,10 +312,10 @@ def _left_out(st: _StoreData, players: tuple, reference: dict | None) -> tuple[s
 
 def rating_list(paths, *, players=None, anchor=None, n_boot: int = 1000, seed: int = 0
                 ) -> RatingList:
-    """Pool the games of the tournament folders in or under `paths` and rate them
-    (docs/ratings.md). players: the player counts to pool (default: the most played one); anchor: None
-    (mean 0) or (name, Elo). PoolError (one line, and the notes) when nothing can be rated or the
-    anchor names no rated entrant."""
+    """Pool the games of the tournament folders in or under `paths` and rate them (docs/ratings.md).
+    players: the player counts to pool (default: the most played one); anchor: None (mean 0) or
+    (name, Elo). PoolError (one line, and the notes) when nothing can be rated or the anchor names
+    no rated entrant."""
     stores, skipped = _readable(paths)
     players, reference = _choose(stores, players)
     sources, results, failed = [], [], []

@@ -41,9 +41,9 @@ def block_resamples(rng: np.random.Generator, n_boot: int, n_blocks: int, width:
                     rows: int | None = None):
     """The block bootstrap, the one behind every interval: `n_boot` resamples of `n_blocks` blocks
     drawn with replacement, yielded in chunks of at most `rows` resamples (default: about 4 million
-    cells).  Each chunk is an array (m, width) of multiplicities, column k counting block k (numbered
+    cells). Each chunk is an array (m, width) of multiplicities, column k counting block k (numbered
     by first game); columns from `n_blocks` to `width` (default `n_blocks`) stay 0, for a resample
-    of the first blocks only.  The same generator state gives the same resamples, however chunked.
+    of the first blocks only. The same generator state gives the same resamples, however chunked.
     """
     width = n_blocks if width is None else width
     rows = rows or max(1, 4_000_000 // max(width, 1))
@@ -65,12 +65,12 @@ def block_bootstrap_means(
 ) -> dict[str, pd.DataFrame]:
     """Group means of several columns with block-bootstrap percentile intervals.
 
-    ``values``: numeric columns (one row per observation); ``group``: group label per row; ``block``:
-    block label per row (blocks numbered by first appearance, as for the ratings, so that the same
-    seed resamples the same blocks).  Returns ``{column: DataFrame(index=group, columns=[mean, lo,
-    hi])}``.  With ``n_boot=0`` the intervals are NaN.  A resample's mean is its sum over its
-    count of rows (a ratio estimator: blocks of unequal size, groups absent from some blocks);
-    every column and group shares the same resamples.
+    ``values``: numeric columns (one row per observation); ``group``: group label per row;
+    ``block``: block label per row (blocks numbered by first appearance, as for the ratings, so that
+    the same seed resamples the same blocks). Returns ``{column: DataFrame(index=group,
+    columns=[mean, lo, hi])}``. With ``n_boot=0`` the intervals are NaN. A resample's mean is its
+    sum over its count of rows (a ratio estimator: blocks of unequal size, groups absent from some
+    blocks); every column and group shares the same resamples.
     """
     g_codes, groups = pd.factorize(np.asarray(group), sort=True)
     b_codes, blocks = pd.factorize(np.asarray(block))
@@ -78,9 +78,8 @@ def block_bootstrap_means(
     cell = g_codes * B + b_codes
     count = np.bincount(cell, minlength=K * B).reshape(K, B).astype(float)
     cols = list(values.columns)
-    sums = {
-        c: np.bincount(cell, values[c].to_numpy(dtype=float), minlength=K * B).reshape(K, B) for c in cols
-    }
+    sums = {c: np.bincount(cell, values[c].to_numpy(dtype=float), minlength=K * B).reshape(K, B)
+            for c in cols}
     out = {}
     with np.errstate(invalid="ignore", divide="ignore"):
         point = {c: sums[c].sum(axis=1) / count.sum(axis=1) for c in cols}
@@ -112,19 +111,21 @@ def percentile_interval(draws: np.ndarray, level: float = 0.95):
         return np.nanquantile(draws, a, axis=0), np.nanquantile(draws, 1.0 - a, axis=0)
 
 
-def entrant_summary(results: pd.DataFrame, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
+def entrant_summary(results: pd.DataFrame, n_boot: int = 1000, seed: int = 0,
+                    level: float = 0.95) -> pd.DataFrame:
     """One row per entrant (sorted by mean win share, best first).
 
     Columns:
 
     - ``games`` (player-games), ``blocks`` (blocks played in), ``wins`` (sum of ``win_share``);
-    - ``win_share``, ``score``, ``margin`` means, each with ``_lo``/``_hi`` block-bootstrap percentile
-      interval at ``level`` (``n_boot`` resamples, ``seed``);
+    - ``win_share``, ``score``, ``margin`` means, each with ``_lo``/``_hi`` block-bootstrap
+      percentile interval at ``level`` (``n_boot`` resamples, ``seed``);
     - ``score_q05, score_q25, score_q50, score_q75, score_q95`` (linear-interpolated quantiles);
     - ``rank`` (mean rank), ``largest_territory``, ``crowns``, ``discards`` (means per game);
     - ``faults`` (count) and ``fault_rate``;
-    - ``time_total`` (mean decision time per game, seconds) and ``time_max`` (largest single decision
-      time over all the entrant's games).  Decision counts are not in the data, so no per-decision mean.
+    - ``time_total`` (mean decision time per game, seconds) and ``time_max`` (largest single
+      decision time over all the entrant's games). Decision counts are not in the data, so no
+      per-decision mean.
     """
     df = results
     ent = df["entrant"].astype(str).rename("entrant")
@@ -136,7 +137,8 @@ def entrant_summary(results: pd.DataFrame, n_boot: int = 1000, seed: int = 0, le
         out["wins"] = gb["win_share"].sum()
     boot_cols = [c for c in ("win_share", "score", "margin") if c in df]
     if boot_cols:
-        bs = block_bootstrap_means(df[boot_cols], ent, df["block"], n_boot=n_boot, seed=seed, level=level)
+        bs = block_bootstrap_means(df[boot_cols], ent, df["block"], n_boot=n_boot, seed=seed,
+                                   level=level)
         for c in boot_cols:
             t = bs[c].reindex(out.index)
             out[c] = t["mean"]
@@ -163,11 +165,11 @@ def entrant_summary(results: pd.DataFrame, n_boot: int = 1000, seed: int = 0, le
 def head_to_head(results: pd.DataFrame) -> pd.DataFrame:
     """Pairwise record of every ordered pair of entrants that met in a game.
 
-    Indexed by (``entrant``, ``opponent``) with columns ``wins``, ``ties``, ``losses`` (pairwise: better
-    rank in the same game wins), ``meetings`` (pairs of seats, so a 4-player game with both entrants
-    once is one meeting) and ``score`` = (wins + ties / 2) / meetings, from the row entrant's side.
-    Self-play pairs are excluded (:func:`kdtourney.stats.outcomes.pair_outcomes`).  ``head_to_head_matrix``
-    pivots it.
+    Indexed by (``entrant``, ``opponent``) with columns ``wins``, ``ties``, ``losses`` (pairwise:
+    better rank in the same game wins), ``meetings`` (pairs of seats, so a 4-player game with both
+    entrants once is one meeting) and ``score`` = (wins + ties / 2) / meetings, from the row
+    entrant's side. Self-play pairs are excluded (:func:`kdtourney.stats.outcomes.pair_outcomes`).
+    ``head_to_head_matrix`` pivots it.
     """
     p = pair_outcomes(results)
     score = np.r_[p["score"], 1.0 - p["score"]]  # every pair from both sides
@@ -181,7 +183,8 @@ def head_to_head(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def head_to_head_matrix(results: pd.DataFrame, value: str = "score") -> pd.DataFrame:
-    """Square matrix (row entrant vs column entrant) of one ``head_to_head`` column; NaN if never met."""
+    """Square matrix (row entrant vs column entrant) of one ``head_to_head`` column; NaN if never
+    met."""
     h2h = head_to_head(results)
     ents = sorted(results["entrant"].astype(str).unique())
     mat = h2h[value].unstack("opponent")
@@ -200,14 +203,17 @@ def _means(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 
 def by_seat(results: pd.DataFrame) -> pd.DataFrame:
-    """Mean ``win_share``, ``score``, ``margin``, ``rank`` and ``games`` per (``n_players``, ``seat``).
+    """Mean ``win_share``, ``score``, ``margin``, ``rank`` and ``games`` per (``n_players``,
+    ``seat``).
 
-    Seat effects only make sense within one player count, so ``n_players`` is always part of the index.
+    Seat effects only make sense within one player count, so ``n_players`` is always part of the
+    index.
     """
     return _means(results, ["n_players", "seat"])
 
 
 def by_player_count(results: pd.DataFrame) -> pd.DataFrame:
-    """Mean ``win_share``, ``score``, ``margin``, ``rank``, ``games``, ``faults`` per (entrant, n_players)."""
+    """Mean ``win_share``, ``score``, ``margin``, ``rank``, ``games``, ``faults`` per (entrant,
+    n_players)."""
     df = results.assign(entrant=results["entrant"].astype(str))
     return _means(df, ["entrant", "n_players"])

@@ -47,10 +47,11 @@ _DEFAULT_PRIOR = 1.0
 class PairCounts:
     """Pairwise outcomes aggregated per (block, entrant pair).
 
-    Entrant pairs are canonical (``pair_i < pair_j``, indices into ``entrants``).  Record ``r`` says that
-    in block ``rec_block[r]`` the pair ``rec_pair[r]`` met ``rec_n[r]`` times and ``pair_i`` scored
-    ``rec_w[r]`` of those (wins + half ties).  Blocks are numbered 0..n_blocks-1 in order of their first
-    game index and records are sorted by block, so the records of the first ``k`` blocks are a prefix.
+    Entrant pairs are canonical (``pair_i < pair_j``, indices into ``entrants``). Record ``r`` says
+    that in block ``rec_block[r]`` the pair ``rec_pair[r]`` met ``rec_n[r]`` times and ``pair_i``
+    scored ``rec_w[r]`` of those (wins + half ties). Blocks are numbered 0..n_blocks-1 in order of
+    their first game index and records are sorted by block, so the records of the first ``k`` blocks
+    are a prefix.
     """
 
     entrants: tuple[str, ...]
@@ -92,7 +93,8 @@ class PairCounts:
 
 def pair_counts(results: pd.DataFrame) -> PairCounts:
     """Reduce a results table (one row per player per game) to :class:`PairCounts`, from the
-    pairwise outcomes of :func:`kdtourney.stats.outcomes.pair_outcomes` (which leave out self-play)."""
+    pairwise outcomes of :func:`kdtourney.stats.outcomes.pair_outcomes` (which leave out
+    self-play)."""
     if len(results) == 0:
         raise ValueError("results is empty")
     pairs = pair_outcomes(results)
@@ -145,9 +147,9 @@ def _sigmoid(x):
 def _fit_batch(w, n, pair_i, pair_j, K, prior=_DEFAULT_PRIOR, tol=1e-10, max_iter=100):
     """Batched penalised Bradley-Terry fit.
 
-    ``w``, ``n``: arrays (M, n_pairs) of wins of ``pair_i`` over ``pair_j`` and meetings.  Returns
-    strengths theta (M, K) in natural-log units (not anchored).  Damped Newton with backtracking on the
-    penalised log-likelihood, which is strictly concave for ``prior > 0``.
+    ``w``, ``n``: arrays (M, n_pairs) of wins of ``pair_i`` over ``pair_j`` and meetings. Returns
+    strengths theta (M, K) in natural-log units (not anchored). Damped Newton with backtracking on
+    the penalised log-likelihood, which is strictly concave for ``prior > 0``.
     """
     w = np.atleast_2d(np.asarray(w, dtype=float))
     n = np.atleast_2d(np.asarray(n, dtype=float))
@@ -230,7 +232,8 @@ def _fit_counts(pc: PairCounts, w, n, anchor, prior):
     return _anchor(theta * ELO_PER_NAT, _present(n, pc), pc.entrants, anchor)
 
 
-def fit_elo(results: pd.DataFrame | PairCounts, anchor=None, prior: float = _DEFAULT_PRIOR) -> pd.Series:
+def fit_elo(results: pd.DataFrame | PairCounts, anchor=None,
+            prior: float = _DEFAULT_PRIOR) -> pd.Series:
     """Maximum likelihood Bradley-Terry Elo from all games at once.
 
     Parameters
@@ -293,10 +296,11 @@ def bootstrap_elo(
     ``(1-level)/2`` and ``(1+level)/2`` percentiles of the draws (same anchoring as ``elo``).
 
     Returns a DataFrame indexed by entrant (strongest first) with columns ``elo, lo, hi, games``
-    (``games`` = games the entrant played, counted once per game).  The draws (a DataFrame
-    ``n_boot x entrants``) are stored in ``table.attrs["draws"]`` and, with ``return_draws=True``,
-    returned as a second value: ``table, draws = bootstrap_elo(..., return_draws=True)``.  Pass either
-    to :func:`los_matrix`.  An entrant absent from a resample is NaN in that draw and ignored.
+    (``games`` = games the entrant played, counted once per game). The draws (a DataFrame, a row per
+    resample and a column per entrant) are stored in ``table.attrs["draws"]`` and, with
+    ``return_draws=True``, returned as a second value:
+    ``table, draws = bootstrap_elo(..., return_draws=True)``. Pass either to :func:`los_matrix`.
+    An entrant absent from a resample is NaN in that draw and ignored.
     """
     if isinstance(results, PairCounts):
         pc, games = results, None
@@ -372,10 +376,10 @@ def rank_key(table: pd.DataFrame) -> pd.Series:
 def los_matrix(draws) -> pd.DataFrame:
     """Likelihood of superiority: P(row entrant stronger than column entrant).
 
-    ``draws`` is the bootstrap draws DataFrame (rows = draws, columns = entrants) or the table returned
-    by :func:`bootstrap_elo` (its ``attrs["draws"]`` is used).  Each cell is the fraction of draws in
-    which ``elo_row > elo_col``, ties counted half, over draws where both are defined.  The diagonal is
-    NaN.  Order follows the columns of ``draws`` (or the table's index).
+    ``draws`` is the bootstrap draws DataFrame (rows = draws, columns = entrants) or the table
+    returned by :func:`bootstrap_elo` (its ``attrs["draws"]`` is used). Each cell is the fraction of
+    draws in which ``elo_row > elo_col``, ties counted half, over draws where both are defined. The
+    diagonal is NaN. Order follows the columns of ``draws`` (or the table's index).
     """
     if isinstance(draws, pd.DataFrame) and "draws" in draws.attrs:
         order = list(draws.index)
@@ -404,11 +408,11 @@ def elo_history(
 ) -> pd.DataFrame:
     """Elo against games played, for convergence plots.
 
-    Blocks are ordered by their first game index and the fit is repeated on the first ``k`` blocks for
-    ``points`` values of ``k`` evenly spaced up to all blocks (prefixes end on block boundaries so that
-    the block bootstrap stays valid; when blocks are contiguous in game index these are game prefixes).
-    With ``n_boot > 0`` each prefix also gets block-bootstrap percentile intervals (``n_boot=0`` skips
-    them; columns ``lo``/``hi`` are then NaN).
+    Blocks are ordered by their first game index and the fit is repeated on the first ``k`` blocks
+    for ``points`` values of ``k`` evenly spaced up to all blocks (prefixes end on block boundaries
+    so that the block bootstrap stays valid; when blocks are contiguous in game index these are game
+    prefixes). With ``n_boot > 0`` each prefix also gets block-bootstrap percentile intervals
+    (``n_boot=0`` skips them; columns ``lo``/``hi`` are then NaN).
 
     Returns a long DataFrame with columns ``games`` (games in the prefix), ``blocks``, ``entrant``,
     ``elo``, ``lo``, ``hi``; an entrant with no comparison yet in a prefix is NaN.

@@ -82,7 +82,8 @@ def _tilt(p: np.ndarray, a: np.ndarray, support: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             newton = x - f / slope
         inside = (newton > lo[rows]) & (newton < hi[rows])
-        new = np.where(inside, newton, (lo[rows] + hi[rows]) / 2)  # Newton, or bisection when it jumps out
+        # Newton, or bisection where it jumps out of the bracket
+        new = np.where(inside, newton, (lo[rows] + hi[rows]) / 2)
         lam[rows] = new
         rows = rows[~(np.abs(new - x) <= 1e-12 * (1.0 + np.abs(x)))]
         if not len(rows):
@@ -161,7 +162,8 @@ def _log_normal_cdf(z):
     near = np.where(far, 0.0, z)
     out = np.log(0.5 * _erfc(-near / _SQRT2))
     zf = np.where(far, z, -31.0)
-    tail = -0.5 * zf * zf - np.log(-zf) - 0.5 * math.log(2 * math.pi) + np.log1p(-1 / zf**2 + 3 / zf**4)
+    tail = (-0.5 * zf * zf - np.log(-zf) - 0.5 * math.log(2 * math.pi)
+            + np.log1p(-1 / zf**2 + 3 / zf**4))
     return np.where(far, tail, out)
 
 
@@ -268,12 +270,12 @@ def stopped_estimate(blocks, llr, counts, values, elo0: float, elo1: float,
 def block_scores(results: pd.DataFrame, candidate: str, baseline=None) -> pd.Series:
     """Candidate's block scores, one per block, in order of the blocks' first game index.
 
-    For every game, every pair (candidate seat, baseline seat) scores 1 if the candidate ranks better,
-    0.5 if equal, 0 if worse (:func:`kdtourney.stats.outcomes.pair_outcomes`); a block's score is the mean
-    over all such pairs of all its games.  ``baseline``: an entrant name, an iterable of names, or
-    None for every entrant other than the candidate.  Blocks without any such pair are left out.
-    Returns a Series named ``"score"`` indexed by block, with the pair count per block in
-    ``attrs["pairs"]`` (a Series).
+    For every game, every pair (candidate seat, baseline seat) scores 1 if the candidate ranks
+    better, 0.5 if equal, 0 if worse (:func:`kdtourney.stats.outcomes.pair_outcomes`); a block's
+    score is the mean over all such pairs of all its games. ``baseline``: an entrant name, an
+    iterable of names, or None for every entrant other than the candidate. Blocks without any such
+    pair are left out. Returns a Series named ``"score"`` indexed by block, with the pair count per
+    block in ``attrs["pairs"]`` (a Series).
     """
     candidate = str(candidate)
     pairs = pair_outcomes(results)
@@ -405,7 +407,8 @@ def run_sprt(
     results: pd.DataFrame, candidate: str, elo0: float, elo1: float, baseline=None,
     alpha: float = 0.05, beta: float = 0.05, min_blocks: int = DEFAULT_MIN_BLOCKS,
 ) -> SPRT:  # fmt: skip
-    """Feed the candidate's block scores (blocks in order of first game) into a fresh :class:`SPRT`."""
+    """Feed the candidate's block scores (blocks in order of first game) into a fresh
+    :class:`SPRT`."""
     t = SPRT(elo0, elo1, alpha=alpha, beta=beta, min_blocks=min_blocks)
     t.update(block_scores(results, candidate, baseline).to_numpy())
     return t
