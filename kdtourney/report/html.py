@@ -168,8 +168,7 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
         results = results.assign(entrant=results["entrant"].astype(str))
         ctx.update(_results_context(results, games, rules, anchor, sprt, n_boot, seed, timings))
     else:
-        ctx.update(standings=[], plots={}, tables={}, kingdoms=[], verdict=None,
-                   los=None, sprt=None, notes=[])
+        ctx.update(standings=[], plots={}, kingdoms=[], verdict=None, los=None, sprt=None)
     ctx["timings"] = dict(timings, total=time.perf_counter() - t0)
     return ctx
 
