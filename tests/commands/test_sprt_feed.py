@@ -18,7 +18,7 @@ from kdtourney import store
 from kdtourney.stats.sprt import run_sprt
 from kdtourney.tournament.definition import ArenaError
 from kdtourney.registry.registry import BotRegistry
-from kdtourney.report.html import _planned
+from kdtourney.report.html import planned_games
 
 DECISION_BLOCK = 40
 
@@ -93,7 +93,7 @@ def test_decision_and_store(reference):
     # the tournament is written once, with its cap; the report plans the games to the decision
     assert config["tournament"]["games"] == 400
     assert store.load_sessions(folder)["games"].tolist() == [400]
-    assert _planned(folder, config["tournament"], rows) == state.games
+    assert planned_games(folder, config["tournament"], rows) == state.games
     blocks = store.load_blocks(folder)  # each chunk's blocks, recorded as it was handed out
     assert set(store.load_games(folder, ["block"])["block"]) <= set(blocks["block"])
     assert blocks["seats"][0] == ["random#1", "random#2"]

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from conftest import EVIL_MESSAGE, EVIL_TEXT
 from kdtourney.store import load_entrants, load_games, open_store, store_path
 from kdtourney.cli import main
+from kdtourney.errors import UserError
 from kdtourney.report.html import build_context, parse_anchor, ReportError, write_report
 from kdtourney.report.page import render
 
@@ -65,7 +66,8 @@ def test_page_has_every_section(pages, name):
 def test_page_is_offline_and_its_data_parse(pages, tournaments, name):
     page = pages(name)
     # nothing fetched from anywhere: no remote src/href, no CSS imports or remote url()
-    assert not re.search(r'(?:src|href|action|poster|data)\s*=\s*["\']?\s*(?:https?:)?//', page, re.I)
+    assert not re.search(r'(?:src|href|action|poster|data)\s*=\s*["\']?\s*(?:https?:)?//', page,
+                         re.I)
     assert not re.search(r"url\(\s*['\"]?\s*(?:https?:)?//", page, re.I)
     assert "@import" not in page
     assert not re.search(r"<(?:link|iframe|object|embed|img)\b", page, re.I)
@@ -154,6 +156,7 @@ def test_parse_anchor():
     for bad in ("greedy", "=3", "greedy=x", "greedy=nan"):
         with pytest.raises(ReportError):
             parse_anchor(bad)
+    assert issubclass(ReportError, UserError)  # the command line's one-line error, exit 2
 
 
 def test_plots_are_stable(tournaments):
@@ -190,8 +193,8 @@ def test_sprt_hook_draws_the_llr_path(tournaments, tmp_path):
     (folder / "tournament.sqlite").write_bytes(store_path(tournaments("two")).read_bytes())
     assert 'id="sprt"' not in write_report(folder, n_boot=50).read_text()
     with sqlite3.connect(store_path(folder)) as conn:
-        conn.execute("CREATE TABLE sprt (block INTEGER, llr REAL, lower REAL, upper REAL, elo REAL, "
-                     "lo REAL, hi REAL)")
+        conn.execute("CREATE TABLE sprt (block INTEGER, llr REAL, lower REAL, upper REAL, "
+                     "elo REAL, lo REAL, hi REAL)")
         conn.executemany("INSERT INTO sprt VALUES (?, ?, ?, ?, ?, ?, ?)",
                          [(b, 0.3 * b, -2.94, 2.94, 40.0, 10.0, 70.0) for b in range(1, 5)])
     page = write_report(folder, n_boot=50).read_text()

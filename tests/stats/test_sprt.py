@@ -92,8 +92,10 @@ def test_error_rates_hold_on_duplicate_blocks_with_seat_luck(players, runs):
     # (4 players): not yet the margin the issue asks for (see the report on issue 11).
     rng = np.random.default_rng(0)
     blocks = 300 if players == 2 else 200
-    at_elo0, _, _ = decisions(duplicate_blocks(rng, 0, runs, blocks, players), 0, 50, estimate=False)
-    at_elo1, _, _ = decisions(duplicate_blocks(rng, 50, runs, blocks, players), 0, 50, estimate=False)
+    at_elo0, _, _ = decisions(duplicate_blocks(rng, 0, runs, blocks, players), 0, 50,
+                              estimate=False)
+    at_elo1, _, _ = decisions(duplicate_blocks(rng, 50, runs, blocks, players), 0, 50,
+                              estimate=False)
     assert np.mean(at_elo0 == "continue") + np.mean(at_elo1 == "continue") <= 0.002
     alpha, beta = np.mean(at_elo0 == "H1"), np.mean(at_elo1 == "H0")
     assert abs(alpha - 0.05) <= 0.01 and abs(beta - 0.05) <= 0.01, (alpha, beta)
@@ -125,8 +127,10 @@ def test_the_estimate_with_the_verdict_is_corrected_for_stopping(players):
 def test_block_score_hand_made():
     df = results_table(
         [
-            (7, [("cand", 2), ("base", 1), ("base", 2), ("other", 4)]),  # vs base: 0, 0.5 ; vs other: 1
-            (7, [("base", 3), ("cand", 1), ("other", 2), ("base", 3)]),  # vs base: 1, 1 ; vs other: 1
+            # vs base: 0, 0.5 ; vs other: 1
+            (7, [("cand", 2), ("base", 1), ("base", 2), ("other", 4)]),
+            # vs base: 1, 1 ; vs other: 1
+            (7, [("base", 3), ("cand", 1), ("other", 2), ("base", 3)]),
             (3, [("cand", 2), ("base", 1)]),  # block 3 (later game, so listed second)
         ]
     )
