@@ -28,8 +28,7 @@ NOT_YET_USER_ERRORS = (
     ("kdtourney.registry.registry", "BotsDirError"),
     ("kdtourney.registry.registry", "DuplicateBotError"),
     ("kdtourney.external.sandbox", "SandboxError"), ("kdtourney.external.process", "StartupError"),
-    ("kdtourney.stats.spsa", "SpsaError"),
-    ("kdtourney.report.pool", "PoolError"), ("kdtourney.report.html", "ReportError"))
+    )
 NOT_YET_HARNESS_ERRORS = ()
 
 
