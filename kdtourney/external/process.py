@@ -41,6 +41,7 @@ DEFAULT_MOVE_TIME_MARGIN = 0.2   # s the harness waits beyond --move-time-limit 
 DEFAULT_STARTUP_TIMEOUT = 20.0   # s for a new process to answer hello (a JVM, a network loading)
 DEFAULT_IDLE_PROCESSES = 8       # bot processes a worker keeps idle (a served Python bot: ~100 MB)
 QUIT_GRACE = 2.0                 # s a bot has to exit after quit before it is killed
+EXIT_GRACE = 1.0                 # s from an exiting bot closing its pipes to its exit status
 WRITE_TIMEOUT = 5.0              # s a message without an answer (game, result) may take to write
 TAIL_LINES = 10                  # stderr lines a fault keeps
 TAIL_WIDTH = 300                 # characters kept of each
@@ -244,13 +245,21 @@ class BotProcess:
             except BlockingIOError:
                 pass
             except (BrokenPipeError, ConnectionResetError):
-                self.fail(BotExited, f"{self._gone()} (while sending {what})")
+                self._unread(what)
+                return
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 self.fail(BotTimeout, f"does not read its input (while sending {what})")
             with selectors.DefaultSelector() as writing:
                 writing.register(fd, selectors.EVENT_WRITE)
                 writing.select(left)
+
+    def _unread(self, what: str) -> None:
+        """The bot's input is closed, so `what` is lost. A bot that exits fails where its answer
+        is read, as when the line was written just before its exit: how it fails does not depend
+        on when it exited. One still running EXIT_GRACE later has stopped reading its input."""
+        if not self.wait_exit(EXIT_GRACE):
+            self.fail(BotExited, f"stopped reading its input (while sending {what})")
 
     def receive(self, deadline: float | None, what: str, known: dict | None = None):
         """The next message before `deadline`; `log` messages on the way go to the log. A line
@@ -328,8 +337,7 @@ class BotProcess:
             if not chunk:
                 if got:
                     return True
-                # exiting closes stdout a moment before the exit status is there
-                if not self.wait_exit(0.5):
+                if not self.wait_exit(EXIT_GRACE):
                     self.fail(BotExited, f"closed its standard output (while asked for {what})")
                 self.fail(BotExited, f"{self._gone()} (while asked for {what})")
             self._buffer += chunk
@@ -347,9 +355,8 @@ class BotProcess:
                f"{self.settings.margin:g} s margin"
 
     def _gone(self) -> str:
+        """How the bot, which has exited, ended."""
         code = self.exit_code()
-        if code is None:
-            return "stopped reading its input"
         if code < 0:
             try:
                 return f"was killed by {signal.Signals(-code).name}"

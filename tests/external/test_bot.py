@@ -1,15 +1,18 @@
 """Bots in their own process, the harness side: TOML declarations in bot folders, the start-up
 check, and one bot process answering against the clock."""
 
+import json
 import re
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from kdtp_support import left_behind, new_marker, processes_with, write_fake_bots
 
 from kdtourney.match.clock import TimeControl
-from kdtourney.external import BotProcess, BotProtocolError, BotTimeout, ExternalBot, IllegalAnswer, ProcessPool, ProcessSettings, StartupError, program_identity
+from kdtourney.external import BotExited, BotProcess, BotProtocolError, BotTimeout, ExternalBot, IllegalAnswer, ProcessPool, ProcessSettings, StartupError, program_identity
+from kdtourney.external.declaration import Program
 from kdtourney.external.identity import run_paths
 from kdtourney.registry.registry import BotRegistry, EntrantError, code_digest, listing
 from kdtourney.engine import Game, Rules
@@ -262,3 +265,63 @@ def test_a_bot_process_is_reaped_only_when_stopped_so_its_group_id_stays_its_own
     assert zombie.read_text().rsplit(")", 1)[1].split()[0] == "Z"  # not reaped: pid still taken
     process.stop()
     assert not zombie.exists()
+
+
+def a_bot(folder: Path, name: str, code: str) -> Program:
+    """The program of a one-line Python bot `code`, declared in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.toml").write_text(f'name = "{name}"\ncommand = '
+                                         f'[{json.dumps(sys.executable)}, "-c", {json.dumps(code)}]\n')
+    return registry_of(folder).bots[name].program
+
+
+@pytest.mark.parametrize("order", ["exit, then hello", "hello, then exit"])
+def test_a_bot_that_exits_at_start_fails_alike_whether_hello_was_written_first_or_not(tmp_path,
+                                                                                      order):
+    """A bot exiting before it reads: hello written into its input before it exits, or after
+    (the write then meets a closed pipe), it is one failure, said the same way."""
+    late = 0.0 if order == "exit, then hello" else 1.0
+    program = a_bot(tmp_path, "quitter", "import sys, time; print('no configuration', "
+                                         f"file=sys.stderr, flush=True); time.sleep({late}); "
+                                         "sys.exit(3)")
+    process = BotProcess(program, ProcessSettings())
+    process.spawn()
+    if late == 0.0:
+        assert process.wait_exit(10)  # gone: writing hello meets EPIPE
+    with pytest.raises(BotExited, match=r"^exited with status 3 \(while asked for hello\)$") as exc:
+        process.handshake()
+    assert exc.value.stderr == "no configuration"
+    process.stop()
+
+
+@pytest.mark.parametrize("order", ["exit, then game", "game, then exit"])
+def test_a_bot_gone_after_hello_fails_at_its_next_decision_whenever_it_went(tmp_path, order):
+    """A bot exiting after its hello: `game` written into its input before its exit, or after
+    (meeting a closed pipe), it fails where an answer is read, at its next `act`."""
+    late = 0.0 if order == "exit, then game" else 1.0
+    program = a_bot(tmp_path, "one-hello", 'import json, time; input(); print(json.dumps('
+                                           '{"type": "hello", "name": "x"}), flush=True); '
+                                           f"time.sleep({late})")
+    process = BotProcess(program, ProcessSettings())
+    process.start()
+    if late == 0.0:
+        assert process.wait_exit(10)  # gone: writing `game` meets EPIPE
+    deadline = time.monotonic() + 10
+    with pytest.raises(BotExited, match=r"^exited with status 0 \(while asked for act\)$"):
+        process.send(b'{"type":"game"}\n', deadline, "game")  # as ExternalBot.setup, then .act
+        process.expect_silence("act")
+        process.send(b'{"type":"act"}\n', deadline, "act")
+        process.receive(deadline, "act")
+    process.stop()
+
+
+def test_a_bot_that_closes_its_input_and_lives_on_has_stopped_reading_it(tmp_path):
+    program = a_bot(tmp_path, "deaf", "import os, sys, time; os.close(0); print('closed', "
+                                      "file=sys.stderr, flush=True); time.sleep(60)")
+    process = BotProcess(program, ProcessSettings())
+    process.spawn()
+    while process.stderr_tail() != "closed":
+        time.sleep(0.01)
+    with pytest.raises(BotExited, match=r"^stopped reading its input \(while sending hello\)$"):
+        process.handshake()
+    process.stop()
