@@ -25,6 +25,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from kdtourney.errors import UserError
+
 STORE = "tournament.sqlite"  # a folder holding one is a tournament folder, not a bot's code
 LOG_SUFFIX = ".log"
 
@@ -54,7 +56,7 @@ def tree(root: Path) -> list[Path]:
     return sorted(found)
 
 
-class Unreadable(ValueError):
+class Unreadable(UserError):
     """A file of a submission that is not read: not a regular file, or past its limit; one line
     naming it."""
 

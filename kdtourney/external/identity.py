@@ -30,6 +30,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from kdtourney.errors import UserError
 from kdtourney.external import private
 from kdtourney.external.declaration import Program
 from kdtourney.external.files import Link, Unreadable, files_sha256, read_file, read_tree
@@ -145,7 +146,7 @@ def _mode(program: Program, name, otherwise: int) -> int:
         return otherwise
 
 
-class FilesChanged(ValueError):
+class FilesChanged(UserError):
     """A bot's files are not those its run recorded: one line."""
 
 

@@ -22,6 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from kdtourney.errors import BotFailure
 from kdtourney.match.clock import TimeControl
 from kdtourney.engine import (CLAIM_BASE, DISCARD, TILES, GameView, Kingdom, Rules,
                               decode_placement)
@@ -39,8 +40,9 @@ MAX_LINE = 1 << 20  # bytes: a longer line is a protocol error (nothing a bot sa
 _COMPACT = (",", ":")
 
 
-class ProtocolError(ValueError):
-    """A line or message that breaks KDTP/1; the message is one line, meant for the bot's author."""
+class ProtocolError(BotFailure, ValueError):
+    """A line or message that breaks KDTP/1 (a ValueError too); the message is one line, meant
+    for the bot's author."""
 
 
 # --- lines -------------------------------------------------------------------------------------

@@ -30,6 +30,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+from kdtourney import errors
+from kdtourney.errors import UserError
 from kdtourney.external import kdtp
 from kdtourney.match.clock import TimeControl
 from kdtourney.external.declaration import Program
@@ -51,8 +53,9 @@ _READ = 1 << 16
 
 # --- failures ----------------------------------------------------------------------------------
 
-class BotFailure(Exception):
-    """An out-of-process bot failed; `stderr`: its last stderr lines (may be empty)."""
+class BotFailure(errors.BotFailure):
+    """A bot process failed (a kdtourney.errors.BotFailure); `stderr`: its last stderr lines
+    (may be empty)."""
 
     def __init__(self, message: str, stderr: str = ""):
         super().__init__(message)
@@ -83,7 +86,7 @@ class BotOutputFlood(BotFailure):
     """Wrote more than its sandbox's output limit in one game (stdout and stderr)."""
 
 
-class StartupError(ValueError):
+class StartupError(UserError):
     """A program that does not start or does not answer hello; one line naming its origin."""
 
 

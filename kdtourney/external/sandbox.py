@@ -61,6 +61,7 @@ from pathlib import PurePath
 
 import kdtourney
 from kdtourney.engine.jit_cache import PackageCacheLocator
+from kdtourney.errors import UserError
 from kdtourney.external import cgroups, private, syscalls
 from kdtourney.external.declaration import SERVED, Program
 from kdtourney.external.identity import FilesChanged, inside, snapshot
@@ -84,12 +85,13 @@ SECCOMP_FD = 3               # where bwrap reads the system call filter
 ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")  # for setpriv only, which drops them all
 
 
-class SandboxError(ValueError):
+class SandboxError(UserError):
     """No sandbox on this machine; one line saying what to install."""
 
 
-class Refused(PermissionError):
-    """A bot its sandbox does not run: what it names lies beyond what a sandbox shows."""
+class Refused(PermissionError, UserError):
+    """A bot its sandbox does not run: what it names lies beyond what a sandbox shows (an
+    OSError, as what fails to start a process is)."""
 
 
 def bwrap_path() -> str:

@@ -81,6 +81,7 @@ from importlib import metadata
 from pathlib import Path
 
 from kdtourney.engine.jit_cache import compiled_sources
+from kdtourney.errors import UserError
 from kdtourney.text import shown
 from kdtourney.bots.base import Bot
 from kdtourney.external.files import Link, Unreadable, files_sha256, is_run_folder, layout, left_out, read_beneath, read_file, read_tree, tree
@@ -109,15 +110,15 @@ _INT = re.compile(r"[+-]?\d+\Z")
 _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
 
 
-class EntrantError(ValueError):
+class EntrantError(UserError):
     """A malformed entrant spec, an unknown bot or parameter, or a bad parameter value."""
 
 
-class DuplicateBotError(ValueError):
+class DuplicateBotError(UserError):
     """Two bots with one name."""
 
 
-class BotsDirError(ValueError):
+class BotsDirError(UserError):
     """A bots folder that was asked for does not exist."""
 
 
