@@ -120,7 +120,7 @@ def _registry(bots_dirs, sandbox=None, startup_timeout=None):
     sandbox (--sandbox): bot modules run in it only, where they are asked what they define, each
     within `startup_timeout` seconds (default 20)."""
     from kdtourney.external import DEFAULT_STARTUP_TIMEOUT, SandboxError
-    from kdtourney.registry.registry import BotRegistry, BotsDirError, DuplicateBotError
+    from kdtourney.registry import BotRegistry, BotsDirError, DuplicateBotError
 
     with _one_line(BotsDirError, DuplicateBotError, SandboxError):  # (no bwrap to list modules)
         return BotRegistry(bots_dirs, sandbox=sandbox,
@@ -165,7 +165,7 @@ def bots_command(bots_dirs, sandbox, sandbox_allow):
     """List the available bots, their parameters (and commands), and the bot files that failed to
     load."""
     from kdtourney.match.settings import PlaySettings
-    from kdtourney.registry.registry import listing
+    from kdtourney.registry import listing
 
     if sandbox_allow and not sandbox:
         raise _CommandError("--sandbox-allow is for sandboxed bots: add --sandbox")
@@ -187,7 +187,7 @@ def serve_command(spec, bots_dirs, sources):
     """
     import sys
 
-    from kdtourney.registry.registry import BotRegistry, EntrantError, decode_sources
+    from kdtourney.registry import BotRegistry, EntrantError, decode_sources
     from kdtourney.external.serve import reserve_stdout, serve
 
     protocol = reserve_stdout()  # before any bot code runs: its prints go to stderr
@@ -238,7 +238,7 @@ def list_bots_command(sources, specs):
     the bots they define and the entrants (each bot with its defaults, and SPECS) they refuse
     (kdtourney.external.listing)."""
     from kdtourney.external import kdtp
-    from kdtourney.registry.registry import decode_sources
+    from kdtourney.registry import decode_sources
     from kdtourney.external.serve import list_bots, reserve_stdout
 
     protocol = reserve_stdout()  # before any bot code runs: its prints go to stderr
@@ -998,7 +998,7 @@ def ladder_command(ctx, **opts):
         if not bots_dirs and not references:
             raise tour.ArenaError("no entrants: give --bots-dir FOLDER (watched for bots) and/or "
                                   "--bots SPECS")
-        from kdtourney.registry.registry import EntrantError
+        from kdtourney.registry import EntrantError
 
         # a bad folder or bot: one line
         registry = _registry(bots_dirs, settings.sandbox_for(folder), opts["startup_timeout"])

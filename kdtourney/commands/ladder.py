@@ -174,7 +174,7 @@ def scan(bots_dirs, references, startup_timeout: float | None, play, folder):
     that fails to load or start is a note, not an entrant. play: the PlaySettings (sandboxed, a
     bot module runs in a sandbox only, where it is asked what it defines, and a TOML bot starts
     in its sandbox, which hides `folder`)."""
-    from kdtourney.registry.registry import BotRegistry, EntrantError, parse_entrant
+    from kdtourney.registry import BotRegistry, EntrantError, parse_entrant
 
     sandbox = play.sandbox_for(folder) if play is not None else None
     # who holds a name: a newcomer taking it is refused
@@ -260,7 +260,7 @@ def look(bots_dirs, references, startup_timeout: float | None, play, folder,
     """Look at the folders (`scan`): None if their signature is still `seen`. Runs in the process
     beside play (kdtourney.commands.beside), where the TOML bots it starts for hello run at its
     priority, or in the ladder's own process for the first look."""
-    from kdtourney.registry.registry import BotsDirError, DuplicateBotError
+    from kdtourney.registry import BotsDirError, DuplicateBotError
 
     signature = folder_signature(bots_dirs)  # before the scan: a change meanwhile is seen next
     if signature == seen:

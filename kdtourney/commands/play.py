@@ -251,7 +251,7 @@ def lineup(registry, against: list[str], **options) -> Tournament:
     checked against `registry`), with `options` as `tournament.prepare` takes them (games, seed,
     rules, clock); ArenaError for bad input."""
     from kdtourney.tournament import definition as tour
-    from kdtourney.registry.registry import EntrantError
+    from kdtourney.registry import EntrantError
 
     if not 1 <= len(against) <= 3:
         raise ArenaError(f"--against: one to three bots (a table of two to four), not "

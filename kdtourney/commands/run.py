@@ -242,7 +242,7 @@ def start_bots(registry, tournament: Tournament, startup_timeout: float | None =
 def entrant_identities(registry, tournament: Tournament) -> dict:
     """{entrant label: `BotRegistry.identity`} of every entrant of `tournament`; ArenaError (one
     line) for a bot whose files cannot be read."""
-    from kdtourney.registry.registry import EntrantError
+    from kdtourney.registry import EntrantError
 
     registry.check(tournament.specs)  # sandboxed, the values of all asked at once
     try:
@@ -376,7 +376,7 @@ def stored_bots_dirs(meta: dict) -> list[str]:
 def check_entrants(registry, tournament: Tournament, what: str = "tournament") -> None:
     """Every entrant of a stored tournament (or test: `what`) resolves in `registry`, bot and
     parameters; ArenaError for the first one that does not."""
-    from kdtourney.registry.registry import EntrantError
+    from kdtourney.registry import EntrantError
 
     for spec in tournament.specs:
         try:

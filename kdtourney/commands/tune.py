@@ -80,7 +80,7 @@ def prepare_tune(registry, bot: str | None, params, *, players=None, iterations:
                  first_move_time: float | None = None, **rules) -> tuple[Tournament, Tune]:
     """Check user input and build the tune and its table (Tournament with the start values).
     Raises ArenaError with a one-line message."""
-    from kdtourney.registry.registry import EntrantError
+    from kdtourney.registry import EntrantError
 
     if not bot:
         raise ArenaError("give the bot to tune, e.g. kdtourney tune mcts --param c=0.2,0.02,1.0")

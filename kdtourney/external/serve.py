@@ -22,7 +22,7 @@ import traceback
 from kdtourney import __version__
 from kdtourney.external import kdtp
 from kdtourney.external.listing import LISTING
-from kdtourney.registry.registry import BotRegistry, DuplicateBotError, Entrant, EntrantError
+from kdtourney.registry import BotRegistry, DuplicateBotError, Entrant, EntrantError
 from kdtourney.engine import Game, Rules
 from kdtourney.engine import warm_up as warm_up_engine
 

@@ -14,7 +14,7 @@ from kdtourney.match.clock import TimeControl
 from kdtourney.external import BotExited, BotProcess, BotProtocolError, BotTimeout, ExternalBot, IllegalAnswer, ProcessPool, ProcessSettings, StartupError, program_identity
 from kdtourney.external.declaration import Program
 from kdtourney.external.identity import run_paths
-from kdtourney.registry.registry import BotRegistry, EntrantError, code_digest, listing
+from kdtourney.registry import BotRegistry, EntrantError, code_digest, listing
 from kdtourney.engine import Game, Rules
 
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from kdtourney import store
 from kdtourney.external import Sandbox
-from kdtourney.registry.registry import BotRegistry, EntrantError, listing
+from kdtourney.registry import BotRegistry, EntrantError, listing
 from kdtourney.cli import main
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
