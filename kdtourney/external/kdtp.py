@@ -239,7 +239,8 @@ def action_to_wire(action: int):
 
 def canonical(obj) -> str:
     """The text an action is compared by: compact JSON with sorted keys, so that spacing and key
-    order do not matter but values must be exactly those of `legal` (1 is not true, 5.0 is not 5)."""
+    order do not matter but values must be exactly those of `legal` (1 is not true, 5.0 is not
+    5)."""
     return json.dumps(obj, separators=_COMPACT, sort_keys=True)
 
 
@@ -289,7 +290,8 @@ def view_of(act: dict, rules: Rules) -> GameView:
         state = act["state"]
         seat, phase, round_ = act["seat"], act["phase"], act["round"]
         n, per_player = rules.players, rules.kings_per_player
-        kingdoms = [_kingdom_of(p, squares, rules.size) for p, squares in enumerate(state["kingdoms"])]
+        kingdoms = [_kingdom_of(p, squares, rules.size)
+                    for p, squares in enumerate(state["kingdoms"])]
         sizes = [len(squares) for squares in state["kingdoms"]]
         current = [(d["domino"], _owner(d["seat"])) for d in state["current_row"]]
         placed = [bool(d["placed"]) for d in state["current_row"]]

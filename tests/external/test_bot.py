@@ -11,7 +11,9 @@ import pytest
 from kdtp_support import left_behind, new_marker, processes_with, write_fake_bots
 
 from kdtourney.match.clock import TimeControl
-from kdtourney.external import BotExited, BotProcess, BotProtocolError, BotTimeout, ExternalBot, IllegalAnswer, ProcessPool, ProcessSettings, StartupError, program_identity
+from kdtourney.external import (BotExited, BotProcess, BotProtocolError, BotTimeout, ExternalBot,
+                                IllegalAnswer, ProcessPool, ProcessSettings, StartupError,
+                                program_identity)
 from kdtourney.external.declaration import Program
 from kdtourney.external.identity import run_paths
 from kdtourney.registry import BotRegistry, EntrantError, code_digest, listing
@@ -101,7 +103,8 @@ def test_identity_of_a_toml_bot(tmp_path):
     assert identity["bot_name"] == "fake-illegal" and identity["bot_version"] == "0.1"
     assert len(identity["files_sha256"]) == 64 and identity["files"] == 2  # script and TOML
     moved = write_fake_bots(tmp_path / "elsewhere", ["illegal"])
-    assert registry_of(moved).program_identity("illegal")["files_sha256"] == identity["files_sha256"]
+    assert registry_of(moved).program_identity("illegal")["files_sha256"] == \
+        identity["files_sha256"]
 
 
 def files_digest(folder, name, hello=None):
@@ -170,7 +173,8 @@ def test_the_clock_cuts_at_the_limit_plus_the_margin(tmp_path):
     with ProcessPool(ProcessSettings(TimeControl(move_s=0.2), margin=0.3)) as pool:
         bot = registry.factory("late", pool)()
         bot.setup(view.player, rules, 1)
-        with pytest.raises(BotTimeout, match=r"no answer to act within its 0.200 s \+ 0.3 s") as late:
+        with pytest.raises(BotTimeout,
+                           match=r"no answer to act within its 0.200 s \+ 0.3 s") as late:
             bot.act(view)
         assert late.value.stderr == "misbehaving: late"
         bot.close()
@@ -238,7 +242,7 @@ def test_a_pool_keeps_at_most_its_bound_of_idle_processes_evicting_the_least_rec
     def one_game(name):
         bot = registry.factory(name, pool)()
         bot.setup(0, rules, 1)
-        pids[name] = bot._process.pid
+        pids[name] = bot.process.pid
         bot.close()
 
     with ProcessPool(ProcessSettings(idle_processes=2)) as pool:
@@ -270,8 +274,8 @@ def test_a_bot_process_is_reaped_only_when_stopped_so_its_group_id_stays_its_own
 def a_bot(folder: Path, name: str, code: str) -> Program:
     """The program of a one-line Python bot `code`, declared in `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{name}.toml").write_text(f'name = "{name}"\ncommand = '
-                                         f'[{json.dumps(sys.executable)}, "-c", {json.dumps(code)}]\n')
+    command = [sys.executable, "-c", code]
+    (folder / f"{name}.toml").write_text(f'name = "{name}"\ncommand = {json.dumps(command)}\n')
     return registry_of(folder).bots[name].program
 
 
