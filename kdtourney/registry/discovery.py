@@ -51,7 +51,7 @@ class BotInfo:
     program: how to start it, for a bot in its own process (declared by a TOML file), else None."""
 
     name: str
-    cls: type
+    cls: type | None
     origin: str
     description: str
     parameters: dict
@@ -118,7 +118,7 @@ class Catalog:
     def listings(self) -> dict[str, dict]:
         """{folder bot module: {"bots": [{"name", "description", "parameters"}]}}: what each
         module defines as found (run, or asked in a sandbox)."""
-        out = {origin: {"bots": []} for origin in self.sources.bundles}
+        out: dict[str, dict] = {origin: {"bots": []} for origin in self.sources.bundles}
         for info in self.bots.values():
             if info.origin in out and info.program is None:
                 out[info.origin]["bots"].append({"name": info.name, "description": info.description,
