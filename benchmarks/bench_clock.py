@@ -38,7 +38,7 @@ from kdtourney.tournament.definition import ArenaError, clock_of
 from kdtourney.bots import Bot
 from kdtourney.match.clock import SeatClock, TimeControl
 from kdtourney.external import ProcessPool, ProcessSettings, Sandbox
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.engine import Rules, warm_up
 
 BOTS = '''

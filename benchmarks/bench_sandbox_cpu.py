@@ -37,7 +37,7 @@ from kdtourney.tournament.definition import prepare
 from kdtourney.match.settings import PlaySettings
 from kdtourney.commands.run import run_tournament
 from kdtourney.commands.setup import available_cores
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.engine import warm_up
 
 HERE = Path(__file__).resolve().parent

@@ -161,7 +161,7 @@ def check_bot(bot_class, /, *, strict: bool = False, seed: int = 0, settings=SET
 def _check_spec(spec: str, bots_dirs, *, strict, seed, settings, **params) -> BotCheck:
     """check_bot of the bot a spec names in `bots_dirs`, made by the registry as the harness makes
     it (a Python class: its class is checked as check_bot checks it)."""
-    from kdtourney.registry.registry import BotRegistry
+    from kdtourney.registry import BotRegistry
 
     if params:
         raise TypeError("check_bot: give the parameters of a spec in it (mybot:depth=3)")

@@ -13,7 +13,7 @@ import numpy as np
 
 from kdtourney.tournament.definition import Tournament
 from kdtourney.service.worker import warm_up
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.env.batch import BatchEnv
 
 # the built-in bots, and the settings of theirs that call kernels of their own (under the bonuses

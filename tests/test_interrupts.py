@@ -10,7 +10,7 @@ from kdtourney import interrupts
 from kdtourney.store import load_games
 from kdtourney.tournament.definition import prepare
 from kdtourney.commands.run import run_tournament
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 
 # the dropped KeyboardInterrupt is what these tests make: pytest would warn of it
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")

@@ -15,7 +15,7 @@ from kdtourney.cli.session import registry
 def read_sources(path) -> dict:
     """The bot files as the harness ships them (registry.encode_sources), from the file `path`
     the command was given; an unreadable or bad file is the user's error."""
-    from kdtourney.registry.registry import decode_sources
+    from kdtourney.registry import decode_sources
 
     try:
         with open(path, encoding="utf-8") as f:
@@ -34,7 +34,7 @@ def bots_command(bots_dirs, sandbox, sandbox_allow):
     """List the available bots, their parameters (and commands), and the bot files that failed to
     load."""
     from kdtourney.match.settings import PlaySettings
-    from kdtourney.registry.registry import listing
+    from kdtourney.registry import listing
 
     if sandbox_allow and not sandbox:
         raise UserError("--sandbox-allow is for sandboxed bots: add --sandbox")
@@ -55,7 +55,7 @@ def serve_command(spec, bots_dirs, sources):
     Each game makes a new instance with the parameters of BOT, the game's options over them.
     """
     from kdtourney.external.serve import reserve_stdout, serve
-    from kdtourney.registry.registry import BotRegistry
+    from kdtourney.registry import BotRegistry
 
     protocol = reserve_stdout()  # before any bot code runs: its prints go to stderr
     found = BotRegistry.from_sources(read_sources(sources)) if sources else registry(bots_dirs)
@@ -73,7 +73,7 @@ def serve_command(spec, bots_dirs, sources):
 def new_bot_command(name, bots_dir, kdtp):
     """Write a minimal bot NAME into a folder of its own, DIR/NAME, ready to play and to change."""
     from kdtourney.commands.new_bot import write_new_bot
-    from kdtourney.registry.registry import BotRegistry
+    from kdtourney.registry import BotRegistry
 
     builtins = BotRegistry((), env=False, cwd=False, entry_points=False).bots
     written = write_new_bot(bots_dir, name, kdtp=kdtp, taken=builtins)

@@ -20,30 +20,15 @@ from kdtourney import __version__, interrupts
 from kdtourney.errors import HarnessError, UserError
 from kdtourney.text import shown
 
-# TEMPORARY (issue 51): the user-facing errors of the other areas, until each derives from
-# UserError (and their HarnessError from kdtourney.errors'); the lead removes this at the merge.
-# An error's module is loaded before it is raised, so they are looked up, never imported here.
-NOT_YET_USER_ERRORS = (
-    ("kdtourney.registry.registry", "EntrantError"),
-    ("kdtourney.registry.registry", "BotsDirError"),
-    ("kdtourney.registry.registry", "DuplicateBotError"),
-    ("kdtourney.external.sandbox", "SandboxError"), ("kdtourney.external.process", "StartupError"),
-    )
-NOT_YET_HARNESS_ERRORS = ()
-
-
-def _loaded(classes) -> tuple:
-    return tuple(getattr(sys.modules.get(module), name, ()) for module, name in classes)
-
 
 def is_user_error(exc: BaseException) -> bool:
     """Whether `exc` is the user's: bad input, told in one line."""
-    return isinstance(exc, (UserError, *_loaded(NOT_YET_USER_ERRORS)))
+    return isinstance(exc, UserError)
 
 
 def is_harness_error(exc: BaseException) -> bool:
     """Whether `exc` is a bug of kdtourney's met where it rose (a worker's), told as it is."""
-    return isinstance(exc, (HarnessError, *_loaded(NOT_YET_HARNESS_ERRORS)))
+    return isinstance(exc, HarnessError)
 
 
 class OneLineError(click.ClickException):

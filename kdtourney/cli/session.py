@@ -27,7 +27,7 @@ def registry(bots_dirs, sandbox=None, startup_timeout=None):
     sandbox (--sandbox): bot modules run in it only, where they are asked what they define, each
     within `startup_timeout` seconds (default 20)."""
     from kdtourney.external import DEFAULT_STARTUP_TIMEOUT
-    from kdtourney.registry.registry import BotRegistry
+    from kdtourney.registry import BotRegistry
 
     return BotRegistry(bots_dirs, sandbox=sandbox,
                        startup_timeout=startup_timeout or DEFAULT_STARTUP_TIMEOUT)

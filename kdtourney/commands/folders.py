@@ -25,7 +25,7 @@ import numpy
 from kdtourney import __version__
 from kdtourney.match.settings import CONFIG_KEY as PLAY_KEY
 from kdtourney.match.settings import PlaySettings, settle, stored_settings
-from kdtourney.registry.registry import EntrantError
+from kdtourney.registry import EntrantError
 from kdtourney import store
 from kdtourney.tournament.definition import ArenaError, Tournament, default_name
 

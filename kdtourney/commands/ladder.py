@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from kdtourney.match.settings import PlaySettings
-from kdtourney.registry.registry import EntrantError
+from kdtourney.registry import EntrantError
 from kdtourney.stats import matchmaking
 from kdtourney import store
 from kdtourney.tournament.definition import (ArenaError, Tournament, clock_of, differences,

@@ -25,7 +25,7 @@ from typing import Any
 
 from kdtourney.external import DEFAULT_STARTUP_TIMEOUT, ProcessSettings, StartupError
 from kdtourney.external.files import Unreadable, read_file, tree
-from kdtourney.registry.registry import (BotRegistry, BotsDirError, DuplicateBotError,
+from kdtourney.registry import (BotRegistry, BotsDirError, DuplicateBotError,
                                          EntrantError, parse_entrant)
 from kdtourney import store
 from kdtourney.tournament.definition import ArenaError

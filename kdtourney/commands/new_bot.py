@@ -11,7 +11,8 @@ from pathlib import Path
 
 from kdtourney.errors import UserError
 
-#: A bot name new-bot accepts: a registry name (registry._NAME) that also makes a module name.
+#: A bot name new-bot accepts: a registry name (registry.entrants.BOT_NAME) that also makes a
+#: module name.
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
 
 PYTHON_BOT = '''\

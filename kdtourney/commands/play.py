@@ -28,7 +28,7 @@ from kdtourney.engine.tiles import TILES
 from kdtourney.external import ProcessPool
 from kdtourney.match.loop import play_match
 from kdtourney.match.settings import PlaySettings
-from kdtourney.registry.registry import EntrantError
+from kdtourney.registry import EntrantError
 from kdtourney.service.worker import warm_up
 from kdtourney.tournament import definition as tour
 from kdtourney.tournament.blocks import of_plan

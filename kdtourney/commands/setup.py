@@ -27,7 +27,7 @@ from kdtourney.external import (DEFAULT_STARTUP_TIMEOUT, ProcessSettings, Sandbo
                                 StartupError)
 from kdtourney.external.sandbox import bwrap_path, missing_limits, weaker_limits_line
 from kdtourney.match.settings import PlaySettings
-from kdtourney.registry.registry import EntrantError
+from kdtourney.registry import EntrantError
 from kdtourney.service.cluster import Cluster, DaskService
 from kdtourney.service.local import DEFAULT_HANG_TIMEOUT, LocalService
 from kdtourney import store

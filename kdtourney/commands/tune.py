@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from kdtourney.match.settings import PlaySettings
-from kdtourney.registry.registry import EntrantError
+from kdtourney.registry import EntrantError
 from kdtourney.stats import spsa
 from kdtourney.stats.descriptive import block_resamples, percentile_interval
 from kdtourney.stats.outcomes import balanced_blocks, score_to_elo

@@ -22,6 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from kdtourney.errors import BotFailure
 from kdtourney.match.clock import TimeControl
 from kdtourney.engine import (CLAIM_BASE, DISCARD, TILES, GameView, Kingdom, Rules,
                               decode_placement)
@@ -39,8 +40,9 @@ MAX_LINE = 1 << 20  # bytes: a longer line is a protocol error (nothing a bot sa
 _COMPACT = (",", ":")
 
 
-class ProtocolError(ValueError):
-    """A line or message that breaks KDTP/1; the message is one line, meant for the bot's author."""
+class ProtocolError(BotFailure, ValueError):
+    """A line or message that breaks KDTP/1 (a ValueError too); the message is one line, meant
+    for the bot's author."""
 
 
 # --- lines -------------------------------------------------------------------------------------
@@ -237,7 +239,8 @@ def action_to_wire(action: int):
 
 def canonical(obj) -> str:
     """The text an action is compared by: compact JSON with sorted keys, so that spacing and key
-    order do not matter but values must be exactly those of `legal` (1 is not true, 5.0 is not 5)."""
+    order do not matter but values must be exactly those of `legal` (1 is not true, 5.0 is not
+    5)."""
     return json.dumps(obj, separators=_COMPACT, sort_keys=True)
 
 
@@ -287,7 +290,8 @@ def view_of(act: dict, rules: Rules) -> GameView:
         state = act["state"]
         seat, phase, round_ = act["seat"], act["phase"], act["round"]
         n, per_player = rules.players, rules.kings_per_player
-        kingdoms = [_kingdom_of(p, squares, rules.size) for p, squares in enumerate(state["kingdoms"])]
+        kingdoms = [_kingdom_of(p, squares, rules.size)
+                    for p, squares in enumerate(state["kingdoms"])]
         sizes = [len(squares) for squares in state["kingdoms"]]
         current = [(d["domino"], _owner(d["seat"])) for d in state["current_row"]]
         placed = [bool(d["placed"]) for d in state["current_row"]]

@@ -15,7 +15,7 @@ from kdtourney import interrupts
 from kdtourney.engine import jit
 from kdtourney.match.loop import play_match
 from kdtourney.tournament.definition import ArenaError, Tournament
-from kdtourney.registry.registry import BUILT_IN, EntrantError, parse_entrant
+from kdtourney.registry import BUILT_IN, EntrantError, parse_entrant
 from kdtourney.external.serve import warm_up as warm_up_served
 from kdtourney.engine import warm_up as warm_up_engine
 
@@ -39,7 +39,7 @@ def check_loaded(registry, tournament: Tournament, recorded: dict, machine: str,
     where it was started. `local`: a worker on the machine that hashed the TOML bots' files at
     the start of the run, which their processes may write to since: their files are not hashed
     again."""
-    from kdtourney.registry.registry import CODE_FIELDS
+    from kdtourney.registry import CODE_FIELDS
 
     for label, spec in zip(tournament.entrants, tournament.specs):
         want = recorded.get(label)
@@ -213,7 +213,7 @@ class WorkerState:
 
     def __init__(self, sources: dict, tdict: dict, isolate: bool, listed, identities: dict, pool,
                  beat, *, machine: str, local: bool, warm: bool = True, first: int = 0):
-        from kdtourney.registry.registry import BotRegistry
+        from kdtourney.registry import BotRegistry
 
         self.table = Tournament.from_dict(tdict)
         self.registry = BotRegistry.from_sources(sources, listed=listed)

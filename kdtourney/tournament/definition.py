@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from kdtourney import errors
 from kdtourney.engine import Rules
 from kdtourney.match.clock import TimeControl, parse_time_control
-from kdtourney.registry.registry import EntrantError
+from kdtourney.registry import EntrantError
 from kdtourney.tournament import schedule
 
 RULE_OPTIONS = ("variant", "three_player", "harmony", "middle_kingdom", "tiebreak", "first_picks")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from kdtourney.registry.registry import Entrant
+from kdtourney.registry import Entrant
 from kdtourney.stats import spsa
 
 DEFAULT_BATCH = 16

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kdtourney import testing
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.bots.random_bot import RandomBot
 from kdtourney.testing import BotCheck, check_bot
 

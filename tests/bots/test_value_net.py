@@ -20,7 +20,7 @@ from kdtourney.bots import net_kernels as NK
 from kdtourney.bots import valuenet
 from kdtourney.bots.greedy import GreedyBot
 from kdtourney.bots.mcts import MCTSBot
-from kdtourney.registry.registry import BotRegistry, EntrantError, builtin_files
+from kdtourney.registry import BotRegistry, EntrantError, builtin_files
 from kdtourney.bots.value_greedy import ValueGreedyBot
 from kdtourney.engine import Game, Rules
 from kdtourney.engine import kernels as K

@@ -28,7 +28,7 @@ from kdtp_support import write_fake_bots
 from kdtourney.stats import spsa
 from kdtourney import store
 from kdtourney.commands import tune as tuning
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.cli import main
 
 BOTS = Path(__file__).parent.parent / "data" / "tune_bots"

@@ -16,7 +16,7 @@ from kdtourney.commands.play import Board, lineup, play_games
 from kdtourney.match.settings import PlaySettings
 from kdtourney.terminal.replay import replay_text
 from kdtourney.commands.folders import session_meta
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 
 
 def person(board: Board, done: threading.Event) -> threading.Thread:

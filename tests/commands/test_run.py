@@ -12,7 +12,7 @@ from kdtourney.match.settings import PlaySettings
 from kdtourney.terminal.replay import replay_text
 from kdtourney.commands.run import run_tournament
 from kdtourney.tournament.definition import ArenaError
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from kdtourney.commands import sprt as sq
 from kdtourney import store
 from kdtourney.stats.sprt import run_sprt
 from kdtourney.tournament.definition import ArenaError
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.report.html import planned_games
 
 DECISION_BLOCK = 40

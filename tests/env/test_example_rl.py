@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from kdtourney.store import load_results
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.cli import main
 from kdtourney.testing import check_bot
 

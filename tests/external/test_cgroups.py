@@ -16,7 +16,8 @@ import pytest
 from kdtp_support import cpu_ns
 
 from kdtourney.external import cgroups
-from kdtourney.external.cgroups import CPU, CPUSET, FREEZE, KILL, MEMORY, PROCESSES, Hierarchy, Machine
+from kdtourney.external.cgroups import (CPU, CPUSET, FREEZE, KILL, MEMORY, PROCESSES, Hierarchy,
+                                        Machine)
 
 # --- fake trees ---------------------------------------------------------------------------------
 
@@ -140,16 +141,16 @@ def test_without_cgroups_every_limit_is_missing(tmp_path):
 
 
 def test_the_workers_of_a_machine_keep_their_bots_to_cores_of_their_own():
-    cpus_of = cgroups._cpus_of
+    cpus_of = cgroups.cpus_of
     assert [cpus_of(t, [0, 1, 2, 3], 1) for t in range(6)] == [[0], [1], [2], [3], [0], [1]]
     assert [cpus_of(t, {3, 2, 1, 0}, 2) for t in range(3)] == [[0, 1], [2, 3], [0, 1]]
     assert cpus_of(1, [4, 6], 0.5) == [6]  # a fraction of a core is a quota on one
     assert cpus_of(5, [0, 1], 8) == [0, 1]  # more than the machine: all of it
     # a ticket is this process's as long as it lives: another process gets another one
-    mine = cgroups._ticket()
+    mine = cgroups.ticket()
     other = subprocess.run([sys.executable, "-c", "from kdtourney.external import cgroups; "
-                            "print(cgroups._ticket())"], capture_output=True, text=True, check=True)
-    assert int(other.stdout) != mine and cgroups._ticket() == mine
+                            "print(cgroups.ticket())"], capture_output=True, text=True, check=True)
+    assert int(other.stdout) != mine and cgroups.ticket() == mine
 
 
 # --- the kernel's behaviour, on this machine's hierarchies --------------------------------------
@@ -160,7 +161,7 @@ def freezers() -> list:
     machine = cgroups.machine()
     found = [h for h in machine.hierarchies if FREEZE in h.features]
     v1 = os.path.join(cgroups.CGROUP_ROOT, "freezer", cgroups.PARENT)
-    if not any(h.version == 1 for h in found) and cgroups._made(v1) \
+    if not any(h.version == 1 for h in found) and cgroups.can_make(v1) \
             and os.path.exists(os.path.join(v1, "freezer.state")):
         found.append(Hierarchy(1, v1, frozenset({FREEZE})))
     return found

@@ -21,7 +21,7 @@ from kdtourney.tournament.definition import prepare
 from kdtourney.match.settings import PlaySettings
 from kdtourney.commands.run import run_tournament
 from kdtourney.external import LOG_BYTES, Sandbox
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.report.html import write_report
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
@@ -94,7 +94,8 @@ def test_a_bot_process_serves_game_after_game_and_a_failed_restart_forfeits(tmp_
     # was a new one
     log = (tmp_path / "t" / "logs" / "crash-then-refuse.log").read_text().splitlines()
     pid = {int(line.split()[1]) for line in log if "] log: game " in line}
-    refused = [int(line.split()[1]) for line in log if line.endswith("cannot start: no configuration")]
+    refused = [int(line.split()[1]) for line in log
+               if line.endswith("cannot start: no configuration")]
     assert [line.split()[3] for line in log if "cannot start" in line] == ["3]", "4]", "5]"]
     assert len(pid) == 1 and sum("] log: game " in line for line in log) == 3
     assert len(refused) == 3 and len(set(refused) | pid) == 4
@@ -117,7 +118,8 @@ def children(pid):
     found = []
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+            if entry.name.isdigit() and \
+                    int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
                 found.append(int(entry.name))
         except OSError:
             pass

@@ -11,14 +11,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from numba.misc.appdirs import AppDirs
 from kdtp_support import (ALLOW_ARGS, SANDBOX_ALLOW, left_behind, new_marker, write_fake_bots)
 
+import kdtourney
 from kdtourney.store import load_faults, load_games
 from kdtourney.tournament.schedule import GameSpec, bot_seed, deal_seed, keyed
 from kdtourney.store import load_config
-from kdtourney.external import BotExited, BotProcess, Limits, ProcessPool, ProcessSettings, Sandbox, cgroups, load_toml
+from kdtourney.external import (BotExited, BotProcess, Limits, ProcessPool, ProcessSettings,
+                                Sandbox, cgroups, load_toml)
 from kdtourney.external.sandbox import SANDBOX_UIDS
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.engine import Rules
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
@@ -286,7 +289,7 @@ def test_a_sandboxed_process_never_gets_a_deal_twice_and_a_trusted_one_is_kept(t
                 pool.new_game(game, (deal,))
                 bot = pool.bot(prog, f"plain-{prog.trusted}", {})
                 bot.setup(0, Rules(2), 1)
-                pids[prog.trusted].append(bot._process.pid)
+                pids[prog.trusted].append(bot.process.pid)
                 bot.close()
     first, again, next_block, its_again = pids[False]
     assert first != again and next_block in (first, again) and its_again in (first, again)
@@ -466,7 +469,8 @@ def test_a_sandboxed_bot_sees_no_sibling_in_a_flat_or_a_subfolder_layout(tmp_pat
     (bots / "snoop.log").write_text("import os")
     (bots / "__pycache__").mkdir()
     (bots / "__pycache__" / "snoop.cpython-311.pyc").write_bytes(b"\0" * 16)
-    registry = BotRegistry([bots], env=False, cwd=False, entry_points=False, sandbox=Sandbox(allowed=tuple(SANDBOX_ALLOW)))
+    registry = BotRegistry([bots], env=False, cwd=False, entry_points=False,
+                           sandbox=Sandbox(allowed=tuple(SANDBOX_ALLOW)))
     assert not registry.broken
     flat = spy_in_sandbox(registry.bots["spy"].program, tmp_path / "flat.log")
     assert flat["read"] == {str(t): None for t in flat_targets}
@@ -512,7 +516,7 @@ def test_as_root_a_sandboxed_bot_is_a_user_of_its_own_and_reads_no_owner_only_fi
     targets = [secret, "/etc/shadow", "/root", shared / "public.txt", locked, own_locked]
     cheating_bots(spy, "m", targets, modes=("spy",))
     out = tmp_path / "t"
-    from numba.misc.appdirs import AppDirs  # the kernels cached where they are now, not in `home`
+    # the kernels cached where they are now, not in `home`
     env = {**os.environ, "HOME": str(home), "NUMBA_CACHE_DIR": os.environ.get(
         "NUMBA_CACHE_DIR", AppDirs(appname="numba", appauthor=False).user_cache_dir)}
     args = ["run", "--sandbox", "--bots-dir", str(home / "bots"), "--bots", "spy,pybot",
@@ -548,8 +552,6 @@ def test_a_sandboxed_bot_imports_the_kdtourney_the_harness_runs(tmp_path):
     """Run from another copy of kdtourney than the one installed (a source tree on PYTHONPATH),
     a sandboxed bot imports that copy, whose code its identity hashed (before: the installed
     one, or none at all)."""
-    import kdtourney
-
     copy = tmp_path.resolve() / "copy"
     shutil.copytree(Path(kdtourney.__file__).parent, copy / "kdtourney",
                     ignore=shutil.ignore_patterns("__pycache__"))

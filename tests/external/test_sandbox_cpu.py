@@ -18,7 +18,7 @@ from kdtourney.match.loop import play_match
 from kdtourney.bots import Bot
 from kdtourney.match.clock import TimeControl
 from kdtourney.external import ProcessPool, ProcessSettings, Sandbox, bot, cgroups, load_toml
-from kdtourney.external.sandbox import Confinement, _sandbox_processes
+from kdtourney.external.sandbox import Confinement, sandbox_processes
 from kdtourney.bots.random_bot import RandomBot
 from kdtourney.engine import Rules
 
@@ -78,7 +78,7 @@ def test_a_sandboxed_bot_gets_no_cpu_between_its_decisions(tmp_path):
             """Measures the spinner's CPU time while it decides."""
 
             def act(self, view):
-                during_opponent.append(used_cpu(spinner._process, 0.05))
+                during_opponent.append(used_cpu(spinner.process, 0.05))
                 return view.legal_actions()[0]
 
         result = game_of(pool, [lambda: spinner, Watcher],
@@ -88,8 +88,8 @@ def test_a_sandboxed_bot_gets_no_cpu_between_its_decisions(tmp_path):
         assert max(during_opponent) < KERNEL_NS, during_opponent
         # given back to the pool, its game's processes killed (their exit takes CPU time: not
         # counted), the bot waits there frozen
-        process = next(iter(pool._idle))
-        kept = _sandbox_processes(process.pid, process.confinement.cgroup.members())
+        process = pool.idle_processes[0]
+        kept = sandbox_processes(process.pid, process.confinement.cgroup.members())
         assert len(kept) == 3  # bwrap, the namespace's init, the bot
         assert used_cpu(process, 0.2, kept) < KERNEL_NS
         process.thaw()  # thawed, it spins
@@ -158,7 +158,7 @@ def test_nothing_a_bot_starts_outlives_its_game_not_even_a_process_forking_witho
             hopper = pool.bot(program, "hop", {})
             result = game_of(pool, [lambda: hopper, RandomBot], deal=deal)
             assert not result.faults
-            process = next(iter(pool._idle))
+            process = pool.idle_processes[0]
             cgroup = process.confinement.cgroup
             sandbox = 3  # bwrap, the namespace's init, the bot
             deadline = time.monotonic() + 5  # the killed take a moment to go
@@ -176,7 +176,7 @@ def test_without_a_cgroup_what_a_bot_starts_is_killed_by_scans(tmp_path, monkeyp
     with ProcessPool(ProcessSettings(sandbox=Sandbox(allowed=SANDBOX_ALLOW))) as pool:
         daemon = pool.bot(program, "daemon", {})
         assert not game_of(pool, [lambda: daemon, RandomBot]).faults
-        process = next(iter(pool._idle))
+        process = pool.idle_processes[0]
         assert process.confinement.cgroup is None and process.alive()
         deadline = time.monotonic() + 5
         while daemons(marker) and time.monotonic() < deadline:

@@ -16,7 +16,7 @@ from kdtp_support import ALLOW_ARGS, SANDBOX_ALLOW
 
 from kdtourney.external import BotExited, BotProcess, ProcessSettings, Sandbox
 from kdtourney.external import identity as identity_module
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None,

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from kdtourney import store
 from kdtourney.external import Sandbox
-from kdtourney.registry.registry import BotRegistry, EntrantError, listing
+from kdtourney.registry import BotRegistry, EntrantError, listing
 from kdtourney.cli import main
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
@@ -122,7 +122,8 @@ def test_a_module_is_listed_as_python_runs_it(folder, sandboxed):
 def test_a_module_that_fails_at_import_is_broken_not_fatal(sandboxed):
     [broken] = sandboxed.broken
     assert broken.origin.endswith("broken.py")
-    assert broken.error == "ModuleNotFoundError: No module named 'a_module_nobody_installed' (line 1)"
+    assert broken.error == ("ModuleNotFoundError: No module named 'a_module_nobody_installed' "
+                            "(line 1)")
     with pytest.raises(EntrantError, match="broken.py failed to import: ModuleNotFoundError"):
         sandboxed.resolve("broken")
 

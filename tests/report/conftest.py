@@ -18,7 +18,7 @@ from kdtourney.commands import run as runner
 from kdtourney.commands.folders import session_meta
 from kdtourney.tournament import definition as tour
 from kdtourney.store import store_path
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 
 EVIL_TEXT = "<script>alert(1)</script>"
 EVIL_ENTRANT = f"evil:note={EVIL_TEXT}"

@@ -21,7 +21,7 @@ from kdtourney.commands.sprt import SprtTest
 from kdtourney.stats.sprt import block_scores
 from kdtourney.store import load_results
 from kdtourney.tournament.definition import Tournament
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.cli import main
 from kdtourney.stats.outcomes import balanced_blocks
 from kdtourney.stats.ratings import fit_totals, pair_counts, rank_key

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from pool_support import START, simulate, write_store
 
 from kdtourney.store import load_results, open_store, store_path
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.cli import main
 from kdtourney.stats import ratings
 from kdtourney.report.fmt import fmt_elo

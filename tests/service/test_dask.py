@@ -30,7 +30,7 @@ from kdtourney import store  # noqa: E402
 from kdtourney.match.settings import PlaySettings  # noqa: E402
 from kdtourney.commands.run import run_tournament  # noqa: E402
 from kdtourney.tournament.definition import ArenaError  # noqa: E402
-from kdtourney.registry.registry import BotRegistry  # noqa: E402
+from kdtourney.registry import BotRegistry  # noqa: E402
 from kdtourney.cli import main  # noqa: E402
 
 BIN = Path(sys.executable).parent

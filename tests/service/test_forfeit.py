@@ -2,7 +2,7 @@
 
 from kdtourney.tournament.definition import prepare
 from kdtourney.service.forfeit import DONE, FAIL, FAILED, REPLAY, ForfeitPolicy, failed_rows
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 
 
 def policy(players=2):

@@ -15,7 +15,7 @@ from kdtourney.service.forfeit import HANG_GRACE
 from kdtourney.match.loop import play_match
 from kdtourney.commands.setup import bot_settings, entrant_identities, open_service
 from kdtourney.tournament.definition import ArenaError
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import sys
 from kdtourney.engine import jit
 from kdtourney.service import worker as workers
 from kdtourney.tournament.definition import prepare
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.engine import Game
 
 
@@ -129,7 +129,7 @@ def test_a_sandboxed_warm_up_warns_of_no_bot_nobody_entered(recwarn):
 
     from kdtourney.tournament.definition import prepare
     from kdtourney.service import worker as workers
-    from kdtourney.registry.registry import BotRegistry
+    from kdtourney.registry import BotRegistry
 
     warnings.simplefilter("always")
     registry = BotRegistry(env=False, cwd=False, entry_points=False)

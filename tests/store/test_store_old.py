@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from kdtourney import store
 from kdtourney.terminal.replay import replay_text
 from kdtourney.tournament.tune import Tune
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.cli import main
 from kdtourney.report.html import write_report
 from kdtourney.report.pool import rating_list

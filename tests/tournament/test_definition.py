@@ -5,7 +5,7 @@ import pytest
 from kdtourney.tournament.definition import (ArenaError, Tournament, default_name, differences,
                                              parse_players, prepare)
 from kdtourney.errors import UserError
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.store import StoreError
 from kdtourney.tournament.schedule import ScheduleError
 
