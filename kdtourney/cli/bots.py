@@ -54,7 +54,7 @@ def serve_command(spec, bots_dirs, sources):
 
     Each game makes a new instance with the parameters of BOT, the game's options over them.
     """
-    from kdtourney.external.serve import reserve_stdout, serve
+    from kdtourney.registry.serve import reserve_stdout, serve
     from kdtourney.registry import BotRegistry
 
     protocol = reserve_stdout()  # before any bot code runs: its prints go to stderr
@@ -97,7 +97,7 @@ def list_bots_command(sources, specs):
     the bots they define and the entrants (each bot with its defaults, and SPECS) they refuse
     (kdtourney.external.listing)."""
     from kdtourney.external import kdtp
-    from kdtourney.external.serve import list_bots, reserve_stdout
+    from kdtourney.registry.serve import list_bots, reserve_stdout
 
     protocol = reserve_stdout()  # before any bot code runs: its prints go to stderr
     files = read_sources(sources)

@@ -2,7 +2,7 @@
 
 One JSON object per line, each with a "type". This module owns the encoding and is used by both
 sides: the harness (`kdtourney.external`) writes `hello`, `game`, `act`, `result` and `quit`
-and reads the bot's answers; the bot side (`kdtourney.external.serve`) rebuilds, from an `act`, the
+and reads the bot's answers; the bot side (`kdtourney.registry.serve`) rebuilds, from an `act`, the
 GameView the bot would get in-process (`view_of`), and writes its answers.
 
 Squares are [row, col] relative to the castle, rows growing downwards; terrains are the letters W F

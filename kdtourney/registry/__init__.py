@@ -3,7 +3,8 @@ discovery (the built-ins, bot folders and entry points, broken modules and why),
 bots folder holds, read without running it), modules (importing a bot module), entrants
 (`NAME[:key=value]` specs, `Entrant`, checking values), identity (the code identity of Python
 bots and the built-ins, digests), bundles (the sources shipped to workers), sandboxed (modules
-listed and checked in a sandbox) and printout (the text of `kdtourney bots`).
+listed and checked in a sandbox), printout (the text of `kdtourney bots`) and serve (a registered
+bot as a program speaking KDTP, `kdtourney serve`, and the module side of a sandboxed listing).
 """
 
 from kdtourney.registry.bundles import (BUNDLE_LIMIT, FILES_VAR, decode_sources, encode_sources,

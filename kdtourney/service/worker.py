@@ -16,7 +16,7 @@ from kdtourney.engine import jit
 from kdtourney.match.loop import play_match
 from kdtourney.tournament.definition import ArenaError, Tournament
 from kdtourney.registry import BUILT_IN, EntrantError, parse_entrant
-from kdtourney.external.serve import warm_up as warm_up_served
+from kdtourney.registry.serve import warm_up as warm_up_served
 from kdtourney.engine import warm_up as warm_up_engine
 
 WARM_DECISIONS = 4        # decisions with a choice each entrant's bot makes in the warm-up game

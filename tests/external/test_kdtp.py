@@ -10,7 +10,7 @@ import pytest
 from kdtourney.external import kdtp
 from kdtourney.match.clock import TimeControl
 from kdtourney.registry import BotRegistry
-from kdtourney.external.serve import serve
+from kdtourney.registry.serve import serve
 from kdtourney.engine import CLAIM_BASE, DISCARD, Game, Rules, decode_placement, encode_placement
 
 

@@ -26,7 +26,8 @@ def loaded():
 """
 
 _SERVED = _LOADED + """
-from kdtourney.external import kdtp, serve
+from kdtourney.external import kdtp
+from kdtourney.registry import serve
 
 
 def play_served(registry, rules, specs):
