@@ -64,12 +64,13 @@ def sprt_command(ctx, **opts):
     """
     workers_ahead(opts)
     from kdtourney.commands import sprt as sequential
+    from kdtourney.tournament.sprt import with_cap
     from kdtourney.terminal.display import SprtDisplay
 
     def load(folder):
         tournament, test, stored_meta = sequential.load_test(folder)
         if given(ctx, "max_games"):
-            tournament = sequential.with_cap(tournament, opts["max_games"])
+            tournament = with_cap(tournament, opts["max_games"])
         return (tournament, test), tournament, stored_meta
 
     def prepare(found, seed):

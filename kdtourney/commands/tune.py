@@ -36,6 +36,7 @@ from kdtourney.tournament.definition import (ArenaError, Tournament, differences
 from kdtourney.tournament.tune import DEFAULT_BATCH, MINUS, PAGE_FILE, PLUS, Tune
 
 from kdtourney.commands import sprt as sequential
+from kdtourney.tournament.sprt import SprtTest, verdict_line
 from kdtourney.commands.driver import Driver, Feed
 from kdtourney.commands.folders import check_code, record_play
 from kdtourney.commands.run import run_tournament
@@ -483,11 +484,11 @@ def verdict_of(results, candidate: str, baseline: str, tuned: str, start: str,
                    lo=float(score_to_elo(lo[0])), hi=float(score_to_elo(hi[0])))
 
 
-def verify_test(elo0=0.0, elo1=10.0, alpha=0.05, beta=0.05) -> sequential.SprtTest:
+def verify_test(elo0=0.0, elo1=10.0, alpha=0.05, beta=0.05) -> SprtTest:
     """The sequential test of a verify (`--verify-elo0` ...), checked (ArenaError); `verify_sprt`
     labels its candidate and baseline."""
     elo0, elo1, alpha, beta = sequential.check_hypotheses(elo0, elo1, alpha, beta, "--verify-")
-    return sequential.SprtTest(candidate=PLUS, baseline=MINUS, elo0=elo0, elo1=elo1, alpha=alpha,
+    return SprtTest(candidate=PLUS, baseline=MINUS, elo0=elo0, elo1=elo1, alpha=alpha,
                                beta=beta)
 
 
@@ -511,13 +512,13 @@ class SequentialVerdict:
 
     def line(self) -> str:
         o = self.outcome
-        verdict = sequential.verdict_line(o.state, o.test, o.tournament, candidate="tune",
+        verdict = verdict_line(o.state, o.test, o.tournament, candidate="tune",
                                           baseline="the start values")
         return f"{verdict}; tuned {self.tuned} against start {self.start}"
 
 
 def verify_sprt(registry, table: Tournament, tuned: str, start: str, games: int, folder,
-                test: sequential.SprtTest, *, meta=None, display=None, **options
+                test: SprtTest, *, meta=None, display=None, **options
                 ) -> SequentialVerdict:
     """Play (or go on with) the verify in FOLDER/verify as an SPRT (`test`, from `verify_test`)
     of the tuned spec against the start spec, stopping at a bound or after `games` games (the
@@ -531,7 +532,7 @@ def verify_sprt(registry, table: Tournament, tuned: str, start: str, games: int,
     return SequentialVerdict(tuned=tuned, start=start, outcome=outcome)
 
 
-def _check_verify_folder(out: Path, vt: Tournament, test: sequential.SprtTest | None
+def _check_verify_folder(out: Path, vt: Tournament, test: SprtTest | None
                          ) -> None:
     """Refuse (ArenaError) a verify folder of another verify: other games or tuned values, or
     a sequential test where none is asked (or another test, or none, where one is)."""

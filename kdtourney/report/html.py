@@ -33,6 +33,7 @@ from kdtourney.report.ladder import ladder_board, write_ladder_page
 from kdtourney.report.page import (REPORT_FILE, SEAT_COLORS, block_seats, describe_rules,
                                    elo_scale, faults_view, render, replay_view, write_page)
 from kdtourney.report.standings import N_BOOT, standings
+from kdtourney.tournament import sprt as sprt_test
 
 __all__ = ["write_report", "write_game_page", "build_context", "parse_anchor", "ReportError"]
 
@@ -238,20 +239,17 @@ def _sprt_test(folder: Path, config: dict, stored: int) -> dict | None:
     the cap); None for another folder."""
     if "sprt" not in config:
         return None
-    # start-up time: the command's module brings the service layer, which only an SPRT needs
-    from kdtourney.commands import sprt as sequential
-
     try:
-        tournament, test, _ = sequential.load_test(folder)
-        state = sequential.evaluate(folder, tournament, test)
+        tournament, test = sprt_test.stored_test(config, _store.load_sessions(folder)["games"])
+        state = sprt_test.evaluate(_store.load_incoming(folder), tournament, test)
     except (ValueError, KeyError, TypeError):  # a test this kdtourney cannot read: no verdict
         return None
-    line = sequential.verdict_line(state, test, tournament)
+    line = sprt_test.verdict_line(state, test, tournament)
     return {"line": line, "status": state.status, "candidate": test.candidate,
             "baseline": test.baseline, "elo0": test.elo0, "elo1": test.elo1, "alpha": test.alpha,
             "beta": test.beta, "blocks": state.blocks, "games": state.games,
             "not_counted": stored - state.games, "llr": state.llr, "lower": state.lower,
-            "upper": state.upper, "estimate": sequential.estimate_text(state)}
+            "upper": state.upper, "estimate": sprt_test.estimate_text(state)}
 
 
 def planned_games(folder: Path, tournament: dict, sprt) -> int | None:

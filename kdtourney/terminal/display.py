@@ -12,7 +12,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from kdtourney.commands import sprt as sequential
+from kdtourney.tournament import sprt as sequential
 from kdtourney.commands import tune as tuning
 from kdtourney.terminal.progress import GameRate, TerminalView, starting_text
 from kdtourney.terminal.tables import ladder_table

@@ -14,6 +14,7 @@ import pytest
 
 from kdtourney.tournament import schedule
 from kdtourney.commands import sprt as sq
+from kdtourney.tournament.sprt import cap_blocks, with_cap
 from kdtourney import store
 from kdtourney.stats.sprt import run_sprt
 from kdtourney.tournament.definition import ArenaError
@@ -54,7 +55,7 @@ def test_table_is_the_candidate_with_baselines(registry):
         assert len(first) == players and {g.seats.index(0) for g in first} == set(range(players))
     t, test = prepare(registry)  # the same spec twice: an A/A test of two entrants
     assert t.entrants == ("random#1", "random#2") and test.candidate == "random#1"
-    assert sq.cap_blocks(t) == 200
+    assert cap_blocks(t) == 200
 
 
 @pytest.mark.parametrize("kw, needle", [
@@ -134,7 +135,7 @@ def test_resume_after_an_interruption_inside_a_chunk(registry, reference, tmp_pa
     tournament, test = prepare(registry)
     folder = tmp_path / "cut"
     # a first session capped at 50 games: 25 blocks, fewer than the test needs to decide
-    first = sq.play_sprt(sq.with_cap(tournament, 50), test, folder, registry, workers=1)
+    first = sq.play_sprt(with_cap(tournament, 50), test, folder, registry, workers=1)
     assert first.verdict == "undecided" and first.state.blocks == 25
     assert "undecided after 50 games (25 blocks)" in first.verdict_line()
     assert store.load_config(folder)["tournament"]["games"] == 50

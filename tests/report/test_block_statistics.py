@@ -17,7 +17,7 @@ from pool_support import simulate, write_store
 from kdtourney.stats import spsa
 from kdtourney.commands import sprt as sq
 from kdtourney.commands import tune as tuning
-from kdtourney.commands.sprt import SprtTest
+from kdtourney.tournament.sprt import SprtTest
 from kdtourney.stats.sprt import block_scores
 from kdtourney.store import load_results
 from kdtourney.tournament.definition import Tournament
