@@ -287,6 +287,7 @@ def a_bot(folder: Path, name: str, code: str) -> Program:
     return registry_of(folder).bots[name].program
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("order", ["exit, then hello", "hello, then exit"])
 def test_a_bot_that_exits_at_start_fails_alike_whether_hello_was_written_first_or_not(tmp_path,
                                                                                       order):
@@ -306,6 +307,7 @@ def test_a_bot_that_exits_at_start_fails_alike_whether_hello_was_written_first_o
     process.stop()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("order", ["exit, then game", "game, then exit"])
 def test_a_bot_gone_after_hello_fails_at_its_next_decision_whenever_it_went(tmp_path, order):
     """A bot exiting after its hello: `game` written into its input before its exit, or after
@@ -327,6 +329,7 @@ def test_a_bot_gone_after_hello_fails_at_its_next_decision_whenever_it_went(tmp_
     process.stop()
 
 
+@pytest.mark.process
 def test_a_bot_that_closes_its_input_and_lives_on_has_stopped_reading_it(tmp_path):
     program = a_bot(tmp_path, "deaf", "import os, sys, time; os.close(0); print('closed', "
                                       "file=sys.stderr, flush=True); time.sleep(60)")
