@@ -57,6 +57,7 @@ def test_check_raises_a_ctrl_c_python_dropped_and_only_inside_caught():
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+@pytest.mark.process
 def test_a_dropped_ctrl_c_stops_a_run_and_what_was_played_is_kept(tmp_path):
     registry = BotRegistry(env=False, cwd=False, entry_points=False)
     t = prepare(registry, bots="random,greedy", games=40, seed=5)

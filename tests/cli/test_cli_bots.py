@@ -94,6 +94,8 @@ def test_lists_external_bots_with_their_command(tmp_path):
     assert 'ext/bad.toml: no command: write command = ["./mybot", "--an-argument"]' in lines
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_serve_from_the_command_line():
     hello = b'{"type": "hello", "protocol": "kdtp", "version": 1}\n{"type": "quit"}\n'
     done = subprocess.run([KDTOURNEY, "serve", "mcts:iterations=5"], input=hello,
@@ -107,6 +109,7 @@ def test_serve_from_the_command_line():
     assert done.stderr.count(b"\n") == 1
 
 
+@pytest.mark.process
 def test_a_served_bot_that_prints_keeps_the_protocol(tmp_path):
     """What a bot's code prints (at import, in act) goes to stderr: standard output is KDTP's."""
     from kdtourney.external import kdtp
@@ -130,6 +133,7 @@ def test_a_served_bot_that_prints_keeps_the_protocol(tmp_path):
     assert b"loading chatty" in done.stderr and b"thinking..." in done.stderr
 
 
+@pytest.mark.process
 def test_a_flat_bot_importing_an_unlisted_sibling_is_one_error_line_at_start(tmp_path):
     folder = tmp_path / "flat"
     (folder / "wlib").mkdir(parents=True)

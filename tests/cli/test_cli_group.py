@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from kdtourney.cli.group import Commands, harness_errors
@@ -44,6 +45,7 @@ def test_any_other_error_while_playing_is_a_bug_logged_with_exit_70(tmp_path):
     assert "raise error" in log.read_text() and "ValueError: what" in log.read_text()
 
 
+@pytest.mark.process
 def test_the_command_line_starts_without_the_engine():
     code = ("import sys, kdtourney.cli; "
             "assert not {'numba', 'pandas', 'numpy'} & set(sys.modules), sorted(sys.modules)")

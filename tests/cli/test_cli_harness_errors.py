@@ -63,6 +63,9 @@ def kdtourney(args, tmp_path, fault=None):
                           timeout=300)
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.dask
 @pytest.mark.parametrize("command, fault, workers", [
     ("run", "worker", ONE_WORKER), ("sprt", "main", ONE_WORKER), ("tune", "worker", ONE_WORKER),
     ("ladder", "main", ONE_WORKER), ("run", "worker", ["--scheduler", "local:1"])])

@@ -57,6 +57,9 @@ def check_the_limit_is_shaded(page) -> bool:
     return bool(shaded)
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.browser
 def test_a_person_plays_a_whole_game_in_the_browser(page, tmp_path):
     folder = tmp_path / "game"
     process = subprocess.Popen([KDTOURNEY, "play", "--against", "random", "--seed", "4", "--out",
@@ -128,6 +131,8 @@ def test_bad_input_is_one_line(tmp_path):
         assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_ctrl_c_stops_and_stores_no_half_game(tmp_path):
     folder = tmp_path / "game"
 

@@ -43,6 +43,7 @@ def small(tmp_path_factory):
     return folder, result
 
 
+@pytest.mark.process
 def test_run_output_and_store(small):
     folder, result = small
     lines = result.stdout.splitlines()
@@ -60,6 +61,7 @@ def test_run_output_and_store(small):
     assert len(load_games(folder)) == 12
 
 
+@pytest.mark.process
 def test_terminal_standings_show_the_report_pages_figures(small):
     folder, result = small
     table = result.stdout.split("standings", 1)[1].splitlines()
@@ -74,6 +76,7 @@ def test_terminal_standings_show_the_report_pages_figures(small):
         assert f"{row['elo']:+.0f} [{row['elo_lo']:+.0f}, {row['elo_hi']:+.0f}]" in line
 
 
+@pytest.mark.process
 def test_same_command_again_plays_nothing(small):
     folder, _ = small
     before = comparable(folder)
@@ -88,6 +91,7 @@ def test_same_command_again_plays_nothing(small):
     assert load_config(folder)["meta"]["sessions"] == 2
 
 
+@pytest.mark.process
 def test_replay(small):
     folder, _ = small
     result = run("replay", folder, 2)
@@ -106,6 +110,7 @@ def test_replay(small):
         f"Error: game 99 is not in {folder} (12 games stored, numbered from 0)"
 
 
+@pytest.mark.process
 def test_replay_steps_through_the_positions_the_engine_reached(small):
     folder, _ = small
     game = 5  # a 4-player game
@@ -135,6 +140,7 @@ def test_replay_steps_through_the_positions_the_engine_reached(small):
     assert run("replay", folder, game, "--step").exit_code == 0  # no input at all
 
 
+@pytest.mark.process
 def test_replay_writes_a_page_of_one_game(small, tmp_path):
     folder, _ = small
     result = run("replay", folder, 3, "--html")
@@ -155,6 +161,7 @@ def test_replay_writes_a_page_of_one_game(small, tmp_path):
         assert result.exit_code == 2 and result.stderr.strip() == f"Error: {error}"
 
 
+@pytest.mark.process
 def test_export(small, tmp_path):
     folder, _ = small
     result = run("export", folder, "--format", "csv", "-o", tmp_path / "r.csv")
@@ -167,6 +174,7 @@ def test_export(small, tmp_path):
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "g.parquet"), load_games(folder))
 
 
+@pytest.mark.process
 def test_export_never_writes_over_a_store_nor_guesses_a_format(small, tmp_path):
     folder, _ = small
     store = folder / "tournament.sqlite"
@@ -198,6 +206,8 @@ def wait_for_games(path, at_least, timeout=60):
     raise AssertionError(f"fewer than {at_least} games after {timeout} s")
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_kill_9_then_resume_equals_an_uninterrupted_run(tmp_path):
     args = ["run", "--bots", "random,greedy,random", "--players", "2,3", "--games", "400",
             "--seed", "99"]
@@ -220,6 +230,7 @@ def test_kill_9_then_resume_equals_an_uninterrupted_run(tmp_path):
     assert_same_store(killed, tmp_path / "whole")
 
 
+@pytest.mark.process
 def test_faulty_bots_from_a_folder(tmp_path):
     bots = write_faulty_bots(tmp_path / "bots")
     result = run("run", "--bots", "raiser,random,illegal", "--games", "12", "--seed", "1",
@@ -275,6 +286,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     assert not (tmp_path / "t").exists()
 
 
+@pytest.mark.process
 def test_bad_stores_and_other_tournaments_are_refused_and_kept(small, tmp_path):
     folder, _ = small
     before = snapshot(folder)
@@ -314,6 +326,7 @@ def test_bad_stores_and_other_tournaments_are_refused_and_kept(small, tmp_path):
         assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
 
 
+@pytest.mark.process
 def test_bots_in_their_own_process_are_checked_before_anything(tmp_path):
     folder = write_fake_bots(tmp_path / "bots", ["exit-at-start", "no-hello"])
     (folder / "broken.toml").write_text('name = "broken"\n')
@@ -338,6 +351,7 @@ def test_bots_in_their_own_process_are_checked_before_anything(tmp_path):
         assert not (tmp_path / "t").exists()
 
 
+@pytest.mark.process
 def test_changed_bot_code_refuses_to_resume_and_export_shows_identities(tmp_path):
     bots = write_bot(tmp_path / "bots", "mine", MINE)
     folder = tmp_path / "t"
@@ -364,6 +378,7 @@ def test_changed_bot_code_refuses_to_resume_and_export_shows_identities(tmp_path
     assert run(*args).exit_code == 0
 
 
+@pytest.mark.process
 def test_a_store_from_before_identities_resumes_and_records_them(tmp_path):
     folder = tmp_path / "old"
     args = ["run", "--bots", "random,greedy", "--games", "8", "--seed", "3", "--out", folder,
@@ -385,6 +400,8 @@ def test_a_store_from_before_identities_resumes_and_records_them(tmp_path):
     assert load_entrants(folder)["digest"].str.len().eq(12).all()
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_folder_in_use_is_refused_and_a_killed_run_leaves_no_lock(tmp_path):
     bots = write_bot(tmp_path / "bots", "dawdler", dawdler(0.005))
     folder = tmp_path / "t"
@@ -410,6 +427,8 @@ def test_a_folder_in_use_is_refused_and_a_killed_run_leaves_no_lock(tmp_path):
     assert resumed.stdout.strip() == f"{folder}: 40 games ({40 - stored} played now)"
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_failed_games_show_per_entrant_in_the_standings_and_the_report(tmp_path):
     bots = write_faulty_bots(tmp_path / "bots")
     folder = tmp_path / "t"
@@ -438,6 +457,7 @@ def test_failed_games_show_per_entrant_in_the_standings_and_the_report(tmp_path)
     assert page.count('<td class="num" data-sort="1"><span class="bad">1</span></td>') == 2
 
 
+@pytest.mark.process
 def test_a_toml_bot_is_identified_by_what_it_runs(tmp_path):
     folder = write_fake_bots(tmp_path / "bots", ["first-legal"], at=-1)
     out = tmp_path / "t"
@@ -479,6 +499,8 @@ class SlowStart(RandomBot):
 '''
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_time_control_forfeits_on_an_empty_bank_and_grants_the_first_decision(tmp_path):
     bots = write_bot(tmp_path / "bots", "slow_start", SLOW_START)
     common = ["run", "--bots", "slow-start,random", "--games", "2", "--seed", "4", "--bots-dir",
@@ -521,6 +543,8 @@ def test_bad_time_controls(tmp_path, args, message):
     assert not (tmp_path / "t").exists()
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_resume_takes_the_stored_play_settings_and_refuses_others(tmp_path):
     folder = tmp_path / "t"
     args = ["run", "--bots", "random,greedy", "--games", "8", "--seed", "3", "--out", folder,
@@ -565,6 +589,8 @@ def as_before_the_clock_rule(folder):
     conn.close()
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_folder_played_under_the_old_clock_rule_is_refused_and_still_reads(tmp_path):
     folder = tmp_path / "t"
     args = ["run", "--bots", "random,greedy", "--games", "4", "--seed", "3", "--out", folder,
@@ -594,6 +620,7 @@ def test_a_folder_played_under_the_old_clock_rule_is_refused_and_still_reads(tmp
     assert load_config(plain)["play"]["clock_rule"] == 2
 
 
+@pytest.mark.process
 def test_a_bots_data_is_its_code_on_resume(tmp_path):
     import shutil
 
@@ -624,6 +651,7 @@ def test_usage_errors_are_one_line(args, message):
     assert result.stderr.count("\n") == 1 and "Usage:" not in result.output
 
 
+@pytest.mark.process
 def test_a_name_is_not_a_path_and_a_page_that_cannot_be_written_is_one_line(small, tmp_path,
                                                                          monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -642,6 +670,7 @@ def test_a_name_is_not_a_path_and_a_page_that_cannot_be_written_is_one_line(smal
     assert result.stderr.count("\n") == 1
 
 
+@pytest.mark.process
 def test_rows_changed_by_hand_are_one_line_in_replay_and_report(small, tmp_path):
     folder, _ = small
     for table, change, command in [("games", "moves = '[1,2,'", ["replay", "{f}", "1"]),

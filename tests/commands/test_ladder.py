@@ -90,6 +90,7 @@ def test_tables_are_fixed_by_the_seed_and_the_block():
     assert len(table) == 4 and set(table) == {0, 1}
 
 
+@pytest.mark.slow
 def test_one_table_in_ten_is_drawn_uniformly_at_every_seat():
     # a newcomer takes the first seat of every table the rule chooses; a uniform table seats it
     # at 2 of 6 chances

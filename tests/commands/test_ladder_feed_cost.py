@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import sqlite3
 
+import pytest
 from ladder_support import instant_games, play
 
 # what a chunk may say to the store once the ladder has started: record its blocks (checking the
@@ -20,6 +21,7 @@ PER_CHUNK = re.compile(
 AT_THE_END = re.compile(r"SELECT key, value FROM config|INSERT OR REPLACE INTO config .*", re.S)
 
 
+@pytest.mark.process
 def test_a_chunk_reads_nothing_of_the_history(tmp_path, monkeypatch):
     folder = tmp_path / "ladder"
     with instant_games(monkeypatch):

@@ -37,6 +37,9 @@ def person(board: Board, done: threading.Event) -> threading.Thread:
     return thread
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 @pytest.mark.parametrize("sandbox, against", [(False, ["late", "random"]), (True, ["late"])])
 def test_a_kdtp_bot_over_its_clock_forfeits_to_the_person(tmp_path, sandbox, against):
     if sandbox and shutil.which("bwrap") is None:

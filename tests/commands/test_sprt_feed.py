@@ -73,6 +73,7 @@ def test_bad_input(registry, kw, needle):
         prepare(registry, **kw)
 
 
+@pytest.mark.process
 def test_decision_and_store(reference):
     folder, outcome = reference
     state = outcome.state
@@ -105,6 +106,7 @@ def test_decision_and_store(reference):
     assert (rows["elo"].iloc[-1], rows["lo"].iloc[-1]) == (state.elo, state.lo)
 
 
+@pytest.mark.process
 def test_decision_independent_of_workers(registry, reference, tmp_path):
     ref_folder, ref = reference
     tournament, test = prepare(registry)
@@ -117,6 +119,7 @@ def test_decision_independent_of_workers(registry, reference, tmp_path):
     assert outcome.verdict_line() == ref.verdict_line()
 
 
+@pytest.mark.process
 def test_with_fast_bots_few_games_are_played_past_the_decision(registry, tmp_path):
     # greedy against random decides at block 23 (46 games): the games of 2 ms were once queued
     # two seconds ahead, and all 1,000 of the cap were played; now only what the workers held
@@ -130,6 +133,7 @@ def test_with_fast_bots_few_games_are_played_past_the_decision(registry, tmp_pat
     assert at.kept < tournament.players[0], at
 
 
+@pytest.mark.process
 def test_resume_after_an_interruption_inside_a_chunk(registry, reference, tmp_path):
     ref_folder, ref = reference
     tournament, test = prepare(registry)
@@ -158,6 +162,7 @@ def test_resume_after_an_interruption_inside_a_chunk(registry, reference, tmp_pa
     assert store.load_config(folder)["meta"]["sessions"] == 3
 
 
+@pytest.mark.process
 def test_a_smaller_cap_counts_only_the_blocks_within_it(registry, reference, tmp_path):
     ref_folder, _ = reference
     folder = tmp_path / "copy"
@@ -168,6 +173,7 @@ def test_a_smaller_cap_counts_only_the_blocks_within_it(registry, reference, tmp
     assert len(store.load_sprt(folder)) == 30
 
 
+@pytest.mark.process
 def test_another_test_on_the_folder_is_refused(registry, reference, tmp_path):
     ref_folder, _ = reference
     before = store.load_config(ref_folder)

@@ -75,6 +75,7 @@ def test_toml_bots_travel_with_the_sources(tmp_path):
     assert remote.bots["deep"].program == registry.bots["deep"].program  # runs from its folder
 
 
+@pytest.mark.process
 def test_the_start_up_check_names_the_file_of_a_bot_that_does_not_start(tmp_path):
     marker = new_marker()
     folder = write_fake_bots(tmp_path, ["exit-at-start", "no-hello", "illegal"], marker=marker)
@@ -96,6 +97,7 @@ def test_the_start_up_check_names_the_file_of_a_bot_that_does_not_start(tmp_path
     assert left_behind(marker) == []
 
 
+@pytest.mark.process
 def test_identity_of_a_toml_bot(tmp_path):
     folder = write_fake_bots(tmp_path / "here", ["illegal"])
     identity = registry_of(folder).program_identity("illegal")
@@ -157,6 +159,7 @@ def test_a_toml_bots_identity_covers_its_own_files_and_what_its_command_runs(tmp
         registry_of(bots).resolve("bad")
 
 
+@pytest.mark.process
 def test_the_clock_cuts_at_the_limit_plus_the_margin(tmp_path):
     marker = new_marker()
     folder = write_fake_bots(tmp_path, ["late"], at=0, marker=marker, late=1.0)
@@ -181,6 +184,7 @@ def test_the_clock_cuts_at_the_limit_plus_the_margin(tmp_path):
     assert left_behind(marker) == []
 
 
+@pytest.mark.process
 def test_an_answer_nobody_asked_for_is_a_protocol_fault(tmp_path):
     registry = registry_of(write_fake_bots(tmp_path, ["twice"], at=0))
     rules = Rules(2)
@@ -198,6 +202,7 @@ def test_an_answer_nobody_asked_for_is_a_protocol_fault(tmp_path):
         bot.close()
 
 
+@pytest.mark.process
 def test_an_illegal_answer_is_refused_however_it_is_written(tmp_path):
     registry = registry_of(write_fake_bots(tmp_path, ["illegal", "illegal-compact"], at=0))
     rules = Rules(2)
@@ -211,6 +216,7 @@ def test_an_illegal_answer_is_refused_however_it_is_written(tmp_path):
             bot.close()
 
 
+@pytest.mark.process
 def test_an_isolated_folder_bot_plays_as_it_does_in_process():
     examples = Path(__file__).resolve().parents[2] / "examples" / "bots"
     registry = registry_of(examples)
@@ -232,6 +238,7 @@ def test_an_isolated_folder_bot_plays_as_it_does_in_process():
         isolated.close()
 
 
+@pytest.mark.process
 def test_a_pool_keeps_at_most_its_bound_of_idle_processes_evicting_the_least_recent(tmp_path):
     marker = new_marker()
     names = ["a", "b", "c", "d", "e"]  # bots that play normally
@@ -259,6 +266,7 @@ def test_a_pool_keeps_at_most_its_bound_of_idle_processes_evicting_the_least_rec
     assert left_behind(marker) == []
 
 
+@pytest.mark.process
 def test_a_bot_process_is_reaped_only_when_stopped_so_its_group_id_stays_its_own(tmp_path):
     registry = registry_of(write_fake_bots(tmp_path, ["exit-at-start"]))
     process = BotProcess(registry.bots["exit-at-start"].program, ProcessSettings())
@@ -279,6 +287,7 @@ def a_bot(folder: Path, name: str, code: str) -> Program:
     return registry_of(folder).bots[name].program
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("order", ["exit, then hello", "hello, then exit"])
 def test_a_bot_that_exits_at_start_fails_alike_whether_hello_was_written_first_or_not(tmp_path,
                                                                                       order):
@@ -298,6 +307,7 @@ def test_a_bot_that_exits_at_start_fails_alike_whether_hello_was_written_first_o
     process.stop()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("order", ["exit, then game", "game, then exit"])
 def test_a_bot_gone_after_hello_fails_at_its_next_decision_whenever_it_went(tmp_path, order):
     """A bot exiting after its hello: `game` written into its input before its exit, or after
@@ -319,6 +329,7 @@ def test_a_bot_gone_after_hello_fails_at_its_next_decision_whenever_it_went(tmp_
     process.stop()
 
 
+@pytest.mark.process
 def test_a_bot_that_closes_its_input_and_lives_on_has_stopped_reading_it(tmp_path):
     program = a_bot(tmp_path, "deaf", "import os, sys, time; os.close(0); print('closed', "
                                       "file=sys.stderr, flush=True); time.sleep(60)")

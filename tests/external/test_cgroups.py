@@ -140,6 +140,7 @@ def test_without_cgroups_every_limit_is_missing(tmp_path):
     assert cgroups.BotCgroup.make(1 << 30, 64, 1, machine) is None
 
 
+@pytest.mark.process
 def test_the_workers_of_a_machine_keep_their_bots_to_cores_of_their_own():
     cpus_of = cgroups.cpus_of
     assert [cpus_of(t, [0, 1, 2, 3], 1) for t in range(6)] == [[0], [1], [2], [3], [0], [1]]
@@ -216,6 +217,7 @@ def members_after(cgroup, wanted, wait=5.0):
     return sorted(cgroup.members())
 
 
+@pytest.mark.process
 @real(FREEZERS)
 def test_a_frozen_cgroup_gets_no_cpu_until_it_is_thawed(hierarchy):
     cgroup = cgroups.BotCgroup.make(1 << 30, 64, 1, Machine((hierarchy,)))
@@ -237,6 +239,7 @@ def test_a_frozen_cgroup_gets_no_cpu_until_it_is_thawed(hierarchy):
     assert not any(os.path.exists(f) for f in cgroup.procs_files())
 
 
+@pytest.mark.process
 @real(FREEZERS)
 def test_killing_all_but_the_bot_leaves_nothing_a_fork_could_save(hierarchy):
     cgroup = cgroups.BotCgroup.make(1 << 30, 64, 1, Machine((hierarchy,)))
@@ -263,6 +266,7 @@ def quota_hierarchies():
     return [source] if source is not None else []
 
 
+@pytest.mark.process
 @real(quota_hierarchies())
 def test_a_cpu_quota_throttles_a_bot_past_it(hierarchy):
     cgroup = cgroups.BotCgroup.make(1 << 30, 64, 0.1, Machine((hierarchy,)))
@@ -298,6 +302,7 @@ print(sorted(os.sched_getaffinity(0)), flush=True)
 """
 
 
+@pytest.mark.process
 @real(cpuset_hierarchies())
 def test_a_bot_keeps_to_its_cores_even_when_it_asks_for_all(hierarchy):
     cgroup = cgroups.BotCgroup.make(1 << 30, 64, 1, Machine((hierarchy,)))

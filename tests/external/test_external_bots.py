@@ -24,6 +24,8 @@ from kdtourney.external import LOG_BYTES, Sandbox
 from kdtourney.registry import BotRegistry
 from kdtourney.report.html import write_report
 
+pytestmark = pytest.mark.process
+
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -45,6 +47,7 @@ def registry_of(folder):
     return BotRegistry([folder], env=False, cwd=False, entry_points=False)
 
 
+@pytest.mark.slow
 def test_misbehaving_bots_forfeit_and_the_tournament_completes(tmp_path):
     marker = new_marker()
     behaviours = [*MISBEHAVING, "flood"]
@@ -126,6 +129,7 @@ def children(pid):
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
 def test_an_interrupted_run_leaves_nothing_running(tmp_path, how):
     marker = new_marker()
@@ -156,6 +160,7 @@ def test_an_interrupted_run_leaves_nothing_running(tmp_path, how):
     assert still_running(workers, wait=10) == []
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_the_bots_are_checked_is_one_line_and_exit_130(tmp_path):
     """Before any game (a bot's start being checked): no "Aborted!" and exit 1, but the line and
     status of an interrupted command, and nothing left running."""
@@ -169,6 +174,7 @@ def test_ctrl_c_while_the_bots_are_checked_is_one_line_and_exit_130(tmp_path):
     assert left_behind(marker, wait=10) == []
 
 
+@pytest.mark.slow
 def test_the_same_store_in_process_isolated_and_as_a_command(tmp_path):
     registry = BotRegistry(env=False, cwd=False, entry_points=False)
     bots = "greedy,mcts:iterations=30,expectimax:iterations=10"
@@ -280,6 +286,8 @@ class SlowStartPy(RandomBot):
 '''
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 @pytest.mark.parametrize("how", ["external", "isolated", "sandboxed"])
 def test_clocks_for_bots_in_their_own_process(tmp_path, how):
     if how == "sandboxed" and shutil.which("bwrap") is None:
@@ -344,6 +352,7 @@ class Honest(Bot):
 '''
 
 
+@pytest.mark.slow
 def test_in_its_own_process_a_bot_aimed_at_the_margin_runs_out_and_an_honest_one_never(tmp_path):
     bots = tmp_path / "bots"
     bots.mkdir()
@@ -362,6 +371,8 @@ def test_in_its_own_process_a_bot_aimed_at_the_margin_runs_out_and_an_honest_one
     assert results.loc[results["entrant"] == "honest", "decisions"].eq(24).all()
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 @pytest.mark.parametrize("how", ["isolated", "sandboxed"])
 def test_a_bot_of_several_files_plays_in_its_own_process(tmp_path, how):
     if how == "sandboxed" and shutil.which("bwrap") is None:

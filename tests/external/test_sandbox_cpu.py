@@ -22,6 +22,8 @@ from kdtourney.external.sandbox import Confinement, sandbox_processes
 from kdtourney.bots.random_bot import RandomBot
 from kdtourney.engine import Rules
 
+pytestmark = pytest.mark.process
+
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 BUSY_BOT = Path(__file__).resolve().parents[1] / "data" / "busy_bot.py"
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None,
@@ -64,6 +66,8 @@ def game_of(pool, factories, deal=5, **clock):
     return play_match(Rules(2), [deal], [[1], [2]], factories, **clock)
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 @needs_bwrap
 @needs_freezer
 def test_a_sandboxed_bot_gets_no_cpu_between_its_decisions(tmp_path):
@@ -115,6 +119,7 @@ class Stalls:
         return time.monotonic() + self.stalled
 
 
+@pytest.mark.sandbox
 @needs_bwrap
 @needs_freezer
 def test_freezing_and_thawing_are_not_on_the_bots_clock(tmp_path, monkeypatch):
@@ -145,6 +150,7 @@ def test_freezing_and_thawing_are_not_on_the_bots_clock(tmp_path, monkeypatch):
     assert calls["thaw"] > 2 and calls["freeze"] > 2  # the slow ones were on the way
 
 
+@pytest.mark.sandbox
 @needs_bwrap
 @needs_freezer
 def test_nothing_a_bot_starts_outlives_its_game_not_even_a_process_forking_without_end(
@@ -168,6 +174,7 @@ def test_nothing_a_bot_starts_outlives_its_game_not_even_a_process_forking_witho
             assert process.alive()
 
 
+@pytest.mark.sandbox
 @needs_bwrap
 def test_without_a_cgroup_what_a_bot_starts_is_killed_by_scans(tmp_path, monkeypatch):
     monkeypatch.setenv(cgroups.ROOT_VARIABLE, str(tmp_path / "no-cgroups"))
@@ -197,6 +204,8 @@ def daemons(marker):
     return found
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 @needs_bwrap
 def test_a_machine_without_cgroups_says_so_once_and_require_limits_refuses_it(tmp_path):
     bots = tmp_path / "bots"
@@ -223,6 +232,7 @@ def test_a_machine_without_cgroups_says_so_once_and_require_limits_refuses_it(tm
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("option", [["--bot-cpus", "2"], ["--require-limits"]])
 def test_cpu_and_limit_options_need_sandbox(tmp_path, option):
     run = subprocess.run([KDTOURNEY, "run", *option, "--bots", "greedy,random", "--games", "2",

@@ -312,6 +312,7 @@ def test_a_flat_bot_importing_a_sibling_it_does_not_list_is_one_error(tmp_path):
     forget("wlib", "helper")
 
 
+@pytest.mark.process
 def test_under_sandbox_a_flat_bot_may_not_list_another_bots_file(tmp_path):
     folder = tmp_path / "flat"
     write_bot(folder, "helper.py", "helper-bot", cls="Helper")

@@ -78,6 +78,8 @@ print(json.dumps(seen))
 """
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_builtin_bots_identity_leaves_out_benchmarks_training_and_compiling(tmp_path):
     """Editing a kernel that only the benchmarks or the training of a network run, or how kernels
     are compiled, changes no built-in bot's identity (a ladder would otherwise see a new mcts);

@@ -181,6 +181,9 @@ def write_folders(root):
         conn.execute("CREATE TABLE notes (text TEXT)")
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
 def test_two_sandboxed_runs_with_one_seed_count_twice_and_a_copy_once(tmp_path):
     from kdtp_support import SANDBOX_ALLOW, write_fake_bots

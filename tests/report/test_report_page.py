@@ -45,6 +45,7 @@ def ids(page):
     return set(re.findall(r'\bid="([^"]+)"', page))
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("name", ALL)
 def test_page_has_every_section(pages, name):
     page = pages(name)
@@ -62,6 +63,7 @@ def test_page_has_every_section(pages, name):
     assert page.rstrip().endswith("</html>")
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("name", ALL)
 def test_page_is_offline_and_its_data_parse(pages, tournaments, name):
     page = pages(name)
@@ -82,6 +84,7 @@ def test_page_is_offline_and_its_data_parse(pages, tournaments, name):
     assert all(record[7] and record[9] is None for record in data["games"])
 
 
+@pytest.mark.process
 def test_user_text_is_escaped_everywhere(pages):
     for name in ("four", "three", "mixed"):
         page = pages(name)
@@ -96,6 +99,7 @@ def test_user_text_is_escaped_everywhere(pages):
     assert len(re.findall(r"<script\b", page)) == 2
 
 
+@pytest.mark.process
 def test_content_for_each_tournament_kind(pages):
     duel = pages("duel")
     assert 'viewBox="0 0 144 144"' in duel and 'viewBox="0 0 104 104"' not in duel  # 7x7 frames
@@ -117,6 +121,7 @@ def test_content_for_each_tournament_kind(pages):
     assert 'id="partial"' not in four
 
 
+@pytest.mark.process
 def test_partial_block_and_empty_store(tournaments, tmp_path):
     # a tournament whose store holds no game yet still gives a page that says so
     folder = tournaments("two")
@@ -130,6 +135,7 @@ def test_partial_block_and_empty_store(tournaments, tmp_path):
     assert 'id="empty"' in page and 'id="standings"' in page and 'id="reproducibility"' in page
 
 
+@pytest.mark.process
 def test_standings_numbers_match_the_ratings(tournaments):
     from kdtourney.store import load_results
     from kdtourney.stats.ratings import fit_elo
@@ -159,6 +165,7 @@ def test_parse_anchor():
     assert issubclass(ReportError, UserError)  # the command line's one-line error, exit 2
 
 
+@pytest.mark.process
 def test_plots_are_stable(tournaments):
     folder = tournaments("two")
     a = build_context(folder, n_boot=100)
@@ -169,6 +176,7 @@ def test_plots_are_stable(tournaments):
     assert a["replay"] == b["replay"]
 
 
+@pytest.mark.process
 def test_cli_report(tournaments, tmp_path):
     folder = tournaments("two")
     runner = CliRunner()
@@ -186,6 +194,7 @@ def test_cli_report(tournaments, tmp_path):
         assert "Traceback" not in result.output
 
 
+@pytest.mark.process
 def test_sprt_hook_draws_the_llr_path(tournaments, tmp_path):
     """Issue 7 will store an `sprt` table; the page draws its LLR path when it is there."""
     folder = tmp_path / "sprt"
@@ -202,6 +211,7 @@ def test_sprt_hook_draws_the_llr_path(tournaments, tmp_path):
     assert "log-likelihood ratio" in page
 
 
+@pytest.mark.process
 def test_reproducibility_shows_what_code_played(pages, tournaments):
     page = pages("three")
     table = page[page.index('id="identities-table"'):]
@@ -214,6 +224,7 @@ def test_reproducibility_shows_what_code_played(pages, tournaments):
         assert row.identity["source_sha256"] in table
 
 
+@pytest.mark.process
 def test_the_reproducibility_text_of_a_sandboxed_folder_says_a_new_folder_deals_other_games(
         tournaments, tmp_path):
     """A --sandbox folder keys its seeds with a secret of its store: the same command into a new

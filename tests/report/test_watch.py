@@ -23,6 +23,8 @@ expect = pytest.importorskip("playwright.sync_api", reason="the browser tests ne
                              "install -e '.[test]')").expect
 WAIT = 30_000  # ms an expectation waits for the page, as long as an action does (a busy machine)
 
+pytestmark = [pytest.mark.slow, pytest.mark.process, pytest.mark.browser]
+
 # what the page shows at every step, read from its DOM while its own Next button steps the game
 SHOWN = """() => {
   const out = [], last = +document.getElementById("rp-slider").max;

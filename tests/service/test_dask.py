@@ -33,6 +33,8 @@ from kdtourney.tournament.definition import ArenaError  # noqa: E402
 from kdtourney.registry import BotRegistry  # noqa: E402
 from kdtourney.cli import main  # noqa: E402
 
+pytestmark = pytest.mark.dask
+
 BIN = Path(sys.executable).parent
 DASK, KDTOURNEY = str(BIN / "dask"), str(BIN / "kdtourney")
 
@@ -189,6 +191,8 @@ def bots_folder(tmp_path):
     return folder
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_same_store_as_a_local_run_with_shipped_bots(tmp_path, dask_processes, bots_folder):
     registry = BotRegistry([bots_folder], env=False, cwd=False, entry_points=False)
     for path in bots_folder.iterdir():  # the workers can only get the bots as shipped source
@@ -234,6 +238,8 @@ def test_same_store_as_a_local_run_with_shipped_bots(tmp_path, dask_processes, b
     assert "absent-on-workers.toml: the bot exited with status 3 (while asked for hello)" in message
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_bot_that_kills_its_worker_forfeits_as_in_a_local_run(tmp_path, dask_processes):
     registry = BotRegistry([write_faulty_bots(tmp_path / "bots")], env=False, cwd=False,
                            entry_points=False)
@@ -246,6 +252,8 @@ def test_a_bot_that_kills_its_worker_forfeits_as_in_a_local_run(tmp_path, dask_p
     assert_same_store(tmp_path / "local", tmp_path / "dask")
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_hung_in_process_bot_under_a_bank_is_caught_at_its_bank_and_margin(tmp_path,
                                                                             dask_processes):
     registry = BotRegistry([write_faulty_bots(tmp_path / "bots")], env=False, cwd=False,
@@ -262,6 +270,8 @@ def test_a_hung_in_process_bot_under_a_bank_is_caught_at_its_bank_and_margin(tmp
     assert len(waits) == 2 and all(2.2 < w <= 2.5 for w in waits), out.notes
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_worker_killed_mid_run(tmp_path, dask_processes, bots_folder):
     args = ["run", "--bots", "random,middle:delay=0.008", "--games", "24", "--seed", "7",
             "--bots-dir", str(bots_folder), "--no-report"]
@@ -290,6 +300,8 @@ def test_a_worker_killed_mid_run(tmp_path, dask_processes, bots_folder):
     assert_same_store(tmp_path / "local", folder)
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_worker_the_scheduler_still_lists_after_it_died_holds_nothing_up(
         tmp_path, dask_processes, monkeypatch):
     """The scheduler notices a killed worker late: a run starting meanwhile sees it listed, and
@@ -311,6 +323,8 @@ def test_a_worker_the_scheduler_still_lists_after_it_died_holds_nothing_up(
     assert outcome[0].complete and load_faults(tmp_path / "t").empty
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_local_cluster_from_the_command_line(tmp_path):
     folder = tmp_path / "t"
     done = subprocess.run([KDTOURNEY, "run", "--bots", "random,greedy", "--players", "2,4",
@@ -327,6 +341,8 @@ def test_local_cluster_from_the_command_line(tmp_path):
     assert_same_store(tmp_path / "local", folder)
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_sprt_on_a_local_cluster(tmp_path):
     args = ["sprt", "--candidate", "greedy", "--baseline", "random", "--elo1", "30",
             "--max-games", "400", "--seed", "3", "--no-report"]
@@ -375,6 +391,7 @@ def test_scheduler_with_workers_and_without_the_extra(tmp_path, monkeypatch):
     assert not (tmp_path / "t").exists()
 
 
+@pytest.mark.process
 def test_bots_of_several_files_and_what_workers_load(tmp_path, dask_processes):
     import shutil
 
@@ -508,6 +525,7 @@ def test_a_worker_stuck_in_a_decided_game_is_ended_without_a_loss(monkeypatch):
                           "playing it again"]
 
 
+@pytest.mark.process
 def test_the_worker_plugin_reaches_a_worker_by_name_and_stops_its_bots():
     """The plugin class is made on first use (the commands do not import distributed); a worker
     unpickles it by name, keeps what it ships, and its teardown stops the bot processes of the
@@ -602,6 +620,7 @@ def test_the_deaths_a_nanny_tells_of_are_the_losses_that_count(monkeypatch):
     assert play.policy.losses[2] == 2 and play.policy.forced(2) and _failed(play) == []
 
 
+@pytest.mark.process
 def test_a_nanny_tells_each_run_of_the_deaths_in_its_own_games(monkeypatch, tmp_path):
     """On a long-lived cluster a worker may die in a game after its run has no more use for it
     (a copy of a decided game's task): the next run, whose game of the same index it is not, must
@@ -641,6 +660,9 @@ def test_a_worker_machine_without_every_sandbox_limit_is_told_once_or_refused():
         limits_note(infos[0], told, require=True)
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 @pytest.mark.skipif(shutil.which("bwrap") is None,
                     reason="bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
 def test_sandboxed_on_a_cluster_every_worker_checks_the_limits(tmp_path, dask_processes):

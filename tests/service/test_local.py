@@ -40,6 +40,8 @@ def play(service, specs):
     return got
 
 
+@pytest.mark.slow
+@pytest.mark.process
 @pytest.mark.parametrize("recycle", [(3, 10**6), (10**6, 0)], ids=["games", "memory"])
 def test_chunks_share_the_workers_and_recycling_changes_no_result(tmp_path, registry, recycle):
     t = prepare(registry, bots="random,greedy", players="2,3", games=12, seed=4)
@@ -63,6 +65,7 @@ def test_chunks_share_the_workers_and_recycling_changes_no_result(tmp_path, regi
                (want.status, want.moves, [s.score for s in want.seats])
 
 
+@pytest.mark.process
 def test_a_service_does_not_restart_its_workers_between_chunks(tmp_path, registry):
     t = prepare(registry, bots="random,greedy", games=8, seed=9)
     specs = t.plan().games
@@ -93,6 +96,7 @@ def edge_bot(which):
     ''')
 
 
+@pytest.mark.process
 def test_a_new_version_of_a_module_gets_new_workers_a_new_entrant_joins_the_running_ones(
         tmp_path):
     bots = tmp_path / "bots"

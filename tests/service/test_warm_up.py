@@ -80,6 +80,8 @@ def assert_nothing_loaded_after_warm_up(script):
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
+@pytest.mark.process
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="nothing is compiled")
 def test_a_served_bot_finds_every_kernel_it_calls_warmed_up():
     """After a worker's warm-up for bots played in their own process, a whole game of served bots
@@ -88,6 +90,8 @@ def test_a_served_bot_finds_every_kernel_it_calls_warmed_up():
     assert_nothing_loaded_after_warm_up(_ISOLATED)
 
 
+@pytest.mark.slow
+@pytest.mark.process
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="nothing is compiled")
 def test_a_sandboxed_folder_bot_built_on_a_builtin_finds_its_kernels_warmed_up():
     """Sandboxed, the workers warm up every built-in bot, not only the built-in entrants: a
@@ -114,6 +118,7 @@ print(sorted(str(k) for k in loaded() - warmed))
 """
 
 
+@pytest.mark.process
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="nothing is compiled")
 def test_a_bot_warms_up_once_for_all_its_numeric_values():
     """A tune seats dozens of values of one bot: the warm-up plays one of them (a warm-up game of

@@ -124,6 +124,7 @@ def _coverage(n_players, n_draws, n_blocks, n_boot, seed):
     return np.array(hits)
 
 
+@pytest.mark.slow
 def test_interval_coverage_two_player():
     hits = _coverage(n_players=2, n_draws=200, n_blocks=150, n_boot=200, seed=2024)
     rate = hits.mean()
@@ -131,6 +132,7 @@ def test_interval_coverage_two_player():
     assert (hits.mean(axis=0) >= 0.85).all(), hits.mean(axis=0)
 
 
+@pytest.mark.slow
 def test_interval_coverage_four_player_block_bootstrap():
     # Dependent pairs inside 4-player games: the block bootstrap must still cover ~95%.
     hits = _coverage(n_players=4, n_draws=120, n_blocks=60, n_boot=200, seed=7)

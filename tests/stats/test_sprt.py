@@ -21,6 +21,7 @@ def test_bounds():
     assert lo == pytest.approx(math.log(0.10 / 0.95)) and hi == pytest.approx(math.log(0.90 / 0.05))
 
 
+@pytest.mark.slow
 def test_the_llr_after_a_block_does_not_depend_on_the_blocks_after_it():
     # a resumed or otherwise chunked test evaluates other prefixes of its blocks than one played
     # at once: the LLRs it stores must be the same, to the last bit, also where later blocks bring
@@ -83,6 +84,7 @@ def test_identical_players_never_accept_h1_on_ties():
 # ------------------------------------------------------------------------------- promises
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("players, runs", [(2, 4000), (4, 2000)])
 def test_error_rates_hold_on_duplicate_blocks_with_seat_luck(players, runs):
     # measured with 20,000 tests each (benchmarks/bench_sprt.py): 2 players alpha 4.7%, beta 5.5%;
@@ -101,6 +103,7 @@ def test_error_rates_hold_on_duplicate_blocks_with_seat_luck(players, runs):
     assert abs(alpha - 0.05) <= 0.01 and abs(beta - 0.05) <= 0.01, (alpha, beta)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("players", [2, 4])
 def test_the_estimate_with_the_verdict_is_corrected_for_stopping(players):
     # a candidate 25 Elo stronger, tested at elo0=0, elo1=50: the mean score where the test stops
