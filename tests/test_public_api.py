@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import kdtourney
 
 API_PAGE = Path(__file__).resolve().parents[1] / "docs" / "api.md"
@@ -19,6 +21,7 @@ def test_every_public_name_is_there_and_documented():
             assert f"kdtourney.{name}" in page, f"docs/api.md does not document {name}"
 
 
+@pytest.mark.process
 def test_importing_kdtourney_loads_no_engine_nor_pandas():
     code = "import sys, kdtourney; print(sorted(m for m in sys.modules if m in " \
            "('numba', 'numpy', 'pandas', 'kdtourney.engine')))"
@@ -26,6 +29,8 @@ def test_importing_kdtourney_loads_no_engine_nor_pandas():
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_the_api_page_s_example_runs(tmp_path):
     example = re.search(r"```python\n(.*?)```", API_PAGE.read_text(encoding="utf-8"), re.S)
     run = subprocess.run([sys.executable, "-c", example.group(1)], cwd=tmp_path,
