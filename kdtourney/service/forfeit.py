@@ -69,18 +69,21 @@ class ForfeitPolicy:
         happens to the game). `why` goes to the note only: what is stored is the same whichever
         backend played."""
         spec = self.specs[game]
-        if seat in self._forced[game] and self._forced[game][seat][0] == call:
-            # a forfeited seat never makes that call: a replay from before the forfeit (Dask
-            # replays a task as it was until the client cancels it); counted already
+        forced = self._forced[game]
+        if seat in forced and forced[seat][0] <= call:
+            # a forfeited seat makes no call from that one on: a replay from before the forfeit
+            # (Dask replays a task as it was until the client cancels it); counted already
             return DONE, f"{self.entrants[spec.seats[seat]]} (seat {seat + 1}) forfeits it already"
         self.losses[game] += times
         losses = self.losses[game]
-        if losses >= 2 and seat >= 0 and seat not in self._forced[game]:
+        if losses >= 2 and seat >= 0:
+            # a seat forfeiting at a later call forfeits here instead: a game played again need
+            # not take its course (a loaded machine stalls another call past its limit)
             entrant = self.entrants[spec.seats[seat]]
             # the stored message is the same on every backend (the note says more)
-            self._forced[game][seat] = (call, TIMEOUT if hung else CRASH,
-                                        f"the worker {'hung' if hung else 'died'} during this "
-                                        f"bot's call {call} ({losses} losses of this game)")
+            forced[seat] = (call, TIMEOUT if hung else CRASH,
+                            f"the worker {'hung' if hung else 'died'} during this bot's call "
+                            f"{call} ({losses} losses of this game)")
             return REPLAY, f"{entrant} (seat {seat + 1}) forfeits it"
         if losses >= spec.n_players + 2:
             return FAIL, "stored as a failed game"
