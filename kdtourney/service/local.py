@@ -88,7 +88,8 @@ DEFAULT_HANG_TIMEOUT = 600.0
 NOTES_KEPT = 100          # notes a service keeps (a ladder runs for days)
 RECYCLE_GAMES = 20_000    # a worker is replaced after this many games ...
 RECYCLE_MIB = 2048        # ... or once its resident memory passes this (checked between batches)
-_SLOT = 5                 # status array per worker (Heartbeat): game, seat, call, deadline, limit
+SLOT = 6                  # status array per worker (Heartbeat): game, seat, call, deadline, limit,
+_VERSION = 5              # and the version of that step (odd while it is written)
 MAX_FAILED_STARTS = 3     # workers in a row failing to start stop the command (a broken setup,
                           # not a worker lost now and then over a ladder's days)
 _GROUPS = 64              # bot process groups recorded per worker
@@ -136,53 +137,82 @@ class Entrants:
 
 # --- the worker process ------------------------------------------------------------------------
 
-class Heartbeat:
-    """Where a worker is, in its part of the status array the parent watches (`overdue`): the
-    game (-1 none, -2 warming up), seat and bot call it is in, the monotonic time by which it must
-    make its next step (+inf while it waits for games) and the limit that deadline came from.
+@dataclass(frozen=True)
+class Step:
+    """A step a worker published whole (`Heartbeat`): the game (-1 none, -2 warming up), the seat
+    and bot call it is in (-1: none, the harness's work), the monotonic time by which it must make
+    its next step and the limit that deadline came from."""
 
-    The parent decides from the deadline alone, one float written last: it never pairs a limit
-    or a game with the time of another step (a fresh batch's game with the time its worker went
-    idle, a clocked call's short limit with the time of the call before)."""
+    game: int
+    seat: int
+    call: int
+    deadline: float
+    limit: float
+
+
+class Heartbeat:
+    """Where a worker is, in its part of the status array the parent watches (`overdue`): each
+    step (`Step`) is published whole, a version count odd while it is written, so the parent
+    decides that a worker hung and charges the hang from one step, never from parts of two.
+
+    The parent pairs nothing of one step with another: a fresh batch's game with the time its
+    worker went idle, a clocked call's short limit with the time of the call before, the deadline
+    of one step with the game or call the worker reached by the time it was killed."""
 
     def __init__(self, status, slot: int, hang_timeout: float, clock=time.monotonic):
-        self.status, self.base = status, slot * _SLOT
+        self.status, self.base = status, slot * SLOT
         self.hang_timeout, self.clock = hang_timeout, clock
+        version = int(status[self.base + _VERSION])
+        self.version = version + version % 2  # a writer killed mid-step left it odd
+        self.current = -1  # the game it is in
 
-    def _beat(self, limit: float) -> None:
-        self.status[self.base + 4] = limit
-        self.status[self.base + 3] = self.clock() + limit
+    def _publish(self, game: int, seat: int, call: int, limit: float) -> None:
+        status, base = self.status, self.base
+        self.version += 1
+        status[base + _VERSION] = self.version  # odd: being written
+        status[base], status[base + 1], status[base + 2] = game, seat, call
+        status[base + 4] = limit
+        status[base + 3] = self.clock() + limit
+        self.version += 1
+        status[base + _VERSION] = self.version
 
     def warming(self) -> None:
         """Warming up, which may compile bot kernels (tens of seconds on a fresh install)."""
-        self.status[self.base] = -2
-        self._beat(max(self.hang_timeout, DEFAULT_HANG_TIMEOUT))
+        self._publish(-2, -1, -1, max(self.hang_timeout, DEFAULT_HANG_TIMEOUT))
 
     def game(self, game: int) -> None:
         """Starting `game` (the harness, before any bot call)."""
-        self.status[self.base + 1] = self.status[self.base + 2] = -1
-        self.status[self.base] = game
-        self._beat(self.hang_timeout)
+        self.current = game
+        self._publish(game, -1, -1, self.hang_timeout)
 
     def __call__(self, seat: int, call: int, limit: float | None = None) -> None:
         """play_match's monitor: a call into the bot of `seat` (which may take `limit`), or
-        (-1, -1) the game's end."""
-        self.status[self.base + 1] = seat
-        self.status[self.base + 2] = call
-        self._beat(hang_limit(self.hang_timeout, limit))
-        if seat == -1 and call == -1:
-            self.status[self.base] = -1
+        (-1, -1) the game's end (its harness's work until the next game)."""
+        self._publish(self.current, seat, call, hang_limit(self.hang_timeout, limit))
 
     def idle(self) -> None:
         """Waiting for games: never hung."""
-        self.status[self.base + 3] = float("inf")
-        self.status[self.base] = -1
+        self.current = -1
+        self._publish(-1, -1, -1, float("inf"))
 
 
-def overdue(status, slot: int, now: float) -> float | None:
-    """The limit a worker has overrun at `now` (it made no step by its deadline), or None."""
-    base = slot * _SLOT
-    return status[base + 4] if now > status[base + 3] else None
+def read_step(status, slot: int, whole: bool = True) -> Step | None:
+    """The step the worker of `slot` last published; None while it publishes one (it is making
+    progress). whole False: what the array holds, for a worker that is dead (killed between two
+    writes, it left parts of a step)."""
+    base = slot * SLOT
+    version = status[base + _VERSION]
+    values = status[base:base + 5]
+    if whole and (version % 2 or status[base + _VERSION] != version):
+        return None
+    game, seat, call, deadline, limit = values
+    return Step(int(game), int(seat), int(call), deadline, limit)
+
+
+def overdue(status, slot: int, now: float) -> Step | None:
+    """The step of the worker of `slot` if it made no step by that step's deadline, else None."""
+    step = read_step(status, slot)
+    return step if step is not None and now > step.deadline else None
 
 
 def _worker_main(slot, conn, status, groups, sources, tournament_dict, warm, settings, isolate,
@@ -362,7 +392,7 @@ class LocalService:
         self.listed = None if settings.sandbox is None else registry.listings()
         self.tdict = tournament.to_dict()
         self.ctx = worker_context()
-        self.status = self.ctx.RawArray("d", _SLOT * workers)
+        self.status = self.ctx.RawArray("d", SLOT * workers)
         for slot in range(workers):
             Heartbeat(self.status, slot, hang_timeout).idle()
         self.groups = self.ctx.RawArray("q", _GROUPS * workers)
@@ -466,9 +496,9 @@ class LocalService:
                 return done
         now = time.monotonic()
         for worker in list(self.pool):
-            limit = overdue(self.status, worker.slot, now)
-            if limit is not None:
-                self._lose(worker, f"hung (no progress for {limit:g} s)")
+            step = overdue(self.status, worker.slot, now)
+            if step is not None:
+                self._lose(worker, f"hung (no progress for {step.limit:g} s)", step)
             elif worker.tired and not worker.inflight:
                 self._retire(worker)
         done, self.finished = self.finished, []
@@ -561,25 +591,25 @@ class LocalService:
         self._end(worker, 2.0 + QUIT_GRACE)
         self.pool[self.pool.index(worker)] = self._spawn(worker.slot, False)
 
-    def _lose(self, worker, why):
-        """The worker died or hung: replace it and requeue its games, blaming the current one."""
-        self._drain(worker)
-        if self.failure is not None:  # it stopped on a bug of ours: not a loss to recover from
-            return
-        self.losses += 1
+    def _lose(self, worker, why, step: Step | None = None):
+        """The worker died or hung (at `step`, found overdue): replace it and requeue its games,
+        blaming the one it was in."""
         if worker.process.is_alive():
             worker.process.kill()
         worker.process.join(5)
+        self._drain(worker)  # after the kill: every game it finished, none after
+        if self.failure is not None:  # it stopped on a bug of ours: not a loss to recover from
+            return
+        self.losses += 1
         worker.conn.close()
         _kill_groups(self.groups, worker.slot)  # its bots died with it; what they started goes now
         if not worker.ready:
             self.failed_starts += 1
             if self.failed_starts > MAX_FAILED_STARTS:
                 raise ArenaError(f"worker processes keep failing to start (last: {why})")
-        status, base = self.status, worker.slot * _SLOT
-        current = int(status[base])
-        seat, call = int(status[base + 1]), int(status[base + 2])
-        if current == -1 and worker.inflight:  # between games: the oldest unsent one was lost
+        step = step or read_step(self.status, worker.slot, whole=False)
+        current, seat, call = step.game, step.seat, step.call
+        if current == -1 and worker.inflight:  # waiting for games: the oldest unsent one was lost
             current, seat, call = worker.inflight[0], -1, -1
         requeue = list(worker.inflight)
         if current in worker.inflight:
@@ -591,7 +621,7 @@ class LocalService:
             self._note(f"worker {worker.slot} {why} in game {current}; {what}")
         for g in reversed(requeue):
             self.pending.appendleft(g)
-        Heartbeat(status, worker.slot, self.hang_timeout).idle()
+        Heartbeat(self.status, worker.slot, self.hang_timeout).idle()
         self.pool[self.pool.index(worker)] = self._spawn(worker.slot, False)
 
     def _feed(self, worker):
