@@ -556,6 +556,8 @@ class DaskService:
         self.isolate: set[int] = set()           # games played one per task
         self.policy = ForfeitPolicy(self.sent, self.entrants.labels)
         self.killed: set[str] = set()            # workers we killed (hung)
+        self.kills = 0                           # ... how many in all
+        self.kills_at: dict = {}                 # future -> self.kills when it was submitted
         self.game_seconds = None                 # running mean of a game's duration
         self.known: dict = {}
         self.notes = collections.deque(maxlen=NOTES_KEPT)  # the latest (on_note has them all)
@@ -645,7 +647,7 @@ class DaskService:
     def close(self):
         for future in self.inflight:
             future.cancel()
-        self.inflight = {}
+        self.inflight, self.kills_at = {}, {}
         self.unship()
 
     def __enter__(self):
@@ -776,6 +778,7 @@ class DaskService:
                 play_batch, self.key, self.run, joined, games, pure=False,
                 key=f"kdtourney-games-{batch[0]}+{len(batch)}-{uuid.uuid4().hex[:8]}")
             self.inflight[future] = batch
+            self.kills_at[future] = self.kills
 
     def requeue(self, games):
         for g in reversed(games):
@@ -789,6 +792,7 @@ class DaskService:
         if status not in ("finished", "error", "cancelled"):
             return False
         games = self.inflight.pop(future)
+        bystander = self.kills > self.kills_at.pop(future, self.kills)
         if status == "finished":
             addr, known, results = future.result()
             self.heard[addr] = known
@@ -821,10 +825,11 @@ class DaskService:
                 g = games[0]
                 before = self.policy.losses[g]
                 self.await_deaths(g, before)
-                if g in self.specs and self.policy.losses[g] == before:
+                if g in self.specs and self.policy.losses[g] == before and not bystander:
                     # no nanny told of these deaths (none there, a machine lost), or the task
                     # only waited on workers another task killed, which Dask counts as well:
-                    # one loss outside any bot call
+                    # one loss outside any bot call. Not when we killed workers (hung in other
+                    # games) while it waited: the game is sent again, a new task
                     self.lost(g, -1, -1, f"was on {ALLOWED_FAILURES + 1} workers that died")
                 if g in self.specs:
                     self.requeue([g])
@@ -900,6 +905,7 @@ class DaskService:
     def end_worker(self, addr):
         """Make the worker `addr` exit (its nanny starts a new one), counted where it is called."""
         self.killed.add(addr)
+        self.kills += 1
         try:
             self.client.run(_exit_now, workers=[addr], on_error="ignore")
         except Exception:  # noqa: BLE001 - it is gone, as wanted
@@ -921,6 +927,7 @@ class DaskService:
             if game in games:  # Dask would play it again as it was: play it as decided
                 future.cancel()
                 del self.inflight[future]
+                self.kills_at.pop(future, None)
                 self.requeue(games)
 
 

@@ -469,6 +469,7 @@ def _play_state(told, monkeypatch):
     play.inflight, play.isolate, play.pending = {}, set(), deque()
     play.policy = ForfeitPolicy(play.specs, t.entrants)
     play.finished, play.notes, play.on_note = [], [], None
+    play.kills, play.kills_at = 0, {}
     return play
 
 
@@ -477,9 +478,12 @@ def _failed(play):
     return [f.spec.game for f in play.finished if f.result is None]
 
 
-def _given_up(play, game):
+def _given_up(play, game, kills=0):
+    """Dask gave up on `game`'s task; `kills`: workers the client killed while it waited."""
     future = _Failed(KilledWorker("gave up"))
     play.inflight[future] = [game]
+    play.kills_at[future] = play.kills
+    play.kills += kills
     assert play.finished_task(future)
 
 
@@ -611,6 +615,19 @@ def test_a_game_that_only_waited_on_dying_workers_is_played_again(monkeypatch):
     for _ in range(3):  # but a game no nanny can place that keeps killing ends as failed
         _given_up(play, 1)
     assert _failed(play) == [1] and 1 not in play.specs and not play.pending
+
+
+def test_a_game_that_waited_on_workers_killed_for_other_games_hangs_is_no_loss(monkeypatch):
+    """Dask counts a worker the client killed (hung in another game) against every task that
+    waited on it: a game played alone after a hang (every sending of a sleeping bot's game hangs
+    its worker) could wait behind other hanging games, be given up after four such kills, count
+    a loss outside any bot call each time, and end as failed. Sent again, it is no loss."""
+    play = _play_state([], monkeypatch)
+    for _ in range(6):
+        _given_up(play, 1, kills=4)
+    assert play.policy.losses[1] == 0 and list(play.pending) == [1] and _failed(play) == []
+    _given_up(play, 1)  # no kill of the client's while it waited: one loss, as before
+    assert play.policy.losses[1] == 1
 
 
 def test_the_deaths_a_nanny_tells_of_are_the_losses_that_count(monkeypatch):
