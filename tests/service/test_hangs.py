@@ -6,7 +6,7 @@ import textwrap
 from click.testing import CliRunner
 
 from kdtourney.cli import main
-from kdtourney.store.store import load_faults, load_games
+from kdtourney.store import load_faults, load_games
 
 SLEEPER = textwrap.dedent('''
     import time
