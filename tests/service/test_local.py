@@ -13,7 +13,7 @@ import pytest
 from arena_support import write_bot
 
 from kdtourney.tournament.definition import prepare
-from kdtourney.service import local as service_module
+from kdtourney.service import heartbeat, local
 from kdtourney.service.forfeit import HANG_GRACE
 from kdtourney.match.loop import play_match
 from kdtourney.commands.setup import bot_settings, entrant_identities, open_service
@@ -134,7 +134,7 @@ class _Watched(list):
     point where a worker could be preempted between two writes."""
 
     def __init__(self, clock, watch):
-        super().__init__([0.0] * service_module.SLOT)
+        super().__init__([0.0] * heartbeat.SLOT)
         self.clock, self.watch, self.seen = clock, watch, []
 
     def __setitem__(self, i, value):
@@ -149,8 +149,8 @@ def test_the_watchdog_never_sees_a_healthy_worker_as_hung():
     worker went idle, and a short limit with the time of the call before: a healthy worker
     killed). A worker past its deadline is."""
     clock = SimpleNamespace(now=0.0)
-    status = _Watched(clock, lambda s, now: service_module.overdue(s, 0, now))
-    beat = service_module.Heartbeat(status, 0, 60.0, clock=lambda: clock.now)
+    status = _Watched(clock, lambda s, now: heartbeat.overdue(s, 0, now))
+    beat = heartbeat.Heartbeat(status, 0, 60.0, clock=lambda: clock.now)
     beat.warming()
     beat.idle()
     clock.now = 1000.0        # idle for long, then a batch
@@ -165,7 +165,7 @@ def test_the_watchdog_never_sees_a_healthy_worker_as_hung():
     beat.game(8)
     beat(0, 0, 0.1)
     clock.now += 0.1 + HANG_GRACE + 0.01  # no step since: past its limit and grace
-    assert service_module.overdue(status, 0, clock.now).limit == 0.1 + HANG_GRACE
+    assert heartbeat.overdue(status, 0, clock.now).limit == 0.1 + HANG_GRACE
 
 
 class _FakeWorker:
@@ -184,16 +184,16 @@ def test_workers_lost_now_and_then_over_a_long_run_do_not_stop_it(tmp_path, regi
     t = prepare(registry, bots="random,greedy", games=4, seed=1)
     with open_service(t, registry, None, 1, bot_settings(t, tmp_path, None), None,
                       entrant_identities(registry, t)) as service:
-        monkeypatch.setattr(service, "_spawn", lambda slot, warm: _FakeWorker(slot))
+        monkeypatch.setattr(service, "spawn", lambda slot, warm: _FakeWorker(slot))
         service.pool = [_FakeWorker(0)]
-        lose = lambda: service._lose(service.pool[0], "died (exit code 1)")  # noqa: E731
+        lose = lambda: service.lose(service.pool[0], "died (exit code 1)")  # noqa: E731
         try:
             for _ in range(2):
-                for _ in range(service_module.MAX_FAILED_STARTS):  # in a row, and no more
+                for _ in range(local.MAX_FAILED_STARTS):  # in a row, and no more
                     lose()
-                service._handle(service.pool[0], ("ready",))  # one starts, is lost later
+                service.handle(service.pool[0], ("ready",))  # one starts, is lost later
                 lose()
-            for _ in range(service_module.MAX_FAILED_STARTS):
+            for _ in range(local.MAX_FAILED_STARTS):
                 lose()
             with pytest.raises(ArenaError, match="keep failing to start"):
                 lose()
@@ -239,14 +239,14 @@ def test_a_hang_is_charged_to_the_step_found_overdue_not_where_the_worker_got_to
         conn, child = multiprocessing.Pipe()
         worker = _FakeWorker(0)
         worker.process, worker.conn, worker.ready = _Process(), conn, True
-        monkeypatch.setattr(service, "_spawn", lambda slot, warm: _FakeWorker(slot))
+        monkeypatch.setattr(service, "spawn", lambda slot, warm: _FakeWorker(slot))
         service.pool = [worker]
         try:
             service.submit([first, second])
             service.step(timeout=0)
             assert worker.inflight == [first.game, second.game]
             clock = SimpleNamespace(now=time.monotonic() - 10.0)  # its steps, 10 s ago
-            beat = service_module.Heartbeat(service.status, 0, 30.0, clock=lambda: clock.now)
+            beat = heartbeat.Heartbeat(service.status, 0, 30.0, clock=lambda: clock.now)
             beat.game(first.game)
             for seat, call in ((0, 0), (1, 0), (0, 1), (1, 1)):
                 beat(seat, call, None)
