@@ -3,10 +3,13 @@ failed game: `kdtourney run` from the command line with a bot that sleeps 30 s i
 
 import textwrap
 
+import pytest
 from click.testing import CliRunner
 
 from kdtourney.cli import main
 from kdtourney.store import load_faults, load_games
+
+pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 SLEEPER = textwrap.dedent('''
     import time
