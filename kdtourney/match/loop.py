@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from kdtourney import interrupts
-from kdtourney.match.clock import TIME, TIMEOUT, SeatClock, TimeControl
+from kdtourney.bots.clock import TIME, TIMEOUT, SeatClock, TimeControl
 from kdtourney.external import (BotExited, BotFailure, BotOutOfMemory, BotOutputFlood,
                                 BotProtocolError, BotTimeout, ExternalBot, IllegalAnswer)
 from kdtourney.engine import Game, Rules, Score, rank_scores
@@ -238,7 +238,7 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
 
     factories: per seat, a callable returning a new Bot. bot_seeds[seat][deal]: setup seeds.
     clock: the time control (None: no limit); margin: every seat's margin per game, seconds its
-    decisions may take beyond what they are allowed (kdtourney.match.clock).
+    decisions may take beyond what they are allowed (kdtourney.bots.clock).
     forced: {seat: (call, kind, message)}: instead of making call number `call` of that seat, record
     that fault (used by the runner after a bot killed or hung its worker). monitor(seat, call,
     limit): told before every call into a bot, and monitor(-1, -1, None) at the end (the runner's

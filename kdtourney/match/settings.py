@@ -2,7 +2,7 @@
 
     PlaySettings(isolate, margin, sandbox, bot_memory, bot_cpus, sandbox_allow, clock_rule)
         whether Python entrants play in their own process, every seat's margin beyond its clock,
-        the sandbox and its limits, the clock's rule (kdtourney.match.clock.CLOCK_RULE)
+        the sandbox and its limits, the clock's rule (kdtourney.bots.clock.CLOCK_RULE)
     settle(stored, asked, folder) -> PlaySettings   the stored settings with what the user asked
         over them; ArenaError, one line, for other settings than a store's games were played with
         (or a clock rule this kdtourney no longer plays)
@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from kdtourney.tournament.definition import ArenaError
-from kdtourney.match.clock import CLOCK_RULE
+from kdtourney.bots.clock import CLOCK_RULE
 from kdtourney.external import DEFAULT_MOVE_TIME_MARGIN
 from kdtourney.external.sandbox import DEFAULT_CPUS, DEFAULT_MEMORY_MIB, Limits, Sandbox
 
@@ -31,7 +31,7 @@ _CLOCK_RULES = {1: "the margin forgiven on every decision", 2: "one margin per g
 class PlaySettings:
     """isolate: every Python entrant through `kdtourney serve` in its own process; margin:
     every seat's margin per game, seconds its decisions may take beyond what the clock allows
-    them (kdtourney.match.clock); sandbox: every entrant in its own process inside a sandbox;
+    them (kdtourney.bots.clock); sandbox: every entrant in its own process inside a sandbox;
     bot_memory: a sandboxed bot's memory limit (MiB); bot_cpus: a sandboxed bot's CPU quota while
     it decides (cores); sandbox_allow: the folders (resolved) every sandbox shows, such as a JDK
     in /opt (--sandbox-allow); clock_rule: the clock's rule."""

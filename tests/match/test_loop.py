@@ -10,7 +10,7 @@ from kdtourney.bots.mcts import MCTSBot
 from kdtourney.bots.random_bot import RandomBot
 from kdtourney.engine import Game, Rules
 from kdtourney.match import loop as match
-from kdtourney.match.clock import TimeControl
+from kdtourney.bots.clock import TimeControl
 from kdtourney.match.loop import play_match, rank_among
 
 

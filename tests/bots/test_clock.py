@@ -2,7 +2,7 @@
 
 import pytest
 
-from kdtourney.match.clock import TIME, TIMEOUT, SeatClock, TimeControl, parse_time_control
+from kdtourney.bots.clock import TIME, TIMEOUT, SeatClock, TimeControl, parse_time_control
 
 
 def test_parse_time_control():
