@@ -27,7 +27,7 @@ from kdtourney.stats import ratings, descriptive as stats
 from kdtourney import store as _store
 from kdtourney.bots.clock import TimeControl
 from kdtourney.stats.outcomes import balanced_blocks, elo_to_score
-from kdtourney.report import plots, replays, svg
+from kdtourney.report import evaluation, plots, replays, svg
 from kdtourney.report.fmt import finite, fmt_elo, fmt_value
 from kdtourney.report.ladder import ladder_board, write_ladder_page
 from kdtourney.report.page import (REPORT_FILE, SEAT_COLORS, block_seats, describe_rules,
@@ -206,6 +206,8 @@ def _results_context(results, games, rules, anchor, sprt, n_boot: int, seed: int
     ctx = _statistics(results, anchor, n_boot, seed, timings)
     order = [row["name"] for row in ctx["standings"]]
     ctx["colors"] = plots.entrant_colors(order)
+    ctx["evaluation"] = evaluation.view(results, order, elo=ctx["elo_table"], n_boot=n_boot,
+                                        seed=seed, anchor=anchor)
     t = time.perf_counter()
     ctx["plots"], ctx["sprt"] = _figures(ctx, results, order, anchor, sprt)
     timings["plots"] = time.perf_counter() - t
