@@ -63,14 +63,19 @@ def pair_scores(results: pd.DataFrame, n_boot: int = 1000, seed: int = 0,
     K, i, j = pc.n_entrants, pc.pair_i, pc.pair_j
     w, n = pc.totals()
     draws = np.empty((n_boot, pc.n_pairs))
+    rows = max(1, 4_000_000 // max(1, len(pc.rec_block)))
     done = 0
     with np.errstate(invalid="ignore", divide="ignore"):
         score = w / n
-        for counts in block_resamples(np.random.default_rng(seed), n_boot, pc.n_blocks):
-            for c in counts:
-                wr, nr = pc.totals(c)
-                draws[done] = wr / nr
-                done += 1
+        for chunk in block_resamples(np.random.default_rng(seed), n_boot, pc.n_blocks):
+            for counts in np.array_split(chunk, -(-len(chunk) // rows)):
+                c = counts[:, pc.rec_block]  # (m, records): each record's weight per resample
+                at = (np.arange(len(c))[:, None] * pc.n_pairs + pc.rec_pair).ravel()
+                size = len(c) * pc.n_pairs
+                wr = np.bincount(at, (c * pc.rec_w).ravel(), size).reshape(len(c), -1)
+                nr = np.bincount(at, (c * pc.rec_n).ravel(), size).reshape(len(c), -1)
+                draws[done:done + len(c)] = wr / nr
+                done += len(c)
     lo, hi = percentile_interval(draws, level) if n_boot else (score * np.nan, score * np.nan)
     return PairScores(entrants=pc.entrants, score=_matrix(i, j, K, score, 1.0 - score, 0.5),
                       lo=_matrix(i, j, K, lo, 1.0 - hi), hi=_matrix(i, j, K, hi, 1.0 - lo),
