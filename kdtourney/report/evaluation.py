@@ -5,6 +5,7 @@ the head-to-head matrix with a game-theoretic ranking, and what the games looked
     view(results, order, *, elo, n_boot, seed, anchor)  the context of templates/evaluation.html.j2
                                                     (its ``evaluation``)
     rating_list_view(rl)                            the same for `kdtourney ratings`' list
+    sprt_view(results, test)                        an SPRT's block outcomes (its ``sprt``)
     lines(context)                                  the same, as lines for the terminal
 
 `results`: whole blocks of the store's results table; `order`: the entrants as the standings
@@ -16,9 +17,9 @@ from __future__ import annotations
 import pandas as pd
 
 from kdtourney.report.fmt import elo_text
-from kdtourney.stats import cycles, plackett_luce, ratings, skill
+from kdtourney.stats import block_outcomes, cycles, plackett_luce, ratings, skill
 
-__all__ = ["view", "rating_list_view", "lines"]
+__all__ = ["view", "rating_list_view", "sprt_view", "lines"]
 
 
 def _pl_rows(results: pd.DataFrame, order: list, bt, n_boot: int, seed: int,
@@ -78,6 +79,24 @@ def view(results: pd.DataFrame, order: list, *, elo=None, n_boot: int, seed: int
            "skill_k": skill.CONSERVATIVE_K,
            "h2h": _cycles_view(results, order, n_boot, seed) if len(order) >= 2 else None}
     return out
+
+
+def sprt_view(results: pd.DataFrame, test: dict | None, n_boot: int = 1000) -> dict | None:
+    """An SPRT's block outcomes (`test`: the report's ``sprt_test``, its candidate and baseline;
+    `results`: the blocks it counted): a row per score a block took, with the count and share,
+    and the variance ratio with its interval; None for another folder or under two blocks."""
+    if not test:
+        return None
+    out = block_outcomes.block_outcomes(results, test["candidate"], test["baseline"],
+                                        n_boot=n_boot)
+    if out is None:
+        return None
+    total = int(out.counts.sum())
+    return {"rows": [{"score": float(v), "count": int(c), "share": c / total}
+                     for v, c in zip(out.values, out.counts)],
+            "ratio": out.ratio, "ratio_lo": out.ratio_lo, "ratio_hi": out.ratio_hi,
+            "block_var": out.block_var, "independent_var": out.independent_var,
+            "blocks": out.blocks, "pairs": out.pairs}
 
 
 def rating_list_view(rl, seed: int = 0) -> dict | None:

@@ -168,6 +168,7 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
     if ctx["has_results"]:
         results = results.assign(entrant=results["entrant"].astype(str))
         ctx.update(_results_context(results, games, rules, anchor, sprt, n_boot, seed, timings))
+        ctx["evaluation"]["sprt"] = evaluation.sprt_view(results, ctx["sprt_test"], n_boot)
     else:
         ctx.update(standings=[], plots={}, kingdoms=[], verdict=None, los=None, sprt=None)
     ctx["timings"] = dict(timings, total=time.perf_counter() - t0)

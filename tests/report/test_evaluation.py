@@ -87,3 +87,23 @@ def test_a_population_built_to_cycle_is_named_on_the_list(tmp_path):
         assert f"{a} beats {b} (75% [" in out.output
     page = (tmp_path / "list" / "index.html").read_text(encoding="utf-8")
     assert 'id="h2h-intervals"' in page and "paper beats rock" in page
+
+
+@pytest.mark.slow
+def test_an_sprt_report_shows_its_block_outcomes_and_the_variance_ratio(tmp_path):
+    from kdtourney import store
+    from kdtourney.report.page import render
+    from kdtourney.tournament.sprt import SprtTest
+
+    simulate(tmp_path / "sprt", {"cand": 100.0, "base": 0.0}, blocks=40, seed=7)
+    with store.open_store(tmp_path / "sprt") as st:
+        st.set_config("sprt", SprtTest("cand", "base", elo0=0, elo1=1000,
+                                       min_blocks=100).to_dict())
+        st.write_sprt([(b, 0.1 * b, -2.94, 2.94, 40.0, 10.0, 70.0) for b in range(1, 41)])
+    ctx = build_context(tmp_path / "sprt", n_boot=100)
+    outcomes = ctx["evaluation"]["sprt"]
+    assert sum(r["count"] for r in outcomes["rows"]) == outcomes["blocks"] == 40
+    assert [r["score"] for r in outcomes["rows"]] == [0.0, 0.5, 1.0]  # two games a block
+    assert outcomes["ratio_lo"] < outcomes["ratio"] < outcomes["ratio_hi"]
+    page = render(ctx)
+    assert 'id="block-outcomes"' in page and 'id="variance-ratio"' in page
