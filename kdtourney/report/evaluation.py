@@ -2,11 +2,11 @@
 on whole finishing orders beside the pairwise Elo, the skill with its uncertainty, the cycles of
 the head-to-head matrix with a game-theoretic ranking, and what the games looked like.
 
-    view(results, order, *, elo, n_boot, seed, anchor)  the context of templates/evaluation.html.j2
-                                                    (its ``evaluation``)
-    rating_list_view(rl)                            the same for `kdtourney ratings`' list
-    sprt_view(results, test)                        an SPRT's block outcomes (its ``sprt``)
-    lines(context)                                  the same, as lines for the terminal
+    view(results, order, *, elo, games, rules, n_boot, seed, anchor)
+                              the context of templates/evaluation.html.j2 (its ``evaluation``)
+    rating_list_view(rl)      the same for `kdtourney ratings`' list
+    sprt_view(results, test)  an SPRT's block outcomes (its ``sprt``)
+    lines(context)            the same, as lines for the terminal
 
 `results`: whole blocks of the store's results table; `order`: the entrants as the standings
 rank them.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from kdtourney.report import game_shape
 from kdtourney.report.fmt import elo_text
 from kdtourney.stats import block_outcomes, cycles, plackett_luce, ratings, skill
 
@@ -70,14 +71,18 @@ def _cycles_view(results: pd.DataFrame, order: list, n_boot: int, seed: int) -> 
             "alpha_eps": cycles.ALPHA_EPS}
 
 
-def view(results: pd.DataFrame, order: list, *, elo=None, n_boot: int, seed: int = 0,
-         anchor=None) -> dict:
+def view(results: pd.DataFrame, order: list, *, elo=None, games=None, rules=None,
+         n_boot: int, seed: int = 0, anchor=None) -> dict:
     """The section's context (the templates' ``evaluation``) computed from `results`; `elo` the
-    standings' `ratings.bootstrap_elo` table when there is one (else computed)."""
+    standings' `ratings.bootstrap_elo` table when there is one (else computed); `games` the
+    stored games (moves) and `rules` the tournament's, for what the games looked like (None:
+    what the results tell only)."""
     out = {"pl_rows": _pl_rows(results, order, elo, n_boot, seed, anchor), "n_boot": n_boot,
            "anchor": anchor, "skill_rows": _skill_rows(results, order) if len(order) >= 2 else [],
            "skill_k": skill.CONSERVATIVE_K,
-           "h2h": _cycles_view(results, order, n_boot, seed) if len(order) >= 2 else None}
+           "h2h": _cycles_view(results, order, n_boot, seed) if len(order) >= 2 else None,
+           "shape": game_shape.game_shape(results, games, rules or {}, n_boot, seed),
+           "times": game_shape.decision_times(results)}
     return out
 
 
@@ -112,7 +117,8 @@ def rating_list_view(rl, seed: int = 0) -> dict | None:
                        index=order)
     results = rl.results[rl.results["entrant"].isin(order)]
     anchor = rl.anchor if rl.anchor and rl.anchor[0] in order else None
-    return view(results, order, elo=elo, n_boot=rl.n_boot, seed=seed, anchor=anchor)
+    return view(results, order, elo=elo, rules=rl.rules, n_boot=rl.n_boot, seed=seed,
+                anchor=anchor)
 
 
 def lines(context: dict) -> list[str]:
@@ -136,6 +142,11 @@ def lines(context: dict) -> list[str]:
         if h2h["meta"]:
             out.append("alpha-Rank (share of an evolving population): " + ", ".join(
                 f"{m['name']} {m['share']:.0%}" for m in h2h["meta"]))
+    for r in ev.get("shape") or []:
+        seats = ", ".join(f"{s['mean']:.0%}" for s in r["seats"])
+        out.append(f"{r['players']}-player games: {r['games']}, "
+                   + (f"{r['decisions']:.0f} decisions a game, " if r["decisions"] else "")
+                   + f"win share by seat {seats} (fair {r['fair']:.0%})")
     if ev.get("skill_rows"):
         k = ev["skill_k"]
         out.append(f"Skill game by game (openskill), by mu - {k:g} sigma:")

@@ -207,8 +207,8 @@ def _results_context(results, games, rules, anchor, sprt, n_boot: int, seed: int
     ctx = _statistics(results, anchor, n_boot, seed, timings)
     order = [row["name"] for row in ctx["standings"]]
     ctx["colors"] = plots.entrant_colors(order)
-    ctx["evaluation"] = evaluation.view(results, order, elo=ctx["elo_table"], n_boot=n_boot,
-                                        seed=seed, anchor=anchor)
+    ctx["evaluation"] = evaluation.view(results, order, elo=ctx["elo_table"], games=games,
+                                        rules=rules, n_boot=n_boot, seed=seed, anchor=anchor)
     t = time.perf_counter()
     ctx["plots"], ctx["sprt"] = _figures(ctx, results, order, anchor, sprt)
     timings["plots"] = time.perf_counter() - t

@@ -33,6 +33,7 @@ def test_the_report_shows_the_plackett_luce_elo_beside_the_pairwise(folder):
         assert r["pl_lo"] <= r["pl"] <= r["pl_hi"]
     page = write_report(folder, n_boot=100).read_text(encoding="utf-8")
     assert 'id="pl-table"' in page and "Plackett-Luce Elo" in page and 'id="skill-table"' in page
+    assert 'id="game-shape"' in page and [r["players"] for r in ctx["evaluation"]["shape"]] == [3]
     skill = ctx["evaluation"]["skill_rows"]
     assert skill[0]["name"] == "strong" and skill[0]["fit_rank"] == 1
 
