@@ -83,6 +83,7 @@ def view(results: pd.DataFrame, order: list, *, elo=None, games=None, rules=None
            "h2h": _cycles_view(results, order, n_boot, seed) if len(order) >= 2 else None,
            "shape": game_shape.game_shape(results, games, rules or {}, n_boot, seed),
            "times": game_shape.decision_times(results)}
+    out["branching_plot"] = game_shape.branching_plot(out["shape"])
     return out
 
 

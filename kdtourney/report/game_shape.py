@@ -4,7 +4,7 @@ evaluation section's last part (kdtourney.report.evaluation; what it measures: d
     game_shape(results, games, rules, n_boot)   rows per player count: decisions per game,
                                                 legal actions per decision (placement and claim
                                                 apart), seat win shares with intervals, where
-                                                the score came from
+                                                the score came from; branching_plot(rows)
     decision_times(results)                     per entrant: its games' mean time a decision
                                                 (median, 95th percentile) and its slowest one
 
@@ -19,10 +19,11 @@ import pandas as pd
 
 from kdtourney.engine import Game
 from kdtourney.engine.tiles import CASTLE
+from kdtourney.report.plots import COLORS, Plot, new_figure, styled, svg_plot
 from kdtourney.report.replays import rules_for, stored_deals
 from kdtourney.stats.descriptive import block_bootstrap_means
 
-__all__ = ["game_shape", "decision_times", "territory_points", "SAMPLE"]
+__all__ = ["game_shape", "branching_plot", "decision_times", "territory_points", "SAMPLE"]
 
 SAMPLE = 100  # games replayed a player count: enough for means to a few percent
 
@@ -47,14 +48,17 @@ def territory_points(squares: dict) -> list[int]:
 
 
 def _replay(row, rules: dict) -> tuple[list, list, list]:
-    """(legal placements per place decision, legal claims per claim decision, per seat (best
-    territory, other territories, bonus) points) of one stored game, its deals summed."""
+    """((round, legal placements) per place decision, legal claims per claim decision, per seat
+    (best territory, other territories, bonus) points) of one stored game, its deals summed."""
     place, claim, parts = [], [], np.zeros((int(row["n_players"]), 3))
     table = rules_for(rules, int(row["n_players"]))
     for seed, actions in stored_deals(row):
         game = Game(table, seed)
         for action in actions:
-            (place if game.phase == "place" else claim).append(len(game.legal_actions()))
+            if game.phase == "place":
+                place.append((game.round, len(game.legal_actions())))
+            else:
+                claim.append(len(game.legal_actions()))
             game.apply(action)
         for seat in range(game.n_players):
             score = game.score(seat)
@@ -77,7 +81,8 @@ def _replayed(games: pd.DataFrame, rules: dict, seed: int) -> dict:
             place += p
             claim += c
             parts += s
-        out[int(n)] = (np.array(place), np.array(claim), np.array(parts).reshape(-1, 3))
+        out[int(n)] = (np.array(place, dtype=float).reshape(-1, 2), np.array(claim),
+                       np.array(parts).reshape(-1, 3))
     return out
 
 
@@ -105,15 +110,41 @@ def game_shape(results: pd.DataFrame, games: pd.DataFrame | None, rules: dict,
                "decisions": None if decisions is None else float(decisions.mean()),
                "seats": [{"seat": s + 1, **seats.loc[n * 100 + s].to_dict()} for s in range(n)
                          if n * 100 + s in seats.index],
-               "fair": 1.0 / n, "place": None, "claim": None, "sources": None, "replayed": 0}
+               "fair": 1.0 / n, "place": None, "claim": None, "sources": None, "replayed": 0,
+               "by_round": None}
         if n in played:
             place, claim, parts = played[n]
             total = parts.sum()
-            row.update(place=_spread(place), claim=_spread(claim), replayed=len(parts) // n
-                       if n else 0, sources=None if total <= 0 else dict(zip(
+            by_round = pd.Series(place[:, 1]).groupby(place[:, 0].astype(int)).mean()
+            row.update(place=_spread(place[:, 1]), claim=_spread(claim),
+                       replayed=len(parts) // n, by_round=by_round.to_dict(),
+                       sources=None if total <= 0 else dict(zip(
                            ("best", "other", "bonus"), (parts.sum(axis=0) / total).tolist())))
         rows.append(row)
     return rows
+
+
+@styled
+def branching_plot(rows: list[dict]) -> Plot | None:
+    """Legal placements a decision against the round, a line per table size (`game_shape`'s
+    rows); None without replays."""
+    rows = [r for r in rows if r.get("by_round")]
+    if not rows:
+        return None
+    fig = new_figure(6.4, 2.8)
+    ax = fig.subplots()
+    alt = []
+    for k, r in enumerate(rows):
+        rounds, means = zip(*sorted(r["by_round"].items()))
+        ax.plot(rounds, means, marker="o", ms=3, lw=1.6, color=COLORS[k % len(COLORS)],
+                label=f"{r['players']} players")
+        alt.append(f"{r['players']} players: from {means[0]:.1f} in round {rounds[0]} to "
+                   f"{max(means):.1f} at most and {means[-1]:.1f} in round {rounds[-1]}")
+    ax.set_xlabel("round (the k-th row placed)")
+    ax.set_ylabel("legal placements a decision")
+    ax.legend(frameon=False, fontsize=8)
+    return svg_plot(fig, "Legal placements a decision by round. " + "; ".join(alt) + ".",
+                    "branching")
 
 
 def decision_times(results: pd.DataFrame) -> list[dict]:

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from kdtourney.engine import Game, Rules
-from kdtourney.report.game_shape import decision_times, game_shape, territory_points
+from kdtourney.report.game_shape import (branching_plot, decision_times, game_shape,
+                                         territory_points)
 
 RULES = {"variant": "standard", "three_player": "official", "harmony": True,
          "middle_kingdom": False, "tiebreak": "crowns", "first_picks": "random"}
@@ -57,12 +58,16 @@ def test_claims_a_decision_are_those_of_a_row_as_it_empties(n_players, claims):
     assert sum(row["sources"].values()) == pytest.approx(1.0)
     assert row["replayed"] == 6 and len(row["seats"]) == n_players
     assert sum(s["mean"] for s in row["seats"]) == pytest.approx(1.0)
+    assert sorted(row["by_round"]) == list(range(1, 13 if n_players != 2 else 7))
+    plot = branching_plot([row])
+    assert plot.svg.startswith("<svg") and f"{n_players} players: from" in plot.alt
 
 
 def test_without_moves_only_what_the_results_tell():
     _, results, _ = played(2, 4)
     (row,) = game_shape(results, None, RULES, n_boot=20)
     assert row["place"] is None and row["sources"] is None and row["games"] == 4
+    assert branching_plot([row]) is None
 
 
 def test_decision_times_per_entrant():
