@@ -2,7 +2,7 @@
 estimates are from it: the pairwise Bradley-Terry Elo (kdtourney.stats.ratings) and the
 Plackett-Luce Elo on whole finishing orders (kdtourney.stats.plackett_luce).
 
-    python benchmarks/bench_ratings_coverage.py [--reps 20] [--games 100,1000,10000]
+    python benchmarks/bench_ratings_coverage.py [--reps 10] [--games 100,1000,10000]
                                                 [--players 2,3,4] [--boot 200]
 
 Each replicate is a tournament of 5 entrants of known Elo (-200, -100, 0, 100, 200): blocks of
@@ -63,7 +63,7 @@ def run(reps: int, games: int, n: int, boot: int, seed: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--games", default="100,1000,10000")
     ap.add_argument("--players", default="2,3,4")
     ap.add_argument("--boot", type=int, default=200)
