@@ -117,6 +117,7 @@ def rating_list_view(rl, seed: int = 0) -> dict | None:
                         "hi": [e.hi for e in rated], "record": [e.record for e in rated]},
                        index=order)
     results = rl.results[rl.results["entrant"].isin(order)]
+    results = results.rename(columns={"date": "finished_at"})  # the skill follows the dates
     anchor = rl.anchor if rl.anchor and rl.anchor[0] in order else None
     return view(results, order, elo=elo, rules=rl.rules, n_boot=rl.n_boot, seed=seed,
                 anchor=anchor)
@@ -137,7 +138,7 @@ def lines(context: dict) -> list[str]:
     if h2h:
         clear = [c["text"] for c in h2h["cycles"] if c["clear"]]
         out.append(f"Cycles: {len(h2h['cycles'])} ({len(clear)} clear of the noise)"
-                   if h2h["cycles"] else "Cycles: none (every three entrants are ranked in order)")
+                   if h2h["cycles"] else "Cycles: none among the entrants that all met each other")
         out += [f"  {c['text']}{'' if c['clear'] else ' (within the noise)'}"
                 for c in h2h["cycles"]]
         if h2h["meta"]:
