@@ -79,9 +79,11 @@ def _play(label: str, rules: Rules, game_seed: int, players: list, checked: set)
             if seat not in checked:
                 raise
             raise _Failure(f"{where}, seat {seat + 1}: setup raised {_exception(exc)}") from exc
-    moves = []
+    moves: list = []
     while not game.is_over:
-        seat = game.current_player
+        to_act = game.current_player
+        assert to_act is not None  # the game is not over
+        seat = to_act
         view = game.view(seat)
         if seat not in checked:
             action = players[seat].act(view)

@@ -250,7 +250,7 @@ class GameView(_Table):
     for search.
     """
 
-    time_left = None  # seconds this decision may take, set by the harness (None: no limit)
+    time_left: float | None = None  # seconds this decision may take, set by the harness (None: no limit)
 
     def __init__(self, game: Game, player: int):
         self.rules = copy.copy(game.rules)  # the bot's own: the game's stays as it was

@@ -294,6 +294,7 @@ def _play_deal(match: _Match, rules: Rules, deal: int, seed: int, bot_seeds, clo
         watch(game, deal)
     while not game.is_over:
         player = game.current_player
+        assert player is not None  # the game is not over
         if player in match.faults or not match.decide(game, player, clocks[player], margin):
             game.apply(game.legal_actions()[0])  # a forfeited seat plays the first legal action
         if watch is not None:

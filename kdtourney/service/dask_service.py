@@ -52,7 +52,7 @@ class Shipping:
         self.run, self.require_limits, self.note = run, require_limits, note
         self.shipped = 0        # shipments made (one more per new sources)
         self.plugin = None      # the name of the plugin of the last one
-        self.key = None         # ... and of the workers' state built from it
+        self.key: str | None = None         # ... and of the workers' state built from it
         self.base = 0
         self.heard: dict = {}
 

@@ -97,10 +97,13 @@ class Tournament:
 
     def describe(self) -> str:
         """'greedy vs random, round-robin, 2-player' and the like."""
-        who = (", ".join(self.entrants[i] for i in self.lineup) if self.format == schedule.LINEUP
-               else " vs ".join(self.entrants) if self.format == schedule.ROUND_ROBIN
-               else f"{self.entrants[self.candidate]} against "
-                    + ", ".join(e for i, e in enumerate(self.entrants) if i != self.candidate))
+        if self.format == schedule.LINEUP and self.lineup is not None:
+            who = ", ".join(self.entrants[i] for i in self.lineup)
+        elif self.format == schedule.ROUND_ROBIN or self.candidate is None:
+            who = " vs ".join(self.entrants)
+        else:
+            who = f"{self.entrants[self.candidate]} against " + ", ".join(
+                e for i, e in enumerate(self.entrants) if i != self.candidate)
         sizes = "/".join(str(p) for p in self.players)
         extra = [k.replace("_", "-") if v is True else f"{k.replace('_', '-')} {v}"
                  for k, v in self.rules.items() if v != Rules.__dataclass_fields__[k].default]
