@@ -17,16 +17,24 @@ from __future__ import annotations
 import copy
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 
 from kdtourney import interrupts
 from kdtourney.bots.clock import TIME, TIMEOUT, SeatClock, TimeControl
-from kdtourney.external import (BotExited, BotFailure, BotOutOfMemory, BotOutputFlood,
-                                BotProtocolError, BotTimeout, ExternalBot, IllegalAnswer)
 from kdtourney.engine import Game, Rules, Score, rank_scores
+from kdtourney.external import (
+    BotExited,
+    BotFailure,
+    BotOutOfMemory,
+    BotOutputFlood,
+    BotProtocolError,
+    BotTimeout,
+    ExternalBot,
+    IllegalAnswer,
+)
 
 EXCEPTION, ILLEGAL, CRASH, PROTOCOL = "exception", "illegal", "crash", "protocol"
 MEMORY, OUTPUT = "memory", "output"  # a sandbox's limits (kdtourney.external.sandbox)

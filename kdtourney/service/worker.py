@@ -11,11 +11,11 @@ process, kdtourney.service.local_worker, or a Dask worker, kdtourney.service.das
 from __future__ import annotations
 
 import collections
-from collections.abc import Callable
-from functools import partial
 import sys
 import warnings
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from kdtourney import interrupts
 from kdtourney.engine import Game, jit

@@ -99,7 +99,7 @@ class StoreError(UserError):
 
 def now() -> str:
     """The time now, UTC, ISO 8601 to the second: what the store records."""
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def store_path(folder) -> Path:

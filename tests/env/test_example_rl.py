@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from kdtourney.store import load_results
-from kdtourney.registry import BotRegistry
 from kdtourney.cli import main
+from kdtourney.registry import BotRegistry
+from kdtourney.store import load_results
 from kdtourney.testing import check_bot
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rl"
