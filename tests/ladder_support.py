@@ -12,7 +12,7 @@ import numpy as np
 
 from kdtourney.commands import ladder, setup
 from kdtourney.match.loop import MatchResult, SeatResult
-from kdtourney.service.local import Finished
+from kdtourney.service.backend import Finished
 
 # entrants of distinct specs (built-in bots need no process): the i-th is 40 i Elo stronger
 ENTRANTS = ["random", "greedy"] + [f"mce:iterations={n}" for n in range(1, 19)]

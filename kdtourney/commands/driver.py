@@ -21,7 +21,7 @@ from typing import Any, MutableSequence
 from kdtourney import interrupts
 from kdtourney.match.loop import MatchResult
 from kdtourney.service.forfeit import failed_rows
-from kdtourney.service.local import Finished
+from kdtourney.service.backend import Finished
 from kdtourney import store
 from kdtourney.tournament.blocks import games_of, seated
 from kdtourney.tournament.definition import Tournament

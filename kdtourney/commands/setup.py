@@ -28,8 +28,10 @@ from kdtourney.external import (DEFAULT_STARTUP_TIMEOUT, ProcessSettings, Sandbo
 from kdtourney.external.sandbox import bwrap_path, missing_limits, weaker_limits_line
 from kdtourney.match.settings import PlaySettings
 from kdtourney.registry import EntrantError
-from kdtourney.service.cluster import Cluster, DaskService
-from kdtourney.service.local import DEFAULT_HANG_TIMEOUT, LocalService
+from kdtourney.service.backend import DEFAULT_HANG_TIMEOUT
+from kdtourney.service.cluster import Cluster
+from kdtourney.service.dask_service import DaskService
+from kdtourney.service.local import LocalService
 from kdtourney import store
 from kdtourney.tournament.definition import ArenaError, Tournament
 

@@ -23,7 +23,7 @@ from functools import lru_cache
 import numpy as np
 
 from kdtourney.errors import BotFailure
-from kdtourney.match.clock import TimeControl
+from kdtourney.bots.clock import TimeControl
 from kdtourney.engine import (CLAIM_BASE, DISCARD, TILES, GameView, Kingdom, Rules,
                               decode_placement)
 from kdtourney.engine import kernels as K
@@ -99,7 +99,7 @@ def dominoes() -> list:
 def game_message(game: int, seat: int, rules: Rules, seed: int, options: dict,
                  time_control: TimeControl | None) -> dict:
     """The `game` message before each game (each deal of a dynasty); `time`: the time control,
-    every field, null where it does not apply (kdtourney.match.clock)."""
+    every field, null where it does not apply (kdtourney.bots.clock)."""
     return {"type": "game", "game": game, "seat": seat, "players": rules.players,
             "kings": rules.kings_per_player, "size": rules.size,
             "rules": {k: getattr(rules, k) for k in RULE_KEYS}, "dominoes": dominoes(),

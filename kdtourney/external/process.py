@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from kdtourney import errors
 from kdtourney.errors import UserError
 from kdtourney.external import kdtp
-from kdtourney.match.clock import TimeControl
+from kdtourney.bots.clock import TimeControl
 from kdtourney.external.declaration import Program
 from kdtourney.external.launch import kill_group, start_process
 from kdtourney.external.output import READ_BYTES, BotOutput
@@ -88,7 +88,7 @@ class StartupError(UserError):
 @dataclass(frozen=True)
 class ProcessSettings:
     """How out-of-process bots are run. clock: the time control, told to the bot in `game`
-    (kdtourney.match.clock; what each decision may take comes with it, `view.time_left`);
+    (kdtourney.bots.clock; what each decision may take comes with it, `view.time_left`);
     margin: seconds waited beyond what a decision may take; startup_timeout: seconds for hello;
     log_dir: the folder of the entrants' stderr logs (None: only the last lines are kept, for
     faults); sandbox: every process inside one, with its limits (kdtourney.external.sandbox;

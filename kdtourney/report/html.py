@@ -25,7 +25,7 @@ from kdtourney import __version__
 from kdtourney.errors import UserError
 from kdtourney.stats import ratings, descriptive as stats
 from kdtourney import store as _store
-from kdtourney.match.clock import TimeControl
+from kdtourney.bots.clock import TimeControl
 from kdtourney.stats.outcomes import balanced_blocks, elo_to_score
 from kdtourney.report import plots, replays, svg
 from kdtourney.report.fmt import finite, fmt_elo, fmt_value

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 from kdtourney import errors
 from kdtourney.engine import Rules
-from kdtourney.match.clock import TimeControl, parse_time_control
+from kdtourney.bots.clock import TimeControl, parse_time_control
 from kdtourney.registry import EntrantError
 from kdtourney.tournament import schedule
 
@@ -63,7 +63,7 @@ class Tournament:
 
     @property
     def time_control(self) -> TimeControl:
-        """The time control every seat plays under (kdtourney.match.clock)."""
+        """The time control every seat plays under (kdtourney.bots.clock)."""
         return TimeControl(move_s=self.move_time_limit, **(self.clock or {}))
 
     def rules_for(self, players: int) -> Rules:

@@ -83,7 +83,7 @@ def test_a_harness_error_is_logged_named_and_exits_70(tmp_path, command, fault, 
     trace = log.read_text()
     assert args[0] in trace.splitlines()[0]  # the command line
     if fault == "worker":  # the worker's trace, where it raised, then the command's
-        assert trace.index("in _work" if workers == ONE_WORKER else "in play_batch") \
+        assert trace.index("in serve" if workers == ONE_WORKER else "in play_batch") \
             < trace.index("raise KeyError(3)") \
             < trace.index("in the command's process") \
             < trace.index("HarnessError: a worker failed: KeyError: 3")

@@ -273,7 +273,7 @@ if where:
 
     registry.BotRegistry.from_sources = classmethod(
         counted("build", registry.BotRegistry.from_sources.__func__))
-    workers._warm_bot = counted("warm", workers._warm_bot)
+    workers.warm_bot = counted("warm", workers.warm_bot)
     registry.check_programs = counted("start", registry.check_programs)
 """
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from kdtp_support import left_behind, new_marker, processes_with, write_fake_bots
 
-from kdtourney.match.clock import TimeControl
+from kdtourney.bots.clock import TimeControl
 from kdtourney.external import (BotExited, BotProcess, BotProtocolError, BotTimeout, ExternalBot,
                                 IllegalAnswer, ProcessPool, ProcessSettings, StartupError,
                                 program_identity)

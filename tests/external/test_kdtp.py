@@ -8,7 +8,7 @@ import random
 import pytest
 
 from kdtourney.external import kdtp
-from kdtourney.match.clock import TimeControl
+from kdtourney.bots.clock import TimeControl
 from kdtourney.registry import BotRegistry
 from kdtourney.registry.serve import serve
 from kdtourney.engine import CLAIM_BASE, DISCARD, Game, Rules, decode_placement, encode_placement

@@ -16,7 +16,7 @@ from kdtourney.store import load_games
 from kdtourney.match import loop as match
 from kdtourney.match.loop import play_match
 from kdtourney.bots import Bot
-from kdtourney.match.clock import TimeControl
+from kdtourney.bots.clock import TimeControl
 from kdtourney.external import ProcessPool, ProcessSettings, Sandbox, bot, cgroups, load_toml
 from kdtourney.external.sandbox import Confinement, sandbox_processes
 from kdtourney.bots.random_bot import RandomBot

@@ -5,8 +5,13 @@ missing there in its private /tmp, in every one of its processes."""
 import os
 import subprocess
 import sys
+import warnings
 
 import pytest
+
+from kdtourney.registry import BotRegistry
+from kdtourney.service import worker as workers
+from kdtourney.tournament.definition import prepare
 
 # each script prints the kernels its games loaded that the warm-up had not
 _LOADED = """
@@ -131,12 +136,6 @@ def test_a_sandboxed_warm_up_warns_of_no_bot_nobody_entered(recwarn):
     """Sandboxed, every built-in warms up (above), but their warnings are not the user's: a run of
     random and greedy said 'value-greedy: no value network for 2 players'. An entrant's own
     warning still shows."""
-    import warnings
-
-    from kdtourney.tournament.definition import prepare
-    from kdtourney.service import worker as workers
-    from kdtourney.registry import BotRegistry
-
     warnings.simplefilter("always")
     registry = BotRegistry(env=False, cwd=False, entry_points=False)
     quiet = prepare(registry, bots="random,greedy", players=[2], games=2, seed=1)
