@@ -14,7 +14,7 @@ import hashlib
 import os
 import time
 
-from kdtourney.external.files import (FLAGS, Digest, Link, Unreadable, chunks, layout, mib,
+from kdtourney.external.files import (FLAGS, Digest, Unreadable, chunks, layout, mib,
                                       open_beneath, regular)
 
 CHUNK = 1 << 20            # bytes read (and held) at a time

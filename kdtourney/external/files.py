@@ -16,7 +16,6 @@ without recursion and within bounds (MAX_DEPTH folders deep, at most `files` ent
 
 from __future__ import annotations
 
-import bisect
 import errno
 import hashlib
 import os
@@ -257,36 +256,50 @@ def read_beneath(root, name: str, limit: int) -> bytes:
 def layout(root: Path, named=None, files: int | None = MAX_FILES) -> dict[str, Link | None]:
     """{name relative to `root`: None for a file, or its Link} of what `tree` would list, links
     to folders included and followed by nothing; named: only the paths at or under those names
-    (relative), and what the links among them lead to inside `root`. TooMany past the bounds of
-    `walk`."""
+    (relative; only those are walked), and what the links among them lead to inside `root`.
+    TooMany past the bounds of `walk`, over all the names."""
     root = Path(root)
-    found: dict[str, Link | None] = {
-        name: None if kind == FILE else Link(os.readlink(root / name))
-        for name, kind in sorted(walk(root, files).items()) if kind != FOLDER}
-    if named is None:
-        return found
-    keys = list(found)  # sorted: what lies under a name is one range of them (`_under`)
-    wanted = {os.path.normpath(n) for n in named}
-    if "." in wanted:
-        return found
-    todo = list(wanted)
-    while todo:  # what the links among the wanted lead to inside the folder
-        name = todo.pop()
-        for key in _under(keys, name):
-            link = found[key]
+    wanted = None if named is None else {os.path.normpath(n) for n in named}
+    if wanted is None or "." in wanted:
+        return _linked(root, walk(root, files))
+    found: dict[str, Link | None] = {}
+    todo = sorted(wanted)
+    while todo:  # each name, then what the links among them lead to inside the folder
+        kinds = _at(root, todo.pop(), None if files is None else files - len(found))
+        for key, link in _linked(root, kinds).items():
+            found[key] = link
             if link is not None and (target := link.leads_to(key)) is not None \
                     and target not in wanted:
                 wanted.add(target)
                 todo.append(target)
-    return {key: found[key] for key in sorted({k for n in wanted for k in _under(keys, n)})}
+    return dict(sorted(found.items()))
 
 
-def _under(keys: list, name: str) -> list:
-    """The keys (sorted) that are `name` or lie under it."""
-    first = bisect.bisect_left(keys, f"{name}/")
-    last = bisect.bisect_left(keys, f"{name}0")  # "0" follows "/"
-    exact = bisect.bisect_left(keys, name)
-    return ([name] if exact < len(keys) and keys[exact] == name else []) + keys[first:last]
+def _linked(root: Path, kinds: dict) -> dict[str, Link | None]:
+    return {name: None if kind == FILE else Link(os.readlink(root / name))
+            for name, kind in sorted(kinds.items()) if kind != FOLDER}
+
+
+def _at(root: Path, name: str, files: int | None) -> dict[str, str]:
+    """`walk`'s entries at or under `name` (relative to `root`), found as `walk(root)` would
+    find them: none under a left-out name, a link or a tournament folder."""
+    parts = name.split("/")
+    if name.startswith("..") or any(left_out(part) for part in parts):
+        return {}
+    path = root
+    for part in parts[:-1]:
+        path = path / part
+        if path.is_symlink() or not path.is_dir() or is_run_folder(path):
+            return {}
+    path = path / parts[-1]
+    if path.is_symlink():
+        return {name: FOLDER_LINK if path.is_dir() else LINK}
+    if path.is_dir():
+        if is_run_folder(path):
+            return {}
+        depth = MAX_DEPTH - len(parts)
+        return {f"{name}/{key}": kind for key, kind in walk(path, files, depth).items()}
+    return {name: FILE} if path.exists() else {}
 
 
 def read_tree(root, limit: int, named=None):
