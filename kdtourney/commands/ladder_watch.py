@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kdtourney.external import DEFAULT_STARTUP_TIMEOUT, ProcessSettings, StartupError
+from kdtourney.external.identity import prune_snapshots
 from kdtourney.external.files import (FILE, LINK, TooMany, Unreadable, is_run_folder,
                                       left_out, read_file, walk)
 from kdtourney.registry import (BotRegistry, BotsDirError, DuplicateBotError,
@@ -169,6 +170,8 @@ def look(bots_dirs, references, startup_timeout: float | None, play, folder,
     except (BotsDirError, DuplicateBotError) as exc:
         return Look(signature, error=str(exc))
     sandboxed = play is not None and play.sandbox
+    if sandboxed:  # the snapshots of versions gone for days (the entrants' are kept)
+        prune_snapshots(keep=[f.identity.get("files_sha256") for f in found.values()])
     return Look(signature, found, notes, registry.source_files(),
                 registry.listings() if sandboxed else None)
 

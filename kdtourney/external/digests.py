@@ -14,8 +14,8 @@ import hashlib
 import os
 import time
 
-from kdtourney.external.files import (FLAGS, Digest, Unreadable, chunks, layout, mib,
-                                      open_beneath, regular)
+from kdtourney.external.files import (FLAGS, LIMIT, MIB_ENV, Digest, Unreadable, chunks,
+                                      layout, mib, open_beneath, regular)
 
 CHUNK = 1 << 20            # bytes read (and held) at a time
 KNOWN = 100_000            # digests kept of files not changed since
@@ -68,7 +68,7 @@ def hash_beneath(root, name: str, limit: int) -> Digest:
         os.close(fd)
 
 
-def hashed_tree(root, limit: int, named=None, files: int | None = None):
+def hashed_tree(root, limit: int, named=None, files: int | None = LIMIT):
     """(name, Digest or Link) of each file and link of `layout(root, named, files)`, in name
     order, through no link: Unreadable for one that is not a regular file, or when they hold
     more than `limit` bytes together."""
@@ -77,7 +77,10 @@ def hashed_tree(root, limit: int, named=None, files: int | None = None):
         if link is not None:
             yield name, link
             continue
-        digest = hash_beneath(root, name, limit - total)
+        size = os.lstat(os.path.join(root, name)).st_size
+        if size <= limit < total + size:  # (a file over the limit alone is named: hash_fd)
+            raise over(total + size, limit, root)
+        digest = hash_beneath(root, name, limit if size > limit else limit - total)
         total += digest.size
         yield name, digest
 
@@ -102,8 +105,8 @@ def copy_fd(fd: int, out: int, shown, limit: int) -> Digest:
 
 def over(total: int, limit: int, shown) -> Unreadable:
     """The error of files holding `total` bytes, over `limit`."""
-    return Unreadable(f"{shown}: the bot's files hold {mib(total)}, more than the {mib(limit)} "
-                      "kdtourney reads of them")
+    return Unreadable(f"{shown}: the bot's files hold {mib(total)} or more, over the "
+                      f"{mib(limit)} kdtourney reads of them ({MIB_ENV} sets it)")
 
 
 __all__ = ["hash_fd", "hash_file", "hash_beneath", "hashed_tree", "copy_fd", "over", "CHUNK"]

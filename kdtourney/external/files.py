@@ -1,10 +1,11 @@
 """Which files of a folder are a bot's, reading them as a submission, and a digest over files.
 One rule wherever a bot's files are listed (shipped, hashed, shown in a sandbox, watched): all
 under its folder but caches, hidden entries, logs and tournament folders (docs/bots.md), read
-without recursion and within bounds (MAX_DEPTH folders deep, at most `files` entries).
+without recursion, MAX_DEPTH folders deep and within the organiser's bounds.
 
     tree, layout, walk          the files of a folder by that rule (`layout`: with its links,
                                 `Link`, none followed); TooMany (an Unreadable) past a bound
+    submission_limits           the organiser's bounds on a bot's files (entries, bytes)
     left_out, is_run_folder     the rule
     read_file, read_beneath     one file, at most `limit` bytes, never blocking: Unreadable
                                 (a UserError, one line) for a FIFO, socket, device or a file
@@ -28,7 +29,10 @@ from kdtourney.errors import UserError
 STORE = "tournament.sqlite"  # a folder holding one is a tournament folder, not a bot's code
 LOG_SUFFIX = ".log"
 MAX_DEPTH = 32        # folders nested in a bot's folder that kdtourney reads
-MAX_FILES = 10_000    # entries (files, folders, links) of a bot's folder kdtourney reads
+MAX_FILES = 10_000    # entries (files, folders, links) of a bot's folder read, by default
+MAX_BYTES = 1 << 30   # bytes of a bot's files read (hashed, copied), by default
+FILES_ENV, MIB_ENV = "KDTOURNEY_SUBMISSION_FILES", "KDTOURNEY_SUBMISSION_MIB"  # the organiser's
+LIMIT = -1            # a bound meaning: the organiser's (`submission_limits`)
 LINKS = 40            # links followed in one path, as the kernel does
 FILE, FOLDER, LINK, FOLDER_LINK = "file", "folder", "link", "folder link"
 
@@ -52,12 +56,34 @@ class TooMany(Unreadable):
     """A folder nested deeper than MAX_DEPTH, or holding more entries than kdtourney reads."""
 
 
-def walk(root, files: int | None = MAX_FILES, depth: int = MAX_DEPTH) -> dict[str, str]:
+class LimitError(UserError):
+    """A limit of the environment that is not a whole number above 0."""
+
+
+def submission_limits() -> tuple[int, int]:
+    """(entries, bytes) of a bot's files that kdtourney reads: KDTOURNEY_SUBMISSION_FILES (else
+    MAX_FILES) and KDTOURNEY_SUBMISSION_MIB (MiB, else MAX_BYTES); LimitError for a bad value."""
+    found = []
+    for name, default, scale in ((FILES_ENV, MAX_FILES, 1), (MIB_ENV, MAX_BYTES, 1 << 20)):
+        text = os.environ.get(name, "").strip()
+        if not text:
+            found.append(default)
+            continue
+        if not text.isdigit() or int(text) < 1:
+            raise LimitError(f"{name}={text!r}: a limit is a whole number above 0")
+        found.append(int(text) * scale)
+    return found[0], found[1]
+
+
+def walk(root, files: int | None = LIMIT, depth: int = MAX_DEPTH) -> dict[str, str]:
     """{name relative to `root`: FILE, LINK, FOLDER_LINK or FOLDER} of what lies under the
     folder `root` but what is left out, folders visited one after another (no recursion), none
     through a link. TooMany when a folder lies more than `depth` below `root`, or when the
-    folders visited hold more than `files` entries (None: no bound), left-out ones included."""
+    folders visited hold more than `files` entries (None: no bound; LIMIT: the organiser's,
+    `submission_limits`), left-out ones included."""
     root = os.fspath(root)
+    if files == LIMIT:
+        files = submission_limits()[0]
     found: dict[str, str] = {}
     seen, todo = 0, [("", 0)]
     while todo:
@@ -101,7 +127,7 @@ def _kind(entry: os.DirEntry) -> str | None:
     return FOLDER if is_folder else FILE
 
 
-def tree(root: Path, files: int | None = MAX_FILES) -> list[Path]:
+def tree(root: Path, files: int | None = LIMIT) -> list[Path]:
     """`root` itself if it is a file, else every file under it but what is left out, sorted.
     Links to folders are not followed; a link to a file is listed (callers that must keep a bot
     to its folder check where it leads). TooMany past the bounds of `walk`."""
@@ -253,7 +279,7 @@ def read_beneath(root, name: str, limit: int) -> bytes:
         os.close(fd)
 
 
-def layout(root: Path, named=None, files: int | None = MAX_FILES) -> dict[str, Link | None]:
+def layout(root: Path, named=None, files: int | None = LIMIT) -> dict[str, Link | None]:
     """{name relative to `root`: None for a file, or its Link} of what `tree` would list, links
     to folders included and followed by nothing; named: only the paths at or under those names
     (relative; only those are walked), and what the links among them lead to inside `root`.
@@ -263,6 +289,7 @@ def layout(root: Path, named=None, files: int | None = MAX_FILES) -> dict[str, L
     if wanted is None or "." in wanted:
         return _linked(root, walk(root, files))
     found: dict[str, Link | None] = {}
+    files = submission_limits()[0] if files == LIMIT else files
     todo = sorted(wanted)
     while todo:  # each name, then what the links among them lead to inside the folder
         kinds = _at(root, todo.pop(), None if files is None else files - len(found))
@@ -342,4 +369,5 @@ def files_sha256(files) -> str:
 __all__ = ["tree", "walk", "left_out", "is_run_folder", "files_sha256", "STORE", "Unreadable",
            "TooMany", "Link", "Digest", "read_file", "read_beneath", "open_beneath", "regular",
            "chunks", "read_tree", "layout", "mib", "real", "inside", "MAX_DEPTH", "MAX_FILES",
+           "MAX_BYTES", "LIMIT", "LimitError", "submission_limits",
            "LINKS", "FLAGS"]

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kdtourney.external import private
-from kdtourney.external.files import Link, Unreadable, files_sha256, layout, left_out, read_tree
+from kdtourney.external.files import (Link, Unreadable, files_sha256, inside, layout, left_out,
+                                      read_tree)
 
 FILES_VAR = "KDTOURNEY_FILES"   # a folder bot module's list of the files it needs beside it
 BUNDLE_LIMIT = 64 << 20         # bytes a folder bot's files may hold (they travel to every worker)
@@ -110,14 +111,11 @@ def bundle_files(folder: Path, paths, what: str = FILES_VAR) -> dict[str, bytes]
 
 def _named(folder: Path, paths, what: str) -> list[str]:
     """The listed paths, normalised; ValueError for one outside `folder` or missing."""
-    root = folder.resolve()
     named = []
     for rel in paths:
         path = folder / rel
-        try:
-            path.resolve().relative_to(root)
-        except ValueError:
-            raise ValueError(f"{what}: {rel!r} is outside the bot's folder") from None
+        if not inside(path, folder):
+            raise ValueError(f"{what}: {rel!r} is outside the bot's folder")
         if not path.exists():
             raise ValueError(f"{what}: {rel!r} does not exist in {folder}")
         named.append(os.path.normpath(rel))
