@@ -6,10 +6,11 @@
     Confinement    one process's sandbox: `argv` (bwrap's command, its cgroup made), `freeze`,
                    `thaw`, `end_game` (kill all the bot started), `kill`, `out_of_memory`,
                    `hit_process_limit`, `release`
-    Limits         memory, processes, output and CPUs of a bot process
-    refusal        why a sandbox does not run a program: what it names lies beyond its view
-    bwrap_path     bwrap's path, or SandboxError saying what to install; missing_limits and
-                   weaker_limits_line: what this machine cannot enforce
+    Limits         memory, processes, output and CPUs of a bot process; `own_uid`: as root, a
+                   uid no other live sandbox of the machine has (locks in UID_FOLDER)
+    refusal        why a sandbox does not run a program (what it names lies beyond its view);
+                   bwrap_path: bwrap's path, or SandboxError saying what to install;
+                   missing_limits, weaker_limits_line: what this machine cannot enforce
     SandboxError   no sandbox on this machine (a UserError); Refused: a program it does not run
                    (a UserError and an OSError, as a process that cannot start)
 """
@@ -21,6 +22,7 @@ import fcntl
 import glob
 import os
 import shutil
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -47,6 +49,7 @@ NUMBA_COPY_FROM = "/run/kdtourney-numba"
 # who the bots are when kdtourney runs as root: one uid and gid per live sandbox on the machine,
 # from a range no account uses (systemd leaves 0x70000000 to 0x7ffdffff unused)
 SANDBOX_UIDS = range(2_000_000_000, 2_000_000_000 + 65536)
+UID_FOLDER = "/run/kdtourney-uids"  # their locks: one folder for the machine (not in TMPDIR)
 SECCOMP_FD = 3               # where bwrap reads the system call filter
 ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")  # for setpriv only, which drops them all
 
@@ -90,11 +93,12 @@ def _as_bot(uid: int) -> list[str]:
             "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
 
 
-def _own_uid() -> tuple[int, int]:
+def own_uid() -> tuple[int, int]:
     """(a uid of SANDBOX_UIDS no other live sandbox of this machine has, the descriptor holding
-    it): the first slot of the private folder whose lock no process holds, held until the
-    descriptor is closed (or its process ends)."""
-    folder = private.folder("uids")
+    it), as root: the first slot of UID_FOLDER whose lock no process holds, held until the
+    descriptor is closed (or its process ends). UID_FOLDER is one for the machine, whatever the
+    temporary folder (a TMPDIR, systemd's PrivateTmp)."""
+    folder = uid_folder()
     for slot, uid in enumerate(SANDBOX_UIDS):
         fd = private.open_file(os.path.join(folder, str(slot)))
         try:
@@ -104,6 +108,20 @@ def _own_uid() -> tuple[int, int]:
             continue
         return uid, fd
     raise SandboxError(f"--sandbox: all {len(SANDBOX_UIDS)} users of the sandboxes are taken")
+
+
+def uid_folder() -> str:
+    """UID_FOLDER, made if missing (root's alone, mode 0700); SandboxError when it is not."""
+    try:
+        os.makedirs(UID_FOLDER, 0o700, exist_ok=True)
+        info = os.lstat(UID_FOLDER)
+    except OSError as exc:
+        raise SandboxError(f"--sandbox as root keeps its users' locks in {UID_FOLDER}, which "
+                           f"cannot be made ({exc.strerror})") from None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o077:
+        raise SandboxError(f"{UID_FOLDER} should be a folder of root's only (mode 0700), where "
+                           "--sandbox keeps its users' locks, but is not: remove it")
+    return UID_FOLDER
 
 
 def refusal(program: Program, allowed=()) -> str | None:
@@ -318,7 +336,7 @@ class Confinement:
         # processes (its own as root, those of its user namespace otherwise), not the harness's
         nproc = [] if bounded else [_util("prlimit"), f"--nproc={limits.processes}", "--"]
         if os.geteuid() == 0:
-            self.uid, self._uid_lock = _own_uid()
+            self.uid, self._uid_lock = own_uid()
         run = [*_as_bot(self.uid), *nproc, self._program_path(), *self.program.command[1:]]
         if self.served:  # copied before the bot is who it is, then made its own to use
             command += ["--", "/bin/sh", "-c", f"cp -R {NUMBA_COPY_FROM} /tmp/numba 2>/dev/null; "
@@ -451,6 +469,7 @@ class Confinement:
 
 
 __all__ = ["Sandbox", "Limits", "Confinement", "SandboxError", "Refused", "refusal", "bwrap_path",
+           "own_uid", "uid_folder", "UID_FOLDER",
            "sandbox_processes", "INSTALL_HINT",
            "DEFAULT_MEMORY_MIB", "DEFAULT_PROCESSES", "DEFAULT_OUTPUT_MIB", "DEFAULT_CPUS",
            "missing_limits", "weaker_limits_line"]
