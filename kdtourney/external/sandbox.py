@@ -49,6 +49,9 @@ NUMBA_COPY_FROM = "/run/kdtourney-numba"
 # who the bots are when kdtourney runs as root: one uid and gid per live sandbox on the machine,
 # from a range no account uses (systemd leaves 0x70000000 to 0x7ffdffff unused)
 SANDBOX_UIDS = range(2_000_000_000, 2_000_000_000 + 65536)
+# the bot's TMPDIR: not /tmp, where the harness's private folder (of its uid, which a bot not run
+# as root shares) is shown for the files it gives, made 0755 by bwrap
+BOT_TMPDIR = "/tmp/tmp"
 UID_FOLDER = "/run/kdtourney-uids"  # their locks: one folder for the machine (not in TMPDIR)
 SECCOMP_FD = 3               # where bwrap reads the system call filter
 ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")  # for setpriv only, which drops them all
@@ -73,6 +76,8 @@ def bwrap_path() -> str:
                            f"it, e.g. `{INSTALL_HINT}`")
     try:
         syscalls.program_file()
+    except private.NotPrivate:
+        raise  # its own line: the private folder is taken
     except (ImportError, OSError) as exc:
         raise SandboxError(f"--sandbox needs libseccomp for its system call filter, which is not "
                            f"there ({exc}): {syscalls.INSTALL_HINT}") from None
@@ -306,9 +311,10 @@ class Confinement:
                    "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                    "--cap-drop", "ALL", *keep, "--seccomp", str(SECCOMP_FD), "--clearenv",
                    "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME",
-                   "/tmp", "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8",
+                   "/tmp", "--setenv", "TMPDIR", BOT_TMPDIR, "--setenv", "LANG", "C.UTF-8",
                    "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", memory,
-                   "--tmpfs", "/dev/shm", "--perms", "1777", "--size", memory, "--tmpfs", "/tmp"]
+                   "--tmpfs", "/dev/shm", "--perms", "1777", "--size", memory, "--tmpfs", "/tmp",
+                   "--perms", "1777", "--dir", BOT_TMPDIR]
         for path in SYSTEM_DIRS:
             command += ["--ro-bind", path, path]
         for path in SYSTEM_LINKS:
