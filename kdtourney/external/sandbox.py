@@ -24,6 +24,7 @@ import os
 import shutil
 import stat
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import PurePath
 
@@ -54,6 +55,7 @@ SANDBOX_UIDS = range(2_000_000_000, 2_000_000_000 + 65536)
 BOT_TMPDIR = "/tmp/tmp"
 UID_FOLDER = "/run/kdtourney-uids"  # their locks: one folder for the machine (not in TMPDIR)
 SECCOMP_FD = 3               # where bwrap reads the system call filter
+ARGS_FD = 4                  # and its options
 ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")  # for setpriv only, which drops them all
 
 
@@ -244,6 +246,14 @@ def sandbox_processes(pid: int, members) -> set[int]:
     return {pid, *init, *bot}
 
 
+def _options_file(options: list[str]) -> str:
+    """A file of the private folder holding bwrap's `options`, NUL-separated (`--args`)."""
+    fd, path = tempfile.mkstemp(prefix="bwrap-", dir=private.folder("sandboxes"))
+    with os.fdopen(fd, "wb") as f:
+        f.write(b"".join(o.encode("utf-8", "surrogateescape") + b"\0" for o in options))
+    return path
+
+
 def _depth(path: str) -> int:
     return len(path.rstrip(os.sep).split(os.sep))
 
@@ -352,14 +362,18 @@ class Confinement:
         # bwrap starts with an empty environment: the sandbox's init (its pid 1, which the bot
         # can read) is a bwrap process and keeps what bwrap was started with. The shell joins
         # the cgroup (nothing escapes it) and opens the filter for bwrap, then becomes bwrap.
+        # bwrap's options come from a file (removed once open), so that the sandbox's pid 1,
+        # whose command line a bot reads, shows no host path of the harness: `bwrap --args 4 --
+        # COMMAND`, the bot's own command
         files = [] if self.cgroup is None else self.cgroup.procs_files()
-        join = "".join(f'echo $$ > "${i + 2}" && ' for i in range(len(files)))
+        join = "".join(f'echo $$ > "${i + 3}" && ' for i in range(len(files)))
         launch = ["env", "-i", "PATH=/usr/bin:/bin", "/bin/sh", "-c",
-                  f'{join}exec {SECCOMP_FD}< "$1" && shift {len(files) + 1} && exec "$@"', "sh",
-                  syscalls.program_file(), *files]
+                  f'{join}exec {SECCOMP_FD}< "$1" {ARGS_FD}< "$2" && rm -f -- "$2" && '
+                  f'shift {len(files) + 2} && exec "$@"', "sh",
+                  syscalls.program_file(), _options_file(command[1:command.index("--")]), *files]
         if self.cgroup is None or not self.cgroup.bounds(cgroups.MEMORY):
             launch += ["prlimit", f"--data={memory}", "--"]
-        return [*launch, *command]
+        return [*launch, bwrap, "--args", str(ARGS_FD), *command[command.index("--"):]]
 
     def _program_path(self) -> str:
         """The program to run: as written, or, for an absolute path that reaches the system
