@@ -86,7 +86,7 @@ def _replayed(games: pd.DataFrame, rules: dict, seed: int) -> dict:
     return out
 
 
-def _spread(x: np.ndarray) -> dict:
+def _spread(x: np.ndarray) -> dict | None:
     return ({"mean": float(x.mean()), "median": float(np.median(x)), "max": int(x.max()),
              "forced": float((x == 1).mean())} if len(x) else None)
 
@@ -106,7 +106,7 @@ def game_shape(results: pd.DataFrame, games: pd.DataFrame | None, rules: dict,
     for n, part in results.groupby("n_players"):
         n = int(n)
         decisions = part.groupby("game")["decisions"].sum() if "decisions" in part else None
-        row = {"players": n, "games": int(part["game"].nunique()),
+        row: dict = {"players": n, "games": int(part["game"].nunique()),
                "decisions": None if decisions is None else float(decisions.mean()),
                "seats": [{"seat": s + 1, **seats.loc[n * 100 + s].to_dict()} for s in range(n)
                          if n * 100 + s in seats.index],

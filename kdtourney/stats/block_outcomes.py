@@ -66,12 +66,12 @@ def block_outcomes(results: pd.DataFrame, candidate: str, baseline=None, n_boot:
     mean = sx / m
     values, counts = np.unique(np.round(mean, 9), return_counts=True)
     block_var, independent = _ratio(np.ones(len(m)), mean, m, sx, sxx)
-    ratios = []
+    parts = []
     for c in block_resamples(np.random.default_rng(seed), n_boot, len(m)):
         b, i = _ratio(c, mean, m, sx, sxx)
         with np.errstate(invalid="ignore", divide="ignore"):
-            ratios.append(b / i)
-    ratios = np.concatenate(ratios) if ratios else np.array([np.nan])
+            parts.append(b / i)
+    ratios = np.concatenate(parts) if parts else np.array([np.nan])
     ratios = ratios[np.isfinite(ratios)]
     lo, hi = percentile_interval(ratios[:, None], level) if len(ratios) else ([np.nan], [np.nan])
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kdtourney.stats.outcomes import ELO_PER_NAT, pair_outcomes
 from kdtourney.stats.descriptive import block_resamples, percentile_interval
+from kdtourney.stats.outcomes import ELO_PER_NAT, pair_outcomes
 
 __all__ = [
     "PairCounts",

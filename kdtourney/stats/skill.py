@@ -42,7 +42,9 @@ def _games(results: pd.DataFrame):
 def _replay(results: pd.DataFrame, follow: str | None = None):
     """(final ratings by entrant, games played by entrant, `follow`'s (mu, sigma) per game)."""
     model = PlackettLuce()
-    skill, played, trace = {}, {}, []
+    skill: dict = {}
+    played: dict[str, int] = {}
+    trace: list[tuple[float, float]] = []
     for names, ranks in _games(results):
         teams = [[skill.get(n) or model.rating(name=n)] for n in names]
         rated = model.rate(teams, ranks=list(ranks))

@@ -119,7 +119,7 @@ def _jumps(counts, values, s0: float, s1: float):
     one block of each value, log p_s1 - log p_s0 (the tilts of p to s1 and to s0)."""
     support = counts > 0
     p = counts / _total(counts)[..., None]
-    jumps = 0.0
+    jumps = np.zeros(counts.shape)
     for s, sign in ((s0, 1.0), (s1, -1.0)):
         a = values - s
         lam = _tilt(p, a, support)
@@ -343,7 +343,7 @@ class SPRT:
     def update(self, block_score: float | Iterable[float]) -> str:
         """Add one block score (or several, in order); NaN scores are ignored.  Returns the status,
         which the first crossing of a bound latches."""
-        values = [block_score] if np.ndim(block_score) == 0 else list(block_score)
+        values = np.atleast_1d(np.asarray(block_score, dtype=float)).tolist()
         added = [float(x) for x in values if not math.isnan(float(x))]
         for x in added:
             if not 0.0 <= x <= 1.0:

@@ -10,8 +10,7 @@ import pandas as pd
 import pytest
 
 from kdtourney.engine import Game, Rules
-from kdtourney.report.game_shape import (branching_plot, decision_times, game_shape,
-                                         territory_points)
+from kdtourney.report.game_shape import branching_plot, decision_times, game_shape, territory_points
 
 RULES = {"variant": "standard", "three_player": "official", "harmony": True,
          "middle_kingdom": False, "tiebreak": "crowns", "first_picks": "random"}
