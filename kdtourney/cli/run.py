@@ -141,6 +141,7 @@ def serve_and_play(ctx, opts, table, folder, found, settings, meta) -> int:
 
     from kdtourney.commands import play as human
     from kdtourney.commands.play_page import Server
+    from kdtourney.report.advice import resume_advice
 
     board = human.Board()
     try:
@@ -165,7 +166,8 @@ def serve_and_play(ctx, opts, table, folder, found, settings, meta) -> int:
         board.wait_shown(10.0)
     except (KeyboardInterrupt, human.PersonLeft):
         click.echo(f"interrupted: the game being played is not stored; those that ended "
-                   f"are in {folder}", err=True)
+                   f"are in {folder}; play on with: "
+                   f"{resume_advice(folder, {"meta": meta})}", err=True)
         ctx.exit(130)
     finally:
         server.stop()

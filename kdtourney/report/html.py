@@ -28,6 +28,7 @@ from kdtourney import store as _store
 from kdtourney.bots.clock import TimeControl
 from kdtourney.stats.outcomes import balanced_blocks, elo_to_score
 from kdtourney.report import plots, replays, svg
+from kdtourney.report.advice import reproduce_command, resume_advice
 from kdtourney.report.fmt import finite, fmt_elo, fmt_value
 from kdtourney.report.ladder import ladder_board, write_ladder_page
 from kdtourney.report.page import (REPORT_FILE, SEAT_COLORS, block_seats, describe_rules,
@@ -155,6 +156,8 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
         results = results[results["block"] < ctx["sprt_test"]["blocks"]]
     results = balanced_blocks(results)  # every statistic below: whole blocks only
     ctx["reproduce"] = _reproducibility(tournament, meta, config)
+    ctx["reproduce"].update(resume=resume_advice(folder, config),
+                            command=reproduce_command(config))
     ctx["reproduce"]["entrants"] = _identities_view(_store.load_entrants(folder), meta)
     ctx.update(_fault_counts(faults, _store.failed_games(folder)))
 
@@ -339,10 +342,8 @@ def _reproducibility(tournament: dict, meta: dict, config: dict) -> dict:
     other_meta = [(k, fmt_value(v)) for k, v in sorted(meta.items()) if k not in used]
     # a --sandbox folder keys its deals and bot seeds with a secret of its store: its resume
     # deals the same games, the same command into a new folder others
-    kind = next((k for k in ("sprt", "tune", "ladder") if k in config), "run")
     return {"highlights": highlights, "settings": settings, "rules": rules, "meta": other_meta,
-            "schema": config.get("schema_version"), "keyed": bool(config.get("seed_secret")),
-            "resume": f"kdtourney {kind} --resume DIR"}
+            "schema": config.get("schema_version"), "keyed": bool(config.get("seed_secret"))}
 
 
 def _identities_view(entrants: pd.DataFrame, meta: dict) -> dict:

@@ -147,5 +147,6 @@ def test_ctrl_c_stops_and_stores_no_half_game(tmp_path):
         playing)
     assert status == 130, err
     assert err.strip() == (f"interrupted: the game being played is not stored; those that ended "
-                           f"are in {folder}")
+                           f"are in {folder}; play on with: kdtourney play --against random "
+                           f"--no-browser --out {folder}")
     assert load_games(folder).empty

@@ -238,5 +238,7 @@ def test_the_reproducibility_text_of_a_sandboxed_folder_says_a_new_folder_deals_
         st.seed_secret(create=True)
     page = " ".join(write_report(folder, n_boot=20).read_text().split())
     assert "replay every game exactly" not in page
-    assert ("Resuming this folder (<code>kdtourney run --resume DIR</code>) deals the same games; "
-            "the same command into a new folder makes a new secret and deals other games") in page
+    assert (f"Resuming this folder (<code>kdtourney run --resume {folder}</code>) deals the same "
+            "games; the same command into a new folder makes a new secret and deals other games"
+            ) in page
+    assert 'id="reproduce-command"' not in page
