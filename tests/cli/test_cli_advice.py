@@ -20,8 +20,8 @@ def typed(command: str, cwd) -> subprocess.CompletedProcess:
     """`command` run as a user types it (kdtourney found where this venv keeps it)."""
     words = shlex.split(command)
     assert words[0] == "kdtourney", command
-    return subprocess.run([str(BIN / "kdtourney"), *words[1:]], cwd=cwd, capture_output=True, check=False,
-                          text=True, timeout=300)
+    return subprocess.run([str(BIN / "kdtourney"), *words[1:]], cwd=cwd, capture_output=True,
+                          check=False, text=True, timeout=300)
 
 
 def page_code(page: Path, element_id: str) -> str:
