@@ -167,7 +167,7 @@ def serve_and_play(ctx, opts, table, folder, found, settings, meta) -> int:
     except (KeyboardInterrupt, human.PersonLeft):
         click.echo(f"interrupted: the game being played is not stored; those that ended "
                    f"are in {folder}; play on with: "
-                   f"{resume_advice(folder, {"meta": meta})}", err=True)
+                   f"{resume_advice(folder, {'meta': meta})}", err=True)
         ctx.exit(130)
     finally:
         server.stop()
