@@ -29,6 +29,7 @@ from kdtourney.bots.clock import TimeControl
 from kdtourney.stats.outcomes import balanced_blocks, elo_to_score
 from kdtourney.report import plots, replays, svg
 from kdtourney.report.advice import reproduce_command, resume_advice
+from kdtourney.report.notes import record_notes, sprt_note
 from kdtourney.report.fmt import finite, fmt_elo, fmt_value
 from kdtourney.report.ladder import ladder_board, write_ladder_page
 from kdtourney.report.page import (REPORT_FILE, SEAT_COLORS, block_seats, describe_rules,
@@ -252,7 +253,8 @@ def _sprt_test(folder: Path, config: dict, stored: int) -> dict | None:
             "baseline": test.baseline, "elo0": test.elo0, "elo1": test.elo1, "alpha": test.alpha,
             "beta": test.beta, "blocks": state.blocks, "games": state.games,
             "not_counted": stored - state.games, "llr": state.llr, "lower": state.lower,
-            "upper": state.upper, "estimate": sprt_test.estimate_text(state)}
+            "upper": state.upper, "estimate": sprt_test.estimate_text(state),
+            "note": sprt_note({"baseline": test.baseline})}
 
 
 def planned_games(folder: Path, tournament: dict, sprt) -> int | None:
@@ -335,7 +337,10 @@ def _reproducibility(tournament: dict, meta: dict, config: dict) -> dict:
                 highlights.append((label, fmt_value(v)))
                 used.add(k)
                 break
-    settings = [(k, fmt_value(v)) for k, v in sorted(tournament.items()) if k != "rules"]
+    entrants = tournament.get("entrants") or []
+    settings = [(k, fmt_value(entrants[v] if k == "candidate" and isinstance(v, int)
+                              and 0 <= v < len(entrants) else v))
+                for k, v in sorted(tournament.items()) if k != "rules"]
     settings += [(f"play: {k}", fmt_value(v))
                  for k, v in sorted((config.get("play") or {}).items())]
     rules = [(k, fmt_value(v)) for k, v in sorted((tournament.get("rules") or {}).items())]
@@ -388,6 +393,7 @@ def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: 
                "cells": [[los.loc[a, b] for b in los.columns] for a in los.index]},
            "verdict": _verdict(rows, los, elo_table, int(results["block"].nunique())),
            "elo_scale": elo_scale(rows), "entrant_rows": _entrant_rows(summary, order)}
+    out["record_notes"] = record_notes(rows, out["verdict"])
     out.update(_head_to_head(results, order))
     t = time.perf_counter()
     out.update(_seats(results, n_boot, seed))
