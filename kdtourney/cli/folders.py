@@ -94,6 +94,17 @@ def export_command(folder, fmt, output, table):
                             "or give --format")
     rows = export_table(folder, output, fmt, table)
     click.echo(f"{output}: {rows} rows ({table})")
+    if table in EXPORT_NOTES:  # the store's numbering, beside the one the pages show
+        click.echo(f"note: {EXPORT_NOTES[table]}", err=True)
+
+
+SEATS_FROM_0 = ("its column seat counts from 0, as the store does; the report, replays and the "
+                "play page count seats from 1 (seat 0 here is their seat 1)")
+#: What `export` says of the numbering of a table beside what the pages show.
+EXPORT_NOTES = {"results": SEATS_FROM_0,
+                "faults": SEATS_FROM_0 + "; its column call counts the bot's calls from 0: 0 its "
+                "construction, 1 its setup, k + 1 its act k (the pages say 'act k'; a dynasty's "
+                "bot is set up again before each deal)"}
 
 
 @click.command("report")

@@ -89,8 +89,10 @@ def write_game_page(tournament_dir, game: int, out=None) -> Path:
                                 f"{exc}") from None
     results = _store.load_results(folder)
     results = results[results["game"] == game].sort_values("seat")
-    faults = faults_view(_store.load_faults(folder).query("game == @game"))["rows"]
-    view = replay_view(row, results, rules, seated=block_seats(_store.load_blocks(folder)))
+    stored = _store.load_faults(folder).query("game == @game")
+    view = replay_view(row, results, rules, seated=block_seats(_store.load_blocks(folder)),
+                       faults=stored)
+    faults = faults_view(stored, view["fault_calls"])["rows"]
     meta = config.get("meta", {}) or {}
     context = {
         "title": str(meta.get("name") or folder.resolve().name), "folder": str(folder),
@@ -150,7 +152,8 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
     ctx = _heading(folder, tournament, meta, anchor, n_boot)
     ctx.update(_progress(tournament, planned_games(folder, tournament, sprt), games))
     t = time.perf_counter()
-    ctx.update(replay_view(games, results, rules, seated=block_seats(_store.load_blocks(folder))))
+    ctx.update(replay_view(games, results, rules, seated=block_seats(_store.load_blocks(folder)),
+                           faults=faults))
     timings["replays"] = time.perf_counter() - t
     ctx["sprt_test"] = _sprt_test(folder, config, len(games))
     if ctx["sprt_test"] is not None:  # an SPRT's standings: the games its test counted
@@ -160,7 +163,7 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
     ctx["reproduce"].update(resume=resume_advice(folder, config),
                             command=reproduce_command(config))
     ctx["reproduce"]["entrants"] = _identities_view(_store.load_entrants(folder), meta)
-    ctx.update(_fault_counts(faults, _store.failed_games(folder)))
+    ctx.update(_fault_counts(faults, _store.failed_games(folder), ctx["fault_calls"]))
 
     entrants_all = sorted(results["entrant"].astype(str).unique()) if len(results) else []
     ctx["entrants"] = entrants_all
@@ -195,10 +198,10 @@ def _heading(folder: Path, tournament: dict, meta: dict, anchor, n_boot: int) ->
     }
 
 
-def _fault_counts(faults: pd.DataFrame, failed: pd.Series) -> dict:
+def _fault_counts(faults: pd.DataFrame, failed: pd.Series, calls: dict) -> dict:
     """The faults table, the failed games per entrant and the forfeits on time per entrant."""
     over_time = faults[faults["kind"].isin(("timeout", "time"))] if len(faults) else faults
-    return {"faults": faults_view(faults),
+    return {"faults": faults_view(faults, calls),
             "failed_by_entrant": {str(e): int(n) for e, n in failed.items()},
             "time_forfeits": {str(e): int(n)
                               for e, n in over_time.groupby("entrant").size().items()}}

@@ -22,7 +22,7 @@ from kdtourney.report.fmt import (DASH, RECORDS, finite, fmt_bound, fmt_ci, fmt_
 from kdtourney.text import shown
 
 __all__ = ["REPORT_FILE", "SEAT_COLORS", "render", "write_page", "describe_rules", "elo_scale",
-           "faults_view", "replay_view", "block_seats", "json_for_script"]
+           "faults_view", "replay_view", "substituted", "block_seats", "json_for_script"]
 
 REPORT_FILE = "index.html"
 #: Colours of the seats' kings (the game's pink, yellow, green and blue).
@@ -143,8 +143,9 @@ def elo_scale(standings) -> dict | None:
     return {"lo": lo - pad, "hi": hi + pad}
 
 
-def faults_view(faults: pd.DataFrame) -> dict:
-    """The faults table's rows, counts by entrant and kind, forfeits and failed games."""
+def faults_view(faults: pd.DataFrame, calls: dict | None = None) -> dict:
+    """The faults table's rows, counts by entrant and kind, forfeits and failed games; `calls`:
+    {(game, seat): the call at fault as the bot counts them} (`replay_view`'s `fault_calls`)."""
     rows = []
     by_kind = []
     failed = int(faults.loc[faults["kind"] == "failed", "game"].nunique()) if len(faults) else 0
@@ -156,6 +157,7 @@ def faults_view(faults: pd.DataFrame) -> dict:
             seat = int(r["seat"]) if finite(r["seat"]) else -1
             rows.append({"game": int(r["game"]), "seat": seat + 1 if seat >= 0 else DASH,
                          "entrant": r["entrant"], "kind": r["kind"],
+                         "call": (calls or {}).get((int(r["game"]), seat), DASH),
                          "message": "" if pd.isna(r.get("message")) else str(r["message"]),
                          "stderr": "" if pd.isna(r.get("stderr")) else str(r["stderr"])})
         counts = f.groupby(["entrant", "kind"]).size()
@@ -171,15 +173,22 @@ def faults_view(faults: pd.DataFrame) -> dict:
 
 
 def replay_view(games: pd.DataFrame, results: pd.DataFrame, rules: dict, *, seated=None,
-                start: int | None = None) -> dict:
+                start: int | None = None, faults: pd.DataFrame | None = None) -> dict:
     """The game viewer's context (`replay`: its data for the page's script, None without a game;
     `replay_count`) for the stored `games` (rows of the games table, moves included) and their
     `results` rows: the engine replays every game (kdtourney.report.replays), and one that it
     cannot replay (a row changed by hand) is listed with the reason. seated(game row): the
     entrants by seat of a game without results (a failed game); start: the game shown first
-    (default the first stored)."""
+    (default the first stored). faults: the store's faults rows, to mark
+    the moves the harness played for a seat after its fault (also `fault_calls`: {(game, seat):
+    the call at fault, as the bot counts them}, for `faults_view`)."""
     if games.empty:
-        return {"replay": None, "replay_count": 0}
+        return {"replay": None, "replay_count": 0, "fault_calls": {}}
+    by_fault: dict[int, list] = {}
+    if faults is not None and len(faults):
+        for f in faults[faults["kind"] != "failed"].to_dict("records"):
+            by_fault.setdefault(int(f["game"]), []).append(f)
+    calls: dict = {}
     entrants: dict[str, int] = {}
     by_game: dict[int, list] = {}  # game -> its results rows, by seat
     columns = ["game", "seat", "entrant", "score", "rank", "fault"]
@@ -202,17 +211,30 @@ def replay_view(games: pd.DataFrame, results: pd.DataFrame, rules: dict, *, seat
             trace = replays.trace(row, table)
             deals, error = trace.deals, None
             origins = [v for deal in trace.origins for origin in deal for v in origin]
+            marks = substituted(game, row, table, by_fault.get(game, []), calls)
         except (ValueError, KeyError, TypeError, IndexError) as exc:
-            deals, origins = [], []
+            deals, origins, marks = [], [], []
             error = f"this game cannot be replayed from its stored row: {exc}"
         size = table_rules[n].size if n in table_rules else 0
         records.append([game, str(row["status"]), size, seats, scores, ranks, faulted, deals,
-                        origins, error])
+                        origins, error, marks])
     data = dict(replays.constants(), games=records, entrants=list(entrants),
                 start=int(games["game"].iloc[0]) if start is None else int(start),
                 palette={str(k): v for k, v in svg.PALETTE.items()}, seatColors=SEAT_COLORS,
                 cell=svg.CELL)
-    return {"replay": json_for_script(data), "replay_count": len(records)}
+    return {"replay": json_for_script(data), "replay_count": len(records), "fault_calls": calls}
+
+
+def substituted(game: int, row, rules, faults: list, calls: dict) -> list:
+    """The viewer's marks of the moves the harness played after a fault: [seat, deal, move, what
+    happened] per fault, from that move on; records each fault's call in `calls`."""
+    marks = []
+    for (seat, call, first), f in zip(replays.fault_calls(row, rules, faults), faults):
+        calls[(game, seat)] = call
+        if first is not None:
+            message = "" if pd.isna(f.get("message")) else f": {str(f['message'])[:160]}"
+            marks.append([seat, first[0], first[1], f"{call}: {f['kind']}{message}"])
+    return marks
 
 
 def block_seats(blocks: pd.DataFrame):

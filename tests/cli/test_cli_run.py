@@ -166,6 +166,9 @@ def test_export(small, tmp_path):
     folder, _ = small
     result = run("export", folder, "--format", "csv", "-o", tmp_path / "r.csv")
     assert result.exit_code == 0 and result.stdout.strip().endswith("rows (results)")
+    # both numberings named: the store's seats from 0, the pages' from 1
+    assert result.stderr.startswith("note: its column seat counts from 0, as the store does; "
+                                    "the report, replays and the play page count seats from 1")
     csv = pd.read_csv(tmp_path / "r.csv")
     stored = load_results(folder)
     assert csv.shape == stored.shape and csv["score"].tolist() == stored["score"].tolist()
