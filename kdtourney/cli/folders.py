@@ -113,15 +113,24 @@ EXPORT_NOTES = {"results": SEATS_FROM_0,
               "e.g. --anchor greedy=0.")
 @click.option("--open", "open_page", is_flag=True, help="Open the page in the web browser.")
 def report_command(folder, anchor, open_page):
-    """Rebuild the HTML report DIR/index.html from the tournament stored in DIR."""
+    """Rebuild the HTML report DIR/index.html from the tournament stored in DIR, and print its
+    standings as `run` does (a run's or a play's folder)."""
+    from kdtourney.report.advice import command_kind
     from kdtourney.report.html import write_report
+    from kdtourney.store import load_config
+    from kdtourney.terminal.tables import print_table, standings_table
 
     try:
         path = write_report(folder, anchor=anchor)
+        # an SPRT's, a tune's or a ladder's page counts other games than all: its page says
+        table = (standings_table(folder) if command_kind(load_config(folder)) in ("run", "play")
+                 else None)
     except OSError as exc:  # a folder that cannot be written
         raise UserError(f"cannot write the report into {folder}: {exc.strerror or exc}") from None
     except (ValueError, TypeError, KeyError) as exc:  # a store's rows changed by hand, or none
         raise UserError(f"cannot build the report of {folder} from its store: {exc}") from None
+    if table is not None:
+        print_table(table)
     click.echo(str(path))
     if open_page:
         import webbrowser

@@ -22,7 +22,8 @@ from kdtourney.report.fmt import (DASH, RECORDS, finite, fmt_bound, fmt_ci, fmt_
 from kdtourney.text import shown
 
 __all__ = ["REPORT_FILE", "SEAT_COLORS", "render", "write_page", "describe_rules", "elo_scale",
-           "faults_view", "replay_view", "substituted", "block_seats", "json_for_script"]
+           "faults_view", "name_tokens", "replay_view",
+           "substituted", "block_seats", "json_for_script"]
 
 REPORT_FILE = "index.html"
 #: Colours of the seats' kings (the game's pink, yellow, green and blue).
@@ -53,7 +54,7 @@ def _environment() -> Environment:
                       finalize=lambda value: shown(value, "\n\t")
                       if isinstance(value, str) and not isinstance(value, Markup) else value)
     env.filters.update(num=fmt_num, signed=fmt_signed, elo=fmt_elo, pct=fmt_pct, ci=fmt_ci,
-                       time=fmt_time, value=fmt_value, finite=finite)
+                       time=fmt_time, value=fmt_value, finite=finite, tokens=name_tokens)
     env.globals.update(finite=finite, bar=_interval_bar, los_color=_los_color,
                        h2h_color=_h2h_color, bound=fmt_bound,
                        record_words=lambda record: RECORDS[record][0])
@@ -141,6 +142,15 @@ def elo_scale(standings) -> dict | None:
     lo, hi = min(vals + [0.0]), max(vals + [0.0])
     pad = max((hi - lo) * 0.06, 5.0)
     return {"lo": lo - pad, "hi": hi + pad}
+
+
+def name_tokens(name) -> Markup:
+    """An entrant's name that a table may break after a ':' only, never inside a bot's name or a
+    parameter (each a nowrap span, report.css `.tok`)."""
+    parts = str(name).split(":")
+    return Markup("<wbr>").join(
+        Markup('<span class="tok">{}</span>').format(part + (":" if k < len(parts) - 1 else ""))
+        for k, part in enumerate(parts))
 
 
 def faults_view(faults: pd.DataFrame, calls: dict | None = None) -> dict:

@@ -77,6 +77,16 @@ def test_terminal_standings_show_the_report_pages_figures(small):
 
 
 @pytest.mark.process
+def test_report_prints_the_standings_as_run_does(small):
+    folder, ran = small
+    result = run("report", folder)
+    assert result.exit_code == 0, result.output
+    table = result.stdout.split("standings", 1)[1].strip().splitlines()
+    printed = ran.stdout.split("standings", 1)[1].strip().splitlines()[:len(table) - 1]
+    assert table[:-1] == printed and table[-1] == str(folder / "index.html")
+
+
+@pytest.mark.process
 def test_same_command_again_plays_nothing(small):
     folder, _ = small
     before = comparable(folder)
@@ -250,6 +260,7 @@ def test_faulty_bots_from_a_folder(tmp_path):
 
 BAD = [
     (["--bots", "random,nobot"], "unknown bot 'nobot'"),
+    (["--bots", "greddy,random"], "unknown bot 'greddy' (did you mean 'greedy'?); available: "),
     (["--bots", "random:depth=3,greedy"], "random has no parameter 'depth'"),
     (["--bots", "mcts:c=1e999,greedy"], "parameter c expects a finite number"),
     (["--bots", "random,greedy", "--variant", "duel", "--players", "4"],

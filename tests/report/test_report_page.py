@@ -15,7 +15,7 @@ from kdtourney.store import load_entrants, load_games, open_store, store_path
 from kdtourney.cli import main
 from kdtourney.errors import UserError
 from kdtourney.report.html import build_context, parse_anchor, ReportError, write_report
-from kdtourney.report.page import render
+from kdtourney.report.page import name_tokens, render
 
 ALL = ["two", "three", "four", "duel", "mixed", "dynasty", "single", "partial"]
 
@@ -219,7 +219,7 @@ def test_reproducibility_shows_what_code_played(pages, tournaments):
     entrants = load_entrants(tournaments("three"))
     assert len(entrants) == 3 and entrants["digest"].str.fullmatch("[0-9a-f]{12}").all()
     for row in entrants.itertuples():
-        assert f"<th scope=\"row\">{html.escape(row.entrant)}</th><td><code>{row.digest}</code>" \
+        assert f"<th scope=\"row\">{name_tokens(row.entrant)}</th><td><code>{row.digest}</code>" \
             in table
         assert row.identity["source_sha256"] in table
 
