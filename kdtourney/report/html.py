@@ -91,7 +91,7 @@ def write_game_page(tournament_dir, game: int, out=None) -> Path:
     results = results[results["game"] == game].sort_values("seat")
     stored = _store.load_faults(folder).query("game == @game")
     view = replay_view(row, results, rules, seated=block_seats(_store.load_blocks(folder)),
-                       faults=stored)
+                       faults=stored, notes=_store.load_notes(folder).query("game == @game"))
     faults = faults_view(stored, view["fault_calls"])["rows"]
     meta = config.get("meta", {}) or {}
     context = {
@@ -153,7 +153,7 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
     ctx.update(_progress(tournament, planned_games(folder, tournament, sprt), games))
     t = time.perf_counter()
     ctx.update(replay_view(games, results, rules, seated=block_seats(_store.load_blocks(folder)),
-                           faults=faults))
+                           faults=faults, notes=_store.load_notes(folder)))
     timings["replays"] = time.perf_counter() - t
     ctx["sprt_test"] = _sprt_test(folder, config, len(games))
     if ctx["sprt_test"] is not None:  # an SPRT's standings: the games its test counted

@@ -183,7 +183,8 @@ def faults_view(faults: pd.DataFrame, calls: dict | None = None) -> dict:
 
 
 def replay_view(games: pd.DataFrame, results: pd.DataFrame, rules: dict, *, seated=None,
-                start: int | None = None, faults: pd.DataFrame | None = None) -> dict:
+                start: int | None = None, faults: pd.DataFrame | None = None,
+                notes: pd.DataFrame | None = None) -> dict:
     """The game viewer's context (`replay`: its data for the page's script, None without a game;
     `replay_count`) for the stored `games` (rows of the games table, moves included) and their
     `results` rows: the engine replays every game (kdtourney.report.replays), and one that it
@@ -191,7 +192,8 @@ def replay_view(games: pd.DataFrame, results: pd.DataFrame, rules: dict, *, seat
     entrants by seat of a game without results (a failed game); start: the game shown first
     (default the first stored). faults: the store's faults rows, to mark
     the moves the harness played for a seat after its fault (also `fault_calls`: {(game, seat):
-    the call at fault, as the bot counts them}, for `faults_view`)."""
+    the call at fault, as the bot counts them}, for `faults_view`); notes: the store's notes
+    (the bots' own words on their decisions), shown with their moves."""
     if games.empty:
         return {"replay": None, "replay_count": 0, "fault_calls": {}}
     by_fault: dict[int, list] = {}
@@ -199,6 +201,10 @@ def replay_view(games: pd.DataFrame, results: pd.DataFrame, rules: dict, *, seat
         for f in faults[faults["kind"] != "failed"].to_dict("records"):
             by_fault.setdefault(int(f["game"]), []).append(f)
     calls: dict = {}
+    noted: dict[int, list] = {}
+    if notes is not None and len(notes):
+        for n in notes.itertuples(index=False):
+            noted.setdefault(int(n.game), []).append([int(n.deal), int(n.move), str(n.note)])
     entrants: dict[str, int] = {}
     by_game: dict[int, list] = {}  # game -> its results rows, by seat
     columns = ["game", "seat", "entrant", "score", "rank", "fault"]
@@ -227,7 +233,7 @@ def replay_view(games: pd.DataFrame, results: pd.DataFrame, rules: dict, *, seat
             error = f"this game cannot be replayed from its stored row: {exc}"
         size = table_rules[n].size if n in table_rules else 0
         records.append([game, str(row["status"]), size, seats, scores, ranks, faulted, deals,
-                        origins, error, marks])
+                        origins, error, marks, noted.get(game, [])])
     data = dict(replays.constants(), games=records, entrants=list(entrants),
                 start=int(games["game"].iloc[0]) if start is None else int(start),
                 palette={str(k): v for k, v in svg.PALETTE.items()}, seatColors=SEAT_COLORS,

@@ -30,6 +30,7 @@ class _Stored:
     rules: Rules
     deals: list  # [(seed, actions)]
     harness: dict = None  # {seat: ((deal, move), call)}: from that move on, kdtourney played it
+    notes: dict = None    # {(deal, move): the note its bot attached to it}
 
     def __post_init__(self):
         self.harness = {}
@@ -38,10 +39,12 @@ class _Stored:
             self.harness[seat] = (first, call)
 
     def mark(self, seat: int, deal: int, move: int) -> str:
-        """' [played by kdtourney ...]' for a move the harness played for `seat` after its fault."""
+        """' [played by kdtourney ...]' for a move the harness played for `seat` after its fault;
+        the bot's note on its move, if it sent one."""
         first, call = self.harness.get(seat, (None, None))
+        note = (self.notes or {}).get((deal, move))
         if first is None or (deal, move) < first:
-            return ""
+            return f"  -- note: {note}" if note else ""
         return f"  [played by kdtourney, the first legal move: its bot faulted at its {call}]"
 
 
@@ -54,6 +57,7 @@ def _load(folder, game: int) -> _Stored:
         if stored is None:
             raise StoreError(f"game {game} is not in {folder} ({st.count_games()} games stored, "
                              "numbered from 0)")
+        notes = st.notes().query("game == @game")
     row = stored.row
     results = {x["seat"]: x for x in stored.results}
     faults = stored.faults
@@ -72,8 +76,10 @@ def _load(folder, game: int) -> _Stored:
         seeds = json.loads(row["deal_seeds"])
         moves = json.loads(row["moves"])
         deals = list(zip(seeds, [moves] if len(seeds) == 1 else moves))
+        noted = {(int(d), int(m)): str(t) for d, m, t in zip(notes["deal"], notes["move"],
+                                                           notes["note"])}
         return _Stored(folder, game, dict(row), results, faults, labels, names,
-                       tournament.rules_for(n), deals)
+                       tournament.rules_for(n), deals, notes=noted)
     except (ValueError, TypeError, KeyError, IndexError) as exc:  # a row changed by hand
         raise _replay_error(folder, game, exc) from None
 

@@ -70,7 +70,7 @@
        seats that forfeited (bits), the deals' traces, frame origins (per deal, per seat: row,
        col), the message of a game the engine could not replay or null, the moves the harness
        played after a fault: [seat, deal, move, what] (that move of the deal and the seat's later
-       ones)] */
+       ones), the notes the bots attached to their moves: [deal, move, text]] */
     function players(r) {
       return r[3].map(function (e, seat) {
         return { seat: seat, name: data.entrants[e], score: r[4][seat], rank: r[5][seat], fault: (r[6] >> seat) & 1 };
@@ -97,6 +97,7 @@
           (r[10] || []).forEach(function (m) {
             if (m[0] === seat && (deal > m[1] || (deal === m[1] && step.move >= m[2]))) { step.harness = m[3]; }
           });
+          (r[11] || []).forEach(function (m) { if (m[0] === deal && m[1] === step.move) { step.note = m[2]; } });
           if (kind === 0) { step.action = two(); }
           if (kind !== 2) { step.score = two(); }
           game.steps.push(step);
@@ -146,6 +147,7 @@
           text += "place " + board.tileText(st.domino) + " at (" + q[0] + ", " + q[1] + ")-(" + q[2] + ", " + q[3] + ")";
         }
       }
+      if (st.note) { text += " \u2014 its note: \u201c" + st.note + "\u201d"; }
       if (st.harness) {  /* not the bot's move: the seat plays on with the first legal move */
         text += " [played by kdtourney, the first legal move: its bot faulted at its " + st.harness + "]";
       }
