@@ -27,14 +27,13 @@ def record_notes(rows: list[dict], verdict: dict | None) -> list[str]:
             figure = f"its {fmt_elo(row['delta'])} vs leader"
         else:
             figure = "its Elo"
-        side, end = ("at least", "low") if record == "won all" else ("at most", "high")
+        side = "at least" if record == "won all" else "at most"
         notes.append(
-            f"{row['name']} {words} in {row['blocks']} blocks: a perfect record has no finite "
-            f"estimate, so the Elo column gives its one-sided 95% bound ({bound}: {side} that, "
-            f"on the table's scale), true however few the blocks. {figure[0].upper()}"
-            f"{figure[1:]} is the fit's point estimate, which a perfect record pushes as far as "
-            f"the fit's prior lets it: not a measurement, and no contradiction of the bound, "
-            f"which says only how {end} the games let its rating be.")
+            f"{row['name']} {words} ({row['blocks']} blocks): a perfect record has no finite "
+            f"estimate, so its Elo column shows a one-sided 95% bound, {bound} ({side} that). "
+            f"{figure[0].upper()}{figure[1:]} is the fit's estimate, which a perfect record "
+            f"pushes as far as the fit's prior lets it: not a measurement, and no contradiction "
+            f"of the bound.")
     return notes
 
 

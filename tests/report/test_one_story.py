@@ -54,12 +54,12 @@ def test_a_perfect_record_says_beside_its_bound_why_the_fits_figure_is_no_contra
     assert {r["name"]: r["record"] for r in perfect} == {"mcts:iterations=30": "won all",
                                                          "random": "lost all"}
     text = plain(folder / "index.html")
-    assert "mcts:iterations=30 won every comparison in 3 blocks" in text
+    assert "mcts:iterations=30 won every comparison (3 blocks): a perfect record has no finite " \
+        "estimate, so its Elo column shows a one-sided 95% bound, \u2265" in text
     assert f"The headline's {fmt_elo(context['verdict']['diff'])} Elo between it and " \
-           f"{context['verdict']['second']} is the fit's point estimate" in text
-    assert "random lost every comparison in 3 blocks" in text
-    assert f"Its {fmt_elo(perfect[-1]['delta'])} vs leader is the fit's point estimate" \
-        in text
+           f"{context['verdict']['second']} is the fit's estimate" in text
+    assert "random lost every comparison (3 blocks)" in text
+    assert f"Its {fmt_elo(perfect[-1]['delta'])} vs leader is the fit's estimate" in text
     assert record_notes([r for r in context["standings"] if not r.get("record")],
                         context["verdict"]) == []
 
