@@ -396,7 +396,7 @@ def elo_dates_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0
     fig = new_figure(7.2, 3.8)
     ax = fig.subplots()
     parts = []
-    hour = np.timedelta64(1, "h")
+    five_minutes = np.timedelta64(5, "m")
     start = min(_date(d) for d in table["first"])
     end = max(_date(d) for d in table["last"])
     brief = max((end - start) / 100, np.timedelta64(1, "s"))  # shorter: shown as a dot too
@@ -422,7 +422,7 @@ def elo_dates_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0
                          f"{_day(v['last'])})")
         parts.append(f"{label}: " + ", then ".join(texts))
     ax.axhline(0, color="#888", lw=0.8, ls="--")
-    pad = max((end - start) / 40, hour / 12)
+    pad = max((end - start) / 40, five_minutes)
     ax.set_xlim(start - pad, end + pad)
     locator = matplotlib.dates.AutoDateLocator(minticks=3, maxticks=8)
     ax.xaxis.set_major_locator(locator)

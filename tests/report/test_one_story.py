@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import re
 import sqlite3
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -100,3 +101,6 @@ def test_the_rating_lists_lines_over_time_end_at_each_entrants_last_game(monkeyp
             ends[line.get_label()] = max(line.get_xdata())
     for name, last in zip(table["name"], table["last"]):
         assert ends[name] == np.datetime64(last.tz_convert(None), "s"), name
+    with warnings.catch_warnings():  # games all of one second: an axis of some minutes still
+        warnings.simplefilter("error")
+        plots.elo_dates_plot(table.iloc[2:], {"c": "#333333"})
