@@ -17,17 +17,25 @@ from __future__ import annotations
 import copy
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 
 from kdtourney import interrupts
 from kdtourney.bots.clock import TIME, TIMEOUT, SeatClock, TimeControl
-from kdtourney.external.kdtp import NOTE_LIMIT
-from kdtourney.external import (BotExited, BotFailure, BotOutOfMemory, BotOutputFlood,
-                                BotProtocolError, BotTimeout, ExternalBot, IllegalAnswer)
 from kdtourney.engine import Game, Rules, Score, rank_scores
+from kdtourney.external import (
+    BotExited,
+    BotFailure,
+    BotOutOfMemory,
+    BotOutputFlood,
+    BotProtocolError,
+    BotTimeout,
+    ExternalBot,
+    IllegalAnswer,
+)
+from kdtourney.external.kdtp import NOTE_LIMIT
 
 EXCEPTION, ILLEGAL, CRASH, PROTOCOL = "exception", "illegal", "crash", "protocol"
 MEMORY, OUTPUT = "memory", "output"  # a sandbox's limits (kdtourney.external.sandbox)
@@ -311,6 +319,7 @@ def _play_deal(match: _Match, rules: Rules, deal: int, seed: int, bot_seeds, clo
         watch(game, deal)
     while not game.is_over:
         player = game.current_player
+        assert player is not None  # the game is not over
         if player in match.faults or not match.decide(game, player, clocks[player], margin):
             game.apply(game.legal_actions()[0])  # a forfeited seat plays the first legal action
         else:

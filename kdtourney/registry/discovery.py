@@ -7,7 +7,7 @@
                      parameters, and for a bot in its own process its Program
     DuplicateBotError  two bots with one name (a UserError)
     where            where a bot is defined, for a message
-    BUILTIN_MODULES, ENTRY_POINT_GROUP, BUILT_IN
+    BUILTIN_MODULES, ENTRY_POINT_GROUP, BUILT_IN, MODULES_PER_SUBMISSION
 
 Where bots come from, which files are bots and what a name clash does: docs/bots.md, "How
 kdtourney finds bots".
@@ -39,6 +39,7 @@ BUILTIN_MODULES = ("kdtourney.bots.random_bot", "kdtourney.bots.greedy", "kdtour
                    "kdtourney.bots.mcts", "kdtourney.bots.expectimax",
                    "kdtourney.bots.value_greedy", "kdtourney.bots.heuristic")
 ENTRY_POINT_GROUP = "kdtourney.bots"
+MODULES_PER_SUBMISSION = 8  # bot modules of one bot's subfolder (each listed in a sandbox)
 BUILT_IN = "built-in"
 
 
@@ -209,6 +210,11 @@ class Catalog:
         helpers = [p.name for p in modules if p.name.startswith(("_", "."))]
         bots = [p for p in modules if p.name not in helpers and p.name not in scripts
                 and p.name not in NOT_BOT_MODULES]
+        if prefix and len(bots) > MODULES_PER_SUBMISSION:  # one note, not a listing each
+            self.add_broken(here.rstrip("/"), f"refused: a bot's folder holds {len(bots)} bot "
+                            f"modules, more than the {MODULES_PER_SUBMISSION} kdtourney takes of "
+                            "one submission", prefix.rstrip("/"), refused=True)
+            modules = bots = []
         # at the top of a bots folder, what a bot there may not name under --sandbox (in a
         # bot's subfolder, everything is the bot's)
         others = [] if prefix else [*tomls, *bots, *subfolders]
@@ -463,4 +469,5 @@ class _ModuleFolder:
 
 
 __all__ = ["Catalog", "BotInfo", "BrokenModule", "DuplicateBotError", "where",
-           "installed_entry_points", "BUILTIN_MODULES", "ENTRY_POINT_GROUP", "BUILT_IN"]
+           "installed_entry_points", "BUILTIN_MODULES", "ENTRY_POINT_GROUP", "BUILT_IN",
+           "MODULES_PER_SUBMISSION"]

@@ -10,15 +10,40 @@ columns are described in docs/commands.md.
 
 from kdtourney.store.export import EXPORT_FORMATS, EXPORT_TABLES, export_table
 from kdtourney.store.lock import locked
-from kdtourney.store.reader import (Reader, StoredGame, failed_games, load_blocks, load_config,
-                                    load_entrants, load_faults, load_games, load_incoming,
+from kdtourney.store.reader import (
+                                    Reader,
+                                    StoredGame,
+                                    failed_games,
+                                    load_blocks,
+                                    load_config,
+                                    load_entrants,
+                                    load_faults,
+                                    load_games,
+                                    load_incoming,
+                                    load_ladder_entrants,
                                     load_notes,
-                                    load_ladder_entrants, load_results, load_sessions, load_sprt,
-                                    load_tune_table, reader)
-from kdtourney.store.schema import (BLOCK_COLUMNS, LADDER_INTAKE, LOCK_FILE, RESULT_COLUMNS,
-                                    SCHEMA_VERSION, SESSION_COLUMNS, SPRT_COLUMNS, STORE_FILE,
-                                    TIMING_COLUMNS, TUNE_COLUMNS, StoreError, exists, now,
-                                    store_path)
+                                    load_results,
+                                    load_sessions,
+                                    load_sprt,
+                                    load_tune_table,
+                                    reader,
+)
+from kdtourney.store.schema import (
+                                    BLOCK_COLUMNS,
+                                    LADDER_INTAKE,
+                                    LOCK_FILE,
+                                    RESULT_COLUMNS,
+                                    SCHEMA_VERSION,
+                                    SESSION_COLUMNS,
+                                    SPRT_COLUMNS,
+                                    STORE_FILE,
+                                    TIMING_COLUMNS,
+                                    TUNE_COLUMNS,
+                                    StoreError,
+                                    exists,
+                                    now,
+                                    store_path,
+)
 from kdtourney.store.writer import Store, open_store
 
 __all__ = ["Store", "open_store", "Reader", "StoredGame", "reader", "StoreError", "load_results",

@@ -25,11 +25,27 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
-from kdtourney.store.schema import (BLOCK_COLUMNS, BLOCK_JSON_COLUMNS, GAME_COLUMNS, NOTE_COLUMNS,
-                                    LADDER_ENTRANT_COLUMNS, RESULT_COLUMNS, SESSION_COLUMNS,
-                                    SPRT_COLUMNS, TUNE_COLUMNS, TUNE_JSON_COLUMNS, StoreError,
-                                    checked_config, connect_read_only, encode_block, has_table,
-                                    implied_blocks, implied_sessions, read_config, store_path)
+from kdtourney.store.schema import (
+    BLOCK_COLUMNS,
+    BLOCK_JSON_COLUMNS,
+    GAME_COLUMNS,
+    LADDER_ENTRANT_COLUMNS,
+    NOTE_COLUMNS,
+    RESULT_COLUMNS,
+    SESSION_COLUMNS,
+    SPRT_COLUMNS,
+    TUNE_COLUMNS,
+    TUNE_JSON_COLUMNS,
+    StoreError,
+    checked_config,
+    connect_read_only,
+    encode_block,
+    has_table,
+    implied_blocks,
+    implied_sessions,
+    read_config,
+    store_path,
+)
 from kdtourney.tournament.blocks import SCORED_COLUMNS, Incoming
 
 if TYPE_CHECKING:  # pandas is imported where a table is read: worker processes never do, and

@@ -104,7 +104,7 @@ class StoreError(UserError):
 
 def now() -> str:
     """The time now, UTC, ISO 8601 to the second: what the store records."""
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def store_path(folder) -> Path:
@@ -314,6 +314,7 @@ def _tune_blocks(conn, config: dict, fixed: Tournament) -> list[dict]:
     for j in range(len(extra) // 2):  # the batch it was killed in, in order
         plays[max(plays, default=0) + 1] = (extra[2 * j][0], extra[2 * j + 1][0])
     n = fixed.players[0]
+    assert fixed.lineup is not None  # a tune plays a lineup
     seats = [fixed.entrants[i] for i in fixed.lineup]
     return [dict(block=b, first_game=b * n, n_players=n, seats=seats,
                  entrants=dict(zip(fixed.entrants, fixed.specs), **{PLUS: p, MINUS: m}))
