@@ -345,7 +345,7 @@ def rating_list(paths, *, players=None, anchor=None, n_boot: int = 1000, seed: i
         results.append(rows)
         failed.append(seated)
     if not results:
-        raise PoolError("nothing to rate: no finished games in "
+        raise PoolError("nothing to rate: no complete block of finished games in "
                         + ", ".join(str(p) for p in paths),
                         [f"skipped {f}: {r}" for f, r in skipped])
     results = pd.concat(results, ignore_index=True)
@@ -370,7 +370,7 @@ def _readable(paths) -> tuple[list[_StoreData], list]:
             skipped.append((str(folder), str(exc)))
             continue
         if st.results.empty:
-            skipped.append((str(folder), "no finished games" if len(st.games) else
+            skipped.append((str(folder), _incomplete(st) if len(st.games) else
                             "no games stored"))
             continue
         if "tune" in st.config:
@@ -394,6 +394,13 @@ def _readable(paths) -> tuple[list[_StoreData], list]:
         seen[key] = st
         stores.append(st)
     return stores, skipped
+
+
+def _incomplete(st: _StoreData) -> str:
+    """Why a folder with games has nothing to rate: no block played in every seat rotation."""
+    n = len(st.games)
+    return (f"no complete block: its {n} game{'s' * (n != 1)} {'are' if n != 1 else 'is'} "
+            "not yet a block played in every seat rotation (ratings count whole blocks only)")
 
 
 def _pool(st: _StoreData, index: int, taken: set, keys: dict, identities: dict):

@@ -21,6 +21,7 @@ from kdtourney.store.reader import (
                                     load_games,
                                     load_incoming,
                                     load_ladder_entrants,
+                                    load_notes,
                                     load_results,
                                     load_sessions,
                                     load_sprt,
@@ -48,7 +49,7 @@ from kdtourney.store.writer import Store, open_store
 __all__ = ["Store", "open_store", "Reader", "StoredGame", "reader", "StoreError", "load_results",
            "load_games", "load_faults", "load_entrants", "load_config", "load_blocks",
            "load_sessions", "load_incoming", "load_sprt", "load_tune_table",
-           "load_ladder_entrants", "failed_games", "export_table", "locked", "exists", "now",
-           "store_path", "STORE_FILE", "LOCK_FILE", "SCHEMA_VERSION", "LADDER_INTAKE",
-           "RESULT_COLUMNS", "BLOCK_COLUMNS", "SESSION_COLUMNS", "SPRT_COLUMNS", "TUNE_COLUMNS",
-           "TIMING_COLUMNS", "EXPORT_FORMATS", "EXPORT_TABLES"]
+           "load_ladder_entrants", "load_notes", "failed_games", "export_table", "locked",
+           "exists", "now", "store_path", "STORE_FILE", "LOCK_FILE", "SCHEMA_VERSION",
+           "LADDER_INTAKE", "RESULT_COLUMNS", "BLOCK_COLUMNS", "SESSION_COLUMNS", "SPRT_COLUMNS",
+           "TUNE_COLUMNS", "TIMING_COLUMNS", "EXPORT_FORMATS", "EXPORT_TABLES"]

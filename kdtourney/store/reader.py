@@ -30,6 +30,7 @@ from kdtourney.store.schema import (
     BLOCK_JSON_COLUMNS,
     GAME_COLUMNS,
     LADDER_ENTRANT_COLUMNS,
+    NOTE_COLUMNS,
     RESULT_COLUMNS,
     SESSION_COLUMNS,
     SPRT_COLUMNS,
@@ -228,6 +229,17 @@ class Reader:
         return out
 
     @_reads
+    def notes(self) -> pd.DataFrame:
+        """The bots' notes on their decisions (game, deal, move, seat, note), in game order; empty
+        if none was sent."""
+        import pandas as pd  # start-up time
+
+        if has_table(self._conn, "notes"):
+            return self._frame("SELECT * FROM notes ORDER BY game, deal, move")
+        return pd.DataFrame({c: pd.Series(dtype=object if c == "note" else "int64")
+                             for c in NOTE_COLUMNS})
+
+    @_reads
     def sprt(self) -> pd.DataFrame:
         """An SPRT's `sprt` table ordered by block; empty if the store has none."""
         import pandas as pd  # start-up time
@@ -345,6 +357,12 @@ def load_incoming(folder) -> Incoming:
     """`Reader.incoming` of the store in `folder`."""
     with reader(folder) as r:
         return r.incoming()
+
+
+def load_notes(folder) -> pd.DataFrame:
+    """The bots' notes on their decisions (`Reader.notes`)."""
+    with reader(folder) as r:
+        return r.notes()
 
 
 def load_sprt(folder) -> pd.DataFrame:

@@ -29,6 +29,8 @@ from kdtourney.store.schema import (
     GAME_COLUMNS,
     LADDER_ENTRANT_COLUMNS,
     LADDER_SCHEMA,
+    NOTE_COLUMNS,
+    NOTES_SCHEMA,
     RESULT_COLUMNS,
     SCHEMA,
     SCHEMA_VERSION,
@@ -247,6 +249,10 @@ class Store:
                 insert("faults", FAULT_COLUMNS),
                 [(game["game"], f["seat"], f.get("entrant"), f["kind"], f.get("message"),
                   f.get("call"), f.get("stderr")) for f in faults])
+            if game.get("notes"):  # the bots' notes on their decisions: a table of their own
+                self._conn.execute(NOTES_SCHEMA)
+                self._conn.executemany(insert("notes", NOTE_COLUMNS),
+                                       [(game["game"], *note) for note in game["notes"]])
 
     # the commands' own tables, each rewritten as a whole
 
