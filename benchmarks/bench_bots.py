@@ -30,15 +30,15 @@ from pathlib import Path
 
 import numpy as np
 
-from kdtourney.match.loop import play_match
 from kdtourney.bots import bench_kernels
 from kdtourney.bots import kernels as BK
 from kdtourney.bots.base import Bot
 from kdtourney.bots.greedy import GreedyBot
 from kdtourney.bots.random_bot import RandomBot
-from kdtourney.registry import BotRegistry, parse_entrant
 from kdtourney.engine import Game, Rules
 from kdtourney.engine.game import rng_state
+from kdtourney.match.loop import play_match
+from kdtourney.registry import BotRegistry, parse_entrant
 
 RULES = Rules(players=4, harmony=True, middle_kingdom=True)
 
@@ -153,7 +153,8 @@ def gain_line(low, high):
     a, b = low.margins(), high.margins()
     deals = sorted(set(a) & set(b))
     mean, half = interval([b[d] - a[d] for d in deals])
-    return f"gain[{high.spec} vs {low.spec}]: {mean:+.2f} +- {half:.2f} (paired over {len(deals)} deals)"
+    return (f"gain[{high.spec} vs {low.spec}]: {mean:+.2f} +- {half:.2f} "
+            f"(paired over {len(deals)} deals)")
 
 
 def load(path):
@@ -263,7 +264,8 @@ def budgets(text, kind):
     try:
         out = [(v.strip(), (kind, cast(v))) for v in text.split(",")]
     except ValueError:
-        raise SystemExit(f"Error: {kind} takes a comma-separated list of numbers, not {text!r}")
+        raise SystemExit(f"Error: {kind} takes a comma-separated list of numbers, "
+                         f"not {text!r}") from None
     if min(v for _, (_, v) in out) <= 0:
         raise SystemExit(f"Error: {kind} budgets must be positive, not {text!r}")
     return out
@@ -302,12 +304,14 @@ def main():
             if low.label == high.label:
                 print(gain_line(low, high), flush=True)
         if args.markdown:
-            print("\n| bot | budget per decision | victory margin against three `greedy` | mean score | games |")
+            print("\n| bot | budget per decision | victory margin against three `greedy` | "
+                  "mean score | games |")
             print("|---|---|---|---|---|")
             for p in points:
                 s = p.summary()
                 budget = "" if p.budget is None else (
-                    f"{p.budget[1]:g} s" if p.budget[0] == "time" else f"{p.budget[1]:,} iterations")
+                    f"{p.budget[1]:g} s" if p.budget[0] == "time"
+                    else f"{p.budget[1]:,} iterations")
                 print(f"| `{p.label}` | {budget} | {s['margin']:+.1f} ± {s['half']:.1f} | "
                       f"{s['mean_score']:.1f} | {s['games']} |")
         if args.plot:
