@@ -45,7 +45,7 @@ RULES = Rules(players=4, harmony=True, middle_kingdom=True)
 PARTS_GAMES = 100
 
 
-@njit(cache=True)
+@njit  # not cached: Numba would not see a change of the engine compiled into it
 def collect_positions(header, n_games, rng):
     """Kingdoms and dominoes of every place decision of n_games random games, and the final
     kingdoms: (bits, bbox, dominoes, final_bits, final_bbox)."""
@@ -76,18 +76,20 @@ def collect_positions(header, n_games, rng):
     return kb[:n], kx[:n], dominoes[:n], fb, fx
 
 
-@njit(cache=True)
+@njit  # not cached: Numba would not see a change of the engine compiled into it
 def place_decisions(bits, bbox, dominoes, size, reps, rng):
     """reps x every position: a random placement decision (not played)."""
     sc = K.scratch(1)
     total = 0
+    s = rng[0]
     for _ in range(reps):
         for i in range(len(dominoes)):
-            total += K.random_placement(bits, bbox, i, size, dominoes[i], sc, 0, rng)
+            action, s = K.random_placement(bits, bbox, i, size, dominoes[i], sc, 0, s)
+            total += action
     return total
 
 
-@njit(cache=True)
+@njit  # not cached: Numba would not see a change of the engine compiled into it
 def enumerations(bits, bbox, dominoes, size, reps):
     """reps x every position: every legal placement listed."""
     sc = K.scratch(1)
@@ -101,7 +103,7 @@ def enumerations(bits, bbox, dominoes, size, reps):
     return total
 
 
-@njit(cache=True)
+@njit  # not cached: Numba would not see a change of the engine compiled into it
 def scorings(bits, bbox, size, flags, reps):
     """reps x every kingdom: territory points and both bonuses, as a game's end scores them."""
     total = 0
@@ -111,7 +113,7 @@ def scorings(bits, bbox, size, flags, reps):
     return total
 
 
-@njit(cache=True)
+@njit  # not cached: Numba would not see a change of the engine compiled into it
 def full_scorings(bits, bbox, size, reps):
     """reps x every kingdom: the public score (also the largest territory and the crowns)."""
     total = 0
