@@ -31,7 +31,8 @@ module globals (Numba would freeze them into its cache).
 
 import numpy as np
 
-from kdtourney.bots.kernels import S2_SHIFT, S_MASK, spot_keys, work_buffers
+from kdtourney.bots.evaluation import S2_SHIFT, S_MASK
+from kdtourney.bots.kernels import spot_keys, work_buffers
 from kdtourney.engine import word64
 from kdtourney.engine.kernel_base import CROWN1, CROWN2, OCC, kernel, neighbours, popcount
 from kdtourney.engine.kernels import (PHASE_CLAIM, PHASE_OVER, PHASE_PLACE, RES_COLS, RES_TOTAL,

@@ -7,9 +7,9 @@ kernels (state layout documented in `kdtourney.engine.kernels`).
 import numpy as np
 
 from kdtourney.bots.heuristic_kernels import policy_action, policy_playout
-from kdtourney.bots.kernels import (KINGDOM_WIDTH, MEASURE_MARGIN, S2_SHIFT, S_MASK, best_spot,
-                                    free_claims, greedy_combos, key_points, plan_buffers,
-                                    result_value, work_buffers)
+from kdtourney.bots.evaluation import S2_SHIFT, S_MASK, best_spot
+from kdtourney.bots.kernels import (KINGDOM_WIDTH, MEASURE_MARGIN, free_claims, greedy_combos,
+                                    key_points, plan_buffers, result_value, work_buffers)
 from kdtourney.bots.net_kernels import OUT_MARGIN, OUT_RATIO, net_buffers, net_value
 from kdtourney.engine.kernel_base import kernel
 from kdtourney.engine.kernels import (CLAIM_BASE, DISCARD, MAX_ACTIONS, PHASE_CLAIM, PHASE_OVER,
