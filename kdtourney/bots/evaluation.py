@@ -27,23 +27,27 @@ U = np.uint64  # an unsigned index (of a value >= 0): no negative-index check on
 
 # A frame (a row of a work array): planes OCC .. CROWN2 as words of rows FR_STRIDE bits apart,
 # grid square (FR_R0, FR_C0) at bit 0, FR_ROWS x FR_COLS squares used; FR_CENTER the squares of
-# the size x size square centred on the castle (0 for a 7x7 kingdom off it); FR_CENTRED + d and
-# FR_OK + d: the squares of half a of the placements in direction d (0 right, 1 down, 2 left, 3
-# up) that keep the kingdom centred, and that also leave no new hole; the territories of terrain
-# t: i from FR_FIRST + t to FR_FIRST + t + 1 (exclusive), FR_TER + 2 i its squares, FR_TER + 2 i +
-# 1 its squares | crowns << 16 | points << 32 (a 5x5 kingdom's without a free square next to them
-# are left out: no placement touches them).
+# the size x size square centred on the castle (0 for a 7x7 kingdom off it); FR_LAND the land
+# squares of the kingdom framed (for a caller's check that it still is); FR_POINTS its territory
+# points; FR_CENTRED + d and FR_OK + d: the squares of half a of the placements in direction d (0
+# right, 1 down, 2 left, 3 up) that keep the kingdom centred, and that also leave no new hole;
+# FR_COUNT + t territories of terrain t, the i-th at `territory(t, i)`: its squares, then its
+# squares | crowns << 16 | points << 32 (`prepare` leaves out a 5x5 kingdom's territories without
+# a free square next to them: no placement touches them).
 FR_R0 = CROWN2 + 1
 FR_C0 = FR_R0 + 1
 FR_STRIDE = FR_R0 + 2
 FR_ROWS = FR_R0 + 3
 FR_COLS = FR_R0 + 4
 FR_CENTER = FR_R0 + 5
+FR_LAND = FR_R0 + 6
 FR_CENTRED = 16
 FR_OK = 20
-FR_FIRST = 24
+FR_COUNT = 24
+FR_POINTS = 31
 FR_TER = 32
-FRAME_LEN = FR_TER + 2 * 49
+TERRITORIES = 25  # per terrain at most (a 7x7 kingdom has at most 25 squares apart)
+FRAME_LEN = FR_TER + 2 * 6 * TERRITORIES
 _WINDOW_7 = sum(((1 << 7) - 1) << (8 * i) for i in range(7))  # 7x7 squares packed 8 bits a row
 
 
@@ -118,6 +122,12 @@ def _placement_masks(pre, lvl):
 
 
 @kernel(inline="always")
+def territory(t, i):
+    """The frame slot of the i-th territory of terrain t (its squares; its sums in the next)."""
+    return FR_TER + 2 * (TERRITORIES * (t - 1) + i)
+
+
+@kernel(inline="always")
 def prepare(bits, bbox, p, size, pre, lvl):
     """Frame kingdom p into row lvl of pre for `entry_key` (see above); returns its territory
     points."""
@@ -130,9 +140,8 @@ def prepare(bits, bbox, p, size, pre, lvl):
     else:
         free = -1  # placements may lie off the frame: every territory is kept
     points = 0
-    i = 0
     for t in range(1, 7):
-        pre[lvl, FR_FIRST + t] = i
+        i = 0
         rest = pre[lvl, t]
         while rest:
             comp = flood(rest & -rest, rest, stride)
@@ -141,10 +150,13 @@ def prepare(bits, bbox, p, size, pre, lvl):
             crowns = popcount(comp & crown1) + 2 * popcount(comp & crown2)
             points += squares * crowns
             if neighbours(comp, stride) & free:
-                pre[lvl, U(FR_TER + 2 * i)] = comp
-                pre[lvl, U(FR_TER + 2 * i + 1)] = squares | (crowns << 16) | (squares * crowns << 32)
+                at = U(territory(t, i))
+                pre[lvl, at] = comp
+                pre[lvl, at + 1] = squares | (crowns << 16) | (squares * crowns << 32)
                 i += 1
-    pre[lvl, FR_FIRST + 7] = i
+        pre[lvl, FR_COUNT + t] = i
+    pre[lvl, FR_POINTS] = points
+    pre[lvl, FR_LAND] = popcount(pre[lvl, OCC])
     _placement_masks(pre, lvl)
     return points
 
@@ -154,10 +166,66 @@ def touching(pre, lvl, t, around):
     """The territories of terrain t with a square in `around`, summed: squares | crowns << 16 |
     points << 32."""
     v = 0
-    for i in range(pre[lvl, U(FR_FIRST + t)], pre[lvl, U(FR_FIRST + t + 1)]):
-        hit = (pre[lvl, U(FR_TER + 2 * i)] & around) != 0
-        v += pre[lvl, U(FR_TER + 2 * i + 1)] * hit
+    for i in range(pre[lvl, U(FR_COUNT + t)]):
+        at = U(territory(t, i))
+        v += pre[lvl, at + 1] if pre[lvl, at] & around else 0
     return v
+
+
+@kernel(inline="always")
+def _join(pre, lvl, t, around, squares, crowns):
+    """Merge the territories of terrain t touching `around` with the new land `squares` (with
+    `crowns` crowns) into one territory of the frame."""
+    v = 0
+    comp = squares
+    n = pre[lvl, U(FR_COUNT + t)]
+    i = 0
+    while i < n:
+        at = U(territory(t, i))
+        if pre[lvl, at] & around:
+            comp |= pre[lvl, at]
+            v += pre[lvl, at + 1]
+            n -= 1
+            last = U(territory(t, n))
+            pre[lvl, at] = pre[lvl, last]
+            pre[lvl, at + 1] = pre[lvl, last + 1]
+        else:
+            i += 1
+    size = (v & 0xFFFF) + popcount(squares)
+    k = ((v >> 16) & 0xFFFF) + crowns
+    at = U(territory(t, n))
+    pre[lvl, at] = comp
+    pre[lvl, at + 1] = size | (k << 16) | (size * k << 32)
+    pre[lvl, U(FR_COUNT + t)] = n + 1
+    pre[lvl, FR_POINTS] += size * k - (v >> 32)
+
+
+@kernel(inline="always")
+def frame_place(pre, lvl, domino, entry):
+    """Update the frame of a 5x5 kingdom (row lvl of pre) for the placement of `domino` at entry
+    `entry` (its layout unchanged: not the kingdom's first placement): as `prepare` would frame
+    the kingdom after it, but for territories without a free square next to them."""
+    stride = pre[lvl, FR_STRIDE]
+    q = entry & 63
+    a = 1 << q
+    b = 1 << (q + word64.step(entry >> 6, stride))
+    d = U(domino)
+    ta = TILE_TERRAIN[d, 0]
+    tb = TILE_TERRAIN[d, 1]
+    ka = TILE_CROWNS[d, 0]
+    kb = TILE_CROWNS[d, 1]
+    pre[lvl, OCC] |= a | b
+    pre[lvl, U(ta)] |= a
+    pre[lvl, U(tb)] |= b
+    pre[lvl, CROWN1] |= a * (ka & 1) | b * (kb & 1)
+    pre[lvl, CROWN2] |= a * (ka >> 1) | b * (kb >> 1)
+    pre[lvl, FR_LAND] += 2
+    if ta == tb:
+        _join(pre, lvl, ta, neighbours(a | b, stride), a | b, ka + kb)
+    else:
+        _join(pre, lvl, ta, neighbours(a, stride), a, ka)
+        _join(pre, lvl, tb, neighbours(b, stride), b, kb)
+    _placement_masks(pre, lvl)
 
 
 @kernel(inline="always")
@@ -272,17 +340,91 @@ def entry_action(bits, p, size, entry):
     return entry
 
 
+# rows of the placement lists' work array (`ac`, of kernels.work_buffers) beyond the lists: a 5x5
+# domino's keys are computed for all its placements at once, one step at a time (LLVM makes
+# vector instructions of such loops)
+AROUND_A = 3
+AROUND_B = 4
+TOUCH_A = 5
+TOUCH_B = 6
+AC_ROWS = 7
+
+
+@kernel(inline="always")
+def _add_touching(pre, lvl, t, around_row, ac, out_row, n):
+    """ac[out_row, j] += the territories of terrain t with a square in ac[around_row, j]
+    (`touching` for every placement j < n)."""
+    for i in range(pre[lvl, U(FR_COUNT + t)]):
+        at = U(territory(t, i))
+        comp = pre[lvl, at]
+        pack = pre[lvl, at + 1]
+        for j in range(n):
+            ac[out_row, j] += pack if comp & ac[around_row, j] else 0
+
+
+@kernel(inline="always")
+def _word_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n):
+    """entry_key of the n entries of a 5x5 kingdom in ac[lvl], each left there as scan_keys does."""
+    stride = pre[plvl, FR_STRIDE]
+    for j in range(n):
+        q = ac[lvl, j] & 63
+        a = 1 << q
+        b = 1 << (q + word64.step(ac[lvl, j] >> 6, stride))
+        ac[AROUND_A, j] = neighbours(a, stride)
+        ac[AROUND_B, j] = neighbours(b, stride)
+        ac[TOUCH_A, j] = 0
+        ac[TOUCH_B, j] = 0
+    d = U(domino)
+    ta = TILE_TERRAIN[d, 0]
+    tb = TILE_TERRAIN[d, 1]
+    ka = TILE_CROWNS[d, 0]
+    kb = TILE_CROWNS[d, 1]
+    if ta == tb:  # both halves join the same territories
+        for j in range(n):
+            ac[AROUND_A, j] |= ac[AROUND_B, j]
+    _add_touching(pre, plvl, ta, AROUND_A, ac, TOUCH_A, n)
+    if ta != tb:
+        _add_touching(pre, plvl, tb, AROUND_B, ac, TOUCH_B, n)
+    base = points + (5 if flags & FLAG_HARMONY and complete else 0)
+    middle = 10 if flags & FLAG_MIDDLE else 0
+    c0 = pre[plvl, FR_CENTRED]
+    c1 = pre[plvl, FR_CENTRED + 1]
+    c2 = pre[plvl, FR_CENTRED + 2]
+    c3 = pre[plvl, FR_CENTRED + 3]
+    o0 = pre[plvl, FR_OK]
+    o1 = pre[plvl, FR_OK + 1]
+    o2 = pre[plvl, FR_OK + 2]
+    o3 = pre[plvl, FR_OK + 3]
+    for j in range(n):
+        entry = ac[lvl, j]
+        q = entry & 63
+        d = entry >> 6
+        centred = ((c0 if d == 0 else c1 if d == 1 else c2 if d == 2 else c3) >> q) & 1
+        ok = ((o0 if d == 0 else o1 if d == 1 else o2 if d == 2 else o3) >> q) & 1
+        if ta == tb:
+            gained = joined_points(ac[TOUCH_A, j], 2, ka + kb)
+        else:
+            gained = joined_points(ac[TOUCH_A, j], 1, ka) + joined_points(ac[TOUCH_B, j], 1, kb)
+        key = (ok << S2_SHIFT) | (base + gained + middle * centred)
+        ac[lvl, j] = (key << KEY_SHIFT) | entry
+
+
 @kernel(inline="always")
 def scan_keys(pre, plvl, size, flags, complete, domino, points, ac, lvl, n):
     """The keys of the n placement entries in ac[lvl] of the kingdom framed in row plvl of pre
-    (territory points `points`), each left in ac[lvl, i] as key << 16 | entry (a caller may keep
-    the list, `KEY_SHIFT`); returns (the best key, the index of its first placement)."""
+    (territory points `points`), each left in ac[lvl, i] as key << KEY_SHIFT | entry (a caller may
+    keep the list); returns (the best key, the index of its first placement)."""
+    if size == word64.SIZE:
+        _word_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n)
+    else:
+        for i in range(n):
+            entry = ac[lvl, i]
+            ac[lvl, i] = (entry_key(pre, plvl, size, flags, complete, domino, entry, points)
+                          << KEY_SHIFT) | entry
     best = -1
     best_i = 0
     for i in range(n):
-        entry = ac[lvl, i]
-        k = entry_key(pre, plvl, size, flags, complete, domino, entry, points)
-        ac[lvl, i] = (k << KEY_SHIFT) | entry
+        k = ac[lvl, i] >> KEY_SHIFT
         if k > best:
             best = k
             best_i = i

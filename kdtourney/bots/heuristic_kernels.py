@@ -33,7 +33,7 @@ playout policy: the fast greedy's shape, a few times cheaper than every combinat
 
 import numpy as np
 
-from kdtourney.bots.evaluation import (FR_CENTER, FR_STRIDE, FR_TER, FR_FIRST, S2_SHIFT,
+from kdtourney.bots.evaluation import (FR_CENTER, FR_COUNT, FR_STRIDE, S2_SHIFT, territory,
                                        S_MASK, action_squares, best_key, gain, entry_action, placements,
                                        prepare, touching)
 from kdtourney.bots.kernels import POLICIES as GREEDY_POLICIES
@@ -73,9 +73,10 @@ def _crowned(pre, lvl):
     """The land squares of the frame in row lvl of pre (`prepare`d) whose territory has crowns
     (of those the frame lists: the others have no free square next to them)."""
     out = 0
-    for i in range(pre[lvl, FR_FIRST + 1], pre[lvl, FR_FIRST + 7]):
-        if (pre[lvl, FR_TER + 2 * i + 1] >> 16) & 0xFFFF:
-            out |= pre[lvl, FR_TER + 2 * i]
+    for t in range(1, 7):
+        for i in range(pre[lvl, FR_COUNT + t]):
+            if (pre[lvl, territory(t, i) + 1] >> 16) & 0xFFFF:
+                out |= pre[lvl, territory(t, i)]
     return out
 
 

@@ -13,8 +13,9 @@ engine scratch rows, ac int64[3, MAX_ACTIONS] placement lists. More: docs/builti
 
 import numpy as np
 
-from kdtourney.bots.evaluation import (ENTRY_MASK, KEY_SHIFT, S2_SHIFT, S_MASK, best_key,
-                                       entry_action, entry_key, placements, prepare, scan_keys)
+from kdtourney.bots.evaluation import (AC_ROWS, ENTRY_MASK, FR_LAND, FR_POINTS, FRAME_LEN, KEY_SHIFT, S2_SHIFT, S_MASK, best_key,
+                                       entry_action, frame_place, placements, prepare,
+                                       scan_keys)
 from kdtourney.engine import word64
 from kdtourney.engine.kernel_base import kernel
 from kdtourney.engine.kernels import (CLAIM_BASE, DISCARD, FLAG_TIEBREAK_TERRITORY, MAX_ACTIONS,
@@ -45,18 +46,20 @@ MEASURES = {"wdl": MEASURE_WDL, "score": MEASURE_SCORE, "ratio": MEASURE_RATIO,
 
 OK_SHIFT = 40
 
-KINGDOM_WIDTH = max(ROWS_WIDTH, word64.WIDTH)  # a work row holds a kingdom of any size
+KINGDOM_WIDTH = max(ROWS_WIDTH, word64.WIDTH, FRAME_LEN)  # a kingdom or a frame  # a work row holds a kingdom of any size
 
 
 KEPT = 3  # kb[KEPT + p]: the keys of the domino player p claimed last, kept for its placement
 KEPT_DOMINO, KEPT_LAND, KEPT_DISCARDS, KEPT_N, KEPT_LIST = 0, 1, 2, 3, 4
+FRAMES = KEPT + 4  # kb[FRAMES + p]: player p's kingdom framed (`evaluation`), kept up to date
+KB_ROWS = FRAMES + 4
 
 
 @kernel(nrt=True)
 def work_buffers():
     """(kb, bb, sc, ac): the scratch arrays of the greedy kernels (see the module docstring)."""
-    return (np.zeros((KEPT + 4, KINGDOM_WIDTH), dtype=np.int64), np.zeros((3, 4), dtype=np.int64),
-            np.zeros((3, SCRATCH), dtype=np.int64), np.zeros((3, MAX_ACTIONS), dtype=np.int64))
+    return (np.zeros((KB_ROWS, KINGDOM_WIDTH), dtype=np.int64), np.zeros((3, 4), dtype=np.int64),
+            np.zeros((3, SCRATCH), dtype=np.int64), np.zeros((AC_ROWS, MAX_ACTIONS), dtype=np.int64))
 
 
 @kernel
@@ -89,6 +92,7 @@ def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
     complete = st[ST_DISCARDS + p] == 0
     n_place = placements(bits, bbox, p, size, domino, sc, ac, 0)
     points = prepare(bits, bbox, p, size, kb, 2)
+    scan_keys(kb, 2, size, flags, complete, domino, points, ac, 0, n_place)
     has_row = st[ST_NEW_ROW] != 0
     n = 0
     for i in range(max(n_place, 1)):
@@ -98,9 +102,9 @@ def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
             ok1 = 1 if is_centered(bbox, p, size) else 0
             s1 = points + bonus_points(bbox, p, size, flags, False)
         else:
-            a = entry_action(bits, p, size, ac[0, i])
+            a = entry_action(bits, p, size, ac[0, i] & ENTRY_MASK)
             done = complete
-            k1 = entry_key(kb, 2, size, flags, complete, domino, ac[0, i], points)
+            k1 = ac[0, i] >> KEY_SHIFT
             ok1 = k1 >> S2_SHIFT
             s1 = k1 & S_MASK
         if not has_row:
@@ -220,16 +224,15 @@ def fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac):
         if n <= 1:  # nothing to compare (and no tie to draw)
             return DISCARD if n == 0 else entry_action(bits, p, size, ac[0, 0])
         points = prepare(bits, bbox, p, size, kb, 0)
+        scan_keys(kb, 0, size, flags, complete, domino, points, ac, 0, n)
         best = -1
         best_i = 0
         ties = 0
         for i in range(n):
-            take, best, ties = _running_best(
-                entry_key(kb, 0, size, flags, complete, domino, ac[0, i], points), best,
-                ties, rng)
+            take, best, ties = _running_best(ac[0, i] >> KEY_SHIFT, best, ties, rng)
             if take:
                 best_i = i
-        return entry_action(bits, p, size, ac[0, best_i])
+        return entry_action(bits, p, size, ac[0, best_i] & ENTRY_MASK)
     if st[ST_ROUND] == 0:
         return first_claim(st, rng)
     n = 0
@@ -296,16 +299,16 @@ def playout_action(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac):
 
 @kernel(inline="always")
 def _kept_place(bits, st, p, size, domino, kb, rng):
-    """The fast greedy's placement of `domino` from the keys kept when player p claimed it (the
-    same keys, in the same order, and the same draws), or -1 when none are kept for it: p placed
-    or discarded something since (its land or discards differ)."""
+    """The fast greedy's placement of `domino` (as an entry, `evaluation.placements`) from the
+    keys kept when player p claimed it (the same keys, in the same order, and the same draws):
+    -1 for a discard, -2 when none are kept for it (p placed or discarded something since)."""
     row = KEPT + p
     if (kb[row, KEPT_DOMINO] != domino or kb[row, KEPT_DISCARDS] != st[ST_DISCARDS + p]
             or kb[row, KEPT_LAND] != land_squares(bits, p, size)):
-        return -1
+        return -2
     n = kb[row, KEPT_N]
     if n <= 1:
-        return DISCARD if n == 0 else entry_action(bits, p, size, kb[row, KEPT_LIST] & ENTRY_MASK)
+        return -1 if n == 0 else kb[row, KEPT_LIST] & ENTRY_MASK
     best = -1
     best_i = 0
     ties = 0
@@ -313,7 +316,7 @@ def _kept_place(bits, st, p, size, domino, kb, rng):
         take, best, ties = _running_best(kb[row, KEPT_LIST + i] >> KEY_SHIFT, best, ties, rng)
         if take:
             best_i = i
-    return entry_action(bits, p, size, kb[row, KEPT_LIST + best_i] & ENTRY_MASK)
+    return kb[row, KEPT_LIST + best_i] & ENTRY_MASK
 
 
 @kernel(inline="always")
@@ -332,9 +335,51 @@ def _keep(bits, st, p, size, domino, kb, ac, n):
 
 
 @kernel(inline="always")
+def _framed(bits, bbox, p, size, kb):
+    """Player p's kingdom framed in kb[FRAMES + p] (prepared unless it is there already);
+    returns its territory points."""
+    row = FRAMES + p
+    if kb[row, FR_LAND] != land_squares(bits, p, size):
+        prepare(bits, bbox, p, size, kb, row)
+    return kb[row, FR_POINTS]
+
+
+@kernel(inline="always")
+def _greedy_place(bits, bbox, st, p, size, rng, kb, sc, ac):
+    """fast_greedy_action's placement as an entry (-1: discard), the keys kept at the claim when
+    there are, p's frame otherwise; the frame then follows the placement."""
+    domino = st[ST_CUR_ROW + st[ST_SLOT]]
+    entry = _kept_place(bits, st, p, size, domino, kb, rng)
+    if entry == -2:
+        n = placements(bits, bbox, p, size, domino, sc, ac, 0)
+        if n <= 1:  # nothing to compare (and no tie to draw)
+            entry = -1 if n == 0 else ac[0, 0]
+        else:
+            points = _framed(bits, bbox, p, size, kb)
+            scan_keys(kb, FRAMES + p, size, st[ST_FLAGS], st[ST_DISCARDS + p] == 0, domino,
+                      points, ac, 0, n)
+            best = -1
+            best_i = 0
+            ties = 0
+            for i in range(n):
+                take, best, ties = _running_best(ac[0, i] >> KEY_SHIFT, best, ties, rng)
+                if take:
+                    best_i = i
+            entry = ac[0, best_i] & ENTRY_MASK
+    if entry >= 0:
+        row = FRAMES + p
+        if (size == word64.SIZE and bits[p, word64.LAYOUT] != word64.START
+                and kb[row, FR_LAND] == land_squares(bits, p, size)):
+            frame_place(kb, row, domino, entry)
+        else:  # framed anew when next needed
+            kb[row, FR_LAND] = -1
+    return entry
+
+
+@kernel(inline="always")
 def _greedy_claim(bits, bbox, st, p, size, rng, kb, sc, ac):
-    """fast_greedy_action's claim (round > 0), keeping the claimed domino's keys for p's next
-    placement (`_kept_place`)."""
+    """fast_greedy_action's claim (round > 0) with p's frame, keeping the claimed domino's keys
+    for p's next placement (`_kept_place`)."""
     flags = st[ST_FLAGS]
     complete = st[ST_DISCARDS + p] == 0
     n = 0
@@ -347,7 +392,7 @@ def _greedy_claim(bits, bbox, st, p, size, rng, kb, sc, ac):
     best = -1
     best_c = -1
     ties = 0
-    points = prepare(bits, bbox, p, size, kb, 1)
+    points = _framed(bits, bbox, p, size, kb)
     for j in range(4):
         d = st[ST_NEW_ROW + j]
         if d == 0 or st[ST_NEW_OWNER + j] >= 0:
@@ -357,7 +402,7 @@ def _greedy_claim(bits, bbox, st, p, size, rng, kb, sc, ac):
             k = ((1 if is_centered(bbox, p, size) else 0) << S2_SHIFT) | (
                 points + bonus_points(bbox, p, size, flags, False))
         else:
-            k, _ = scan_keys(kb, 1, size, flags, complete, d, points, ac, 1, m)
+            k, _ = scan_keys(kb, FRAMES + p, size, flags, complete, d, points, ac, 1, m)
         take, best, ties = _running_best(k, best, ties, rng)
         if take:
             best_c = CLAIM_BASE + d
@@ -365,25 +410,37 @@ def _greedy_claim(bits, bbox, st, p, size, rng, kb, sc, ac):
     return best_c
 
 
-@kernel
-def greedy_playout(bits, bbox, st, rng, kb, bb, sc, ac):
-    """Every player the fast greedy to the end of the game (`playout` with POLICY_GREEDY): the
-    same actions and draws as fast_greedy_action, but a domino's placement reuses the keys found
-    when its player claimed it, when its kingdom has not changed since."""
+@kernel(inline="always")
+def forget_kept(kb):
+    """Nothing kept (`greedy_step`): a new game state is to be played out."""
     for p in range(4):
         kb[KEPT + p, KEPT_DOMINO] = 0
+        kb[FRAMES + p, FR_LAND] = -1
+
+
+@kernel
+def greedy_step(bits, bbox, st, rng, kb, bb, sc, ac):
+    """fast_greedy_action's action (the same action and draws), with what it found kept for later
+    decisions: each player's kingdom framed, updated as it places, and the keys found when a
+    player claims a domino, reused at that domino's placement when the player's kingdom and
+    discards are unchanged since. What is kept must be of this game, as it was played since
+    `forget_kept`."""
+    p = st[ST_PLAYER]
     size = st[ST_SIZE]
+    if st[ST_PHASE] == PHASE_PLACE:
+        entry = _greedy_place(bits, bbox, st, p, size, rng, kb, sc, ac)
+        return DISCARD if entry < 0 else entry_action(bits, p, size, entry)
+    if st[ST_ROUND] == 0:
+        return first_claim(st, rng)
+    return _greedy_claim(bits, bbox, st, p, size, rng, kb, sc, ac)
+
+
+@kernel
+def greedy_playout(bits, bbox, st, rng, kb, bb, sc, ac):
+    """Every player the fast greedy (`greedy_step`) to the end of the game: `playout` with
+    POLICY_GREEDY, the keys kept since `forget_kept`."""
     while st[ST_PHASE] != PHASE_OVER:
-        p = st[ST_PLAYER]
-        if st[ST_PHASE] == PHASE_PLACE:
-            action = _kept_place(bits, st, p, size, st[ST_CUR_ROW + st[ST_SLOT]], kb, rng)
-            if action < 0:
-                action = fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac)
-        elif st[ST_ROUND] == 0:
-            action = first_claim(st, rng)
-        else:
-            action = _greedy_claim(bits, bbox, st, p, size, rng, kb, sc, ac)
-        apply_action(bits, bbox, st, action)
+        apply_action(bits, bbox, st, greedy_step(bits, bbox, st, rng, kb, bb, sc, ac))
 
 
 @kernel
@@ -393,6 +450,7 @@ def playout(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac):
         playout_random(bits, bbox, st, sc, rng)
         return
     if policy == POLICY_GREEDY:
+        forget_kept(kb)
         greedy_playout(bits, bbox, st, rng, kb, bb, sc, ac)
         return
     while st[ST_PHASE] != PHASE_OVER:

@@ -8,7 +8,8 @@ import numpy as np
 
 from kdtourney.bots.heuristic_kernels import policy_action, policy_playout
 from kdtourney.bots.evaluation import S2_SHIFT, S_MASK, best_spot
-from kdtourney.bots.kernels import (KINGDOM_WIDTH, MEASURE_MARGIN, free_claims, greedy_combos,
+from kdtourney.bots.kernels import (KINGDOM_WIDTH, MEASURE_MARGIN, POLICY_GREEDY, forget_kept,
+                                    free_claims, greedy_combos, greedy_playout, greedy_step,
                                     key_points, plan_buffers, result_value, work_buffers)
 from kdtourney.bots.net_kernels import OUT_MARGIN, OUT_RATIO, net_buffers, net_value
 from kdtourney.engine.kernel_base import kernel
@@ -513,19 +514,24 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
     ranks = np.zeros(st[ST_PLAYERS], dtype=np.int64)
     path = np.empty(256, dtype=np.int64)
     useed = np.uint64(seed)
+    greedy = hw is None  # the greedy policies alone: the fast greedy may keep its keys
     for _ in range(count):
         b[:] = bits
         x[:] = bbox
         s[:] = st
         fb[0][:] = -1
+        forget_kept(kb)
         node = 0
         plen = 1
         path[0] = 0
         dealt = False
         while s[ST_PHASE] != PHASE_OVER:
             if s[ST_PLAYER] != me:
-                apply_action(b, x, s, policy_action(b, x, s, rng, opponents, me, hw, fb, kb, bb, sc,
-                                                    ac))
+                if greedy and opponents == POLICY_GREEDY:
+                    a = greedy_step(b, x, s, rng, kb, bb, sc, ac)
+                else:
+                    a = policy_action(b, x, s, rng, opponents, me, hw, fb, kb, bb, sc, ac)
+                apply_action(b, x, s, a)
                 continue
             if node != 0 and ti[node, TI_VISITS] == 0:
                 break  # a new leaf: evaluate it
@@ -556,7 +562,10 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
             rng[0] = useed
             resample_deck(s, rng)
         if evaluation == EVAL_PLAYOUT or s[ST_PHASE] == PHASE_OVER:
-            policy_playout(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac)
+            if greedy and policy == POLICY_GREEDY:  # with the keys kept in the tree
+                greedy_playout(b, x, s, rng, kb, bb, sc, ac)
+            else:
+                policy_playout(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac)
             v = result_value(b, x, s, me, measure, res, ranks)
         elif evaluation == EVAL_NET:
             stop = s[ST_ROUND] + depth
