@@ -366,6 +366,7 @@ def _add_touching(pre, lvl, t, around_row, ac, out_row, n):
 def _word_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n):
     """entry_key of the n entries of a 5x5 kingdom in ac[lvl], each left there as scan_keys does."""
     stride = pre[plvl, FR_STRIDE]
+    n = (n + 7) & -8  # whole vectors of 8: the lanes past the list compute nothing read
     for j in range(n):
         q = ac[lvl, j] & 63
         a = 1 << q

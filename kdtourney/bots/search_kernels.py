@@ -7,7 +7,7 @@ kernels (state layout documented in `kdtourney.engine.kernels`).
 import numpy as np
 
 from kdtourney.bots.heuristic_kernels import policy_action, policy_playout
-from kdtourney.bots.evaluation import S2_SHIFT, S_MASK, best_spot
+from kdtourney.bots.evaluation import S2_SHIFT, S_MASK, best_key, prepare
 from kdtourney.bots.kernels import (KINGDOM_WIDTH, MEASURE_MARGIN, POLICY_GREEDY, forget_kept,
                                     free_claims, greedy_combos, greedy_playout, greedy_step,
                                     key_points, plan_buffers, result_value, work_buffers)
@@ -419,6 +419,9 @@ def _expand_place(bits, bbox, st, node, ti, tf, ncount, places, claims, keys, kb
 def _expand_claims(bits, bbox, s, node, ti, tf, ncount, free, kb, bb, sc, ac):
     """A child for every free domino not yet a child, prior = its best spot's score."""
     nfree = free_claims(s, free)
+    p = s[ST_PLAYER]
+    size = s[ST_SIZE]
+    points = -1  # the kingdom is framed (in kb[1]) for the first new child
     for j in range(nfree):
         ch = ti[node, TI_FIRST]
         while ch >= 0 and ti[ch, TI_ACTION] != free[j]:
@@ -429,9 +432,10 @@ def _expand_claims(bits, bbox, s, node, ti, tf, ncount, free, kb, bb, sc, ac):
         if s[ST_ROUND] == 0:
             h = 5.0 * max(TILE_CROWNS[d, 0], TILE_CROWNS[d, 1])
         else:
-            p = s[ST_PLAYER]
-            k, _ = best_spot(bits, bbox, p, s[ST_SIZE], s[ST_FLAGS], s[ST_DISCARDS + p] == 0, d,
-                             kb, bb, sc, ac, 1)
+            if points < 0:
+                points = prepare(bits, bbox, p, size, kb, 1)
+            k, _ = best_key(bits, bbox, p, size, s[ST_FLAGS], s[ST_DISCARDS + p] == 0, d, kb, 1,
+                            points, sc, ac, 1)
             h = float((k & S_MASK) - 5 * (1 - (k >> S2_SHIFT)))
         _new_node(ti, tf, ncount, node, free[j], h)
 
