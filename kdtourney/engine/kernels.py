@@ -391,11 +391,13 @@ def init_game(bits, bbox, st, rng):
         st[ST_FIRST_ORDER + j] = -1
     for j in range(48):  # Fisher-Yates over the whole box; the first DECK_LEN are in play
         st[ST_DECK + j] = j + 1
+    s = rng[0]
     for j in range(47, 0, -1):
-        k = rand_below(rng, j + 1)
+        s, k = draw_below(s, j + 1)
         t = st[ST_DECK + j]
         st[ST_DECK + j] = st[ST_DECK + k]
         st[ST_DECK + k] = t
+    rng[0] = s
     kings = st[ST_KINGS]
     per_player = kings // players
     if st[ST_FLAGS] & FLAG_ABBA:
@@ -746,11 +748,13 @@ def resample_deck(st, rng):
         if not (seen >> v) & 1:
             st[k] = v
             k += 1
+    s = rng[0]
     for j in range(47, pos, -1):  # Fisher-Yates over the undrawn positions
-        i = pos + rand_below(rng, j - pos + 1)
+        s, i = draw_below(s, j - pos + 1)
         t = st[ST_DECK + j]
-        st[ST_DECK + j] = st[ST_DECK + i]
-        st[ST_DECK + i] = t
+        st[ST_DECK + j] = st[ST_DECK + pos + i]
+        st[ST_DECK + pos + i] = t
+    rng[0] = s
 
 
 @kernel(nrt=True)
