@@ -22,8 +22,8 @@ from kdtourney.engine.kernels import (CLAIM_BASE, DISCARD, FLAG_TIEBREAK_TERRITO
                                       PHASE_OVER, PHASE_PLACE, RES_COLS, RES_TOTAL, SCRATCH,
                                       ST_CUR_ROW, ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW,
                                       ST_PHASE, ST_PLAYER, ST_PLAYERS, ST_ROUND, ST_SIZE, ST_SLOT,
-                                      apply_action, bonus_points, copy_kingdom, is_centered,
-                                      land_squares, place, playout_random, rand_below,
+                                      apply_action, bonus_points, copy_game, copy_kingdom,
+                                      is_centered, land_squares, place, playout_random, rand_below,
                                       random_action, rank_players, resample_deck, score_game,
                                       score_totals)
 from kdtourney.engine.rows import WIDTH as ROWS_WIDTH
@@ -511,10 +511,8 @@ def mce_run(bits, bbox, st, me, places, claims, n_cand, start, count, policy, me
     ranks = np.zeros(st[ST_PLAYERS], dtype=np.int64)
     for i in range(start, start + count):
         k = i % n_cand
-        b[:] = bits
-        x[:] = bbox
-        s[:] = st
-        fb[0][:] = -1
+        copy_game(bits, bbox, st, b, x, s)
+        fb[0].fill(-1)
         resample_deck(s, rng)
         if places[k] >= 0:
             apply_action(b, x, s, places[k])

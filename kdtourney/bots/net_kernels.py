@@ -39,8 +39,8 @@ from kdtourney.engine.kernels import (PHASE_CLAIM, PHASE_OVER, PHASE_PLACE, RES_
                                       ST_CUR_OWNER, ST_CUR_ROW, ST_DECK, ST_DECK_LEN, ST_DECK_POS,
                                       ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE,
                                       ST_PLAYER, ST_PLAYERS, ST_ROUND, ST_ROW_LEN, ST_SIZE, ST_SLOT,
-                                      apply_action, count_holes, is_centered, legal_actions,
-                                      score_totals)
+                                      apply_action, copy_game, count_holes, is_centered,
+                                      legal_actions, score_totals)
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
 # per player
@@ -328,9 +328,7 @@ def best_successor(bits, bbox, st, net, buffers, sc, actions, values):
     res = buffers[0][1]
     best = 0
     for i in range(n):
-        b[:] = bits
-        x[:] = bbox
-        s[:] = st
+        copy_game(bits, bbox, st, b, x, s)
         apply_action(b, x, s, actions[0, i])
         if s[ST_PHASE] == PHASE_OVER:
             values[i] = final_margin(b, x, s, me, res)

@@ -757,11 +757,25 @@ def resample_deck(st, rng):
     rng[0] = s
 
 
+@kernel(inline="always")
+def copy_game(bits, bbox, st, to_bits, to_bbox, to_st):
+    """(bits, bbox, st) into (to_bits, to_bbox, to_st), of the same shapes (loops, not slices: a
+    slice's copy compiles its error checks too)."""
+    for p in range(bits.shape[0]):
+        for i in range(bits.shape[1]):
+            to_bits[p, i] = bits[p, i]
+        for i in range(4):
+            to_bbox[p, i] = bbox[p, i]
+    for j in range(ST_LEN):
+        to_st[j] = st[j]
+
+
 @kernel(nrt=True)
 def new_game_arrays(header):
     """Zeroed (bits, bbox, st) for a game with this state header (st: header filled in)."""
     players = header[ST_PLAYERS]
     st = np.zeros(ST_LEN, dtype=np.int64)
-    st[:ST_CUR_ROW] = header
+    for j in range(ST_CUR_ROW):  # loops, not slices: a slice's copy compiles its error checks too
+        st[j] = header[j]
     return (np.zeros((players, kingdom_width(header[ST_SIZE])), dtype=np.int64),
             np.zeros((players, 4), dtype=np.int64), st)
