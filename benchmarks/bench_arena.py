@@ -26,7 +26,7 @@ from pathlib import Path
 from kdtourney.tournament.definition import prepare
 from kdtourney.match.loop import play_match
 from kdtourney.commands.run import run_tournament
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.engine import Game, warm_up
 
 

@@ -38,7 +38,7 @@ from kdtourney.bots import kernels as BK
 from kdtourney.bots.base import Bot
 from kdtourney.bots.greedy import GreedyBot
 from kdtourney.bots.random_bot import RandomBot
-from kdtourney.registry.registry import BotRegistry, parse_entrant
+from kdtourney.registry import BotRegistry, parse_entrant
 from kdtourney.engine import Game, Rules
 from kdtourney.engine.game import rng_state
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kdtourney.tournament.definition import prepare
 from kdtourney.commands.run import run_tournament
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 
 
 class Clock:

@@ -47,7 +47,7 @@ from kdtourney.tournament.schedule import bot_seed
 from kdtourney.bots import Bot
 from kdtourney.external import BotProcess, ProcessPool, ProcessSettings, Sandbox
 from kdtourney.external.sandbox import Confinement
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.engine import Rules, warm_up
 
 HERE = Path(__file__).resolve().parent

@@ -242,7 +242,7 @@ def timed(command, out: Path, seconds: float):
     """Run `command` (a kdtourney command line writing its store to `out`), Ctrl-C it `seconds`
     after it started; (games stored meanwhile per second from the start, per second from the
     first stored game, games counted, bot processes started per game, load before, after)."""
-    from kdtourney.store import store
+    from kdtourney import store
 
     load = os.getloadavg()
     start = datetime.datetime.now(datetime.timezone.utc)
@@ -340,13 +340,13 @@ def chunks(sizes, measure: int) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     import ladder_support
 
-    from kdtourney.commands import ladder, run as runner
-    from kdtourney.store.store import snapshot
+    from kdtourney.commands import driver, ladder_feed
+    from kdtourney.store import reader
     from kdtourney.report.ladder import ladder_board, write_ladder_page
 
-    timers = Timers(choose=(ladder.LadderFeed, "choose"),
-                    tallies=(ladder.LadderFeed, "incoming_results"),
-                    record=(runner, "schedule_blocks"), store=(runner.Driver, "_take"))
+    timers = Timers(choose=(ladder_feed.LadderFeed, "choose"),
+                    tallies=(ladder_feed.LadderFeed, "incoming_results"),
+                    record=(driver, "schedule_blocks"), store=(driver.Driver, "_take"))
     print(f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1, 5, 15 min) at the start; "
           f"{len(ladder_support.ENTRANTS)} entrants, 2-player blocks, 32 games per chunk",
           flush=True)
@@ -365,7 +365,7 @@ def chunks(sizes, measure: int) -> None:
             parts = ", ".join(f"{name} {1e3 * spent / outcome.chunks:.1f}"
                               for name, spent in timers.spent.items())
             page = time.perf_counter()
-            with snapshot(folder):
+            with reader(folder):
                 write_ladder_page(folder, ladder_board(folder), running=True)
             page = time.perf_counter() - page
             print(f"{size:>7} games stored: resume's start {marks[0] - started:.2f} s; "

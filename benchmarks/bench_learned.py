@@ -33,7 +33,7 @@ from bench_bots import Counting, Point, gain_line, load  # noqa: E402
 from kdtourney.match.loop import play_match  # noqa: E402
 from kdtourney.bots import bench_kernels  # noqa: E402
 from kdtourney.bots import kernels as BK  # noqa: E402
-from kdtourney.registry.registry import BotRegistry  # noqa: E402
+from kdtourney.registry import BotRegistry  # noqa: E402
 from kdtourney.bots.valuenet import SHIPPED, network_for  # noqa: E402
 from kdtourney.engine import Game, Rules  # noqa: E402
 from kdtourney.engine.game import rng_state  # noqa: E402

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from kdtourney.external import Sandbox
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 
 MODULE = '''
 from kdtourney.bots.base import Bot

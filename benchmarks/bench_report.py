@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kdtourney.store.store import exists, load_config, load_games, load_results
+from kdtourney.store import exists, load_config, load_games, load_results
 from kdtourney.report.page import replay_view
 
 

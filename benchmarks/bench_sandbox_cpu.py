@@ -35,8 +35,9 @@ from pathlib import Path
 
 from kdtourney.tournament.definition import prepare
 from kdtourney.match.settings import PlaySettings
-from kdtourney.commands.run import available_cores, run_tournament
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.commands.run import run_tournament
+from kdtourney.commands.setup import available_cores
+from kdtourney.registry import BotRegistry
 from kdtourney.engine import warm_up
 
 HERE = Path(__file__).resolve().parent

@@ -70,7 +70,7 @@ def cpu():
 def wall(games, runs, workers):
     from kdtourney.commands import sprt as sequential
     from kdtourney.commands.run import run_tournament
-    from kdtourney.registry.registry import BotRegistry
+    from kdtourney.registry import BotRegistry
 
     registry = BotRegistry(env=False, cwd=False, entry_points=False)
     tournament, test = sequential.prepare_test(

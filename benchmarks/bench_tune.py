@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.commands import tune as tuning
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 
 PARAM = "c=0.2,0.02,1.0"
 KDTOURNEY = str(Path(sys.executable).with_name("kdtourney"))

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kdtourney.store import store
+from kdtourney import store
 
 PARAM = "c=0.2,0.02,1.0"
 KDTOURNEY = str(Path(sys.executable).with_name("kdtourney"))

@@ -4,7 +4,9 @@ Markdown pages of docs/ (MyST). Built in the tests with warnings as errors (test
 """
 
 project = "kdtourney"
-extensions = ["myst_parser"]
+extensions = ["myst_parser", "sphinx.ext.autodoc"]  # autodoc: the API page (api.md)
+autodoc_member_order = "bysource"
+autodoc_typehints = "none"  # the signatures say enough; the docstrings say the types
 source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build"]
 myst_heading_anchors = 3  # GitHub's anchors (#game-clocks), so links work on GitHub and here

@@ -79,9 +79,11 @@ def _play(label: str, rules: Rules, game_seed: int, players: list, checked: set)
             if seat not in checked:
                 raise
             raise _Failure(f"{where}, seat {seat + 1}: setup raised {_exception(exc)}") from exc
-    moves = []
+    moves: list = []
     while not game.is_over:
-        seat = game.current_player
+        to_act = game.current_player
+        assert to_act is not None  # the game is not over
+        seat = to_act
         view = game.view(seat)
         if seat not in checked:
             action = players[seat].act(view)
@@ -161,7 +163,7 @@ def check_bot(bot_class, /, *, strict: bool = False, seed: int = 0, settings=SET
 def _check_spec(spec: str, bots_dirs, *, strict, seed, settings, **params) -> BotCheck:
     """check_bot of the bot a spec names in `bots_dirs`, made by the registry as the harness makes
     it (a Python class: its class is checked as check_bot checks it)."""
-    from kdtourney.registry.registry import BotRegistry
+    from kdtourney.registry import BotRegistry
 
     if params:
         raise TypeError("check_bot: give the parameters of a spec in it (mybot:depth=3)")

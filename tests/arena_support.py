@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kdtourney.store import store
+from kdtourney import store
 
 FAULTY_BOTS = textwrap.dedent('''
     import os
@@ -29,7 +29,8 @@ FAULTY_BOTS = textwrap.dedent('''
             return view.legal_actions()[0]
 
         def unlucky(self, every):
-            return self.seed % every == 1  # setup seeds are never 0 mod every in the warm-up (seed 0)
+            # setup seeds are never 0 mod every in the warm-up (seed 0)
+            return self.seed % every == 1
 
 
     class Raiser(_Base):
@@ -83,7 +84,8 @@ FAULTY_BOTS = textwrap.dedent('''
 
 
     class Closer(_Base):
-        """Kills its process (os._exit) in close(), after the game is decided, in one game in five."""
+        """Kills its process (os._exit) in close(), after the game is decided, in one game in
+        five."""
         name = "closer"
 
         def close(self):  # also called on a bot made only to check its parameters
@@ -242,7 +244,8 @@ def stored(folder):
     if not path.exists():
         return 0
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)) as conn:
+        reading = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
+        with contextlib.closing(reading) as conn:
             return conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
     except sqlite3.OperationalError:
         return 0

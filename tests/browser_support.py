@@ -26,7 +26,7 @@ def browser():
         pytest.skip("headless Chromium is not installed (apt-get install chromium); the browser "
                     "tests need it")
     try:
-        from playwright.sync_api import sync_playwright
+        from playwright.sync_api import sync_playwright  # optional: the test extra's
     except ImportError:
         pytest.skip("Playwright is not installed (pip install -e '.[test]'); the browser tests "
                     "need it")

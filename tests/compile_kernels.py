@@ -1,11 +1,12 @@
 """Fill Numba's cache before the tests: `python tests/compile_kernels.py SLOT`, run by conftest.py
-in two processes (slots 0 and 1) at the start of a session.
+in two processes at once (slots 0 and 1; under pytest-xdist one a test process) when a session
+runs slow tests that start processes.
 
 On a fresh clone, compiling is most of a first run's time, and the tests would compile each
-kernel when the first test needing it runs, in one process at a time. Two processes warming up
-share the kernels out as a command's workers do (kdtourney.service.worker.warm_up: a kernel
-compiles in one process and the other loads it), so on two cores the compiling takes about half
-the time. On a warm cache they only load the kernels (a second or two)."""
+kernel when the first test needing it runs, in one process at a time. Processes warming up at once
+share the kernels out as a command's workers do (kdtourney.service.worker.warm_up, from the step
+of their slot: a kernel compiles in one process and the others load it), so on two cores the
+compiling takes about half the time. On a warm cache they only load the kernels (a few seconds)."""
 
 import sys
 
@@ -13,13 +14,14 @@ import numpy as np
 
 from kdtourney.tournament.definition import Tournament
 from kdtourney.service.worker import warm_up
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.env.batch import BatchEnv
 
 # the built-in bots, and the settings of theirs that call kernels of their own (under the bonuses
-# the shipped value networks were trained for)
+# the shipped value networks were trained for); mcts's levers compile for 20 s on their own
 SPECS = ("random", "greedy", "mce", "mce:policy=greedy", "mcts", "mcts:eval=mix",
-         "expectimax", "value-greedy", "heuristic")
+         "mcts:policy=heuristic:root=halving:endgame=exact", "expectimax", "value-greedy",
+         "heuristic")
 
 
 def warm_env():

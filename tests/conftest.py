@@ -1,5 +1,8 @@
-"""Test configuration: put the tests directory on sys.path so tests can `import naive`, and fill
-Numba's cache in two processes before the first test (compile_kernels.py says why)."""
+"""Test configuration: the tests directory on sys.path (tests `import naive` and the *_support
+modules), the `browser` and `page` fixtures (browser_support.py), every test in a folder of its
+own, and Numba's cache filled before the first test of a session that plays the built-in bots at
+length (compile_kernels.py says how). The markers are registered in pyproject.toml and described
+in docs/contributing.md."""
 
 import os
 import signal
@@ -16,12 +19,35 @@ if str(TESTS_DIR) not in sys.path:
 pytest_plugins = ["browser_support"]  # the `browser` and `page` fixtures
 
 
-def pytest_sessionstart(session):
-    # under pytest-xdist the controller compiles once, before it starts the test processes
-    if os.environ.get("NUMBA_DISABLE_JIT") == "1" or "PYTEST_XDIST_WORKER" in os.environ:
+def warms_up(items) -> bool:
+    """Whether a session running `items` fills Numba's whole cache first: when one of them is a
+    slow test that starts processes (the full suite has dozens). Those play the built-in bots in
+    worker and bot processes, and on a fresh clone two processes compiling every kernel at once
+    take half the time of the tests compiling them one after another. The fast tier, or a file of
+    fast tests, only loads (or compiles) the kernels its tests call, as they call them."""
+    if os.environ.get("NUMBA_DISABLE_JIT") == "1":  # nothing is compiled
+        return False
+    return any(item.get_closest_marker("slow") and item.get_closest_marker("process")
+               for item in items)
+
+
+def compile_slots() -> tuple[int, ...]:
+    """The slots of compile_kernels.py this process runs: both of them in a session of one
+    process; under pytest-xdist, each test process its own (gw0 slot 0, gw1 slot 1, ...), all at
+    once before their first tests."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None or os.environ.get("PYTEST_XDIST_WORKER_COUNT") == "1":
+        return (0, 1)
+    return (int(worker.removeprefix("gw")),)
+
+
+def pytest_collection_finish(session):
+    """Fill Numba's cache once the session's tests are known (after -m and -k), if they need it
+    (`warms_up`)."""
+    if session.config.option.collectonly or not warms_up(session.items):
         return
     compiling = [subprocess.Popen([sys.executable, str(TESTS_DIR / "compile_kernels.py"),
-                                   str(slot)]) for slot in (0, 1)]
+                                   str(slot)]) for slot in compile_slots()]
     for process in compiling:  # a kernel that fails to compile fails the tests that use it
         process.wait()
 

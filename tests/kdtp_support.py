@@ -17,14 +17,17 @@ FAKE_BOT = textwrap.dedent(r'''
 
     behaviour, at, marker, late, games = sys.argv[1:6]
     at, late, games = int(at), float(late), [int(g) for g in games.split(",") if g]
-    if behaviour == "exit-at-start" or (behaviour == "crash-then-refuse" and os.path.exists("refuse")) \
-            or (behaviour == "absent-on-workers" and os.environ.get("KDTOURNEY_TEST_DASK_WORKER")):
+    on_a_worker = os.environ.get("KDTOURNEY_TEST_DASK_WORKER")
+    refused = behaviour == "crash-then-refuse" and os.path.exists("refuse")
+    absent = behaviour == "absent-on-workers" and on_a_worker
+    if behaviour == "exit-at-start" or refused or absent:
         print("cannot start: no configuration", file=sys.stderr, flush=True)
         sys.exit(3)
     if behaviour == "no-hello":
         time.sleep(3600)
+    sleeper = [sys.executable, "-c", "import time; time.sleep(3600)", marker]
     if behaviour == "slow-with-child":
-        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", marker])
+        subprocess.Popen(sleeper)
 
     def send(message):
         sys.stdout.write(json.dumps(message) + "\n")
@@ -35,8 +38,9 @@ FAKE_BOT = textwrap.dedent(r'''
         message = json.loads(line)
         kind = message["type"]
         if kind == "hello":
-            other = behaviour == "other-build-on-workers" and os.environ.get("KDTOURNEY_TEST_DASK_WORKER")
-            send({"type": "hello", "name": "fake-" + behaviour, "version": "0.2" if other else "0.1"})
+            other = behaviour == "other-build-on-workers" and on_a_worker
+            send({"type": "hello", "name": "fake-" + behaviour,
+                  "version": "0.2" if other else "0.1"})
         elif kind == "game":
             acts, game = 0, message["game"]
             send({"type": "log", "text": f"game {game} seat {message['seat']}"})
@@ -79,11 +83,11 @@ FAKE_BOT = textwrap.dedent(r'''
                     os.close(1)
                     time.sleep(3600)
                 elif behaviour == "child-holds-pipe":
-                    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", marker])
+                    subprocess.Popen(sleeper)
                     sys.exit(0)
                 elif behaviour == "kill-worker" and not os.path.exists("killed"):  # once
                     open("killed", "w").close()
-                    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", marker])
+                    subprocess.Popen(sleeper)
                     os.kill(os.getppid(), signal.SIGKILL)
                     time.sleep(3600)
                 else:

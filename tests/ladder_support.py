@@ -10,16 +10,16 @@ import contextlib
 
 import numpy as np
 
-from kdtourney.commands import ladder, run as runner
+from kdtourney.commands import ladder, setup
 from kdtourney.match.loop import MatchResult, SeatResult
-from kdtourney.service.local import Finished
+from kdtourney.service.backend import Finished
 
 # entrants of distinct specs (built-in bots need no process): the i-th is 40 i Elo stronger
 ENTRANTS = ["random", "greedy"] + [f"mce:iterations={n}" for n in range(1, 19)]
 
 
 class InstantService:
-    """`runner.open_service`'s interface; each `step` hands back `workers` games, played in no
+    """`setup.open_service`'s interface; each `step` hands back `workers` games, played in no
     time: seat ranks drawn (Plackett-Luce, seeded by the game) from each entrant's strength, 40
     Elo per place in the order the entrants joined."""
 
@@ -74,14 +74,14 @@ def instant_games(monkeypatch=None):
     """Within the block, commands play through `InstantService` (with a pytest `monkeypatch`, for
     the test's duration)."""
     if monkeypatch is not None:
-        monkeypatch.setattr(runner, "open_service", InstantService)
+        monkeypatch.setattr(setup, "open_service", InstantService)
         yield
         return
-    real, runner.open_service = runner.open_service, InstantService
+    real, setup.open_service = setup.open_service, InstantService
     try:
         yield
     finally:
-        runner.open_service = real
+        setup.open_service = real
 
 
 def play(folder, games: int, entrants: int = len(ENTRANTS), workers: int = 8, after_chunk=None,

@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 
-from kdtourney.store.store import Store
-from kdtourney.registry.registry import code_digest
+from kdtourney.store import Store
+from kdtourney.registry import code_digest
 
 DEFAULT_RULES = {"variant": "standard", "three_player": "official", "harmony": False,
                  "middle_kingdom": False, "tiebreak": "crowns", "first_picks": "random"}

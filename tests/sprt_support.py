@@ -5,8 +5,9 @@ import math
 
 import numpy as np
 
-from kdtourney.stats.sprt import DEFAULT_MIN_BLOCKS, first_crossing, llr_path, score_counts, sprt_bounds, stopped_estimate
 from kdtourney.stats.outcomes import elo_to_score
+from kdtourney.stats.sprt import (DEFAULT_MIN_BLOCKS, first_crossing, llr_path, score_counts,
+                                  sprt_bounds, stopped_estimate)
 
 SWING = 0.4  # a deal favours a seat: its win probability is 0.4 above an equal opponent's
 
@@ -28,8 +29,10 @@ def duplicate_blocks(rng, elo, runs, blocks, players):
     lo, hi = -10.0, 10.0  # the candidate's strength: bisection on its mean pairwise score
     for _ in range(100):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if np.mean(1 / (1 + np.exp(-(mid + diffs)))) < elo_to_score(elo) else (lo, mid)
-    rotation = (np.arange(players)[None, :] + np.arange(players)[:, None]) % players  # game, entrant
+        below = np.mean(1 / (1 + np.exp(-(mid + diffs)))) < elo_to_score(elo)
+        lo, hi = (mid, hi) if below else (lo, mid)
+    # [game, entrant]: the seat of each entrant in each game of the block
+    rotation = (np.arange(players)[None, :] + np.arange(players)[:, None]) % players
     strength = np.r_[(lo + hi) / 2, np.zeros(players - 1)]
     perf = strength + seat[rotation] + rng.gumbel(size=(runs, blocks, players, players))
     return (perf[..., :1] > perf[..., 1:]).mean(axis=(-2, -1))

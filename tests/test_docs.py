@@ -151,6 +151,8 @@ def test_the_python_and_toml_examples_are_valid(page):
             tomllib.loads(text)
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_the_site_builds_with_every_link_checked(tmp_path):
     """sphinx-build -W: a link to a missing page or anchor, in the README or a page, fails."""
     build = subprocess.run(
@@ -183,6 +185,8 @@ def readme_lines_to_run() -> list[tuple[str, str]]:
     return lines
 
 
+@pytest.mark.slow
+@pytest.mark.process
 @pytest.mark.timeout(600)  # some 15 commands, a minute in all on a quiet machine
 def test_the_readme_s_short_commands_run_in_order(tmp_path):
     """The quick start's tournament, the five-minute path (but sprt) and one example per command

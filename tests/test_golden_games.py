@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.cli import main
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "golden_games.json"
@@ -65,6 +65,8 @@ def golden():
     return json.loads(GOLDEN.read_text())
 
 
+@pytest.mark.slow
+@pytest.mark.process
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_the_same_command_plays_the_same_games(name, golden, tmp_path):
     folder = tmp_path / name

@@ -7,10 +7,10 @@ import weakref
 import pytest
 
 from kdtourney import interrupts
-from kdtourney.store.store import load_games
+from kdtourney.store import load_games
 from kdtourney.tournament.definition import prepare
 from kdtourney.commands.run import run_tournament
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 
 # the dropped KeyboardInterrupt is what these tests make: pytest would warn of it
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
@@ -57,6 +57,7 @@ def test_check_raises_a_ctrl_c_python_dropped_and_only_inside_caught():
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+@pytest.mark.process
 def test_a_dropped_ctrl_c_stops_a_run_and_what_was_played_is_kept(tmp_path):
     registry = BotRegistry(env=False, cwd=False, entry_points=False)
     t = prepare(registry, bots="random,greedy", games=40, seed=5)

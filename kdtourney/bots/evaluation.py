@@ -1,13 +1,11 @@
 """The greedy evaluation of a placement, without copying or changing the kingdom.
 
-A placement's key is `ok << S2_SHIFT | score`: score, the kingdom's points after it (territories and
-the rules' bonuses, Harmony while `complete`); ok, 1 when the kingdom stays inside the size x size
-square centred on the castle with no new one-square hole there. `prepare` frames a kingdom once
-(`FRAME_LEN` int64s in a row of a work array: its planes, its territories, the masks of its
-centred and ok placements); `entry_key` then values each placement from its two squares alone.
-Placements are entries (`placements`): a 5x5 kingdom's are `direction << 6 | layout square of half
-a`, other kingdoms' place actions. `best_key` and `best_spot`: the first best placement of a domino.
-How it works: docs/builtin-bots.md#the-greedy-evaluation.
+A placement's key is `ok << S2_SHIFT | score` (the kingdom's points after it; ok when it stays
+centred with no new one-square hole). `prepare_frame` frames a kingdom once (`FRAME_LEN` int64s
+in a row of a work array); `entry_key` then values each placement from its two squares alone.
+Placements are entries (`frame_placements`; `entry_action` turns one into a place action);
+`best_key` and `best_spot`: the first best placement of a domino. The frame's layout and how the
+keys are computed: docs/internals.md.
 """
 
 import numpy as np
@@ -32,8 +30,8 @@ U = np.uint64  # an unsigned index (of a value >= 0): no negative-index check on
 # points; FR_CENTRED + d and FR_OK + d: the squares of half a of the placements in direction d (0
 # right, 1 down, 2 left, 3 up) that keep the kingdom centred, and that also leave no new hole;
 # FR_COUNT + t territories of terrain t, the i-th at `territory(t, i)`: its squares, then its
-# squares | crowns << 16 | points << 32 (`prepare` leaves out a 5x5 kingdom's territories without
-# a free square next to them: no placement touches them).
+# squares | crowns << 16 | points << 32 (`prepare_frame` leaves out a 5x5 kingdom's territories
+# without a free square next to them: no placement touches them).
 FR_R0 = CROWN2 + 1
 FR_C0 = FR_R0 + 1
 FR_STRIDE = FR_R0 + 2
@@ -128,7 +126,7 @@ def territory(t, i):
 
 
 @kernel(inline="always")
-def prepare(bits, bbox, p, size, pre, lvl):
+def prepare_frame(bits, bbox, p, size, pre, lvl):
     """Frame kingdom p into row lvl of pre for `entry_key` (see above); returns its territory
     points."""
     _frame(bits, bbox, p, size, pre, lvl)
@@ -203,8 +201,8 @@ def _join(pre, lvl, t, around, squares, crowns):
 @kernel(inline="always")
 def frame_place(pre, lvl, domino, entry):
     """Update the frame of a 5x5 kingdom (row lvl of pre) for the placement of `domino` at entry
-    `entry` (its layout unchanged: not the kingdom's first placement): as `prepare` would frame
-    the kingdom after it, but for territories without a free square next to them."""
+    `entry` (its layout unchanged: not the kingdom's first placement): as `prepare_frame` would
+    frame the kingdom after it, but for territories without a free square next to them."""
     stride = pre[lvl, FR_STRIDE]
     q = entry & 63
     a = 1 << q
@@ -307,7 +305,7 @@ def action_key(pre, lvl, flags, complete, domino, action, points):
 
 @kernel(inline="always")
 def entry_key(pre, lvl, size, flags, complete, domino, entry, points):
-    """`action_key` of a placement entry (see `placements`)."""
+    """`action_key` of a placement entry (see `frame_placements`)."""
     if size == word64.SIZE:
         q = entry & 63
         d = entry >> 6
@@ -320,7 +318,7 @@ def entry_key(pre, lvl, size, flags, complete, domino, entry, points):
 
 
 @kernel(inline="always")
-def placements(bits, bbox, p, size, domino, sc, ac, lvl):
+def frame_placements(bits, bbox, p, size, domino, sc, ac, lvl):
     """The legal placements of `domino` as entries into ac[lvl], in action order; their number. A
     5x5 kingdom's frame is its layout: its entries are direction << 6 | layout square of half a,
     with no action to decode; other kingdoms' are place actions."""
@@ -436,7 +434,7 @@ def scan_keys(pre, plvl, size, flags, complete, domino, points, ac, lvl, n):
 def best_key(bits, bbox, p, size, flags, complete, domino, pre, plvl, points, sc, ac, lvl):
     """best_spot with the kingdom already framed in row plvl of pre (its territory points
     `points`), the placements listed in ac[lvl] (left there as `scan_keys` leaves them)."""
-    n = placements(bits, bbox, p, size, domino, sc, ac, lvl)
+    n = frame_placements(bits, bbox, p, size, domino, sc, ac, lvl)
     if n == 0:
         ok = 1 if is_centered(bbox, p, size) else 0
         return (ok << S2_SHIFT) | (points + bonus_points(bbox, p, size, flags, False)), DISCARD
@@ -452,5 +450,5 @@ def best_spot(bits, bbox, p, size, flags, complete, domino, kb, bb, sc, ac, lvl)
     Harmony while `complete`. A domino without a placement is discarded (Harmony lost). Uses level
     `lvl` of the work buffers (`kernels.work_buffers`). Ties go to the first placement found.
     """
-    points = prepare(bits, bbox, p, size, kb, lvl)
+    points = prepare_frame(bits, bbox, p, size, kb, lvl)
     return best_key(bits, bbox, p, size, flags, complete, domino, kb, lvl, points, sc, ac, lvl)

@@ -1,41 +1,16 @@
 """Numba kernels of the weighted heuristic (`heuristic`, and `mcts:policy=heuristic`'s playouts).
 
-A whole-turn move (a placement of the domino to place, then a claim from the new row) is valued
-as w . f, the dot product of named weights (WEIGHTS) with features of the move:
-
-    place_gain     points after the placement minus before (territories and bonuses)
-    place_holes    new one-square holes of the size x size square centred on the castle
-    middle_lost    1 when the placement takes a centred kingdom off that square (Middle Kingdom
-                   lost, and the room it leaves)
-    frontier       empty squares of the centred square next to the kingdom after the placement:
-                   room for the placements to come
-    crowned_edges  empty squares of the centred square next to a crowned territory after the
-                   placement: where crowns can still multiply
-    harmony_lost   1 when the move discards a domino, or claims one with no legal placement
-    claim_gain     points the claimed domino adds at its best spot (greedy's spot) after the placement
-    claim_bad_spot 1 when that spot adds a hole or leaves the centred square
-    claim_crowns   crowns on the claimed domino
-    claim_order    the claimed domino's place in the new row, 0 (first) to 1 (last): the order in
-                   which the kings pick next round
-    claim_denial   the most points the claimed domino would add to another player's kingdom
-                   (at its best spot there): what taking it denies
-
-The placement's features are those of `kernels`' greedy key (holes, centring, points) taken
-apart, computed from the same frame without a copy of the kingdom. A move of the last round (no
-new row) is valued by place_gain alone: its points are the final score. Moves are compared on
-w . f; equal values are broken at random (from the bot's rng).
-
-Two uses: `heuristic_combos` lists every (placement, claim) combination with its features, as
-`greedy_combos` does (the `heuristic` bot); `heuristic_action` chooses in two stages, the
-placement on the placement's features, then the claim on the claim's in the kingdom after it (the
-playout policy: the fast greedy's shape, a few times cheaper than every combination).
+A whole-turn move is valued as w . f, named weights (WEIGHTS) times features of the move.
+`heuristic_combos` lists every (placement, claim) with its features (the `heuristic` bot);
+`heuristic_action` chooses the placement, then the claim (the playout policy).
+Features and their meaning: docs/internals.md.
 """
 
 import numpy as np
 
-from kdtourney.bots.evaluation import (FR_CENTER, FR_COUNT, FR_STRIDE, S2_SHIFT, territory,
-                                       S_MASK, action_squares, best_key, gain, entry_action, placements,
-                                       prepare, touching)
+from kdtourney.bots.evaluation import (FR_CENTER, FR_COUNT, FR_STRIDE, S2_SHIFT, S_MASK,
+                                       action_squares, best_key, entry_action, frame_placements,
+                                       gain, prepare_frame, territory, touching)
 from kdtourney.bots.kernels import POLICIES as GREEDY_POLICIES
 from kdtourney.bots.kernels import POLICY_GREEDY, playout, playout_action
 from kdtourney.engine import word64
@@ -70,7 +45,7 @@ def heuristic_buffers(weights):
 
 @kernel(inline="always")
 def _crowned(pre, lvl):
-    """The land squares of the frame in row lvl of pre (`prepare`d) whose territory has crowns
+    """The land squares of the frame in row lvl of pre (`prepare_frame`d) whose territory has crowns
     (of those the frame lists: the others have no free square next to them)."""
     out = 0
     for t in range(1, 7):
@@ -83,7 +58,7 @@ def _crowned(pre, lvl):
 @kernel(inline="always")
 def _halves(pre, lvl, size, entry):
     """(around a, around b, square a, square b) of a placement entry (see
-    `evaluation.placements`) on the frame in row lvl of pre; a square off the frame is 0."""
+    `evaluation.frame_placements`) on the frame in row lvl of pre; a square off the frame is 0."""
     stride = pre[lvl, FR_STRIDE]
     if size == word64.SIZE:
         q = entry & 63
@@ -162,7 +137,7 @@ def _denials(bits, bbox, st, p, kb, sc, ac):
         if q == p:
             continue
         complete = st[ST_DISCARDS + q] == 0
-        points = prepare(bits, bbox, q, size, kb, 0)
+        points = prepare_frame(bits, bbox, q, size, kb, 0)
         score = points + bonus_points(bbox, q, size, flags, complete)
         for j in range(4):
             d = st[ST_NEW_ROW + j]
@@ -219,7 +194,7 @@ def heuristic_combos(bits, bbox, st, places, claims, feats, kb, bb, sc, ac):
     if has_row:
         _denials(bits, bbox, st, p, kb, sc, ac)
     if st[ST_PHASE] != PHASE_PLACE:
-        points = prepare(bits, bbox, p, size, kb, 1)
+        points = prepare_frame(bits, bbox, p, size, kb, 1)
         score = points + bonus_points(bbox, p, size, flags, complete)
         n = 0
         for j in range(4):
@@ -235,8 +210,8 @@ def heuristic_combos(bits, bbox, st, places, claims, feats, kb, bb, sc, ac):
             n += 1
         return n
     domino = st[ST_CUR_ROW + st[ST_SLOT]]
-    n_place = placements(bits, bbox, p, size, domino, sc, ac, 0)
-    points = prepare(bits, bbox, p, size, kb, 2)
+    n_place = frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
+    points = prepare_frame(bits, bbox, p, size, kb, 2)
     holes = count_holes(bits, bbox, p, size)
     centred0 = is_centered(bbox, p, size)
     score0 = points + bonus_points(bbox, p, size, flags, complete)
@@ -267,7 +242,7 @@ def heuristic_combos(bits, bbox, st, places, claims, feats, kb, bb, sc, ac):
         copy_kingdom(bits, bbox, p, kb, bb, 0)
         if a != DISCARD:
             place(kb, bb, 0, size, domino, a)
-        points2 = prepare(kb, bb, 0, size, kb, 1)
+        points2 = prepare_frame(kb, bb, 0, size, kb, 1)
         first = n
         for j in range(4):
             d = st[ST_NEW_ROW + j]
@@ -298,10 +273,10 @@ def heuristic_action(bits, bbox, st, rng, hw, kb, bb, sc, ac):
     best_v = 0.0
     if st[ST_PHASE] == PHASE_PLACE:
         domino = st[ST_CUR_ROW + st[ST_SLOT]]
-        n = placements(bits, bbox, p, size, domino, sc, ac, 0)
+        n = frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
         if n == 0:
             return DISCARD
-        points = prepare(bits, bbox, p, size, kb, 0)
+        points = prepare_frame(bits, bbox, p, size, kb, 0)
         holes = count_holes(bits, bbox, p, size)
         centred0 = is_centered(bbox, p, size)
         score0 = points + bonus_points(bbox, p, size, flags, complete)
@@ -324,7 +299,7 @@ def heuristic_action(bits, bbox, st, rng, hw, kb, bb, sc, ac):
     else:
         for j in range(4):
             ac[2, j] = 0
-    points = prepare(bits, bbox, p, size, kb, 1)
+    points = prepare_frame(bits, bbox, p, size, kb, 1)
     score = points + bonus_points(bbox, p, size, flags, complete)
     best_c = -1
     for j in range(4):

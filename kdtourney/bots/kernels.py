@@ -1,21 +1,18 @@
 """Numba kernels of the greedy players and the playouts of the search bots.
 
-`greedy_combos` values every (placement, claim) combination of a turn by one int64 key, larger is
-better: `ok << OK_SHIFT | s2 << S2_SHIFT | s1`, s1 the placement's key score (`evaluation`), s2
-that of the claimed domino's best spot after it, ok 2 for a placement whose key is ok plus 1 for
-a claim whose spot is. `full_greedy_action` is the `greedy` bot; `fast_greedy_action` takes its
-two stages one after the other (the playouts' greedy). Playout policies (POLICIES) and result
-measures (MEASURES) of the search bots; `mce_run`, the flat Monte Carlo. A kingdom is (bits, bbox,
-p) as in the engine's kernels; work buffers (`work_buffers()`): kb int64[3, KINGDOM_WIDTH] kingdom
-copies and evaluation frames by level, bb int64[3, 4] their bounding boxes, sc int64[3, SCRATCH]
-engine scratch rows, ac int64[3, MAX_ACTIONS] placement lists. More: docs/builtin-bots.md.
+Built on the engine kernels (`kdtourney.engine.kernels`) and the placement keys of
+`bots.evaluation`. Exposes the greedy evaluation of a whole turn (`greedy_combos`,
+`fast_greedy_action`, `full_greedy_action`, `greedy_step`, `greedy_playout`), the playout
+policies (POLICY_*, `playout`), the result measures (MEASURE_*, `result_value`), the flat Monte
+Carlo (`mce_run`) and `work_buffers()` for their buffers. Keys, policies and buffers:
+docs/internals.md.
 """
 
 import numpy as np
 
-from kdtourney.bots.evaluation import (AC_ROWS, ENTRY_MASK, FR_LAND, FR_POINTS, FRAME_LEN, KEY_SHIFT, S2_SHIFT, S_MASK, best_key,
-                                       entry_action, frame_place, placements, prepare,
-                                       scan_keys)
+from kdtourney.bots.evaluation import (AC_ROWS, ENTRY_MASK, FRAME_LEN, FR_LAND, FR_POINTS,
+                                       KEY_SHIFT, S2_SHIFT, S_MASK, best_key, entry_action,
+                                       frame_place, frame_placements, prepare_frame, scan_keys)
 from kdtourney.engine import word64
 from kdtourney.engine.kernel_base import kernel
 from kdtourney.engine.kernels import (CLAIM_BASE, DISCARD, FLAG_TIEBREAK_TERRITORY, MAX_ACTIONS,
@@ -46,7 +43,7 @@ MEASURES = {"wdl": MEASURE_WDL, "score": MEASURE_SCORE, "ratio": MEASURE_RATIO,
 
 OK_SHIFT = 40
 
-KINGDOM_WIDTH = max(ROWS_WIDTH, word64.WIDTH, FRAME_LEN)  # a kingdom or a frame  # a work row holds a kingdom of any size
+KINGDOM_WIDTH = max(ROWS_WIDTH, word64.WIDTH, FRAME_LEN)  # a work row: any kingdom or a frame
 
 
 KEPT = 3  # kb[KEPT + p]: the keys of the domino player p claimed last, kept for its placement
@@ -57,9 +54,10 @@ KB_ROWS = FRAMES + 4
 
 @kernel(nrt=True)
 def work_buffers():
-    """(kb, bb, sc, ac): the scratch arrays of the greedy kernels (see the module docstring)."""
+    """(kb, bb, sc, ac): the scratch arrays of the greedy kernels (docs/internals.md)."""
     return (np.zeros((KB_ROWS, KINGDOM_WIDTH), dtype=np.int64), np.zeros((3, 4), dtype=np.int64),
-            np.zeros((3, SCRATCH), dtype=np.int64), np.zeros((AC_ROWS, MAX_ACTIONS), dtype=np.int64))
+            np.zeros((3, SCRATCH), dtype=np.int64),
+            np.zeros((AC_ROWS, MAX_ACTIONS), dtype=np.int64))
 
 
 @kernel
@@ -90,8 +88,8 @@ def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
     flags = st[ST_FLAGS]
     domino = st[ST_CUR_ROW + st[ST_SLOT]]
     complete = st[ST_DISCARDS + p] == 0
-    n_place = placements(bits, bbox, p, size, domino, sc, ac, 0)
-    points = prepare(bits, bbox, p, size, kb, 2)
+    n_place = frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
+    points = prepare_frame(bits, bbox, p, size, kb, 2)
     scan_keys(kb, 2, size, flags, complete, domino, points, ac, 0, n_place)
     has_row = st[ST_NEW_ROW] != 0
     n = 0
@@ -117,7 +115,7 @@ def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
         copy_kingdom(bits, bbox, p, kb, bb, 0)
         if a != DISCARD:
             place(kb, bb, 0, size, domino, a)
-        points2 = prepare(kb, bb, 0, size, kb, 1)
+        points2 = prepare_frame(kb, bb, 0, size, kb, 1)
         for j in range(4):
             if st[ST_NEW_ROW + j] == 0 or st[ST_NEW_OWNER + j] >= 0:
                 continue
@@ -159,7 +157,7 @@ def argmax_random(keys, n, rng):
 def spot_keys(bits, bbox, p, size, flags, complete, dominoes, n, keys, kb, bb, sc, ac):
     """best_spot's key of each of dominoes[:n] in kingdom p into keys[:n] (the kingdom framed once;
     work buffers' level 0)."""
-    points = prepare(bits, bbox, p, size, kb, 0)
+    points = prepare_frame(bits, bbox, p, size, kb, 0)
     for i in range(n):
         keys[i], _ = best_key(bits, bbox, p, size, flags, complete, dominoes[i], kb, 0, points,
                               sc, ac, 0)
@@ -172,7 +170,7 @@ def claim_keys(bits, bbox, st, claims, keys, kb, bb, sc, ac):
     size = st[ST_SIZE]
     n = free_claims(st, claims)
     complete = st[ST_DISCARDS + p] == 0
-    points = prepare(bits, bbox, p, size, kb, 1)
+    points = prepare_frame(bits, bbox, p, size, kb, 1)
     for j in range(n):
         keys[j], _ = best_key(bits, bbox, p, size, st[ST_FLAGS], complete,
                               claims[j] - CLAIM_BASE, kb, 1, points, sc, ac, 1)
@@ -220,10 +218,10 @@ def fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac):
     complete = st[ST_DISCARDS + p] == 0
     if st[ST_PHASE] == PHASE_PLACE:
         domino = st[ST_CUR_ROW + st[ST_SLOT]]
-        n = placements(bits, bbox, p, size, domino, sc, ac, 0)
+        n = frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
         if n <= 1:  # nothing to compare (and no tie to draw)
             return DISCARD if n == 0 else entry_action(bits, p, size, ac[0, 0])
-        points = prepare(bits, bbox, p, size, kb, 0)
+        points = prepare_frame(bits, bbox, p, size, kb, 0)
         scan_keys(kb, 0, size, flags, complete, domino, points, ac, 0, n)
         best = -1
         best_i = 0
@@ -245,7 +243,7 @@ def fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac):
     best = -1
     best_c = -1
     ties = 0
-    points = prepare(bits, bbox, p, size, kb, 1)
+    points = prepare_frame(bits, bbox, p, size, kb, 1)
     for j in range(4):
         d = st[ST_NEW_ROW + j]
         if d == 0 or st[ST_NEW_OWNER + j] >= 0:
@@ -299,7 +297,7 @@ def playout_action(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac):
 
 @kernel(inline="always")
 def _kept_place(bits, st, p, size, domino, kb, rng):
-    """The fast greedy's placement of `domino` (as an entry, `evaluation.placements`) from the
+    """The fast greedy's placement of `domino` (as an entry, `evaluation.frame_placements`) from the
     keys kept when player p claimed it (the same keys, in the same order, and the same draws):
     -1 for a discard, -2 when none are kept for it (p placed or discarded something since)."""
     row = KEPT + p
@@ -336,11 +334,11 @@ def _keep(bits, st, p, size, domino, kb, ac, n):
 
 @kernel(inline="always")
 def _framed(bits, bbox, p, size, kb):
-    """Player p's kingdom framed in kb[FRAMES + p] (prepared unless it is there already);
+    """Player p's kingdom framed in kb[FRAMES + p] (by prepare_frame unless it is there already);
     returns its territory points."""
     row = FRAMES + p
     if kb[row, FR_LAND] != land_squares(bits, p, size):
-        prepare(bits, bbox, p, size, kb, row)
+        prepare_frame(bits, bbox, p, size, kb, row)
     return kb[row, FR_POINTS]
 
 
@@ -351,7 +349,7 @@ def _greedy_place(bits, bbox, st, p, size, rng, kb, sc, ac):
     domino = st[ST_CUR_ROW + st[ST_SLOT]]
     entry = _kept_place(bits, st, p, size, domino, kb, rng)
     if entry == -2:
-        n = placements(bits, bbox, p, size, domino, sc, ac, 0)
+        n = frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
         if n <= 1:  # nothing to compare (and no tie to draw)
             entry = -1 if n == 0 else ac[0, 0]
         else:
@@ -397,7 +395,7 @@ def _greedy_claim(bits, bbox, st, p, size, rng, kb, sc, ac):
         d = st[ST_NEW_ROW + j]
         if d == 0 or st[ST_NEW_OWNER + j] >= 0:
             continue
-        m = placements(bits, bbox, p, size, d, sc, ac, 1)
+        m = frame_placements(bits, bbox, p, size, d, sc, ac, 1)
         if m == 0:
             k = ((1 if is_centered(bbox, p, size) else 0) << S2_SHIFT) | (
                 points + bonus_points(bbox, p, size, flags, False))

@@ -7,7 +7,7 @@ kernels (state layout documented in `kdtourney.engine.kernels`).
 import numpy as np
 
 from kdtourney.bots.heuristic_kernels import policy_action, policy_playout
-from kdtourney.bots.evaluation import S2_SHIFT, S_MASK, best_key, prepare
+from kdtourney.bots.evaluation import S2_SHIFT, S_MASK, best_key, prepare_frame
 from kdtourney.bots.kernels import (KINGDOM_WIDTH, MEASURE_MARGIN, forget_kept, free_claims,
                                     greedy_combos, greedy_playout, greedy_step, key_points,
                                     result_value, work_buffers)
@@ -447,7 +447,7 @@ def _expand_claims(bits, bbox, s, node, ti, tf, ncount, free, kb, bb, sc, ac):
             h = 5.0 * max(TILE_CROWNS[d, 0], TILE_CROWNS[d, 1])
         else:
             if points < 0:
-                points = prepare(bits, bbox, p, size, kb, 1)
+                points = prepare_frame(bits, bbox, p, size, kb, 1)
             k, _ = best_key(bits, bbox, p, size, s[ST_FLAGS], s[ST_DISCARDS + p] == 0, d, kb, 1,
                             points, sc, ac, 1)
             h = float((k & S_MASK) - 5 * (1 - (k >> S2_SHIFT)))

@@ -9,7 +9,10 @@ import re
 import sys
 from pathlib import Path
 
-#: A bot name new-bot accepts: a registry name (registry._NAME) that also makes a module name.
+from kdtourney.errors import UserError
+
+#: A bot name new-bot accepts: a registry name (registry.entrants.BOT_NAME) that also makes a
+#: module name.
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
 
 PYTHON_BOT = '''\
@@ -102,7 +105,7 @@ for line in sys.stdin:
 '''
 
 
-class NewBotError(ValueError):
+class NewBotError(UserError):
     """A name or folder new-bot cannot write a bot to; the message is one line."""
 
 
@@ -128,12 +131,15 @@ def write_new_bot(bots_dir, name: str, kdtp: bool = False, taken=()) -> list[Pat
     files = {module: KDTP_PROGRAM} if kdtp else {module: PYTHON_BOT}
     if kdtp:
         files[name + ".toml"] = KDTP_TOML
-    folder.mkdir(parents=True)
     written = []
-    for file, template in files.items():
-        path = folder / file
-        path.write_text(template.format(**fields), encoding="utf-8")
-        written.append(path)
+    try:
+        folder.mkdir(parents=True)
+        for file, template in files.items():
+            path = folder / file
+            path.write_text(template.format(**fields), encoding="utf-8")
+            written.append(path)
+    except OSError as exc:  # a folder that cannot be written
+        raise NewBotError(str(exc)) from None
     return written
 
 

@@ -4,8 +4,8 @@ worker does, with the person's seat as one more bot.
 - The bots are the registry's, each in its own process (as `--isolate`; `--sandbox`: in a
   sandbox), on the tournament's clock with its margin, forfeiting as in any game
   (kdtourney.match.loop). The person's seat is `HumanSeat`: its decisions come from outside (the
-  play page, kdtourney.commands.play_page), and the engine checks each before it counts (`Board.answer`); on a
-  clock the person's seat is timed like every other.
+  play page, kdtourney.commands.play_page), and the engine checks each before it counts
+  (`Board.answer`); on a clock the person's seat is timed like every other.
 - The games are those of a lineup tournament, the person's seat `HUMAN` and the bots, stored as
   a run stores its games (its store, blocks, seats rotating from game to game, seeds), so the
   report, `replay` and `export` read them; the same command on the same folder plays the games
@@ -20,18 +20,23 @@ import threading
 import time
 from dataclasses import replace
 
-from kdtourney.commands import run as runner
-from kdtourney.tournament.blocks import of_plan
-from kdtourney.match.loop import play_match
-from kdtourney.match.settings import PlaySettings
-from kdtourney.tournament.definition import ArenaError, Tournament
-from kdtourney.service.worker import warm_up
 from kdtourney.bots.base import Bot
-from kdtourney.external import DEFAULT_STARTUP_TIMEOUT, ProcessPool
 from kdtourney.engine import (DISCARD, claim_action, decode_placement, describe_action,
                               encode_placement)
 from kdtourney.engine.kingdom import Placement
 from kdtourney.engine.tiles import TILES
+from kdtourney.external import ProcessPool
+from kdtourney.match.loop import play_match
+from kdtourney.match.settings import PlaySettings
+from kdtourney.registry import EntrantError
+from kdtourney.service.worker import warm_up
+from kdtourney.tournament import definition as tour
+from kdtourney.tournament.blocks import of_plan
+from kdtourney.tournament.definition import ArenaError, Tournament
+
+from kdtourney.commands.driver import rows_of, schedule_blocks
+from kdtourney.commands.run import open_run
+from kdtourney.commands.setup import Options, setup
 
 HUMAN = "human"  # the entrant label (and spec) of the person's seat
 HUMAN_IDENTITY = {"kind": HUMAN, "digest": HUMAN}
@@ -250,9 +255,6 @@ def lineup(registry, against: list[str], **options) -> Tournament:
     """The lineup tournament of the person, seat 0 of the first game, against `against` (specs
     checked against `registry`), with `options` as `tournament.prepare` takes them (games, seed,
     rules, clock); ArenaError for bad input."""
-    from kdtourney.tournament import definition as tour
-    from kdtourney.registry.registry import EntrantError
-
     if not 1 <= len(against) <= 3:
         raise ArenaError(f"--against: one to three bots (a table of two to four), not "
                          f"{len(against)}")
@@ -281,52 +283,54 @@ def play_games(tournament: Tournament, folder, registry, board: Board, *, play: 
     play = replace(play, isolate=True)
     bots = replace(tournament, entrants=tournament.entrants[1:], specs=tournament.specs[1:],
                    lineup=None)
-    settings = runner.bot_settings(tournament, folder, play,
-                                   startup_timeout or DEFAULT_STARTUP_TIMEOUT,
-                                   require_limits=require_limits)
-    runner.start_bots(registry, bots, startup_timeout, settings.sandbox)
-    identities = {HUMAN: HUMAN_IDENTITY, **runner.entrant_identities(registry, bots)}
+    options = Options(play=play, startup_timeout=startup_timeout, require_limits=require_limits)
+
+    def open_folder(identities):
+        return open_run(tournament, folder, meta, {HUMAN: HUMAN_IDENTITY, **identities}, play)
+
+    with setup(bots, folder, registry, open_folder, options) as s:
+        # the kernels loaded (or compiled) before the first game: not on a bot's clock
+        warm_up(bots, registry, builtin_only=s.settings.sandbox is not None, isolate=True)
+        s.stack.callback(lambda: s.st.update_meta(games_stored=s.st.count_games()))
+        pool = ProcessPool(s.settings)
+        s.stack.callback(pool.close)
+        return play_in_order(tournament, s.st, registry, board, pool, s.settings, play.margin)
+
+
+def play_in_order(tournament: Tournament, st, registry, board: Board, pool, settings,
+                  margin: float) -> int:
+    """`play_games`' games, over its open store `st` and its bots' ProcessPool `pool`."""
     plan = tournament.plan()
     blocks = of_plan(tournament.entrants, tournament.specs, plan.games)
-    # the kernels loaded (or compiled) before the first game: not on a bot's clock
-    warm_up(bots, registry, builtin_only=settings.sandbox is not None, isolate=True)
+    done = st.done_games()
+    secret = st.seed_secret(create=settings.sandbox is not None and not done)
+    table, specs = schedule_blocks(st, tournament, blocks, secret, plan.games)
+    me = table.entrants.index(HUMAN)
+    factories = [(lambda: HumanSeat(board, margin)) if label == HUMAN
+                 else registry.factory(spec, pool, True, label)
+                 for label, spec in zip(table.entrants, table.specs)]
+    # this session's games: the next ones the store lacks (a block is every seat's turn)
+    left = [g for g in sorted(specs) if g not in done][:tournament.games]
     stored = 0
-    with runner.holding(folder) as _:
-        st, _ = runner.open_for(tournament, folder, meta, identities, play)
-        pool = ProcessPool(settings)
-        try:
-            done = st.done_games()
-            secret = st.seed_secret(create=settings.sandbox is not None and not done)
-            table, specs = runner.schedule_blocks(st, tournament, blocks, secret, plan.games)
-            me = table.entrants.index(HUMAN)
-            factories = [(lambda: HumanSeat(board, play.margin)) if label == HUMAN
-                         else registry.factory(spec, pool, True, label)
-                         for label, spec in zip(table.entrants, table.specs)]
-            # this session's games: the next ones the store lacks (a block is every seat's turn)
-            left = [g for g in sorted(specs) if g not in done][:tournament.games]
-            for k, index in enumerate(left):
-                spec = specs[index]
-                rules = table.rules_for(spec.n_players)
-                board.begin(index, [table.entrants[e] for e in spec.seats], spec.seats.index(me),
-                            rules, len(spec.deal_seeds))
-                pool.new_game(index, spec.deal_seeds)
-                result = play_match(rules, spec.deal_seeds, spec.bot_seeds,
-                                    [factories[e] for e in spec.seats], clock=table.time_control,
-                                    margin=play.margin, watch=board.show)
-                game, results, faults = runner.rows_of(table.entrants, spec, result)
-                st.add_game(game, results, faults)
-                stored += 1
-                board.end({"game": index, "scores": [r["score"] for r in results],
-                           "ranks": [r["rank"] for r in results],
-                           "faults": [f"{f['entrant']} (seat {f['seat'] + 1}): {f['kind']}: "
-                                      f"{f['message']}" for f in faults]},
-                          more=k + 1 < len(left))
-                if k + 1 < len(left) and not board.wait_next():
-                    break
-        finally:
-            pool.close()
-            st.update_meta(games_stored=st.count_games())
-            st.close()
+    for k, index in enumerate(left):
+        spec = specs[index]
+        rules = table.rules_for(spec.n_players)
+        board.begin(index, [table.entrants[e] for e in spec.seats], spec.seats.index(me),
+                    rules, len(spec.deal_seeds))
+        pool.new_game(index, spec.deal_seeds)
+        result = play_match(rules, spec.deal_seeds, spec.bot_seeds,
+                            [factories[e] for e in spec.seats], clock=table.time_control,
+                            margin=margin, watch=board.show)
+        game, results, faults = rows_of(table.entrants, spec, result)
+        st.add_game(game, results, faults)
+        stored += 1
+        board.end({"game": index, "scores": [r["score"] for r in results],
+                   "ranks": [r["rank"] for r in results],
+                   "faults": [f"{f['entrant']} (seat {f['seat'] + 1}): {f['kind']}: "
+                              f"{f['message']}" for f in faults]},
+                  more=k + 1 < len(left))
+        if k + 1 < len(left) and not board.wait_next():
+            break
     return stored
 
 

@@ -1,117 +1,49 @@
-"""Sequential A/B test of a bot change: duplicate blocks until the SPRT decides (`kdtourney sprt`).
+"""`kdtourney sprt`: duplicate blocks of a candidate against a baseline until an SPRT decides.
 
-The question: is the candidate more than ``elo0`` Elo stronger than the baseline (H1 accepted,
-wrongly about a fraction alpha of the time), or is it not shown to be ``elo1`` stronger (H0
-accepted; a candidate that is fails about a fraction beta of the time)?  The statistics are
-:mod:`kdtourney.stats.sprt` (a GSPRT on block scores); this module feeds the blocks to the
-game service, stores them, and decides.
+    prepare_test(registry, candidate=, baseline=, elo0=, elo1=, ...) -> (Tournament, SprtTest)
+    play_sprt(tournament, test, folder, registry, meta=, display=, **options) -> SprtOutcome
+    load_test(folder): a resume; evaluate(folder, tournament, test): where the test stands
 
-The table
----------
-A gauntlet of the candidate against the baseline: at a table of n seats the candidate sits with
-n - 1 copies of the baseline, and every block is one deal played under all n rotations of that
-table (n games), so the candidate meets the deal from every seat.  A block's score is the
-candidate's mean pairwise score against the baseline seats over the block's games
-(:func:`~kdtourney.stats.sprt.block_scores`).  The same spec as candidate and baseline (an A/A test)
-gives two entrants, ``spec#1`` (the candidate) and ``spec#2`` (the baseline).
+The test, its tally and the lines that tell it are kdtourney.tournament.sprt's.
 
-Feeding the blocks and the decision point
------------------------------------------
-Blocks are handed to one game service (kdtourney.service.local: the workers, their bots and
-kernels stay up from the first block to the last; dead or hung workers and faults behave as in
-``kdtourney run``) by the SPRT's feed (`SprtFeed`, run by the one driver loop of
-kdtourney.commands.run), in order, kept about LEAD_SECONDS of play queued ahead of what the
-workers hold, so they never wait for an evaluation. As blocks complete, the test is evaluated
-(`Tally`): the complete blocks 0, 1, 2, ... (a block is complete when all its rotations are
-stored; the first incomplete block ends the sequence), up to the cap, are fed in block order into
-one SPRT, which stops at the first block where the LLR leaves its bounds (never before
-``min_blocks``). A block with a failed game has no score (it is not balanced: see
-:mod:`kdtourney.stats.outcomes`) and adds nothing to the test. That block is the decision point: the
-games that no worker has taken are dropped, but for those of a block already begun (a stored
-block is always whole); what the workers held and those blocks are played past the decision,
-stored (and counted in the report's standings) but not in the test. So the decision, the block at
-which it is taken and the ``sprt`` rows depend only on the seed and the test's parameters, not on
-the number of workers, the speed or interruptions. An evaluation waits until EVALUATION_SHARE
-times what the last ones took has passed since the previous one, so it takes a small share of the
-parent's time however long the test.
-
-The store
----------
-The usual tournament store (:mod:`kdtourney.store.store`), plus:
-
-- config ``sprt``: the test (candidate and baseline labels, elo0, elo1, alpha, beta, min_blocks).
-  A folder holding another test or tournament is refused, as ``kdtourney run`` does.
-- config ``tournament``: the gauntlet, written once (``games``: the first session's cap). Each
-  session records its cap (``--max-games``) in the ``sessions`` table: the cap is the one thing a
-  re-run may change (a larger one continues an undecided test, a smaller one counts only the
-  blocks within it), and a resume goes on under the last one given.
-- table ``blocks``: the blocks, each recorded as it is handed to the service.
-- table ``sprt``: one row per counted block (block = blocks counted so far, from 1; llr and the
-  bounds; on the last row, where the test stands, the Elo estimate corrected for stopping and its
-  95% interval): the blocks the test counted, up to the decision. Rewritten at most every
-  RECORD_SECONDS, at the decision and at the end; the HTML report draws the LLR path from it.
-
-Re-running on the same folder (or ``kdtourney sprt --resume DIR``) continues from the stored blocks
-and reaches the decision an uninterrupted run reaches.
+The table is a gauntlet: the candidate and n - 1 baselines, each block one deal under every
+rotation. `SprtFeed` keeps about LEAD_SECONDS of play queued, evaluates the complete blocks in
+order (`Tally`) and, once decided, plays only what the workers hold and the
+rest of their blocks, so the decision depends only on the seed and the test. The store's config
+`sprt` holds the test, its table `sprt` the LLR path (`record`). options: as
+kdtourney.commands.setup.Options. Raises ArenaError (one line) for bad input or a folder holding
+anything else. docs/commands.md#how-a-command-plays says more.
 """
 
 from __future__ import annotations
 
 import collections
-import contextlib
 import math
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 
-from kdtourney.commands import run as runner
-from kdtourney.tournament import schedule
-from kdtourney.store import store
-from kdtourney.tournament.blocks import Incoming, of_plan
 from kdtourney.match.settings import PlaySettings
-from kdtourney.external import DEFAULT_STARTUP_TIMEOUT
-from kdtourney.stats.sprt import DEFAULT_MIN_BLOCKS, SPRT, block_scores, sprt_bounds
-from kdtourney.tournament.definition import RULE_OPTIONS, ArenaError, Tournament, differences, parse_players, prepare
-from kdtourney.stats.outcomes import balanced_blocks
+from kdtourney.stats.sprt import DEFAULT_MIN_BLOCKS
+from kdtourney import store
+from kdtourney.tournament import schedule
+from kdtourney.tournament.blocks import of_plan
+from kdtourney.tournament.sprt import (SprtState, SprtTest, Tally, cap_blocks, status_line,
+                                      stored_test, verdict_line, with_cap)
+from kdtourney.tournament.sprt import evaluate as evaluate_incoming
+from kdtourney.tournament.definition import (RULE_OPTIONS, ArenaError, Tournament, differences,
+                                             parse_players, prepare)
+
+from kdtourney.commands.driver import Driver, Feed
+from kdtourney.commands.folders import check_code, record_play, resume_command
+from kdtourney.commands.setup import Options, setup
 
 DEFAULT_MAX_GAMES = 20_000
 LEAD_SECONDS = 0.1     # games queued beyond what the workers hold: about this much play
 EVALUATION_SHARE = 10  # the test is evaluated at most once per this many times an evaluation took
 RECORD_SECONDS = 1.0   # the `sprt` table and the display's estimate: at most this often, and at
                        # the decision and the end
-VERDICTS = ("H1", "H0", "undecided")
-
-
-@dataclass(frozen=True)
-class SprtTest:
-    """The hypotheses and error rates of a test; candidate and baseline are entrant labels."""
-
-    candidate: str
-    baseline: str
-    elo0: float
-    elo1: float
-    alpha: float = 0.05
-    beta: float = 0.05
-    min_blocks: int = DEFAULT_MIN_BLOCKS
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "SprtTest":
-        return cls(**d)
-
-    def new(self) -> SPRT:
-        """A fresh SPRT with these parameters."""
-        return SPRT(self.elo0, self.elo1, alpha=self.alpha, beta=self.beta,
-                    min_blocks=self.min_blocks)
-
-    @property
-    def bounds(self) -> tuple[float, float]:
-        return sprt_bounds(self.alpha, self.beta)
 
 
 MAX_ELO = 1000.0   # past it, a score is within rounding of 0 or 1: the model says nothing
@@ -184,119 +116,9 @@ def prepare_test(registry, *, candidate: str | None, baseline: str | None, elo0:
     return tournament, test
 
 
-def cap_blocks(tournament: Tournament) -> int:
-    """Blocks within the cap: the tournament's games rounded up to whole blocks."""
-    return -(-tournament.games // tournament.players[0])
-
-
-def with_cap(tournament: Tournament, max_games: int) -> Tournament:
-    return replace(tournament, games=int(max_games))
-
-
 # --------------------------------------------------------------------------------------------------
 # Evaluation from the store
 # --------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class SprtState:
-    """The test as the store has it.
-
-    status: 'H1', 'H0' or 'continue'; blocks / games: counted (the complete blocks in order, up to
-    the decision); complete: complete blocks in order within the cap (>= blocks); stored: games in
-    the store; llr, lower, upper, elo, lo, hi: after the last counted block; rows: the `sprt` table.
-    """
-
-    status: str = "continue"
-    blocks: int = 0
-    games: int = 0
-    complete: int = 0
-    stored: int = 0
-    llr: float = 0.0
-    lower: float = math.nan
-    upper: float = math.nan
-    elo: float = math.nan
-    lo: float = math.nan
-    hi: float = math.nan
-    rows: list = field(default_factory=list)
-
-    @property
-    def decided(self) -> bool:
-        return self.status in ("H0", "H1")
-
-
-class Tally:
-    """The test's blocks as their games come in (from the store, or from the driver as each is
-    stored): the scores of the complete blocks in order, fed to one SPRT (a complete block's games
-    do not change, and the LLR after a block does not depend on later ones: each block is scored
-    and fed once), and the games stored of the later blocks (`incoming`) until their block is
-    complete. A block with a failed game has no score (it is not balanced: see
-    kdtourney.stats.outcomes) and adds nothing to the test."""
-
-    def __init__(self, tournament: Tournament, test: SprtTest, incoming: Incoming | None = None,
-                 stored: int = 0):
-        self.test, self.cap = test, cap_blocks(tournament)
-        self.players = tournament.players[0]
-        self.t = test.new()
-        self.scores: list[float] = []  # the complete blocks', NaN without a score
-        self.incoming = incoming or Incoming()
-        self.stored = stored
-
-    @property
-    def complete(self) -> int:
-        """Complete blocks in order, within the cap."""
-        return len(self.scores)
-
-    def add(self, spec, results) -> None:
-        """A game stored, with its result rows (none for a failed game)."""
-        self.stored += 1
-        if spec.block < self.cap:
-            self.incoming.add(spec, results)
-
-    def available(self) -> int:
-        """Complete blocks in order, within the cap, counting those not yet scored."""
-        end = self.complete
-        while end < self.cap and self.incoming.whole(end):
-            end += 1
-        return end
-
-    def advance(self) -> bool:
-        """Score the blocks complete now in order and feed them to the test; whether any was."""
-        begin, end = self.complete, self.available()
-        if end == begin:
-            return False
-        results = balanced_blocks(self.incoming.take(range(begin, end)))
-        new = (block_scores(results, self.test.candidate, self.test.baseline) if len(results)
-               else pd.Series(dtype=float))
-        scores = [float(new.get(b, math.nan)) for b in range(begin, end)]
-        self.scores += scores
-        self.t.update(scores)
-        return True
-
-    @property
-    def decided(self) -> bool:
-        return self.t.decided_at is not None
-
-    def state(self, estimate: bool = True) -> SprtState:
-        """Where the test stands: the SprtState of the complete blocks, up to the decision.
-        estimate: compute the Elo estimate (always once the test has ended); else NaN."""
-        t, (lower, upper) = self.t, self.t.bounds
-        state = SprtState(complete=self.complete, stored=self.stored, lower=lower, upper=upper)
-        counted = np.cumsum(~np.isnan(self.scores))  # blocks with a score, after each complete one
-        end = self.complete if t.decided_at is None else \
-            int(np.searchsorted(counted, t.decided_at)) + 1
-        path = t.path
-        state.rows = [(b + 1, float(path[counted[b] - 1]) if counted[b] else 0.0, lower, upper,
-                       math.nan, math.nan, math.nan) for b in range(end)]
-        state.status = t.status
-        state.blocks = end
-        state.games = state.blocks * self.players
-        state.llr = t.llr if t.decided_at is None else float(path[t.decided_at - 1])
-        if estimate or t.decided_at is not None or self.complete >= self.cap:
-            state.elo, state.lo, state.hi = t.elo_estimate()
-        if state.rows:  # the estimate where the test stands, on the last row
-            state.rows[-1] = state.rows[-1][:4] + (state.elo, state.lo, state.hi)
-        return state
 
 
 def tally(folder, tournament: Tournament, test: SprtTest) -> Tally:
@@ -308,23 +130,21 @@ def tally(folder, tournament: Tournament, test: SprtTest) -> Tally:
 
 
 def evaluate(folder, tournament: Tournament, test: SprtTest) -> SprtState:
-    """Feed the stored complete blocks, in block order and within the cap, into a fresh SPRT until
-    it decides; the decision and the rows depend on the stored games of those blocks only."""
-    return tally(folder, tournament, test).state()
+    """Where the test of the games stored in `folder` stands (tournament.sprt.evaluate)."""
+    return evaluate_incoming(store.load_incoming(folder), tournament, test)
 
 
-def record(folder, state: SprtState) -> None:
-    """Write the `sprt` table to the store."""
-    with store.open_store(folder) as st:
-        st.write_sprt(state.rows)
+def record(st: store.Store, state: SprtState) -> None:
+    """Write the `sprt` table through the command's store `st`."""
+    st.write_sprt(state.rows)
 
 
 def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict,
-              identities: dict | None = None, play=None) -> tuple[int, list[str]]:
+              identities: dict | None = None, play=None) -> list[str]:
     """Create the store of a new test (with the entrants' `identities` and the `play` settings),
     or check that `folder` holds this test, played by this code under these play settings
-    (refused otherwise: ArenaError, see `runner.check_code` and `runner.record_play`), and set
-    its cap. Returns the session number and notes for the user."""
+    (refused otherwise: ArenaError, see `check_code` and `record_play` of
+    kdtourney.commands.folders), and set its cap. Returns notes for the user."""
     folder = Path(folder)
     if not store.exists(folder):
         try:
@@ -334,8 +154,8 @@ def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict,
             raise ArenaError(str(exc)) from None
         with st:
             st.set_config("sprt", test.to_dict())
-            runner.record_play(st, play or PlaySettings(), folder)
-        return 1, []
+            record_play(st, play or PlaySettings(), folder)
+        return []
     try:
         st = store.open_store(folder)
     except store.StoreError as exc:
@@ -353,10 +173,10 @@ def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict,
             more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
             raise ArenaError(f"{folder} holds another SPRT: {diff[0]}{more}; choose a new "
                              f"--out, or continue that one with kdtourney sprt --resume {folder}")
-        notes = runner.check_code(st, identities, folder) if identities is not None else []
-        runner.record_play(st, play or PlaySettings(), folder)
-        sessions = st.begin_session(meta.get("command"), tournament.games)  # its cap
-    return sessions, notes
+        notes = check_code(st, identities, folder) if identities is not None else []
+        record_play(st, play or PlaySettings(), folder)
+        st.begin_session(meta.get("command"), tournament.games)  # its cap
+    return notes
 
 
 def load_test(folder) -> tuple[Tournament, SprtTest, dict]:
@@ -368,16 +188,25 @@ def load_test(folder) -> tuple[Tournament, SprtTest, dict]:
         raise ArenaError(str(exc)) from None
     if "sprt" not in config:
         raise ArenaError(f"{folder} holds a tournament that is not an SPRT; continue it with "
-                         f"{runner.resume_command(folder)}")
-    caps = store.load_sessions(folder)["games"].dropna()
-    cap = int(caps.iloc[-1]) if len(caps) else config["tournament"]["games"]  # the last cap set
-    return (with_cap(Tournament.from_dict(config["tournament"]), cap),
-            SprtTest.from_dict(config["sprt"]), config.get("meta", {}))
+                         f"{resume_command(folder)}")
+    tournament, test = stored_test(config, store.load_sessions(folder)["games"])
+    return tournament, test, config.get("meta", {})
 
 
 # --------------------------------------------------------------------------------------------------
 # Playing
 # --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DecisionPoint:
+    """When the test decided: the games stored, the games the workers held, and the games of the
+    blocks they began that were queued again (the rest of the queue was dropped). The games
+    stored past the decision are the last two, no more."""
+
+    stored: int
+    held: int
+    kept: int
 
 
 @dataclass
@@ -394,6 +223,7 @@ class SprtOutcome:
     evaluations: int = 0
     interrupted: bool = False
     seconds: float = 0.0
+    decision: DecisionPoint | None = None  # when this session's play decided
 
     @property
     def verdict(self) -> str | None:
@@ -413,48 +243,36 @@ class SprtOutcome:
 
 
 def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
-              workers: int | None = None, meta: dict | None = None, display=None,
-              hang_timeout: float | None = None, scheduler: str | None = None,
-              play: PlaySettings | None = None, startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
-              require_limits: bool = False) -> SprtOutcome:
+              meta: dict | None = None, display=None, **options) -> SprtOutcome:
     """Play blocks of `tournament` into `folder` until `test` decides or the cap
     (`tournament.games`) is reached; returns an SprtOutcome.
 
-    registry: the BotRegistry the entrants were checked against; workers: processes (default: all
-    cores); display: a kdtourney.terminal.display.SprtDisplay (or anything with its methods) or None;
-    scheduler: play on a Dask cluster (as `runner.run_tournament`; `workers` is then the
-    cluster's); play, startup_timeout, require_limits: how the bots are played (see
-    runner.run_tournament; TOML bots are started once, before anything). One game service plays
-    every block. Raises ArenaError for a folder holding another test, and for runner failures.
+    registry: the BotRegistry the entrants were checked against; display: a
+    kdtourney.terminal.display.SprtDisplay (or anything with its methods) or None; options: how
+    and where the games are played (kdtourney.commands.setup.Options; on a Dask cluster the
+    workers are the cluster's). One game service plays every block. Raises ArenaError for a
+    folder holding another test, and for what cannot be played.
     """
     started = time.perf_counter()
     folder = Path(folder)
-    meta = meta or {}
-    play = play or PlaySettings()
-    settings = runner.bot_settings(tournament, folder, play, startup_timeout, scheduler,
-                                   require_limits)
-    with contextlib.ExitStack() as stack:
-        cluster, workers = stack.enter_context(runner.holding_workers(folder, scheduler, workers))
-        runner.start_bots(registry, tournament, startup_timeout, settings.sandbox)
-        identities = runner.entrant_identities(registry, tournament)
-        _, notes = open_test(tournament, test, folder, meta, identities, play)
+    how = Options(**options)
+
+    def open_folder(identities):
+        return open_test(tournament, test, folder, meta or {}, identities, how.play)
+
+    with setup(tournament, folder, registry, open_folder, how) as s:
         counted = tally(folder, tournament, test)
         state = counted.state()
-        record(folder, state)
+        record(s.st, state)
         outcome = SprtOutcome(folder=folder, tournament=tournament, test=test, state=state,
                               stored_before=state.stored)
         if display is not None:
-            display.begin(tournament, test, state, workers)
-            stack.callback(display.end)
-            for note in notes:
+            display.begin(tournament, test, state, s.workers)
+            s.stack.callback(display.end)
+            for note in s.notes:
                 display.note(note)
         if not state.decided and state.complete < cap_blocks(tournament):
-            st = stack.enter_context(store.open_store(folder))
-            driver = runner.Driver(stack, folder, st, tournament, registry, cluster=cluster,
-                                   workers=workers, settings=settings, play=play,
-                                   identities=identities, hang_timeout=hang_timeout,
-                                   require_limits=require_limits, reporter=display)
-            ran = driver.run(SprtFeed(outcome, counted, display))
+            ran = Driver(s, display).run(SprtFeed(outcome, counted, display))
             outcome.played, outcome.interrupted = ran.played, ran.interrupted
     if outcome.interrupted and outcome.state.decided:
         outcome.interrupted = False  # the decision was reached: nothing is left to play
@@ -462,7 +280,7 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
     return outcome
 
 
-class SprtFeed(runner.Feed):
+class SprtFeed(Feed):
     """The feed of an SPRT: the blocks of the plan in order, kept queued about LEAD_SECONDS of
     play ahead of the workers (so they never wait for an evaluation and little is played past a
     decision); the test evaluated as blocks complete (its Tally scores each block once, from the
@@ -511,12 +329,12 @@ class SprtFeed(runner.Feed):
         if self.tally.decided:
             self.stop(driver)
         if self.tally.decided or self.evaluated - self.recorded >= RECORD_SECONDS:
-            self.show()
+            self.show(driver)
 
-    def show(self):
+    def show(self, driver):
         """Write the `sprt` table and show where the test stands."""
         state = self.outcome.state = self.tally.state(estimate=self.display is not None)
-        record(self.outcome.folder, state)
+        record(driver.st, state)
         self.recorded = time.perf_counter()
         if self.display is not None:
             self.display.update(state)
@@ -533,87 +351,15 @@ class SprtFeed(runner.Feed):
         """Decided: drop the games no worker has taken, but for those of a block begun."""
         dropped = driver.cancel()
         per_block = collections.Counter(g.block for g in dropped)
-        driver.submit(g for g in dropped if per_block[g.block] < g.n_players)
+        kept = [g for g in dropped if per_block[g.block] < g.n_players]
+        self.outcome.decision = DecisionPoint(self.tally.stored, driver.outstanding, len(kept))
+        driver.submit(kept)
 
     def stopped(self, driver):
         self.tally.advance()
-        self.show()
+        self.show(driver)
 
 
-# --------------------------------------------------------------------------------------------------
-# Text
-# --------------------------------------------------------------------------------------------------
-
-
-def _elo(value: float) -> str:
-    return "-" if value is None or math.isnan(value) else f"{value:+.1f}"
-
-
-def estimate_text(state: SprtState) -> str:
-    """'Elo +23.1 [+8.0, +38.4] corrected for stopping' (the candidate's advantage and its 95%
-    interval, corrected for the test's stopping when it did: see kdtourney.stats.sprt)."""
-    return f"Elo {_elo(state.elo)} [{_elo(state.lo)}, {_elo(state.hi)}] corrected for stopping"
-
-
-def status_line(state: SprtState) -> str:
-    """One line of the test's state: blocks, games, LLR and bounds, Elo estimate."""
-    return (f"{state.blocks} blocks, {state.games} games: LLR {state.llr:.2f} "
-            f"[{state.lower:.2f}, {state.upper:.2f}], {estimate_text(state)}")
-
-
-def _more_than(elo: float, baseline: str) -> str:
-    if elo == 0:
-        return f"stronger than {baseline}"
-    if elo > 0:
-        return f"more than {elo:g} Elo stronger than {baseline}"
-    return f"less than {-elo:g} Elo weaker than {baseline}"
-
-
-def _at_least(elo: float, baseline: str) -> str:
-    if elo == 0:
-        return f"at least as strong as {baseline}"
-    if elo > 0:
-        return f"at least {elo:g} Elo stronger than {baseline}"
-    return f"at most {-elo:g} Elo weaker than {baseline}"
-
-
-def verdict_line(state: SprtState, test: SprtTest, tournament: Tournament, *,
-                 candidate: str = "candidate", baseline: str = "the baseline") -> str:
-    """'H1 accepted: ...', 'H0 accepted: ...' or 'undecided after N games ...' (or 'no decision
-    yet ...' for an interrupted test). Each claims only what the test shows: H1, that the candidate
-    is more than elo0 stronger (with error rate alpha); H0, that it is not shown to be elo1
-    stronger (a candidate that is fails with rate beta), not that it is no stronger. candidate,
-    baseline: what the line calls them (a tune's verify: 'tune' and 'the start values')."""
-    where = f"after {state.games} games ({state.blocks} blocks)"
-    if state.status == "H1":
-        return (f"H1 accepted: the {candidate} is {_more_than(test.elo0, baseline)} (a "
-                f"{candidate} that is not passes about {100 * test.alpha:g}% of the time); LLR "
-                f"{state.llr:.2f} >= {state.upper:.2f} {where}; {estimate_text(state)}")
-    if state.status == "H0":
-        return (f"H0 accepted: the {candidate} is not shown to be "
-                f"{_at_least(test.elo1, baseline)} (a {candidate} that is fails about "
-                f"{100 * test.beta:g}% of the time); LLR {state.llr:.2f} <= {state.lower:.2f} "
-                f"{where}; {estimate_text(state)}")
-    inside = f"LLR {state.llr:.2f} within [{state.lower:.2f}, {state.upper:.2f}]"
-    if state.complete >= cap_blocks(tournament):
-        return f"undecided after {state.games} games ({state.blocks} blocks): {inside}; " \
-               f"{estimate_text(state)}"
-    return f"no decision yet {where}: {inside}; {estimate_text(state)}"
-
-
-def header_line(tournament: Tournament, test: SprtTest, state: SprtState, workers: int) -> str:
-    p = tournament.players[0]
-    lower, upper = test.bounds
-    cap = cap_blocks(tournament)
-    text = (f"SPRT {tournament.describe()}: H0 elo <= {test.elo0:g}, H1 elo >= {test.elo1:g}, "
-            f"alpha {test.alpha:g}, beta {test.beta:g}, LLR bounds [{lower:.2f}, {upper:.2f}]; "
-            f"blocks of {p} games, at most {cap * p} games, seed {tournament.seed}, "
-            f"{workers} worker{'s' * (workers != 1)}")
-    if state.stored:
-        text += f"; {state.stored} games stored"
-    return text
-
-
-__all__ = ["SprtTest", "SprtState", "SprtOutcome", "SprtFeed", "Tally", "prepare_test",
-           "play_sprt", "evaluate", "tally", "record", "open_test", "load_test", "cap_blocks",
-           "with_cap", "verdict_line", "status_line", "RULE_OPTIONS", "DEFAULT_MAX_GAMES"]
+__all__ = ["SprtOutcome", "DecisionPoint", "SprtFeed", "prepare_test", "play_sprt", "evaluate",
+           "tally", "record", "open_test", "load_test", "check_hypotheses", "RULE_OPTIONS",
+           "DEFAULT_MAX_GAMES"]

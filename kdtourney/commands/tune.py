@@ -1,46 +1,21 @@
-"""Tuning a bot's parameters by play (`kdtourney tune`): the SPSA driver.
+"""`kdtourney tune`: SPSA tuning of a bot's numeric parameters by play.
 
-The math is :mod:`kdtourney.stats.spsa` (pure); this module decides which games to play next,
-hands them to the game service (local processes or a Dask cluster), stores them, and steps theta
-from what is stored.
+    prepare_tune(registry, bot, params, ...) -> (Tournament, Tune)
+    play_tune(table, tune, folder, registry, meta=, display=, **options) -> TuneOutcome
+    verify(...) -> Verdict, verify_sprt(...) -> SequentialVerdict: the tuned values against the
+    start values, over N games or by an SPRT, in FOLDER/verify
+    load_tune(folder): a resume
 
-The table
----------
-An iteration plays `blocks` duplicate blocks (default 1): one deal under every rotation of the
-table. With 2 players the table is theta+ and theta-; with 3 or 4, theta+, theta- and the
-`--against` opponents (default: the bot at its start values). Its result is theta+'s pairwise
-score against theta- in those blocks (`spsa.result_of`).
-
-Batches and the store
----------------------
-Iterations are played in fixed batches of `batch` iterations, one at a time, by the tune's feed
-(`TuneFeed`, run by the one driver loop of kdtourney.commands.run) on the tune's one game service
-(kdtourney.service.local: a batch's theta+ and theta- join its running workers as new entrants;
-the store, dead or hung workers and faults behave as in `kdtourney run`). All the iterations of a
-batch start from the theta after the previous batch, so the values depend only on the seed and
-the tune, not on the workers or on interruptions: after a kill, the same command (or `--resume
-DIR`) replays the stored results (`spsa.replay`), plays the missing games of the batch it stopped
-in, and goes on to the same final values. A block with a failed game has no result (rule 3: as
-every statistic, kdtourney.stats.outcomes), in the iterations and in the verify.
-
-The folder is a tournament store whose entrants are `theta+`, `theta-` and the opponents (so
-`report`, `export` and `ratings` read it), plus:
-
-- config `tune`: the tune (bot, fixed parameters, tuned parameters with their ranges, c_end,
-  r_end, the schedule, batch, blocks per iteration, and `rule`: the version of SPSA's rule it is
-  played under, `spsa.SPSA_RULE` when it was made; a folder made before the rule was recorded
-  resumes under rule 1). A folder holding anything else is refused.
-- config `tournament`: the table with the start values for theta+ and theta-, written once.
-- table `blocks`: each iteration's blocks, recorded as its batch is handed to the service
-  (`batch_blocks`), with the values theta+ and theta- play in them (their specs): the report,
-  `replay` and a resume read them there.
-- table `tune`: one row per iteration (k, batch, theta, signs, plus, minus as played, result,
-  theta after it), rewritten after every batch.
+An iteration plays `blocks` duplicate blocks of theta+ against theta- (and, at 3 or 4 players,
+the --against opponents); `TuneFeed` plays fixed batches of iterations from the theta after the
+previous batch (kdtourney.stats.spsa), so the values depend only on the seed and the tune. The
+store's config `tune` holds the tune, its table `tune` one row per iteration (`record`). options:
+as kdtourney.commands.setup.Options. Raises ArenaError (one line) for bad input or a folder
+holding anything else. docs/commands.md#how-a-command-plays says more.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from dataclasses import dataclass, field, replace
@@ -48,16 +23,24 @@ from pathlib import Path
 
 import numpy as np
 
-from kdtourney.commands import run as runner, sprt as sequential
-from kdtourney.stats import spsa
-from kdtourney.store import store
-from kdtourney.tournament.blocks import Incoming
 from kdtourney.match.settings import PlaySettings
-from kdtourney.stats.sprt import block_scores
-from kdtourney.tournament.definition import ArenaError, Tournament, differences, parse_players, prepare
-from kdtourney.tournament.tune import DEFAULT_BATCH, MINUS, PAGE_FILE, PLUS, Tune
-from kdtourney.external import DEFAULT_STARTUP_TIMEOUT
+from kdtourney.registry import EntrantError
+from kdtourney.stats import spsa
+from kdtourney.stats.descriptive import block_resamples, percentile_interval
 from kdtourney.stats.outcomes import balanced_blocks, score_to_elo
+from kdtourney.stats.sprt import block_scores
+from kdtourney import store
+from kdtourney.tournament.blocks import Incoming
+from kdtourney.tournament.definition import (ArenaError, Tournament, differences, parse_players,
+                                             prepare)
+from kdtourney.tournament.tune import DEFAULT_BATCH, MINUS, PAGE_FILE, PLUS, Tune
+
+from kdtourney.commands import sprt as sequential
+from kdtourney.tournament.sprt import SprtTest, verdict_line
+from kdtourney.commands.driver import Driver, Feed
+from kdtourney.commands.folders import check_code, record_play
+from kdtourney.commands.run import run_tournament
+from kdtourney.commands.setup import Options, setup
 
 DEFAULT_ITERATIONS = 1000
 VERIFY_DIR = "verify"
@@ -73,30 +56,12 @@ def parse_param(text: str) -> tuple[str, list[str]]:
     return name.strip(), parts
 
 
-def prepare_tune(registry, bot: str | None, params, *, players=None, iterations: int =
-                 DEFAULT_ITERATIONS, against=None, seed: int | None = None, batch: int =
-                 DEFAULT_BATCH, blocks: int = 1, dynasty: bool = False,
-                 move_time_limit: float | None = None, time_control: str | None = None,
-                 first_move_time: float | None = None, **rules) -> tuple[Tournament, Tune]:
-    """Check user input and build the tune and its table (Tournament with the start values).
-    Raises ArenaError with a one-line message."""
-    from kdtourney.registry.registry import EntrantError
-
-    if not bot:
-        raise ArenaError("give the bot to tune, e.g. kdtourney tune mcts --param c=0.2,0.02,1.0")
-    if not params:
-        raise ArenaError("give at least one --param name=start,min,max (e.g. --param "
-                         "c=0.2,0.02,1.0)")
-    for name, value in (("--iterations", iterations), ("--batch", batch), ("--blocks", blocks)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ArenaError(f"{name} must be a positive whole number, not {value}")
-    try:
-        base = registry.resolve(bot)
-    except EntrantError as exc:
-        raise ArenaError(str(exc)) from None
+def tuned_params(registry, base, bot: str, params, iterations: int) -> list:
+    """The spsa.Params of the --param texts `params` for the bot `base` (the resolved `bot`
+    spec): each a numeric parameter of the bot, not fixed in the spec, given once; ArenaError."""
     defaults = registry.bots[base.name].parameters
     fixed = dict(base.params)
-    tuned = []
+    tuned: list = []
     for text in params:
         name, parts = parse_param(text)
         if name not in defaults:
@@ -116,6 +81,30 @@ def prepare_tune(registry, bot: str | None, params, *, players=None, iterations:
                                          iterations=iterations))
         except spsa.SpsaError as exc:
             raise ArenaError(str(exc)) from None
+    return tuned
+
+
+def prepare_tune(registry, bot: str | None, params, *, players=None, iterations: int =
+                 DEFAULT_ITERATIONS, against=None, seed: int | None = None, batch: int =
+                 DEFAULT_BATCH, blocks: int = 1, dynasty: bool = False,
+                 move_time_limit: float | None = None, time_control: str | None = None,
+                 first_move_time: float | None = None, **rules) -> tuple[Tournament, Tune]:
+    """Check user input and build the tune and its table (Tournament with the start values).
+    Raises ArenaError with a one-line message."""
+    if not bot:
+        raise ArenaError("give the bot to tune, e.g. kdtourney tune mcts --param c=0.2,0.02,1.0")
+    if not params:
+        raise ArenaError("give at least one --param name=start,min,max (e.g. --param "
+                         "c=0.2,0.02,1.0)")
+    for name, value in (("--iterations", iterations), ("--batch", batch), ("--blocks", blocks)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ArenaError(f"{name} must be a positive whole number, not {value}")
+    try:
+        base = registry.resolve(bot)
+    except EntrantError as exc:
+        raise ArenaError(str(exc)) from None
+    fixed = dict(base.params)
+    tuned = tuned_params(registry, base, bot, params, iterations)
     tune = Tune(bot=base.name, fixed=tuple(sorted(fixed.items())), params=tuple(tuned),
                 schedule=spsa.Schedule(iterations), batch=batch, blocks=blocks,
                 rule=spsa.SPSA_RULE)
@@ -245,21 +234,20 @@ def evaluate(folder, tune: Tune, seed: int) -> TuneState:
     return state_of(scores, tune, seed, stored)
 
 
-def record(folder, state: TuneState) -> None:
-    """Write the `tune` table."""
+def record(st: store.Store, state: TuneState) -> None:
+    """Write the `tune` table through the command's store `st`."""
     rows = [(it.k, it.batch, list(it.theta), list(it.signs), list(it.plus), list(it.minus),
              it.result, None if it.after is None else list(it.after))
             for it in state.iterations if it.after is not None]
-    with store.open_store(folder) as st:
-        st.write_tune(rows)
+    st.write_tune(rows)
 
 
 def open_tune(table: Tournament, tune: Tune, folder, meta: dict, identities: dict,
               play: PlaySettings | None = None) -> tuple[Tune, list[str]]:
     """Create the store of a new tune (with the entrants' `identities` and the `play` settings),
     or check that `folder` holds this tune played by this code under these play settings
-    (ArenaError otherwise: `runner.check_code`, `runner.record_play`). Returns the tune as the
-    folder plays it (under the SPSA rule it was made with) and notes for the user."""
+    (ArenaError otherwise: `check_code`, `record_play` of kdtourney.commands.folders). Returns the
+    tune as the folder plays it (under the SPSA rule it was made with) and notes for the user."""
     folder = Path(folder)
     if not store.exists(folder):
         try:
@@ -268,7 +256,7 @@ def open_tune(table: Tournament, tune: Tune, folder, meta: dict, identities: dic
             raise ArenaError(str(exc)) from None
         with st:
             st.set_config("tune", tune.to_dict())
-            runner.record_play(st, play or PlaySettings(), folder)
+            record_play(st, play or PlaySettings(), folder)
         return tune, []
     try:
         st = store.open_store(folder)
@@ -289,11 +277,11 @@ def open_tune(table: Tournament, tune: Tune, folder, meta: dict, identities: dic
             more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
             raise ArenaError(f"{folder} holds another tune: {diff[0]}{more}; choose a new --out, "
                              f"or continue that one with kdtourney tune --resume {folder}")
-        notes = runner.check_code(st, identities, folder)
-        runner.record_play(st, play or PlaySettings(), folder)
+        notes = check_code(st, identities, folder)
+        record_play(st, play or PlaySettings(), folder)
         if tune.rule != spsa.SPSA_RULE:
-            notes.append(f"{folder} was made under SPSA rule {tune.rule} (this kdtourney makes rule "
-                         f"{spsa.SPSA_RULE}): it finishes under rule {tune.rule}")
+            notes.append(f"{folder} was made under SPSA rule {tune.rule} (this kdtourney makes "
+                         f"rule {spsa.SPSA_RULE}): it finishes under rule {tune.rule}")
         st.begin_session(meta.get("command"))
     return tune, notes
 
@@ -349,45 +337,37 @@ class TuneOutcome:
         return self.tune.spec(self.tune.rounded(self.theta))
 
 
-def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int | None = None,
-              meta: dict | None = None, display=None, hang_timeout: float | None = None,
-              scheduler: str | None = None, play: PlaySettings | None = None,
-              startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
-              require_limits: bool = False) -> TuneOutcome:
+def play_tune(table: Tournament, tune: Tune, folder, registry, *, meta: dict | None = None,
+              display=None, **options) -> TuneOutcome:
     """Play the tune's batches into `folder` until its last iteration (or an interruption).
 
-    As `sequential.play_sprt`: registry, workers, display (kdtourney.terminal.display.TuneDisplay or
-    None), scheduler, play, startup_timeout, require_limits. One game service plays every batch:
-    a batch's theta+ and theta- join its running workers as new entrants.
-    Raises ArenaError for a folder holding something else, and for runner failures.
+    As `sequential.play_sprt`: registry, meta, display (kdtourney.terminal.display.TuneDisplay or
+    None), options (kdtourney.commands.setup.Options). One game service plays every batch: a
+    batch's theta+ and theta- join its running workers as new entrants. Raises ArenaError for a
+    folder holding something else, and for what cannot be played.
     """
     started = time.perf_counter()
     folder = Path(folder)
-    meta = meta or {}
-    play = play or PlaySettings()
-    settings = runner.bot_settings(table, folder, play, startup_timeout, scheduler, require_limits)
-    with contextlib.ExitStack() as stack:
-        cluster, workers = stack.enter_context(runner.holding_workers(folder, scheduler, workers))
-        runner.start_bots(registry, table, startup_timeout, settings.sandbox)
-        identities = runner.entrant_identities(registry, table)
-        tune, notes = open_tune(table, tune, folder, meta, identities, play)
-        st = stack.enter_context(store.open_store(folder))
+    how = Options(**options)
+
+    def open_folder(identities):
+        nonlocal tune  # as the folder plays it: under the SPSA rule it was made with
+        tune, notes = open_tune(table, tune, folder, meta or {}, identities, how.play)
+        return notes
+
+    with setup(table, folder, registry, open_folder, how) as s:
         scores, incoming, stored = stored_scores(folder, tune)
         state = state_of(scores, tune, table.seed, stored)
-        record(folder, state)
+        record(s.st, state)
         outcome = TuneOutcome(folder=folder, table=table, tune=tune, state=state,
                               stored_before=state.stored)
         if display is not None:
-            display.begin(table, tune, state, workers)
-            stack.callback(display.end)
-            for note in notes:
+            display.begin(table, tune, state, s.workers)
+            s.stack.callback(display.end)
+            for note in s.notes:
                 display.note(note)
         if state.pending():
-            driver = runner.Driver(stack, folder, st, table, registry, cluster=cluster,
-                                   workers=workers, settings=settings, play=play,
-                                   identities=identities, hang_timeout=hang_timeout,
-                                   require_limits=require_limits, reporter=display)
-            ran = driver.run(TuneFeed(outcome, scores, incoming, display))
+            ran = Driver(s, display).run(TuneFeed(outcome, scores, incoming, display))
             outcome.played, outcome.interrupted = ran.played, ran.interrupted
     outcome.seconds = time.perf_counter() - started
     outcome.decision_seconds = float(store.load_results(folder, columns=["time_total"])
@@ -395,7 +375,7 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, workers: int |
     return outcome
 
 
-class TuneFeed(runner.Feed):
+class TuneFeed(Feed):
     """The feed of a tune: one batch at a time (all the iterations of a batch start from the
     theta after the previous one), its blocks with each iteration's theta+ and theta- as new
     entrants; once its games are all stored, the batch's blocks are scored, theta steps, the
@@ -421,7 +401,7 @@ class TuneFeed(runner.Feed):
             self.scores.update(score_blocks(self.incoming, blocks, o.tune))
             self.batch = []
             o.state = state_of(self.scores, o.tune, o.table.seed, o.state.stored)
-            record(o.folder, o.state)
+            record(driver.st, o.state)
             if self.display is not None:
                 self.display.update(o.state)
         if not self.batch and o.state.pending():
@@ -477,14 +457,13 @@ def verify_table(registry, table: Tournament, tuned: str, start: str, games: int
 
 
 def verify(registry, table: Tournament, tuned: str, start: str, games: int, folder, *,
-           workers=None, meta=None, reporter=None, hang_timeout=None, scheduler=None,
-           n_boot: int = 2000, **bots) -> Verdict:
-    """Play (or finish) the verify games in FOLDER/verify and measure the gain."""
+           meta=None, reporter=None, n_boot: int = 2000, **options) -> Verdict:
+    """Play (or finish) the verify games in FOLDER/verify and measure the gain. options: as
+    kdtourney.commands.setup.Options."""
     vt = verify_table(registry, table, tuned, start, games)
     out = Path(folder) / VERIFY_DIR
     _check_verify_folder(out, vt, None)
-    ran = runner.run_tournament(vt, out, registry, workers=workers, meta=meta, reporter=reporter,
-                                hang_timeout=hang_timeout, scheduler=scheduler, **bots)
+    ran = run_tournament(vt, out, registry, meta=meta, reporter=reporter, **options)
     return replace(verdict_of(store.load_results(out), vt.entrants[0], vt.entrants[1], tuned,
                               start, n_boot), interrupted=ran.interrupted)
 
@@ -494,8 +473,6 @@ def verdict_of(results, candidate: str, baseline: str, tuned: str, start: str,
     """The Verdict of the verify games' `results` (the tuned spec labelled `candidate`, the start
     spec `baseline`): the balanced blocks only (a block with a failed game is left out, as in
     every statistic: kdtourney.stats.outcomes)."""
-    from kdtourney.stats.descriptive import block_resamples, percentile_interval
-
     results = balanced_blocks(results)
     values = block_scores(results, candidate, baseline).dropna().to_numpy(dtype=float)
     draws = np.concatenate([c @ values / len(values) for c in block_resamples(
@@ -507,11 +484,11 @@ def verdict_of(results, candidate: str, baseline: str, tuned: str, start: str,
                    lo=float(score_to_elo(lo[0])), hi=float(score_to_elo(hi[0])))
 
 
-def verify_test(elo0=0.0, elo1=10.0, alpha=0.05, beta=0.05) -> sequential.SprtTest:
+def verify_test(elo0=0.0, elo1=10.0, alpha=0.05, beta=0.05) -> SprtTest:
     """The sequential test of a verify (`--verify-elo0` ...), checked (ArenaError); `verify_sprt`
     labels its candidate and baseline."""
     elo0, elo1, alpha, beta = sequential.check_hypotheses(elo0, elo1, alpha, beta, "--verify-")
-    return sequential.SprtTest(candidate=PLUS, baseline=MINUS, elo0=elo0, elo1=elo1, alpha=alpha,
+    return SprtTest(candidate=PLUS, baseline=MINUS, elo0=elo0, elo1=elo1, alpha=alpha,
                                beta=beta)
 
 
@@ -535,28 +512,27 @@ class SequentialVerdict:
 
     def line(self) -> str:
         o = self.outcome
-        verdict = sequential.verdict_line(o.state, o.test, o.tournament, candidate="tune",
+        verdict = verdict_line(o.state, o.test, o.tournament, candidate="tune",
                                           baseline="the start values")
         return f"{verdict}; tuned {self.tuned} against start {self.start}"
 
 
 def verify_sprt(registry, table: Tournament, tuned: str, start: str, games: int, folder,
-                test: sequential.SprtTest, *, workers=None, meta=None, display=None, **bots
+                test: SprtTest, *, meta=None, display=None, **options
                 ) -> SequentialVerdict:
     """Play (or go on with) the verify in FOLDER/verify as an SPRT (`test`, from `verify_test`)
     of the tuned spec against the start spec, stopping at a bound or after `games` games (the
-    cap, which a re-run may change as `kdtourney sprt --max-games` does). bots: as
-    `sequential.play_sprt`."""
+    cap, which a re-run may change as `kdtourney sprt --max-games` does). options: as
+    kdtourney.commands.setup.Options."""
     vt = verify_table(registry, table, tuned, start, games)
     test = replace(test, candidate=vt.entrants[0], baseline=vt.entrants[1])
     out = Path(folder) / VERIFY_DIR
     _check_verify_folder(out, vt, test)
-    outcome = sequential.play_sprt(vt, test, out, registry, workers=workers, meta=meta,
-                                   display=display, **bots)
+    outcome = sequential.play_sprt(vt, test, out, registry, meta=meta, display=display, **options)
     return SequentialVerdict(tuned=tuned, start=start, outcome=outcome)
 
 
-def _check_verify_folder(out: Path, vt: Tournament, test: sequential.SprtTest | None
+def _check_verify_folder(out: Path, vt: Tournament, test: SprtTest | None
                          ) -> None:
     """Refuse (ArenaError) a verify folder of another verify: other games or tuned values, or
     a sequential test where none is asked (or another test, or none, where one is)."""

@@ -1,5 +1,7 @@
 """Kingdomino as a PettingZoo AEC environment (needs the `rl` extra: pettingzoo, gymnasium)."""
 
+from typing import Any
+
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
@@ -36,7 +38,7 @@ class KingdominoEnv(AECEnv, EzPickle):
     plays for seed s; `reset()` without a seed plays the next seed (s + 1).
     """
 
-    metadata = {"render_modes": ["human", "ansi"], "name": "kingdomino_v0", "is_parallelizable": False}
+    metadata: dict[str, Any] = {"render_modes": ["human", "ansi"], "name": "kingdomino_v0", "is_parallelizable": False}
 
     def __init__(self, players: int = 4, *, reward: str = "rank", render_mode: str | None = None, **rules_options):
         super().__init__()

@@ -48,22 +48,22 @@ class BatchEnv:
             raise ValueError(f"rules must be a Rules, not {type(rules).__name__} (or give rules "
                              "options: BatchEnv(n, players=2, harmony=True))")
         self.rules = rules if rules is not None else Rules(**rules_options)
-        self.num_envs = num_envs
+        self.num_envs: int = num_envs
         self.reward = reward
         self._kind = reward_code(reward)
-        self._header = header_of(self.rules)
+        self._header: np.ndarray = header_of(self.rules)
         n, players = num_envs, self.rules.players
-        self._bits = np.zeros((n, players, K.kingdom_width(self.rules.size)), dtype=np.int64)
-        self._bbox = np.zeros((n, players, 4), dtype=np.int64)
-        self._st = np.zeros((n, K.ST_LEN), dtype=np.int64)
-        self.obs = np.zeros((n, observation_size(self.rules)), dtype=np.float32)
-        self._mask = np.zeros((n, N_ACTIONS), dtype=np.int8)  # what step checks actions against
-        self.mask = np.zeros_like(self._mask)
-        self.player = np.zeros(n, dtype=np.int64)
-        self.rewards = np.zeros((n, players), dtype=np.float32)
-        self.dones = np.zeros(n, dtype=np.bool_)
-        self._seeds = np.zeros(n, dtype=np.int64)
-        self.seeds = self._seeds.view()
+        self._bits: np.ndarray = np.zeros((n, players, K.kingdom_width(self.rules.size)), dtype=np.int64)
+        self._bbox: np.ndarray = np.zeros((n, players, 4), dtype=np.int64)
+        self._st: np.ndarray = np.zeros((n, K.ST_LEN), dtype=np.int64)
+        self.obs: np.ndarray = np.zeros((n, observation_size(self.rules)), dtype=np.float32)
+        self._mask: np.ndarray = np.zeros((n, N_ACTIONS), dtype=np.int8)  # what step checks actions against
+        self.mask: np.ndarray = np.zeros_like(self._mask)
+        self.player: np.ndarray = np.zeros(n, dtype=np.int64)
+        self.rewards: np.ndarray = np.zeros((n, players), dtype=np.float32)
+        self.dones: np.ndarray = np.zeros(n, dtype=np.bool_)
+        self._seeds: np.ndarray = np.zeros(n, dtype=np.int64)
+        self.seeds: np.ndarray = self._seeds.view()
         self.seeds.flags.writeable = False
         self.reset(seed)
 

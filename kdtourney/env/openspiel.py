@@ -1,22 +1,10 @@
 """Kingdomino as an OpenSpiel Python game, `python_kingdomino` (needs the `rl` extra: open_spiel).
 
-Importing this module registers the game: `pyspiel.load_game("python_kingdomino(players=3,harmony=True)")`.
-Parameters: players (2..4), variant, three_player, harmony, middle_kingdom, tiebreak, first_picks,
-as `Rules`.
-
-Sequential, perfect information with explicit chance, as backgammon is: every player sees every
-kingdom and row; what is hidden is the future, and chance decides it when it comes.
-- Chance nodes: with first_picks "random", the order of the kings for the first row, one king at
-  a time (outcome = its seat, probability = the seat's share of the kings still to order); then
-  every row, one domino at a time, when the row is revealed (outcome = domino number - 1, uniform
-  over the dominoes not drawn yet). Drawing from all unseen dominoes is the same as dealing the
-  dominoes in play at random, also in the games that use fewer than 48.
-- Player actions: kdtourney's action numbers (Discrete 1049), as in the PettingZoo environment.
-- Returns at the end: the "rank" reward (+1 per opponent ranked below, -1 per opponent above,
-  divided by players - 1; zero-sum).
-- Observation tensor: `kdtourney.env.encoding` for the observing player; observation string:
-  the kingdoms and rows as text.
-- Serialisation: OpenSpiel's, the history of actions (chance outcomes included); states pickle.
+Importing this module registers the game: `pyspiel.load_game("python_kingdomino(players=3)")`.
+Parameters as `Rules` (players, variant, three_player, harmony, middle_kingdom, tiebreak,
+first_picks). Sequential, perfect information with explicit chance nodes (the first kings' order,
+each revealed domino); actions are kdtourney's numbers; the return is the "rank" reward. The
+chance model and the rest: docs/internals.md.
 """
 
 import numpy as np

@@ -24,7 +24,7 @@ from kdtourney.env.encoding import observe_view
 class PolicyBot(Bot):
     """A policy of (observation, action mask) -> action as a Bot; subclass and define `policy`."""
 
-    rng: np.random.Generator = None
+    rng: np.random.Generator | None = None
     rules = None  # the game's Rules (the observation's layout depends on them), from setup
 
     def setup(self, seat, rules, seed):

@@ -1,28 +1,25 @@
-"""Bots in their own process: the harness side of KDTP/1 (the wire format is kdtourney.external.kdtp).
-
-A `Program` is how to start a bot: a command declared in a TOML file of a bots folder, or
-`kdtourney serve SPEC` for a Python bot played in isolation. An `ExternalBot` is a `Bot` whose
-`setup`, `act` and `finish` talk to such a process; the arena plays it like any other bot.
-
-One module per concern:
-- declaration: `Program`, the TOML declaration (`load_toml`), `serve_program`;
-- identity: the code identity of a TOML bot (everything it can read when it runs);
-- launch: starting a process (its own session, death with its parent), killing its group;
-- process: one `BotProcess`, KDTP lines with deadlines, its stderr and log, the failures;
-- pool: the `ProcessPool` of a worker process and the start-up check (`check_programs`);
-- bot: `ExternalBot`, the `Bot` adapter;
-- sandbox: `--sandbox`, bubblewrap's command line and the limits of a sandboxed process;
-- listing: asking bot modules what they define, each in a sandbox (the registry's listing step);
-- cgroups: the cgroup of a sandboxed process (its limits, freezing it, killing what it started).
+"""Bots in their own process, the harness's side of KDTP/1 (docs/protocol.md, docs/sandbox.md):
+declaration (`Program`, a TOML bot's `load_toml`, `serve_program`), identity (a TOML bot's code
+identity, its snapshot), files (which files are a bot's, read as a submission), launch (starting
+and killing a process group), process (`BotProcess`, its failures), output (its stderr, log and
+output limit), pool (`ProcessPool`, `check_programs`), bot (`ExternalBot`, the Bot adapter),
+kdtp (the wire format), listing (bot modules asked what they define, each in a sandbox; the bot
+side of KDTP, `kdtourney serve`, is kdtourney.registry.serve), sandbox (bubblewrap's command line and the
+limits), cgroups (a sandboxed bot's cgroup), syscalls (its system call filter) and private (the
+harness's private temporary folder).
 """
 
 from kdtourney.external.bot import ExternalBot
 from kdtourney.external.declaration import Declared, Program, load_toml, serve_program
 from kdtourney.external.identity import program_files, program_identity
 from kdtourney.external.launch import die_with_parent, kill_group, start_process
-from kdtourney.external.sandbox import Limits, Sandbox, SandboxError
+from kdtourney.external.output import LOG_BYTES
 from kdtourney.external.pool import ProcessPool, check_programs, log_name
-from kdtourney.external.process import DEFAULT_MOVE_TIME_MARGIN, DEFAULT_STARTUP_TIMEOUT, LOG_BYTES, QUIT_GRACE, BotExited, BotFailure, BotOutOfMemory, BotOutputFlood, BotProcess, BotProtocolError, BotTimeout, IllegalAnswer, ProcessSettings, StartupError
+from kdtourney.external.process import (DEFAULT_MOVE_TIME_MARGIN, DEFAULT_STARTUP_TIMEOUT,
+                                        QUIT_GRACE, BotExited, BotFailure, BotOutOfMemory,
+                                        BotOutputFlood, BotProcess, BotProtocolError, BotTimeout,
+                                        IllegalAnswer, ProcessSettings, StartupError)
+from kdtourney.external.sandbox import Limits, Sandbox, SandboxError
 
 __all__ = ["Program", "Declared", "ProcessSettings", "ProcessPool", "ExternalBot", "BotProcess",
            "BotFailure", "BotTimeout", "BotExited", "BotProtocolError", "IllegalAnswer",

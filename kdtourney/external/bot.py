@@ -8,7 +8,8 @@ from typing import Protocol
 from kdtourney.external import kdtp
 from kdtourney.bots.base import Bot
 from kdtourney.external.declaration import Program
-from kdtourney.external.process import WRITE_TIMEOUT, BotFailure, BotProcess, BotProtocolError, IllegalAnswer, ProcessSettings, show
+from kdtourney.external.process import (WRITE_TIMEOUT, BotFailure, BotProcess, BotProtocolError,
+                                        IllegalAnswer, ProcessSettings, show)
 
 
 class Lender(Protocol):
@@ -47,6 +48,11 @@ class ExternalBot(Bot):
         self.owns_pool = owns_pool  # close() closes the pool too
         self._process: BotProcess | None = None
         self.decision_s: float | None = None  # the last act's time (None: it wrote no act)
+
+    @property
+    def process(self) -> BotProcess | None:
+        """The process lent for this game (None before `setup` and after `close`)."""
+        return self._process
 
     def setup(self, seat, rules, seed):
         if self._process is None:

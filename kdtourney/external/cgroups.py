@@ -1,32 +1,17 @@
-"""The cgroup of a sandboxed bot process (kdtourney.external.sandbox): it holds the bot and
-everything the bot starts (no process leaves its cgroup, `setsid` or not), so the kernel bounds
-their memory, their number and their CPU together and says when a limit was hit, the harness can
-freeze them all between the bot's decisions, and it can kill them all, or all but the bot, with
-none able to fork meanwhile.
+"""The cgroup of a sandboxed bot process (docs/sandbox.md, "Limits: cgroups"): it holds the bot
+and all it starts, so that their memory, number and CPU are bounded together, a kill past a
+limit is known, all of them are frozen between decisions and killed with none forking meanwhile.
 
-CPU: a quota (`cpu.max`, v1 `cpu.cfs_quota_us`) bounds how much a bot computes, but not where:
-a bot of many threads within a quota of one core would run on every core for part of each period,
-beside the bots of the other games. So the bots of one process (a worker) are also held to CPUs
-of their own (`cpuset.cpus`): each process takes a ticket, a lock file that the kernel releases
-when the process ends, and the ticket picks its slot of cores among those it may use
-(`own_cpus`): the workers of a machine, up to one per slot, keep to different cores.
-
-Layouts (`probe`, once per process and cgroup root):
-- cgroup v2 (the root holds `cgroup.controllers`): `memory.max`, `pids.max`, `cpu.max`,
-  `cpuset.cpus`, `cgroup.freeze`, `cgroup.kill`, in `<root>/kdtourney/` when this process may
-  write there (root); else in the cgroup this process runs in, when it is delegated to its user
-  (e.g. `systemd-run --user --scope -p Delegate=yes`): the processes there move into a leaf of it
-  (`kdtourney-harness`), since controllers are only lent to children of a cgroup without
-  processes, and the bots' cgroups go beside it in `kdtourney/`. A controller the delegated
-  cgroup does not get (often cpu or cpuset) is a limit missing.
-- cgroup v1 (a hierarchy per controller: `<root>/memory`, `pids`, `cpu`, `cpuset`, `freezer`):
-  each in `<root>/<hierarchy>/kdtourney/` (root only). There is no `cgroup.kill`: killing is
-  freezing, a SIGKILL to each member, and thawing (a v1 freezer holds a killed process until it is
-  thawed).
-- hybrid (v1 controllers, and a v2 tree without them at `<root>/unified`): the controllers from
-  v1, freezing and killing from the v2 tree's core files.
-What the machine lacks is `Machine.missing`, which `--sandbox` reports. KDTOURNEY_CGROUP_ROOT
-names another root than /sys/fs/cgroup (an empty folder: no cgroups at all).
+    machine, probe   the hierarchies this process may use (cgroup v2, v1 or hybrid, delegated or
+                     as root; KDTOURNEY_CGROUP_ROOT names another root): a `Machine`, whose
+                     `missing` says which limits cannot hold here
+    BotCgroup        `make` one bot's cgroup; `procs_files` to join it, `bounds`, `freeze`,
+                     `thaw`, `kill` (all, or all but some), `out_of_memory`,
+                     `hit_process_limit`, `remove`
+    own_cpus         the CPUs this process's bots keep to: the slot of its `ticket` (a lock
+                     file of the private folder) among the cores it may use, so that the
+                     workers of a machine keep to different cores
+    kill_scanning    without a cgroup: kill what scans of a process's members find
 """
 
 from __future__ import annotations
@@ -99,7 +84,7 @@ def _write(path: str, value: str) -> None:
         f.write(value)
 
 
-def _made(folder: str) -> bool:
+def can_make(folder: str) -> bool:
     """Whether `folder` is there (made now if not) and this process may make cgroups in it."""
     try:
         os.makedirs(folder, exist_ok=True)
@@ -132,7 +117,7 @@ def _delegated(mount: str) -> str | None:
     if base == os.path.normpath(mount) or not os.access(base, os.W_OK):
         return None
     leaf = os.path.join(base, LEAF)
-    if _made(leaf):
+    if can_make(leaf):
         for pid in _words(os.path.join(base, "cgroup.procs")):
             try:
                 _write(os.path.join(leaf, "cgroup.procs"), pid)
@@ -143,12 +128,12 @@ def _delegated(mount: str) -> str | None:
 
 def _v2(mount: str) -> Hierarchy | None:
     base, parent = mount, os.path.join(mount, PARENT)
-    if not _made(parent):
+    if not can_make(parent):
         base = _delegated(mount)
         if base is None:
             return None
         parent = os.path.join(base, PARENT)
-        if not _made(parent):
+        if not can_make(parent):
             return None
     offered = [c for c in CONTROLLERS if c in _words(os.path.join(base, "cgroup.controllers"))]
     for folder in (base, parent):  # lent down to the bots' cgroups, one controller at a time
@@ -209,7 +194,7 @@ def probe(root: str) -> Machine:
             if feature in have or not os.path.isfile(os.path.join(mount, "cgroup.procs")) \
                     or os.path.isfile(os.path.join(mount, "cgroup.controllers")):
                 continue
-            if _made(parent) and os.path.exists(os.path.join(parent, interface)):
+            if can_make(parent) and os.path.exists(os.path.join(parent, interface)):
                 if feature == CPU:
                     _weigh(parent, "cpu.shares", 1024, 262_144)
                 if feature == CPUSET and not _cpuset_v1(mount, parent):
@@ -295,7 +280,7 @@ def _sweep(parent: str) -> None:
 _TICKET: list = []  # [the number of this process's ticket], its lock held until the process ends
 
 
-def _ticket() -> int:
+def ticket() -> int:
     """This process's ticket: the lowest number whose lock file (in the harness's private
     folder, one set per user) no live process holds; held from now on."""
     if not _TICKET:
@@ -313,18 +298,18 @@ def _ticket() -> int:
     return _TICKET[0]
 
 
-def _cpus_of(ticket: int, allowed, cpus: float) -> list[int]:
-    """The CPUs of the bots of the process with `ticket`: the ticket's slot of ceil(cpus) of the
-    `allowed` CPUs (the slots in turn: tickets past the last slot share)."""
+def cpus_of(number: int, allowed, cpus: float) -> list[int]:
+    """The CPUs of the bots of the process whose ticket is `number`: its slot of ceil(cpus) of
+    the `allowed` CPUs (the slots in turn: tickets past the last slot share)."""
     allowed = sorted(allowed)
     size = max(1, min(len(allowed), math.ceil(cpus)))
-    slot = ticket % (len(allowed) // size)
+    slot = number % (len(allowed) // size)
     return allowed[slot * size:(slot + 1) * size]
 
 
 def own_cpus(cpus: float) -> list[int]:
     """The CPUs this process's bots, each with a quota of `cpus` cores, keep to."""
-    return _cpus_of(_ticket(), os.sched_getaffinity(0), cpus)
+    return cpus_of(ticket(), os.sched_getaffinity(0), cpus)
 
 
 # --- one bot's cgroup --------------------------------------------------------------------------
@@ -534,5 +519,5 @@ def _wait(done) -> bool:
 
 
 __all__ = ["BotCgroup", "Machine", "Hierarchy", "machine", "probe", "kill_scanning", "own_cpus",
-           "MEMORY", "PROCESSES", "CPU", "CPUSET", "FREEZE", "KILL", "WEAKER", "CPU_PERIOD_US",
-           "ROOT_VARIABLE"]
+           "ticket", "cpus_of", "can_make", "MEMORY", "PROCESSES", "CPU", "CPUSET", "FREEZE",
+           "KILL", "WEAKER", "CPU_PERIOD_US", "ROOT_VARIABLE"]

@@ -88,7 +88,8 @@ def load_toml(path: Path, origin: str | None = None, own_folder: bool = True) ->
         raise ValueError("options must be a table: [options] then key = default lines")
     for key, value in options.items():
         if not isinstance(value, (bool, int, float, str)):
-            raise ValueError(f"option {key} = {value!r}: a default is an int, float, bool or string")
+            raise ValueError(f"option {key} = {value!r}: a default is an int, float, bool or "
+                             "string")
     description = data.get("description", "")
     if not isinstance(description, str):
         raise ValueError("description must be a string")

@@ -1,19 +1,13 @@
-"""Which files of a folder are a bot's, reading them, and a digest over files.
+"""Which files of a folder are a bot's, reading them as a submission, and a digest over files.
+One rule wherever a bot's files are listed (shipped, hashed, shown in a sandbox, watched): all
+under its folder but caches, hidden entries, logs and tournament folders (docs/bots.md).
 
-One rule, used wherever a bot's files are listed (shipped to workers, hashed into its identity,
-shown in its sandbox, watched by a ladder): everything under the folder but what a bot or its
-tools leave there without it being the bot's code:
-- caches: `__pycache__` folders and `.pyc` files;
-- hidden entries (a name starting with '.': `.git`, `.cache`, `.venv`);
-- logs: files ending in `.log` (a bot run without `--sandbox` may write one beside itself; it
-  would otherwise make the bot a new version at every scan);
-- tournament folders (holding a `tournament.sqlite`): a run's results, not a bot.
-
-Reading what a submission holds never blocks and is bounded (`read_file`, `read_tree`): only
-regular files are read, their size checked before reading; a FIFO, a socket or a device is
-refused (`Unreadable`, one line), and so is a file past the stated limit. `read_tree` follows no
-link: it reads each file through the folders below the bot's own, none of them a link, and gives a
-link as such (`Link`), so that a link swapped in meanwhile leads nowhere.
+    tree, left_out, is_run_folder  the files of a folder by that rule
+    read_file, read_beneath        one file, at most `limit` bytes, never blocking: Unreadable
+                                   (a UserError, one line) for a FIFO, socket, device or a file
+                                   past the limit; read_beneath through no link
+    layout, read_tree              a folder's files and links (`Link`), no link followed
+    files_sha256                   a sha256 over (name, bytes or Link) pairs
 """
 
 from __future__ import annotations
@@ -24,6 +18,8 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from kdtourney.errors import UserError
 
 STORE = "tournament.sqlite"  # a folder holding one is a tournament folder, not a bot's code
 LOG_SUFFIX = ".log"
@@ -54,7 +50,7 @@ def tree(root: Path) -> list[Path]:
     return sorted(found)
 
 
-class Unreadable(ValueError):
+class Unreadable(UserError):
     """A file of a submission that is not read: not a regular file, or past its limit; one line
     naming it."""
 

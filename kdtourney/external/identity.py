@@ -1,25 +1,16 @@
-"""The code identity of a bot declared by a TOML file: everything it can read when it runs.
+"""The code identity of a bot declared by a TOML file: everything it can read when it runs
+(docs/bots.md, "What counts as a bot's code").
 
-- its own files: its whole folder when the folder is its own (a bot's subfolder of a bots folder,
-  or a TOML file given alone), else (a bots folder shared with other bots) its TOML file and the
-  paths of the folder its command and `files` name (`own_paths`); what is left out of a folder
-  (caches, hidden entries, logs, tournament folders) is kdtourney.external.files's rule;
-- what its command runs outside its folder, resolved: a program given by a relative path
-  (`../build/mybot`), a file argument (`node ../bot.js`), the package of `python -m pkg` (found
-  as the interpreter finds it: in the folder first, then in this Python's installation), the
-  folders and jars of a Java class path (`java -cp build:lib/x.jar Main`, also `-classpath`,
-  `--class-path`);
-- the paths the TOML file lists in `files` (relative to its folder, or absolute);
-- the command as declared, and the name and version it answers to hello.
-
-A program found on the PATH or given by an absolute path (`python3`, `java`, `/usr/bin/node`) is
-the runtime, not the bot: it is not hashed.
-
-The files are read as kdtourney.external.files reads a submission (regular files only, at most
-FILES_LIMIT bytes, no link followed inside its folder: a link is hashed as where it leads). A
-sandbox shows the bot exactly its files inside its folder as they were hashed: a copy of them
-(`snapshot`, in the harness's private folder, named by the digest), bound over its folder, so that
-a hidden file, a log or a `.pyc` beside them, or a file changed after it started, is not there.
+    program_identity  {"kind": "kdtp", "command", "files_sha256", "bot_name", "bot_version"}
+    program_files     (name, bytes or Link, inside its folder) of every file it hashes: its own
+                      files (`own_paths`), what its command runs outside its folder
+                      (`run_paths`: a relative program, file arguments, `python -m`'s package,
+                      a Java class path) and its TOML's `files`; a runtime found on the PATH
+                      or by an absolute path is not the bot's
+    snapshot          the copy of its files inside its folder that its identity hashed, which
+                      its sandbox shows in place of the folder; FilesChanged (a UserError) when
+                      a pinned bot's files changed since its run recorded them
+    inside            whether a path lies in a folder, links resolved
 """
 
 from __future__ import annotations
@@ -30,6 +21,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from kdtourney.errors import UserError
 from kdtourney.external import private
 from kdtourney.external.declaration import Program
 from kdtourney.external.files import Link, Unreadable, files_sha256, read_file, read_tree
@@ -145,7 +137,7 @@ def _mode(program: Program, name, otherwise: int) -> int:
         return otherwise
 
 
-class FilesChanged(ValueError):
+class FilesChanged(UserError):
     """A bot's files are not those its run recorded: one line."""
 
 

@@ -2,7 +2,7 @@
 
 One JSON object per line, each with a "type". This module owns the encoding and is used by both
 sides: the harness (`kdtourney.external`) writes `hello`, `game`, `act`, `result` and `quit`
-and reads the bot's answers; the bot side (`kdtourney.external.serve`) rebuilds, from an `act`, the
+and reads the bot's answers; the bot side (`kdtourney.registry.serve`) rebuilds, from an `act`, the
 GameView the bot would get in-process (`view_of`), and writes its answers.
 
 Squares are [row, col] relative to the castle, rows growing downwards; terrains are the letters W F
@@ -22,7 +22,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from kdtourney.match.clock import TimeControl
+from kdtourney.errors import BotFailure
+from kdtourney.bots.clock import TimeControl
 from kdtourney.engine import (CLAIM_BASE, DISCARD, TILES, GameView, Kingdom, Rules,
                               decode_placement)
 from kdtourney.engine import kernels as K
@@ -39,8 +40,9 @@ MAX_LINE = 1 << 20  # bytes: a longer line is a protocol error (nothing a bot sa
 _COMPACT = (",", ":")
 
 
-class ProtocolError(ValueError):
-    """A line or message that breaks KDTP/1; the message is one line, meant for the bot's author."""
+class ProtocolError(BotFailure, ValueError):
+    """A line or message that breaks KDTP/1 (a ValueError too); the message is one line, meant
+    for the bot's author."""
 
 
 # --- lines -------------------------------------------------------------------------------------
@@ -97,7 +99,7 @@ def dominoes() -> list:
 def game_message(game: int, seat: int, rules: Rules, seed: int, options: dict,
                  time_control: TimeControl | None) -> dict:
     """The `game` message before each game (each deal of a dynasty); `time`: the time control,
-    every field, null where it does not apply (kdtourney.match.clock)."""
+    every field, null where it does not apply (kdtourney.bots.clock)."""
     return {"type": "game", "game": game, "seat": seat, "players": rules.players,
             "kings": rules.kings_per_player, "size": rules.size,
             "rules": {k: getattr(rules, k) for k in RULE_KEYS}, "dominoes": dominoes(),
@@ -237,7 +239,8 @@ def action_to_wire(action: int):
 
 def canonical(obj) -> str:
     """The text an action is compared by: compact JSON with sorted keys, so that spacing and key
-    order do not matter but values must be exactly those of `legal` (1 is not true, 5.0 is not 5)."""
+    order do not matter but values must be exactly those of `legal` (1 is not true, 5.0 is not
+    5)."""
     return json.dumps(obj, separators=_COMPACT, sort_keys=True)
 
 
@@ -287,7 +290,8 @@ def view_of(act: dict, rules: Rules) -> GameView:
         state = act["state"]
         seat, phase, round_ = act["seat"], act["phase"], act["round"]
         n, per_player = rules.players, rules.kings_per_player
-        kingdoms = [_kingdom_of(p, squares, rules.size) for p, squares in enumerate(state["kingdoms"])]
+        kingdoms = [_kingdom_of(p, squares, rules.size)
+                    for p, squares in enumerate(state["kingdoms"])]
         sizes = [len(squares) for squares in state["kingdoms"]]
         current = [(d["domino"], _owner(d["seat"])) for d in state["current_row"]]
         placed = [bool(d["placed"]) for d in state["current_row"]]

@@ -3,7 +3,7 @@ learns a folder module's bots, their names, descriptions and parameters, and the
 they refuse, under `--sandbox`, where a bot's code runs nowhere but in its sandbox.
 
 Each module gets a process of its own, `kdtourney list-bots --sources FILE [SPEC...]`
-(kdtourney.external.serve.list_bots), given only that module's own files, as a sandboxed served bot
+(kdtourney.registry.serve.list_bots), given only that module's own files, as a sandboxed served bot
 gets them, and sandboxed as one; all are started at once. Each answers one line, a JSON object
 `{"type": "listing", ...}`, within the start-up timeout, and exits. What a module does at import
 (read its standard input, hang, exit, print) cannot hold the harness: its input is closed, what it

@@ -26,7 +26,8 @@ from kdtourney.external import private
 from kdtourney.external.bot import ExternalBot
 from kdtourney.external.declaration import Program
 from kdtourney.external.launch import kill_group
-from kdtourney.external.process import QUIT_GRACE, BotFailure, BotProcess, ProcessSettings, StartupError
+from kdtourney.external.process import (QUIT_GRACE, BotFailure, BotProcess, ProcessSettings,
+                                        StartupError)
 
 
 EVICT_GRACE = 0.5   # s an evicted process has to exit after quit before it is killed
@@ -114,6 +115,11 @@ class ProcessPool:
     def idle(self) -> int:
         """How many processes wait idle."""
         return len(self._idle)
+
+    @property
+    def idle_processes(self) -> list[BotProcess]:
+        """The processes waiting idle, the least recently given back first."""
+        return list(self._idle)
 
     def _retire(self, process: BotProcess, grace: float = 0) -> None:
         process.stop(grace=grace)

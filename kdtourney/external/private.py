@@ -10,11 +10,14 @@ import os
 import stat
 import tempfile
 
+from kdtourney.errors import UserError
+
 PREFIX = "kdtourney-"
 
 
-class NotPrivate(OSError):
-    """The private folder's place holds something this user does not own alone; one line."""
+class NotPrivate(OSError, UserError):
+    """The private folder's place holds something this user does not own alone; one line (an
+    OSError, as other failures to make a folder are)."""
 
 
 def folder(*sub: str) -> str:

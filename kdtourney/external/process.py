@@ -1,24 +1,21 @@
-"""One bot process and the harness's side of KDTP/1 with it: sending and receiving lines with
-deadlines, the stderr drain and the entrant's log, stopping it. Failures raise `BotFailure`
-subclasses, which the arena turns into faults (kdtourney.match.loop) with the bot's last stderr
-lines.
+"""One bot process and the harness's side of KDTP/1 with it (docs/protocol.md).
 
-- Waiting is the harness's: replies are read from a non-blocking pipe through a selector with a
-  deadline (what the decision may take plus the margin; the start-up timeout for `hello`), never
-  with a blocking readline; a line longer than `kdtp.MAX_LINE` is a protocol error. A pidfd
-  (where the system has one) tells at once that the bot exited even while a child holds its
-  pipes.
-- stderr is drained continuously by a thread (a bot is never blocked writing it): the last lines
-  are kept for faults, and every line goes to the entrant's log file while it is under LOG_BYTES.
-- Sandboxed, a bot runs only while it is expected to read and answer: from its start to its
-  answer to `hello`, during each `act` (`thaw` ... `freeze`, kdtourney.external.bot) and
-  from `quit` on; otherwise its processes are frozen, and `game` and `result` wait in its input
-  (a pipe holds them) until its next `act`. Nothing ever waits for an answer from a frozen bot.
+    BotProcess        `start` (`spawn`, then `handshake`: hello), `send` and `receive` lines
+                      with deadlines, `expect_silence`, `freeze` and `thaw` it (sandboxed),
+                      `fail`, `quit`, `stop`; its output and log are kdtourney.external.output's
+    ProcessSettings   the clock, margin, start-up timeout, log folder, sandbox, idle processes
+    BotFailure        a bot's broken contract (kdtourney.errors.BotFailure) with its last stderr
+                      lines: BotTimeout, BotExited (BotOutOfMemory), BotProtocolError,
+                      IllegalAnswer, BotOutputFlood; the arena makes each a fault
+    StartupError      a program that does not start or answer hello (a UserError)
+
+Replies are waited for through a selector with a deadline, never a blocking read; a pidfd tells
+at once that the bot exited, even while a child holds its pipes. A bot that exits fails where
+its answer is read, whether its exit came before or after the line it was sent.
 """
 
 from __future__ import annotations
 
-import collections
 import json
 import os
 import select
@@ -26,14 +23,16 @@ import selectors
 import shlex
 import signal
 import subprocess
-import threading
 import time
 from dataclasses import dataclass
 
+from kdtourney import errors
+from kdtourney.errors import UserError
 from kdtourney.external import kdtp
-from kdtourney.match.clock import TimeControl
+from kdtourney.bots.clock import TimeControl
 from kdtourney.external.declaration import Program
 from kdtourney.external.launch import kill_group, start_process
+from kdtourney.external.output import READ_BYTES, BotOutput
 from kdtourney.external import cgroups
 from kdtourney.external.sandbox import Sandbox
 
@@ -41,17 +40,15 @@ DEFAULT_MOVE_TIME_MARGIN = 0.2   # s the harness waits beyond --move-time-limit 
 DEFAULT_STARTUP_TIMEOUT = 20.0   # s for a new process to answer hello (a JVM, a network loading)
 DEFAULT_IDLE_PROCESSES = 8       # bot processes a worker keeps idle (a served Python bot: ~100 MB)
 QUIT_GRACE = 2.0                 # s a bot has to exit after quit before it is killed
+EXIT_GRACE = 1.0                 # s from an exiting bot closing its pipes to its exit status
 WRITE_TIMEOUT = 5.0              # s a message without an answer (game, result) may take to write
-TAIL_LINES = 10                  # stderr lines a fault keeps
-TAIL_WIDTH = 300                 # characters kept of each
-LOG_BYTES = 8 << 20              # bytes of an entrant's log file, beyond which lines are dropped
-_READ = 1 << 16
 
 
 # --- failures ----------------------------------------------------------------------------------
 
-class BotFailure(Exception):
-    """An out-of-process bot failed; `stderr`: its last stderr lines (may be empty)."""
+class BotFailure(errors.BotFailure):
+    """A bot process failed (a kdtourney.errors.BotFailure); `stderr`: its last stderr lines
+    (may be empty)."""
 
     def __init__(self, message: str, stderr: str = ""):
         super().__init__(message)
@@ -82,7 +79,7 @@ class BotOutputFlood(BotFailure):
     """Wrote more than its sandbox's output limit in one game (stdout and stderr)."""
 
 
-class StartupError(ValueError):
+class StartupError(UserError):
     """A program that does not start or does not answer hello; one line naming its origin."""
 
 
@@ -91,7 +88,7 @@ class StartupError(ValueError):
 @dataclass(frozen=True)
 class ProcessSettings:
     """How out-of-process bots are run. clock: the time control, told to the bot in `game`
-    (kdtourney.match.clock; what each decision may take comes with it, `view.time_left`);
+    (kdtourney.bots.clock; what each decision may take comes with it, `view.time_left`);
     margin: seconds waited beyond what a decision may take; startup_timeout: seconds for hello;
     log_dir: the folder of the entrants' stderr logs (None: only the last lines are kept, for
     faults); sandbox: every process inside one, with its limits (kdtourney.external.sandbox;
@@ -108,10 +105,11 @@ class ProcessSettings:
 # --- one bot process ---------------------------------------------------------------------------
 
 class BotProcess:
-    """One running bot: its pipes, its stderr drain, and the harness's side of the exchange."""
+    """One running bot: its pipes, its output (`output`: stderr, log, output limit) and the
+    harness's side of the exchange."""
 
     def __init__(self, program: Program, settings: ProcessSettings, log_path: str | None = None):
-        self.program, self.settings, self.log_path = program, settings, log_path
+        self.program, self.settings = program, settings
         self.proc = None
         self.hello: dict | None = None
         self.game = None                     # the game being played (for the log)
@@ -120,20 +118,15 @@ class BotProcess:
         self.broken = False
         self._buffer = bytearray()
         self._scanned = 0                    # bytes of the buffer known to hold no newline
-        self._tail = collections.deque(maxlen=TAIL_LINES)
-        self._log_fd = None
-        self._log_lock = threading.Lock()
-        self._taking = threading.Lock()      # held by the drain from a read to the chunk's lines
-        self._drain = None
         self._selector = None
         self._pidfd = None
         self.stopped = False
         self.started_at = 0.0
         self.confinement = None              # its sandbox, if any
-        self.output = 0                      # bytes written (stdout and stderr) in this game
-        self.flooded = False                 # killed for writing past the output limit
-        sandbox = settings.sandbox
-        self._output_limit = None if sandbox is None else sandbox.limits.output_bytes
+        limit = None if settings.sandbox is None else settings.sandbox.limits.output_bytes
+        # past its limit the bot is killed (then it fails, `fail`)
+        self.output = BotOutput(log_path, limit, lambda: kill_group(self.proc.pid),
+                                lambda: f"[pid {self.pid} game {self.game}] ")
 
     # starting
 
@@ -189,12 +182,10 @@ class BotProcess:
             self.broken = True
             if self.confinement is not None:
                 self.confinement.release()
-            raise BotExited(f"cannot start {shlex.join(self.program.declared or self.program.command)}"
-                            f": {exc.strerror or exc}") from None
+            command = shlex.join(self.program.declared or self.program.command)
+            raise BotExited(f"cannot start {command}: {exc.strerror or exc}") from None
         self.started_at = time.monotonic()
-        self._drain = threading.Thread(target=self._drain_stderr, args=(self.proc.stderr.fileno(),),
-                                       name=f"kdtourney-stderr-{self.proc.pid}", daemon=True)
-        self._drain.start()
+        self.output.drain(self.proc.stderr.fileno(), f"kdtourney-stderr-{self.proc.pid}")
         os.set_blocking(self.proc.stdout.fileno(), False)
         os.set_blocking(self.proc.stdin.fileno(), False)
         self._selector = selectors.DefaultSelector()
@@ -244,13 +235,21 @@ class BotProcess:
             except BlockingIOError:
                 pass
             except (BrokenPipeError, ConnectionResetError):
-                self.fail(BotExited, f"{self._gone()} (while sending {what})")
+                self._unread(what)
+                return
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 self.fail(BotTimeout, f"does not read its input (while sending {what})")
             with selectors.DefaultSelector() as writing:
                 writing.register(fd, selectors.EVENT_WRITE)
                 writing.select(left)
+
+    def _unread(self, what: str) -> None:
+        """The bot's input is closed, so `what` is lost. A bot that exits fails where its answer
+        is read, as when the line was written just before its exit: how it fails does not depend
+        on when it exited. One still running EXIT_GRACE later has stopped reading its input."""
+        if not self.wait_exit(EXIT_GRACE):
+            self.fail(BotExited, f"stopped reading its input (while sending {what})")
 
     def receive(self, deadline: float | None, what: str, known: dict | None = None):
         """The next message before `deadline`; `log` messages on the way go to the log. A line
@@ -279,7 +278,7 @@ class BotProcess:
         except kdtp.ProtocolError as exc:
             self.fail(BotProtocolError, f"answered {what} with {exc}")
         if message["type"] == "log":
-            self._log(f"log: {message.get('text')}".encode(errors="replace"))
+            self.output.log(f"log: {message.get('text')}".encode(errors="replace"))
             return None
         return message
 
@@ -315,27 +314,26 @@ class BotProcess:
             if exited:
                 self._read_stdout(what)
                 if b"\n" not in self._buffer:
-                    self.fail(BotExited, f"{self._gone()} (while asked for {what})")
+                    self.fail(BotExited, f"{ended(self.exit_code())} (while asked for {what})")
 
     def _read_stdout(self, what) -> bool:
         """Append what stdout has to the buffer; True if anything came. EOF: BotExited."""
         got = False
         while len(self._buffer) <= kdtp.MAX_LINE:
             try:
-                chunk = os.read(self.proc.stdout.fileno(), _READ)
+                chunk = os.read(self.proc.stdout.fileno(), READ_BYTES)
             except BlockingIOError:
                 return got
             if not chunk:
                 if got:
                     return True
-                # exiting closes stdout a moment before the exit status is there
-                if not self.wait_exit(0.5):
+                if not self.wait_exit(EXIT_GRACE):
                     self.fail(BotExited, f"closed its standard output (while asked for {what})")
-                self.fail(BotExited, f"{self._gone()} (while asked for {what})")
+                self.fail(BotExited, f"{ended(self.exit_code())} (while asked for {what})")
             self._buffer += chunk
-            self._count_output(len(chunk))
+            self.output.count(len(chunk))
             got = True
-            if len(chunk) < _READ:  # the pipe is empty now (a read takes what a pipe has)
+            if len(chunk) < READ_BYTES:  # the pipe is empty now (a read takes what a pipe has)
                 return True
         return got
 
@@ -346,24 +344,13 @@ class BotProcess:
         return f"no answer to {what} within its {self.allowed:.3f} s + " \
                f"{self.settings.margin:g} s margin"
 
-    def _gone(self) -> str:
-        code = self.exit_code()
-        if code is None:
-            return "stopped reading its input"
-        if code < 0:
-            try:
-                return f"was killed by {signal.Signals(-code).name}"
-            except ValueError:
-                return f"was killed by signal {-code}"
-        return f"exited with status {code}"
-
     def fail(self, kind: type, message: str):
         """Kill the bot (it is restarted for the next game) and raise `kind` with its stderr; a
         sandboxed bot killed by a limit raises that limit's failure instead."""
         self.broken = True
         self.stop(grace=0, release=False)
         limits = None if self.settings.sandbox is None else self.settings.sandbox.limits
-        if self.flooded:
+        if self.output.flooded:
             kind, message = BotOutputFlood, f"wrote more than its output limit of " \
                                             f"{limits.output_mib} MiB in one game ({message})"
         elif kind is BotExited and self.confinement is not None \
@@ -378,83 +365,12 @@ class BotProcess:
 
     def new_game(self, game: int, deals=()) -> None:
         """A game starts: its index for the log, its deal seeds, its output counted from zero."""
-        self.game, self.output = game, 0
+        self.game, self.output.written = game, 0
         self.deals.update(deals)
 
-    def _count_output(self, n: int) -> None:
-        """`n` more bytes written; past the output limit the bot is killed (then it fails)."""
-        self.output += n
-        if self._output_limit is not None and self.output > self._output_limit \
-                and not self.flooded:
-            self.flooded = True
-            kill_group(self.proc.pid)
-
-    # stderr and the log
-
-    def _drain_stderr(self, fd: int):
-        partial = b""
-        while True:
-            try:  # wait outside the lock: what the pipe holds is read, and taken in, under it
-                select.select([fd], [], [])
-            except (OSError, ValueError):
-                break
-            with self._taking:
-                try:
-                    chunk = os.read(fd, _READ)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                self._count_output(len(chunk))
-                lines = (partial + chunk).split(b"\n")
-                partial = lines.pop()
-                if len(partial) > 4096:  # a line without end: keep it in pieces
-                    lines.append(partial)
-                    partial = b""
-                for line in lines:
-                    self._tail.append(line[:TAIL_WIDTH].decode("utf-8", errors="replace").rstrip())
-                    self._log(line)
-        if partial:
-            self._tail.append(partial[:TAIL_WIDTH].decode("utf-8", errors="replace").rstrip())
-            self._log(partial)
-
-    def _log(self, line: bytes):
-        """One line to the entrant's log (from the stderr drain, or a `log` message)."""
-        with self._log_lock:
-            if self.log_path is None:
-                return
-            if self._log_fd is None:  # opened at the first line: a quiet bot leaves no empty log
-                try:
-                    os.makedirs(os.path.dirname(self.log_path), exist_ok=True)
-                    self._log_fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND,
-                                           0o644)
-                except OSError:
-                    self.log_path = None
-                    return
-            if os.fstat(self._log_fd).st_size > LOG_BYTES:  # the file: all processes' lines
-                line = f"... (more output; a log keeps about {LOG_BYTES >> 20} MiB)".encode()
-                self.log_path = None  # this process logs no more
-            prefix = f"[pid {self.pid} game {self.game}] ".encode()
-            try:  # one write per line: O_APPEND keeps the lines of several processes apart
-                os.write(self._log_fd, prefix + line + b"\n")
-            except OSError:
-                pass
-
     def stderr_tail(self) -> str:
-        """The last stderr lines, once the drain has taken in what the bot wrote so far (all of
-        it when the bot has exited; else waiting at most 0.2 s for the pipe to be empty)."""
-        if self._drain is not None and self.proc is not None:
-            if self.exit_code() is not None:
-                self._drain.join(1.0)
-            else:
-                deadline = time.monotonic() + 0.2
-                fd = self.proc.stderr.fileno()
-                while time.monotonic() < deadline:
-                    with self._taking:  # a chunk read is taken in; an unread one is in the pipe
-                        if not select.select([fd], [], [], 0)[0]:
-                            break
-                    time.sleep(0.002)
-        return "\n".join(self._tail)
+        """The bot's last stderr lines (kdtourney.external.output.BotOutput.tail)."""
+        return self.output.tail(self.proc is not None and self.exit_code() is not None)
 
     # stopping
 
@@ -494,17 +410,20 @@ class BotProcess:
                 stream.close()
             except OSError:
                 pass
-        if self._drain is not None:
-            self._drain.join(1.0)
-        with self._log_lock:
-            if self._log_fd is not None:
-                os.close(self._log_fd)
-                self._log_fd = None
-            self.log_path = None
-        if self.proc.stderr is not None and not (self._drain and self._drain.is_alive()):
+        if self.output.close() and self.proc.stderr is not None:
             self.proc.stderr.close()
         if release and self.confinement is not None:
             self.confinement.release()
+
+
+def ended(code: int) -> str:
+    """How a process that exited with `code` (negative: the signal that killed it) ended."""
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with status {code}"
 
 
 def show(message) -> str:

@@ -1,51 +1,17 @@
-"""`--sandbox`: a bot process inside bubblewrap (`bwrap`), with limits that give verdicts.
+"""`--sandbox`: bubblewrap's command line for one bot process, and limits with verdicts
+(docs/sandbox.md: what a sandboxed bot sees, may do and cannot, and how each wall is built).
 
-kdtourney only assembles bwrap's arguments (`Sandbox.confine`); the isolation is the kernel's
-namespaces, set up by bwrap:
-- its own PID namespace (`--unshare-pid`): the bot sees neither the harness nor other bots; at
-  the end of each game every process the bot started is killed (`end_game`), and when the bot
-  process ends, or bwrap is killed (`--die-with-parent`), the kernel kills every process left in
-  the namespace, daemons included;
-- no network (`--unshare-net`: a loopback interface only), its own IPC and host name;
-- a filesystem of read-only binds, every path compared and bound with its links resolved: the
-  system (/usr, the library links, a few files of /etc), the folders the organiser allowed
-  (`Sandbox.allowed`, `--sandbox-allow`: a JDK in /opt, shared models) and the bot's own files
-  (kdtourney.external.identity.own_paths: its folder when it has one of its own, else its
-  TOML file and what its command and `files` name there), shown as the copy of them its identity
-  hashed (identity.snapshot: no hidden file, log or bytecode; a worker's, the files its run
-  recorded); a served Python bot gets the project's venv, its Python and kdtourney instead, and
-  its sources file. Nothing a bot's author writes reaches beyond that: a bot whose `files` or
-  relative program lie outside its folder, or whose absolute program lies outside the system,
-  the allowed folders and its folder, is refused (`refusal`). An empty tmpfs covers the
-  tournament's folder (`Sandbox.hidden`) and the user's home where a bound folder holds them;
-  all read-only but /tmp and /dev/shm, private tmpfs, /proc its own, /dev a minimal one;
-- no capabilities (`--cap-drop ALL`, with no_new_privs), an empty environment but PATH, HOME=/tmp
-  (bwrap itself starts with an empty one: it is the namespace's init, which the bot can read);
-- nothing of the kernel's that other sandboxes share: what the kernel keeps per user (the keys
-  of a user keyring, inotify instances, the processes counted against RLIMIT_NPROC, queued
-  signals, message queue bytes) belongs to a user of the sandbox's own, and what it keeps beside
-  the namespaces (keyrings, other socket families, io_uring, ...) a system call filter refuses
-  (kdtourney.external.syscalls, bwrap's `--seccomp`), as it refuses a user namespace of the
-  bot's own;
-- as root, a real unprivileged user of its own: a user namespace would leave the bot host uid 0
-  (owner of root's owner-only files; bwrap maps the sandbox's user to the one that runs it), so
-  bwrap's child keeps CAP_SETUID, CAP_SETGID and CAP_SETPCAP only, and util-linux's `setpriv`
-  makes the bot a uid and gid of SANDBOX_UIDS that no other live sandbox of the machine has
-  (`_own_uid`: a slot of the private folder, locked while the sandbox lives), with no groups, no
-  capabilities and an empty bounding set, before it runs. Not root, the bot keeps the user's
-  uid, in a user namespace of its own in which it may make no other (`--disable-userns`): the
-  kernel's per-user counts are then the user's, shared with the user's other processes.
-
-Limits (`Limits`): memory, processes and CPU through a cgroup of its own per bot process
-(kdtourney.external.cgroups) where this machine lets kdtourney make one; the kernel kills the
-bot past its memory and the cgroup says so, which is the `memory` verdict. The same cgroup is
-frozen between the bot's decisions (`freeze`, `thaw`: it thinks on its own time only) and lets
-`end_game` kill all the bot started with none able to fork meanwhile. Without a cgroup, memory is
-bounded by RLIMIT_DATA and processes by RLIMIT_NPROC (`prlimit`; the latter counts the processes
-of the bot's user, its own as root): an allocation or a fork past them fails inside the bot,
-whose crash is then reported as a crash; what is missing on a machine is
-`cgroups.machine().missing`. Its /tmp and /dev/shm hold at most its memory limit each, cgroup or
-not. The output limit is the harness's (kdtourney.external.process).
+    Sandbox        the limits, the folders hidden from every bot (`hidden`: the tournament's) and
+                   shown to every bot (`allowed`: --sandbox-allow); `confine(program)`
+    Confinement    one process's sandbox: `argv` (bwrap's command, its cgroup made), `freeze`,
+                   `thaw`, `end_game` (kill all the bot started), `kill`, `out_of_memory`,
+                   `hit_process_limit`, `release`
+    Limits         memory, processes, output and CPUs of a bot process
+    refusal        why a sandbox does not run a program: what it names lies beyond its view
+    bwrap_path     bwrap's path, or SandboxError saying what to install; missing_limits and
+                   weaker_limits_line: what this machine cannot enforce
+    SandboxError   no sandbox on this machine (a UserError); Refused: a program it does not run
+                   (a UserError and an OSError, as a process that cannot start)
 """
 
 from __future__ import annotations
@@ -61,6 +27,7 @@ from pathlib import PurePath
 
 import kdtourney
 from kdtourney.engine.jit_cache import PackageCacheLocator
+from kdtourney.errors import UserError
 from kdtourney.external import cgroups, private, syscalls
 from kdtourney.external.declaration import SERVED, Program
 from kdtourney.external.identity import FilesChanged, inside, snapshot
@@ -84,12 +51,13 @@ SECCOMP_FD = 3               # where bwrap reads the system call filter
 ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")  # for setpriv only, which drops them all
 
 
-class SandboxError(ValueError):
+class SandboxError(UserError):
     """No sandbox on this machine; one line saying what to install."""
 
 
-class Refused(PermissionError):
-    """A bot its sandbox does not run: what it names lies beyond what a sandbox shows."""
+class Refused(PermissionError, UserError):
+    """A bot its sandbox does not run: what it names lies beyond what a sandbox shows (an
+    OSError, as what fails to start a process is)."""
 
 
 def bwrap_path() -> str:
@@ -235,7 +203,7 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _sandbox_processes(pid: int, members) -> set[int]:
+def sandbox_processes(pid: int, members) -> set[int]:
     """Of `members`, the sandbox's own processes and the bot: bwrap (`pid`), its child the
     namespace's init, and the init's child with pid 2 in the namespace (the bot: the command
     bwrap started; its later children, and the orphans the init adopts, have other pids)."""
@@ -451,7 +419,7 @@ class Confinement:
         bwrap's): with its cgroup frozen meanwhile, so that no fork outruns it; without a
         freezer, scan after scan of its cgroup (or, without one, of bwrap's descendants)."""
         def spare(members):
-            return _sandbox_processes(pid, members)
+            return sandbox_processes(pid, members)
 
         if self.cgroup is not None:
             self.cgroup.kill(spare)
@@ -482,6 +450,7 @@ class Confinement:
             self.uid, self._uid_lock = None, None
 
 
-__all__ = ["Sandbox", "Limits", "Confinement", "SandboxError", "bwrap_path", "INSTALL_HINT",
+__all__ = ["Sandbox", "Limits", "Confinement", "SandboxError", "Refused", "refusal", "bwrap_path",
+           "sandbox_processes", "INSTALL_HINT",
            "DEFAULT_MEMORY_MIB", "DEFAULT_PROCESSES", "DEFAULT_OUTPUT_MIB", "DEFAULT_CPUS",
            "missing_limits", "weaker_limits_line"]

@@ -1,20 +1,13 @@
 """The system call filter of a sandboxed bot (bwrap's `--seccomp FD`), compiled by libseccomp
-(through pyseccomp, its ctypes binding) for this machine's architecture.
+(through pyseccomp, its ctypes binding) for this machine's architecture: what the kernel keeps
+beside the namespaces, per user or per machine, is refused, so that no sandbox leaves a message
+for another or attacks the kernel through it (docs/sandbox.md says what and why).
 
-The namespaces (kdtourney.external.sandbox) keep processes, files, the network and System V
-and POSIX IPC apart; what the kernel keeps beside them it keeps per user or per machine, and a
-bot could leave a message there for another sandbox, or for itself in a later process, or attack
-the kernel through it. Refused (everything else is allowed):
-- the keyrings (`add_key`, `keyctl`, `request_key`): a key outlives its process, in a keyring of
-  its user or of the harness's session, until the machine restarts;
-- a user namespace of its own (`clone`, `unshare` with CLONE_NEWUSER; `clone3`, whose flags a
-  filter cannot read, answers ENOSYS, so the C library falls back to `clone`);
-- sockets of families other than unix, IPv4, IPv6 and netlink: a `vsock` reaches the host and
-  every other process of a virtual machine whatever its network namespace;
-- io_uring, bpf, perf events, userfaultfd, fanotify and the kernel log (`syslog`): kernel state
-  or the host's events, and most of the kernel's attack surface, which no bot needs.
-A system call of another architecture (a 32-bit program on a 64-bit machine) kills the process:
-the filter only knows this machine's numbering.
+    REFUSED        the calls refused, with the error they get (and: a user namespace of its
+                   own, sockets other than unix, IPv4, IPv6 and netlink; a call of another
+                   architecture kills the process)
+    program        the filter as a BPF program; ImportError or OSError without libseccomp
+    program_file   its path, written once in the harness's private folder
 """
 
 from __future__ import annotations
@@ -35,14 +28,15 @@ REFUSED = {"add_key": errno.EPERM, "keyctl": errno.EPERM, "request_key": errno.E
            "io_uring_register": errno.ENOSYS, "bpf": errno.EPERM,
            "perf_event_open": errno.EPERM, "userfaultfd": errno.EPERM,
            "fanotify_init": errno.EPERM, "syslog": errno.EPERM, "clone3": errno.ENOSYS}
-INSTALL_HINT = "pip install pyseccomp, with libseccomp from the system (apt-get install libseccomp2)"
+INSTALL_HINT = ("pip install pyseccomp, with libseccomp from the system (apt-get install "
+                "libseccomp2)")
 
 
 def program() -> bytes:
     """The filter as a BPF program (what bwrap's --seccomp reads); ImportError or OSError when
     libseccomp or its binding is missing."""
     try:
-        import pyseccomp as seccomp
+        import pyseccomp as seccomp  # an optional dependency: Linux only, needs libseccomp
     except RuntimeError as exc:  # pyseccomp's word for a missing libseccomp
         raise ImportError(str(exc)) from None
     rules = seccomp.SyscallFilter(seccomp.ALLOW)

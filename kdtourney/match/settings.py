@@ -1,20 +1,16 @@
 """How the bots of a run are played (`PlaySettings`): recorded with the store, taken from it again.
 
-What decides the games themselves (entrants, rules, seed, the time control) is the Tournament;
-what decides how the bots are run around them is here: whether Python entrants play in their own
-process (`isolate`), the margin every seat gets beyond its clock (`margin`, seconds), whether
-every entrant plays in a sandbox (`sandbox`, kdtourney.external.sandbox), its memory limit
-(`bot_memory`, MiB) and its CPU quota (`bot_cpus`, cores), the folders every sandbox shows
-besides the system and the bot's own (`sandbox_allow`), and the clock's rule (`clock_rule`,
-kdtourney.match.clock.CLOCK_RULE: how the margin is counted). All of them change the games a bot
-plays (what it can reach, how much it can compute, when it forfeits), so one store holds games
-played one way only: a resumed or re-run tournament or test takes the stored settings, and one
-that asks for other settings is refused with one line saying which (`settle`). A store played on
-a clock before the rule was recorded was played under rule 1, which this kdtourney no longer
-plays: it is refused the same way (it still reads: report, export, ratings, replay).
+    PlaySettings(isolate, margin, sandbox, bot_memory, bot_cpus, sandbox_allow, clock_rule)
+        whether Python entrants play in their own process, every seat's margin beyond its clock,
+        the sandbox and its limits, the clock's rule (kdtourney.bots.clock.CLOCK_RULE)
+    settle(stored, asked, folder) -> PlaySettings   the stored settings with what the user asked
+        over them; ArenaError, one line, for other settings than a store's games were played with
+        (or a clock rule this kdtourney no longer plays)
+    stored_settings(config, played), played_with(config), clocked(config)   read from a config
+    CONFIG_KEY          the store's config row holding them
 
-The machine-dependent options (start-up timeout, hang timeout, workers, scheduler, whether a
-machine must enforce every limit) are not play settings: a resume may change them.
+All of them change the games a bot plays, so one store holds games played one way only; the
+machine's options (timeouts, workers, scheduler) are not play settings (docs/commands.md).
 """
 
 from __future__ import annotations
@@ -23,7 +19,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from kdtourney.tournament.definition import ArenaError
-from kdtourney.match.clock import CLOCK_RULE
+from kdtourney.bots.clock import CLOCK_RULE
 from kdtourney.external import DEFAULT_MOVE_TIME_MARGIN
 from kdtourney.external.sandbox import DEFAULT_CPUS, DEFAULT_MEMORY_MIB, Limits, Sandbox
 
@@ -35,7 +31,7 @@ _CLOCK_RULES = {1: "the margin forgiven on every decision", 2: "one margin per g
 class PlaySettings:
     """isolate: every Python entrant through `kdtourney serve` in its own process; margin:
     every seat's margin per game, seconds its decisions may take beyond what the clock allows
-    them (kdtourney.match.clock); sandbox: every entrant in its own process inside a sandbox;
+    them (kdtourney.bots.clock); sandbox: every entrant in its own process inside a sandbox;
     bot_memory: a sandboxed bot's memory limit (MiB); bot_cpus: a sandboxed bot's CPU quota while
     it decides (cores); sandbox_allow: the folders (resolved) every sandbox shows, such as a JDK
     in /opt (--sandbox-allow); clock_rule: the clock's rule."""

@@ -1,6 +1,6 @@
 """The tournament report: one self-contained HTML page, `<tournament folder>/index.html`.
 
-`write_report(folder)` reads the store (`kdtourney.store.store`), computes the ratings and
+`write_report(folder)` reads the store (`kdtourney.store`), computes the ratings and
 statistics (`ratings`, `stats`), draws the plots (`plots`) and kingdoms (`svg`), replays every game
 with the engine for the page's game viewer (`replays`), and renders `templates/report.html.j2`
 (Jinja2, autoescape on: every name, parameter and message a user supplied is escaped). The page
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-import sqlite3
 import time
 from pathlib import Path
 
@@ -23,9 +22,10 @@ import pandas as pd
 from markupsafe import Markup
 
 from kdtourney import __version__
+from kdtourney.errors import UserError
 from kdtourney.stats import ratings, descriptive as stats
-from kdtourney.store import store as _store
-from kdtourney.match.clock import TimeControl
+from kdtourney import store as _store
+from kdtourney.bots.clock import TimeControl
 from kdtourney.stats.outcomes import balanced_blocks, elo_to_score
 from kdtourney.report import plots, replays, svg
 from kdtourney.report.fmt import finite, fmt_elo, fmt_value
@@ -33,11 +33,12 @@ from kdtourney.report.ladder import ladder_board, write_ladder_page
 from kdtourney.report.page import (REPORT_FILE, SEAT_COLORS, block_seats, describe_rules,
                                    elo_scale, faults_view, render, replay_view, write_page)
 from kdtourney.report.standings import N_BOOT, standings
+from kdtourney.tournament import sprt as sprt_test
 
 __all__ = ["write_report", "write_game_page", "build_context", "parse_anchor", "ReportError"]
 
 
-class ReportError(ValueError):
+class ReportError(UserError):
     """Bad input for the report (an anchor that is not NAME=VALUE or names no entrant); one line."""
 
 
@@ -53,7 +54,7 @@ def write_report(tournament_dir, anchor=None, *, n_boot: int = N_BOOT, seed: int
     anchor: None (Elo mean 0), "NAME=VALUE" or (name, value): pins one entrant's Elo.
     n_boot: bootstrap resamples of the blocks for every interval. out: the file to write, by
     default `<tournament_dir>/index.html` (written atomically: a reader never sees half a page).
-    Raises `kdtourney.store.store.StoreError` for a missing or unreadable store and `ReportError`
+    Raises `kdtourney.store.StoreError` for a missing or unreadable store and `ReportError`
     for a bad anchor.
     """
     folder = Path(tournament_dir)
@@ -86,7 +87,7 @@ def write_game_page(tournament_dir, game: int, out=None) -> Path:
                                 f"{exc}") from None
     results = _store.load_results(folder)
     results = results[results["game"] == game].sort_values("seat")
-    faults = faults_view(_load_faults(folder).query("game == @game"))["rows"]
+    faults = faults_view(_store.load_faults(folder).query("game == @game"))["rows"]
     view = replay_view(row, results, rules, seated=block_seats(_store.load_blocks(folder)))
     meta = config.get("meta", {}) or {}
     context = {
@@ -124,37 +125,6 @@ def parse_anchor(anchor):
 
 
 # ----------------------------------------------------------------------------------------------
-# Reading
-# ----------------------------------------------------------------------------------------------
-
-
-def _read_optional(folder: Path, table: str):
-    """A table that only some stores have (e.g. `sprt`), or None."""
-    path = _store.store_path(folder)
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error:
-        return None
-    try:
-        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if table not in names:
-            return None
-        return pd.read_sql_query(f"SELECT * FROM {table}", conn)
-    except (sqlite3.Error, pd.errors.DatabaseError):
-        return None
-    finally:
-        conn.close()
-
-
-def _load_faults(folder: Path) -> pd.DataFrame:
-    loader = getattr(_store, "load_faults", None)
-    if loader is not None:
-        return loader(folder)
-    df = _read_optional(folder, "faults")
-    return df if df is not None else pd.DataFrame(columns=["game", "seat", "entrant", "kind", "message"])
-
-
-# ----------------------------------------------------------------------------------------------
 # Context
 # ----------------------------------------------------------------------------------------------
 
@@ -169,26 +139,14 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
     meta = config.get("meta", {}) or {}
     results = _store.load_results(folder)
     games = _store.load_games(folder)
-    faults = _load_faults(folder)
-    sprt = _read_optional(folder, "sprt")
+    faults = _store.load_faults(folder)
+    sprt = _store.load_sprt(folder)
     timings["read"] = time.perf_counter() - t0
     anchor = parse_anchor(anchor)
     rules = tournament.get("rules", {}) or {}
 
-    ctx = {
-        "title": str(meta.get("name") or tournament.get("name") or folder.resolve().name),
-        "folder": str(folder),
-        "version": __version__,
-        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "tournament": tournament,
-        "meta": meta,
-        "rules_text": describe_rules(rules),
-        "clock_text": _describe_clock(tournament),
-        "n_boot": n_boot,
-        "anchor": anchor,
-        "seat_colors": SEAT_COLORS,
-    }
-    ctx.update(_progress(tournament, _planned(folder, tournament, sprt), games))
+    ctx = _heading(folder, tournament, meta, anchor, n_boot)
+    ctx.update(_progress(tournament, planned_games(folder, tournament, sprt), games))
     t = time.perf_counter()
     ctx.update(replay_view(games, results, rules, seated=block_seats(_store.load_blocks(folder))))
     timings["replays"] = time.perf_counter() - t
@@ -198,31 +156,68 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
     results = balanced_blocks(results)  # every statistic below: whole blocks only
     ctx["reproduce"] = _reproducibility(tournament, meta, config)
     ctx["reproduce"]["entrants"] = _identities_view(_store.load_entrants(folder), meta)
-    ctx["faults"] = faults_view(faults)
-    ctx["failed_by_entrant"] = {str(e): int(n) for e, n in _store.failed_games(folder).items()}
-    over_time = faults[faults["kind"].isin(("timeout", "time"))] if len(faults) else faults
-    ctx["time_forfeits"] = {str(e): int(n) for e, n in over_time.groupby("entrant").size().items()}
+    ctx.update(_fault_counts(faults, _store.failed_games(folder)))
 
     entrants_all = sorted(results["entrant"].astype(str).unique()) if len(results) else []
     ctx["entrants"] = entrants_all
     if anchor is not None and anchor[0] not in entrants_all:
         known = ", ".join(entrants_all) or "none yet"
-        raise ReportError(f"anchor entrant {anchor[0]!r} is not in this tournament (entrants: {known})")
+        raise ReportError(f"anchor entrant {anchor[0]!r} is not in this tournament "
+                          f"(entrants: {known})")
     ctx["has_results"] = len(results) > 0
-    if not ctx["has_results"]:
-        ctx.update(standings=[], plots={}, tables={}, kingdoms=[], verdict=None,
-                   los=None, sprt=None, notes=[])
-        ctx["timings"] = dict(timings, total=time.perf_counter() - t0)
-        return ctx
+    if ctx["has_results"]:
+        results = results.assign(entrant=results["entrant"].astype(str))
+        ctx.update(_results_context(results, games, rules, anchor, sprt, n_boot, seed, timings))
+    else:
+        ctx.update(standings=[], plots={}, kingdoms=[], verdict=None, los=None, sprt=None)
+    ctx["timings"] = dict(timings, total=time.perf_counter() - t0)
+    return ctx
 
-    results = results.assign(entrant=results["entrant"].astype(str))
-    ctx.update(_statistics(results, anchor, n_boot, seed, timings))
+
+def _heading(folder: Path, tournament: dict, meta: dict, anchor, n_boot: int) -> dict:
+    """The page's title, versions, rules and clock: what every report shows first."""
+    return {
+        "title": str(meta.get("name") or tournament.get("name") or folder.resolve().name),
+        "folder": str(folder),
+        "version": __version__,
+        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "tournament": tournament,
+        "meta": meta,
+        "rules_text": describe_rules(tournament.get("rules", {}) or {}),
+        "clock_text": _describe_clock(tournament),
+        "n_boot": n_boot,
+        "anchor": anchor,
+        "seat_colors": SEAT_COLORS,
+    }
+
+
+def _fault_counts(faults: pd.DataFrame, failed: pd.Series) -> dict:
+    """The faults table, the failed games per entrant and the forfeits on time per entrant."""
+    over_time = faults[faults["kind"].isin(("timeout", "time"))] if len(faults) else faults
+    return {"faults": faults_view(faults),
+            "failed_by_entrant": {str(e): int(n) for e, n in failed.items()},
+            "time_forfeits": {str(e): int(n)
+                              for e, n in over_time.groupby("entrant").size().items()}}
+
+
+def _results_context(results, games, rules, anchor, sprt, n_boot: int, seed: int,
+                     timings: dict) -> dict:
+    """The statistics, plots and chosen games of a tournament with results (whole blocks)."""
+    ctx = _statistics(results, anchor, n_boot, seed, timings)
     order = [row["name"] for row in ctx["standings"]]
-    colors = plots.entrant_colors(order)
-    ctx["colors"] = colors
-
+    ctx["colors"] = plots.entrant_colors(order)
     t = time.perf_counter()
-    figs = {}
+    ctx["plots"], ctx["sprt"] = _figures(ctx, results, order, anchor, sprt)
+    timings["plots"] = time.perf_counter() - t
+    t = time.perf_counter()
+    ctx.update(_chosen_games(results, games, rules, order))
+    timings["kingdoms"] = time.perf_counter() - t
+    return ctx
+
+
+def _figures(ctx: dict, results: pd.DataFrame, order: list, anchor, sprt) -> tuple[dict, dict]:
+    """(the page's plots by name, the SPRT's last row or None) from `_statistics`' context."""
+    colors, figs, view = ctx["colors"], {}, None
     if ctx["elo_table"] is not None:
         anchor_text = f"{anchor[0]} = {fmt_elo(anchor[1])}" if anchor else "mean 0"
         figs["elo"] = plots.elo_plot(ctx["elo_table"], colors, plots.short(anchor_text, 40))
@@ -234,17 +229,8 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
     figs["seats"] = plots.seat_plot(ctx["seat_df"])
     if sprt is not None and len(sprt) and {"block", "llr", "lower", "upper"} <= set(sprt.columns):
         figs["llr"] = plots.llr_plot(sprt)
-        ctx["sprt"] = _sprt_view(sprt)
-    else:
-        ctx["sprt"] = None
-    ctx["plots"] = figs
-    timings["plots"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    ctx.update(_chosen_games(results, games, rules, order))
-    timings["kingdoms"] = time.perf_counter() - t
-    ctx["timings"] = dict(timings, total=time.perf_counter() - t0)
-    return ctx
+        view = _sprt_view(sprt)
+    return figs, view
 
 
 def _sprt_test(folder: Path, config: dict, stored: int) -> dict | None:
@@ -253,22 +239,20 @@ def _sprt_test(folder: Path, config: dict, stored: int) -> dict | None:
     the cap); None for another folder."""
     if "sprt" not in config:
         return None
-    from kdtourney.commands import sprt as sequential
-
     try:
-        tournament, test, _ = sequential.load_test(folder)
-        state = sequential.evaluate(folder, tournament, test)
+        tournament, test = sprt_test.stored_test(config, _store.load_sessions(folder)["games"])
+        state = sprt_test.evaluate(_store.load_incoming(folder), tournament, test)
     except (ValueError, KeyError, TypeError):  # a test this kdtourney cannot read: no verdict
         return None
-    line = sequential.verdict_line(state, test, tournament)
+    line = sprt_test.verdict_line(state, test, tournament)
     return {"line": line, "status": state.status, "candidate": test.candidate,
             "baseline": test.baseline, "elo0": test.elo0, "elo1": test.elo1, "alpha": test.alpha,
             "beta": test.beta, "blocks": state.blocks, "games": state.games,
             "not_counted": stored - state.games, "llr": state.llr, "lower": state.lower,
-            "upper": state.upper, "estimate": sequential.estimate_text(state)}
+            "upper": state.upper, "estimate": sprt_test.estimate_text(state)}
 
 
-def _planned(folder: Path, tournament: dict, sprt) -> int | None:
+def planned_games(folder: Path, tournament: dict, sprt) -> int | None:
     """The games the folder is to hold: those asked for last (a session's `games`: an SPRT's cap
     may change from one to the next), or for an SPRT that decided, those through its decision."""
     if sprt is not None and len(sprt):
@@ -280,7 +264,7 @@ def _planned(folder: Path, tournament: dict, sprt) -> int | None:
 
 
 def _progress(tournament: dict, requested, games: pd.DataFrame) -> dict:
-    """Counts, dates and whether the tournament is complete (`requested` games: `_planned`)."""
+    """Counts, dates and whether the tournament is complete (`requested` games: `planned_games`)."""
     n_done = int(len(games))
     requested = int(requested) if isinstance(requested, (int, float)) and requested else None
     blocks = int(games["block"].nunique()) if n_done else 0
@@ -289,11 +273,13 @@ def _progress(tournament: dict, requested, games: pd.DataFrame) -> dict:
         per_block = games.groupby("block").agg(n=("game", "size"), players=("n_players", "first"))
         incomplete_blocks = int((per_block["n"] < per_block["players"]).sum())
     partial = (requested is not None and n_done < requested) or incomplete_blocks > 0
-    finished = games["finished_at"].dropna() if n_done and "finished_at" in games else pd.Series([], dtype=object)
+    finished = (games["finished_at"].dropna() if n_done and "finished_at" in games
+                else pd.Series([], dtype=object))
     counts = sorted(int(x) for x in games["n_players"].unique()) if n_done else []
     players_cfg = tournament.get("players")
     if not counts and players_cfg:
-        counts = sorted(int(x) for x in (players_cfg if isinstance(players_cfg, list) else [players_cfg]))
+        given = players_cfg if isinstance(players_cfg, list) else [players_cfg]
+        counts = sorted(int(x) for x in given)
     return {
         "n_games": n_done,
         "requested_games": requested,
@@ -347,7 +333,8 @@ def _reproducibility(tournament: dict, meta: dict, config: dict) -> dict:
                 used.add(k)
                 break
     settings = [(k, fmt_value(v)) for k, v in sorted(tournament.items()) if k != "rules"]
-    settings += [(f"play: {k}", fmt_value(v)) for k, v in sorted((config.get("play") or {}).items())]
+    settings += [(f"play: {k}", fmt_value(v))
+                 for k, v in sorted((config.get("play") or {}).items())]
     rules = [(k, fmt_value(v)) for k, v in sorted((tournament.get("rules") or {}).items())]
     other_meta = [(k, fmt_value(v)) for k, v in sorted(meta.items()) if k not in used]
     # a --sandbox folder keys its deals and bot seeds with a secret of its store: its resume
@@ -372,8 +359,7 @@ def _identities_view(entrants: pd.DataFrame, meta: dict) -> dict:
 
 
 def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: dict) -> dict:
-    out = {}
-    entrants = sorted(results["entrant"].unique())
+    """The standings, ratings, head to head and seats of the results (whole blocks only)."""
     t = time.perf_counter()
     table = standings(results, n_boot=n_boot, seed=seed, anchor=anchor)  # as the terminal's
     summary, elo_table, order = table.summary, table.elo, table.order
@@ -382,19 +368,42 @@ def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: 
     if "decisions" in results and "time_total" in results:
         g = results.groupby("entrant")
         dec = g["decisions"].sum()
-        summary["time_per_decision"] = (g["time_total"].sum() / dec.where(dec > 0)).reindex(summary.index)
+        summary["time_per_decision"] = ((g["time_total"].sum() / dec.where(dec > 0))
+                                        .reindex(summary.index))
         summary["decisions"] = (dec / g.size()).reindex(summary.index)
 
-    history = los = draws = None
+    history = los = None
     t = time.perf_counter()
     if elo_table is not None:
-        draws = elo_table.attrs["draws"]
         los = ratings.los_matrix(elo_table)
         history = ratings.elo_history(results, points=20, anchor=anchor,
                                       n_boot=min(200, max(0, n_boot // 5)), seed=seed)
     timings["history"] = time.perf_counter() - t
+    rows = _standing_rows(summary, elo_table, order, los,
+                          results.groupby("entrant")["game"].nunique())
+    out = {"standings": rows, "elo_table": elo_table, "history": history,
+           "los": None if los is None else {
+               "names": list(los.index),
+               "cells": [[los.loc[a, b] for b in los.columns] for a in los.index]},
+           "verdict": _verdict(rows, los, elo_table, int(results["block"].nunique())),
+           "elo_scale": elo_scale(rows), "entrant_rows": _entrant_rows(summary, order)}
+    out.update(_head_to_head(results, order))
+    t = time.perf_counter()
+    out.update(_seats(results, n_boot, seed))
+    timings["seats"] = time.perf_counter() - t
+    if results["n_players"].nunique() > 1:
+        bpc = stats.by_player_count(results).reset_index()
+        bpc["order"] = bpc["entrant"].map({n: i for i, n in enumerate(order)})
+        out["by_count_rows"] = bpc.sort_values(["order", "n_players"]).to_dict("records")
+    else:
+        out["by_count_rows"] = None
+    return out
 
-    games_played = results.groupby("entrant")["game"].nunique()
+
+def _standing_rows(summary, elo_table, order, los, games_played) -> list[dict]:
+    """A row of the standings per entrant in `order`: the summary's means, the Elo and its
+    interval, the gap to the leader with its interval, the LOS against the next one."""
+    draws = elo_table.attrs["draws"] if elo_table is not None else None
     rows = []
     leader = order[0]
     for rank, name in enumerate(order, 1):
@@ -417,17 +426,11 @@ def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: 
             if rank < len(order) and los is not None:
                 row["los_next"] = los.loc[name, order[rank]]
         rows.append(row)
-    out["standings"] = rows
-    out["elo_table"] = elo_table
-    out["history"] = history
-    out["los"] = None if los is None else {
-        "names": list(los.index),
-        "cells": [[los.loc[a, b] for b in los.columns] for a in los.index],
-    }
-    out["verdict"] = _verdict(rows, los, elo_table, int(results["block"].nunique()))
-    out["elo_scale"] = elo_scale(rows)
+    return rows
 
-    # per-entrant detail table
+
+def _entrant_rows(summary: pd.DataFrame, order: list) -> list[dict]:
+    """The per-entrant detail table: every column of the summary, counts as ints."""
     entrant_rows = []
     for name in order:
         s = summary.loc[name]
@@ -436,32 +439,35 @@ def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: 
             if k in row and finite(row[k]):
                 row[k] = int(row[k])
         entrant_rows.append(row)
-    out["entrant_rows"] = entrant_rows
+    return entrant_rows
 
-    # head to head
-    if len(entrants) >= 2:
-        h2h = stats.head_to_head(results)
-        out["h2h_score"] = h2h["score"].unstack("opponent").reindex(index=order, columns=order)
-        out["h2h_meetings"] = h2h["meetings"].unstack("opponent").reindex(index=order, columns=order)
-        cells = []
-        for a in order:
-            row = []
-            for b in order:
-                if a == b or (a, b) not in h2h.index:
-                    row.append(None)
-                else:
-                    r = h2h.loc[(a, b)]
-                    row.append({"wins": int(r["wins"]), "ties": int(r["ties"]),
-                                "losses": int(r["losses"]), "score": float(r["score"]),
-                                "meetings": int(r["meetings"])})
-            cells.append(row)
-        out["h2h"] = {"names": order, "cells": cells}
-    else:
-        out["h2h_score"] = out["h2h_meetings"] = None
-        out["h2h"] = None
 
-    # seats, with block-bootstrap intervals on the win share
-    t = time.perf_counter()
+def _head_to_head(results: pd.DataFrame, order: list) -> dict:
+    """Every pair's record (`h2h`: cells in `order`) and the score and meetings matrices for the
+    plot; None with fewer than two entrants."""
+    if results["entrant"].nunique() < 2:
+        return {"h2h_score": None, "h2h_meetings": None, "h2h": None}
+    h2h = stats.head_to_head(results)
+    cells = []
+    for a in order:
+        row = []
+        for b in order:
+            if a == b or (a, b) not in h2h.index:
+                row.append(None)
+            else:
+                r = h2h.loc[(a, b)]
+                row.append({"wins": int(r["wins"]), "ties": int(r["ties"]),
+                            "losses": int(r["losses"]), "score": float(r["score"]),
+                            "meetings": int(r["meetings"])})
+        cells.append(row)
+    return {"h2h_score": h2h["score"].unstack("opponent").reindex(index=order, columns=order),
+            "h2h_meetings": (h2h["meetings"].unstack("opponent")
+                             .reindex(index=order, columns=order)),
+            "h2h": {"names": order, "cells": cells}}
+
+
+def _seats(results: pd.DataFrame, n_boot: int, seed: int) -> dict:
+    """The means per (player count, seat), with block-bootstrap intervals."""
     key = results["n_players"].astype(int) * 100 + results["seat"].astype(int)
     bs = stats.block_bootstrap_means(results[["win_share", "score", "margin"]], key.rename("key"),
                                      results["block"], n_boot=n_boot, seed=seed)
@@ -472,16 +478,7 @@ def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: 
         seat_df[c + "_hi"] = bs[c]["hi"].reindex(k).to_numpy()
     seat_df["lo"] = seat_df["win_share_lo"]
     seat_df["hi"] = seat_df["win_share_hi"]
-    out["seat_df"] = seat_df
-    out["seat_rows"] = seat_df.to_dict("records")
-    timings["seats"] = time.perf_counter() - t
-    if results["n_players"].nunique() > 1:
-        bpc = stats.by_player_count(results).reset_index()
-        bpc["order"] = bpc["entrant"].map({n: i for i, n in enumerate(order)})
-        out["by_count_rows"] = bpc.sort_values(["order", "n_players"]).to_dict("records")
-    else:
-        out["by_count_rows"] = None
-    return out
+    return {"seat_df": seat_df, "seat_rows": seat_df.to_dict("records")}
 
 
 #: Below this many blocks the bootstrap cannot be trusted to measure its own uncertainty.
@@ -533,7 +530,8 @@ def _chosen_games(results, games, rules, order) -> dict:
         rr = r.assign(dist=(r["score"] - med).abs(), is_best=r["game"] == best["game"])
         typical = rr.sort_values(["dist", "is_best", "game"]).iloc[0]
         picks.setdefault(int(best["game"]), []).append(
-            {"entrant": name, "kind": "best", "seat": int(best["seat"]), "score": int(best["score"])})
+            {"entrant": name, "kind": "best", "seat": int(best["seat"]),
+             "score": int(best["score"])})
         picks.setdefault(int(typical["game"]), []).append(
             {"entrant": name, "kind": "typical", "seat": int(typical["seat"]),
              "score": int(typical["score"]), "median": med})

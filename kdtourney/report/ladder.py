@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from kdtourney import __version__
-from kdtourney.store import store as _store
+from kdtourney import store as _store
 from kdtourney.stats.outcomes import balanced_blocks
 from kdtourney.stats import ratings, descriptive as stats
 from kdtourney.report import plots
@@ -86,9 +86,9 @@ def build_context(folder, board: Board, running: bool) -> dict:
     config = _store.load_config(folder)
     meta = config.get("meta") or {}
     ladder = config.get("ladder") or {}
-    with _store.snapshot(folder):  # the ladder stores games meanwhile: one state of the store
+    with _store.reader(folder) as r:  # the ladder stores games meanwhile: one state of the store
         results = _store.load_results(folder)
-        n_games = int(_store.load_games(folder, ["COUNT(*) AS n"])["n"].iloc[0])
+        n_games = r.count_games()
         newest = _store.load_games(folder, newest=LAST_GAMES)  # the games the page shows
         faults = _store.load_faults(folder)
         blocks = _store.load_blocks(folder)

@@ -123,7 +123,8 @@ def write_page(page: str, path: Path) -> None:
 
 
 def describe_rules(rules: dict) -> str:
-    parts = ["Mighty Duel (7\u00d77)" if rules.get("variant") == "duel" else "standard rules (5\u00d75)"]
+    parts = ["Mighty Duel (7\u00d77)" if rules.get("variant") == "duel"
+             else "standard rules (5\u00d75)"]
     if rules.get("harmony"):
         parts.append("Harmony")
     if rules.get("middle_kingdom"):
@@ -133,7 +134,8 @@ def describe_rules(rules: dict) -> str:
 
 def elo_scale(standings) -> dict | None:
     """A common scale for the small interval bars of the standings table."""
-    vals = [v for r in standings for v in (r.get("elo_lo"), r.get("elo_hi"), r.get("elo")) if finite(v)]
+    vals = [v for r in standings for v in (r.get("elo_lo"), r.get("elo_hi"), r.get("elo"))
+            if finite(v)]
     if not vals:
         return None
     lo, hi = min(vals + [0.0]), max(vals + [0.0])

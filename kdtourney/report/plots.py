@@ -1,13 +1,14 @@
-"""The report's plots: matplotlib (Agg, no pyplot) figures returned as inline SVG with a text alternative.
+"""The report's plots: matplotlib (Agg, no pyplot) figures returned as inline SVG with a text
+alternative.
 
-Every function takes tables from :mod:`kdtourney.stats.ratings` / :mod:`kdtourney.stats.descriptive`
-and returns a :class:`Plot`: ``svg`` (an ``<svg>`` element ready to inline in HTML: no XML header,
-element ids prefixed so that several plots can share one page, ``role="img"`` with a ``<title>``
-and ``<desc>``) and ``alt`` (the text alternative, also in ``<desc>``).
+Every plot function takes tables from :mod:`kdtourney.stats.ratings` or
+:mod:`kdtourney.stats.descriptive` and returns a :class:`Plot`: ``svg`` (an ``<svg>`` element to
+inline in HTML: no XML header, ids prefixed so that plots share a page, ``role="img"`` with a
+``<title>`` and ``<desc>``) and ``alt`` (its text alternative). Other pages draw their own with
+`styled`, `new_figure` and `svg_plot`.
 
-Output is stable: the same data give the same bytes (``svg.hashsalt`` fixed, no date). Text stays
-text (``svg.fonttype = 'none'``): smaller files, selectable labels, and user-supplied names are
-XML-escaped by matplotlib, never parsed as mathtext (``text.parse_math = False``).
+The same data give the same bytes (fixed ``svg.hashsalt``, no date). Text stays text
+(``svg.fonttype = 'none'``) and is never parsed as mathtext: user-supplied names are escaped.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from kdtourney.report.fmt import fmt_elo  # noqa: E402
 
-__all__ = ["Plot", "entrant_colors", "short", "elo_plot", "score_plot", "margin_plot", "h2h_plot",
-           "seat_plot", "convergence_plot", "llr_plot", "elo_dates_plot"]
+__all__ = ["Plot", "COLORS", "entrant_colors", "short", "styled", "new_figure", "svg_plot",
+           "elo_plot", "score_plot", "margin_plot", "h2h_plot", "seat_plot", "convergence_plot",
+           "llr_plot", "elo_dates_plot"]
 
 #: Okabe-Ito colour-blind-safe colours, then a few more distinguishable ones.
 COLORS = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
@@ -85,7 +87,9 @@ def entrant_colors(entrants) -> dict:
     return {e: COLORS[i % len(COLORS)] for i, e in enumerate(entrants)}
 
 
-def _styled(fn):
+def styled(fn):
+    """`fn` run under the plots' matplotlib style (fixed hash salt, text as text, no mathtext)."""
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         with rc_context(_RC):
@@ -93,7 +97,7 @@ def _styled(fn):
     return wrapper
 
 
-def _svg(fig: Figure, alt: str, prefix: str) -> Plot:
+def svg_plot(fig: Figure, alt: str, prefix: str) -> Plot:
     """Serialise `fig` as an inline, accessible SVG element whose ids all start with `prefix`."""
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None,
@@ -114,9 +118,9 @@ def _svg(fig: Figure, alt: str, prefix: str) -> Plot:
     return Plot(svg=text.strip(), alt=alt)
 
 
-def _fig(width: float, height: float) -> Figure:
-    fig = Figure(figsize=(width, height))
-    return fig
+def new_figure(width: float, height: float) -> Figure:
+    """A pyplot-free figure of `width` x `height` inches, for `svg_plot`."""
+    return Figure(figsize=(width, height))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -124,12 +128,12 @@ def _fig(width: float, height: float) -> Figure:
 # ----------------------------------------------------------------------------------------------
 
 
-@_styled
+@styled
 def elo_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0") -> Plot:
     """Elo point estimates with 95% intervals, strongest on top (``table`` from bootstrap_elo)."""
     t = table[np.isfinite(table["elo"])]
     n = len(t)
-    fig = _fig(6.4, 0.9 + 0.42 * max(n, 1))
+    fig = new_figure(6.4, 0.9 + 0.42 * max(n, 1))
     ax = fig.subplots()
     y = np.arange(n)[::-1]
     for yi, (name, row) in zip(y, t.iterrows()):
@@ -140,16 +144,18 @@ def elo_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0") -> 
         ax.plot([lo, lo], [yi - 0.18, yi + 0.18], color=c, lw=1.2)
         ax.plot([hi, hi], [yi - 0.18, yi + 0.18], color=c, lw=1.2)
         ax.plot([row["elo"]], [yi], "o", color=c, ms=7, mec="white", mew=1.2)
-        ax.annotate(fmt_elo(row["elo"]), (row["elo"], yi), xytext=(0, 7), textcoords="offset points",
-                    ha="center", va="bottom", fontsize=8, color="#222")
+        ax.annotate(fmt_elo(row["elo"]), (row["elo"], yi), xytext=(0, 7),
+                    textcoords="offset points", ha="center", va="bottom", fontsize=8,
+                    color="#222")
     ax.axvline(0, color="#888", lw=0.8, ls="--")
     ax.set_yticks(y, [short(e) for e in t.index])
     ax.set_ylim(-0.7, n - 0.3)
     ax.grid(axis="y", visible=False)
     ax.set_xlabel(f"Elo ({anchor_text}); bars: 95% interval")
     alt = "Elo ratings with 95% intervals, strongest first. " + "; ".join(
-        f"{e}: {fmt_elo(r['elo'])} ({fmt_elo(r['lo'])} to {fmt_elo(r['hi'])})" for e, r in t.iterrows())
-    return _svg(fig, alt, "elo")
+        f"{e}: {fmt_elo(r['elo'])} ({fmt_elo(r['lo'])} to {fmt_elo(r['hi'])})"
+        for e, r in t.iterrows())
+    return svg_plot(fig, alt, "elo")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -160,7 +166,8 @@ def elo_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0") -> 
 def _strips(ax, groups: list, colors: dict, zero_line: bool = False):
     """Mirrored histograms (one per entrant, top to bottom) with a box (quartiles), whiskers (5th to
     95th percentile), median line and mean diamond."""
-    allv = np.concatenate([np.asarray(v, dtype=float) for _, v in groups if len(v)]) if groups else np.zeros(1)
+    allv = (np.concatenate([np.asarray(v, dtype=float) for _, v in groups if len(v)]) if groups
+            else np.zeros(1))
     lo, hi = float(np.min(allv)), float(np.max(allv))
     span = max(hi - lo, 1.0)
     step = max(1.0, np.ceil(span / 60.0))
@@ -201,30 +208,32 @@ def _dist_alt(groups, what) -> str:
     for e, v in groups:
         if len(v):
             q25, q50, q75 = np.quantile(v, [0.25, 0.5, 0.75])
-            parts.append(f"{e}: median {q50:g}, middle half {q25:g} to {q75:g}, mean {np.mean(v):.1f}")
+            parts.append(f"{e}: median {q50:g}, middle half {q25:g} to {q75:g}, "
+                         f"mean {np.mean(v):.1f}")
     return f"{what} per entrant. " + "; ".join(parts)
 
 
-@_styled
+@styled
 def score_plot(results: pd.DataFrame, order, colors: dict) -> Plot:
     """Final score distribution per entrant."""
     groups = _groups(results, "score", order)
-    fig = _fig(6.4, 0.9 + 0.55 * max(len(groups), 1))
+    fig = new_figure(6.4, 0.9 + 0.55 * max(len(groups), 1))
     ax = fig.subplots()
     _strips(ax, groups, colors)
     ax.set_xlabel("final score (box: middle half; whiskers: 5th to 95th percentile; \u25c6 mean)")
-    return _svg(fig, _dist_alt(groups, "Score distribution"), "scores")
+    return svg_plot(fig, _dist_alt(groups, "Score distribution"), "scores")
 
 
-@_styled
+@styled
 def margin_plot(results: pd.DataFrame, order, colors: dict) -> Plot:
     """Victory margin (own score minus best opponent) distribution per entrant."""
     groups = _groups(results, "margin", order)
-    fig = _fig(6.4, 0.9 + 0.55 * max(len(groups), 1))
+    fig = new_figure(6.4, 0.9 + 0.55 * max(len(groups), 1))
     ax = fig.subplots()
     _strips(ax, groups, colors, zero_line=True)
-    ax.set_xlabel("victory margin: own score \u2212 best opponent's (right of the dashed line: won)")
-    return _svg(fig, _dist_alt(groups, "Victory margin distribution"), "margins")
+    ax.set_xlabel("victory margin: own score \u2212 best opponent's "
+                  "(right of the dashed line: won)")
+    return svg_plot(fig, _dist_alt(groups, "Victory margin distribution"), "margins")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -232,14 +241,14 @@ def margin_plot(results: pd.DataFrame, order, colors: dict) -> Plot:
 # ----------------------------------------------------------------------------------------------
 
 
-@_styled
+@styled
 def h2h_plot(score: pd.DataFrame, meetings: pd.DataFrame | None = None) -> Plot:
     """Heat map of the pairwise score of the row entrant against the column entrant."""
     names = list(score.index)
     k = len(names)
     m = score.reindex(index=names, columns=names).to_numpy(dtype=float)
     side = 1.6 + 0.62 * k
-    fig = _fig(max(4.2, side + 1.2), max(3.2, side))
+    fig = new_figure(max(4.2, side + 1.2), max(3.2, side))
     ax = fig.subplots()
     masked = np.ma.masked_invalid(m)
     cmap = matplotlib.colormaps["RdBu"].with_extremes(bad="#f0f0f0")
@@ -274,7 +283,7 @@ def h2h_plot(score: pd.DataFrame, meetings: pd.DataFrame | None = None) -> Plot:
              if i < j and np.isfinite(m[i, j])]
     alt = ("Head-to-head heat map: share of pairwise encounters (better rank in the same game, "
            "ties half) won by the row entrant. " + "; ".join(parts))
-    return _svg(fig, alt, "h2h")
+    return svg_plot(fig, alt, "h2h")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -282,14 +291,14 @@ def h2h_plot(score: pd.DataFrame, meetings: pd.DataFrame | None = None) -> Plot:
 # ----------------------------------------------------------------------------------------------
 
 
-@_styled
+@styled
 def seat_plot(seats: pd.DataFrame) -> Plot:
     """Win share by seat, one panel per player count, with the fair share 1/n dashed.
 
     ``seats``: columns ``n_players``, ``seat``, ``win_share``, optional ``lo``/``hi``.
     """
     counts = sorted(seats["n_players"].unique())
-    fig = _fig(min(3.0 + 2.2 * len(counts), 9.0), 2.9)
+    fig = new_figure(min(3.0 + 2.2 * len(counts), 9.0), 2.9)
     axes = fig.subplots(1, len(counts), squeeze=False, sharey=True)[0]
     top = 0.0
     parts = []
@@ -309,13 +318,14 @@ def seat_plot(seats: pd.DataFrame) -> Plot:
         ax.set_xticks(x, [f"seat {int(v) + 1}" for v in x])
         ax.set_title(f"{n} players")
         ax.grid(axis="x", visible=False)
-        parts.append(f"{n} players: " + ", ".join(f"seat {int(a) + 1} {100 * b:.1f}%" for a, b in zip(x, y))
-                     + f" (fair share {100 / n:.1f}%)")
+        shares = ", ".join(f"seat {int(a) + 1} {100 * b:.1f}%" for a, b in zip(x, y))
+        parts.append(f"{n} players: {shares} (fair share {100 / n:.1f}%)")
     axes[0].set_ylabel("win share")
     axes[0].set_ylim(0, min(1.0, top * 1.15 + 0.02))
     axes[0].yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0, decimals=0))
-    alt = "Win share by seat (turn order), with 95% intervals; dashed line: fair share. " + "; ".join(parts)
-    return _svg(fig, alt, "seats")
+    alt = ("Win share by seat (turn order), with 95% intervals; dashed line: fair share. "
+           + "; ".join(parts))
+    return svg_plot(fig, alt, "seats")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -323,10 +333,10 @@ def seat_plot(seats: pd.DataFrame) -> Plot:
 # ----------------------------------------------------------------------------------------------
 
 
-@_styled
+@styled
 def convergence_plot(history: pd.DataFrame, order, colors: dict) -> Plot:
     """Elo estimate against games played, with 95% bands (``history`` from elo_history)."""
-    fig = _fig(6.4, 3.4)
+    fig = new_figure(6.4, 3.4)
     ax = fig.subplots()
     parts = []
     for e in order:
@@ -336,9 +346,10 @@ def convergence_plot(history: pd.DataFrame, order, colors: dict) -> Plot:
         c = colors.get(e, "#333")
         x = h["games"].to_numpy()
         if h["lo"].notna().any():
-            ax.fill_between(x, h["lo"].to_numpy(dtype=float), h["hi"].to_numpy(dtype=float), color=c,
-                            alpha=0.15, lw=0)
-        ax.plot(x, h["elo"].to_numpy(dtype=float), color=c, lw=1.8, label=short(e), marker="o", ms=2.5)
+            ax.fill_between(x, h["lo"].to_numpy(dtype=float), h["hi"].to_numpy(dtype=float),
+                            color=c, alpha=0.15, lw=0)
+        ax.plot(x, h["elo"].to_numpy(dtype=float), color=c, lw=1.8, label=short(e), marker="o",
+                ms=2.5)
         first, last = h.iloc[0], h.iloc[-1]
         parts.append(f"{e}: {fmt_elo(first['elo'])} after {int(first['games'])} games, "
                      f"{fmt_elo(last['elo'])} after {int(last['games'])}")
@@ -351,14 +362,14 @@ def convergence_plot(history: pd.DataFrame, order, colors: dict) -> Plot:
         ax.legend(frameon=False, fontsize=8, loc="best")
     alt = ("Elo estimate against games played, with 95% bands: flat lines and narrowing bands mean "
            "the ratings have settled. " + "; ".join(parts))
-    return _svg(fig, alt, "convergence")
+    return svg_plot(fig, alt, "convergence")
 
 
-@_styled
+@styled
 def llr_plot(sprt: pd.DataFrame) -> Plot:
     """SPRT log-likelihood ratio against blocks, with the decision bounds (table ``sprt``)."""
     s = sprt.sort_values("block")
-    fig = _fig(6.4, 3.0)
+    fig = new_figure(6.4, 3.0)
     ax = fig.subplots()
     x = s["block"].to_numpy()
     ax.plot(x, s["llr"].to_numpy(dtype=float), color="#0072B2", lw=1.8, label="LLR")
@@ -370,10 +381,10 @@ def llr_plot(sprt: pd.DataFrame) -> Plot:
     last = s.iloc[-1]
     alt = (f"SPRT log-likelihood ratio after each block; after {int(last['block'])} blocks it is "
            f"{last['llr']:.2f}, bounds {last['lower']:.2f} and {last['upper']:.2f}.")
-    return _svg(fig, alt, "llr")
+    return svg_plot(fig, alt, "llr")
 
 
-@_styled
+@styled
 def elo_dates_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0") -> Plot:
     """Each entrant's Elo (95% band) over the dates of its games, the versions of one bot joined in
     date order: how a bot's rating moved as its versions came (the rating list, `report.pool`).
@@ -382,7 +393,7 @@ def elo_dates_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0
     share it), ``elo``, ``lo``, ``hi``, ``first``, ``last`` (dates of its first and last game);
     ``colors`` per name.
     """
-    fig = _fig(7.2, 3.8)
+    fig = new_figure(7.2, 3.8)
     ax = fig.subplots()
     parts = []
     hour = np.timedelta64(1, "h")
@@ -420,7 +431,7 @@ def elo_dates_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0
         ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     alt = ("Elo against the dates of the games, with 95% bands; the versions of one bot are "
            "joined by dashed lines. " + "; ".join(parts))
-    return _svg(fig, alt, "elodates")
+    return svg_plot(fig, alt, "elodates")
 
 
 def _date(stamp) -> np.datetime64:

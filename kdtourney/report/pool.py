@@ -1,56 +1,17 @@
-"""One rating list over many tournament folders (`kdtourney ratings`).
+"""One rating list over many tournament folders (`kdtourney ratings`); which games are pooled,
+and how entrants are named and grouped: docs/ratings.md.
 
-`rating_list(paths)` finds the tournament folders under `paths` (`run` and `sprt` stores alike; a
-folder that holds folders is searched), pools their games and rates every entrant with the same
-Bradley-Terry fit and block bootstrap as a tournament's report (`kdtourney.stats.ratings`).
+    rating_list(paths, players=, anchor=, n_boot=, seed=) -> RatingList
+        the games of the tournament folders in or under `paths` pooled (the same rules, one
+        player count unless `players` names several, every block once, balanced blocks only)
+        and every group of connected entrants rated by kdtourney.stats.ratings; PoolError (one
+        line, with the notes) when nothing can be rated or the anchor names no rated entrant
+    find_tournaments(paths)   the tournament folders under `paths`, and the paths with none
+    RatingList                entrants (rated first), LOS, sources, skipped folders, `notes()`
+    Entrant, Source           one line of the list; one folder and what the list took from it
 
-Pooling
--------
-- Blocks stay blocks: a block of one folder is one resampling unit; blocks of different folders are
-  different units (games are numbered `folder << 32 | game`, blocks likewise).
-- Games are pooled only under the same rules: variant, Harmony, Middle Kingdom, tiebreak, first
-  picks, dynasty, and the 3-player setup for 3-player games. The list takes the rules with the most
-  finished games, and one player count (the one with the most games) unless `players` names
-  several, or a ladder of several table sizes has the most games: then all its sizes, as its
-  matchmaker rates them (its list is this list). Whatever else is listed, one line per folder,
-  with the reason.
-- Games are keyed by what made them: the tournament, its blocks (the store's `blocks` table:
-  the tables and the entrants' specs; a ladder's depend on how its chunks went), its seed and the
-  entrants' code, the store's seed secret (mixed into every seed of a `--sandbox` folder) and the
-  play settings (kdtourney.match.settings.played_with). A folder made by all the same as another (a
-  copy, or the same command run again without a sandbox) holds the same games: they count once;
-  two sandboxed runs
-  with one seed, or one run in-process and one isolated, hold other games and count twice. A
-  tune's folder is left out: theta+ and theta- play other values in every iteration. Games are
-  also deduplicated block by block: a block whose deal, seatings, game numbers (hence the bots'
-  seeds), entrants' code, seed secret and play settings match a block already pooled is the same
-  block played again (`--games 20` and `--games 40` with one seed, a folder copied mid-run, an
-  SPRT resumed with another `--max-games`) and counts once.
-- Only balanced blocks count (`kdtourney.stats.outcomes.balanced_blocks`): a block with a failed game,
-  or not yet played through, is left out of the fit, as in a tournament's report.
-- Failed games (no result) are not in the fit, as in a tournament's report; they are counted
-  against every entrant that sat in them (`failed`).
-
-Entrants
---------
-An entrant is its name in the tournament (`mcts:iterations=500`) and the code that played for it
-(the digest of `BotRegistry.identity`, recorded in the store). The same name with the same digest
-in two folders is one entrant; the same name with other code is another, so an edited bot never
-inherits old results. A name with several codes keeps its plain name for the code that played
-last and shows the digest for the others (`greedy@3fa2c1`).
-
-Games whose code is unknown (stores from before the code was recorded, and in a store that
-recorded it on a resume, the games stored before: meta `entrants_recorded_after`) are the entrant
-`NAME@unknown`, pooled by name across folders (as rating lists that go by names do) and never with
-games whose code is known. Only a name that never played with known code keeps its plain name.
-
-Groups
-------
-Elo compares only entrants that games connect, directly or through others. Every group of
-entrants so connected is rated (group 1 has the most pairwise encounters, and so on), each on a
-scale of its own (mean 0, or the anchor in its group): the list says so, and compares no two
-entrants of different groups (no likelihood of superiority between them). An entrant that played
-no other entrant (only self-play) is unrated: the list says why instead of giving it a number.
+An entrant is a name and the code that played for it: older code shows as `name@digest`, games
+from before code was recorded as `name@unknown`.
 """
 
 from __future__ import annotations
@@ -64,7 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kdtourney.store import store as _store
+from kdtourney import store as _store
+from kdtourney.errors import UserError
 from kdtourney.match.settings import played_with
 from kdtourney.tournament.definition import RULE_OPTIONS, Tournament
 from kdtourney.engine import Rules
@@ -79,7 +41,7 @@ _GAME_COLUMNS = ("game", "n_players", "finished_at", "seed")
 _SHIFT = 32  # game and block numbers of folder i start at i << 32
 
 
-class PoolError(ValueError):
+class PoolError(UserError):
     """The list cannot be made: nothing can be rated (`notes`: the lines that say what was found
     instead), or the anchor names no rated entrant. The message is one line."""
 
@@ -116,13 +78,13 @@ class Entrant:
     folders: list  # indices into RatingList.sources
     first: pd.Timestamp | None
     last: pd.Timestamp | None
-    failed: int = 0
+    failed: int = 0  # games it sat in that failed (no result: not in the fit)
     elo: float = float("nan")
     lo: float = float("nan")
     hi: float = float("nan")
     record: str = ""  # "won all" / "lost all": a one-sided interval (kdtourney.stats.ratings)
     unrated: str | None = None  # why it has no rating
-    group: int = 0  # rated: its group of connected entrants, 1 the largest (see Groups)
+    group: int = 0  # rated: its group of connected entrants, 1 the one with most encounters
 
 
 @dataclasses.dataclass
@@ -145,7 +107,7 @@ class RatingList:
 
     @property
     def groups(self) -> int:
-        """The groups of connected entrants rated (see Groups)."""
+        """The groups of connected entrants rated (each on a scale of its own)."""
         return max((e.group for e in self.rated), default=0)
 
     def notes(self) -> list[str]:
@@ -218,7 +180,7 @@ class _StoreData:
 
 def _read(folder: Path) -> _StoreData:
     """StoreError (one line) for a missing, corrupt, foreign or newer store."""
-    with _store.snapshot(folder):  # a running command stores games meanwhile: one state
+    with _store.reader(folder):  # a running command stores games meanwhile: one state
         return _read_snapshot(folder)
 
 
@@ -350,10 +312,10 @@ def _left_out(st: _StoreData, players: tuple, reference: dict | None) -> tuple[s
 
 def rating_list(paths, *, players=None, anchor=None, n_boot: int = 1000, seed: int = 0
                 ) -> RatingList:
-    """Pool the games of the tournament folders in or under `paths` and rate them (see the module
-    docstring). players: the player counts to pool (default: the most played one); anchor: None
-    (mean 0) or (name, Elo). PoolError (one line, and the notes) when nothing can be rated or the
-    anchor names no rated entrant."""
+    """Pool the games of the tournament folders in or under `paths` and rate them (docs/ratings.md).
+    players: the player counts to pool (default: the most played one); anchor: None (mean 0) or
+    (name, Elo). PoolError (one line, and the notes) when nothing can be rated or the anchor names
+    no rated entrant."""
     stores, skipped = _readable(paths)
     players, reference = _choose(stores, players)
     sources, results, failed = [], [], []
@@ -514,7 +476,9 @@ def _mix(a, b):
 
 def _entrants(results: pd.DataFrame, failed: pd.DataFrame, keys: list, identities: dict
               ) -> list[Entrant]:
-    """An Entrant per key, in key order, with the names of the list (see the module docstring)."""
+    """An Entrant per key, in key order, with the names of the list: a label with several codes
+    keeps it for the code that played last; the others are label@digest (as short as stays
+    unique) and label@unknown."""
     by_key = results.groupby("key")
     games = by_key["game"].nunique()
     first, last = by_key["date"].min(), by_key["date"].max()

@@ -69,9 +69,9 @@ def build_context(rl: RatingList, command: str | None = None) -> dict:
     anchor_text = f"{rl.anchor[0]} = {fmt_elo(rl.anchor[1])}" if rl.anchor else "mean 0"
     table = pd.DataFrame([{"name": e.name, "label": e.label, "elo": e.elo, "lo": e.lo,
                            "hi": e.hi, "first": e.first, "last": e.last} for e in rated])
-    sources = [{"folder": str(s.folder), "kind": s.kind, "description": s.description, "pooled": s.pooled, "stored": s.stored,
-                "dates": _span(s.first, s.last), "code": s.code, "version": s.version,
-                "note": s.note} for s in rl.sources]
+    sources = [{"folder": str(s.folder), "kind": s.kind, "description": s.description,
+                "pooled": s.pooled, "stored": s.stored, "dates": _span(s.first, s.last),
+                "code": s.code, "version": s.version, "note": s.note} for s in rl.sources]
     first = min((s.first for s in rl.sources if not pd.isna(s.first)), default=None)
     last = max((s.last for s in rl.sources if not pd.isna(s.last)), default=None)
     rules = describe_rules(rl.rules or {})

@@ -1,24 +1,13 @@
-"""Every stored game, move by move, for the pages' game viewer (report.js): the engine replays each
-game (`Game.apply` checks every stored move) and writes down what it reached at each step, in a
-form small enough that a report of 10,000 games stays one self-contained page (a file opened from
-disk may fetch nothing, and the page's CSP forbids it anyway).
+"""Every stored game, move by move, for the pages' game viewer (report.js): the engine replays
+each game (`Game.apply` checks every stored move) and writes down what it reached at each step,
+small enough that a report of 10,000 games stays one self-contained page. The page computes
+nothing the rules decide, it only adds up what the engine reported (tests/report/test_watch.py
+holds it against the engine, step by step).
 
-The page computes nothing the rules decide: whose move it was, which domino was placed, where its
-halves went, the score it left and the rows drawn all come from the engine; the page only adds
-them up (tests/report/test_watch.py holds what it shows against the engine, step by step).
-
-A deal is one string of digits in base 64 (`DIGITS`; a number takes one digit, or two where it
-may reach 64): the header, then one record per action.
-
-- header: every seat's score at the start (two digits each: the bonuses count from the start),
-  the number of kings and the seats in the order their kings claim the first row, the number of
-  dominoes in the first row and their numbers, lowest first.
-- a record opens with one digit, 4 x kind + seat (the seat that acted):
-  PLACE: the domino, the place action (two digits: `places` below gives its squares), the
-  seat's score after it (two); DISCARD: the domino, the score after it (two); CLAIM: the domino
-  claimed in the new row; ROW (seat 0): a new round started with that action, the previous new
-  row (with who claimed what) now being placed: the number of dominoes of the new row and their
-  numbers (none in the last round).
+    trace(row, rules, finals=False) -> Trace   a stored game as the viewer's strings, one a deal
+    stored_deals(row)                          [(deal seed, actions)] of a stored game row
+    rules_for(rules, n_players)                the Rules of a stored tournament's table
+    constants()                                what the viewer needs besides the games
 """
 
 from __future__ import annotations
@@ -39,7 +28,7 @@ PLACE, DISCARDED, CLAIM, ROW = range(4)  # record kinds
 
 @dataclasses.dataclass
 class Trace:
-    """A game as the viewer replays it: `deals`, one string per deal (module docstring);
+    """A game as the viewer replays it: `deals`, one string per deal (`trace`);
     `origins`: per deal, per seat, (top row, left column) of the kingdom's frame at the end; the
     end of each deal when asked (`finals`: per deal, per seat, {(row, col): (terrain, crowns)};
     `scores`: per deal, every seat's score)."""
@@ -74,7 +63,18 @@ def stored_deals(row) -> list:
 
 def trace(row, rules: Rules, finals: bool = False) -> Trace:
     """The viewer's trace of the stored game `row` (`stored_deals`) under `rules`; with `finals`,
-    the end of each deal too. ValueError for a move the engine refuses."""
+    the end of each deal too. ValueError for a move the engine refuses.
+
+    A deal is one string of `DIGITS` (base 64; a number takes one digit, or two where it may
+    reach 64): a header, then one record per action. The header: every seat's score at the
+    start (two digits each: the bonuses count from the start), the number of kings and the seats
+    in the order their kings claim the first row, the number of dominoes in the first row and
+    their numbers, lowest first. A record opens with one digit, 4 x kind + the seat that acted:
+    PLACE: the domino, the place action (two digits: `constants()["places"]` gives its squares),
+    the seat's score after it (two); DISCARDED: the domino, the score after it (two); CLAIM: the
+    domino claimed in the new row; ROW (seat 0): a new round started with that action, the
+    previous new row now being placed: the number of dominoes of the new row and their numbers
+    (none in the last round)."""
     out = Trace([], [], [] if finals else None, [] if finals else None)
     n, size = rules.players, rules.size
     res = np.zeros((n, K.RES_COLS), dtype=np.int64)

@@ -64,7 +64,8 @@ def describe_kingdom(squares) -> str:
     counts = {}
     for t, _ in land:
         counts[t] = counts.get(t, 0) + 1
-    parts = ", ".join(f"{n} {TERRAIN_NAMES[t]}" for t, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    parts = ", ".join(f"{n} {TERRAIN_NAMES[t]}"
+                      for t, n in sorted(counts.items(), key=lambda kv: -kv[1]))
     return f"{len(land)} squares of land and {crowns} crowns" + (f" ({parts})" if parts else "")
 
 

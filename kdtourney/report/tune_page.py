@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 from jinja2 import Environment, StrictUndefined
 
-from kdtourney.store import store as _store
+from kdtourney import store as _store
 from kdtourney.tournament.tune import PAGE_FILE, Tune
-from kdtourney.report.plots import COLORS, Plot, _fig, _styled, _svg
+from kdtourney.report.plots import COLORS, Plot, new_figure, styled, svg_plot
 
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>tune: {{ start }}</title>
@@ -41,14 +41,14 @@ def _paths(axes, tune: Tune, k: np.ndarray, theta: np.ndarray) -> None:
     axes[-1].set_xlabel("iteration")
 
 
-@_styled
+@styled
 def paths_plot(tune: Tune, k: np.ndarray, theta: np.ndarray) -> Plot:
     """Each parameter's value after every iteration, with its range and start."""
     n = len(tune.params)
-    fig = _fig(6.4, 1.9 * n + 0.4)
+    fig = new_figure(6.4, 1.9 * n + 0.4)
     _paths(fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0], tune, k, theta)
     last = ", ".join(f"{p.name} {v:.4g}" for p, v in zip(tune.params, theta[-1]))
-    return _svg(fig, f"Each parameter's value over {len(k)} iterations (dotted: the start); "
+    return svg_plot(fig, f"Each parameter's value over {len(k)} iterations (dotted: the start); "
                      f"after the last: {last}.", "paths")
 
 
@@ -62,28 +62,28 @@ def _normalised(ax, tune: Tune, k: np.ndarray, theta: np.ndarray) -> None:
     ax.legend(frameon=False, fontsize=8)
 
 
-@_styled
+@styled
 def normalised_plot(tune: Tune, k: np.ndarray, theta: np.ndarray) -> Plot:
     """(theta - start) / c_end of every parameter on one plot."""
-    fig = _fig(6.4, 2.8)
+    fig = new_figure(6.4, 2.8)
     _normalised(fig.subplots(), tune, k, theta)
-    return _svg(fig, "Every parameter's move from its start in units of its c_end, over the "
+    return svg_plot(fig, "Every parameter's move from its start in units of its c_end, over the "
                      "iterations.", "normalised")
 
 
-@_styled
+@styled
 def schedule_plot(tune: Tune) -> Plot:
     """c_k / c_end and r_k / r_end over the iterations (the same for every parameter)."""
     s, p = tune.schedule, tune.params[0]
     k = np.arange(1, s.iterations + 1)
-    fig = _fig(6.4, 2.6)
+    fig = new_figure(6.4, 2.6)
     ax = fig.subplots()
     ax.plot(k, s.c_k(p, k) / p.c_end, color=COLORS[0], lw=1.4, label="c_k / c_end (perturbation)")
     ax.plot(k, s.r_k(p, k) / p.r_end, color=COLORS[1], lw=1.4, label="r_k / r_end (learning rate)")
     ax.axhline(1, color="#999999", lw=0.8)
     ax.set_xlabel("iteration")
     ax.legend(frameon=False, fontsize=8)
-    return _svg(fig, f"The schedules over {s.iterations} iterations: c_k = c / k^{s.gamma} and "
+    return svg_plot(fig, f"The schedules over {s.iterations} iterations: c_k = c / k^{s.gamma} and "
                      f"r_k = a_k / c_k^2 with a_k = a / (A + k)^{s.alpha}, relative to their last "
                      "values.", "schedules")
 
@@ -98,13 +98,13 @@ def _stored(folder) -> tuple[Tune, np.ndarray, np.ndarray]:
     return tune, k, theta
 
 
-@_styled
+@styled
 def write_paths_svg(folder, path) -> Path:
     """A standalone SVG of a tune's paths: each parameter in its units, then all of them as
     (theta - start) / c_end (for documents; the page has the same plots)."""
     tune, k, theta = _stored(folder)
     n = len(tune.params)
-    fig = _fig(6.4, 1.5 * n + 2.4)
+    fig = new_figure(6.4, 1.5 * n + 2.4)
     axes = fig.subplots(n + 1, 1, sharex=True, gridspec_kw={"height_ratios": [1] * n + [1.6]})
     _paths(axes[:n], tune, k, theta)
     axes[n - 1].set_xlabel("")

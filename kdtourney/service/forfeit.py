@@ -1,29 +1,17 @@
-"""Games whose worker died or hung: one policy for the local runner and the Dask cluster.
+"""Games whose worker died or hung: one policy for the local service and the Dask cluster.
 
-A worker that dies (os._exit, a segfault, the OOM killer, a lost machine) or hangs while it plays a
-game takes the game with it. The backend reports each such loss with what it knows: the game, the
-seat whose bot was being called and which call (seat -1 when the loss came outside any bot call, or
-the backend cannot tell), and whether the worker died or hung. `ForfeitPolicy.lost` decides:
-
-- the first loss of a game blames no one (a machine can die, the OOM killer can pick any process):
-  the game is played again as it was;
-- a later loss during a bot's call makes that bot forfeit at that call when the game is played
-  again (fault 'crash' for a death, 'timeout' for a hang; kdtourney.match.loop): the other players
-  finish the game, and it counts against the seat at fault like any forfeit (ranked last, win
-  share 0, a loss in the ratings);
-- a loss outside any bot call is played again, until the game has been lost `players + 2` times
-  (every seat could have forfeited by then): it is stored as a failed game (`failed_rows`): status
-  'fault', no player rows, and one fault of kind 'failed' per seat naming the entrant, so the
-  standings and the report count the failed games each entrant sat in.
-
-Games are deterministic, so a bot that kills its worker at some call does so again at that call,
-and the same store results whatever the backend and the number of workers.
-
-When a worker counts as hung (`hang_limit`): after `hang_timeout` seconds in one call (the
-user's --hang-timeout, or a default from the clock), or sooner in a decision of an in-process bot
-under a clock: past what the clock allows it plus what is left of its margin it forfeits whatever
-it returns, so HANG_GRACE seconds later (for a late answer to be judged by the clock instead) it is
-taken for hung, rather than a hang costing `hang_timeout` twice.
+    ForfeitPolicy(specs, entrants)
+        lost(game, seat, call, why, hung=False, times=1) -> (REPLAY | FAIL | DONE, note's end)
+            the first loss of a game blames no one (played again as it was); a later loss in a
+            bot's call makes that bot forfeit at that call (or at the earlier call it hung a
+            replay in); a loss outside any bot call (seat -1) is played again until the game was
+            lost players + 2 times, then it fails
+        forced(game) -> {seat: (call, kind, message)}    the faults to force when it is replayed
+        forget(game), failed_message(game)
+    failed_rows(spec, entrants, message)   the store rows of a failed game ('failed' per seat)
+    hang_limit(hang_timeout, call_limit)   seconds a call may make no progress before a hang
+    FAILED, REPLAY, FAIL, DONE, HANG_GRACE
+Why so: docs/clusters.md.
 """
 
 from __future__ import annotations
@@ -69,18 +57,21 @@ class ForfeitPolicy:
         happens to the game). `why` goes to the note only: what is stored is the same whichever
         backend played."""
         spec = self.specs[game]
-        if seat in self._forced[game] and self._forced[game][seat][0] == call:
-            # a forfeited seat never makes that call: a replay from before the forfeit (Dask
-            # replays a task as it was until the client cancels it); counted already
+        forced = self._forced[game]
+        if seat in forced and forced[seat][0] <= call:
+            # a forfeited seat makes no call from that one on: a replay from before the forfeit
+            # (Dask replays a task as it was until the client cancels it); counted already
             return DONE, f"{self.entrants[spec.seats[seat]]} (seat {seat + 1}) forfeits it already"
         self.losses[game] += times
         losses = self.losses[game]
-        if losses >= 2 and seat >= 0 and seat not in self._forced[game]:
+        if losses >= 2 and seat >= 0:
+            # a seat forfeiting at a later call forfeits here instead: a game played again need
+            # not take its course (a loaded machine stalls another call past its limit)
             entrant = self.entrants[spec.seats[seat]]
             # the stored message is the same on every backend (the note says more)
-            self._forced[game][seat] = (call, TIMEOUT if hung else CRASH,
-                                        f"the worker {'hung' if hung else 'died'} during this "
-                                        f"bot's call {call} ({losses} losses of this game)")
+            forced[seat] = (call, TIMEOUT if hung else CRASH,
+                            f"the worker {'hung' if hung else 'died'} during this bot's call "
+                            f"{call} ({losses} losses of this game)")
             return REPLAY, f"{entrant} (seat {seat + 1}) forfeits it"
         if losses >= spec.n_players + 2:
             return FAIL, "stored as a failed game"
@@ -101,7 +92,7 @@ def failed_rows(spec, entrants, message: str) -> tuple[dict, list, list]:
     """The store rows (game, results, faults) of a game that could not be finished: status 'fault',
     no player rows, a 'failed' fault for every seat (who sat there; the seat at fault is not
     known)."""
-    moves = [] if len(spec.deal_seeds) == 1 else [[] for _ in spec.deal_seeds]
+    moves: list = [] if len(spec.deal_seeds) == 1 else [[] for _ in spec.deal_seeds]
     game = dict(game=spec.game, block=spec.block, arrangement=spec.arrangement,
                 n_players=spec.n_players, deal_seeds=list(spec.deal_seeds), status="fault",
                 duration=0.0, moves=moves, error=message)

@@ -10,6 +10,6 @@ Nothing here starts a thread: forking this process is safe.
 
 import numba
 
-import kdtourney.service.local  # noqa: F401  - what every worker runs
+import kdtourney.service.local_worker  # noqa: F401  - what every worker runs
 
 numba.njit(lambda: 0)()  # the CPU target's first use, not a kernel of ours: no cache is touched

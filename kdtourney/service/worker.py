@@ -1,23 +1,30 @@
-"""What a worker does to play a tournament's games, whichever backend runs it (the local
-service's processes, kdtourney.service.local, or Dask workers, kdtourney.service.cluster): its
-state (`WorkerState`: the bots of the entrants it was told of, checked and warmed up once each),
-the warm-up that fills Numba's cache, and starting worker processes without the parent's
-__main__."""
+"""What a worker does to play a tournament's games, whichever backend runs it (a local worker
+process, kdtourney.service.local_worker, or a Dask worker, kdtourney.service.dask_worker).
+
+    WorkerState     the registry built once from the command's sources, the bots of the entrants
+                    it was told of (checked and warmed up once each), play(spec, forced)
+    warm_up, warm_bots, warm_bot, kernel_specs, kernel_shape    filling Numba's cache first
+    bot_factories, check_loaded     an entrant's bots, and its code checked against the store's
+    main_module_hidden              start worker processes without the parent's __main__
+"""
 
 from __future__ import annotations
 
 import collections
+from collections.abc import Callable
+from functools import partial
 import sys
 import warnings
 from dataclasses import replace
 
 from kdtourney import interrupts
-from kdtourney.engine import jit
-from kdtourney.match.loop import play_match
-from kdtourney.tournament.definition import ArenaError, Tournament
-from kdtourney.registry.registry import BUILT_IN, EntrantError, parse_entrant
-from kdtourney.external.serve import warm_up as warm_up_served
+from kdtourney.engine import Game, jit
 from kdtourney.engine import warm_up as warm_up_engine
+from kdtourney.external import SandboxError, StartupError, sandbox
+from kdtourney.match.loop import play_match
+from kdtourney.registry import BUILT_IN, CODE_FIELDS, BotRegistry, EntrantError, parse_entrant
+from kdtourney.registry.serve import warm_up as warm_up_served
+from kdtourney.tournament.definition import ArenaError, Tournament
 
 WARM_DECISIONS = 4        # decisions with a choice each entrant's bot makes in the warm-up game
 
@@ -39,8 +46,6 @@ def check_loaded(registry, tournament: Tournament, recorded: dict, machine: str,
     where it was started. `local`: a worker on the machine that hashed the TOML bots' files at
     the start of the run, which their processes may write to since: their files are not hashed
     again."""
-    from kdtourney.registry.registry import CODE_FIELDS
-
     for label, spec in zip(tournament.entrants, tournament.specs):
         want = recorded.get(label)
         if not want or not want.get("digest"):
@@ -77,8 +82,8 @@ def warm_up(tournament: Tournament, registry, touch=lambda: None, builtin_only=F
     other bots (whose kernels a search bot's playouts may call: a second worker compiles them
     while the first one compiles the rest of the search)."""
     warmed = set() if warmed is None else warmed
-    steps = [(kernel_shape(spec),
-              lambda spec=spec: warm_bots(tournament, registry, touch, builtin_only, [spec]))
+    steps: list[tuple[object, Callable[[], object]]]
+    steps = [(kernel_shape(spec), partial(warm_bots, tournament, registry, touch, builtin_only, [spec]))
              for spec in kernel_specs(_warmed(tournament.specs, registry, builtin_only))]
     steps.append(("engine", warm_up_engine))
     if isolate or any(registry.program(spec) is not None for spec in tournament.specs):
@@ -120,7 +125,7 @@ def _warmed(specs, registry, builtin_only: bool) -> tuple:
 def kernel_specs(specs) -> list:
     """One of `specs` per `kernel_shape`: a tune's dozens of theta+ and theta- warm up as one (a
     bot whose numbers choose other kernels loads those in its first game)."""
-    chosen = {}
+    chosen: dict = {}
     for spec in specs:
         chosen.setdefault(kernel_shape(spec), spec)
     return list(chosen.values())
@@ -162,7 +167,7 @@ def warm_bots(tournament: Tournament, registry, touch=lambda: None, builtin_only
                 continue
             touch()
             try:
-                _warm_bot(registry.create(spec), rules, touch)
+                warm_bot(registry.create(spec), rules, touch)
             except KeyboardInterrupt:
                 if interrupts.from_ctrl_c():
                     raise
@@ -170,10 +175,8 @@ def warm_bots(tournament: Tournament, registry, touch=lambda: None, builtin_only
                 pass
 
 
-def _warm_bot(bot, rules, touch) -> None:
+def warm_bot(bot, rules, touch) -> None:
     """`bot` plays seat 0 of a game up to WARM_DECISIONS decisions with a choice."""
-    from kdtourney.engine import Game
-
     bot.setup(0, rules, 0)
     game = Game(rules, 0)
     asked = 0
@@ -191,12 +194,11 @@ def _warm_bot(bot, rules, touch) -> None:
 
 class WorkerState:
     """What a worker holds to play a command's games, whichever backend runs it (a local worker
-    process, kdtourney.service.local, or a Dask worker, kdtourney.service.cluster, which only differ
-    in how games, entrants and results travel): the registry built once from the command's bot
-    `sources` (sandboxed, with what the client's registry `listed` the modules define, instead of
-    running them), the bots of the entrants it was told of in the order they joined (a game's
-    seats index `pairs`), the bot processes of its `pool` (kdtourney.external.ProcessPool)
-    and the kernels it warmed up.
+    process or a Dask worker, which only differ in how games, entrants and results travel): the
+    registry built once from the command's bot `sources` (sandboxed, with what the client's
+    registry `listed` the modules define, instead of running them), the bots of the entrants it
+    was told of in the order they joined (a game's seats index `pairs`), the bot processes of its
+    `pool` (kdtourney.external.ProcessPool) and the kernels it warmed up.
 
     An entrant joins once (`join`; those of `tdict`, the table, at the start): its code is
     checked against the identity the store recorded (`identities`, {label: identity}), on another
@@ -208,13 +210,12 @@ class WorkerState:
 
     beat: where the worker is, for its backend's watchdog: `warming()` at every step of a
     warm-up, `game(index)` as a game starts, `(seat, call, limit)` at each call into a bot
-    (play_match's monitor) and `idle()` (kdtourney.service.local.Heartbeat, a Dask worker's
-    cluster._Beat). first: where this worker starts the warm-up's round (`warm_up`)."""
+    (play_match's monitor) and `idle()` (kdtourney.service.heartbeat.Heartbeat, a Dask
+    worker's dask_worker.DaskBeat). first: where this worker starts the warm-up's round
+    (`warm_up`)."""
 
     def __init__(self, sources: dict, tdict: dict, isolate: bool, listed, identities: dict, pool,
                  beat, *, machine: str, local: bool, warm: bool = True, first: int = 0):
-        from kdtourney.registry.registry import BotRegistry
-
         self.table = Tournament.from_dict(tdict)
         self.registry = BotRegistry.from_sources(sources, listed=listed)
         self.isolate, self.pool, self.beat = isolate, pool, beat
@@ -250,10 +251,8 @@ class WorkerState:
     def _start(self, more: Tournament, pairs) -> None:
         """Start once each TOML bot of `more` this worker has not started, and exchange hello
         (registry.start_check): ArenaError if one does not start here, or a bot is missing."""
-        from kdtourney.external import SandboxError, StartupError, sandbox
-
         try:
-            names = {}
+            names: dict = {}
             for spec in more.specs:
                 names.setdefault(self.registry.resolve(spec).name, spec)
             todo = [spec for name, spec in names.items() if name not in self.started]
@@ -306,5 +305,5 @@ class main_module_hidden:
             setattr(self.main, k, v)
 
 
-__all__ = ["WorkerState", "bot_factories", "check_loaded", "warm_up", "warm_bots",
+__all__ = ["WorkerState", "bot_factories", "check_loaded", "warm_up", "warm_bots", "warm_bot",
            "kernel_specs", "kernel_shape", "main_module_hidden", "WARM_DECISIONS"]

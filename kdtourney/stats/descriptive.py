@@ -1,23 +1,17 @@
-"""Descriptive statistics of tournament results, per entrant, per pair, per seat, per player count.
+"""Descriptive statistics of tournament results, per entrant, pair, seat and player count, and
+the block bootstrap behind every interval (docs/ratings.md).
 
-Input is the store's results table: one row per player per game (columns ``game``, ``block``,
-``n_players``, ``seat``, ``entrant``, ``score``, ``rank``, ``win_share``, ``margin``,
-``largest_territory``, ``crowns``, ``discards``, ``fault``, ``time_total``, ``time_max``).  Optional
-columns that are absent are skipped.
+    entrant_summary(results)        one row per entrant: counts, means with intervals, quantiles
+    head_to_head(results)           every ordered pair's pairwise record (head_to_head_matrix:
+                                    one of its columns as an entrant x opponent matrix)
+    by_seat, by_player_count        means per (player count, seat) and per (entrant, count)
+    block_bootstrap_means(...)      group means with block-bootstrap percentile intervals
+    block_resamples(rng, n, blocks) the resamples themselves, in chunks
+    percentile_interval(draws)      (lo, hi) per column of bootstrap draws
 
-Intervals
----------
-Games of one block (one deal under several seat arrangements) are dependent, so blocks are the
-independent unit.  Intervals on per-entrant means are **block-bootstrap percentile intervals**: blocks
-are resampled with replacement and each mean is recomputed as (sum over resampled rows) / (number of
-resampled rows), i.e. a ratio estimator that handles blocks of unequal size and entrants absent from
-some blocks.  All metrics and entrants share the same resamples.
-
-Counting
---------
-``games`` counts player-games (rows): in a self-play game where an entrant holds two seats it counts
-twice, and its ``wins`` (sum of ``win_share``) likewise.  Faulted games stay in all means (a fault is a
-loss, already ranked last); faults are also counted on their own.
+`results` is the store's results table, one row per player per game (``game``, ``block``,
+``n_players``, ``seat``, ``entrant``, ``score``, ``rank``, ``win_share``, ``margin``, ...;
+optional columns that are absent are skipped); the block is the unit every interval resamples.
 """
 
 from __future__ import annotations
@@ -47,9 +41,9 @@ def block_resamples(rng: np.random.Generator, n_boot: int, n_blocks: int, width:
                     rows: int | None = None):
     """The block bootstrap, the one behind every interval: `n_boot` resamples of `n_blocks` blocks
     drawn with replacement, yielded in chunks of at most `rows` resamples (default: about 4 million
-    cells).  Each chunk is an array (m, width) of multiplicities, column k counting block k (numbered
+    cells). Each chunk is an array (m, width) of multiplicities, column k counting block k (numbered
     by first game); columns from `n_blocks` to `width` (default `n_blocks`) stay 0, for a resample
-    of the first blocks only.  The same generator state gives the same resamples, however chunked.
+    of the first blocks only. The same generator state gives the same resamples, however chunked.
     """
     width = n_blocks if width is None else width
     rows = rows or max(1, 4_000_000 // max(width, 1))
@@ -71,10 +65,12 @@ def block_bootstrap_means(
 ) -> dict[str, pd.DataFrame]:
     """Group means of several columns with block-bootstrap percentile intervals.
 
-    ``values``: numeric columns (one row per observation); ``group``: group label per row; ``block``:
-    block label per row (blocks numbered by first appearance, as for the ratings, so that the same
-    seed resamples the same blocks).  Returns ``{column: DataFrame(index=group, columns=[mean, lo,
-    hi])}``.  With ``n_boot=0`` the intervals are NaN.
+    ``values``: numeric columns (one row per observation); ``group``: group label per row;
+    ``block``: block label per row (blocks numbered by first appearance, as for the ratings, so that
+    the same seed resamples the same blocks). Returns ``{column: DataFrame(index=group,
+    columns=[mean, lo, hi])}``. With ``n_boot=0`` the intervals are NaN. A resample's mean is its
+    sum over its count of rows (a ratio estimator: blocks of unequal size, groups absent from some
+    blocks); every column and group shares the same resamples.
     """
     g_codes, groups = pd.factorize(np.asarray(group), sort=True)
     b_codes, blocks = pd.factorize(np.asarray(block))
@@ -82,9 +78,8 @@ def block_bootstrap_means(
     cell = g_codes * B + b_codes
     count = np.bincount(cell, minlength=K * B).reshape(K, B).astype(float)
     cols = list(values.columns)
-    sums = {
-        c: np.bincount(cell, values[c].to_numpy(dtype=float), minlength=K * B).reshape(K, B) for c in cols
-    }
+    sums = {c: np.bincount(cell, values[c].to_numpy(dtype=float), minlength=K * B).reshape(K, B)
+            for c in cols}
     out = {}
     with np.errstate(invalid="ignore", divide="ignore"):
         point = {c: sums[c].sum(axis=1) / count.sum(axis=1) for c in cols}
@@ -116,19 +111,21 @@ def percentile_interval(draws: np.ndarray, level: float = 0.95):
         return np.nanquantile(draws, a, axis=0), np.nanquantile(draws, 1.0 - a, axis=0)
 
 
-def entrant_summary(results: pd.DataFrame, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
+def entrant_summary(results: pd.DataFrame, n_boot: int = 1000, seed: int = 0,
+                    level: float = 0.95) -> pd.DataFrame:
     """One row per entrant (sorted by mean win share, best first).
 
     Columns:
 
     - ``games`` (player-games), ``blocks`` (blocks played in), ``wins`` (sum of ``win_share``);
-    - ``win_share``, ``score``, ``margin`` means, each with ``_lo``/``_hi`` block-bootstrap percentile
-      interval at ``level`` (``n_boot`` resamples, ``seed``);
+    - ``win_share``, ``score``, ``margin`` means, each with ``_lo``/``_hi`` block-bootstrap
+      percentile interval at ``level`` (``n_boot`` resamples, ``seed``);
     - ``score_q05, score_q25, score_q50, score_q75, score_q95`` (linear-interpolated quantiles);
     - ``rank`` (mean rank), ``largest_territory``, ``crowns``, ``discards`` (means per game);
     - ``faults`` (count) and ``fault_rate``;
-    - ``time_total`` (mean decision time per game, seconds) and ``time_max`` (largest single decision
-      time over all the entrant's games).  Decision counts are not in the data, so no per-decision mean.
+    - ``time_total`` (mean decision time per game, seconds) and ``time_max`` (largest single
+      decision time over all the entrant's games). Decision counts are not in the data, so no
+      per-decision mean.
     """
     df = results
     ent = df["entrant"].astype(str).rename("entrant")
@@ -140,7 +137,8 @@ def entrant_summary(results: pd.DataFrame, n_boot: int = 1000, seed: int = 0, le
         out["wins"] = gb["win_share"].sum()
     boot_cols = [c for c in ("win_share", "score", "margin") if c in df]
     if boot_cols:
-        bs = block_bootstrap_means(df[boot_cols], ent, df["block"], n_boot=n_boot, seed=seed, level=level)
+        bs = block_bootstrap_means(df[boot_cols], ent, df["block"], n_boot=n_boot, seed=seed,
+                                   level=level)
         for c in boot_cols:
             t = bs[c].reindex(out.index)
             out[c] = t["mean"]
@@ -167,11 +165,11 @@ def entrant_summary(results: pd.DataFrame, n_boot: int = 1000, seed: int = 0, le
 def head_to_head(results: pd.DataFrame) -> pd.DataFrame:
     """Pairwise record of every ordered pair of entrants that met in a game.
 
-    Indexed by (``entrant``, ``opponent``) with columns ``wins``, ``ties``, ``losses`` (pairwise: better
-    rank in the same game wins), ``meetings`` (pairs of seats, so a 4-player game with both entrants
-    once is one meeting) and ``score`` = (wins + ties / 2) / meetings, from the row entrant's side.
-    Self-play pairs are excluded (:func:`kdtourney.stats.outcomes.pair_outcomes`).  ``head_to_head_matrix``
-    pivots it.
+    Indexed by (``entrant``, ``opponent``) with columns ``wins``, ``ties``, ``losses`` (pairwise:
+    better rank in the same game wins), ``meetings`` (pairs of seats, so a 4-player game with both
+    entrants once is one meeting) and ``score`` = (wins + ties / 2) / meetings, from the row
+    entrant's side. Self-play pairs are excluded (:func:`kdtourney.stats.outcomes.pair_outcomes`).
+    ``head_to_head_matrix`` pivots it.
     """
     p = pair_outcomes(results)
     score = np.r_[p["score"], 1.0 - p["score"]]  # every pair from both sides
@@ -185,7 +183,8 @@ def head_to_head(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def head_to_head_matrix(results: pd.DataFrame, value: str = "score") -> pd.DataFrame:
-    """Square matrix (row entrant vs column entrant) of one ``head_to_head`` column; NaN if never met."""
+    """Square matrix (row entrant vs column entrant) of one ``head_to_head`` column; NaN if never
+    met."""
     h2h = head_to_head(results)
     ents = sorted(results["entrant"].astype(str).unique())
     mat = h2h[value].unstack("opponent")
@@ -204,14 +203,17 @@ def _means(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 
 def by_seat(results: pd.DataFrame) -> pd.DataFrame:
-    """Mean ``win_share``, ``score``, ``margin``, ``rank`` and ``games`` per (``n_players``, ``seat``).
+    """Mean ``win_share``, ``score``, ``margin``, ``rank`` and ``games`` per (``n_players``,
+    ``seat``).
 
-    Seat effects only make sense within one player count, so ``n_players`` is always part of the index.
+    Seat effects only make sense within one player count, so ``n_players`` is always part of the
+    index.
     """
     return _means(results, ["n_players", "seat"])
 
 
 def by_player_count(results: pd.DataFrame) -> pd.DataFrame:
-    """Mean ``win_share``, ``score``, ``margin``, ``rank``, ``games``, ``faults`` per (entrant, n_players)."""
+    """Mean ``win_share``, ``score``, ``margin``, ``rank``, ``games``, ``faults`` per (entrant,
+    n_players)."""
     df = results.assign(entrant=results["entrant"].astype(str))
     return _means(df, ["entrant", "n_players"])

@@ -1,42 +1,17 @@
-"""The ladder's matchmaking: which table plays the next block. Pure functions of what is stored
-(the pairwise results so far and the blocks already scheduled), tested and benchmarked on
-simulated results without playing a game (benchmarks/bench_ladder.py).
+"""The ladder's matchmaking: which table plays the next block, pure functions of what is stored
+(the pairwise results so far and the blocks already scheduled); the rule in words, and what it
+buys on simulated entrants (benchmarks/bench_ladder.py): docs/ladder.md.
 
-The rule
---------
-A block teaches most where the ratings are least certain and the game is closest to even, so:
+    Standing.from_counts(...)          what the matchmaker knows: each entrant's Elo and its
+                                       standard error, blocks played, last block, meetings
+    choose_table(standing, players, rng)   the next table, its seed (first seat) first
+    seed_priority, opponent_weights    its two steps; uniform_table its exploration
+    dependence(n_players)              what one pairwise outcome of a game is worth
+    table_rng(seed, block)             the draws of block `block`'s choice
 
-1. The *seed* of the table is the entrant whose rating is least certain, its uncertainty grown by
-   how long it has waited and by how far it lags behind the field: priority
-   ``sd * (1 + waited / entrants) * (1 + BEHIND * behind)``, where ``sd`` is the standard error
-   of its Elo (``NEW_SD`` for an entrant without games), ``waited`` the blocks scheduled since it
-   last sat at a table and ``behind`` the share of the field's median number of blocks it lacks
-   (1 for a newcomer, 0 once it has the median). So a new entrant plays at once and keeps playing
-   until it has caught up (Halite's matchmaker seeds by games played); the waiting term keeps
-   anyone from being starved: a settled entrant's priority grows until it is picked.
-2. The other seats are drawn at random, without replacement, with weight
-   ``(p (1 - p)) ** 2 * sqrt(sd_seed ** 2 + sd ** 2) / (1 + met / mean_met)``: ``p`` the expected
-   score of the seed against the opponent (close games carry the most information; the square
-   sharpens the preference for near ratings, as Halite's matchmaker draws among the nearest),
-   the uncertainties of both (a game with an uncertain opponent also settles the opponent), and
-   the pair's meetings so far against the seed's mean (no pair is worn out). A pair that has
-   met less than 1/STARVED of its even share of the seed's blocks gets the highest weight of the
-   table: every entrant meets the whole field over time, at least at that rate.
-3. With probability ``EXPLORE`` the whole table, every seat, is drawn uniformly instead (steps 1
-   and 2 skipped): a safety net for ratings that are confidently wrong.
-
-Uncertainty is the standard error of the Bradley-Terry fit from its information
-(``sum_j w_ij n_ij p_ij (1 - p_ij)`` in natural-log units): cheap enough to recompute before every
-chunk. ``w`` counts the dependence of a game's pairwise outcomes: an entrant's P - 1 outcomes in
-a P-player game all follow from its one rank, and at even ratings (rank uniform) their sum varies
-as (P^2 - 1) / 12 where independent outcomes would give (P - 1) / 4, so each counts
-``3 / (P + 1)`` of an independent one (`dependence`: 1 at 2 players, 0.75 at 3, 0.6 at 4). It is
-only the matchmaker's guide; the list's intervals are the block bootstrap's (kdtourney.stats.ratings),
-as everywhere else.
-
-Rules: MATCH_RULE is the version of the rule, recorded in a ladder's store when it is made, and a
-ladder keeps it. Rule 1 (before it was recorded) drew only the opponents uniformly in step 3 (the
-seed was still the most uncertain entrant) and counted every pairwise outcome as independent.
+MATCH_RULE is the version of the rule a new ladder records; `rule=` keeps an older one (rule 1:
+the uniform tables kept the most uncertain entrant in the first seat, and every pairwise outcome
+counted as independent). ValueError for a rule this kdtourney does not know.
 """
 
 from __future__ import annotations
@@ -49,10 +24,10 @@ from kdtourney.stats.outcomes import ELO_PER_NAT, elo_to_score
 from kdtourney.stats.ratings import fit_totals
 
 NEW_SD = 350.0   # the Elo uncertainty of an entrant without games
-EXPLORE = 0.1    # the chance that a table's other seats are drawn uniformly
+EXPLORE = 0.1    # the chance that a table is drawn uniformly (rule 1: its other seats)
 STARVED = 8      # a pair below 1/STARVED of its even share of meetings is drawn first
 BEHIND = 3       # the weight of the blocks an entrant lacks to the field's median
-MATCH_RULE = 2   # the version of the rule (module docstring); 1: before it was recorded
+MATCH_RULE = 2   # the version of the rule (docs/ladder.md); 1: before it was recorded
 RULES = (1, 2)
 
 
@@ -65,7 +40,9 @@ def check_rule(rule: int) -> None:
 
 def dependence(n_players, rule: int = MATCH_RULE):
     """What one pairwise outcome of an `n_players` game is worth in the information, against an
-    independent one (module docstring; rule 1: 1)."""
+    independent one: 3 / (P + 1) (rule 1: 1). An entrant's P - 1 outcomes in a game all follow
+    from its one rank: at even ratings their sum varies as (P^2 - 1) / 12, where independent
+    outcomes would give (P - 1) / 4."""
     check_rule(rule)
     n = np.asarray(n_players, dtype=float)
     return 3.0 / (n + 1.0) if rule >= 2 else np.ones_like(n)
@@ -93,7 +70,9 @@ class Standing:
         """The standing of `entrants` from K x K pairwise totals: wins[i, j] (i's score against
         j, ties half) and games[i, j] (comparisons), and the per-entrant and per-pair block
         counts (see the class). worth[i, j]: the comparisons counted as independent ones (the
-        games' `dependence`; default `games`), for the uncertainty."""
+        games' `dependence`; default `games`), for the uncertainty: the fit's standard error from
+        its information, sum_j worth_ij p_ij (1 - p_ij), cheap enough for every chunk (the
+        matchmaker's guide only: the list's intervals are the block bootstrap's)."""
         wins, games = np.asarray(wins, float), np.asarray(games, float)
         worth = games if worth is None else np.asarray(worth, float)
         elo = fit_totals(wins, games)
@@ -120,8 +99,10 @@ class Standing:
 
 
 def seed_priority(st: Standing) -> np.ndarray:
-    """Step 1 of the rule (module docstring): uncertainty grown by the wait and by the blocks
-    missing to the field's median."""
+    """Step 1 of the rule, the seed's priority: sd * (1 + waited / entrants) * (1 + BEHIND *
+    behind), sd the Elo's standard error (NEW_SD without games), waited the blocks since the
+    entrant last sat at a table, behind the share of the field's median blocks it lacks (1 for a
+    newcomer). A newcomer plays until it has caught up; no one waits for ever."""
     waited = np.where(st.last < 0, st.block + 1, st.block - st.last)
     median = np.median(st.blocks)
     behind = np.clip(1 - st.blocks / median, 0, 1) if median > 0 else 0.0
@@ -129,7 +110,11 @@ def seed_priority(st: Standing) -> np.ndarray:
 
 
 def opponent_weights(st: Standing, seed: int) -> np.ndarray:
-    """Step 2 of the rule: the weight of each entrant as an opponent of `seed` (0 for itself)."""
+    """Step 2 of the rule: the weight of each entrant as an opponent of `seed` (0 for itself),
+    (p (1 - p))^2 * sqrt(sd_seed^2 + sd^2) / (1 + met / (mean_met + 1)): p the seed's expected
+    score (close games teach most), the uncertainty of both, the pair's meetings so far against
+    the seed's mean. A pair below 1/STARVED of its even share of the seed's blocks gets the
+    highest weight."""
     p = elo_to_score(st.elo[seed] - st.elo)
     met = st.meetings[seed]
     others = np.arange(len(st.entrants)) != seed
@@ -143,8 +128,8 @@ def opponent_weights(st: Standing, seed: int) -> np.ndarray:
 def choose_table(st: Standing, players: int, rng: np.random.Generator, *,
                  rule: int = MATCH_RULE) -> tuple:
     """The entrant indexes of the next table (the seed first), `players` seats; with fewer
-    entrants than seats, entrants sit more than once (every one at least once). `rule`: the
-    ladder's (module docstring)."""
+    entrants than seats, entrants sit more than once (every one at least once). With probability
+    EXPLORE the whole table is drawn uniformly instead. `rule`: the ladder's."""
     check_rule(rule)
     k = len(st.entrants)
     if k < 2:

@@ -1,22 +1,14 @@
 """Pairwise outcomes of ranked tables and the Elo scale: the one definition that the ratings, the
-statistics and the SPRT share.
+statistics and the SPRT share (docs/ratings.md).
 
-A game of 2 to 4 players is read as pairwise outcomes: for every two seats held by different
-entrants, the better rank scores 1, the worse 0, and equal ranks (a shared place) 0.5 each. Two
-seats of one entrant (an entrant entered twice at a table) say nothing about a difference in
-strength and are left out. An Elo difference d means the expected pairwise score
-
-    elo_to_score(d) = 1 / (1 + 10 ** (-d / 400)),
-
-the Bradley-Terry model on the base-10 logistic scale of chess ratings.
-
-Every statistic counts only *balanced* blocks (`balanced_blocks`): a block is one deal under every
-rotation of its table, and only with all its seatings does the luck of the deal and of the seats
-cancel. A block with a failed game (no result: the worker kept dying outside any bot call, so no
-seat is at fault) is left out rather than scored from the seatings that remain; replaying it would
-fail again (games are deterministic), and blaming a seat would be a guess. A bot's own faults are
-not failed games: the seat at fault forfeits, and that is a result. A block still being played
-counts once all its games are in.
+    pair_outcomes(results)    one row per two seats of a game held by different entrants: the
+                              better rank scores 1, the worse 0, a shared place 0.5 each
+    balanced_blocks(results)  the rows of the blocks with a result for every seating: every
+                              statistic counts only these (a block with a failed game is left
+                              out, not scored from the seatings that remain)
+    elo_to_score(d)           the expected pairwise score of an Elo difference d,
+                              1 / (1 + 10 ** (-d / 400)); score_to_elo its inverse
+    ELO_PER_NAT               Elo points per natural-log unit of Bradley-Terry strength
 """
 
 from __future__ import annotations
@@ -95,7 +87,7 @@ def pair_outcomes(results: pd.DataFrame) -> pd.DataFrame:
 
 def balanced_blocks(results: pd.DataFrame) -> pd.DataFrame:
     """The rows of the blocks that have a result for every seating (``n_players`` games: one per
-    rotation), the others left out (see the module docstring). Needs ``game``, ``block`` and
+    rotation), the others left out (docs/ratings.md). Needs ``game``, ``block`` and
     ``n_players``."""
     if results.empty:
         return results

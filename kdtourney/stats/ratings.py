@@ -1,58 +1,17 @@
-"""Elo ratings from tournament results: Bradley-Terry maximum likelihood, block bootstrap, LOS.
+"""Elo ratings from tournament results: Bradley-Terry maximum likelihood over every game's
+pairwise outcomes, block-bootstrap intervals, likelihood of superiority (the model, its prior and
+the bounds of perfect records: docs/ratings.md).
 
-Model
------
-Every game (2, 3 or 4 players) is broken into its pairwise outcomes (:mod:`kdtourney.stats.outcomes`: for
-every two seats of different entrants the better rank scores 1, the worse 0, equal ranks 0.5 each).
-All pairs of all games are fitted at once by maximum likelihood under Bradley-Terry,
+    pair_counts(results)           the results as wins and meetings per (block, entrant pair)
+    fit_elo(results, anchor)       Elo per entrant, strongest first (a Series)
+    fit_totals(wins, games)        the same fit from K x K totals, mean 0
+    bootstrap_elo(results, n_boot) Elo with percentile intervals over resampled blocks, a perfect
+                                   record flagged (`record`) with a one-sided bound
+    rank_key(table)                what the entrants are ranked by
+    los_matrix(draws)              P(row entrant stronger than column entrant)
+    elo_history(results, points)   Elo after growing prefixes of the blocks
 
-    P(i beats j) = 1 / (1 + exp(-(theta_i - theta_j))),     Elo_i = theta_i * 400 / ln 10,
-
-so that an Elo difference d gives the expected pairwise score 1 / (1 + 10 ** (-d / 400)).  Ties are
-counted as half a win for each side (the usual "ties as half" quasi-likelihood).  The fit is order
-independent (no online updates).
-
-Pairs inside one multi-player game are not independent, so the pairwise likelihood is a composite
-likelihood: the estimate is consistent (for instance under Plackett-Luce, whose pairwise marginals are
-exactly Bradley-Terry), but its curvature overstates the information.  Confidence intervals are
-therefore never taken from the likelihood; they come from a bootstrap that resamples whole *blocks*
-(a block is one deal played under several seat arrangements, the independent unit).
-
-Prior
------
-An entrant that won (or lost) every comparison would have an infinite maximum likelihood strength.
-To keep every fit finite, each entrant gets ``prior_draws`` virtual *drawn* games (default 1 game in
-total, scored 0.5) against a fixed virtual opponent of strength 0 (Elo 0 before anchoring).  This is a
-weak shrinkage toward the middle: with hundreds of real games per entrant it moves estimates by a
-fraction of an Elo point, while an undefeated entrant gets a large but finite rating.  It also makes the
-Newton system strictly concave, so the fit is unique even when the comparison graph is disconnected.
-
-Perfect records
----------------
-An entrant that won (or lost) every comparison has no finite estimate, and the bootstrap cannot
-tell how far it stands: every resample repeats the perfect record, so the percentile interval
-shrinks to the prior's point (``+430 [+430, +430]``).  Such an entrant is flagged (column
-``record``: ``"won all"`` or ``"lost all"``) and its interval is one-sided: from the Elo it gets
-when its pairwise score against each opponent is the exact binomial (Clopper-Pearson) bound on a
-perfect record, ``((1 - level) / 2) ** (1 / n)`` after ``n`` blocks (the blocks, not the
-comparisons, are the independent units: the bound is conservative), refitted with everyone else as
-they played and the same anchor, to +inf (or from -inf, one minus that score, for a record of
-losses). The refit puts the bound on the list's scale: against opponents whose own Elo the prior
-sets (they too lost every comparison), a bound from their Elo plus the gap would follow the prior.
-Entrants are ranked by their Elo, a perfect record never past its bound (``rank_key``).
-
-Anchoring
----------
-Elo is defined up to a constant.  ``anchor=None`` (default) shifts the ratings to mean 0 over the
-entrants; ``anchor=("greedy", 0.0)`` pins the entrant ``"greedy"`` to 0.0 (its bootstrap interval is
-then degenerate and the other intervals are relative to it).
-
-Performance
------------
-The results table is reduced once to pairwise win / meeting counts per (block, entrant pair); a
-bootstrap draw (:func:`kdtourney.stats.descriptive.block_resamples`, the resamples behind every interval of
-the report) only re-weights these records by the multiplicity of each block, and
-fits are solved in batches by a damped Newton iteration on (draws x entrants) arrays.
+`results` is the store's results table (or a PairCounts); `anchor` None (mean 0) or (name, Elo).
 """
 
 from __future__ import annotations
@@ -88,10 +47,11 @@ _DEFAULT_PRIOR = 1.0
 class PairCounts:
     """Pairwise outcomes aggregated per (block, entrant pair).
 
-    Entrant pairs are canonical (``pair_i < pair_j``, indices into ``entrants``).  Record ``r`` says that
-    in block ``rec_block[r]`` the pair ``rec_pair[r]`` met ``rec_n[r]`` times and ``pair_i`` scored
-    ``rec_w[r]`` of those (wins + half ties).  Blocks are numbered 0..n_blocks-1 in order of their first
-    game index and records are sorted by block, so the records of the first ``k`` blocks are a prefix.
+    Entrant pairs are canonical (``pair_i < pair_j``, indices into ``entrants``). Record ``r`` says
+    that in block ``rec_block[r]`` the pair ``rec_pair[r]`` met ``rec_n[r]`` times and ``pair_i``
+    scored ``rec_w[r]`` of those (wins + half ties). Blocks are numbered 0..n_blocks-1 in order of
+    their first game index and records are sorted by block, so the records of the first ``k`` blocks
+    are a prefix.
     """
 
     entrants: tuple[str, ...]
@@ -133,7 +93,8 @@ class PairCounts:
 
 def pair_counts(results: pd.DataFrame) -> PairCounts:
     """Reduce a results table (one row per player per game) to :class:`PairCounts`, from the
-    pairwise outcomes of :func:`kdtourney.stats.outcomes.pair_outcomes` (which leave out self-play)."""
+    pairwise outcomes of :func:`kdtourney.stats.outcomes.pair_outcomes` (which leave out
+    self-play)."""
     if len(results) == 0:
         raise ValueError("results is empty")
     pairs = pair_outcomes(results)
@@ -186,9 +147,9 @@ def _sigmoid(x):
 def _fit_batch(w, n, pair_i, pair_j, K, prior=_DEFAULT_PRIOR, tol=1e-10, max_iter=100):
     """Batched penalised Bradley-Terry fit.
 
-    ``w``, ``n``: arrays (M, n_pairs) of wins of ``pair_i`` over ``pair_j`` and meetings.  Returns
-    strengths theta (M, K) in natural-log units (not anchored).  Damped Newton with backtracking on the
-    penalised log-likelihood, which is strictly concave for ``prior > 0``.
+    ``w``, ``n``: arrays (M, n_pairs) of wins of ``pair_i`` over ``pair_j`` and meetings. Returns
+    strengths theta (M, K) in natural-log units (not anchored). Damped Newton with backtracking on
+    the penalised log-likelihood, which is strictly concave for ``prior > 0``.
     """
     w = np.atleast_2d(np.asarray(w, dtype=float))
     n = np.atleast_2d(np.asarray(n, dtype=float))
@@ -271,7 +232,8 @@ def _fit_counts(pc: PairCounts, w, n, anchor, prior):
     return _anchor(theta * ELO_PER_NAT, _present(n, pc), pc.entrants, anchor)
 
 
-def fit_elo(results: pd.DataFrame | PairCounts, anchor=None, prior: float = _DEFAULT_PRIOR) -> pd.Series:
+def fit_elo(results: pd.DataFrame | PairCounts, anchor=None,
+            prior: float = _DEFAULT_PRIOR) -> pd.Series:
     """Maximum likelihood Bradley-Terry Elo from all games at once.
 
     Parameters
@@ -279,7 +241,7 @@ def fit_elo(results: pd.DataFrame | PairCounts, anchor=None, prior: float = _DEF
     results : the results table (one row per player per game; uses ``game``, ``block``, ``entrant``,
         ``rank``) or a precomputed :class:`PairCounts`.
     anchor : None for mean-0 ratings, or ``(entrant, elo)`` to pin one entrant.
-    prior : virtual drawn games per entrant against a strength-0 opponent (see module docstring);
+    prior : virtual drawn games per entrant against a strength-0 opponent (docs/ratings.md);
         keeps ratings finite for an entrant that won or lost everything.
 
     Returns a Series (index entrant, name ``"elo"``) sorted from strongest to weakest.
@@ -334,10 +296,11 @@ def bootstrap_elo(
     ``(1-level)/2`` and ``(1+level)/2`` percentiles of the draws (same anchoring as ``elo``).
 
     Returns a DataFrame indexed by entrant (strongest first) with columns ``elo, lo, hi, games``
-    (``games`` = games the entrant played, counted once per game).  The draws (a DataFrame
-    ``n_boot x entrants``) are stored in ``table.attrs["draws"]`` and, with ``return_draws=True``,
-    returned as a second value: ``table, draws = bootstrap_elo(..., return_draws=True)``.  Pass either
-    to :func:`los_matrix`.  An entrant absent from a resample is NaN in that draw and ignored.
+    (``games`` = games the entrant played, counted once per game). The draws (a DataFrame, a row per
+    resample and a column per entrant) are stored in ``table.attrs["draws"]`` and, with
+    ``return_draws=True``, returned as a second value:
+    ``table, draws = bootstrap_elo(..., return_draws=True)``. Pass either to :func:`los_matrix`.
+    An entrant absent from a resample is NaN in that draw and ignored.
     """
     if isinstance(results, PairCounts):
         pc, games = results, None
@@ -364,8 +327,10 @@ def bootstrap_elo(
 
 
 def _one_sided(table: pd.DataFrame, pc: PairCounts, level: float, anchor, prior) -> None:
-    """Flag the entrants with a perfect record and give them a one-sided interval (see the module
-    docstring); adds the column ``record`` ("won all", "lost all" or "")."""
+    """Flag the entrants with a perfect record and give them a one-sided interval; adds the column
+    ``record`` ("won all", "lost all" or ""). The bound is the Elo refitted with the entrant's
+    score against each opponent at the binomial bound of a sweep over its n blocks,
+    ((1 - level) / 2) ** (1 / n), everyone else as they played (docs/ratings.md)."""
     w, n = pc.totals()
     K = pc.n_entrants
     wins = np.bincount(pc.pair_i, w, K) + np.bincount(pc.pair_j, n - w, K)
@@ -411,10 +376,10 @@ def rank_key(table: pd.DataFrame) -> pd.Series:
 def los_matrix(draws) -> pd.DataFrame:
     """Likelihood of superiority: P(row entrant stronger than column entrant).
 
-    ``draws`` is the bootstrap draws DataFrame (rows = draws, columns = entrants) or the table returned
-    by :func:`bootstrap_elo` (its ``attrs["draws"]`` is used).  Each cell is the fraction of draws in
-    which ``elo_row > elo_col``, ties counted half, over draws where both are defined.  The diagonal is
-    NaN.  Order follows the columns of ``draws`` (or the table's index).
+    ``draws`` is the bootstrap draws DataFrame (rows = draws, columns = entrants) or the table
+    returned by :func:`bootstrap_elo` (its ``attrs["draws"]`` is used). Each cell is the fraction of
+    draws in which ``elo_row > elo_col``, ties counted half, over draws where both are defined. The
+    diagonal is NaN. Order follows the columns of ``draws`` (or the table's index).
     """
     if isinstance(draws, pd.DataFrame) and "draws" in draws.attrs:
         order = list(draws.index)
@@ -443,11 +408,11 @@ def elo_history(
 ) -> pd.DataFrame:
     """Elo against games played, for convergence plots.
 
-    Blocks are ordered by their first game index and the fit is repeated on the first ``k`` blocks for
-    ``points`` values of ``k`` evenly spaced up to all blocks (prefixes end on block boundaries so that
-    the block bootstrap stays valid; when blocks are contiguous in game index these are game prefixes).
-    With ``n_boot > 0`` each prefix also gets block-bootstrap percentile intervals (``n_boot=0`` skips
-    them; columns ``lo``/``hi`` are then NaN).
+    Blocks are ordered by their first game index and the fit is repeated on the first ``k`` blocks
+    for ``points`` values of ``k`` evenly spaced up to all blocks (prefixes end on block boundaries
+    so that the block bootstrap stays valid; when blocks are contiguous in game index these are game
+    prefixes). With ``n_boot > 0`` each prefix also gets block-bootstrap percentile intervals
+    (``n_boot=0`` skips them; columns ``lo``/``hi`` are then NaN).
 
     Returns a long DataFrame with columns ``games`` (games in the prefix), ``blocks``, ``entrant``,
     ``elo``, ``lo``, ``hi``; an entrant with no comparison yet in a prefix is NaN.

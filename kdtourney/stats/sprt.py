@@ -1,53 +1,17 @@
-"""Generalized sequential probability ratio test (GSPRT) on blocks of games, math only.
+"""The sequential probability ratio test of `kdtourney sprt`, on blocks of games: mathematics
+only (how it decides and what it was measured to do: docs/sprt.md).
 
-The question: is the candidate more than ``elo0`` stronger than the baseline (H1 against H0, with
-error rates alpha and beta at ``elo0`` and ``elo1``)?  As in chess-engine testing on game pairs
-(fishtest), the unit of observation is a *block* (one deal played under several seat
-arrangements), which cancels most of the luck of the deal.  Each block gives a score ``x`` in
-[0, 1]: the candidate's mean pairwise score against the baseline players over the games of the block
-(:mod:`kdtourney.stats.outcomes`).  An Elo difference ``d`` means an expected pairwise score
-``L(d) = 1 / (1 + 10 ** (-d / 400))``, so the hypotheses are about the mean block score:
-H0: mean = s0 = L(elo0), H1: mean = s1 = L(elo1).
+A block (one deal under every rotation of its table) gives one score in [0, 1], the candidate's
+mean pairwise score against the baseline seats. H0: the Elo difference is elo0; H1: it is elo1.
 
-Log-likelihood ratio
---------------------
-Block scores are far from normal: a 2-player block takes the values 0, 0.5 and 1 (and 0.25, 0.75
-with shared places), and a deal that favours one seat makes 0.5 common and the rest skewed.  So the
-LLR makes no normal approximation.  As fishtest's GSPRT does with the frequencies of game pairs
-(its pentanomial model), it takes the empirical distribution ``p`` of the block scores over the
-values ``x_k`` observed, and under each hypothesis the distribution on the same values with mean
-``s`` that is most likely given the blocks (the exponential tilt ``p_k / (1 + lam (x_k - s))``,
-``lam`` solving ``sum_k p_k (x_k - s) / (1 + lam (x_k - s)) = 0``).  The LLR is the log-likelihood
-ratio of the blocks under the tilts to s1 and to s0.  Until the values observed lie on both sides
-of s0 and of s1, pseudo-observations of weight 1e-3 at 0 and 1 make both tilts possible.
-
-Wald's bounds: accept H0 when LLR <= log(beta / (1 - alpha)), H1 when LLR >= log((1 - beta) /
-alpha).  No decision is taken before ``min_blocks`` blocks (default 15): on a handful of blocks the
-empirical distribution knows too few of the values a block can take.  The first crossing decides;
-the decision is then latched.
-
-Error rates, measured on simulated duplicate blocks whose deal favours one seat by 0.4 in win
-probability (benchmarks/bench_sprt.py, 20,000 tests each, elo0 = 0, elo1 = 50, alpha = beta =
-0.05; tests/stats/test_sprt.py checks 4,000 and 2,000): 2 players, alpha 4.74% and beta 5.51%
-(+-0.16); 4 players (Plackett-Luce, seat strengths spread so that the luckiest seat beats the
-unluckiest 9 times in 10), alpha 4.54% and beta 4.76% (+-0.15).  The normal approximation used
-before, with at least 30 blocks, let beta reach about 7% with 2 players.
-
-Elo estimate
-------------
-A test stops when its LLR crosses a bound, so it stops early on lucky streaks, and the mean score
-at the stop overstates the difference (a candidate 25 Elo stronger that passes elo0 = 0, elo1 = 50
-shows about +45).  The estimate given with the verdict is corrected for that, as fishtest does:
-the LLR is taken for a Brownian motion whose drift and variance per block follow from an Elo
-difference (the normal approximation of the GSPRT, with the block scores' variance), the outcomes
-of the test are ordered (H0 early < H0 late < undecided, by LLR < H1 late < H1 early), and the
-estimate is the Elo difference under which the observed outcome is the median one; the 95% interval
-holds the differences under which it lies between the 2.5% and 97.5% quantiles.  The estimate is
-median-unbiased over all tests; among the tests that accepted H1 it still leans high.  Measured
-(benchmarks/bench_sprt.py, 20,000 tests, a candidate 25 Elo stronger): the estimate exceeds +25 in
-48.6% (2 players) and 48.8% (4 players) of the tests; where H1 is accepted its median is +37.6
-(+36.9), the uncorrected mean score's +44.9 (+44.8); the 95% interval covered +25 in all the tests
-(it is conservative: wider than it needs to be).
+    block_scores(results, candidate)   the candidate's score per block, blocks in order
+                                       (block_score: of one block's rows)
+    SPRT(elo0, elo1, alpha, beta)      a test fed block scores (`update`): its status, LLR path,
+                                       decision and Elo estimate corrected for stopping
+    run_sprt(results, candidate, ...)  an SPRT fed a whole results table
+    llr_path, score_counts, first_crossing, stopped_estimate, sprt_bounds
+                                       the same steps on arrays of many tests at once (the
+                                       benchmark and the tests simulate thousands)
 """
 
 from __future__ import annotations
@@ -73,7 +37,7 @@ __all__ = [
     "DEFAULT_MIN_BLOCKS",
 ]
 
-DEFAULT_MIN_BLOCKS = 15
+DEFAULT_MIN_BLOCKS = 15  # no decision before: fewer blocks show too few of the scores possible
 _PSEUDO = 1e-3  # weight of the pseudo-observations at 0 and 1
 _ELO_RANGE = 1500.0  # the estimate is searched within +-_ELO_RANGE; beyond, it is +-inf
 
@@ -118,7 +82,8 @@ def _tilt(p: np.ndarray, a: np.ndarray, support: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             newton = x - f / slope
         inside = (newton > lo[rows]) & (newton < hi[rows])
-        new = np.where(inside, newton, (lo[rows] + hi[rows]) / 2)  # Newton, or bisection when it jumps out
+        # Newton, or bisection where it jumps out of the bracket
+        new = np.where(inside, newton, (lo[rows] + hi[rows]) / 2)
         lam[rows] = new
         rows = rows[~(np.abs(new - x) <= 1e-12 * (1.0 + np.abs(x)))]
         if not len(rows):
@@ -161,8 +126,8 @@ def _jumps(counts, values, s0: float, s1: float):
 
 
 def llr_path(scores, elo0: float, elo1: float, start: int = 0) -> np.ndarray:
-    """The GSPRT log-likelihood ratio after each block score of ``scores`` (see the module
-    docstring), from block ``start`` on (the LLR after a block does not depend on the blocks
+    """The GSPRT log-likelihood ratio after each block score of ``scores`` (docs/sprt.md), from
+    block ``start`` on (the LLR after a block does not depend on the blocks
     after it: a test fed block after block computes only the new ones); works on one sequence
     (n,) or on rows of sequences (runs, n) at once."""
     values, counts = score_counts(scores, elo0, elo1)
@@ -197,7 +162,8 @@ def _log_normal_cdf(z):
     near = np.where(far, 0.0, z)
     out = np.log(0.5 * _erfc(-near / _SQRT2))
     zf = np.where(far, z, -31.0)
-    tail = -0.5 * zf * zf - np.log(-zf) - 0.5 * math.log(2 * math.pi) + np.log1p(-1 / zf**2 + 3 / zf**4)
+    tail = (-0.5 * zf * zf - np.log(-zf) - 0.5 * math.log(2 * math.pi)
+            + np.log1p(-1 / zf**2 + 3 / zf**4))
     return np.where(far, tail, out)
 
 
@@ -257,7 +223,7 @@ def _by_series(gamma, var, T, y, a, b):
 
 def stopped_estimate(blocks, llr, counts, values, elo0: float, elo1: float,
                      bounds: tuple[float, float], level: float = 0.95):
-    """(elo, lo, hi): the Elo difference corrected for stopping (see the module docstring) and
+    """(elo, lo, hi): the Elo difference corrected for stopping (docs/sprt.md) and
     its ``level`` interval, from the test's state after ``blocks`` blocks: LLR ``llr`` and the
     counts (..., K) of the block score ``values`` (`score_counts`, at that block).  The drift and
     variance of the LLR per block under an Elo difference are those of one block's LLR when the
@@ -304,12 +270,12 @@ def stopped_estimate(blocks, llr, counts, values, elo0: float, elo1: float,
 def block_scores(results: pd.DataFrame, candidate: str, baseline=None) -> pd.Series:
     """Candidate's block scores, one per block, in order of the blocks' first game index.
 
-    For every game, every pair (candidate seat, baseline seat) scores 1 if the candidate ranks better,
-    0.5 if equal, 0 if worse (:func:`kdtourney.stats.outcomes.pair_outcomes`); a block's score is the mean
-    over all such pairs of all its games.  ``baseline``: an entrant name, an iterable of names, or
-    None for every entrant other than the candidate.  Blocks without any such pair are left out.
-    Returns a Series named ``"score"`` indexed by block, with the pair count per block in
-    ``attrs["pairs"]`` (a Series).
+    For every game, every pair (candidate seat, baseline seat) scores 1 if the candidate ranks
+    better, 0.5 if equal, 0 if worse (:func:`kdtourney.stats.outcomes.pair_outcomes`); a block's
+    score is the mean over all such pairs of all its games. ``baseline``: an entrant name, an
+    iterable of names, or None for every entrant other than the candidate. Blocks without any such
+    pair are left out. Returns a Series named ``"score"`` indexed by block, with the pair count per
+    block in ``attrs["pairs"]`` (a Series).
     """
     candidate = str(candidate)
     pairs = pair_outcomes(results)
@@ -413,7 +379,7 @@ class SPRT:
 
     def elo_estimate(self, level: float = 0.95) -> tuple[float, float, float]:
         """(elo, lo, hi) where the test stands (at its decision, once decided), corrected for
-        stopping (see the module docstring)."""
+        stopping (docs/sprt.md)."""
         n = self.decided_at or self.n
         if n < 2:
             return math.nan, math.nan, math.nan
@@ -441,7 +407,8 @@ def run_sprt(
     results: pd.DataFrame, candidate: str, elo0: float, elo1: float, baseline=None,
     alpha: float = 0.05, beta: float = 0.05, min_blocks: int = DEFAULT_MIN_BLOCKS,
 ) -> SPRT:  # fmt: skip
-    """Feed the candidate's block scores (blocks in order of first game) into a fresh :class:`SPRT`."""
+    """Feed the candidate's block scores (blocks in order of first game) into a fresh
+    :class:`SPRT`."""
     t = SPRT(elo0, elo1, alpha=alpha, beta=beta, min_blocks=min_blocks)
     t.update(block_scores(results, candidate, baseline).to_numpy())
     return t

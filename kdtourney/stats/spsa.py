@@ -1,42 +1,17 @@
-"""SPSA, the math of `kdtourney tune`: schedules, perturbations and steps. Pure functions.
+"""SPSA, the mathematics of `kdtourney tune` (simultaneous perturbation stochastic approximation,
+as fishtest and OpenBench run it): schedules, perturbations and steps, pure functions of the seed
+and the results (the rule and its choices: docs/tune.md).
 
-Simultaneous perturbation stochastic approximation as fishtest and OpenBench run it. Every
-parameter i has a start, a range [min, max], and the values its perturbation and its learning rate
-take at the last iteration, ``c_end`` and ``r_end``. With N iterations, k = 1..N:
+    make_param(name, start, lo, hi, ...)  a checked Param (SpsaError: one line for the user)
+    Schedule(iterations)                  c_k, a_k and r_k of a parameter at iteration k
+    perturbed(params, theta, k, ...)      iteration k's signs, theta+ and theta- as played
+    result_of(block_scores)               an iteration's result R in game-pair units
+    step(params, theta, k, signs, R, ...) theta after iteration k
+    replay(params, schedule, seed, batch, results) -> [Iteration]
+                                          the iterations the stored results allow, in batches
+    final_theta(params, iterations)       theta after the last iteration with a result
 
-    c_k = c / k^gamma               c = c_end N^gamma                (perturbation)
-    a_k = a / (A + k)^alpha          a = r_end c_end^2 (A + N)^alpha  (gain)
-    r_k = a_k / c_k^2                                                 (learning rate; r_N = r_end)
-
-with alpha 0.602, gamma 0.101 and A a tenth of N. Iteration k draws a sign d_i = +-1 per parameter
-and plays theta + c_k d against theta - c_k d (each clipped to its range; an integer parameter is
-rounded at random, up with the probability of its fractional part, so that it is right on
-average: theta+ and theta- with the same uniform draw, so that two values 2 c_k >= 1 apart never
-round to the same integer). The result R is theta+'s score in game-pair units: with s its mean
-pairwise score against theta- in a block, 2 (2 s - 1), averaged over the iteration's blocks with
-a result (a pair of 2-player games won, drawn or lost gives +2, 0 or -2, as a game pair does in
-fishtest; more blocks make R less noisy, not larger; a block with a failed game has no result, as
-in every statistic: kdtourney.stats.outcomes). Then
-
-    theta_i <- clip(theta_i + r_k c_k R d_i)
-
-Rules: SPSA_RULE is the version of the choices above, recorded in a tune's store when it is
-made. Rules 1 and 2 scored a block with a failed game from its games played (kdtourney.commands.tune
-reads the rule). Rule 1 (kdtourney before it was recorded) also summed R over the blocks
-(`--blocks B` moved a parameter B times as far) and rounded theta+ and theta- with separate draws
-(at c_k < 1 they were often the same integer: an iteration of two identical bots). A tune keeps
-the rule it started with, so a resumed folder ends where it would have ended uninterrupted.
-
-Defaults derived from the range: c_end = (max - min) / 20, and r_end such that a steady R = +1
-(theta+ scoring 75%) at every iteration would carry a parameter across its whole range over the
-run (`default_r_end`): the learning rate scales with the length of the run, so a short tune moves.
-
-Batches: iterations are played in fixed batches of `batch` iterations that all start from the same
-theta (the one after the previous batch); the batch's steps are then applied in iteration order.
-So theta depends only on the seed, the parameters and the results, never on how many workers
-played the batch or when it was interrupted (`replay`).
-
-Signs and roundings of iteration k come from numpy's SeedSequence([seed, 2, k]).
+SPSA_RULE is the version of these choices a new tune records; `rule=` replays an older one.
 """
 
 from __future__ import annotations
@@ -46,15 +21,17 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from kdtourney.errors import UserError
+
 ALPHA = 0.602
 GAMMA = 0.101
 A_FRACTION = 0.1     # A = this fraction of the iterations
 C_FRACTION = 1 / 20  # default c_end = this fraction of the range
-SPSA_RULE = 3        # the version of the rule (module docstring); 1: before it was recorded
+SPSA_RULE = 3        # the version of the rule (docs/tune.md); 1: before it was recorded
 RULES = (1, 2, 3)
 
 
-class SpsaError(ValueError):
+class SpsaError(UserError):
     """A parameter or setting SPSA cannot use; the message is one line, meant for the user."""
 
 
@@ -84,7 +61,9 @@ class Param:
 
 @dataclass(frozen=True)
 class Schedule:
-    """The schedules' constants: iterations N, alpha, gamma, A."""
+    """The schedules' constants: iterations N, alpha, gamma, A (default N / 10). For a parameter
+    with c_end and r_end: c_k = c / k^gamma with c = c_end N^gamma, a_k = a / (A + k)^alpha with
+    a = r_end c_end^2 (A + N)^alpha, and r_k = a_k / c_k^2, which is r_end at k = N."""
 
     iterations: int
     alpha: float = ALPHA
@@ -131,7 +110,8 @@ MAX_VALUE = 1e12  # a parameter's range ends (the steps' arithmetic stays finite
 
 def make_param(name: str, start, lo, hi, c_end=None, r_end=None, *, integer: bool,
                iterations: int) -> Param:
-    """A checked Param (defaults for c_end and r_end: see the module docstring); SpsaError."""
+    """A checked Param; c_end defaults to a twentieth of the range, r_end to `default_r_end`.
+    SpsaError (one line) for a value that is not a finite number or lies out of its range."""
     values = {}
     for what, v in (("start", start), ("min", lo), ("max", hi), ("c_end", c_end),
                     ("r_end", r_end)):
@@ -165,7 +145,7 @@ def make_param(name: str, start, lo, hi, c_end=None, r_end=None, *, integer: boo
 
 def draws(seed: int, k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Iteration k's signs (n values +-1) and the uniform numbers that round theta+ and theta-
-    (2 x n; rule 2 rounds both with the first row)."""
+    (2 x n; rules 2 and 3 round both with the first row), from SeedSequence([seed, 2, k])."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, 2, k]))
     signs = np.where(rng.random(n) < 0.5, -1.0, 1.0)
     return signs, rng.random((2, n))
@@ -197,7 +177,8 @@ def perturbed(params, theta, k: int, schedule: Schedule, seed: int, *, rule: int
 
 
 def step(params, theta, k: int, signs, result: float, schedule: Schedule) -> list[float]:
-    """theta after iteration k's result (theta+'s score in game-pair units, see the docstring)."""
+    """theta after iteration k: each theta_i + r_k c_k R d_i, clipped to its range (R the
+    result, `result_of`; d the signs)."""
     return [p.clip(theta[i] + float(schedule.r_k(p, k) * schedule.c_k(p, k)) * result * signs[i])
             for i, p in enumerate(params)]
 
@@ -233,7 +214,7 @@ def replay(params, schedule: Schedule, seed: int, batch: int, results, *,
     """The iterations as far as `results` (iteration k -> its result, for the iterations whose
     games are all stored) allow: every batch whose results are all known, plus the next batch
     (`after` None: it steps only once all its results are in), which is what to play next.
-    `rule`: the rule the tune was made with (module docstring)."""
+    `rule`: the rule the tune was made with (docs/tune.md)."""
     theta = [p.start for p in params]
     out: list[Iteration] = []
     n = schedule.iterations

@@ -6,22 +6,25 @@ from __future__ import annotations
 
 import math
 
-from kdtourney.commands import sprt as sequential
-from kdtourney.terminal.progress import GameRate, starting_text
+from rich import box
+from rich.console import Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from kdtourney.tournament import sprt as sequential
 from kdtourney.commands import tune as tuning
+from kdtourney.terminal.progress import GameRate, TerminalView, starting_text
+from kdtourney.terminal.tables import ladder_table
 from kdtourney.text import shown
 
 
-class SprtDisplay:
+class SprtDisplay(TerminalView):
     """The terminal display of a test: a header, then a live line (games played, LLR with its
     bounds, Elo estimate) on a terminal, or a plain line per chunk otherwise; `quiet`: nothing."""
 
     def __init__(self, quiet: bool = False, console=None):
-        from rich.console import Console
-
-        self.quiet = quiet
-        self.console = console or Console()
-        self.live = None
+        super().__init__(quiet, console)
         self.state = None
         self.rate = GameRate()
         self.pending = 0  # games since the last update (not yet in state.stored)
@@ -31,23 +34,17 @@ class SprtDisplay:
         self.tournament, self.test, self.state = tournament, test, state
         if self.quiet:
             return
-        self.console.print(sequential.header_line(tournament, test, state, workers), highlight=False,
-                           soft_wrap=True)
+        self.print(sequential.header_line(tournament, test, state, workers))
         cap = sequential.cap_blocks(tournament)
         if cap < test.min_blocks:
-            self.console.print(f"note: the cap allows {cap} blocks, fewer than the "
-                               f"{test.min_blocks} the test needs before it decides",
-                               highlight=False, soft_wrap=True)
+            self.print(f"note: the cap allows {cap} blocks, fewer than the "
+                       f"{test.min_blocks} the test needs before it decides")
         self.starting = starting_text()
         if self.console.is_terminal:
-            from rich.live import Live
-
             self.live = Live(self, console=self.console, refresh_per_second=4, transient=True)
             self.live.start()
 
     def __rich__(self):
-        from rich.text import Text
-
         st = self.state
         if not self.rate.started:
             return Text(self.starting, overflow="ellipsis", no_wrap=True)
@@ -65,33 +62,19 @@ class SprtDisplay:
         self.pending += 1
         self.faults += len(faults) if results else 0  # a failed game's rows name its seats
 
-    def note(self, text):
-        if not self.quiet:
-            self.console.print(f"note: {shown(text)}", highlight=False, markup=False,
-                               soft_wrap=True)
-
     def update(self, state):
         self.state, self.pending = state, 0
         if not self.quiet and self.live is None:
-            self.console.print(sequential.status_line(state), highlight=False, soft_wrap=True)
-
-    def end(self):
-        if self.live is not None:
-            self.live.stop()
-            self.live = None
+            self.print(sequential.status_line(state))
 
 
-class TuneDisplay:
+class TuneDisplay(TerminalView):
     """The terminal view of a tune: a header, then (on a terminal) a live table of every
     parameter's value, start, range and current perturbation, with the games played; otherwise a
     plain line per batch. `quiet`: nothing. Also the runner's reporter for each batch."""
 
     def __init__(self, quiet: bool = False, console=None):
-        from rich.console import Console
-
-        self.quiet = quiet
-        self.console = console or Console()
-        self.live = None
+        super().__init__(quiet, console)
         self.rate = GameRate()
         self.pending = 0
 
@@ -99,19 +82,13 @@ class TuneDisplay:
         self.table, self.tune, self.state = table, tune, state
         if self.quiet:
             return
-        self.console.print(tuning.header_line(table, tune, state, workers), highlight=False,
-                           soft_wrap=True)
+        self.print(tuning.header_line(table, tune, state, workers))
         self.starting = starting_text()
         if self.console.is_terminal:
-            from rich.live import Live
-
             self.live = Live(self, console=self.console, refresh_per_second=4, transient=True)
             self.live.start()
 
     def __rich__(self):
-        from rich import box
-        from rich.table import Table
-
         tune, st = self.tune, self.state
         k = max(1, st.done)
         per_second = self.rate.per_second()
@@ -129,34 +106,17 @@ class TuneDisplay:
                           f"{float(tune.schedule.c_k(p, k)):.3g}")
         return table
 
-    # the runner's reporter calls
-    def start(self, tournament, plan, st, workers):
-        pass
-
     def game(self, spec, results, faults):
         self.rate.game()
         self.pending += 1
 
-    def note(self, text):
-        if not self.quiet:
-            self.console.print(f"note: {shown(text)}", highlight=False, markup=False,
-                               soft_wrap=True)
-
-    def stop(self):
-        pass
-
     def update(self, state):
         self.state, self.pending = state, 0
         if not self.quiet and self.live is None:
-            self.console.print(tuning.status_line(self.tune, state), highlight=False, soft_wrap=True)
-
-    def end(self):
-        if self.live is not None:
-            self.live.stop()
-            self.live = None
+            self.print(tuning.status_line(self.tune, state))
 
 
-class LadderDisplay:
+class LadderDisplay(TerminalView):
     """The terminal while the ladder runs: on a terminal a live table (the list's first rows: Elo
     with its interval, games, version, status), the games per second and the newest entrants; else
     (and with `quiet`: nothing but errors) one line per entrant change. `board` takes the rows of
@@ -165,11 +125,7 @@ class LadderDisplay:
     TOP = 15
 
     def __init__(self, quiet: bool = False, console=None):
-        from rich.console import Console
-
-        self.quiet = quiet
-        self.console = console or Console()
-        self.live = None
+        super().__init__(quiet, console)
         self.rows: list = []
         self.events: list = []
         self.played = 0
@@ -181,30 +137,16 @@ class LadderDisplay:
         if self.quiet:
             return
         sizes = "/".join(str(p) for p in config.players)
-        self.console.print(f"ladder in {folder}: {sizes}-player blocks, seed {config.seed}, "
-                           f"{workers} worker{'s' * (workers != 1)}"
-                           + (f", {stored} games stored" if stored else ""), highlight=False,
-                           soft_wrap=True)
+        self.print(f"ladder in {folder}: {sizes}-player blocks, seed {config.seed}, "
+                   f"{workers} worker{'s' * (workers != 1)}"
+                   + (f", {stored} games stored" if stored else ""))
         if self.console.is_terminal:
-            from rich.live import Live
-
             self.live = Live(self, console=self.console, refresh_per_second=2, transient=True)
             self.live.start()
 
     def __rich__(self):
-        from rich import box
-        from rich.console import Group
-        from rich.table import Table
-        from rich.text import Text
-
         rate = self.rate.per_second() or 0.0
-        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-        for column in ("#", "entrant", "Elo", "games", "version", "status"):
-            table.add_column(column, justify="left" if column in ("entrant", "status") else
-                             "right", no_wrap=column != "entrant", overflow="fold")
-        for row in self.rows[:self.TOP]:
-            table.add_row(str(row["rank"] or ""), row["name"], row["elo_text"], str(row["games"]),
-                          str(row["version"]), row["status"])
+        table = ladder_table(self.rows[:self.TOP], unranked="")
         more = len(self.rows) - self.TOP
         lines = [Text(self.starting if not self.rate.started else
                       f"{self.stored + self.played} games, {rate:.1f} games/s"
@@ -216,23 +158,13 @@ class LadderDisplay:
         self.played += 1
         self.rate.game()
 
-    def note(self, text):
-        if not self.quiet:
-            self.console.print(f"note: {shown(text)}", highlight=False, markup=False,
-                               soft_wrap=True)
-
     def event(self, text):
         self.events.append(text)
         if not self.quiet and self.live is None:
-            self.console.print(shown(text), highlight=False, markup=False, soft_wrap=True)
+            self.print(shown(text), markup=False)
 
     def board(self, rows):
         self.rows = list(rows)
-
-    def end(self):
-        if self.live is not None:
-            self.live.stop()
-            self.live = None
 
 
 __all__ = ["SprtDisplay", "TuneDisplay", "LadderDisplay"]

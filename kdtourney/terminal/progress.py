@@ -1,14 +1,14 @@
-"""Progress of a run in the terminal (rich): games done of total, games per second, time left and a
-one-line live standing. When stdout is not a terminal, a few plain lines instead; `quiet`: nothing.
+"""A run's progress in the terminal (rich), and what every live view of a command shares.
 
-Until the first game ends the workers start and load the compiled kernels, or on a first run
-compile them (about a minute): the terminal says which, and the games per second and the time
-left count from the first game's end, so that the start does not weigh on them.
+    TerminalView   quiet, a console, notes and a live display: the base of every view
+    Reporter       a run's: games done of total, games per second, time left and a one-line live
+                   standing; when stdout is not a terminal, a few plain lines instead
+    GameRate       games per second, counted from the first game's end (before it the workers
+                   start, and load or compile the kernels: `starting_text` says which)
 """
 
 from __future__ import annotations
 
-import sys
 import time
 
 from rich.console import Console, Group
@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.spinner import Spinner
 from rich.text import Text
 
+from kdtourney import engine
 from kdtourney.text import shown
 
 
@@ -44,13 +45,34 @@ class GameRate:
         return self.games / elapsed if self.games and elapsed > 0 else None
 
 
-class Reporter:
-    """What the runner tells (start, game, note, stop); this one prints to the terminal."""
+class TerminalView:
+    """What every live view of a command shares: `quiet` (print nothing but errors), its console,
+    its notes (`note`), and its live display (`live`, stopped by `end`)."""
 
     def __init__(self, quiet: bool = False, console: Console | None = None):
         self.quiet = quiet
         self.console = console or Console()
-        self.live = None
+        self.live: Live | None = None
+
+    def print(self, text: str, **how) -> None:
+        """One line (or more, soft-wrapped), as the views print them: no highlighting."""
+        self.console.print(text, highlight=False, soft_wrap=True, **how)
+
+    def note(self, text) -> None:
+        if not self.quiet:
+            self.print(f"note: {shown(text)}", markup=False)
+
+    def end(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+
+class Reporter(TerminalView):
+    """What the runner tells (start, game, note, stop); this one prints to the terminal."""
+
+    def __init__(self, quiet: bool = False, console: Console | None = None):
+        super().__init__(quiet, console)
         self.totals: dict[str, list] = {}
         self.faults = 0
         self.failed = 0  # games that could not be finished
@@ -74,12 +96,12 @@ class Reporter:
         todo = self.total - self.done
         if self.done:
             games += f", {self.done} stored, {todo} to play"
-        self.console.print(f"{tournament.describe()}: {games}, seed {tournament.seed}, "
-                           f"{workers} worker{'s' * (workers != 1)}", highlight=False, soft_wrap=True)
+        self.print(f"{tournament.describe()}: {games}, seed {tournament.seed}, "
+                   f"{workers} worker{'s' * (workers != 1)}")
         if not plan.balanced:
-            self.console.print(f"note: {plan.blocks} blocks are not a whole number of cycles of table "
-                               f"compositions ({plan.cycle} blocks, {plan.cycle_games} games each): "
-                               "the entrants meet unevenly", highlight=False, soft_wrap=True)
+            self.print(f"note: {plan.blocks} blocks are not a whole number of cycles of table "
+                       f"compositions ({plan.cycle} blocks, {plan.cycle_games} games each): "
+                       "the entrants meet unevenly")
         if not todo:
             return
         starting = starting_text()
@@ -91,7 +113,7 @@ class Reporter:
                              refresh_per_second=4, transient=True)
             self.live.start()
         elif starting == COMPILING:  # a log says why its first game came late
-            self.console.print(f"note: {starting}", highlight=False, soft_wrap=True)
+            self.print(f"note: {starting}")
 
     def game(self, spec, results, faults):
         self.done += 1
@@ -115,18 +137,10 @@ class Reporter:
             self.progress.update(self.task, completed=self.done,
                                  rate=f"{self.rate.per_second() or 0.0:.1f} games/s")
         elif not self.console.is_terminal and self.done in self._marks:
-            self.console.print(f"{self.done}/{self.total} games; {self.standing()}", highlight=False,
-                               soft_wrap=True)
-
-    def note(self, text):
-        if not self.quiet:
-            self.console.print(f"note: {shown(text)}", highlight=False, markup=False,
-                               soft_wrap=True)
+            self.print(f"{self.done}/{self.total} games; {self.standing()}")
 
     def stop(self):
-        if self.live is not None:
-            self.live.stop()
-            self.live = None
+        self.end()
 
     # the standing line
 
@@ -156,14 +170,8 @@ COMPILING = ("compiling the engine and bots for this machine: a first run takes 
 
 def starting_text() -> str:
     """What the workers do before the first game ends."""
-    from kdtourney.engine import compiled
-
-    return "starting the workers: they load the compiled engine and bots" if compiled() \
+    return "starting the workers: they load the compiled engine and bots" if engine.compiled() \
         else COMPILING
 
 
-def is_terminal() -> bool:
-    return sys.stdout.isatty()
-
-
-__all__ = ["Reporter", "GameRate", "starting_text"]
+__all__ = ["TerminalView", "Reporter", "GameRate", "starting_text"]

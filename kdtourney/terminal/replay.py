@@ -5,14 +5,13 @@ are numbered from 1, as the report numbers them."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass
 
-from kdtourney.tournament import schedule
-from kdtourney.store import store as _store
-from kdtourney.tournament.definition import Tournament
-from kdtourney.engine import Game
+from kdtourney.engine import Game, Rules
 from kdtourney.engine.tiles import CASTLE, EMPTY, TERRAIN_LETTERS, TILES
+from kdtourney.store import StoreError, reader
+from kdtourney.tournament import schedule
+from kdtourney.tournament.definition import Tournament
 
 
 @dataclass
@@ -27,30 +26,22 @@ class _Stored:
     faults: list
     labels: dict
     names: dict
-    rules: object
+    rules: Rules
     deals: list  # [(seed, actions)]
 
 
 def _load(folder, game: int) -> _Stored:
     """StoreError if the store or the game is missing, or its stored row cannot be read."""
-    config = _store.load_config(folder)
-    tournament = Tournament.from_dict(config["tournament"])
-    blocks = _store.load_blocks(folder).set_index("block")
-    path = _store.store_path(folder)
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    conn.row_factory = sqlite3.Row
-    try:
-        row = conn.execute("SELECT * FROM games WHERE game = ?", (game,)).fetchone()
-        if row is None:
-            total = conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
-            raise _store.StoreError(f"game {game} is not in {folder} ({total} games stored, "
-                                    "numbered from 0)")
-        results = {r["seat"]: dict(r) for r in
-                   conn.execute("SELECT * FROM results WHERE game = ? ORDER BY seat", (game,))}
-        faults = [dict(r) for r in
-                  conn.execute("SELECT * FROM faults WHERE game = ? ORDER BY seat", (game,))]
-    finally:
-        conn.close()
+    with reader(folder) as st:
+        tournament = Tournament.from_dict(st.config()["tournament"])
+        blocks = st.blocks().set_index("block")
+        stored = st.game(game)
+        if stored is None:
+            raise StoreError(f"game {game} is not in {folder} ({st.count_games()} games stored, "
+                             "numbered from 0)")
+    row = stored.row
+    results = {x["seat"]: x for x in stored.results}
+    faults = stored.faults
     try:
         block = blocks.loc[row["block"]] if row["block"] in blocks.index else None
         n = row["n_players"]
@@ -72,9 +63,8 @@ def _load(folder, game: int) -> _Stored:
         raise _replay_error(folder, game, exc) from None
 
 
-def _replay_error(folder, game, exc) -> _store.StoreError:
-    return _store.StoreError(f"game {game} of {folder} cannot be replayed from its stored row: "
-                             f"{exc}")
+def _replay_error(folder, game, exc) -> StoreError:
+    return StoreError(f"game {game} of {folder} cannot be replayed from its stored row: {exc}")
 
 
 def _header(s: _Stored) -> list[str]:

@@ -1,5 +1,5 @@
 """A store's blocks: what each block of games plays, as the store records it (table `blocks`,
-kdtourney.store.store), and the games played from those records.
+kdtourney.store), and the games played from those records.
 
 A block record is a dict: block, first_game, n_players, seats (the entrant labels at
 arrangement 0), entrants ({label: canonical spec} of the labels it seats, parameters included)
@@ -103,7 +103,7 @@ class Incoming:
     def take(self, blocks):
         """The rows of `blocks` (whole ones) as a results table ordered by game and seat, no
         longer kept."""
-        import pandas as pd
+        import pandas as pd  # start-up time: pandas is imported only where a table is made
 
         rows = []
         for b in blocks:

@@ -14,19 +14,21 @@ from __future__ import annotations
 import secrets
 from dataclasses import asdict, dataclass, field
 
-from kdtourney.tournament import schedule
-from kdtourney.match.clock import TimeControl, parse_time_control
+from kdtourney import errors
 from kdtourney.engine import Rules
+from kdtourney.bots.clock import TimeControl, parse_time_control
+from kdtourney.registry import EntrantError
+from kdtourney.tournament import schedule
 
 RULE_OPTIONS = ("variant", "three_player", "harmony", "middle_kingdom", "tiebreak", "first_picks")
 DEFAULT_PLAYERS = (2,)
 
 
-class ArenaError(ValueError):
+class ArenaError(errors.UserError):
     """Bad tournament input or state; the message is one line, meant for the user."""
 
 
-class HarnessError(RuntimeError):
+class HarnessError(errors.HarnessError):
     """A bug of kdtourney's in a process that plays games (a worker), not bad input: the message
     is one line, `trace` the full traceback of the process where it happened."""
 
@@ -61,7 +63,7 @@ class Tournament:
 
     @property
     def time_control(self) -> TimeControl:
-        """The time control every seat plays under (kdtourney.match.clock)."""
+        """The time control every seat plays under (kdtourney.bots.clock)."""
         return TimeControl(move_s=self.move_time_limit, **(self.clock or {}))
 
     def rules_for(self, players: int) -> Rules:
@@ -95,10 +97,13 @@ class Tournament:
 
     def describe(self) -> str:
         """'greedy vs random, round-robin, 2-player' and the like."""
-        who = (", ".join(self.entrants[i] for i in self.lineup) if self.format == schedule.LINEUP
-               else " vs ".join(self.entrants) if self.format == schedule.ROUND_ROBIN
-               else f"{self.entrants[self.candidate]} against "
-                    + ", ".join(e for i, e in enumerate(self.entrants) if i != self.candidate))
+        if self.format == schedule.LINEUP and self.lineup is not None:
+            who = ", ".join(self.entrants[i] for i in self.lineup)
+        elif self.format == schedule.ROUND_ROBIN or self.candidate is None:
+            who = " vs ".join(self.entrants)
+        else:
+            who = f"{self.entrants[self.candidate]} against " + ", ".join(
+                e for i, e in enumerate(self.entrants) if i != self.candidate)
         sizes = "/".join(str(p) for p in self.players)
         extra = [k.replace("_", "-") if v is True else f"{k.replace('_', '-')} {v}"
                  for k, v in self.rules.items() if v != Rules.__dataclass_fields__[k].default]
@@ -157,7 +162,8 @@ def parse_players(text) -> tuple:
         try:
             value = int(item)
         except (TypeError, ValueError):
-            raise ArenaError(f"--players: {item!r} is not a number of players (2, 3 or 4)") from None
+            raise ArenaError(f"--players: {item!r} is not a number of players (2, 3 or 4)"
+                             ) from None
         if value not in (2, 3, 4):
             raise ArenaError(f"--players: a table has 2, 3 or 4 players, not {value}")
         if value not in out:
@@ -190,14 +196,13 @@ def prepare(registry, *, bots=None, players=None, games: int = 100, seed: int | 
     players: table sizes (default 2; a lineup's length); seed None: a fresh one; time_control:
     'BANK+INCREMENT' seconds (`clock_of`). Raises ArenaError.
     """
-    from kdtourney.registry.registry import EntrantError
-
     bots = split_list(bots) if isinstance(bots, str) or bots is None else list(bots)
     lineup = split_list(lineup) if isinstance(lineup, str) or lineup is None else list(lineup)
     if isinstance(games, bool) or not isinstance(games, int) or games < 1:
         raise ArenaError(f"--games must be a positive number of games, not {games}")
     if move_time_limit is not None and not move_time_limit > 0:
-        raise ArenaError(f"--move-time-limit must be a positive number of seconds, not {move_time_limit:g}")
+        raise ArenaError("--move-time-limit must be a positive number of seconds, not "
+                         f"{move_time_limit:g}")
     clock = clock_of(move_time_limit, time_control, first_move_time)
     if seed is not None and not 0 <= seed < 2**63:
         raise ArenaError(f"--seed must be between 0 and 2**63-1, not {seed}")
@@ -284,9 +289,10 @@ def clock_of(move_time_limit: float | None, time_control: str | None,
 def default_name(tournament: Tournament, stamp: str) -> str:
     """'greedy-vs-random-20250101-120000': entrants (bot names) and a time stamp."""
     names = list(dict.fromkeys(s.split(":")[0] for s in tournament.specs))
-    text = "-vs-".join(names) if len(names) <= 4 else f"{'-'.join(names[:3])}-and-{len(names) - 3}-more"
+    text = "-vs-".join(names) if len(names) <= 4 else \
+        f"{'-'.join(names[:3])}-and-{len(names) - 3}-more"
     return f"{text}-{stamp}"
 
 
-__all__ = ["Tournament", "ArenaError", "HarnessError", "prepare", "differences", "parse_players", "split_list",
-           "default_name", "clock_of", "full_rules", "RULE_OPTIONS"]
+__all__ = ["Tournament", "ArenaError", "HarnessError", "prepare", "differences", "parse_players",
+           "split_list", "default_name", "clock_of", "full_rules", "RULE_OPTIONS"]

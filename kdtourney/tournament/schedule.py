@@ -1,38 +1,16 @@
 """Which games a tournament plays: tables, seat arrangements, blocks and seeds. Pure functions.
 
-Vocabulary
-----------
-- A *composition* is the multiset of entrants at one table, as a sorted tuple of entrant indexes.
-- A *block* is one deal (one deck seed; three for a dynasty) played under every rotation of its
-  composition: a table of n seats gives n games, and every entrant of the table sits in every seat
-  equally often (with two entrants in 2-player games the two rotations are the two seatings).
-  Blocks are the unit the statistics resample (games of one block share their deal).
-- Game indexes run 0, 1, 2, ... over the blocks in order; a game's index fixes everything about it.
+    plan(fmt, n_entrants, players, games, seed, ...) -> Plan: every game, in whole blocks
+    compositions(fmt, n_entrants, players, ...)   the tables of a format, in the order blocks use
+    tables(comps, players, games)                 (block, first game, table) of each block
+    block_games(seed, block, first_game, table)   one block's games: its deal, every rotation
+    rotations, deal_seed, bot_seed, keyed         the seatings of a table, the seeds of a game
+    GameSpec                                      everything a worker needs to play one game
+    ScheduleError                                 a format that cannot be scheduled
 
-Formats
--------
-- round robin (default): the compositions are every set of `players` distinct entrants
-  (itertools.combinations, in lexicographic order) when there are at least `players` entrants;
-  with fewer entrants than seats, every multiset of `players` entrants in which each entrant is
-  present at least once (2 entrants at 4 seats: AAAB, AABB, ABBB). Both families are symmetric in
-  the entrants, so over a whole cycle of compositions every entrant plays as many seats as any
-  other, and every pair of entrants meets.
-- gauntlet: the candidate sits at every table exactly once; the other seats are filled with the
-  opponents by the same rule (combinations of the opponents, or multisets covering them all when
-  there are fewer opponents than seats), so at tables larger than 2 the other seats cycle over the
-  opponents.
-- lineup: one fixed composition (the given list), rotated in every block.
-
-Blocks cycle through the compositions in order. With several table sizes (`players=(2, 4)`) the
-blocks alternate between the sizes (block b has `players[b % len(players)]` seats) and each size
-cycles through its own compositions. `games` is rounded up to whole blocks.
-
-Seeds
------
-Derived from the tournament seed and indexes only, with numpy's SeedSequence, so they are the same
-in every process and for every worker count:
-- deal seed k of block b: SeedSequence([seed, 0, b, k]) -> 63-bit int;
-- setup seed of the bot in seat s of game g for deal k: SeedSequence([seed, 1, g, s, k]) -> 32-bit int.
+A block is one deal (three for a dynasty) played under every rotation of its table; game indexes
+run over the blocks in order, and with the tournament's seed a game's index fixes everything about
+it. The formats and the seeds: docs/commands.md ("How the games are scheduled").
 """
 
 from __future__ import annotations
@@ -43,12 +21,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from kdtourney.errors import UserError
+
 ROUND_ROBIN, GAUNTLET, LINEUP = "round-robin", "gauntlet", "lineup"
 FORMATS = (ROUND_ROBIN, GAUNTLET, LINEUP)
 DYNASTY_DEALS = 3
 
 
-class ScheduleError(ValueError):
+class ScheduleError(UserError):
     """A format that cannot be scheduled (e.g. a round robin of one entrant)."""
 
 
@@ -210,6 +190,6 @@ def block_games(seed: int, block: int, first_game: int, table: tuple, dynasty: b
             for arrangement, seats in enumerate(rotations(tuple(table)))]
 
 
-__all__ = ["GameSpec", "Plan", "plan", "tables", "block_games", "compositions", "rotations", "fill",
-           "covering_multisets", "deal_seed", "bot_seed", "keyed", "ScheduleError", "FORMATS",
-           "ROUND_ROBIN", "GAUNTLET", "LINEUP", "DYNASTY_DEALS"]
+__all__ = ["GameSpec", "Plan", "plan", "tables", "block_games", "compositions", "rotations",
+           "fill", "covering_multisets", "deal_seed", "bot_seed", "keyed", "ScheduleError",
+           "FORMATS", "ROUND_ROBIN", "GAUNTLET", "LINEUP", "DYNASTY_DEALS"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from kdtourney.registry import Entrant
 from kdtourney.stats import spsa
 
 DEFAULT_BATCH = 16
@@ -29,8 +30,6 @@ class Tune:
 
     def spec(self, values) -> str:
         """The bot spec with these values of the tuned parameters (an integer one as an int)."""
-        from kdtourney.registry.registry import Entrant
-
         tuned = {p.name: (int(round(v)) if p.integer else float(v))
                  for p, v in zip(self.params, values)}
         return Entrant(self.bot, dict(dict(self.fixed), **tuned)).spec
@@ -41,7 +40,7 @@ class Tune:
 
     def rounded(self, values) -> list:
         """Values as shown to people: integers, floats to three digits of the range."""
-        out = []
+        out: list = []
         for p, v in zip(self.params, values):
             if p.integer:
                 out.append(int(round(v)))

@@ -12,7 +12,7 @@ from kdtourney.bots.greedy import GreedyBot, candidates
 from kdtourney.bots.heuristic import PLAYOUT, STANDALONE, HeuristicBot
 from kdtourney.bots.mce import MCEBot
 from kdtourney.bots.mcts import MCTSBot
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.engine import Game, Kingdom, Rules, TILES
 from kdtourney.engine import kernels as K
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kdtourney import testing
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.bots.random_bot import RandomBot
 from kdtourney.testing import BotCheck, check_bot
 
@@ -213,6 +213,7 @@ for line in sys.stdin:
 """
 
 
+@pytest.mark.process
 def test_a_bot_by_name_is_made_as_the_harness_makes_it(tmp_path):
     """By name: a folder's Python bot is checked as its class is; a KDTP program plays in its own
     process (its illegal answer caught, its process gone after); a name that is no bot is a

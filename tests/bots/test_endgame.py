@@ -72,6 +72,7 @@ def brute_claims(game, payoff, me, start):
     return walk(game)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("players, seed", [(4, 3), (3, 5), (2, 7)])
 def test_endgame_matches_brute_force(players, seed):
     rules = Rules(players=players, harmony=True, middle_kingdom=True)

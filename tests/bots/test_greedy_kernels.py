@@ -206,10 +206,10 @@ def test_a_placement_key_equals_copy_place_and_score():
                 bits, bbox, st = game.arrays
                 if game.phase == "place" and game.legal_actions() != [K.DISCARD]:
                     p, size, domino = game.current_player, int(st[K.ST_SIZE]), game.domino_to_place
-                    points = E.prepare(bits, bbox, p, size, kb, 2)
+                    points = E.prepare_frame(bits, bbox, p, size, kb, 2)
                     assert points == K.score_territories(bits, bbox, p, size)[0]
                     holes = K.count_holes(bits, bbox, p, size)
-                    n = E.placements(bits, bbox, p, size, domino, sc, ac, 0)
+                    n = E.frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
                     entries = [int(e) for e in ac[0, :n]]
                     assert [E.entry_action(bits, p, size, e) for e in entries] == game.legal_actions()
                     for action, entry in zip(game.legal_actions(), entries):

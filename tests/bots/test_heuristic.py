@@ -115,6 +115,8 @@ def tune(seed):
             if not line.startswith("wall:")]
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_the_playout_tune_is_reproducible_from_its_seed():
     pytest.importorskip("cma")
     first = tune(3)

@@ -48,6 +48,7 @@ def test_greedy_beats_random_by_a_wide_margin():
 # Measured over these 40 games (own - mean of the others, its standard error, wins):
 #   mce iterations=800: +11.7 (1.8), 70%; mcts iterations=150: +15.0 (2.0), 68%;
 #   expectimax iterations=300: +9.3 (2.0), 55%.
+@pytest.mark.slow
 @pytest.mark.parametrize("make_bot", [
     lambda: MCEBot(iterations=800),
     lambda: MCTSBot(iterations=150),

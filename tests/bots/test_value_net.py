@@ -20,7 +20,7 @@ from kdtourney.bots import net_kernels as NK
 from kdtourney.bots import valuenet
 from kdtourney.bots.greedy import GreedyBot
 from kdtourney.bots.mcts import MCTSBot
-from kdtourney.registry.registry import BotRegistry, EntrantError, builtin_files
+from kdtourney.registry import BotRegistry, EntrantError, builtin_files
 from kdtourney.bots.value_greedy import ValueGreedyBot
 from kdtourney.engine import Game, Rules
 from kdtourney.engine import kernels as K
@@ -162,6 +162,7 @@ def test_training_on_a_tiny_set_runs_end_to_end_and_repeats_itself(tmp_path):
     assert outs[0].rules == valuenet.rules_key(RULES[4])
 
 
+@pytest.mark.process
 def test_the_training_script_without_pytorch_says_what_to_install(tmp_path):
     script = tmp_path / "hide_torch.py"
     script.write_text("import sys, runpy\nsys.modules['torch'] = None\n"
@@ -191,6 +192,7 @@ class MixMCTS(NetMCTS):
 SHIPPED_RULES = [(valuenet.describe_rules(rules), rules) for rules in RULES.values()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bot", [NetMCTS, MixMCTS, ValueGreedyBot])
 def test_the_bots_with_the_shipped_networks_pass_check_bot(bot):
     check_bot(bot, strict=True, settings=SHIPPED_RULES)  # the rules the shipped networks are for

@@ -46,8 +46,8 @@ def test_lists_folder_bots_with_parameters_and_broken_modules(tmp_path):
     assert f"from: {CROWN}" in out
     assert "parameters: prefer_high=true" in out
     assert "broken module(s):" in out
-    assert ("  mine/broken.py: ModuleNotFoundError: No module named 'nowhere_to_be_found_kdt' (line 1)"
-            in out.splitlines())
+    assert ("  mine/broken.py: ModuleNotFoundError: No module named 'nowhere_to_be_found_kdt' "
+            "(line 1)" in out.splitlines())
 
 
 def test_cwd_bots_folder_is_listed_relative(tmp_path):
@@ -71,7 +71,8 @@ def test_duplicate_name_is_one_line_and_exit_2(tmp_path):
     assert result.exit_code == 2
     lines = result.output.splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: two bots are named 'crown-grabber': ")
-    assert str(tmp_path / "a" / "crown.py") in lines[0] and str(tmp_path / "b" / "crown.py") in lines[0]
+    assert str(tmp_path / "a" / "crown.py") in lines[0] \
+        and str(tmp_path / "b" / "crown.py") in lines[0]
 
 
 def test_lists_external_bots_with_their_command(tmp_path):
@@ -79,30 +80,36 @@ def test_lists_external_bots_with_their_command(tmp_path):
     folder.mkdir()
     (folder / "here.toml").write_text(f'name = "here"\ncommand = ["{sys.executable}", "bot.py"]\n'
                                       'description = "Plays in its own process"\n')
-    (folder / "gone.toml").write_text('name = "gone"\ncommand = ["./not-built"]\n[options]\ndepth = 2\n')
+    (folder / "gone.toml").write_text('name = "gone"\ncommand = ["./not-built"]\n[options]\n'
+                                      'depth = 2\n')
     (folder / "bad.toml").write_text('name = "bad"\n')
     result = bots("--bots-dir", "ext")
     assert result.exit_code == 0, result.output
     lines = [line.strip() for line in result.output.splitlines()]
     at = next(i for i, line in enumerate(lines)  # the name column is as wide as the longest name
               if line.split(None, 1) == ["here", "Plays in its own process"])
-    assert lines[at + 1:at + 3] == ["from: ext/here.toml", f"command: {sys.executable} bot.py (found)"]
+    assert lines[at + 1:at + 3] == ["from: ext/here.toml",
+                                    f"command: {sys.executable} bot.py (found)"]
     assert "command: ./not-built (NOT FOUND)" in lines and "parameters: depth=2" in lines
     assert 'ext/bad.toml: no command: write command = ["./mybot", "--an-argument"]' in lines
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_serve_from_the_command_line():
     hello = b'{"type": "hello", "protocol": "kdtp", "version": 1}\n{"type": "quit"}\n'
     done = subprocess.run([KDTOURNEY, "serve", "mcts:iterations=5"], input=hello,
                           capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["name"] == "mcts:iterations=5"
-    done = subprocess.run([KDTOURNEY, "serve", "nobot"], input=b"", capture_output=True, timeout=120)
+    done = subprocess.run([KDTOURNEY, "serve", "nobot"], input=b"", capture_output=True,
+                          timeout=120)
     assert done.returncode == 2 and done.stdout == b""
     assert done.stderr.decode().startswith("Error: unknown bot 'nobot'; available: ")
     assert done.stderr.count(b"\n") == 1
 
 
+@pytest.mark.process
 def test_a_served_bot_that_prints_keeps_the_protocol(tmp_path):
     """What a bot's code prints (at import, in act) goes to stderr: standard output is KDTP's."""
     from kdtourney.external import kdtp
@@ -126,6 +133,7 @@ def test_a_served_bot_that_prints_keeps_the_protocol(tmp_path):
     assert b"loading chatty" in done.stderr and b"thinking..." in done.stderr
 
 
+@pytest.mark.process
 def test_a_flat_bot_importing_an_unlisted_sibling_is_one_error_line_at_start(tmp_path):
     folder = tmp_path / "flat"
     (folder / "wlib").mkdir(parents=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kdtourney.store import store
+from kdtourney import store
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 
@@ -22,7 +22,7 @@ import os
 
 where = os.environ.get("KDTOURNEY_FAULT")
 if where:
-    from kdtourney.commands import run as runner
+    from kdtourney.commands import driver
     from kdtourney.service import worker as workers
 
     calls = [0]
@@ -38,7 +38,7 @@ if where:
     if where == "worker":  # a local worker's or a Dask worker's (WorkerState.play)
         workers.play_match = faulty(workers.play_match, 3)
     else:
-        runner.rows_of = faulty(runner.rows_of, 2)
+        driver.rows_of = faulty(driver.rows_of, 2)
 """
 
 COMMANDS = {
@@ -63,6 +63,9 @@ def kdtourney(args, tmp_path, fault=None):
                           timeout=300)
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.dask
 @pytest.mark.parametrize("command, fault, workers", [
     ("run", "worker", ONE_WORKER), ("sprt", "main", ONE_WORKER), ("tune", "worker", ONE_WORKER),
     ("ladder", "main", ONE_WORKER), ("run", "worker", ["--scheduler", "local:1"])])
@@ -80,12 +83,13 @@ def test_a_harness_error_is_logged_named_and_exits_70(tmp_path, command, fault, 
     trace = log.read_text()
     assert args[0] in trace.splitlines()[0]  # the command line
     if fault == "worker":  # the worker's trace, where it raised, then the command's
-        assert trace.index("in _work" if workers == ONE_WORKER else "in play_batch") \
+        assert trace.index("in serve" if workers == ONE_WORKER else "in play_batch") \
             < trace.index("raise KeyError(3)") \
             < trace.index("in the command's process") \
             < trace.index("HarnessError: a worker failed: KeyError: 3")
     else:
-        assert "in _take" in trace and "raise KeyError(3)" in trace and trace.rstrip().endswith("KeyError: 3")
+        assert "in _take" in trace and "raise KeyError(3)" in trace \
+            and trace.rstrip().endswith("KeyError: 3")
     if workers != ONE_WORKER:  # on Dask a batch's games come back together, or not at all
         return
     stored = store.load_games(folder, ["game"])

@@ -18,7 +18,7 @@ from arena_support import stored
 from click.testing import CliRunner
 
 from kdtourney.tournament import schedule
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.cli import main
 from kdtourney.report.ladder import ladder_board
 from kdtourney.report.pool import rating_list
@@ -123,6 +123,8 @@ def rated(folder, label):
     return any(e.label == label and e.unrated is None for e in found.entrants)
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_running_ladder_takes_in_added_changed_and_removed_bots(tmp_path):
     bots, out = tmp_path / "bots", tmp_path / "ladder"
     bots.mkdir()
@@ -164,6 +166,8 @@ def test_a_running_ladder_takes_in_added_changed_and_removed_bots(tmp_path):
     assert 'http-equiv="refresh"' not in page  # stopped: the page no longer reloads
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_killed_ladder_resumes_with_nothing_lost_or_doubled(tmp_path):
     args = ["--bots", "random,greedy", "--bots-dir", tmp_path / "bots", "--games", 60, "--seed",
             5, "--workers", 1, "--out", tmp_path / "ladder", "--quiet", "--no-report"]
@@ -207,6 +211,7 @@ def test_a_killed_ladder_resumes_with_nothing_lost_or_doubled(tmp_path):
     assert refused.exit_code == 2 and "holds a ladder" in refused.output
 
 
+@pytest.mark.process
 def test_bad_input_is_one_line(tmp_path):
     for args, needle in ((["--bots", "nobot"], "unknown bot 'nobot'"),
                          ([], "no entrants"),
@@ -226,6 +231,9 @@ def test_bad_input_is_one_line(tmp_path):
     assert result.exit_code == 2 and "holds a tournament, not a ladder" in result.output
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.dask
 def test_a_ladder_plays_on_a_dask_cluster(tmp_path):
     pytest.importorskip("distributed", reason="the dask extra is not installed")
     out = tmp_path / "ladder"
@@ -238,6 +246,9 @@ def test_a_ladder_plays_on_a_dask_cluster(tmp_path):
     assert {e.label for e in rating_list([out], n_boot=10).rated} == {"random", "greedy"}
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 @pytest.mark.skipif(shutil.which("bwrap") is None,
                     reason="bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
 def test_a_sandboxed_ladder_plays_its_folder_bots_in_the_sandbox(tmp_path):
@@ -274,6 +285,7 @@ def test_the_live_table_shows_the_list_and_the_newest_changes():
     assert "5 games" in text and "games/s" in text
 
 
+@pytest.mark.process
 def test_the_page_is_built_beside_play_at_the_lowest_priority():
     from kdtourney.commands.beside import beside_play
 
@@ -285,6 +297,7 @@ def test_the_page_is_built_beside_play_at_the_lowest_priority():
         assert policy == os.SCHED_IDLE
 
 
+@pytest.mark.process
 def test_work_under_way_beside_play_is_ended_at_once(tmp_path):
     """A look at a bot that never answers, or a page that gets no CPU at the lowest priority while
     other work keeps the cores busy (a CI run saw a ladder wait 300 s at its end for such a page):
@@ -332,6 +345,8 @@ SLOW_HELLO = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_games_go_on_while_a_look_at_the_folders_waits_for_a_bot_s_hello(tmp_path):
     """A look at the folders starts a new TOML bot for its hello beside play, at the lowest
     priority: while that bot has not answered (the test holds it), games are still stored."""

@@ -26,6 +26,8 @@ def new_bot(*args):
     return CliRunner().invoke(main, ["new-bot", *args])
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_python_bot_passes_check_bot_and_its_own_check_says_so(tmp_path):
     result = new_bot("my-bot")
     assert result.exit_code == 0, result.output
@@ -40,6 +42,7 @@ def test_a_python_bot_passes_check_bot_and_its_own_check_says_so(tmp_path):
     assert own.stdout.strip() == "check_bot(MyBot): 24 games, no problems"
 
 
+@pytest.mark.process
 def test_a_kdtp_bot_passes_check_bot_in_its_own_process(tmp_path):
     result = new_bot("theirs", "--kdtp", "--bots-dir", "folder")
     assert result.exit_code == 0, result.output
@@ -50,6 +53,8 @@ def test_a_kdtp_bot_passes_check_bot_in_its_own_process(tmp_path):
     assert "check_bot('theirs', bots_dirs=['folder'])" in result.output
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_both_play_in_a_tournament(tmp_path):
     assert new_bot("mine").exit_code == 0
     assert new_bot("theirs", "--kdtp").exit_code == 0

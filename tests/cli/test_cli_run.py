@@ -18,7 +18,7 @@ from arena_support import (MINE, assert_same_store, comparable, dawdler, snapsho
 from click.testing import CliRunner
 from kdtp_support import write_fake_bots
 
-from kdtourney.store.store import load_config, load_faults, load_games, load_results
+from kdtourney.store import load_config, load_faults, load_games, load_results
 from kdtourney.tournament.definition import Tournament
 from kdtourney.cli import main
 from kdtourney.engine import Game
@@ -37,12 +37,13 @@ def run(*args):
 def small(tmp_path_factory):
     """A finished small tournament."""
     folder = tmp_path_factory.mktemp("cli") / "small"
-    result = run("run", "--bots", "random,greedy", "--players", "2,4", "--games", "10", "--seed", "8",
-                 "--out", folder, "--workers", "1")
+    result = run("run", "--bots", "random,greedy", "--players", "2,4", "--games", "10", "--seed",
+                 "8", "--out", folder, "--workers", "1")
     assert result.exit_code == 0, result.output
     return folder, result
 
 
+@pytest.mark.process
 def test_run_output_and_store(small):
     folder, result = small
     lines = result.stdout.splitlines()
@@ -54,11 +55,13 @@ def test_run_output_and_store(small):
     cfg = load_config(folder)
     assert cfg["tournament"]["seed"] == 8 and cfg["tournament"]["entrants"] == ["random", "greedy"]
     meta = cfg["meta"]
-    assert {"kdtourney", "python", "numba", "platform", "command", "created", "updated"} <= set(meta)
+    assert {"kdtourney", "python", "numba", "platform", "command", "created",
+            "updated"} <= set(meta)
     assert len(load_results(folder)) == 2 * (2 * 2) + 2 * (4 * 4)  # blocks of 2 and 4 games
     assert len(load_games(folder)) == 12
 
 
+@pytest.mark.process
 def test_terminal_standings_show_the_report_pages_figures(small):
     folder, result = small
     table = result.stdout.split("standings", 1)[1].splitlines()
@@ -68,10 +71,12 @@ def test_terminal_standings_show_the_report_pages_figures(small):
     assert [row["name"] for row in page] == list(printed)  # the same order, strongest first
     for row in page:
         line = printed[row["name"]]
-        assert f"{row['win_share']:.3f} [{row['win_share_lo']:.2f}, {row['win_share_hi']:.2f}]" in line
+        assert (f"{row['win_share']:.3f} [{row['win_share_lo']:.2f}, "
+                f"{row['win_share_hi']:.2f}]") in line
         assert f"{row['elo']:+.0f} [{row['elo_lo']:+.0f}, {row['elo_hi']:+.0f}]" in line
 
 
+@pytest.mark.process
 def test_same_command_again_plays_nothing(small):
     folder, _ = small
     before = comparable(folder)
@@ -86,6 +91,7 @@ def test_same_command_again_plays_nothing(small):
     assert load_config(folder)["meta"]["sessions"] == 2
 
 
+@pytest.mark.process
 def test_replay(small):
     folder, _ = small
     result = run("replay", folder, 2)
@@ -104,6 +110,7 @@ def test_replay(small):
         f"Error: game 99 is not in {folder} (12 games stored, numbered from 0)"
 
 
+@pytest.mark.process
 def test_replay_steps_through_the_positions_the_engine_reached(small):
     folder, _ = small
     game = 5  # a 4-player game
@@ -133,6 +140,7 @@ def test_replay_steps_through_the_positions_the_engine_reached(small):
     assert run("replay", folder, game, "--step").exit_code == 0  # no input at all
 
 
+@pytest.mark.process
 def test_replay_writes_a_page_of_one_game(small, tmp_path):
     folder, _ = small
     result = run("replay", folder, 3, "--html")
@@ -153,6 +161,7 @@ def test_replay_writes_a_page_of_one_game(small, tmp_path):
         assert result.exit_code == 2 and result.stderr.strip() == f"Error: {error}"
 
 
+@pytest.mark.process
 def test_export(small, tmp_path):
     folder, _ = small
     result = run("export", folder, "--format", "csv", "-o", tmp_path / "r.csv")
@@ -165,6 +174,7 @@ def test_export(small, tmp_path):
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "g.parquet"), load_games(folder))
 
 
+@pytest.mark.process
 def test_export_never_writes_over_a_store_nor_guesses_a_format(small, tmp_path):
     folder, _ = small
     store = folder / "tournament.sqlite"
@@ -196,6 +206,8 @@ def wait_for_games(path, at_least, timeout=60):
     raise AssertionError(f"fewer than {at_least} games after {timeout} s")
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_kill_9_then_resume_equals_an_uninterrupted_run(tmp_path):
     args = ["run", "--bots", "random,greedy,random", "--players", "2,3", "--games", "400",
             "--seed", "99"]
@@ -218,6 +230,7 @@ def test_kill_9_then_resume_equals_an_uninterrupted_run(tmp_path):
     assert_same_store(killed, tmp_path / "whole")
 
 
+@pytest.mark.process
 def test_faulty_bots_from_a_folder(tmp_path):
     bots = write_faulty_bots(tmp_path / "bots")
     result = run("run", "--bots", "raiser,random,illegal", "--games", "12", "--seed", "1",
@@ -236,7 +249,8 @@ BAD = [
     (["--bots", "random,nobot"], "unknown bot 'nobot'"),
     (["--bots", "random:depth=3,greedy"], "random has no parameter 'depth'"),
     (["--bots", "mcts:c=1e999,greedy"], "parameter c expects a finite number"),
-    (["--bots", "random,greedy", "--variant", "duel", "--players", "4"], "impossible rules: the duel variant"),
+    (["--bots", "random,greedy", "--variant", "duel", "--players", "4"],
+     "impossible rules: the duel variant"),
     (["--bots", "random,greedy", "--players", "5"], "a table has 2, 3 or 4 players"),
     (["--bots", "random,greedy", "--first-picks", "abba", "--players", "3"], "impossible rules"),
     (["--bots", "random,greedy", "--tiebreak", "coin"], "impossible rules: tiebreak must be"),
@@ -248,7 +262,8 @@ BAD = [
     (["--bots", "random,greedy", "--workers", "-2"], "--workers must be positive"),
     (["--bots", "random,greedy", "--move-time-limit", "0"], "--move-time-limit must be positive"),
     (["--bots", "random,greedy", "--move-time-limit", "inf"], "--move-time-limit must be a finite"),
-    (["--bots", "random,greedy", "--move-time-margin", "nan"], "--move-time-margin must be a finite"),
+    (["--bots", "random,greedy", "--move-time-margin", "nan"],
+     "--move-time-margin must be a finite"),
     (["--bots", "random,greedy", "--games", "99999999999999999999"], "--games must be at most"),
     (["--bots", "mcts:c=-1,greedy"], "mcts:c=-1.0: c must be a number >= 0.0, not -1.0"),
     (["--bots", "mcts:iterations=0,greedy"], "mcts:iterations=0: iterations must be a positive"),
@@ -271,6 +286,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     assert not (tmp_path / "t").exists()
 
 
+@pytest.mark.process
 def test_bad_stores_and_other_tournaments_are_refused_and_kept(small, tmp_path):
     folder, _ = small
     before = snapshot(folder)
@@ -287,12 +303,14 @@ def test_bad_stores_and_other_tournaments_are_refused_and_kept(small, tmp_path):
         (["--resume", foreign], "not a kdtourney tournament"),
         (["--resume", tmp_path / "nothing"], "no tournament in"),
         (["--bots", "random,greedy", "--out", other], "corrupt or not an SQLite database"),
-        (["--bots", "random,greedy", "--out", foreign, "--seed", "1"], "not a kdtourney tournament"),
+        (["--bots", "random,greedy", "--out", foreign, "--seed", "1"],
+         "not a kdtourney tournament"),
         (["--bots", "random,greedy", "--players", "2,4", "--games", "20", "--out", folder],
          "holds another tournament: games: 10 (stored) vs 20 (now)"),
         (["--bots", "random,mce", "--players", "2,4", "--games", "10", "--out", folder],
          "holds another tournament: entrants: random,greedy (stored) vs random,mce (now)"),
-        (["--resume", folder, "--bots", "random,greedy"], "--resume DIR plays the stored tournament"),
+        (["--resume", folder, "--bots", "random,greedy"],
+         "--resume DIR plays the stored tournament"),
     ]
     garbage = (other / "tournament.sqlite").read_bytes()
     for args, message in cases:
@@ -308,6 +326,7 @@ def test_bad_stores_and_other_tournaments_are_refused_and_kept(small, tmp_path):
         assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.output
 
 
+@pytest.mark.process
 def test_bots_in_their_own_process_are_checked_before_anything(tmp_path):
     folder = write_fake_bots(tmp_path / "bots", ["exit-at-start", "no-hello"])
     (folder / "broken.toml").write_text('name = "broken"\n')
@@ -319,7 +338,8 @@ def test_bots_in_their_own_process_are_checked_before_anything(tmp_path):
                                              "configuration)"),
         (["--bots", "no-hello,random", "--startup-timeout", "1"],
          "no-hello.toml: the bot did not answer hello within the start-up timeout of 1 s"),
-        (["--bots", "random,greedy", "--startup-timeout", "0"], "--startup-timeout must be positive"),
+        (["--bots", "random,greedy", "--startup-timeout", "0"],
+         "--startup-timeout must be positive"),
         (["--bots", "random,greedy", "--move-time-margin", "-1"],
          "--move-time-margin must not be negative"),
     ]
@@ -331,6 +351,7 @@ def test_bots_in_their_own_process_are_checked_before_anything(tmp_path):
         assert not (tmp_path / "t").exists()
 
 
+@pytest.mark.process
 def test_changed_bot_code_refuses_to_resume_and_export_shows_identities(tmp_path):
     bots = write_bot(tmp_path / "bots", "mine", MINE)
     folder = tmp_path / "t"
@@ -357,6 +378,7 @@ def test_changed_bot_code_refuses_to_resume_and_export_shows_identities(tmp_path
     assert run(*args).exit_code == 0
 
 
+@pytest.mark.process
 def test_a_store_from_before_identities_resumes_and_records_them(tmp_path):
     folder = tmp_path / "old"
     args = ["run", "--bots", "random,greedy", "--games", "8", "--seed", "3", "--out", folder,
@@ -374,10 +396,12 @@ def test_a_store_from_before_identities_resumes_and_records_them(tmp_path):
     assert result.exit_code == 0, result.output
     assert "the code of its 4 stored games is unknown" in result.stdout
     assert load_config(folder)["meta"]["entrants_recorded_after"] == 4
-    from kdtourney.store.store import load_entrants
+    from kdtourney.store import load_entrants
     assert load_entrants(folder)["digest"].str.len().eq(12).all()
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_folder_in_use_is_refused_and_a_killed_run_leaves_no_lock(tmp_path):
     bots = write_bot(tmp_path / "bots", "dawdler", dawdler(0.005))
     folder = tmp_path / "t"
@@ -403,6 +427,8 @@ def test_a_folder_in_use_is_refused_and_a_killed_run_leaves_no_lock(tmp_path):
     assert resumed.stdout.strip() == f"{folder}: 40 games ({40 - stored} played now)"
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_failed_games_show_per_entrant_in_the_standings_and_the_report(tmp_path):
     bots = write_faulty_bots(tmp_path / "bots")
     folder = tmp_path / "t"
@@ -431,13 +457,14 @@ def test_failed_games_show_per_entrant_in_the_standings_and_the_report(tmp_path)
     assert page.count('<td class="num" data-sort="1"><span class="bad">1</span></td>') == 2
 
 
+@pytest.mark.process
 def test_a_toml_bot_is_identified_by_what_it_runs(tmp_path):
     folder = write_fake_bots(tmp_path / "bots", ["first-legal"], at=-1)
     out = tmp_path / "t"
     args = ["run", "--bots", "first-legal,random", "--games", "2", "--seed", "1", "--bots-dir",
             folder, "--out", out, "--workers", "1", "--quiet", "--no-report"]
     assert run(*args).exit_code == 0
-    from kdtourney.store.store import load_entrants
+    from kdtourney.store import load_entrants
     identity = load_entrants(out).set_index("entrant")["identity"]["first-legal"]
     assert (identity["kind"], identity["bot_name"], identity["bot_version"]) == \
         ("kdtp", "fake-first-legal", "0.1")
@@ -472,6 +499,8 @@ class SlowStart(RandomBot):
 '''
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_time_control_forfeits_on_an_empty_bank_and_grants_the_first_decision(tmp_path):
     bots = write_bot(tmp_path / "bots", "slow_start", SLOW_START)
     common = ["run", "--bots", "slow-start,random", "--games", "2", "--seed", "4", "--bots-dir",
@@ -485,7 +514,8 @@ def test_time_control_forfeits_on_an_empty_bank_and_grants_the_first_decision(tm
     tournament = load_config(tmp_path / "bank")["tournament"]
     assert tournament["clock"] == {"bank_s": 0.3, "increment_s": 0.0, "first_move_s": None}
     page = build_context(tmp_path / "bank")
-    assert page["time_forfeits"] == {"slow-start": 2} and page["clock_text"] == "clock: 0.3+0 s a game"
+    assert page["time_forfeits"] == {"slow-start": 2}
+    assert page["clock_text"] == "clock: 0.3+0 s a game"
     # a first-decision allowance of 1 s, then 0.05 s a decision from a 0.3+0.1 bank: no forfeit
     result = run(*common, "--time-control", "0.3+0.1", "--first-move-time", "1",
                  "--out", tmp_path / "first")
@@ -505,13 +535,16 @@ def test_time_control_forfeits_on_an_empty_bank_and_grants_the_first_decision(tm
     (["--time-control", "0+1"], "--time-control 0+1: the bank must be positive and the "
                                 "increment not negative"),
     (["--first-move-time", "1"], "--first-move-time needs --move-time-limit or --time-control"),
-    (["--first-move-time", "0", "--time-control", "1"], "--first-move-time must be positive, not 0")])
+    (["--first-move-time", "0", "--time-control", "1"],
+     "--first-move-time must be positive, not 0")])
 def test_bad_time_controls(tmp_path, args, message):
     result = run("run", "--bots", "random,greedy", "--out", tmp_path / "t", *args)
     assert result.exit_code == 2 and result.stderr == f"Error: {message}\n", result.output
     assert not (tmp_path / "t").exists()
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_resume_takes_the_stored_play_settings_and_refuses_others(tmp_path):
     folder = tmp_path / "t"
     args = ["run", "--bots", "random,greedy", "--games", "8", "--seed", "3", "--out", folder,
@@ -556,6 +589,8 @@ def as_before_the_clock_rule(folder):
     conn.close()
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_folder_played_under_the_old_clock_rule_is_refused_and_still_reads(tmp_path):
     folder = tmp_path / "t"
     args = ["run", "--bots", "random,greedy", "--games", "4", "--seed", "3", "--out", folder,
@@ -585,6 +620,7 @@ def test_a_folder_played_under_the_old_clock_rule_is_refused_and_still_reads(tmp
     assert load_config(plain)["play"]["clock_rule"] == 2
 
 
+@pytest.mark.process
 def test_a_bots_data_is_its_code_on_resume(tmp_path):
     import shutil
 
@@ -615,6 +651,7 @@ def test_usage_errors_are_one_line(args, message):
     assert result.stderr.count("\n") == 1 and "Usage:" not in result.output
 
 
+@pytest.mark.process
 def test_a_name_is_not_a_path_and_a_page_that_cannot_be_written_is_one_line(small, tmp_path,
                                                                          monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -633,6 +670,7 @@ def test_a_name_is_not_a_path_and_a_page_that_cannot_be_written_is_one_line(smal
     assert result.stderr.count("\n") == 1
 
 
+@pytest.mark.process
 def test_rows_changed_by_hand_are_one_line_in_replay_and_report(small, tmp_path):
     folder, _ = small
     for table, change, command in [("games", "moves = '[1,2,'", ["replay", "{f}", "1"]),

@@ -15,10 +15,12 @@ from arena_support import stored as stored_games  # this module has a `stored` f
 from click.testing import CliRunner
 from kdtp_support import write_fake_bots
 
-from kdtourney.store.store import load_config
-from kdtourney.store import store
+from kdtourney.store import load_config
+from kdtourney import store
 from kdtourney.cli import main
 from kdtourney.report.html import build_context, write_report
+
+pytestmark = pytest.mark.process
 
 
 def run(*args):
@@ -29,6 +31,7 @@ def lines(result):
     return result.stdout.strip().splitlines()
 
 
+@pytest.mark.slow
 def test_greedy_against_random_accepts_h1_early(tmp_path):
     folder = tmp_path / "h1"
     result = run("--candidate", "greedy", "--baseline", "random", "--elo0", 0, "--elo1", 10,
@@ -72,6 +75,7 @@ def test_a_bot_against_itself_does_not_accept_h1(tmp_path):
     assert load_config(tmp_path / "aa")["tournament"]["entrants"] == ["random#1", "random#2"]
 
 
+@pytest.mark.slow
 def test_undecided_then_resumed_with_a_larger_cap(tmp_path):
     folder = tmp_path / "cap"
     common = ("--candidate", "random", "--baseline", "random", "--elo1", 50, "--seed", 11,
@@ -85,8 +89,8 @@ def test_undecided_then_resumed_with_a_larger_cap(tmp_path):
     resumed = run("--resume", folder, "--max-games", 400, "--workers", 2, "--no-report")
     assert resumed.exit_code == 0, resumed.output
     assert "; 40 games stored" in lines(resumed)[0]
-    assert lines(resumed)[-1].startswith("H0 accepted: the candidate is not shown to be at least 50 "
-                                         "Elo stronger than the baseline")
+    assert lines(resumed)[-1].startswith("H0 accepted: the candidate is not shown to be at least "
+                                         "50 Elo stronger than the baseline")
     assert "after 80 games (40 blocks)" in lines(resumed)[-1]
     uninterrupted = run(*common, "--max-games", 400, "--out", tmp_path / "whole", "--quiet")
     assert lines(uninterrupted) == lines(resumed)[-1:]
@@ -105,6 +109,7 @@ def stored(tmp_path_factory):
 BASE = ("--candidate", "greedy", "--baseline", "random")
 
 
+@pytest.mark.slow
 def test_the_report_states_the_verdict_and_counts_only_the_games_the_test_counted(stored,
                                                                                   tmp_path):
     """60 games stored, then a cap of 40: the test counts 20 blocks; the page says so, in the
@@ -180,6 +185,7 @@ def test_run_resume_refuses_an_sprt(stored):
                                      f"sprt --resume {stored}")
 
 
+@pytest.mark.slow
 def test_ctrl_c_then_resume_reaches_the_uninterrupted_decision(tmp_path):
     import sys
 
@@ -207,6 +213,7 @@ def test_ctrl_c_then_resume_reaches_the_uninterrupted_decision(tmp_path):
     assert store.load_sprt(folder).equals(store.load_sprt(tmp_path / "whole"))
 
 
+@pytest.mark.slow
 def test_an_isolated_sprt_with_a_bot_in_its_own_process(tmp_path):
     folder = write_fake_bots(tmp_path / "bots", ["first-legal"], at=-1)
     result = run("--candidate", "first-legal", "--baseline", "random", "--isolate",

@@ -26,9 +26,9 @@ from click.testing import CliRunner
 from kdtp_support import write_fake_bots
 
 from kdtourney.stats import spsa
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.commands import tune as tuning
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.cli import main
 
 BOTS = Path(__file__).parent.parent / "data" / "tune_bots"
@@ -47,6 +47,8 @@ def final(spec):
     return {k: float(v) for k, v in (part.split("=") for part in spec.split(":")[1:])}
 
 
+@pytest.mark.slow
+@pytest.mark.process
 @pytest.mark.parametrize("players, iterations, batch", [(2, 300, 100), (4, 200, 50)])
 def test_a_tune_ends_near_the_optimum_from_far_away(tmp_path, players, iterations, batch):
     folder = tmp_path / f"p{players}"
@@ -110,6 +112,8 @@ def tune_args(folder, workers, iterations=12):
             "--workers", workers, "--out", folder, "--no-report", "-q"]
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_killed_tune_resumes_to_the_values_of_an_uninterrupted_one(tmp_path):
     # 12 batches of 8 games: the kill lands after the first and long before the last even when
     # this test's process is slow to look (12 iterations, 24 games, once ended before it)
@@ -152,6 +156,8 @@ def test_a_killed_tune_resumes_to_the_values_of_an_uninterrupted_one(tmp_path):
     assert again.exit_code == 0 and lines(again)[-1] == lines(whole)[-1]
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_folder_made_before_the_rule_was_recorded_finishes_under_rule_1(tmp_path, monkeypatch):
     # --blocks 2: rule 1 summed the two blocks' results, rule 2 averages them
     args = ["peaked", "--bots-dir", BOTS, "--param", "x=-1.5,-2,3,1", "--param", "n=12,0,12,2",
@@ -220,6 +226,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
     assert not (tmp_path / "t").exists()
 
 
+@pytest.mark.process
 def test_another_tune_in_the_folder_is_refused(tmp_path):
     folder = tmp_path / "t"
     first = run(*tune_args(folder, 1, iterations=4)[:-1])  # not quiet: the page line
@@ -229,6 +236,9 @@ def test_another_tune_in_the_folder_is_refused(tmp_path):
     assert other.exit_code == 2 and other.output.startswith(f"Error: {folder} holds another tune")
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.dask
 def test_a_tune_on_a_dask_cluster_ends_at_the_values_of_a_local_one(tmp_path):
     pytest.importorskip("distributed",
                         reason="the dask extra is not installed (pip install 'kdtourney[dask]')")
@@ -263,11 +273,14 @@ if where:
 
     registry.BotRegistry.from_sources = classmethod(
         counted("build", registry.BotRegistry.from_sources.__func__))
-    workers._warm_bot = counted("warm", workers._warm_bot)
+    workers.warm_bot = counted("warm", workers.warm_bot)
     registry.check_programs = counted("start", registry.check_programs)
 """
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.dask
 @pytest.mark.parametrize("kind", ["python", "toml"])
 def test_on_a_dask_cluster_a_tune_sets_up_each_worker_and_bot_once(tmp_path, kind):
     """Every iteration's new parameter values join the workers. Before, each one made every Dask
@@ -306,6 +319,7 @@ def test_on_a_dask_cluster_a_tune_sets_up_each_worker_and_bot_once(tmp_path, kin
     assert built == [once, once], workers
 
 
+@pytest.mark.process
 def test_a_toml_bot_s_options_can_be_tuned(tmp_path):
     folder = write_fake_bots(tmp_path / "bots", ["steady"])
     toml = folder / "steady.toml"
@@ -348,6 +362,8 @@ class CtrlC:
         pass
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_sequential_verify_stops_at_a_bound_and_resumes_after_ctrl_c_to_the_same_verdict(
         tmp_path):
     registry = BotRegistry([BOTS], env=False, cwd=False, entry_points=False)

@@ -1,6 +1,6 @@
 """The ladder's decision rules without playing a game: matchmaking on simulated standings and
 results (kdtourney.stats.matchmaking), the entrants' versions as the folders change, and the
-blocks a chunk hands to the runner (kdtourney.commands.ladder)."""
+blocks a chunk hands to the driver (kdtourney.commands.ladder and its modules)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kdtourney.commands import ladder, run as runner
+from kdtourney.commands import driver, ladder, ladder_entrants, ladder_feed, ladder_watch
 from kdtourney.stats import matchmaking as mm
 from kdtourney.tournament import schedule
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.tournament.definition import ArenaError
 from kdtourney.stats.outcomes import ELO_PER_NAT, elo_to_score
 
@@ -90,6 +90,7 @@ def test_tables_are_fixed_by_the_seed_and_the_block():
     assert len(table) == 4 and set(table) == {0, 1}
 
 
+@pytest.mark.slow
 def test_one_table_in_ten_is_drawn_uniformly_at_every_seat():
     # a newcomer takes the first seat of every table the rule chooses; a uniform table seats it
     # at 2 of 6 chances
@@ -135,13 +136,13 @@ def test_the_ladder_s_standing_weighs_a_4_player_game_s_comparisons():
                              rank={"w": 1, "x": 2, "y": 3, "z": 4}[entrant]))
     results = pd.DataFrame(rows)
     blocks = pd.DataFrame({"block": [0], "seats": [["w", "x", "y", "z"]]})
-    new, old = (ladder.standing(results, blocks, list("wxyz"), 1, rule=r) for r in (2, 1))
+    new, old = (ladder_feed.standing(results, blocks, list("wxyz"), 1, rule=r) for r in (2, 1))
     assert new.sd == pytest.approx(old.sd / np.sqrt(0.6))
     assert np.array_equal(new.elo, old.elo)
 
 
 def found(spec, digest):
-    return ladder.Found(spec, digest, {"digest": digest}, f"/bots/{spec}.py")
+    return ladder_entrants.Found(spec, digest, {"digest": digest}, f"/bots/{spec}.py")
 
 
 def apply(entrants, rows):
@@ -152,23 +153,23 @@ def apply(entrants, rows):
 
 def test_versions_follow_the_folders():
     now = {"mine": found("mine", "a1"), "greedy": found("greedy", "g")}
-    rows, events = ladder.update_entrants({}, now, "t0")
+    rows, events = ladder_entrants.update_entrants({}, now, "t0")
     state = apply({}, rows)
     assert {k: (r["status"], r["version"]) for k, r in state.items()} == {
         "mine": ("active", 1), "greedy": ("active", 1)}
-    assert ladder.update_entrants(state, now, "t1") == ([], [])  # nothing changed
+    assert ladder_entrants.update_entrants(state, now, "t1") == ([], [])  # nothing changed
     changed = dict(now, mine=found("mine", "b2"))
-    rows, events = ladder.update_entrants(state, changed, "t2")
+    rows, events = ladder_entrants.update_entrants(state, changed, "t2")
     state = apply(state, rows)
     assert state["mine"]["status"] == "superseded" and state["mine@v2"]["status"] == "active"
     assert state["mine@v2"]["digest"] == "b2" and "entered as version 2" in events[-1]
-    rows, _ = ladder.update_entrants(state, {"greedy": now["greedy"]}, "t3")  # removed
+    rows, _ = ladder_entrants.update_entrants(state, {"greedy": now["greedy"]}, "t3")  # removed
     state = apply(state, rows)
     assert state["mine@v2"]["status"] == "retired" and state["mine"]["status"] == "superseded"
-    rows, _ = ladder.update_entrants(state, changed, "t4")  # the same code comes back
+    rows, _ = ladder_entrants.update_entrants(state, changed, "t4")  # the same code comes back
     state = apply(state, rows)
     assert state["mine@v2"]["status"] == "active" and len(state) == 3
-    rows, _ = ladder.update_entrants(state, dict(now, mine=found("mine", "c3")), "t5")
+    rows, _ = ladder_entrants.update_entrants(state, dict(now, mine=found("mine", "c3")), "t5")
     state = apply(state, rows)
     assert state["mine@v3"]["version"] == 3 and state["mine@v2"]["status"] == "superseded"
 
@@ -182,7 +183,7 @@ def test_a_chunk_plays_its_blocks_under_every_rotation_with_the_tournament_seeds
     table = ladder.ladder_table(config)
     store.Store.create(tmp_path, table.to_dict(), {}).close()
     with store.open_store(tmp_path) as st:
-        chunk, games = runner.schedule_blocks(st, table, todo, None)
+        chunk, games = driver.schedule_blocks(st, table, todo, None)
     assert sorted(games) == [10, 11, 12, 19, 20, 21]
     assert chunk.entrants == ("b", "a", "c") and chunk.specs == ("greedy", "random", "random")
     g = [games[n] for n in (10, 11, 12)]
@@ -194,7 +195,8 @@ def test_a_chunk_plays_its_blocks_under_every_rotation_with_the_tournament_seeds
     recorded = store.load_blocks(tmp_path)
     assert recorded["seats"].tolist() == [["b", "a", "c"], ["c", "c", "a"]]
     assert recorded["entrants"][1] == {"a": "random", "c": "random"}
-    assert recorded["deal_seeds"].tolist() == [[schedule.deal_seed(9, 4)], [schedule.deal_seed(9, 7)]]
+    assert recorded["deal_seeds"].tolist() == [[schedule.deal_seed(9, 4)],
+                                               [schedule.deal_seed(9, 7)]]
     assert store.load_config(tmp_path)["tournament"] == table.to_dict()
 
 
@@ -208,16 +210,16 @@ def test_the_matchmaker_counts_only_balanced_blocks():
                              rank=1 if entrant == "x" else 2))
     results = pd.DataFrame(rows)
     blocks = pd.DataFrame({"block": [0, 1], "seats": [["x", "y"], ["x", "y"]]})
-    st = ladder.standing(results, blocks, ["x", "y"], 2)
+    st = ladder_feed.standing(results, blocks, ["x", "y"], 2)
     assert st.blocks.tolist() == [2, 2] and st.meetings[0, 1] == 2
     assert st.elo[0] > 0 and st.elo[0] == -st.elo[1]
-    one = ladder.standing(results[results["block"] == 0], blocks, ["x", "y"], 2)
+    one = ladder_feed.standing(results[results["block"] == 0], blocks, ["x", "y"], 2)
     assert one.elo[0] == st.elo[0] and one.sd[0] == st.sd[0]
 
 
 def looked(bots):
     """What the ladder's look at the folder `bots` sees, with `random` for reference."""
-    return ladder.look([bots], ["random"], None, None, None)
+    return ladder_watch.look([bots], ["random"], None, None, None)
 
 
 BOT = ("from kdtourney.bots.base import Bot\n\n\nclass {cls}(Bot):\n    name = {name!r}\n\n"
@@ -229,7 +231,7 @@ def test_a_newcomer_of_a_taken_name_is_refused_alone_and_the_others_enter(tmp_pa
     """A bot dropped into the folders under an entrant's name: one note (on the terminal, and
     kept for the ladder's page), the entrant keeps its name and its code, and another newcomer
     of the same look enters."""
-    from kdtourney.store.store import Store
+    from kdtourney.store import Store
     from kdtourney.report.ladder import build_context, ladder_board
 
     bots = tmp_path / "bots"
@@ -248,21 +250,21 @@ def test_a_newcomer_of_a_taken_name_is_refused_alone_and_the_others_enter(tmp_pa
             pass
 
     def look():
-        return ladder.look([bots], ["random"], None, None, folder)
+        return ladder_watch.look([bots], ["random"], None, None, folder)
 
     outcome = ladder.LadderOutcome(folder=folder, stored_before=0)
-    first = ladder._take_in(folder, look(), Display(), outcome)
-    digest = ladder._stored_entrants(folder)["one"]["digest"]
+    first = ladder_watch.take_in(folder, look(), Display(), outcome)
+    digest = ladder_entrants.stored_entrants(folder)["one"]["digest"]
     (bots / squat).mkdir()
     (bots / squat / "squat.py").write_text(BOT.format(cls="Squat", name="one"))
     (bots / "three").mkdir()
     (bots / "three" / "three.py").write_text(BOT.format(cls="Three", name="three"))
-    again = ladder._take_in(folder, look(), Display(), outcome, first)
+    again = ladder_watch.take_in(folder, look(), Display(), outcome, first)
     assert again is not first and again.bots["one"].origin == str(bots / "one" / "one.py")
     refusal = (f"{bots / squat / 'squat.py'}: refused: the bot name 'one' is taken by "
                f"{bots / 'one' / 'one.py'} (give this bot another name)")
     assert notes == [refusal]
-    entrants = ladder._stored_entrants(folder)
+    entrants = ladder_entrants.stored_entrants(folder)
     assert {label: (r["status"], r["version"]) for label, r in entrants.items()} == {
         "one": ("active", 1), "random": ("active", 1), "three": ("active", 1)}
     assert entrants["one"]["digest"] == digest
@@ -271,7 +273,7 @@ def test_a_newcomer_of_a_taken_name_is_refused_alone_and_the_others_enter(tmp_pa
 
 
 def test_the_watch_sees_a_change_deep_in_a_bots_folder_but_not_its_log(tmp_path):
-    from kdtourney.store.store import Store
+    from kdtourney.store import Store
 
     bots = tmp_path / "bots"
     deep = bots / "one" / "lib" / "deep"
@@ -283,18 +285,19 @@ def test_the_watch_sees_a_change_deep_in_a_bots_folder_but_not_its_log(tmp_path)
     folder = tmp_path / "ladder"
     Store.create(folder, {}, {}, {}).close()
     outcome = ladder.LadderOutcome(folder=folder, stored_before=0)
-    ladder._take_in(folder, looked(bots), None, outcome)
-    seen = ladder.folder_signature([bots])
+    ladder_watch.take_in(folder, looked(bots), None, outcome)
+    seen = ladder_watch.folder_signature([bots])
     (bots / "one" / "one.log").write_text("a bot writing its log changes nothing\n")
     (bots / "one" / "__pycache__").mkdir()
     (bots / "one" / "__pycache__" / "one.cpython-311.pyc").write_bytes(b"\x00")
-    assert ladder.folder_signature([bots]) == seen
-    assert ladder.look([bots], ["random"], None, None, folder, seen=seen) is None  # nothing new
+    assert ladder_watch.folder_signature([bots]) == seen
+    # nothing new
+    assert ladder_watch.look([bots], ["random"], None, None, folder, seen=seen) is None
     (deep / "table.json").write_text("[1]")
-    assert ladder.folder_signature([bots]) != seen
-    assert ladder.look([bots], ["random"], None, None, folder, seen=seen) is not None
-    ladder._take_in(folder, looked(bots), None, outcome)
-    digest = ladder._stored_entrants(folder)["one@v2"]["digest"]
+    assert ladder_watch.folder_signature([bots]) != seen
+    assert ladder_watch.look([bots], ["random"], None, None, folder, seen=seen) is not None
+    ladder_watch.take_in(folder, looked(bots), None, outcome)
+    digest = ladder_entrants.stored_entrants(folder)["one@v2"]["digest"]
     assert outcome.events[-2:] == [f"one: superseded (its code changed: {digest[:12]})",
                                    "one@v2: entered as version 2"]
 
@@ -313,8 +316,8 @@ def test_a_ladder_records_its_rule_and_an_old_one_goes_on_under_rule_1(tmp_path)
     assert opened.rule == 1 and sessions == 2
     with store.open_store(old) as st:
         st.set_config("ladder", dict(config.to_dict(), rule=9))
-    with pytest.raises(ArenaError, match=r"was made under matchmaking rule 9, which this kdtourney does not "
-                                         r"know \(it knows 1, 2\)"):
+    with pytest.raises(ArenaError, match=r"was made under matchmaking rule 9, which this "
+                                         r"kdtourney does not know \(it knows 1, 2\)"):
         ladder.stored_config(old)
 
 
@@ -327,10 +330,11 @@ def test_a_scheduled_block_whose_entrant_left_is_cancelled_the_others_stay_pendi
                  entrants={label: specs[label] for label in seats})
             for b, seats in enumerate([("a", "b"), ("b", "c"), ("a", "c")])]
     with store.open_store(tmp_path) as st:
-        runner.schedule_blocks(st, table, todo, None)
+        driver.schedule_blocks(st, table, todo, None)
     status = {"a": "active", "b": "active", "c": "retired"}
     entrants = {label: dict(label=label, status=s) for label, s in status.items()}
-    pending, cancel = ladder._pending(store.load_blocks(tmp_path), entrants, played={0})
+    pending, cancel = ladder_entrants.pending_blocks(store.load_blocks(tmp_path), entrants,
+                                                     played={0})
     assert [b["block"] for b in pending] == [0] and cancel == [1, 2]
     assert pending[0]["entrants"] == {"a": "random", "b": "greedy"}
     with store.open_store(tmp_path) as st:

@@ -8,9 +8,8 @@ from __future__ import annotations
 import re
 import sqlite3
 
+import pytest
 from ladder_support import instant_games, play
-
-from kdtourney.store import store
 
 # what a chunk may say to the store once the ladder has started: record its blocks (checking the
 # chunk's own range), store each game in its own transaction, and at the end the meta's count
@@ -22,6 +21,7 @@ PER_CHUNK = re.compile(
 AT_THE_END = re.compile(r"SELECT key, value FROM config|INSERT OR REPLACE INTO config .*", re.S)
 
 
+@pytest.mark.process
 def test_a_chunk_reads_nothing_of_the_history(tmp_path, monkeypatch):
     folder = tmp_path / "ladder"
     with instant_games(monkeypatch):
@@ -34,7 +34,7 @@ def test_a_chunk_reads_nothing_of_the_history(tmp_path, monkeypatch):
             conn.set_trace_callback(lambda sql: statements.append((conn, sql)))
             return conn
 
-        monkeypatch.setattr(store.sqlite3, "connect", traced)
+        monkeypatch.setattr(sqlite3, "connect", traced)
         outcome = play(folder, 800, entrants=6,
                        after_chunk=lambda _: chunks.append(len(statements)))
     assert outcome.stored == 800 and outcome.chunks == len(chunks) >= 10

@@ -11,12 +11,12 @@ import threading
 import pytest
 from kdtp_support import SANDBOX_ALLOW, write_fake_bots
 
-from kdtourney.store.store import load_faults, load_games, load_results
+from kdtourney.store import load_faults, load_games, load_results
 from kdtourney.commands.play import Board, lineup, play_games
 from kdtourney.match.settings import PlaySettings
 from kdtourney.terminal.replay import replay_text
-from kdtourney.commands.run import session_meta
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.commands.folders import session_meta
+from kdtourney.registry import BotRegistry
 
 
 def person(board: Board, done: threading.Event) -> threading.Thread:
@@ -37,6 +37,9 @@ def person(board: Board, done: threading.Event) -> threading.Thread:
     return thread
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 @pytest.mark.parametrize("sandbox, against", [(False, ["late", "random"]), (True, ["late"])])
 def test_a_kdtp_bot_over_its_clock_forfeits_to_the_person(tmp_path, sandbox, against):
     if sandbox and shutil.which("bwrap") is None:

@@ -6,13 +6,13 @@ import sqlite3
 import pytest
 from arena_support import assert_same_store, write_faulty_bots
 
-from kdtourney.store.store import load_faults, load_games, load_results
+from kdtourney.store import load_faults, load_games, load_results
 from kdtourney.tournament.definition import prepare
 from kdtourney.match.settings import PlaySettings
 from kdtourney.terminal.replay import replay_text
 from kdtourney.commands.run import run_tournament
 from kdtourney.tournament.definition import ArenaError
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 
 
 @pytest.fixture(scope="module")
@@ -26,6 +26,7 @@ def faulty(tmp_path_factory):
     return BotRegistry([folder], env=False, cwd=False, entry_points=False)
 
 
+@pytest.mark.process
 def test_same_store_whatever_the_worker_count(tmp_path, registry):
     t = prepare(registry, bots="random,greedy,random", players="2,4", games=30, seed=21)
     one = run_tournament(t, tmp_path / "one", registry, workers=1)
@@ -41,6 +42,7 @@ def test_same_store_whatever_the_worker_count(tmp_path, registry):
     assert_same_store(tmp_path / "one", tmp_path / "two")
 
 
+@pytest.mark.process
 def test_dynasty_and_partial_store_resume(tmp_path, registry):
     t = prepare(registry, bots="random,greedy", games=8, seed=4, dynasty=True, harmony=True)
     run_tournament(t, tmp_path / "full", registry, workers=1)
@@ -64,6 +66,7 @@ def test_dynasty_and_partial_store_resume(tmp_path, registry):
     assert_same_store(tmp_path / "full", tmp_path / "part")
 
 
+@pytest.mark.process
 def test_another_tournament_on_the_same_folder_is_refused(tmp_path, registry):
     t = prepare(registry, bots="random,greedy", games=4, seed=1)
     run_tournament(t, tmp_path, registry, workers=1)
@@ -74,6 +77,8 @@ def test_another_tournament_on_the_same_folder_is_refused(tmp_path, registry):
     assert load_results(tmp_path).equals(before)
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_faulty_bots_forfeit_and_the_tournament_completes(tmp_path, faulty):
     t = prepare(faulty, bots="raiser,illegal,slow,random", players="2,4", games=36, seed=1,
                 move_time_limit=0.2)
@@ -85,7 +90,8 @@ def test_faulty_bots_forfeit_and_the_tournament_completes(tmp_path, faulty):
     assert faults["message"].str.len().gt(0).all()
     assert "RuntimeError: boom" in faults[faults["kind"] == "exception"]["message"].iloc[0]
     results = load_results(tmp_path)
-    assert (results["entrant"] == "random").any() and not results.query("entrant == 'random'")["fault"].any()
+    assert (results["entrant"] == "random").any()
+    assert not results.query("entrant == 'random'")["fault"].any()
     faulted = results[results["fault"]]
     assert len(faulted) == len(faults)
     assert (faulted["rank"] == faulted["n_players"]).all() and (faulted["win_share"] == 0).all()
@@ -94,6 +100,7 @@ def test_faulty_bots_forfeit_and_the_tournament_completes(tmp_path, faulty):
     assert (games.loc[~games["game"].isin(faults["game"]), "status"] == "ok").all()
 
 
+@pytest.mark.process
 def test_a_bot_is_blamed_for_what_its_own_close_and_exceptions_do(tmp_path, faulty):
     """A bot that kills its worker in close(), raises SystemExit or KeyboardInterrupt, or an
     exception without a printable message forfeits itself; its opponent never does."""
@@ -116,6 +123,7 @@ def unlucky(t, every):
             if e == 0 and g.bot_seeds[s][0] % every == 1}
 
 
+@pytest.mark.process
 def test_a_worker_that_dies_is_replaced(tmp_path, faulty):
     t = prepare(faulty, bots="crasher,random", games=12, seed=4)
     assert len(unlucky(t, 5)) == 1
@@ -134,6 +142,8 @@ def test_a_worker_that_dies_is_replaced(tmp_path, faulty):
     assert_same_store(tmp_path / "one", tmp_path / "two")
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_hung_worker_is_replaced(tmp_path, faulty):
     t = prepare(faulty, bots="hanger,random", games=12, seed=1)
     assert len(unlucky(t, 11)) == 1
@@ -146,6 +156,8 @@ def test_a_hung_worker_is_replaced(tmp_path, faulty):
     assert out.worker_losses == 2 * len(faults)
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_hung_in_process_bot_under_a_bank_is_caught_at_its_bank_and_margin(tmp_path, faulty):
     # a bank and no move limit: the hang timeout (here 60 s) is no bound of a decision, but
     # past what is left of its bank plus its margin a decision forfeits whatever it returns
@@ -164,6 +176,7 @@ def test_a_hung_in_process_bot_under_a_bank_is_caught_at_its_bank_and_margin(tmp
 
 
 
+@pytest.mark.process
 def test_a_bot_of_several_files_plays_in_every_worker(tmp_path):
     import shutil
     from pathlib import Path

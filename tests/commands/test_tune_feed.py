@@ -7,10 +7,10 @@ import pytest
 
 from kdtourney.tournament import blocks
 from kdtourney.stats import spsa
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.commands import tune
 from kdtourney.tournament.definition import ArenaError
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 
 
 def prepared(players=4, against=None):

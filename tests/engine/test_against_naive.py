@@ -138,6 +138,7 @@ def play_and_check(rules, seed, policy, seen):
         seen["kingdoms"] += 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_engine_agrees_with_naive(variant):
     seen = collections.Counter()

@@ -118,6 +118,8 @@ print(caller.twice(), other.three(), sum(caller.twice.stats.cache_hits.values())
 """
 
 
+@pytest.mark.slow
+@pytest.mark.process
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="nothing is compiled")
 def test_an_edited_callee_recompiles_its_callers_and_only_them(tmp_path):
     """The cache machinery copied into a package of three modules, each run in a fresh process on
@@ -205,6 +207,8 @@ print(slow.seven(), sum(slow.seven.stats.cache_misses.values()),
 """
 
 
+@pytest.mark.slow
+@pytest.mark.process
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="nothing is compiled")
 def test_a_kernel_compiles_in_one_process_while_the_others_wait_for_it(tmp_path):
     """Two processes on one cache need a kernel: while the first compiles it, the second, told not

@@ -80,6 +80,7 @@ def test_the_tested_numbas_pass_older_ones_are_refused_newer_ones_warned_of(vers
     assert warned == ([newer(version)] if verdict is newer else [])
 
 
+@pytest.mark.process
 def test_an_older_numba_is_refused_before_anything_is_patched_and_the_command_says_it_in_one_line(
         tmp_path):
     env = reporting("0.67.1", tmp_path)
@@ -92,6 +93,8 @@ def test_an_older_numba_is_refused_before_anything_is_patched_and_the_command_sa
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"Error: {older('0.67.1')}\n")
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_newer_numba_is_one_warning_line_for_a_whole_run(tmp_path):
     env = reporting("0.69.0", tmp_path)
     done = subprocess.run([sys.executable, "-c", _IMPORT_ENGINE], env=env, capture_output=True,

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from kdtourney.store.store import load_results
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.store import load_results
+from kdtourney.registry import BotRegistry
 from kdtourney.cli import main
 from kdtourney.testing import check_bot
 
@@ -23,6 +23,7 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
 
+@pytest.mark.process
 def test_training_saves_weights_the_bot_loads(tmp_path):
     out = tmp_path / "w.npz"
     done = subprocess.run([sys.executable, str(EXAMPLE / "train.py"), "--iterations", "1", "--games", "8",
@@ -41,6 +42,8 @@ def test_the_committed_agent_passes_check_bot():
     check_bot(registry.bots["linear-rl"].cls, strict=True)
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_the_agent_plays_a_tournament_in_process_and_isolated_alike(tmp_path):
     stores = []
     for extra in ([], ["--isolate"]):

@@ -1,17 +1,22 @@
 """Bots in their own process, the harness side: TOML declarations in bot folders, the start-up
 check, and one bot process answering against the clock."""
 
+import json
 import re
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from kdtp_support import left_behind, new_marker, processes_with, write_fake_bots
 
-from kdtourney.match.clock import TimeControl
-from kdtourney.external import BotProcess, BotProtocolError, BotTimeout, ExternalBot, IllegalAnswer, ProcessPool, ProcessSettings, StartupError, program_identity
+from kdtourney.bots.clock import TimeControl
+from kdtourney.external import (BotExited, BotProcess, BotProtocolError, BotTimeout, ExternalBot,
+                                IllegalAnswer, ProcessPool, ProcessSettings, StartupError,
+                                program_identity)
+from kdtourney.external.declaration import Program
 from kdtourney.external.identity import run_paths
-from kdtourney.registry.registry import BotRegistry, EntrantError, code_digest, listing
+from kdtourney.registry import BotRegistry, EntrantError, code_digest, listing
 from kdtourney.engine import Game, Rules
 
 
@@ -70,6 +75,7 @@ def test_toml_bots_travel_with_the_sources(tmp_path):
     assert remote.bots["deep"].program == registry.bots["deep"].program  # runs from its folder
 
 
+@pytest.mark.process
 def test_the_start_up_check_names_the_file_of_a_bot_that_does_not_start(tmp_path):
     marker = new_marker()
     folder = write_fake_bots(tmp_path, ["exit-at-start", "no-hello", "illegal"], marker=marker)
@@ -91,6 +97,7 @@ def test_the_start_up_check_names_the_file_of_a_bot_that_does_not_start(tmp_path
     assert left_behind(marker) == []
 
 
+@pytest.mark.process
 def test_identity_of_a_toml_bot(tmp_path):
     folder = write_fake_bots(tmp_path / "here", ["illegal"])
     identity = registry_of(folder).program_identity("illegal")
@@ -98,7 +105,8 @@ def test_identity_of_a_toml_bot(tmp_path):
     assert identity["bot_name"] == "fake-illegal" and identity["bot_version"] == "0.1"
     assert len(identity["files_sha256"]) == 64 and identity["files"] == 2  # script and TOML
     moved = write_fake_bots(tmp_path / "elsewhere", ["illegal"])
-    assert registry_of(moved).program_identity("illegal")["files_sha256"] == identity["files_sha256"]
+    assert registry_of(moved).program_identity("illegal")["files_sha256"] == \
+        identity["files_sha256"]
 
 
 def files_digest(folder, name, hello=None):
@@ -151,6 +159,7 @@ def test_a_toml_bots_identity_covers_its_own_files_and_what_its_command_runs(tmp
         registry_of(bots).resolve("bad")
 
 
+@pytest.mark.process
 def test_the_clock_cuts_at_the_limit_plus_the_margin(tmp_path):
     marker = new_marker()
     folder = write_fake_bots(tmp_path, ["late"], at=0, marker=marker, late=1.0)
@@ -167,13 +176,15 @@ def test_the_clock_cuts_at_the_limit_plus_the_margin(tmp_path):
     with ProcessPool(ProcessSettings(TimeControl(move_s=0.2), margin=0.3)) as pool:
         bot = registry.factory("late", pool)()
         bot.setup(view.player, rules, 1)
-        with pytest.raises(BotTimeout, match=r"no answer to act within its 0.200 s \+ 0.3 s") as late:
+        with pytest.raises(BotTimeout,
+                           match=r"no answer to act within its 0.200 s \+ 0.3 s") as late:
             bot.act(view)
         assert late.value.stderr == "misbehaving: late"
         bot.close()
     assert left_behind(marker) == []
 
 
+@pytest.mark.process
 def test_an_answer_nobody_asked_for_is_a_protocol_fault(tmp_path):
     registry = registry_of(write_fake_bots(tmp_path, ["twice"], at=0))
     rules = Rules(2)
@@ -191,6 +202,7 @@ def test_an_answer_nobody_asked_for_is_a_protocol_fault(tmp_path):
         bot.close()
 
 
+@pytest.mark.process
 def test_an_illegal_answer_is_refused_however_it_is_written(tmp_path):
     registry = registry_of(write_fake_bots(tmp_path, ["illegal", "illegal-compact"], at=0))
     rules = Rules(2)
@@ -204,6 +216,7 @@ def test_an_illegal_answer_is_refused_however_it_is_written(tmp_path):
             bot.close()
 
 
+@pytest.mark.process
 def test_an_isolated_folder_bot_plays_as_it_does_in_process():
     examples = Path(__file__).resolve().parents[2] / "examples" / "bots"
     registry = registry_of(examples)
@@ -225,6 +238,7 @@ def test_an_isolated_folder_bot_plays_as_it_does_in_process():
         isolated.close()
 
 
+@pytest.mark.process
 def test_a_pool_keeps_at_most_its_bound_of_idle_processes_evicting_the_least_recent(tmp_path):
     marker = new_marker()
     names = ["a", "b", "c", "d", "e"]  # bots that play normally
@@ -235,7 +249,7 @@ def test_a_pool_keeps_at_most_its_bound_of_idle_processes_evicting_the_least_rec
     def one_game(name):
         bot = registry.factory(name, pool)()
         bot.setup(0, rules, 1)
-        pids[name] = bot._process.pid
+        pids[name] = bot.process.pid
         bot.close()
 
     with ProcessPool(ProcessSettings(idle_processes=2)) as pool:
@@ -252,6 +266,7 @@ def test_a_pool_keeps_at_most_its_bound_of_idle_processes_evicting_the_least_rec
     assert left_behind(marker) == []
 
 
+@pytest.mark.process
 def test_a_bot_process_is_reaped_only_when_stopped_so_its_group_id_stays_its_own(tmp_path):
     registry = registry_of(write_fake_bots(tmp_path, ["exit-at-start"]))
     process = BotProcess(registry.bots["exit-at-start"].program, ProcessSettings())
@@ -262,3 +277,66 @@ def test_a_bot_process_is_reaped_only_when_stopped_so_its_group_id_stays_its_own
     assert zombie.read_text().rsplit(")", 1)[1].split()[0] == "Z"  # not reaped: pid still taken
     process.stop()
     assert not zombie.exists()
+
+
+def a_bot(folder: Path, name: str, code: str) -> Program:
+    """The program of a one-line Python bot `code`, declared in `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-c", code]
+    (folder / f"{name}.toml").write_text(f'name = "{name}"\ncommand = {json.dumps(command)}\n')
+    return registry_of(folder).bots[name].program
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("order", ["exit, then hello", "hello, then exit"])
+def test_a_bot_that_exits_at_start_fails_alike_whether_hello_was_written_first_or_not(tmp_path,
+                                                                                      order):
+    """A bot exiting before it reads: hello written into its input before it exits, or after
+    (the write then meets a closed pipe), it is one failure, said the same way."""
+    late = 0.0 if order == "exit, then hello" else 1.0
+    program = a_bot(tmp_path, "quitter", "import sys, time; print('no configuration', "
+                                         f"file=sys.stderr, flush=True); time.sleep({late}); "
+                                         "sys.exit(3)")
+    process = BotProcess(program, ProcessSettings())
+    process.spawn()
+    if late == 0.0:
+        assert process.wait_exit(10)  # gone: writing hello meets EPIPE
+    with pytest.raises(BotExited, match=r"^exited with status 3 \(while asked for hello\)$") as exc:
+        process.handshake()
+    assert exc.value.stderr == "no configuration"
+    process.stop()
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("order", ["exit, then game", "game, then exit"])
+def test_a_bot_gone_after_hello_fails_at_its_next_decision_whenever_it_went(tmp_path, order):
+    """A bot exiting after its hello: `game` written into its input before its exit, or after
+    (meeting a closed pipe), it fails where an answer is read, at its next `act`."""
+    late = 0.0 if order == "exit, then game" else 1.0
+    program = a_bot(tmp_path, "one-hello", 'import json, time; input(); print(json.dumps('
+                                           '{"type": "hello", "name": "x"}), flush=True); '
+                                           f"time.sleep({late})")
+    process = BotProcess(program, ProcessSettings())
+    process.start()
+    if late == 0.0:
+        assert process.wait_exit(10)  # gone: writing `game` meets EPIPE
+    deadline = time.monotonic() + 10
+    with pytest.raises(BotExited, match=r"^exited with status 0 \(while asked for act\)$"):
+        process.send(b'{"type":"game"}\n', deadline, "game")  # as ExternalBot.setup, then .act
+        process.expect_silence("act")
+        process.send(b'{"type":"act"}\n', deadline, "act")
+        process.receive(deadline, "act")
+    process.stop()
+
+
+@pytest.mark.process
+def test_a_bot_that_closes_its_input_and_lives_on_has_stopped_reading_it(tmp_path):
+    program = a_bot(tmp_path, "deaf", "import os, sys, time; os.close(0); print('closed', "
+                                      "file=sys.stderr, flush=True); time.sleep(60)")
+    process = BotProcess(program, ProcessSettings())
+    process.spawn()
+    while process.stderr_tail() != "closed":
+        time.sleep(0.01)
+    with pytest.raises(BotExited, match=r"^stopped reading its input \(while sending hello\)$"):
+        process.handshake()
+    process.stop()

@@ -16,7 +16,8 @@ import pytest
 from kdtp_support import cpu_ns
 
 from kdtourney.external import cgroups
-from kdtourney.external.cgroups import CPU, CPUSET, FREEZE, KILL, MEMORY, PROCESSES, Hierarchy, Machine
+from kdtourney.external.cgroups import (CPU, CPUSET, FREEZE, KILL, MEMORY, PROCESSES, Hierarchy,
+                                        Machine)
 
 # --- fake trees ---------------------------------------------------------------------------------
 
@@ -139,17 +140,18 @@ def test_without_cgroups_every_limit_is_missing(tmp_path):
     assert cgroups.BotCgroup.make(1 << 30, 64, 1, machine) is None
 
 
+@pytest.mark.process
 def test_the_workers_of_a_machine_keep_their_bots_to_cores_of_their_own():
-    cpus_of = cgroups._cpus_of
+    cpus_of = cgroups.cpus_of
     assert [cpus_of(t, [0, 1, 2, 3], 1) for t in range(6)] == [[0], [1], [2], [3], [0], [1]]
     assert [cpus_of(t, {3, 2, 1, 0}, 2) for t in range(3)] == [[0, 1], [2, 3], [0, 1]]
     assert cpus_of(1, [4, 6], 0.5) == [6]  # a fraction of a core is a quota on one
     assert cpus_of(5, [0, 1], 8) == [0, 1]  # more than the machine: all of it
     # a ticket is this process's as long as it lives: another process gets another one
-    mine = cgroups._ticket()
+    mine = cgroups.ticket()
     other = subprocess.run([sys.executable, "-c", "from kdtourney.external import cgroups; "
-                            "print(cgroups._ticket())"], capture_output=True, text=True, check=True)
-    assert int(other.stdout) != mine and cgroups._ticket() == mine
+                            "print(cgroups.ticket())"], capture_output=True, text=True, check=True)
+    assert int(other.stdout) != mine and cgroups.ticket() == mine
 
 
 # --- the kernel's behaviour, on this machine's hierarchies --------------------------------------
@@ -160,7 +162,7 @@ def freezers() -> list:
     machine = cgroups.machine()
     found = [h for h in machine.hierarchies if FREEZE in h.features]
     v1 = os.path.join(cgroups.CGROUP_ROOT, "freezer", cgroups.PARENT)
-    if not any(h.version == 1 for h in found) and cgroups._made(v1) \
+    if not any(h.version == 1 for h in found) and cgroups.can_make(v1) \
             and os.path.exists(os.path.join(v1, "freezer.state")):
         found.append(Hierarchy(1, v1, frozenset({FREEZE})))
     return found
@@ -215,6 +217,7 @@ def members_after(cgroup, wanted, wait=5.0):
     return sorted(cgroup.members())
 
 
+@pytest.mark.process
 @real(FREEZERS)
 def test_a_frozen_cgroup_gets_no_cpu_until_it_is_thawed(hierarchy):
     cgroup = cgroups.BotCgroup.make(1 << 30, 64, 1, Machine((hierarchy,)))
@@ -236,6 +239,7 @@ def test_a_frozen_cgroup_gets_no_cpu_until_it_is_thawed(hierarchy):
     assert not any(os.path.exists(f) for f in cgroup.procs_files())
 
 
+@pytest.mark.process
 @real(FREEZERS)
 def test_killing_all_but_the_bot_leaves_nothing_a_fork_could_save(hierarchy):
     cgroup = cgroups.BotCgroup.make(1 << 30, 64, 1, Machine((hierarchy,)))
@@ -262,6 +266,7 @@ def quota_hierarchies():
     return [source] if source is not None else []
 
 
+@pytest.mark.process
 @real(quota_hierarchies())
 def test_a_cpu_quota_throttles_a_bot_past_it(hierarchy):
     cgroup = cgroups.BotCgroup.make(1 << 30, 64, 0.1, Machine((hierarchy,)))
@@ -297,6 +302,7 @@ print(sorted(os.sched_getaffinity(0)), flush=True)
 """
 
 
+@pytest.mark.process
 @real(cpuset_hierarchies())
 def test_a_bot_keeps_to_its_cores_even_when_it_asks_for_all(hierarchy):
     cgroup = cgroups.BotCgroup.make(1 << 30, 64, 1, Machine((hierarchy,)))

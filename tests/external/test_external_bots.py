@@ -16,13 +16,15 @@ from arena_support import comparable, default_ctrl_c, interrupt_when, stored
 from kdtp_support import (left_behind, new_marker, our_zombies, processes_with, still_running,
                           write_fake_bots)
 
-from kdtourney.store.store import load_faults, load_games, load_results
+from kdtourney.store import load_faults, load_games, load_results
 from kdtourney.tournament.definition import prepare
 from kdtourney.match.settings import PlaySettings
 from kdtourney.commands.run import run_tournament
 from kdtourney.external import LOG_BYTES, Sandbox
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.report.html import write_report
+
+pytestmark = pytest.mark.process
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -45,6 +47,7 @@ def registry_of(folder):
     return BotRegistry([folder], env=False, cwd=False, entry_points=False)
 
 
+@pytest.mark.slow
 def test_misbehaving_bots_forfeit_and_the_tournament_completes(tmp_path):
     marker = new_marker()
     behaviours = [*MISBEHAVING, "flood"]
@@ -94,7 +97,8 @@ def test_a_bot_process_serves_game_after_game_and_a_failed_restart_forfeits(tmp_
     # was a new one
     log = (tmp_path / "t" / "logs" / "crash-then-refuse.log").read_text().splitlines()
     pid = {int(line.split()[1]) for line in log if "] log: game " in line}
-    refused = [int(line.split()[1]) for line in log if line.endswith("cannot start: no configuration")]
+    refused = [int(line.split()[1]) for line in log
+               if line.endswith("cannot start: no configuration")]
     assert [line.split()[3] for line in log if "cannot start" in line] == ["3]", "4]", "5]"]
     assert len(pid) == 1 and sum("] log: game " in line for line in log) == 3
     assert len(refused) == 3 and len(set(refused) | pid) == 4
@@ -117,13 +121,15 @@ def children(pid):
     found = []
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+            if entry.name.isdigit() and \
+                    int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
                 found.append(int(entry.name))
         except OSError:
             pass
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
 def test_an_interrupted_run_leaves_nothing_running(tmp_path, how):
     marker = new_marker()
@@ -154,6 +160,7 @@ def test_an_interrupted_run_leaves_nothing_running(tmp_path, how):
     assert still_running(workers, wait=10) == []
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_the_bots_are_checked_is_one_line_and_exit_130(tmp_path):
     """Before any game (a bot's start being checked): no "Aborted!" and exit 1, but the line and
     status of an interrupted command, and nothing left running."""
@@ -167,6 +174,7 @@ def test_ctrl_c_while_the_bots_are_checked_is_one_line_and_exit_130(tmp_path):
     assert left_behind(marker, wait=10) == []
 
 
+@pytest.mark.slow
 def test_the_same_store_in_process_isolated_and_as_a_command(tmp_path):
     registry = BotRegistry(env=False, cwd=False, entry_points=False)
     bots = "greedy,mcts:iterations=30,expectimax:iterations=10"
@@ -278,6 +286,8 @@ class SlowStartPy(RandomBot):
 '''
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 @pytest.mark.parametrize("how", ["external", "isolated", "sandboxed"])
 def test_clocks_for_bots_in_their_own_process(tmp_path, how):
     if how == "sandboxed" and shutil.which("bwrap") is None:
@@ -342,6 +352,7 @@ class Honest(Bot):
 '''
 
 
+@pytest.mark.slow
 def test_in_its_own_process_a_bot_aimed_at_the_margin_runs_out_and_an_honest_one_never(tmp_path):
     bots = tmp_path / "bots"
     bots.mkdir()
@@ -360,6 +371,8 @@ def test_in_its_own_process_a_bot_aimed_at_the_margin_runs_out_and_an_honest_one
     assert results.loc[results["entrant"] == "honest", "decisions"].eq(24).all()
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 @pytest.mark.parametrize("how", ["isolated", "sandboxed"])
 def test_a_bot_of_several_files_plays_in_its_own_process(tmp_path, how):
     if how == "sandboxed" and shutil.which("bwrap") is None:

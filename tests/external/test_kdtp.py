@@ -8,9 +8,9 @@ import random
 import pytest
 
 from kdtourney.external import kdtp
-from kdtourney.match.clock import TimeControl
-from kdtourney.registry.registry import BotRegistry
-from kdtourney.external.serve import serve
+from kdtourney.bots.clock import TimeControl
+from kdtourney.registry import BotRegistry
+from kdtourney.registry.serve import serve
 from kdtourney.engine import CLAIM_BASE, DISCARD, Game, Rules, decode_placement, encode_placement
 
 
@@ -73,7 +73,8 @@ def test_what_an_act_says():
     assert all(set(d) == {"domino", "seat"} for d in state["next_row"])
     assert sorted(state["first_order"]) == [0, 1, 2, 3]
     placements = [a["place"] for a in message["legal"]]
-    assert placements == [[list(p.a), list(p.b)] for p in map(decode_placement, view.legal_actions())]
+    assert placements == [[list(p.a), list(p.b)]
+                          for p in map(decode_placement, view.legal_actions())]
 
 
 def test_actions_on_the_wire():
@@ -113,7 +114,8 @@ def test_lines_that_are_not_messages(line, error):
 
 
 def test_escapes_of_unicode_text_are_read():
-    assert kdtp.decode(b'{"type": "hello", "name": "\\u00e9\\ud83d\\ude00"}')["name"] == "\u00e9\U0001f600"
+    line = b'{"type": "hello", "name": "\\u00e9\\ud83d\\ude00"}'
+    assert kdtp.decode(line)["name"] == "\u00e9\U0001f600"
 
 
 def test_rules_of_a_game_message():

@@ -11,14 +11,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from numba.misc.appdirs import AppDirs
 from kdtp_support import (ALLOW_ARGS, SANDBOX_ALLOW, left_behind, new_marker, write_fake_bots)
 
-from kdtourney.store.store import load_faults, load_games
+import kdtourney
+from kdtourney.store import load_faults, load_games
 from kdtourney.tournament.schedule import GameSpec, bot_seed, deal_seed, keyed
-from kdtourney.store.store import load_config
-from kdtourney.external import BotExited, BotProcess, Limits, ProcessPool, ProcessSettings, Sandbox, cgroups, load_toml
+from kdtourney.store import load_config
+from kdtourney.external import (BotExited, BotProcess, Limits, ProcessPool, ProcessSettings,
+                                Sandbox, cgroups, load_toml)
 from kdtourney.external.sandbox import SANDBOX_UIDS
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.engine import Rules
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
@@ -79,6 +82,9 @@ def owner_only(path: Path, text: str) -> Path:
     return path
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 @needs_bwrap
 def test_a_cheating_bot_gets_nothing_and_the_tournament_completes(tmp_path):
     marker = new_marker()
@@ -158,6 +164,8 @@ def test_a_cheating_bot_gets_nothing_and_the_tournament_completes(tmp_path):
     assert set(faults.loc[faults["entrant"] == "flood", "kind"]) == {"output"}
 
 
+@pytest.mark.slow
+@pytest.mark.process
 @pytest.mark.parametrize("bots", [[], ["--bots-dir", "mine"]])  # a module to list, or none
 def test_without_bwrap_sandbox_is_one_error_line(tmp_path, bots):
     empty = tmp_path / "no-bwrap"
@@ -174,6 +182,8 @@ def test_without_bwrap_sandbox_is_one_error_line(tmp_path, bots):
     assert not (tmp_path / "t").exists() and not (tmp_path / "m").exists()
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_bot_memory_needs_sandbox(tmp_path):
     run = subprocess.run([KDTOURNEY, "run", "--bot-memory", "100", "--bots", "greedy,random",
                           "--games", "2", "--out", str(tmp_path / "t")], capture_output=True,
@@ -222,6 +232,9 @@ class Snoop(Bot):
 '''
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 @needs_bwrap
 def test_sandboxed_a_bot_module_runs_only_in_its_sandbox(tmp_path):
     mark = tmp_path / "module-ran-here"
@@ -239,6 +252,9 @@ def test_sandboxed_a_bot_module_runs_only_in_its_sandbox(tmp_path):
     assert "snoop" in plain.stdout and mark.exists()  # without --sandbox, modules are run
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 @needs_bwrap
 def test_sprt_plays_sandboxed_too(tmp_path):
     run = subprocess.run([KDTOURNEY, "sprt", "--sandbox", "--bot-memory", "600", "--bot-cpus",
@@ -254,6 +270,8 @@ def test_sprt_plays_sandboxed_too(tmp_path):
     assert len(load_games(tmp_path / "s")) == 8
 
 
+@pytest.mark.process
+@pytest.mark.sandbox
 @needs_bwrap
 def test_without_a_cgroup_memory_is_bounded_per_process_by_rlimit_data(tmp_path, monkeypatch):
     monkeypatch.setenv(cgroups.ROOT_VARIABLE, str(tmp_path / "no-cgroups"))
@@ -272,6 +290,8 @@ def test_without_a_cgroup_memory_is_bounded_per_process_by_rlimit_data(tmp_path,
         process.stop()
 
 
+@pytest.mark.process
+@pytest.mark.sandbox
 @needs_bwrap
 def test_a_sandboxed_process_never_gets_a_deal_twice_and_a_trusted_one_is_kept(tmp_path):
     """The games of a block share their deal: another process of the bot plays each, and the
@@ -286,7 +306,7 @@ def test_a_sandboxed_process_never_gets_a_deal_twice_and_a_trusted_one_is_kept(t
                 pool.new_game(game, (deal,))
                 bot = pool.bot(prog, f"plain-{prog.trusted}", {})
                 bot.setup(0, Rules(2), 1)
-                pids[prog.trusted].append(bot._process.pid)
+                pids[prog.trusted].append(bot.process.pid)
                 bot.close()
     first, again, next_block, its_again = pids[False]
     assert first != again and next_block in (first, again) and its_again in (first, again)
@@ -330,6 +350,8 @@ def refusals(listing: str) -> dict:
             for line in broken.splitlines() if ".toml: " in line}
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_under_sandbox_a_bot_naming_what_lies_beyond_its_folder_is_refused(tmp_path):
     bots = refused_layout(tmp_path)
     outside = tmp_path.resolve() / "outside"
@@ -373,6 +395,9 @@ def test_under_sandbox_a_bot_naming_what_lies_beyond_its_folder_is_refused(tmp_p
         assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and error in bad.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 @needs_bwrap
 def test_a_sandboxed_run_naming_a_refused_bot_is_one_error_line(tmp_path):
     bots = refused_layout(tmp_path)
@@ -385,6 +410,9 @@ def test_a_sandboxed_run_naming_a_refused_bot_is_one_error_line(tmp_path):
     assert run.stderr.count("\n") == 1 and not (tmp_path / "t").exists()
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 @needs_bwrap
 def test_a_program_reached_through_a_link_runs_without_its_folder_shown(tmp_path):
     python = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
@@ -437,6 +465,9 @@ class Snoop(Bot):
 '''
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 @needs_bwrap
 def test_a_sandboxed_bot_sees_no_sibling_in_a_flat_or_a_subfolder_layout(tmp_path):
     bots = tmp_path / "bots"
@@ -466,7 +497,8 @@ def test_a_sandboxed_bot_sees_no_sibling_in_a_flat_or_a_subfolder_layout(tmp_pat
     (bots / "snoop.log").write_text("import os")
     (bots / "__pycache__").mkdir()
     (bots / "__pycache__" / "snoop.cpython-311.pyc").write_bytes(b"\0" * 16)
-    registry = BotRegistry([bots], env=False, cwd=False, entry_points=False, sandbox=Sandbox(allowed=tuple(SANDBOX_ALLOW)))
+    registry = BotRegistry([bots], env=False, cwd=False, entry_points=False,
+                           sandbox=Sandbox(allowed=tuple(SANDBOX_ALLOW)))
     assert not registry.broken
     flat = spy_in_sandbox(registry.bots["spy"].program, tmp_path / "flat.log")
     assert flat["read"] == {str(t): None for t in flat_targets}
@@ -487,6 +519,9 @@ def test_a_sandboxed_bot_sees_no_sibling_in_a_flat_or_a_subfolder_layout(tmp_pat
                                                              "original": None, "victim": False}
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 @needs_bwrap
 def test_as_root_a_sandboxed_bot_is_a_user_of_its_own_and_reads_no_owner_only_file(tmp_path):
     """A 0700 home holding the bots and owner-only files, a run under umask 077: the bots still
@@ -512,7 +547,7 @@ def test_as_root_a_sandboxed_bot_is_a_user_of_its_own_and_reads_no_owner_only_fi
     targets = [secret, "/etc/shadow", "/root", shared / "public.txt", locked, own_locked]
     cheating_bots(spy, "m", targets, modes=("spy",))
     out = tmp_path / "t"
-    from numba.misc.appdirs import AppDirs  # the kernels cached where they are now, not in `home`
+    # the kernels cached where they are now, not in `home`
     env = {**os.environ, "HOME": str(home), "NUMBA_CACHE_DIR": os.environ.get(
         "NUMBA_CACHE_DIR", AppDirs(appname="numba", appauthor=False).user_cache_dir)}
     args = ["run", "--sandbox", "--bots-dir", str(home / "bots"), "--bots", "spy,pybot",
@@ -543,13 +578,14 @@ def test_as_root_a_sandboxed_bot_is_a_user_of_its_own_and_reads_no_owner_only_fi
         f"Error: {out} was played with --sandbox-allow ") and again.stderr.count("\n") == 1
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 @needs_bwrap
 def test_a_sandboxed_bot_imports_the_kdtourney_the_harness_runs(tmp_path):
     """Run from another copy of kdtourney than the one installed (a source tree on PYTHONPATH),
     a sandboxed bot imports that copy, whose code its identity hashed (before: the installed
     one, or none at all)."""
-    import kdtourney
-
     copy = tmp_path.resolve() / "copy"
     shutil.copytree(Path(kdtourney.__file__).parent, copy / "kdtourney",
                     ignore=shutil.ignore_patterns("__pycache__"))

@@ -12,15 +12,17 @@ from pathlib import Path
 import pytest
 from kdtp_support import ALLOW_ARGS, SANDBOX_ALLOW, cpu_ns, new_marker, write_fake_bots
 
-from kdtourney.store.store import load_games
+from kdtourney.store import load_games
 from kdtourney.match import loop as match
 from kdtourney.match.loop import play_match
 from kdtourney.bots import Bot
-from kdtourney.match.clock import TimeControl
+from kdtourney.bots.clock import TimeControl
 from kdtourney.external import ProcessPool, ProcessSettings, Sandbox, bot, cgroups, load_toml
-from kdtourney.external.sandbox import Confinement, _sandbox_processes
+from kdtourney.external.sandbox import Confinement, sandbox_processes
 from kdtourney.bots.random_bot import RandomBot
 from kdtourney.engine import Rules
+
+pytestmark = pytest.mark.process
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 BUSY_BOT = Path(__file__).resolve().parents[1] / "data" / "busy_bot.py"
@@ -64,6 +66,8 @@ def game_of(pool, factories, deal=5, **clock):
     return play_match(Rules(2), [deal], [[1], [2]], factories, **clock)
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 @needs_bwrap
 @needs_freezer
 def test_a_sandboxed_bot_gets_no_cpu_between_its_decisions(tmp_path):
@@ -78,7 +82,7 @@ def test_a_sandboxed_bot_gets_no_cpu_between_its_decisions(tmp_path):
             """Measures the spinner's CPU time while it decides."""
 
             def act(self, view):
-                during_opponent.append(used_cpu(spinner._process, 0.05))
+                during_opponent.append(used_cpu(spinner.process, 0.05))
                 return view.legal_actions()[0]
 
         result = game_of(pool, [lambda: spinner, Watcher],
@@ -88,8 +92,8 @@ def test_a_sandboxed_bot_gets_no_cpu_between_its_decisions(tmp_path):
         assert max(during_opponent) < KERNEL_NS, during_opponent
         # given back to the pool, its game's processes killed (their exit takes CPU time: not
         # counted), the bot waits there frozen
-        process = next(iter(pool._idle))
-        kept = _sandbox_processes(process.pid, process.confinement.cgroup.members())
+        process = pool.idle_processes[0]
+        kept = sandbox_processes(process.pid, process.confinement.cgroup.members())
         assert len(kept) == 3  # bwrap, the namespace's init, the bot
         assert used_cpu(process, 0.2, kept) < KERNEL_NS
         process.thaw()  # thawed, it spins
@@ -115,6 +119,7 @@ class Stalls:
         return time.monotonic() + self.stalled
 
 
+@pytest.mark.sandbox
 @needs_bwrap
 @needs_freezer
 def test_freezing_and_thawing_are_not_on_the_bots_clock(tmp_path, monkeypatch):
@@ -145,6 +150,7 @@ def test_freezing_and_thawing_are_not_on_the_bots_clock(tmp_path, monkeypatch):
     assert calls["thaw"] > 2 and calls["freeze"] > 2  # the slow ones were on the way
 
 
+@pytest.mark.sandbox
 @needs_bwrap
 @needs_freezer
 def test_nothing_a_bot_starts_outlives_its_game_not_even_a_process_forking_without_end(
@@ -158,7 +164,7 @@ def test_nothing_a_bot_starts_outlives_its_game_not_even_a_process_forking_witho
             hopper = pool.bot(program, "hop", {})
             result = game_of(pool, [lambda: hopper, RandomBot], deal=deal)
             assert not result.faults
-            process = next(iter(pool._idle))
+            process = pool.idle_processes[0]
             cgroup = process.confinement.cgroup
             sandbox = 3  # bwrap, the namespace's init, the bot
             deadline = time.monotonic() + 5  # the killed take a moment to go
@@ -168,6 +174,7 @@ def test_nothing_a_bot_starts_outlives_its_game_not_even_a_process_forking_witho
             assert process.alive()
 
 
+@pytest.mark.sandbox
 @needs_bwrap
 def test_without_a_cgroup_what_a_bot_starts_is_killed_by_scans(tmp_path, monkeypatch):
     monkeypatch.setenv(cgroups.ROOT_VARIABLE, str(tmp_path / "no-cgroups"))
@@ -176,7 +183,7 @@ def test_without_a_cgroup_what_a_bot_starts_is_killed_by_scans(tmp_path, monkeyp
     with ProcessPool(ProcessSettings(sandbox=Sandbox(allowed=SANDBOX_ALLOW))) as pool:
         daemon = pool.bot(program, "daemon", {})
         assert not game_of(pool, [lambda: daemon, RandomBot]).faults
-        process = next(iter(pool._idle))
+        process = pool.idle_processes[0]
         assert process.confinement.cgroup is None and process.alive()
         deadline = time.monotonic() + 5
         while daemons(marker) and time.monotonic() < deadline:
@@ -197,6 +204,8 @@ def daemons(marker):
     return found
 
 
+@pytest.mark.slow
+@pytest.mark.sandbox
 @needs_bwrap
 def test_a_machine_without_cgroups_says_so_once_and_require_limits_refuses_it(tmp_path):
     bots = tmp_path / "bots"
@@ -223,6 +232,7 @@ def test_a_machine_without_cgroups_says_so_once_and_require_limits_refuses_it(tm
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("option", [["--bot-cpus", "2"], ["--require-limits"]])
 def test_cpu_and_limit_options_need_sandbox(tmp_path, option):
     run = subprocess.run([KDTOURNEY, "run", *option, "--bots", "greedy,random", "--games", "2",

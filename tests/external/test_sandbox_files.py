@@ -16,7 +16,9 @@ from kdtp_support import ALLOW_ARGS, SANDBOX_ALLOW
 
 from kdtourney.external import BotExited, BotProcess, ProcessSettings, Sandbox
 from kdtourney.external import identity as identity_module
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
+
+pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None,
@@ -69,6 +71,7 @@ def sandboxed_registry(bots: Path) -> BotRegistry:
                        sandbox=Sandbox(allowed=SANDBOX_ALLOW))
 
 
+@pytest.mark.sandbox
 @needs_bwrap
 def test_a_sandboxed_bot_runs_only_the_files_its_identity_hashes(tmp_path):
     """A hidden file, a log and a `.pyc` are left out of a bot's identity (a ladder would not
@@ -151,6 +154,7 @@ def test_a_fifo_or_a_device_in_a_bots_folder_is_one_error_line_not_a_hang(tmp_pa
     assert time.monotonic() - started < 60  # each command takes seconds, not the file's size
 
 
+@pytest.mark.sandbox
 @needs_bwrap
 @pytest.mark.parametrize("bot,why", [
     ("zero", "{bots}/zero/book.bin is a link leading out of the bot's folder (to /dev/zero): "
@@ -198,6 +202,7 @@ def test_what_bots_write_reaches_the_terminal_and_the_page_escaped(tmp_path):
         assert "\x1b" not in text and "\x07" not in text
 
 
+@pytest.mark.sandbox
 @needs_bwrap
 def test_a_worker_s_sandbox_shows_the_files_the_run_recorded_not_later_ones(tmp_path):
     """The run records a bot's identity, then its author edits it: a worker's new process of the

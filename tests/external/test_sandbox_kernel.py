@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from kdtp_support import SANDBOX_ALLOW
 
-from kdtourney.external import BotExited, BotProcess, Limits, ProcessSettings, Sandbox, cgroups, load_toml
+from kdtourney.external import (BotExited, BotProcess, Limits, ProcessSettings, Sandbox, cgroups,
+                                load_toml)
 from kdtourney.external.syscalls import REFUSED
 
 KERNEL_BOT = Path(__file__).resolve().parents[1] / "data" / "kernel_bot.py"
@@ -54,6 +55,9 @@ def reports(programs, logs: Path) -> list[dict]:
     return found
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 @pytest.mark.parametrize("cgroup", [True, False], ids=["cgroups", "no-cgroups"])
 @pytest.mark.parametrize("who", ["copies", "submissions"])
 def test_sandboxes_pass_nothing_through_the_kernel(tmp_path, monkeypatch, cgroup, who):
@@ -78,6 +82,9 @@ def test_sandboxes_pass_nothing_through_the_kernel(tmp_path, monkeypatch, cgroup
     assert looker["found"]["processes"] == leaver["left"]["processes"] < 64
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 def test_a_bot_is_refused_the_calls_no_bot_needs_and_a_user_namespace(tmp_path):
     [report] = reports([kernel_bot(tmp_path / "bot", "kernel", "t")], tmp_path)
     refused = report["refused"]
@@ -86,6 +93,8 @@ def test_a_bot_is_refused_the_calls_no_bot_needs_and_a_user_namespace(tmp_path):
     assert refused == {call: errno.errorcode[REFUSED[call]] for call in refused}
 
 
+@pytest.mark.process
+@pytest.mark.sandbox
 def test_a_bot_that_cannot_be_frozen_is_ended_with_a_fault(tmp_path, monkeypatch):
     """A freeze that does not stop all the bot's processes in time (one in uninterruptible
     sleep) is a failure of the bot, never ignored (it would think on others' time)."""
@@ -131,6 +140,9 @@ for line in sys.stdin:
 '''
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 def test_without_cgroups_a_bot_s_tmp_holds_at_most_its_memory_limit(tmp_path, monkeypatch):
     """Without a memory cgroup what /tmp and /dev/shm hold counts in no limit: each is a tmpfs of
     at most the bot's memory (a tmpfs's default is half the machine's memory)."""

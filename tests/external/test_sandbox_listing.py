@@ -8,9 +8,9 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.external import Sandbox
-from kdtourney.registry.registry import BotRegistry, EntrantError, listing
+from kdtourney.registry import BotRegistry, EntrantError, listing
 from kdtourney.cli import main
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
@@ -108,6 +108,8 @@ def without_snoop(text):
             if not any(word in line for word in ("snoop", "blind", "saw-sibling", "Named after"))]
 
 
+@pytest.mark.process
+@pytest.mark.sandbox
 def test_a_module_is_listed_as_python_runs_it(folder, sandboxed):
     here = BotRegistry([folder], env=False, cwd=False, entry_points=False)
     assert without_snoop(listing(sandboxed)) == without_snoop(listing(here))
@@ -119,20 +121,27 @@ def test_a_module_is_listed_as_python_runs_it(folder, sandboxed):
     assert mine["last-name"].parameters == {} and mine["fussy"].parameters == {"level": 0}
 
 
+@pytest.mark.process
+@pytest.mark.sandbox
 def test_a_module_that_fails_at_import_is_broken_not_fatal(sandboxed):
     [broken] = sandboxed.broken
     assert broken.origin.endswith("broken.py")
-    assert broken.error == "ModuleNotFoundError: No module named 'a_module_nobody_installed' (line 1)"
+    assert broken.error == ("ModuleNotFoundError: No module named 'a_module_nobody_installed' "
+                            "(line 1)")
     with pytest.raises(EntrantError, match="broken.py failed to import: ModuleNotFoundError"):
         sandboxed.resolve("broken")
 
 
+@pytest.mark.process
+@pytest.mark.sandbox
 def test_while_it_is_listed_a_module_cannot_read_a_siblings_source(folder, sandboxed):
     assert "blind" in sandboxed.bots and "saw-sibling" not in sandboxed.bots
     # run in this process it can, as the test shows
     assert "saw-sibling" in BotRegistry([folder], env=False, cwd=False, entry_points=False).bots
 
 
+@pytest.mark.process
+@pytest.mark.sandbox
 def test_values_a_bot_refuses_are_errors_before_play(sandboxed):
     sandboxed.check(["policy:depth=3:width=1", "policy:depth=-1"])  # one sandbox for both
     assert sandboxed.resolve("policy:depth=3:width=1").spec == "policy:depth=3:width=1"
@@ -144,6 +153,9 @@ def test_values_a_bot_refuses_are_errors_before_play(sandboxed):
     assert str(refused.value) == "fussy: give a level"
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 def test_on_the_command_line_a_refused_value_is_one_error_line_and_nothing_is_played(folder,
                                                                                    tmp_path):
     result = CliRunner().invoke(main, ["run", "--sandbox", "--bots-dir", str(folder), "--bots",

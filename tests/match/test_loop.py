@@ -3,12 +3,15 @@
 import numpy as np
 import pytest
 
-from kdtourney.match import loop as match
-from kdtourney.match.loop import play_match, rank_among
+from kdtourney.bots import greedy, mcts
 from kdtourney.bots.base import Bot
-from kdtourney.match.clock import TimeControl
+from kdtourney.bots.greedy import time_budget
+from kdtourney.bots.mcts import MCTSBot
 from kdtourney.bots.random_bot import RandomBot
 from kdtourney.engine import Game, Rules
+from kdtourney.match import loop as match
+from kdtourney.bots.clock import TimeControl
+from kdtourney.match.loop import play_match, rank_among
 
 
 class First(Bot):
@@ -118,7 +121,8 @@ def test_a_clean_game_matches_the_engine():
     assert [s.score for s in res.seats] == game.scores()
     assert [s.rank for s in res.seats] == game.ranking()
     assert [s.discards for s in res.seats] == [game.discards(p) for p in range(4)]
-    assert [s.largest_territory for s in res.seats] == [game.score(p).largest_territory for p in range(4)]
+    assert [s.largest_territory for s in res.seats] == \
+        [game.score(p).largest_territory for p in range(4)]
     assert sum(s.win_share for s in res.seats) == pytest.approx(1.0)
     best = max(game.scores())
     for p, s in enumerate(res.seats):
@@ -305,10 +309,6 @@ def test_rank_among():
 
 
 def test_search_bots_on_a_time_budget_spend_within_the_bank(fake_time, monkeypatch):
-    from kdtourney.bots import greedy, mcts
-    from kdtourney.bots.greedy import time_budget
-    from kdtourney.bots.mcts import MCTSBot
-
     class View:
         time_left = 0.5
     assert time_budget(2.0, View()) == pytest.approx(0.4) and time_budget(0.1, View()) == 0.1

@@ -15,9 +15,10 @@ import textwrap
 import pytest
 
 from kdtourney.commands import run as runner
+from kdtourney.commands.folders import session_meta
 from kdtourney.tournament import definition as tour
-from kdtourney.store.store import store_path
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.store import store_path
+from kdtourney.registry import BotRegistry
 
 EVIL_TEXT = "<script>alert(1)</script>"
 EVIL_ENTRANT = f"evil:note={EVIL_TEXT}"
@@ -64,7 +65,7 @@ def play(folder, bots_dir, *, keep=None, **options):
     registry = BotRegistry([bots_dir], env=False, cwd=False)
     t = tour.prepare(registry, seed=7, **options)
     runner.run_tournament(t, folder, registry, workers=1,
-                          meta=runner.session_meta(folder.name, [bots_dir]))
+                          meta=session_meta(folder.name, [bots_dir]))
     if keep is not None:
         with sqlite3.connect(store_path(folder)) as conn:
             for table in ("results", "faults", "games"):

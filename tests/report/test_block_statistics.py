@@ -17,11 +17,11 @@ from pool_support import simulate, write_store
 from kdtourney.stats import spsa
 from kdtourney.commands import sprt as sq
 from kdtourney.commands import tune as tuning
-from kdtourney.commands.sprt import SprtTest
+from kdtourney.tournament.sprt import SprtTest
 from kdtourney.stats.sprt import block_scores
-from kdtourney.store.store import load_results
+from kdtourney.store import load_results
 from kdtourney.tournament.definition import Tournament
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.cli import main
 from kdtourney.stats.outcomes import balanced_blocks
 from kdtourney.stats.ratings import fit_totals, pair_counts, rank_key
@@ -196,12 +196,12 @@ def test_the_terminal_standings_keep_every_column_at_80_columns(tmp_path):
     """At 80 columns the entrant column stays (a long spec folds) and a bound is whole."""
     from rich.console import Console
 
-    from kdtourney.cli import _standings_table
+    from kdtourney.terminal.tables import standings_table
 
     simulate(tmp_path / "p", {"mcts:iterations=200:c=0.5": 5000, "greedy": 0, "random": -300},
              blocks=8, seed=8)
     console = Console(width=80, record=True, force_terminal=False, file=io.StringIO())
-    console.print(_standings_table(tmp_path / "p"))
+    console.print(standings_table(tmp_path / "p"))
     lines = console.export_text().splitlines()
     assert max(len(line) for line in lines) <= 80
     rows = {line.split()[0]: line for line in lines[3:] if line.strip()}

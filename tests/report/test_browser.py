@@ -46,6 +46,9 @@ def body_attributes(dom):
     return {k: html.unescape(v) for k, v in re.findall(r'([\w-]+)="([^"]*)"', tag)}
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.browser
 @pytest.mark.parametrize("name", ["four", "dynasty", "duel", "single"])
 def test_page_runs_and_shows_a_game(tournaments, tmp_path, name):
     path = write_report(tournaments(name), n_boot=100)
@@ -58,6 +61,9 @@ def test_page_runs_and_shows_a_game(tournaments, tmp_path, name):
     assert re.search(r'<output id="rp-pos"[^>]*>0 / \d+</output>', dom)
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.browser
 def test_rating_list_page_runs_and_sorts(tmp_path):
     simulate(tmp_path / "runs" / "a", {"greedy": 0, "random": -300, "mine": 100}, blocks=12)
     simulate(tmp_path / "runs" / "b", {"greedy": 0, "mine": 150}, blocks=12, code={"mine": "v2"})
@@ -70,6 +76,9 @@ def test_rating_list_page_runs_and_sorts(tmp_path):
     assert table.count('aria-sort="none"') == table.count("<th ")
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.browser
 def test_ladder_page_runs_and_shows_a_game(tmp_path):
     from click.testing import CliRunner
 

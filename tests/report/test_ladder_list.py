@@ -11,7 +11,7 @@ import numpy as np
 from click.testing import CliRunner
 from pool_support import START, write_store
 
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.cli import main
 from kdtourney.report.ladder import ladder_board
 from kdtourney.report.pool import rating_list

@@ -29,7 +29,8 @@ def results_table(seed=0, games=60):
             best_other = max(scores[o] for o in range(3) if o != seat)
             rows.append(dict(game=g, block=g // 3, seat=seat, n_players=3, entrant=e,
                              score=int(scores[seat]), rank=int(ranks[seat]),
-                             win_share=float(ranks[seat] == 1), margin=int(scores[seat] - best_other)))
+                             win_share=float(ranks[seat] == 1),
+                             margin=int(scores[seat] - best_other)))
     return pd.DataFrame(rows)
 
 
@@ -51,7 +52,8 @@ def all_plots():
     seats["lo"] = seats["win_share"] - 0.05
     seats["hi"] = seats["win_share"] + 0.05
     sprt = pd.DataFrame({"block": [1, 2, 3], "llr": [0.1, 0.5, 1.2], "lower": [-2.9] * 3,
-                         "upper": [2.9] * 3, "elo": [10, 20, 30], "lo": [0, 5, 10], "hi": [30, 35, 50]})
+                         "upper": [2.9] * 3, "elo": [10, 20, 30], "lo": [0, 5, 10],
+                         "hi": [30, 35, 50]})
     return {
         "elo": plots.elo_plot(table, colors),
         "scores": plots.score_plot(r, order, colors),

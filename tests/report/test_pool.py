@@ -18,11 +18,12 @@ from arena_support import MINE, write_bot
 from click.testing import CliRunner
 from pool_support import START, simulate, write_store
 
-from kdtourney.store.store import load_results, open_store, store_path
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.store import load_results, open_store, store_path
+from kdtourney.registry import BotRegistry
 from kdtourney.cli import main
 from kdtourney.stats import ratings
 from kdtourney.report.fmt import fmt_elo
+from kdtourney.errors import UserError
 from kdtourney.report.pool import PoolError, rating_list
 
 N_BOOT = 200
@@ -127,7 +128,8 @@ def test_changed_code_splits_an_entrant_unchanged_code_merges_it(tmp_path):
     assert [names[i] for i in entrants["greedy"].folders] == ["again", "new"]
     registry = BotRegistry([bots], env=False, cwd=False)
     for name in ("greedy", "random"):  # a built-in's digest: the kdtourney code its module uses
-        assert entrants[name].digest == registry.identity(name)["digest"][:len(entrants[name].digest)]
+        digest = entrants[name].digest
+        assert digest == registry.identity(name)["digest"][:len(digest)]
     assert entrants["greedy"].digest != entrants["random"].digest
     for e in (edited, first[0]):
         assert re.search(rf"^ *\d+ +{re.escape(e.name)} .*{e.digest}", result.output, re.M)
@@ -179,6 +181,9 @@ def write_folders(root):
         conn.execute("CREATE TABLE notes (text TEXT)")
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
 def test_two_sandboxed_runs_with_one_seed_count_twice_and_a_copy_once(tmp_path):
     from kdtp_support import SANDBOX_ALLOW, write_fake_bots
@@ -302,6 +307,7 @@ def test_exit_2_only_when_nothing_can_be_rated(tmp_path):
     assert four.exit_code == 0, four.output  # alone, its 4-player games are the list
     with pytest.raises(PoolError):
         rating_list([tmp_path / "missing"])
+    assert issubclass(PoolError, UserError)  # the command line's one-line error, exit 2
 
 
 def test_page_shows_the_list_and_where_every_game_came_from(tmp_path):
@@ -326,8 +332,8 @@ def test_page_shows_the_list_and_where_every_game_came_from(tmp_path):
         shown = re.escape(f"{e.elo:+.0f} [{e.lo:+.0f}, {e.hi:+.0f}]")
         assert re.search(rf" {re.escape(e.name)} +{e.group} +{shown}", result.output), e.name
         name = re.escape(html.escape(e.name, quote=False))
-        row = re.search(rf'</span>{name}</th>.*?<span class="est">(.*?)</span><span class="ci">(.*?)'
-                        '</span>', page, re.S)
+        row = re.search(rf'</span>{name}</th>.*?<span class="est">(.*?)</span>'
+                        r'<span class="ci">(.*?)</span>', page, re.S)
         assert row.groups() == (fmt_elo(e.elo), f"{fmt_elo(e.lo)} to {fmt_elo(e.hi)}"), e.name
     for folder in [s.folder for s in found.sources] + [f for f, _ in found.skipped]:
         assert f'<th scope="row">{html.escape(str(folder))}</th>' in page, folder

@@ -11,8 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import EVIL_MESSAGE, EVIL_TEXT
-from kdtourney.store.store import load_entrants, load_games, open_store, store_path
+from kdtourney.store import load_entrants, load_games, open_store, store_path
 from kdtourney.cli import main
+from kdtourney.errors import UserError
 from kdtourney.report.html import build_context, parse_anchor, ReportError, write_report
 from kdtourney.report.page import render
 
@@ -44,6 +45,7 @@ def ids(page):
     return set(re.findall(r'\bid="([^"]+)"', page))
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("name", ALL)
 def test_page_has_every_section(pages, name):
     page = pages(name)
@@ -61,11 +63,13 @@ def test_page_has_every_section(pages, name):
     assert page.rstrip().endswith("</html>")
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("name", ALL)
 def test_page_is_offline_and_its_data_parse(pages, tournaments, name):
     page = pages(name)
     # nothing fetched from anywhere: no remote src/href, no CSS imports or remote url()
-    assert not re.search(r'(?:src|href|action|poster|data)\s*=\s*["\']?\s*(?:https?:)?//', page, re.I)
+    assert not re.search(r'(?:src|href|action|poster|data)\s*=\s*["\']?\s*(?:https?:)?//', page,
+                         re.I)
     assert not re.search(r"url\(\s*['\"]?\s*(?:https?:)?//", page, re.I)
     assert "@import" not in page
     assert not re.search(r"<(?:link|iframe|object|embed|img)\b", page, re.I)
@@ -80,6 +84,7 @@ def test_page_is_offline_and_its_data_parse(pages, tournaments, name):
     assert all(record[7] and record[9] is None for record in data["games"])
 
 
+@pytest.mark.process
 def test_user_text_is_escaped_everywhere(pages):
     for name in ("four", "three", "mixed"):
         page = pages(name)
@@ -94,6 +99,7 @@ def test_user_text_is_escaped_everywhere(pages):
     assert len(re.findall(r"<script\b", page)) == 2
 
 
+@pytest.mark.process
 def test_content_for_each_tournament_kind(pages):
     duel = pages("duel")
     assert 'viewBox="0 0 144 144"' in duel and 'viewBox="0 0 104 104"' not in duel  # 7x7 frames
@@ -115,6 +121,7 @@ def test_content_for_each_tournament_kind(pages):
     assert 'id="partial"' not in four
 
 
+@pytest.mark.process
 def test_partial_block_and_empty_store(tournaments, tmp_path):
     # a tournament whose store holds no game yet still gives a page that says so
     folder = tournaments("two")
@@ -128,8 +135,9 @@ def test_partial_block_and_empty_store(tournaments, tmp_path):
     assert 'id="empty"' in page and 'id="standings"' in page and 'id="reproducibility"' in page
 
 
+@pytest.mark.process
 def test_standings_numbers_match_the_ratings(tournaments):
-    from kdtourney.store.store import load_results
+    from kdtourney.store import load_results
     from kdtourney.stats.ratings import fit_elo
 
     folder = tournaments("four")
@@ -154,8 +162,10 @@ def test_parse_anchor():
     for bad in ("greedy", "=3", "greedy=x", "greedy=nan"):
         with pytest.raises(ReportError):
             parse_anchor(bad)
+    assert issubclass(ReportError, UserError)  # the command line's one-line error, exit 2
 
 
+@pytest.mark.process
 def test_plots_are_stable(tournaments):
     folder = tournaments("two")
     a = build_context(folder, n_boot=100)
@@ -166,6 +176,7 @@ def test_plots_are_stable(tournaments):
     assert a["replay"] == b["replay"]
 
 
+@pytest.mark.process
 def test_cli_report(tournaments, tmp_path):
     folder = tournaments("two")
     runner = CliRunner()
@@ -183,6 +194,7 @@ def test_cli_report(tournaments, tmp_path):
         assert "Traceback" not in result.output
 
 
+@pytest.mark.process
 def test_sprt_hook_draws_the_llr_path(tournaments, tmp_path):
     """Issue 7 will store an `sprt` table; the page draws its LLR path when it is there."""
     folder = tmp_path / "sprt"
@@ -190,8 +202,8 @@ def test_sprt_hook_draws_the_llr_path(tournaments, tmp_path):
     (folder / "tournament.sqlite").write_bytes(store_path(tournaments("two")).read_bytes())
     assert 'id="sprt"' not in write_report(folder, n_boot=50).read_text()
     with sqlite3.connect(store_path(folder)) as conn:
-        conn.execute("CREATE TABLE sprt (block INTEGER, llr REAL, lower REAL, upper REAL, elo REAL, "
-                     "lo REAL, hi REAL)")
+        conn.execute("CREATE TABLE sprt (block INTEGER, llr REAL, lower REAL, upper REAL, "
+                     "elo REAL, lo REAL, hi REAL)")
         conn.executemany("INSERT INTO sprt VALUES (?, ?, ?, ?, ?, ?, ?)",
                          [(b, 0.3 * b, -2.94, 2.94, 40.0, 10.0, 70.0) for b in range(1, 5)])
     page = write_report(folder, n_boot=50).read_text()
@@ -199,6 +211,7 @@ def test_sprt_hook_draws_the_llr_path(tournaments, tmp_path):
     assert "log-likelihood ratio" in page
 
 
+@pytest.mark.process
 def test_reproducibility_shows_what_code_played(pages, tournaments):
     page = pages("three")
     table = page[page.index('id="identities-table"'):]
@@ -211,6 +224,7 @@ def test_reproducibility_shows_what_code_played(pages, tournaments):
         assert row.identity["source_sha256"] in table
 
 
+@pytest.mark.process
 def test_the_reproducibility_text_of_a_sandboxed_folder_says_a_new_folder_deals_other_games(
         tournaments, tmp_path):
     """A --sandbox folder keys its seeds with a secret of its store: the same command into a new

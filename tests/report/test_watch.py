@@ -1,17 +1,29 @@
 """Any stored game can be watched in the report: the page's game viewer, in headless Chromium,
 shows at every step exactly the position the engine reached (kingdoms square by square, scores,
 both rows with their owners and what was placed), and a game can be picked by its number, from an
-entrant's games or from the faults table, and played automatically."""
+entrant's games or from the faults table, and played automatically.
+
+The page updates after the event an action causes (a link sets the hash, and the page opens the
+game on the hashchange that follows), so every read after an action is Playwright's `expect`,
+which waits until the page shows what is expected."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
 from conftest import EVIL_ENTRANT
-from kdtourney.store.store import load_config, load_faults, load_games, load_results
+from kdtourney.store import load_config, load_faults, load_games, load_results
 from kdtourney.engine import Game
 from kdtourney.report.html import write_report
 from kdtourney.report.replays import rules_for, stored_deals
+
+expect = pytest.importorskip("playwright.sync_api", reason="the browser tests need Playwright (pip "
+                             "install -e '.[test]')").expect
+WAIT = 30_000  # ms an expectation waits for the page, as long as an action does (a busy machine)
+
+pytestmark = [pytest.mark.slow, pytest.mark.process, pytest.mark.browser]
 
 # what the page shows at every step, read from its DOM while its own Next button steps the game
 SHOWN = """() => {
@@ -56,9 +68,10 @@ def engine_steps(folder, game):
 
 
 def open_game(page, path, game):
+    # on a page already open only the hash changes: the page opens the game on the hashchange
     page.goto(path.resolve().as_uri() + f"#replay-{game}")
     page.wait_for_selector("body[data-ready=ok]")
-    assert page.locator("#rp-number").input_value() == str(game)
+    expect(page.locator("#rp-number")).to_have_value(str(game), timeout=WAIT)
 
 
 @pytest.mark.parametrize("name", ["four", "three", "dynasty", "duel"])
@@ -83,14 +96,14 @@ def test_a_game_is_found_by_number_entrant_or_fault_and_plays_by_itself(tourname
     page.goto(path.resolve().as_uri())
     page.wait_for_selector("body[data-ready=ok]")
     page.clock.pause_at(3600)  # from now on the page's timers run when the test says: no race
-    title = page.locator("#rp-title")
+    title, number = page.locator("#rp-title"), page.locator("#rp-number")
 
     page.fill("#rp-number", "4")
     page.press("#rp-number", "Enter")
-    assert title.text_content().startswith("Game 4: ")
+    expect(title).to_have_text(re.compile("^Game 4: "), timeout=WAIT)
     page.fill("#rp-number", "999")
     page.click("#rp-show")
-    assert title.text_content().startswith("There is no game 999")
+    expect(title).to_have_text(re.compile("^There is no game 999"), timeout=WAIT)
 
     # an entrant's games, its best first: the list is the store's, in that order
     results = load_results(folder)
@@ -99,24 +112,25 @@ def test_a_game_is_found_by_number_entrant_or_fault_and_plays_by_itself(tourname
     page.click("#rp-finder summary")
     page.select_option("#rp-entrant", label=EVIL_ENTRANT)
     page.select_option("#rp-order", "high")
-    listed = page.locator("#rp-list tbody a.replay-link").all_text_contents()
-    assert listed == [str(g) for g in evil["game"]]
-    page.locator("#rp-list tbody a.replay-link").first.click()
-    assert page.locator("#rp-number").input_value() == listed[0]
+    listed = [str(g) for g in evil["game"]]
+    links = page.locator("#rp-list tbody a.replay-link")
+    expect(links).to_have_text(listed, timeout=WAIT)
+    links.first.click()
+    expect(number).to_have_value(listed[0], timeout=WAIT)
 
     # a fault's game, from the faults table
     faulted = load_faults(folder).sort_values(["game", "seat"]).iloc[0]
     page.locator("#faults-table a.replay-link").first.click()
-    assert page.locator("#rp-number").input_value() == str(faulted["game"])
-    assert "forfeit" in title.text_content()
+    expect(number).to_have_value(str(faulted["game"]), timeout=WAIT)
+    expect(title).to_contain_text("forfeit", timeout=WAIT)
 
     # autoplay: the game plays to its end and stops there
     last = int(page.locator("#rp-slider").get_attribute("max"))
     page.select_option("#rp-speed", "250")
     page.click("#rp-play")
-    assert page.locator("#rp-play").get_attribute("aria-pressed") == "true"
+    expect(page.locator("#rp-play")).to_have_attribute("aria-pressed", "true", timeout=WAIT)
     page.clock.run_for(250 * (last // 2))
-    assert page.locator("#rp-pos").text_content() == f"{last // 2} / {last}"
+    expect(page.locator("#rp-pos")).to_have_text(f"{last // 2} / {last}", timeout=WAIT)
     page.clock.run_for(250 * last)
-    assert page.locator("#rp-pos").text_content() == f"{last} / {last}"
-    assert page.locator("#rp-play").get_attribute("aria-pressed") == "false"
+    expect(page.locator("#rp-pos")).to_have_text(f"{last} / {last}", timeout=WAIT)
+    expect(page.locator("#rp-play")).to_have_attribute("aria-pressed", "false", timeout=WAIT)

@@ -3,6 +3,7 @@
 
 import json
 import os
+import pickle
 import re
 import shutil
 import signal
@@ -13,7 +14,10 @@ import tempfile
 import textwrap
 import threading
 import time
+from collections import deque
+from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -22,16 +26,24 @@ distributed = pytest.importorskip(
 
 from arena_support import assert_same_store, stored, write_faulty_bots  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
+from distributed.diagnostics.plugin import WorkerPlugin  # noqa: E402
 from kdtp_support import SANDBOX_ALLOW, left_behind, new_marker, write_fake_bots  # noqa: E402
 
-from kdtourney.store.store import load_faults, load_games, load_results
-from kdtourney.tournament.definition import prepare
-from kdtourney.store import store  # noqa: E402
-from kdtourney.match.settings import PlaySettings  # noqa: E402
-from kdtourney.commands.run import run_tournament  # noqa: E402
-from kdtourney.tournament.definition import ArenaError  # noqa: E402
-from kdtourney.registry.registry import BotRegistry  # noqa: E402
+from kdtourney import store  # noqa: E402
 from kdtourney.cli import main  # noqa: E402
+from kdtourney.commands.run import run_tournament  # noqa: E402
+from kdtourney.external import ProcessSettings, cgroups  # noqa: E402
+from kdtourney.match.settings import PlaySettings  # noqa: E402
+from kdtourney.registry import BotRegistry  # noqa: E402
+from kdtourney.service import cluster, dask_service, dask_worker  # noqa: E402
+from kdtourney.service import worker as workers  # noqa: E402
+from kdtourney.service.backend import Entrants  # noqa: E402
+from kdtourney.service.dask_service import Shipping  # noqa: E402
+from kdtourney.service.forfeit import ForfeitPolicy  # noqa: E402
+from kdtourney.store import load_faults, load_games, load_results  # noqa: E402
+from kdtourney.tournament.definition import ArenaError, prepare  # noqa: E402
+
+pytestmark = pytest.mark.dask
 
 BIN = Path(sys.executable).parent
 DASK, KDTOURNEY = str(BIN / "dask"), str(BIN / "kdtourney")
@@ -189,6 +201,8 @@ def bots_folder(tmp_path):
     return folder
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_same_store_as_a_local_run_with_shipped_bots(tmp_path, dask_processes, bots_folder):
     registry = BotRegistry([bots_folder], env=False, cwd=False, entry_points=False)
     for path in bots_folder.iterdir():  # the workers can only get the bots as shipped source
@@ -216,8 +230,8 @@ def test_same_store_as_a_local_run_with_shipped_bots(tmp_path, dask_processes, b
     # a bot in its own process: its faults carry its last stderr lines (a cluster keeps no log
     # files); a command that does not start on a worker stops the run naming the bot and worker
     marker = new_marker()
-    fakes = BotRegistry([write_fake_bots(tmp_path / "fakes", ["exit-mid-game", "first-legal",
-                                                               "absent-on-workers"], marker=marker)],
+    names = ["exit-mid-game", "first-legal", "absent-on-workers"]
+    fakes = BotRegistry([write_fake_bots(tmp_path / "fakes", names, marker=marker)],
                         env=False, cwd=False, entry_points=False)
     t = prepare(fakes, lineup="exit-mid-game,first-legal", games=2, seed=1)
     out = run_tournament(t, tmp_path / "fake", fakes, scheduler=dask_processes.address)
@@ -234,6 +248,8 @@ def test_same_store_as_a_local_run_with_shipped_bots(tmp_path, dask_processes, b
     assert "absent-on-workers.toml: the bot exited with status 3 (while asked for hello)" in message
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_bot_that_kills_its_worker_forfeits_as_in_a_local_run(tmp_path, dask_processes):
     registry = BotRegistry([write_faulty_bots(tmp_path / "bots")], env=False, cwd=False,
                            entry_points=False)
@@ -246,6 +262,8 @@ def test_a_bot_that_kills_its_worker_forfeits_as_in_a_local_run(tmp_path, dask_p
     assert_same_store(tmp_path / "local", tmp_path / "dask")
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_hung_in_process_bot_under_a_bank_is_caught_at_its_bank_and_margin(tmp_path,
                                                                             dask_processes):
     registry = BotRegistry([write_faulty_bots(tmp_path / "bots")], env=False, cwd=False,
@@ -262,6 +280,8 @@ def test_a_hung_in_process_bot_under_a_bank_is_caught_at_its_bank_and_margin(tmp
     assert len(waits) == 2 and all(2.2 < w <= 2.5 for w in waits), out.notes
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_worker_killed_mid_run(tmp_path, dask_processes, bots_folder):
     args = ["run", "--bots", "random,middle:delay=0.008", "--games", "24", "--seed", "7",
             "--bots-dir", str(bots_folder), "--no-report"]
@@ -290,11 +310,12 @@ def test_a_worker_killed_mid_run(tmp_path, dask_processes, bots_folder):
     assert_same_store(tmp_path / "local", folder)
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_worker_the_scheduler_still_lists_after_it_died_holds_nothing_up(
         tmp_path, dask_processes, monkeypatch):
     """The scheduler notices a killed worker late: a run starting meanwhile sees it listed, and
     the setup task pinned to it would wait for it for ever. The run goes on without it."""
-    from kdtourney.service import cluster
 
     listed = cluster.Cluster.wait_for_workers
     gone = "tcp://127.0.0.1:9"  # the discard port: no worker there
@@ -311,6 +332,8 @@ def test_a_worker_the_scheduler_still_lists_after_it_died_holds_nothing_up(
     assert outcome[0].complete and load_faults(tmp_path / "t").empty
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_local_cluster_from_the_command_line(tmp_path):
     folder = tmp_path / "t"
     done = subprocess.run([KDTOURNEY, "run", "--bots", "random,greedy", "--players", "2,4",
@@ -327,6 +350,8 @@ def test_local_cluster_from_the_command_line(tmp_path):
     assert_same_store(tmp_path / "local", folder)
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_sprt_on_a_local_cluster(tmp_path):
     args = ["sprt", "--candidate", "greedy", "--baseline", "random", "--elo1", "30",
             "--max-games", "400", "--seed", "3", "--no-report"]
@@ -375,8 +400,8 @@ def test_scheduler_with_workers_and_without_the_extra(tmp_path, monkeypatch):
     assert not (tmp_path / "t").exists()
 
 
+@pytest.mark.process
 def test_bots_of_several_files_and_what_workers_load(tmp_path, dask_processes):
-    import shutil
 
     examples = Path(__file__).resolve().parents[2] / "examples" / "bundle"
     folder = shutil.copytree(examples, tmp_path / "bundle")
@@ -429,17 +454,12 @@ class _Failed:
 def _play_state(told, monkeypatch):
     """A client's play state over a 2-player tournament whose nannies tell of the deaths `told`
     ([(game, seat, call)], each told once)."""
-    from collections import deque
-    from types import SimpleNamespace
 
-    from kdtourney.service import cluster
-    from kdtourney.service.forfeit import ForfeitPolicy
-
-    monkeypatch.setattr(cluster, "DEATH_WAIT", 0.05)
+    monkeypatch.setattr(dask_service, "DEATH_WAIT", 0.05)
     t = prepare(BotRegistry(env=False, cwd=False, entry_points=False), bots="random,greedy",
                 games=4, seed=1)
     specs = t.plan().games
-    play = cluster.DaskService.__new__(cluster.DaskService)
+    play = dask_service.DaskService.__new__(dask_service.DaskService)
 
     def run(function, *args, nanny=False, on_error=None):
         reports, told[:] = list(told), []
@@ -452,6 +472,7 @@ def _play_state(told, monkeypatch):
     play.inflight, play.isolate, play.pending = {}, set(), deque()
     play.policy = ForfeitPolicy(play.specs, t.entrants)
     play.finished, play.notes, play.on_note = [], [], None
+    play.kills, play.kills_at = 0, {}
     return play
 
 
@@ -460,9 +481,12 @@ def _failed(play):
     return [f.spec.game for f in play.finished if f.result is None]
 
 
-def _given_up(play, game):
+def _given_up(play, game, kills=0):
+    """Dask gave up on `game`'s task; `kills`: workers the client killed while it waited."""
     future = _Failed(KilledWorker("gave up"))
     play.inflight[future] = [game]
+    play.kills_at[future] = play.kills
+    play.kills += kills
     assert play.finished_task(future)
 
 
@@ -471,19 +495,16 @@ def test_a_worker_stuck_in_a_decided_game_is_ended_without_a_loss(monkeypatch):
     worker held its only thread, and the tasks queued behind it, for ever (a hung test run). The
     worker is ended (its nanny starts another); no loss is counted, the game being decided, or
     sent again since (its hang was counted at that sending)."""
-    from types import SimpleNamespace
-
-    from kdtourney.service import cluster
 
     play = _play_state([], monkeypatch)
     workers = {"tcp://127.0.0.1:1": 1, "tcp://127.0.0.1:2": 1}
     ended = []
 
     def run(function, nanny=False, on_error=None, workers=None):
-        if function is cluster.progress:  # (game, seat, call, seconds in it, its limit, sending)
+        if function is dask_worker.progress:  # game, seat, call, seconds in it, limit, sending
             return {"tcp://127.0.0.1:1": (2, 0, 7, 500.0, 0.5, sending[0]),
                     "tcp://127.0.0.1:2": (3, 1, 2, 0.1, 0.5, 1)}
-        if function is cluster._exit_now:
+        if function is dask_worker.exit_now:
             ended.extend(workers)
         return {}
 
@@ -508,15 +529,11 @@ def test_a_worker_stuck_in_a_decided_game_is_ended_without_a_loss(monkeypatch):
                           "playing it again"]
 
 
+@pytest.mark.process
 def test_the_worker_plugin_reaches_a_worker_by_name_and_stops_its_bots():
     """The plugin class is made on first use (the commands do not import distributed); a worker
     unpickles it by name, keeps what it ships, and its teardown stops the bot processes of the
     state built from it, and only those."""
-    import pickle
-
-    from distributed.diagnostics.plugin import WorkerPlugin
-
-    from kdtourney.service import cluster
 
     class State:
         closed = False
@@ -524,15 +541,15 @@ def test_the_worker_plugin_reaches_a_worker_by_name_and_stops_its_bots():
         def close(self):
             self.closed = True
 
-    plugin = pickle.loads(pickle.dumps(cluster.Shipment("k1", {"sources": {}})))
-    assert isinstance(plugin, WorkerPlugin) and type(plugin) is cluster.Shipment
+    plugin = pickle.loads(pickle.dumps(dask_worker.Shipment("k1", {"sources": {}})))
+    assert isinstance(plugin, WorkerPlugin) and type(plugin) is dask_worker.Shipment
     plugin.setup(None)
-    assert cluster._SHIPMENTS["k1"] == {"sources": {}}
-    mine, other = cluster._STATES["k1"], cluster._STATES["k2"] = State(), State()
+    assert dask_worker.SHIPMENTS["k1"] == {"sources": {}}
+    mine, other = dask_worker.STATES["k1"], dask_worker.STATES["k2"] = State(), State()
     plugin.teardown(None)
-    assert mine.closed and not other.closed and "k1" not in cluster._SHIPMENTS
-    assert list(cluster._STATES) == ["k2"]
-    cluster._STATES.clear()
+    assert mine.closed and not other.closed and "k1" not in dask_worker.SHIPMENTS
+    assert list(dask_worker.STATES) == ["k2"]
+    dask_worker.STATES.clear()
     command = ("import sys, kdtourney.cli, kdtourney.commands.run; "
                "assert 'distributed' not in sys.modules")
     subprocess.run([sys.executable, "-c", command], check=True)
@@ -543,47 +560,46 @@ def test_a_worker_takes_in_the_entrants_it_lacks_once_and_asks_again_when_behind
     a worker adds those it lacks (warming a bot's kernels once: a new value of a known bot's
     number is not warmed again), and one that knows fewer than the batch starts from plays
     nothing and says how many it knows; the client sends the batch again from there."""
-    from dataclasses import replace
-
-    from kdtourney.service import cluster, worker as workers
-    from kdtourney.external import ProcessSettings
 
     warmed = []
-    real = workers._warm_bot
-    monkeypatch.setattr(workers, "_warm_bot", lambda bot, *a: warmed.append(bot.name)
+    real = workers.warm_bot
+    monkeypatch.setattr(workers, "warm_bot", lambda bot, *a: warmed.append(bot.name)
                         or real(bot, *a))
     t = prepare(BotRegistry(env=False, cwd=False, entry_points=False), bots="random,greedy",
                 games=2, seed=1)
     spec = t.plan().games[0]
-    cluster._SHIPMENTS["k"] = dict(sources={}, tdict=t.to_dict(), settings=ProcessSettings(),
+    dask_worker.SHIPMENTS["k"] = dict(sources={}, tdict=t.to_dict(), settings=ProcessSettings(),
                                    isolate=False, listed=None, identities={})
     try:
         mcts = [("mcts:iterations=4", "mcts:iterations=4"), ("mcts:iterations=5",
                                                              "mcts:iterations=5")]
         third = replace(spec, seats=(2, 0))
-        addr, known, results = cluster.play_batch("k", b"r" * 16, (2, mcts[:1], {}),
+        addr, known, results = dask_worker.play_batch("k", b"r" * 16, (2, mcts[:1], {}),
                                                   [(third, None, 1)])
         assert (known, [g for g, _ in results]) == (3, [third.game])
         assert sorted(warmed) == ["greedy", "mcts", "random"]
-        assert cluster.play_batch("k", b"r" * 16, (4, mcts[1:], {}), [(third, None, 1)]) == \
+        assert dask_worker.play_batch("k", b"r" * 16, (4, mcts[1:], {}), [(third, None, 1)]) == \
             (addr, 3, None)
         fourth = replace(spec, seats=(3, 2))
-        _, known, results = cluster.play_batch("k", b"r" * 16, (2, mcts, {}), [(fourth, None, 1)])
+        _, known, results = dask_worker.play_batch("k", b"r" * 16, (2, mcts, {}),
+                                                   [(fourth, None, 1)])
         assert known == 4 and results[0][1].status == "ok" and len(warmed) == 3
     finally:
-        cluster._close_states()
-        cluster._SHIPMENTS.clear()
+        dask_worker.close_states()
+        dask_worker.SHIPMENTS.clear()
 
     play = _play_state([], monkeypatch)  # the client: the batch again, from what it knows
-    play.entrants = cluster.Entrants(replace(t, entrants=("a", "b", "c", "d"),
-                                             specs=("random", "greedy", "random", "greedy")))
-    play.identities = dict.fromkeys("abcd", {})
-    play.known, play.heard, play.base = {"w1": 1, "w2": 1}, {"w1": 4}, 2
-    assert play.joined() == (2, [("c", "random"), ("d", "greedy")], {"c": {}, "d": {}})
+    pairs = Entrants(replace(t, entrants=("a", "b", "c", "d"),
+                             specs=("random", "greedy", "random", "greedy"))).pairs
+    play.shipping = Shipping.__new__(Shipping)
+    play.shipping.identities = dict.fromkeys("abcd", {})
+    play.known, play.shipping.heard, play.shipping.base = {"w1": 1, "w2": 1}, {"w1": 4}, 2
+    assert play.shipping.joined(pairs, play.known) == \
+        (2, [("c", "random"), ("d", "greedy")], {"c": {}, "d": {}})
     future = _Done(("w3", 1, None))
     play.inflight[future] = [0, 1]
     assert play.finished_task(future) and list(play.pending) == [0, 1] and not play.finished
-    assert play.joined()[0] == 1
+    assert play.shipping.joined(pairs, play.known)[0] == 1
 
 
 def test_a_game_that_only_waited_on_dying_workers_is_played_again(monkeypatch):
@@ -595,6 +611,19 @@ def test_a_game_that_only_waited_on_dying_workers_is_played_again(monkeypatch):
     assert _failed(play) == [1] and 1 not in play.specs and not play.pending
 
 
+def test_a_game_that_waited_on_workers_killed_for_other_games_hangs_is_no_loss(monkeypatch):
+    """Dask counts a worker the client killed (hung in another game) against every task that
+    waited on it: a game played alone after a hang (every sending of a sleeping bot's game hangs
+    its worker) could wait behind other hanging games, be given up after four such kills, count
+    a loss outside any bot call each time, and end as failed. Sent again, it is no loss."""
+    play = _play_state([], monkeypatch)
+    for _ in range(6):
+        _given_up(play, 1, kills=4)
+    assert play.policy.losses[1] == 0 and list(play.pending) == [1] and _failed(play) == []
+    _given_up(play, 1)  # no kill of the client's while it waited: one loss, as before
+    assert play.policy.losses[1] == 1
+
+
 def test_the_deaths_a_nanny_tells_of_are_the_losses_that_count(monkeypatch):
     told = [(2, 0, 7), (2, 0, 7)]
     play = _play_state(told, monkeypatch)
@@ -602,50 +631,48 @@ def test_the_deaths_a_nanny_tells_of_are_the_losses_that_count(monkeypatch):
     assert play.policy.losses[2] == 2 and play.policy.forced(2) and _failed(play) == []
 
 
+@pytest.mark.process
 def test_a_nanny_tells_each_run_of_the_deaths_in_its_own_games(monkeypatch, tmp_path):
     """On a long-lived cluster a worker may die in a game after its run has no more use for it
     (a copy of a decided game's task): the next run, whose game of the same index it is not, must
     not take that death as its own (a flaky test found it: a run's first loss was an earlier
     test's death in its game 2). Each run reads the deaths in its own games, once."""
-    from kdtourney.service import cluster
-
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     earlier, this = b"e" * 16, b"t" * 16
-    prefix = cluster._trace_prefix(os.getpid())  # this process plays the nanny
-    Path(f"{prefix}{dead.pid}").write_bytes(cluster._TRACE.pack(2, 0, 7, earlier))
-    assert cluster.collect_deaths(this) == []
-    assert cluster.collect_deaths(earlier) == [(2, 0, 7)]
-    Path(f"{prefix}{dead.pid}").write_bytes(cluster._TRACE.pack(3, 1, 4, this))
-    assert cluster.collect_deaths(this) == [(3, 1, 4)]
-    assert cluster.collect_deaths(this) == [] and list(tmp_path.iterdir()) == []
+    prefix = dask_worker.trace_prefix(os.getpid())  # this process plays the nanny
+    Path(f"{prefix}{dead.pid}").write_bytes(dask_worker.TRACE.pack(2, 0, 7, earlier))
+    assert dask_worker.collect_deaths(this) == []
+    assert dask_worker.collect_deaths(earlier) == [(2, 0, 7)]
+    Path(f"{prefix}{dead.pid}").write_bytes(dask_worker.TRACE.pack(3, 1, 4, this))
+    assert dask_worker.collect_deaths(this) == [(3, 1, 4)]
+    assert dask_worker.collect_deaths(this) == [] and list(tmp_path.iterdir()) == []
 
 
 def test_a_worker_machine_without_every_sandbox_limit_is_told_once_or_refused():
-    from kdtourney.service.cluster import limits_note
-
     weaker = ["no CPU quota", "no freezing"]
     told = set()
     infos = [dict(address=f"tcp://10.0.0.{h}:{p}", host=f"node{h}", missing=weaker)
              for h, p in ((7, 4001), (7, 4002), (8, 4001))]
-    notes = [limits_note(info, told, require=False) for info in infos]
+    notes = [cluster.limits_note(info, told, require=False) for info in infos]
     assert notes[1] is None and told == {"node7", "node8"}  # one note per machine
     assert notes[0] == ("--sandbox on worker tcp://10.0.0.7:4001 (node7): no CPU quota, no "
                         "freezing; kdtourney may not make the cgroups for them there (run it as "
                         "root, or in a cgroup v2 delegated to its user, e.g. under systemd-run "
                         "--user --scope -p Delegate=yes)")
-    assert limits_note(dict(infos[0], missing=[]), set(), require=True) is None
+    assert cluster.limits_note(dict(infos[0], missing=[]), set(), require=True) is None
     with pytest.raises(ArenaError, match=r"^--require-limits: --sandbox on worker tcp://10\.0\.0"
                                          r"\.7:4001 \(node7\): no CPU quota"):
-        limits_note(infos[0], told, require=True)
+        cluster.limits_note(infos[0], told, require=True)
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
 @pytest.mark.skipif(shutil.which("bwrap") is None,
                     reason="bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
 def test_sandboxed_on_a_cluster_every_worker_checks_the_limits(tmp_path, dask_processes):
-    from kdtourney.match.settings import PlaySettings
-    from kdtourney.external import cgroups
 
     bots = tmp_path / "bots"
     for name in ("plain", "other"):  # one folder each: a sandboxed bot does not share its folder

@@ -2,7 +2,7 @@
 
 from kdtourney.tournament.definition import prepare
 from kdtourney.service.forfeit import DONE, FAIL, FAILED, REPLAY, ForfeitPolicy, failed_rows
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 
 
 def policy(players=2):
@@ -38,3 +38,20 @@ def test_losses_outside_bot_calls_fail_the_game_after_players_plus_two():
     assert [(f["seat"], f["entrant"], f["kind"]) for f in faults] == \
         [(s, t.entrants[e], FAILED) for s, e in enumerate(specs[2].seats)]
     assert "6 times" in faults[0]["message"]
+
+
+def test_a_bot_forfeiting_at_one_call_that_hangs_at_an_earlier_one_forfeits_there():
+    """A game played again need not take its course: a bot made to forfeit at the call where it
+    hung its worker twice can hang the replay at an earlier call (a loaded machine stalls a
+    decision past its limit). That loss is in its call: it forfeits there. Before, the loss
+    counted as no one's, and the game was stored as failed after players + 2 losses, the hang
+    inside the bot's decision attributed to no seat."""
+    p, specs, t = policy()
+    culprit = t.entrants[specs[1].seats[0]]
+    for _ in range(2):
+        p.lost(1, 0, 7, "hung", hung=True)
+    for call in (5, 4, 3, 2):
+        assert p.lost(1, 0, call, "hung", hung=True) == (REPLAY, f"{culprit} (seat 1) forfeits it")
+        assert p.forced(1)[0][:2] == (call, "timeout")
+    # a copy from before the forfeit, at that call or a later one, is no new loss
+    assert p.lost(1, 0, 7, "hung", hung=True)[0] == DONE and p.losses[1] == 6

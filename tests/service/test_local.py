@@ -2,7 +2,10 @@
 past its games or memory bound is replaced between games without changing a result; new entrants
 join the running workers, new sources get new ones."""
 
+import multiprocessing
+import os
 import textwrap
+import time
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -10,12 +13,12 @@ import pytest
 from arena_support import write_bot
 
 from kdtourney.tournament.definition import prepare
-from kdtourney.service import local as service_module
+from kdtourney.service import heartbeat, local
 from kdtourney.service.forfeit import HANG_GRACE
 from kdtourney.match.loop import play_match
-from kdtourney.commands.run import bot_settings, entrant_identities, open_service
+from kdtourney.commands.setup import bot_settings, entrant_identities, open_service
 from kdtourney.tournament.definition import ArenaError
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +43,8 @@ def play(service, specs):
     return got
 
 
+@pytest.mark.slow
+@pytest.mark.process
 @pytest.mark.parametrize("recycle", [(3, 10**6), (10**6, 0)], ids=["games", "memory"])
 def test_chunks_share_the_workers_and_recycling_changes_no_result(tmp_path, registry, recycle):
     t = prepare(registry, bots="random,greedy", players="2,3", games=12, seed=4)
@@ -63,6 +68,7 @@ def test_chunks_share_the_workers_and_recycling_changes_no_result(tmp_path, regi
                (want.status, want.moves, [s.score for s in want.seats])
 
 
+@pytest.mark.process
 def test_a_service_does_not_restart_its_workers_between_chunks(tmp_path, registry):
     t = prepare(registry, bots="random,greedy", games=8, seed=9)
     specs = t.plan().games
@@ -93,6 +99,7 @@ def edge_bot(which):
     ''')
 
 
+@pytest.mark.process
 def test_a_new_version_of_a_module_gets_new_workers_a_new_entrant_joins_the_running_ones(
         tmp_path):
     bots = tmp_path / "bots"
@@ -127,7 +134,7 @@ class _Watched(list):
     point where a worker could be preempted between two writes."""
 
     def __init__(self, clock, watch):
-        super().__init__([0.0] * service_module._SLOT)
+        super().__init__([0.0] * heartbeat.SLOT)
         self.clock, self.watch, self.seen = clock, watch, []
 
     def __setitem__(self, i, value):
@@ -142,8 +149,8 @@ def test_the_watchdog_never_sees_a_healthy_worker_as_hung():
     worker went idle, and a short limit with the time of the call before: a healthy worker
     killed). A worker past its deadline is."""
     clock = SimpleNamespace(now=0.0)
-    status = _Watched(clock, lambda s, now: service_module.overdue(s, 0, now))
-    beat = service_module.Heartbeat(status, 0, 60.0, clock=lambda: clock.now)
+    status = _Watched(clock, lambda s, now: heartbeat.overdue(s, 0, now))
+    beat = heartbeat.Heartbeat(status, 0, 60.0, clock=lambda: clock.now)
     beat.warming()
     beat.idle()
     clock.now = 1000.0        # idle for long, then a batch
@@ -158,7 +165,7 @@ def test_the_watchdog_never_sees_a_healthy_worker_as_hung():
     beat.game(8)
     beat(0, 0, 0.1)
     clock.now += 0.1 + HANG_GRACE + 0.01  # no step since: past its limit and grace
-    assert service_module.overdue(status, 0, clock.now) == 0.1 + HANG_GRACE
+    assert heartbeat.overdue(status, 0, clock.now).limit == 0.1 + HANG_GRACE
 
 
 class _FakeWorker:
@@ -177,18 +184,90 @@ def test_workers_lost_now_and_then_over_a_long_run_do_not_stop_it(tmp_path, regi
     t = prepare(registry, bots="random,greedy", games=4, seed=1)
     with open_service(t, registry, None, 1, bot_settings(t, tmp_path, None), None,
                       entrant_identities(registry, t)) as service:
-        monkeypatch.setattr(service, "_spawn", lambda slot, warm: _FakeWorker(slot))
+        monkeypatch.setattr(service, "spawn", lambda slot, warm: _FakeWorker(slot))
         service.pool = [_FakeWorker(0)]
-        lose = lambda: service._lose(service.pool[0], "died (exit code 1)")  # noqa: E731
+        lose = lambda: service.lose(service.pool[0], "died (exit code 1)")  # noqa: E731
         try:
             for _ in range(2):
-                for _ in range(service_module.MAX_FAILED_STARTS):  # in a row, and no more
+                for _ in range(local.MAX_FAILED_STARTS):  # in a row, and no more
                     lose()
-                service._handle(service.pool[0], ("ready",))  # one starts, is lost later
+                service.handle(service.pool[0], ("ready",))  # one starts, is lost later
                 lose()
-            for _ in range(service_module.MAX_FAILED_STARTS):
+            for _ in range(local.MAX_FAILED_STARTS):
                 lose()
             with pytest.raises(ArenaError, match="keep failing to start"):
                 lose()
         finally:
             service.pool = []
+
+
+class _Process:
+    """A worker process the test plays: alive until killed; `on_kill` runs first, what the worker
+    does between the parent's look at it and the kill."""
+
+    def __init__(self):
+        self.sentinel, self.dead = os.pipe()
+        self.alive, self.exitcode, self.on_kill = True, None, None
+
+    def is_alive(self):
+        return self.alive
+
+    def kill(self):
+        if self.on_kill is not None:
+            self.on_kill()
+        self.alive, self.exitcode = False, -9
+        os.write(self.dead, b"x")
+
+    def join(self, timeout=None):
+        pass
+
+
+@pytest.mark.parametrize("sent", [False, True], ids=["result-lost", "result-sent"])
+def test_a_hang_is_charged_to_the_step_found_overdue_not_where_the_worker_got_to(
+        tmp_path, registry, monkeypatch, sent):
+    """The parent found a worker past the deadline of a seat's decision; a loaded machine let the
+    worker, slow rather than hung, end that call, its game and start the next game of its batch
+    before the kill landed. The hang is the decision's (seat 1, call 2), and a game whose result
+    the worker sent before it died is handed back. Before, the parent read where the worker was
+    after the kill (and its results before it): the hang went to the next game, which had not
+    started, outside any bot call, or a finished game was lost and charged outside any bot
+    call."""
+    t = prepare(registry, bots="random,greedy", games=2, seed=1)
+    first, second = t.plan().games
+    with open_service(t, registry, None, 1, bot_settings(t, tmp_path, None), None,
+                      entrant_identities(registry, t)) as service:
+        conn, child = multiprocessing.Pipe()
+        worker = _FakeWorker(0)
+        worker.process, worker.conn, worker.ready = _Process(), conn, True
+        monkeypatch.setattr(service, "spawn", lambda slot, warm: _FakeWorker(slot))
+        service.pool = [worker]
+        try:
+            service.submit([first, second])
+            service.step(timeout=0)
+            assert worker.inflight == [first.game, second.game]
+            clock = SimpleNamespace(now=time.monotonic() - 10.0)  # its steps, 10 s ago
+            beat = heartbeat.Heartbeat(service.status, 0, 30.0, clock=lambda: clock.now)
+            beat.game(first.game)
+            for seat, call in ((0, 0), (1, 0), (0, 1), (1, 1)):
+                beat(seat, call, None)
+            beat(0, 2, 1.2)  # seat 1's first decision: past its 1.2 + 2 s
+
+            def moved_on():
+                beat(1, 2, 1.2)
+                beat(-1, -1, None)
+                if sent:
+                    child.send(("game", first.game, in_process(t, registry, first)))
+                beat.game(second.game)
+                beat(0, 0, None)
+
+            worker.process.on_kill = moved_on
+            finished = service.step(timeout=0)
+        finally:
+            service.pool = []
+    if sent:
+        assert [f.spec.game for f in finished] == [first.game] and finished[0].result
+        assert list(service.notes) == [] and service.pending[0] == second.game
+    else:
+        assert finished == [] and list(service.notes) == [
+            f"worker 0 hung (no progress for 3.2 s) in game {first.game}; playing it again"]
+        assert dict(service.policy.losses) == {first.game: 1}

@@ -5,8 +5,13 @@ missing there in its private /tmp, in every one of its processes."""
 import os
 import subprocess
 import sys
+import warnings
 
 import pytest
+
+from kdtourney.registry import BotRegistry
+from kdtourney.service import worker as workers
+from kdtourney.tournament.definition import prepare
 
 # each script prints the kernels its games loaded that the warm-up had not
 _LOADED = """
@@ -15,7 +20,7 @@ import sys
 from kdtourney.engine import jit
 from kdtourney.service import worker as workers
 from kdtourney.tournament.definition import prepare
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.engine import Game
 
 
@@ -26,7 +31,8 @@ def loaded():
 """
 
 _SERVED = _LOADED + """
-from kdtourney.external import kdtp, serve
+from kdtourney.external import kdtp
+from kdtourney.registry import serve
 
 
 def play_served(registry, rules, specs):
@@ -79,6 +85,8 @@ def assert_nothing_loaded_after_warm_up(script):
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
+@pytest.mark.process
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="nothing is compiled")
 def test_a_served_bot_finds_every_kernel_it_calls_warmed_up():
     """After a worker's warm-up for bots played in their own process, a whole game of served bots
@@ -87,6 +95,8 @@ def test_a_served_bot_finds_every_kernel_it_calls_warmed_up():
     assert_nothing_loaded_after_warm_up(_ISOLATED)
 
 
+@pytest.mark.slow
+@pytest.mark.process
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="nothing is compiled")
 def test_a_sandboxed_folder_bot_built_on_a_builtin_finds_its_kernels_warmed_up():
     """Sandboxed, the workers warm up every built-in bot, not only the built-in entrants: a
@@ -113,6 +123,7 @@ print(sorted(str(k) for k in loaded() - warmed))
 """
 
 
+@pytest.mark.process
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="nothing is compiled")
 def test_a_bot_warms_up_once_for_all_its_numeric_values():
     """A tune seats dozens of values of one bot: the warm-up plays one of them (a warm-up game of
@@ -125,12 +136,6 @@ def test_a_sandboxed_warm_up_warns_of_no_bot_nobody_entered(recwarn):
     """Sandboxed, every built-in warms up (above), but their warnings are not the user's: a run of
     random and greedy said 'value-greedy: no value network for 2 players'. An entrant's own
     warning still shows."""
-    import warnings
-
-    from kdtourney.tournament.definition import prepare
-    from kdtourney.service import worker as workers
-    from kdtourney.registry.registry import BotRegistry
-
     warnings.simplefilter("always")
     registry = BotRegistry(env=False, cwd=False, entry_points=False)
     quiet = prepare(registry, bots="random,greedy", players=[2], games=2, seed=1)

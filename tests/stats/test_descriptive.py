@@ -1,10 +1,12 @@
-"""Tests for kdtourney.stats.descriptive on a tiny hand-made results table (values computed by hand)."""
+"""Tests for kdtourney.stats.descriptive on a tiny hand-made results table (values computed by
+hand)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from kdtourney.stats.descriptive import block_bootstrap_means, by_player_count, by_seat, entrant_summary, head_to_head, head_to_head_matrix
+from kdtourney.stats.descriptive import (block_bootstrap_means, by_player_count, by_seat,
+                                         entrant_summary, head_to_head, head_to_head_matrix)
 
 COLUMNS = [
     "game", "block", "n_players", "seat", "entrant", "score", "rank", "win_share", "margin",
@@ -106,9 +108,8 @@ def test_head_to_head(results):
 
 
 def test_head_to_head_self_play_excluded():
-    df = pd.DataFrame(
-        {"game": [0, 0, 0], "block": 0, "seat": [0, 1, 2], "entrant": ["A", "A", "B"], "rank": [1, 3, 2]}
-    )
+    df = pd.DataFrame({"game": [0, 0, 0], "block": 0, "seat": [0, 1, 2],
+                       "entrant": ["A", "A", "B"], "rank": [1, 3, 2]})
     h = head_to_head(df)
     assert h.loc[("A", "B"), "meetings"] == 2
     assert h.loc[("A", "B"), "score"] == 0.5

@@ -1,5 +1,5 @@
-"""One definition for one thing: the Elo scale, the pairwise outcomes of a ranked table and the block
-bootstrap, shared by the ratings, the statistics and the SPRT."""
+"""One definition for one thing: the Elo scale, the pairwise outcomes of a ranked table and the
+block bootstrap, shared by the ratings, the statistics and the SPRT."""
 
 import math
 
@@ -74,8 +74,8 @@ def test_elo_and_mean_intervals_come_from_the_same_block_resamples():
     blocks = df.groupby("block")
     a_wins = blocks.apply(lambda b: ((b["entrant"] == "a") & (b["rank"] == 1)).sum()).to_numpy()
     per_block = blocks.apply(lambda b: (b["entrant"] == "a").sum()).to_numpy()
-    resampled = np.vstack([c @ np.c_[a_wins, per_block]
-                           for c in block_resamples(np.random.default_rng(seed), n_boot, len(a_wins))])
+    resamples = block_resamples(np.random.default_rng(seed), n_boot, len(a_wins))
+    resampled = np.vstack([c @ np.c_[a_wins, per_block] for c in resamples])
     share = resampled[:, 0] / resampled[:, 1]
     _, draws = bootstrap_elo(df, n_boot=n_boot, seed=seed, return_draws=True)
     elo_gap = (draws["a"] - draws["b"]).to_numpy()

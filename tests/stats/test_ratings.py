@@ -2,12 +2,12 @@
 
 Synthetic results come from a Plackett-Luce model: each player's performance is its strength
 (Elo / ELO_PER_NAT) plus independent standard Gumbel noise and the game ranks by performance.  The
-difference of two independent Gumbel variables is logistic, so for *every* pair inside a game (2, 3 or
-4 players) P(i above j) = 1 / (1 + 10 ** (-(Elo_i - Elo_j) / 400)): exactly the Bradley-Terry
+difference of two independent Gumbel variables is logistic, so for *every* pair inside a game (2,
+3 or 4 players) P(i above j) = 1 / (1 + 10 ** (-(Elo_i - Elo_j) / 400)): exactly the Bradley-Terry
 pairwise model that fit_elo estimates.  The pairs of one multi-player game are dependent, so the
 pairwise likelihood is a composite likelihood (consistent, but its curvature overstates precision).
-That is why intervals come from the block bootstrap, and the coverage tests below check both 2-player
-games (independent pairs) and 4-player games (dependent pairs).
+That is why intervals come from the block bootstrap, and the coverage tests below check both
+2-player games (independent pairs) and 4-player games (dependent pairs).
 """
 
 import numpy as np
@@ -61,7 +61,8 @@ def test_pair_counts_ties_and_self_play():
     pc = pair_counts(df)
     assert pc.entrants == ("w", "x", "y", "z")
     w, n = pc.totals()
-    got = {(pc.entrants[i], pc.entrants[j]): (wi, ni) for i, j, wi, ni in zip(pc.pair_i, pc.pair_j, w, n)}
+    got = {(pc.entrants[i], pc.entrants[j]): (wi, ni)
+           for i, j, wi, ni in zip(pc.pair_i, pc.pair_j, w, n)}
     assert got[("x", "y")] == (1.0, 2.0)  # x beat y in game 0, lost in game 2
     assert got[("y", "z")] == (0.5, 1.0)  # tie
     assert got[("x", "z")] == (1.0, 1.0)
@@ -72,7 +73,8 @@ def test_pair_counts_ties_and_self_play():
 
 def test_two_player_closed_form():
     # a beats b 3 times out of 4: MLE difference is 400*log10(3); a tiny prior leaves it intact.
-    df = results_table([(k, [("a", 1 if k < 3 else 2), ("b", 2 if k < 3 else 1)]) for k in range(4)])
+    df = results_table([(k, [("a", 1 if k < 3 else 2), ("b", 2 if k < 3 else 1)])
+                        for k in range(4)])
     elo = fit_elo(df, prior=1e-9)
     assert elo["a"] - elo["b"] == pytest.approx(400 * np.log10(3), abs=1e-5)
     assert elo.mean() == pytest.approx(0.0, abs=1e-9)
@@ -122,6 +124,7 @@ def _coverage(n_players, n_draws, n_blocks, n_boot, seed):
     return np.array(hits)
 
 
+@pytest.mark.slow
 def test_interval_coverage_two_player():
     hits = _coverage(n_players=2, n_draws=200, n_blocks=150, n_boot=200, seed=2024)
     rate = hits.mean()
@@ -129,6 +132,7 @@ def test_interval_coverage_two_player():
     assert (hits.mean(axis=0) >= 0.85).all(), hits.mean(axis=0)
 
 
+@pytest.mark.slow
 def test_interval_coverage_four_player_block_bootstrap():
     # Dependent pairs inside 4-player games: the block bootstrap must still cover ~95%.
     hits = _coverage(n_players=4, n_draws=120, n_blocks=60, n_boot=200, seed=7)
@@ -144,7 +148,8 @@ def test_anchor_pins_entrant_and_keeps_differences():
     free = fit_elo(df)
     pinned = fit_elo(df, anchor=("a", 0.0))
     assert pinned["a"] == 0.0
-    pd.testing.assert_series_equal((pinned - pinned["a"]).sort_index(), (free - free["a"]).sort_index())
+    pd.testing.assert_series_equal((pinned - pinned["a"]).sort_index(),
+                                   (free - free["a"]).sort_index())
     shifted = fit_elo(df, anchor=("b", 1500.0))
     assert shifted["b"] == pytest.approx(1500.0)
     assert shifted["d"] - shifted["b"] == pytest.approx(free["d"] - free["b"])
@@ -179,7 +184,8 @@ def test_undefeated_and_winless_entrants_stay_finite_with_one_sided_intervals():
 
 
 def test_los_matrix_hand_made_draws():
-    draws = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "y": [0.0, 2.0, 5.0, 0.0], "z": [np.nan, 0.0, 0.0, 0.0]})
+    draws = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "y": [0.0, 2.0, 5.0, 0.0],
+                          "z": [np.nan, 0.0, 0.0, 0.0]})
     los = los_matrix(draws)
     assert los.loc["x", "y"] == pytest.approx((1 + 0.5 + 0 + 1) / 4)
     assert los.loc["y", "x"] == pytest.approx(1 - los.loc["x", "y"])

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from kdtourney.errors import UserError
 from kdtourney.stats import spsa
 from kdtourney.stats.spsa import Param, Schedule
 
@@ -103,6 +104,7 @@ def test_more_blocks_make_the_result_less_noisy_not_larger():
 def test_an_unknown_rule_is_refused():
     with pytest.raises(spsa.SpsaError, match="SPSA rule 4 is unknown"):
         spsa.result_of([1.0], rule=4)
+    assert issubclass(spsa.SpsaError, UserError)  # the command line's one-line error, exit 2
 
 
 def test_perturbations_stay_in_range_and_steps_are_clipped():

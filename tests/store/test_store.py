@@ -6,8 +6,8 @@ import sys
 import pandas as pd
 import pytest
 
-from kdtourney.store import store
-from kdtourney.store.store import Store, StoreError, open_store
+from kdtourney import store
+from kdtourney.store import Store, StoreError, open_store, writer
 
 TOURNAMENT = {"entrants": ["a", "b"], "seed": 3, "games": 2}
 
@@ -19,7 +19,8 @@ def add(st, game, status="ok"):
         [dict(game=game, seat=s, entrant="ab"[s], score=10 + s, rank=2 - s, win_share=float(s),
               margin=2 * s - 1, largest_territory=4, crowns=3, discards=0, fault=False,
               time_total=0.01, time_max=0.001, decisions=24) for s in range(2)],
-        [dict(seat=0, entrant="a", kind="illegal", message="9999", call=7)] if status == "fault" else [])
+        [dict(seat=0, entrant="a", kind="illegal", message="9999", call=7)]
+        if status == "fault" else [])
 
 
 def test_round_trip(tmp_path):
@@ -76,7 +77,7 @@ def test_a_create_cut_short_leaves_no_store(tmp_path, monkeypatch):
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patch:
-        patch.setattr(Store, "_add_session", interrupted)
+        patch.setattr(writer, "add_session", interrupted)
         with pytest.raises(KeyboardInterrupt):
             Store.create(tmp_path, TOURNAMENT, {})
     assert list(tmp_path.iterdir()) == []
@@ -85,14 +86,14 @@ def test_a_create_cut_short_leaves_no_store(tmp_path, monkeypatch):
 
 
 def test_of_two_creates_at_once_the_second_is_refused(tmp_path, monkeypatch):
-    first = Store._add_session
+    first = writer.add_session
 
-    def other_process_first(self, *args):  # another run creates the store meanwhile
-        monkeypatch.setattr(Store, "_add_session", first)
+    def other_process_first(*args):  # another run creates the store meanwhile
+        monkeypatch.setattr(writer, "add_session", first)
         Store.create(tmp_path, dict(TOURNAMENT, seed=4), {}).close()
-        return first(self, *args)
+        return first(*args)
 
-    monkeypatch.setattr(Store, "_add_session", other_process_first)
+    monkeypatch.setattr(writer, "add_session", other_process_first)
     with pytest.raises(StoreError, match="already exists"):
         Store.create(tmp_path, TOURNAMENT, {})
     assert store.load_config(tmp_path)["tournament"]["seed"] == 4
@@ -144,3 +145,32 @@ def test_parquet_without_pyarrow(tmp_path, monkeypatch):
     with pytest.raises(StoreError, match=r"pip install 'kdtourney\[parquet\]'"):
         store.export_table(tmp_path, tmp_path / "r.parquet", "parquet")
     assert not (tmp_path / "r.parquet").exists()
+
+
+def test_a_reader_reads_one_state_while_games_are_stored(tmp_path):
+    """Every table read through one reader (and every load_* of its folder in its thread, nested
+    readers included) is of one state: a game stored meanwhile is in none of them."""
+    with Store.create(tmp_path, TOURNAMENT, {}) as st:
+        add(st, 0)
+        with store.reader(tmp_path) as r:
+            add(st, 1, "fault")
+            assert r.count_games() == 1 and len(r.results()) == 2 and r.faults().empty
+            assert store.load_games(tmp_path)["game"].tolist() == [0]
+            with store.reader(tmp_path) as inner:
+                assert inner is r
+            assert r.game(1) is None
+            game = r.game(0)
+            assert game.row["seed"] == 11 and game.row["moves"] == "[1001,5,676]"
+            assert [p["entrant"] for p in game.results] == ["a", "b"] and game.faults == []
+        assert store.load_games(tmp_path)["game"].tolist() == [0, 1]
+        assert store.load_faults(tmp_path)["kind"].tolist() == ["illegal"]
+
+
+def test_a_reader_reads_the_columns_of_its_tables_only(tmp_path):
+    with Store.create(tmp_path, TOURNAMENT, {}) as st:
+        add(st, 0)
+    assert store.load_games(tmp_path, ["game", "block"]).columns.tolist() == ["game", "block"]
+    with pytest.raises(KeyError, match="no column"):
+        store.load_games(tmp_path, ["COUNT(*) AS n"])
+    with pytest.raises(StoreError, match="no tournament"):
+        store.load_games(tmp_path / "nothing")

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kdtourney.store import store
+from kdtourney import store
 from kdtourney.terminal.replay import replay_text
 from kdtourney.tournament.tune import Tune
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.registry import BotRegistry
 from kdtourney.cli import main
 from kdtourney.report.html import write_report
 from kdtourney.report.pool import rating_list
@@ -136,6 +136,7 @@ def test_replay_of_an_old_tune_game_shows_the_values_its_block_played(tmp_path):
         assert f"theta- ({tune.spec(it['minus'])})" in text.splitlines()[1]
 
 
+@pytest.mark.process
 def test_an_old_run_resumes_the_games_it_lacks_as_they_were(tmp_path):
     folder = copy("run", tmp_path)
     original = played(folder)
@@ -150,6 +151,7 @@ def test_an_old_run_resumes_the_games_it_lacks_as_they_were(tmp_path):
     assert len(sessions) == 2 and sessions["started"].iloc[-1] > sessions["started"].iloc[0]
 
 
+@pytest.mark.process
 def test_an_old_sprt_resumes_under_a_new_cap_recorded_as_its_own_session(tmp_path):
     folder = copy("sprt", tmp_path)
     original = played(folder)
@@ -163,6 +165,7 @@ def test_an_old_sprt_resumes_under_a_new_cap_recorded_as_its_own_session(tmp_pat
     assert store.load_blocks(folder)["block"].tolist() == list(range(8))
 
 
+@pytest.mark.process
 def test_an_old_tune_killed_in_a_batch_finishes_as_an_uninterrupted_one(tmp_path):
     folder = copy("tune_killed", tmp_path)
     assert sql(folder, "SELECT COUNT(*) FROM games")[0][0] == 7  # killed in its second batch
@@ -177,6 +180,7 @@ def test_an_old_tune_killed_in_a_batch_finishes_as_an_uninterrupted_one(tmp_path
     assert store.load_config(folder)["tournament"]["entrants"] == ["theta+", "theta-"]
 
 
+@pytest.mark.process
 def test_an_old_ladder_resumes_its_scheduled_blocks_first(tmp_path):
     folder = copy("ladder", tmp_path)
     original = played(folder)
@@ -200,4 +204,5 @@ def test_a_copied_ladder_counts_once_in_ratings_as_a_copied_run_does(tmp_path):
     listed = rating_list([tmp_path / "a", tmp_path / "b"], n_boot=20)
     assert len(listed.sources) == 2 and listed.n_games == 8 + 12
     assert sorted(reason.split(" (")[0] for _, reason in listed.skipped) == [
-        f"the same games as {tmp_path / 'a' / 'ladder'}", f"the same games as {tmp_path / 'a' / 'run'}"]
+        f"the same games as {tmp_path / 'a' / 'ladder'}",
+        f"the same games as {tmp_path / 'a' / 'run'}"]

@@ -2,8 +2,12 @@
 
 import pytest
 
-from kdtourney.tournament.definition import ArenaError, Tournament, default_name, differences, parse_players, prepare
-from kdtourney.registry.registry import BotRegistry
+from kdtourney.tournament.definition import (ArenaError, Tournament, default_name, differences,
+                                             parse_players, prepare)
+from kdtourney.errors import UserError
+from kdtourney.registry import BotRegistry
+from kdtourney.store import StoreError
+from kdtourney.tournament.schedule import ScheduleError
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +64,10 @@ def test_differences_name_what_differs(registry):
     assert differences(a, a) == []
     assert differences(a, b) == ["rules.harmony: False (stored) vs True (now)",
                                  "seed: 3 (stored) vs 4 (now)"]
+
+
+def test_bad_input_is_a_user_error():
+    assert all(issubclass(e, UserError) and issubclass(e, ValueError)
+               for e in (ArenaError, ScheduleError, StoreError))
+    with pytest.raises(UserError, match="--players needs 2, 3 or 4"):
+        parse_players("")

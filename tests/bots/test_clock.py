@@ -2,7 +2,7 @@
 
 import pytest
 
-from kdtourney.match.clock import TIME, TIMEOUT, SeatClock, TimeControl, parse_time_control
+from kdtourney.bots.clock import TIME, TIMEOUT, SeatClock, TimeControl, parse_time_control
 
 
 def test_parse_time_control():
@@ -68,7 +68,8 @@ def test_the_margin_is_one_per_game_and_what_a_decision_overdraws_comes_out_of_i
 
 
 def test_the_margin_is_lent_never_given_whatever_the_increment():
-    for control in (TimeControl(bank_s=2.0, increment_s=0.05), TimeControl(bank_s=10, increment_s=1.0)):
+    for control in (TimeControl(bank_s=2.0, increment_s=0.05),
+                    TimeControl(bank_s=10, increment_s=1.0)):
         clock = SeatClock(control, margin=0.2)
         taken = decisions = 0
         while clock.over(clock.allowed()[0] + 0.15) is None:  # most of the margin, every time

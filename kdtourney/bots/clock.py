@@ -1,34 +1,17 @@
 """Game clocks: how long a bot may take for each decision, the same rule for every seat.
 
-A `TimeControl` is what a tournament sets: a limit per decision (`move_s`), a bank per game
-(`bank_s`) with an increment added after each decision (`increment_s`, Fischer style), and a
-limit for the bot's first decision of a game (`first_move_s`), any of them absent (None). A
-`SeatClock` keeps one seat's bank and margin through one game (each deal of a dynasty is a game
-for the clock, as the bot gets a `game` message before each).
+    TimeControl(move_s, bank_s, increment_s, first_move_s)   what a tournament sets (seconds;
+        None where a part does not apply); ClockError for one that cannot be
+    SeatClock(control, margin)     one seat's clock through one game (a dynasty's deal is a game):
+        allowed() -> (seconds, fault kind past them), deadline(), over(elapsed), charge(elapsed)
+    parse_time_control('10+0.1') -> (bank, increment); ClockError for anything else
+    TIMEOUT, TIME      the fault kinds: past the move (or first-decision) limit, past the bank
+    CLOCK_RULE         the rule below, recorded with a store's play settings (2)
 
-The rule (`CLOCK_RULE` 2), for in-process bots and bots in their own process alike:
-- a decision may take `allowed()` seconds (what the bot is told: `view.time_left`): the first
-  decision of a game `first_move_s` when it is set (the bank is neither charged nor credited for
-  it); any other decision the smaller of `move_s` and what is left of the bank;
-- the harness measures the decision's wall time around the bot's call (for a bot in its own
-  process: from writing `act` to reading the answer);
-- every seat has one margin per game (`margin` seconds, the same for every seat): what a decision
-  takes beyond what it was allowed is taken from it, and a decision that takes more than what
-  is left of it forfeits (fault `time` when the bank was the binding limit, `timeout`
-  otherwise);
-- the bank is charged the decision's time (never below zero), then credited the increment;
-- when the bank was the binding limit, the bank then pays back what the margin lent, at most
-  half the margin per decision. A move limit or a first-decision limit pays nothing back.
-
-The margin absorbs the harness's overheads (pipes, the scheduler, a loaded machine); it is lent,
-never given: a game's decisions never take more than its bank, its increments and one margin in
-all, and a bot that takes what it is allowed plus most of the margin on every decision runs out
-within a few decisions (at its second under 2+0.05 with a 0.2 s margin), whatever its increment.
-An honest bot that leaves part of its time unspent pays back from its own time what the
-scheduler made it overrun now and then.
-
-Rule 1 (before kdtourney recorded its rule) forgave every decision what it took beyond its bank or
-limit, up to the margin: a bot could take that much more than its clock on every decision.
+The rule: a decision may take what `allowed()` says; what it takes beyond comes out of the seat's
+one margin per game, and past what is left of it the bot forfeits; the bank is charged the
+decision's time, credited the increment, and when it was the limit pays the margin back, at most
+half of it per decision. Why, and what it gives on a loaded machine: docs/clocks.md.
 """
 
 from __future__ import annotations
@@ -37,9 +20,16 @@ import math
 import re
 from dataclasses import asdict, dataclass
 
+from kdtourney.errors import UserError
+
 TIMEOUT, TIME = "timeout", "time"   # fault kinds: over the move limit, over the bank
 CLOCK_RULE = 2                       # the rule above, recorded with a store's play settings
 _CONTROL = re.compile(r"\s*(\d*\.?\d+)\s*(?:\+\s*(\d*\.?\d+))?\s*\Z")
+
+
+class ClockError(UserError):
+    """A time control that cannot be (a negative limit, an increment without a bank, ...): one
+    line, as the user gave it."""
 
 
 @dataclass(frozen=True)
@@ -56,13 +46,14 @@ class TimeControl:
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                    or not math.isfinite(value) or value < 0 or (value == 0 and key != "increment_s"):
-                raise ValueError(f"{key} must be a positive number of seconds, not {value!r}")
+                    or not math.isfinite(value) or value < 0 \
+                    or (value == 0 and key != "increment_s"):
+                raise ClockError(f"{key} must be a positive number of seconds, not {value!r}")
             object.__setattr__(self, key, float(value))
         if self.increment_s is not None and self.bank_s is None:
-            raise ValueError("an increment needs a bank")
+            raise ClockError("an increment needs a bank")
         if self.first_move_s is not None and self.move_s is None and self.bank_s is None:
-            raise ValueError("a first-decision limit needs a move limit or a bank")
+            raise ClockError("a first-decision limit needs a move limit or a bank")
 
     @property
     def limited(self) -> bool:
@@ -93,16 +84,16 @@ class TimeControl:
 
 def parse_time_control(text: str) -> tuple[float, float]:
     """'10+0.1' -> (10.0, 0.1); '60' -> (60.0, 0.0): a bank in seconds and its increment.
-    ValueError (one line) for anything else."""
+    ClockError (one line) for anything else."""
     match = _CONTROL.match(text or "")
     try:
         bank = float(match.group(1))
         increment = float(match.group(2)) if match.group(2) is not None else 0.0
     except (AttributeError, ValueError):
-        raise ValueError(f"--time-control expects BANK+INCREMENT in seconds, e.g. 10+0.1, not "
+        raise ClockError(f"--time-control expects BANK+INCREMENT in seconds, e.g. 10+0.1, not "
                          f"{text!r}") from None
     if not (math.isfinite(bank) and bank > 0 and math.isfinite(increment) and increment >= 0):
-        raise ValueError(f"--time-control {text}: the bank must be positive and the increment not "
+        raise ClockError(f"--time-control {text}: the bank must be positive and the increment not "
                          "negative")
     return bank, increment
 
@@ -133,7 +124,7 @@ class SeatClock:
         return None if allowed is None else allowed + self.margin
 
     def over(self, elapsed: float) -> str | None:
-        """The fault a decision of `elapsed` seconds earns (checked before `charge`), None if none."""
+        """The fault a decision of `elapsed` seconds earns (checked before `charge`), or None."""
         allowed, kind = self.allowed()
         if allowed is not None and elapsed > allowed + self.margin:
             return kind
@@ -156,4 +147,5 @@ class SeatClock:
             self.margin += back
 
 
-__all__ = ["TimeControl", "SeatClock", "parse_time_control", "TIME", "TIMEOUT", "CLOCK_RULE"]
+__all__ = ["TimeControl", "SeatClock", "parse_time_control", "ClockError", "TIME", "TIMEOUT",
+           "CLOCK_RULE"]

@@ -7,9 +7,9 @@ parameters, then the `game` message's options over them) and set up with the gam
 and seed; each `act` is rebuilt into the GameView an in-process bot gets (`kdtp.view_of`) and the
 bot's answer is sent back; `result` reaches `Bot.finish`. The engine's kernels and the reading of
 an `act` are loaded before the answer to `hello` (the harness waits for it with the start-up
-timeout): the first decision is the bot's own time, as in-process. A bot that raises ends the program with
-status 1 (the traceback on stderr, for the harness's fault); a message kdtourney cannot read ends
-it with status 2.
+timeout): the first decision is the bot's own time, as in-process. A bot that raises ends the
+program with status 1 (the traceback on stderr, for the harness's fault); a message kdtourney
+cannot read ends it with status 2.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import traceback
 from kdtourney import __version__
 from kdtourney.external import kdtp
 from kdtourney.external.listing import LISTING
-from kdtourney.registry.registry import BotRegistry, DuplicateBotError, Entrant, EntrantError
+from kdtourney.registry import BotRegistry, DuplicateBotError, Entrant, EntrantError
 from kdtourney.engine import Game, Rules
 from kdtourney.engine import warm_up as warm_up_engine
 
@@ -67,7 +67,8 @@ def serve(registry: BotRegistry, spec, stdin=None, stdout=None, stderr=None) -> 
                 raise _Stop(2, f"Error: the harness sent {exc}") from None
             kind = message["type"]
             if kind == "hello":
-                if message.get("protocol") != kdtp.PROTOCOL or message.get("version") != kdtp.VERSION:
+                if (message.get("protocol"), message.get("version")) != (kdtp.PROTOCOL,
+                                                                          kdtp.VERSION):
                     raise _Stop(2, f"Error: this bot speaks {kdtp.PROTOCOL}/{kdtp.VERSION}, the "
                                    f"harness {message.get('protocol')}/{message.get('version')}")
                 warm_up()
