@@ -173,17 +173,27 @@ def is_legal_placement(bits, bbox, p, size, domino, action, sc, lvl):
 
 
 @kernel(inline="always")
+def random_move(bits, p, domino, s):
+    """random_placement's choice in a 5x5 kingdom (the same draw), not encoded as an action:
+    (direction, layout square of half a, the new state); direction -1 when there is none."""
+    right, down, left, up = word64.moves(bits, p, domino)
+    n = popcount(right) + popcount(down) + popcount(left) + popcount(up)
+    if n == 0:
+        return -1, 0, s
+    s, k = draw_below(s, n)
+    d, q = word64.kth_move(right, down, left, up, k)
+    return d, q, s
+
+
+@kernel(inline="always")
 def random_placement(bits, bbox, p, size, domino, sc, lvl, s):
     """A uniformly random legal placement of `domino`, the placements counted and the chosen one
     selected, never listed; s: the random state (an rng's uint64, held in a local by the caller).
     Returns (place action, or DISCARD when there is none, and no draw; the new state)."""
     if size == word64.SIZE:
-        right, down, left, up = word64.moves(bits, p, domino)
-        n = popcount(right) + popcount(down) + popcount(left) + popcount(up)
-        if n == 0:
+        d, q, s = random_move(bits, p, domino, s)
+        if d < 0:
             return DISCARD, s
-        s, k = draw_below(s, n)
-        d, q = word64.kth_move(right, down, left, up, k)
         return word64.move_action(bits[p, word64.LAYOUT], d, q), s
     n = rows.moves(bits, bbox, p, size, domino, sc, lvl)
     if n == 0:
@@ -579,12 +589,9 @@ def _random_place(bits, bbox, p, size, domino, sc, s):
     """Play random_placement's choice (the same draw) for kingdom p: (placed, new state); False
     when the domino is discarded. Skips the action's encoding where it can."""
     if size == word64.SIZE:
-        right, down, left, up = word64.moves(bits, p, domino)
-        n = popcount(right) + popcount(down) + popcount(left) + popcount(up)
-        if n == 0:
+        d, q, s = random_move(bits, p, domino, s)
+        if d < 0:
             return False, s
-        s, k = draw_below(s, n)
-        d, q = word64.kth_move(right, down, left, up, k)
         lay = bits[p, word64.LAYOUT]
         if lay == word64.START:
             place(bits, bbox, p, size, domino, word64.move_action(lay, d, q))
