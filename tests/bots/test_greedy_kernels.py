@@ -184,6 +184,23 @@ def test_others_full_greedy_plays_the_others_as_greedy_and_the_searcher_fast():
             game.apply(int(got))
 
 
+@pytest.mark.parametrize("rules", [RULES["4p_hm"], RULES["2p"], RULES["duel_hm"]], ids=str)
+def test_greedy_step_plays_as_the_fast_greedy(rules):
+    """greedy_step (what it keeps kept across a whole game) makes fast_greedy_action's every
+    choice from the same random stream: mcts may play its other players' moves by either."""
+    for seed in range(3):
+        game = Game(rules, 40 + seed)
+        kept, work = BK.work_buffers(), BK.work_buffers()
+        BK.forget_kept(kept[0])
+        rng, twin = rng_state(seed), rng_state(seed)
+        while not game.is_over:
+            bits, bbox, st = game.arrays
+            got = BK.greedy_step(bits.copy(), bbox.copy(), st.copy(), rng, *kept)
+            want = BK.fast_greedy_action(bits.copy(), bbox.copy(), st.copy(), twin, *work)
+            assert got == want, (seed, game.round, game.phase)
+            game.apply(int(got))
+
+
 def copy_place_and_score_key(kb, bb, size, flags, complete, holes):
     """The key of the kingdom copied in kb[0] with a placement done, scored in full: ok when it is
     centred with no more one-square holes than the `holes` before, and its points."""
