@@ -100,8 +100,8 @@ def _play(label: str, rules: Rules, game_seed: int, players: list, checked: set)
                     or before[3] != after[3]:
                 raise _Failure(f"{at}: the game changed during act; a bot must only read its view")
             if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-                raise _Failure(f"{at}: act returned {action!r} ({type(action).__name__}), not an int "
-                               "from view.legal_actions()")
+                raise _Failure(f"{at}: act returned {action!r} ({type(action).__name__}), "
+                               "not an int from view.legal_actions()")
             if action not in legal:
                 raise _Failure(f"{at}: act returned {action}, which is not legal here "
                                f"({len(legal)} legal actions, e.g. {legal[:5]})")

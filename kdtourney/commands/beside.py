@@ -11,10 +11,14 @@ import multiprocessing
 import os
 import signal
 
+from kdtourney.external.launch import die_with_parent
 
-def lowest_priority() -> None:
-    """Make this process one whose CPU comes only from what the games leave. Ctrl-C is the
+
+def lowest_priority(parent: int | None = None) -> None:
+    """Make this process one whose CPU comes only from what the games leave, and one that dies
+    with its `parent` (a pid), however that ends (SIGKILL or SIGTERM included). Ctrl-C is the
     parent's business."""
+    die_with_parent(signal.SIGKILL, parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(19)
     try:
@@ -31,7 +35,8 @@ def beside_play():
     so waiting for it could wait for ever. Whatever it makes, the caller writes; it writes
     nothing that a kill could leave half done."""
     executor = concurrent.futures.ProcessPoolExecutor(
-        1, mp_context=multiprocessing.get_context("spawn"), initializer=lowest_priority)
+        1, mp_context=multiprocessing.get_context("spawn"), initializer=lowest_priority,
+        initargs=(os.getpid(),))
     try:
         yield executor
     finally:

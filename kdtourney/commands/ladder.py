@@ -16,7 +16,10 @@ anything else.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
+import signal
+import threading
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -171,6 +174,27 @@ def open_ladder(config: LadderConfig, folder, meta: dict,
         sessions = st.begin_session(meta.get("command"))
     return config, sessions
 
+@contextlib.contextmanager
+def terminated_as_interrupted():
+    """SIGTERM ends the block as Ctrl-C does (the ladder ends, and so does everything it
+    started: the process beside play, the workers, their bots), in the main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupted(signum, frame):
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
                 meta: dict | None = None, display=None, games: int | None = None,
                 until: float | None = None, chunk_seconds: float = CHUNK_SECONDS,
@@ -192,7 +216,7 @@ def play_ladder(config: LadderConfig, folder, bots_dirs=(), references=(), *,
         config, _ = open_ladder(config, folder, meta or {}, how.play)
         return []
 
-    with setup(table, folder, None, open_folder, how) as s:
+    with terminated_as_interrupted(), setup(table, folder, None, open_folder, how) as s:
         stored = s.st.count_games()
         outcome = LadderOutcome(folder=folder, stored_before=stored, stored=stored)
         if display is not None:

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from kdtourney.external import DEFAULT_STARTUP_TIMEOUT, ProcessSettings, StartupError
-from kdtourney.external.files import Unreadable, read_file, tree
+from kdtourney.external.identity import prune_snapshots
+from kdtourney.external.files import (FILE, LINK, TooMany, Unreadable, is_run_folder,
+                                      left_out, read_file, walk)
 from kdtourney.registry import (BotRegistry, BotsDirError, DuplicateBotError,
                                          EntrantError, parse_entrant)
 from kdtourney import store
@@ -42,18 +44,33 @@ def folder_signature(bots_dirs) -> tuple:
     """What changes when a file of the folders is added, edited or removed, at their top or
     anywhere inside (a bot's subfolder, a package): names, sizes, mtimes of the files a bot may
     be made of (kdtourney.external.files.tree: a log a bot writes beside itself, a cache, a hidden
-    file or a tournament folder changes nothing)."""
+    file or a tournament folder changes nothing). Each entry at a folder's top is walked on its
+    own, within kdtourney.external.files's bounds: one past them is its name and why (the scan
+    says it too), the others are seen as they are."""
     out = []
     for folder in bots_dirs:
         if not os.path.isdir(folder):
             out.append((str(folder), -1, -1))
             continue
-        for path in tree(Path(folder)):
+        with os.scandir(folder) as entries:
+            top = sorted((e.name, e.is_dir(), e.is_symlink()) for e in entries
+                         if not left_out(e.name))
+        for name, is_folder, is_link in top:
+            if is_folder and (is_link or is_run_folder(Path(folder, name))):
+                continue  # a link to a folder is not followed, a tournament folder not read
             try:
-                st = path.stat()
-            except OSError:  # removed meanwhile: the next look sees it gone
+                paths = [name] if not is_folder else \
+                    [f"{name}/{key}" for key, kind in walk(Path(folder, name)).items()
+                     if kind in (FILE, LINK)]
+            except TooMany as exc:  # one submission past the bounds: its own entry
+                out.append((str(Path(folder, name)), -2, str(exc)))
                 continue
-            out.append((str(path), st.st_size, st.st_mtime_ns))
+            for path in map(Path(folder).joinpath, paths):
+                try:
+                    st = path.stat()
+                except OSError:  # removed meanwhile (or a link leading nowhere)
+                    continue
+                out.append((str(path), st.st_size, st.st_mtime_ns))
     return tuple(sorted(out))
 
 
@@ -106,7 +123,7 @@ def scan(bots_dirs, references, startup_timeout: float | None, play, folder):
         try:
             registry.start_check([spec], settings)
             identity = registry.identity(spec)
-        except (StartupError, EntrantError) as exc:
+        except (StartupError, EntrantError, Unreadable) as exc:  # its files past the bounds
             notes.append(f"{spec}: {exc}")
             continue
         found[spec] = Found(spec, identity["digest"], identity, origin)
@@ -153,6 +170,8 @@ def look(bots_dirs, references, startup_timeout: float | None, play, folder,
     except (BotsDirError, DuplicateBotError) as exc:
         return Look(signature, error=str(exc))
     sandboxed = play is not None and play.sandbox
+    if sandboxed:  # the snapshots of versions gone for days (the entrants' are kept)
+        prune_snapshots(keep=[f.identity.get("files_sha256") for f in found.values()])
     return Look(signature, found, notes, registry.source_files(),
                 registry.listings() if sandboxed else None)
 

@@ -14,6 +14,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from numba.core import caching
 
@@ -27,7 +28,7 @@ PLAIN = os.environ.get(PLAIN_VARIABLE, "") not in ("", "0")
 
 _NAME = __name__.partition(".")[0]  # "kdtourney"
 # the package's own folder (imported before any of its modules), wherever this module lies in it
-_PACKAGE = os.path.dirname(os.path.abspath(sys.modules[_NAME].__file__)) + os.sep
+_PACKAGE = os.path.dirname(os.path.abspath(sys.modules[_NAME].__file__ or "")) + os.sep
 
 
 def _module_file(name: str) -> Path | None:
@@ -119,6 +120,9 @@ def _digest(py_file) -> str:
 class _CompiledSourcesStamp:
     """For kdtourney's own functions only: the stamp also holds the digest of the sources compiled
     into the function (`compiled_sources` of its file)."""
+
+    if TYPE_CHECKING:  # what the Numba locator it is mixed into provides
+        def get_cache_path(self) -> str: ...
 
     @classmethod
     def from_function(cls, py_func, py_file):

@@ -38,7 +38,8 @@ def split(observation: np.ndarray, rules: Rules) -> tuple[np.ndarray, np.ndarray
     w = window(rules)
     cut = rules.players * KINGDOM_PLANES * w * w
     lead = observation.shape[:-1]
-    return observation[..., :cut].reshape(*lead, rules.players, KINGDOM_PLANES, w, w), observation[..., cut:]
+    return (observation[..., :cut].reshape(*lead, rules.players, KINGDOM_PLANES, w, w),
+            observation[..., cut:])
 
 
 def reward_code(reward: str) -> int:
@@ -55,8 +56,8 @@ def observe_arrays(bits, bbox, st, viewer: int, reward: str = "rank"):
     obs = np.empty((1, _length(players, int(st[K.ST_SIZE]))), dtype=np.float32)
     mask = np.empty((1, N_ACTIONS), dtype=np.int8)
     rewards = np.empty((1, players), dtype=np.float32)
-    EK.observe(bits[np.newaxis], bbox[np.newaxis], st[np.newaxis], np.array([viewer], dtype=np.int64),
-               reward_code(reward), obs, mask, rewards)
+    EK.observe(bits[np.newaxis], bbox[np.newaxis], st[np.newaxis],
+               np.array([viewer], dtype=np.int64), reward_code(reward), obs, mask, rewards)
     return obs[0], mask[0], rewards[0]
 
 

@@ -4,6 +4,7 @@ folder (`load_toml`), or `kdtourney serve SPEC` for a Python bot played in its o
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -14,6 +15,10 @@ from pathlib import Path
 from kdtourney.external.files import read_file
 
 TOML_LIMIT = 1 << 20  # bytes of a bot's TOML file kdtourney reads
+TOML_DEPTH = 32       # arrays and inline tables nested in it that kdtourney reads
+# what opens or closes a nesting in TOML, and the strings and comments where nothing does
+_TOML_TOKEN = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"'
+                         r"|'[^'\n]*'|#[^\n]*|[\[\]{}]", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -67,9 +72,14 @@ def load_toml(path: Path, origin: str | None = None, own_folder: bool = True) ->
     that is not such a declaration."""
     origin = origin or str(path)
     try:
-        data = tomllib.loads(read_file(path, TOML_LIMIT).decode("utf-8"))
+        text = read_file(path, TOML_LIMIT).decode("utf-8")
+        nested(text, TOML_DEPTH)
+        data = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, ValueError) as exc:  # tomllib's errors, Unreadable
         raise ValueError(f"not a readable TOML file: {exc}") from None
+    except RecursionError:  # (nested() refuses what could get there first)
+        raise ValueError(f"not a readable TOML file: nested more than {TOML_DEPTH} deep, "
+                         "deeper than kdtourney reads") from None
     unknown = sorted(set(data) - {"name", "command", "description", "files", "options"})
     if unknown:
         raise ValueError(f"unknown key {unknown[0]!r} (a bot file has name, command, description, "
@@ -88,8 +98,8 @@ def load_toml(path: Path, origin: str | None = None, own_folder: bool = True) ->
         raise ValueError("options must be a table: [options] then key = default lines")
     for key, value in options.items():
         if not isinstance(value, (bool, int, float, str)):
-            raise ValueError(f"option {key} = {value!r}: a default is an int, float, bool or "
-                             "string")
+            raise ValueError(f"option {key} is a {type(value).__name__}: a default is an int, "
+                             "float, bool or string")
     description = data.get("description", "")
     if not isinstance(description, str):
         raise ValueError("description must be a string")
@@ -105,6 +115,21 @@ def load_toml(path: Path, origin: str | None = None, own_folder: bool = True) ->
                       reads=tuple(os.path.normpath(os.path.join(folder, f)) for f in files),
                       own_folder=own_folder)
     return Declared(program, description.strip(), dict(options))
+
+
+def nested(text: str, depth: int) -> None:
+    """ValueError when the TOML `text` nests arrays or inline tables more than `depth` deep
+    (strings and comments aside), read without recursion: tomllib recurses once per level."""
+    level = 0
+    for match in _TOML_TOKEN.finditer(text):
+        token = match.group()
+        if token in ("[", "{"):
+            level += 1
+            if level > depth:
+                raise ValueError(f"arrays or tables nested more than {depth} deep, deeper "
+                                 "than kdtourney reads")
+        elif token in ("]", "}"):
+            level = max(level - 1, 0)
 
 
 SERVED = "kdtourney serve"   # the origin of a Python bot served in its own process

@@ -1,13 +1,18 @@
 """Which files of a folder are a bot's, reading them as a submission, and a digest over files.
 One rule wherever a bot's files are listed (shipped, hashed, shown in a sandbox, watched): all
-under its folder but caches, hidden entries, logs and tournament folders (docs/bots.md).
+under its folder but caches, hidden entries, logs and tournament folders (docs/bots.md), read
+without recursion, MAX_DEPTH folders deep and within the organiser's bounds.
 
-    tree, left_out, is_run_folder  the files of a folder by that rule
-    read_file, read_beneath        one file, at most `limit` bytes, never blocking: Unreadable
-                                   (a UserError, one line) for a FIFO, socket, device or a file
-                                   past the limit; read_beneath through no link
-    layout, read_tree              a folder's files and links (`Link`), no link followed
-    files_sha256                   a sha256 over (name, bytes or Link) pairs
+    tree, layout, walk          the files of a folder by that rule (`layout`: with its links,
+                                `Link`, none followed); TooMany (an Unreadable) past a bound
+    submission_limits           the organiser's bounds on a bot's files (entries, bytes)
+    left_out, is_run_folder     the rule
+    read_file, read_beneath     one file, at most `limit` bytes, never blocking: Unreadable
+                                (a UserError, one line) for a FIFO, socket, device or a file
+                                past the limit; read_beneath through no link
+    read_tree                   a folder's files and links, read that way
+    real, inside                os.path.realpath without recursion (at most LINKS links)
+    files_sha256                a sha256 over (name, bytes, Link or a file's digest) pairs
 """
 
 from __future__ import annotations
@@ -23,6 +28,13 @@ from kdtourney.errors import UserError
 
 STORE = "tournament.sqlite"  # a folder holding one is a tournament folder, not a bot's code
 LOG_SUFFIX = ".log"
+MAX_DEPTH = 32        # folders nested in a bot's folder that kdtourney reads
+MAX_FILES = 10_000    # entries (files, folders, links) of a bot's folder read, by default
+MAX_BYTES = 1 << 30   # bytes of a bot's files read (hashed, copied), by default
+FILES_ENV, MIB_ENV = "KDTOURNEY_SUBMISSION_FILES", "KDTOURNEY_SUBMISSION_MIB"  # the organiser's
+LIMIT = -1            # a bound meaning: the organiser's (`submission_limits`)
+LINKS = 40            # links followed in one path, as the kernel does
+FILE, FOLDER, LINK, FOLDER_LINK = "file", "folder", "link", "folder link"
 
 
 def left_out(name: str) -> bool:
@@ -35,24 +47,132 @@ def is_run_folder(path) -> bool:
     return os.path.isfile(os.path.join(path, STORE))
 
 
-def tree(root: Path) -> list[Path]:
-    """`root` itself if it is a file, else every file under it but what is left out, sorted.
-    Links to folders are not followed; a link to a file is listed (callers that must keep a bot
-    to its folder check where it leads)."""
-    root = Path(root)
-    if root.is_file():
-        return [root]
-    found = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not left_out(d)
-                         and not is_run_folder(os.path.join(folder, d)))
-        found += [Path(folder, f) for f in files if not left_out(f)]
-    return sorted(found)
-
-
 class Unreadable(UserError):
     """A file of a submission that is not read: not a regular file, or past its limit; one line
     naming it."""
+
+
+class TooMany(Unreadable):
+    """A folder nested deeper than MAX_DEPTH, or holding more entries than kdtourney reads."""
+
+
+class LimitError(UserError):
+    """A limit of the environment that is not a whole number above 0."""
+
+
+def submission_limits() -> tuple[int, int]:
+    """(entries, bytes) of a bot's files that kdtourney reads: KDTOURNEY_SUBMISSION_FILES (else
+    MAX_FILES) and KDTOURNEY_SUBMISSION_MIB (MiB, else MAX_BYTES); LimitError for a bad value."""
+    found = []
+    for name, default, scale in ((FILES_ENV, MAX_FILES, 1), (MIB_ENV, MAX_BYTES, 1 << 20)):
+        text = os.environ.get(name, "").strip()
+        if not text:
+            found.append(default)
+            continue
+        if not text.isdigit() or int(text) < 1:
+            raise LimitError(f"{name}={text!r}: a limit is a whole number above 0")
+        found.append(int(text) * scale)
+    return found[0], found[1]
+
+
+def walk(root, files: int | None = LIMIT, depth: int = MAX_DEPTH) -> dict[str, str]:
+    """{name relative to `root`: FILE, LINK, FOLDER_LINK or FOLDER} of what lies under the
+    folder `root` but what is left out, folders visited one after another (no recursion), none
+    through a link. TooMany when a folder lies more than `depth` below `root`, or when the
+    folders visited hold more than `files` entries (None: no bound; LIMIT: the organiser's,
+    `submission_limits`), left-out ones included."""
+    root = os.fspath(root)
+    if files == LIMIT:
+        files = submission_limits()[0]
+    found: dict[str, str] = {}
+    seen, todo = 0, [("", 0)]
+    while todo:
+        rel, level = todo.pop()
+        try:
+            with os.scandir(os.path.join(root, rel) if rel else root) as entries:
+                for entry in entries:
+                    seen += 1
+                    if files is not None and seen > files:
+                        raise TooMany(f"{root} holds more than {files:,} files and folders, "
+                                      "more than kdtourney reads of a bot's folder")
+                    if left_out(entry.name):
+                        continue
+                    key = f"{rel}/{entry.name}" if rel else entry.name
+                    kind = _kind(entry)
+                    if kind == FOLDER and level >= depth:
+                        raise TooMany(f"{root} holds folders nested more than {depth} deep, "
+                                      "deeper than kdtourney reads a bot's folder")
+                    if kind is not None:
+                        found[key] = kind
+                    if kind == FOLDER:
+                        todo.append((key, level + 1))
+        except TooMany:
+            raise
+        except OSError:  # a folder this user may not read (or gone meanwhile): as os.walk does
+            continue
+    return found
+
+
+def _kind(entry: os.DirEntry) -> str | None:
+    """FILE, LINK, FOLDER_LINK or FOLDER; None for a tournament folder."""
+    try:
+        is_folder = entry.is_dir()  # through a link, as os.walk sorts them
+        is_link = entry.is_symlink()
+    except OSError:
+        return FILE
+    if is_folder and is_run_folder(entry.path):
+        return None
+    if is_link:
+        return FOLDER_LINK if is_folder else LINK
+    return FOLDER if is_folder else FILE
+
+
+def tree(root: Path, files: int | None = LIMIT) -> list[Path]:
+    """`root` itself if it is a file, else every file under it but what is left out, sorted.
+    Links to folders are not followed; a link to a file is listed (callers that must keep a bot
+    to its folder check where it leads). TooMany past the bounds of `walk`."""
+    root = Path(root)
+    if root.is_file():
+        return [root]
+    return sorted(root / name for name, kind in walk(root, files).items()
+                  if kind in (FILE, LINK))
+
+
+def real(path) -> str:
+    """os.path.realpath(path), resolved step by step rather than by recursion: Unreadable for a
+    path through more than LINKS links (the kernel would not follow them either)."""
+    done, hops = "/", 0
+    todo = list(reversed(os.path.abspath(path).split("/")))
+    while todo:
+        part = todo.pop()
+        if part in ("", "."):
+            continue
+        if part == "..":
+            done = os.path.dirname(done)
+            continue
+        here = os.path.join(done, part)
+        try:
+            target = os.readlink(here)
+        except OSError:  # not a link, or not there: taken as it is (as realpath does)
+            done = here
+            continue
+        hops += 1
+        if hops > LINKS:
+            raise Unreadable(f"{path} leads through more than {LINKS} links: kdtourney does "
+                             "not follow them")
+        if os.path.isabs(target):
+            done = "/"
+        todo += reversed(target.split("/"))
+    return done
+
+
+def inside(path, folder) -> bool:
+    """Whether `path` lies in `folder` (or is it), both with their links resolved (`real`); False
+    for a path through too many links."""
+    try:
+        return Path(real(path)).is_relative_to(real(folder))
+    except Unreadable:
+        return False
 
 
 @dataclass(frozen=True)
@@ -83,7 +203,9 @@ def mib(size: int) -> str:
     return f"{size / (1 << 20):.1f} MiB" if size < 1 << 30 else f"{size / (1 << 30):.1f} GiB"
 
 
-def _read_fd(fd: int, shown, limit: int) -> bytes:
+def regular(fd: int, shown, limit: int) -> os.stat_result:
+    """The fstat of the open file `fd`: Unreadable when it is not a regular file or holds more
+    than `limit` bytes (`shown`: its name in the message)."""
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         raise Unreadable(f"{shown} is {_what(info.st_mode)}, not a regular file: kdtourney does "
@@ -91,40 +213,52 @@ def _read_fd(fd: int, shown, limit: int) -> bytes:
     if info.st_size > limit:
         raise Unreadable(f"{shown} holds {mib(info.st_size)}, over the {mib(limit)} kdtourney "
                          "reads of it")
-    chunks, size = [], 0
-    while size <= limit:  # a file growing meanwhile is cut at the limit, then refused
-        chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+    return info
+
+
+def chunks(fd: int, shown, limit: int, size: int = 1 << 20):
+    """The bytes of the open file `fd` in chunks of at most `size`: Unreadable once more than
+    `limit` of them come (a file growing meanwhile is cut at the limit, then refused)."""
+    total = 0
+    while total <= limit:
+        chunk = os.read(fd, min(size, limit + 1 - total))
         if not chunk:
+            return
+        total += len(chunk)
+        if total > limit:
             break
-        chunks.append(chunk)
-        size += len(chunk)
-    if size > limit:
-        raise Unreadable(f"{shown} grew past the {mib(limit)} kdtourney reads of it")
-    return b"".join(chunks)
+        yield chunk
+    raise Unreadable(f"{shown} grew past the {mib(limit)} kdtourney reads of it")
 
 
-_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+def _read_fd(fd: int, shown, limit: int) -> bytes:
+    regular(fd, shown, limit)
+    return b"".join(chunks(fd, shown, limit))
+
+
+FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
 def read_file(path, limit: int) -> bytes:
     """The bytes of the file `path` (links followed), at most `limit` of them: Unreadable when it
     is not a regular file (opened without waiting: a FIFO gives nothing) or holds more."""
-    fd = os.open(path, _FLAGS)
+    fd = os.open(path, FLAGS)
     try:
         return _read_fd(fd, path, limit)
     finally:
         os.close(fd)
 
 
-def read_beneath(root, name: str, limit: int) -> bytes:
-    """`read_file` of `root`/`name` through folders none of which is a link, nor is the file."""
+def open_beneath(root, name: str) -> int:
+    """A descriptor of `root`/`name` opened (FLAGS) through folders none of which is a link, nor
+    is the file: Unreadable when one is."""
     *folders, last = Path(name).parts
-    fds = [os.open(root, _FLAGS | os.O_DIRECTORY)]
+    fds = [os.open(root, FLAGS | os.O_DIRECTORY)]
     try:
         for folder in folders:
-            fds.append(os.open(folder, _FLAGS | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fds[-1]))
-        fds.append(os.open(last, _FLAGS | os.O_NOFOLLOW, dir_fd=fds[-1]))
-        return _read_fd(fds[-1], os.path.join(root, name), limit)
+            fds.append(os.open(folder, FLAGS | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fds[-1]))
+        fds.append(os.open(last, FLAGS | os.O_NOFOLLOW, dir_fd=fds[-1]))
+        return fds.pop()
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
             raise Unreadable(f"{os.path.join(root, name)} is a link, or lies past one: "
@@ -136,42 +270,63 @@ def read_beneath(root, name: str, limit: int) -> bytes:
             os.close(fd)
 
 
-def layout(root: Path, named=None) -> dict[str, Link | None]:
+def read_beneath(root, name: str, limit: int) -> bytes:
+    """`read_file` of `root`/`name` through folders none of which is a link, nor is the file."""
+    fd = open_beneath(root, name)
+    try:
+        return _read_fd(fd, os.path.join(root, name), limit)
+    finally:
+        os.close(fd)
+
+
+def layout(root: Path, named=None, files: int | None = LIMIT) -> dict[str, Link | None]:
     """{name relative to `root`: None for a file, or its Link} of what `tree` would list, links
     to folders included and followed by nothing; named: only the paths at or under those names
-    (relative), and what the links among them lead to inside `root`."""
+    (relative; only those are walked), and what the links among them lead to inside `root`.
+    TooMany past the bounds of `walk`, over all the names."""
     root = Path(root)
+    wanted = None if named is None else {os.path.normpath(n) for n in named}
+    if wanted is None or "." in wanted:
+        return _linked(root, walk(root, files))
     found: dict[str, Link | None] = {}
-    for folder, dirs, files in os.walk(root):
-        base = Path(folder).relative_to(root)
-        keep = []
-        for entry in sorted(dirs):
-            path = os.path.join(folder, entry)
-            if left_out(entry) or is_run_folder(path):
-                continue
-            if os.path.islink(path):
-                found[(base / entry).as_posix()] = Link(os.readlink(path))
-            else:
-                keep.append(entry)
-        dirs[:] = keep
-        for entry in files:
-            if not left_out(entry):
-                path = os.path.join(folder, entry)
-                found[(base / entry).as_posix()] = \
-                    Link(os.readlink(path)) if os.path.islink(path) else None
-    if named is None:
-        return found
-    wanted = {os.path.normpath(n) for n in named}
-    todo = list(wanted)
-    while todo:  # what the links among the wanted lead to inside the folder
-        name = todo.pop()
-        for key, link in found.items():
-            if link is not None and (key == name or key.startswith(f"{name}/")) \
-                    and (target := link.leads_to(key)) is not None and target not in wanted:
+    files = submission_limits()[0] if files == LIMIT else files
+    todo = sorted(wanted)
+    while todo:  # each name, then what the links among them lead to inside the folder
+        kinds = _at(root, todo.pop(), None if files is None else files - len(found))
+        for key, link in _linked(root, kinds).items():
+            found[key] = link
+            if link is not None and (target := link.leads_to(key)) is not None \
+                    and target not in wanted:
                 wanted.add(target)
                 todo.append(target)
-    return {key: link for key, link in found.items()
-            if any(key == n or key.startswith(f"{n}/") or n == "." for n in wanted)}
+    return dict(sorted(found.items()))
+
+
+def _linked(root: Path, kinds: dict) -> dict[str, Link | None]:
+    return {name: None if kind == FILE else Link(os.readlink(root / name))
+            for name, kind in sorted(kinds.items()) if kind != FOLDER}
+
+
+def _at(root: Path, name: str, files: int | None) -> dict[str, str]:
+    """`walk`'s entries at or under `name` (relative to `root`), found as `walk(root)` would
+    find them: none under a left-out name, a link or a tournament folder."""
+    parts = name.split("/")
+    if name.startswith("..") or any(left_out(part) for part in parts):
+        return {}
+    path = root
+    for part in parts[:-1]:
+        path = path / part
+        if path.is_symlink() or not path.is_dir() or is_run_folder(path):
+            return {}
+    path = path / parts[-1]
+    if path.is_symlink():
+        return {name: FOLDER_LINK if path.is_dir() else LINK}
+    if path.is_dir():
+        if is_run_folder(path):
+            return {}
+        depth = MAX_DEPTH - len(parts)
+        return {f"{name}/{key}": kind for key, kind in walk(path, files, depth).items()}
+    return {name: FILE} if path.exists() else {}
 
 
 def read_tree(root, limit: int, named=None):
@@ -191,16 +346,28 @@ def read_tree(root, limit: int, named=None):
         yield name, data
 
 
+@dataclass(frozen=True)
+class Digest:
+    """A file's sha256 (`sha256`, the raw 32 bytes) and `size`, hashed as it streamed by."""
+
+    sha256: bytes
+    size: int
+
+
 def files_sha256(files) -> str:
-    """sha256 over (relative name, bytes or Link) pairs, in name order: names and contents count
-    (and where a link leads), not where the files are."""
+    """sha256 over (relative name, bytes, Digest or Link) pairs, in name order: names and
+    contents count (and where a link leads), not where the files are."""
     h = hashlib.sha256()
     for name, data in sorted(files, key=lambda pair: pair[0]):
         if isinstance(data, Link):
             data = b"link\0" + data.target.encode("utf-8", "surrogateescape")
-        h.update(name.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(data).digest())
+        digest = data.sha256 if isinstance(data, Digest) else hashlib.sha256(data).digest()
+        h.update(name.encode("utf-8", "surrogateescape") + b"\0" + digest)
     return h.hexdigest()
 
 
-__all__ = ["tree", "left_out", "is_run_folder", "files_sha256", "STORE", "Unreadable", "Link",
-           "read_file", "read_beneath", "read_tree", "layout", "mib"]
+__all__ = ["tree", "walk", "left_out", "is_run_folder", "files_sha256", "STORE", "Unreadable",
+           "TooMany", "Link", "Digest", "read_file", "read_beneath", "open_beneath", "regular",
+           "chunks", "read_tree", "layout", "mib", "real", "inside", "MAX_DEPTH", "MAX_FILES",
+           "MAX_BYTES", "LIMIT", "LimitError", "submission_limits",
+           "LINKS", "FLAGS"]

@@ -2,31 +2,35 @@
 (docs/bots.md, "What counts as a bot's code").
 
     program_identity  {"kind": "kdtp", "command", "files_sha256", "bot_name", "bot_version"}
-    program_files     (name, bytes or Link, inside its folder) of every file it hashes: its own
-                      files (`own_paths`), what its command runs outside its folder
+    program_files     (name, Digest or Link, inside its folder) of every file it hashes: its
+                      own files (`own_paths`), what its command runs outside its folder
                       (`run_paths`: a relative program, file arguments, `python -m`'s package,
-                      a Java class path) and its TOML's `files`; a runtime found on the PATH
-                      or by an absolute path is not the bot's
+                      a Java class path) and its TOML's `files`, hashed as they stream by
     snapshot          the copy of its files inside its folder that its identity hashed, which
-                      its sandbox shows in place of the folder; FilesChanged (a UserError) when
-                      a pinned bot's files changed since its run recorded them
-    inside            whether a path lies in a folder, links resolved
+                      its sandbox shows in place of the folder (holes kept); FilesChanged (a
+                      UserError) when a pinned bot's files changed since its run recorded them
+    prune_snapshots   remove the snapshots unused for days that no stored tournament keeps
+    inside            whether a path lies in a folder, links resolved (external.files)
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 from kdtourney.errors import UserError
 from kdtourney.external import private
 from kdtourney.external.declaration import Program
-from kdtourney.external.files import Link, Unreadable, files_sha256, read_file, read_tree
+from kdtourney.external.digests import copy_fd, hash_file, hashed_tree
+from kdtourney.external.files import (Digest, Link, Unreadable, files_sha256, inside, open_beneath,
+                                      real, submission_limits)
 
-FILES_LIMIT = 1 << 30  # bytes of a TOML bot's files kdtourney reads (hashes, shows in a sandbox)
+SNAPSHOT_DAYS = 2.0  # a snapshot not used for as long is pruned (`prune_snapshots`)
 
 _CLASS_PATH = ("-cp", "-classpath", "--class-path")
 
@@ -73,11 +77,6 @@ def run_paths(program: Program) -> list[Path]:
     return paths + [Path(program.cwd, p) for p in program.reads]
 
 
-def inside(path, folder) -> bool:
-    """Whether `path` lies in `folder` (or is it), both with their links resolved."""
-    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
-
-
 def own_paths(program: Program) -> list[Path]:
     """The paths of its folder that are the bot's: the folder itself when it is its own, else
     its TOML file and the paths in the folder that its command and `files` name (an absolute
@@ -91,30 +90,30 @@ def own_paths(program: Program) -> list[Path]:
 
 
 def program_files(program: Program):
-    """(name, bytes or Link, inside) of every file of the bot's identity, in name order; a name is
-    the path relative to the bot's folder (`../lib/x.jar` outside it), so a copy of the folder
-    elsewhere is the same bot; inside: whether it lies in the folder. Unreadable (one line) for a
-    file that is not a regular one, or for more than FILES_LIMIT bytes in all."""
+    """(name, Digest or Link, inside) of every file of the bot's identity, in name order, hashed
+    as they stream by (kdtourney.external.digests); a name is the path relative to the bot's
+    folder (`../lib/x.jar` outside it), so a copy of the folder elsewhere is the same bot;
+    inside: whether it lies in the folder. Unreadable (one line) for a file that is not a
+    regular one, or past the organiser's bounds (kdtourney.external.files.submission_limits:
+    entries of each folder read, bytes in all)."""
     folder = Path(program.cwd)
-    real = folder.resolve()
+    resolved = real(folder)
+    limit = submission_limits()[1]
     named = None if program.own_folder else [
         os.path.relpath(os.path.abspath(p), os.path.abspath(folder)) for p in own_paths(program)]
-    found = [(name, data, True) for name, data in read_tree(folder, FILES_LIMIT, named)]
-    left, seen = FILES_LIMIT - sum(len(d) for _, d, _ in found if not isinstance(d, Link)), set()
+    found = [(name, data, True) for name, data in hashed_tree(folder, limit, named)]
+    left, seen = limit - sum(d.size for _, d, _ in found if isinstance(d, Digest)), set()
     for root in run_paths(program):  # what the command runs outside its folder
         if inside(root, folder) or not root.exists():
             continue
-        base = os.path.relpath(root.resolve(), real)
-        pairs = read_tree(root, left) if root.is_dir() else [("", read_file(root, left))]
+        base = os.path.relpath(real(root), resolved)
+        pairs = hashed_tree(root, left) if root.is_dir() else [("", hash_file(root, left))]
         for name, data in pairs:
             name = os.path.normpath(os.path.join(base, name))
             if name not in seen:
                 seen.add(name)
                 found.append((name, data, False))
-                left -= 0 if isinstance(data, Link) else len(data)
-    if left < 0:
-        raise Unreadable(f"{program.origin}: the bot's files hold more than the "
-                         f"{FILES_LIMIT >> 30} GiB kdtourney reads of them")
+                left -= data.size if isinstance(data, Digest) else 0
     return sorted(found, key=lambda entry: entry[0])
 
 
@@ -142,17 +141,19 @@ class FilesChanged(UserError):
 
 
 def snapshot(program: Program) -> str:
-    """A folder holding the bot's files inside its folder as `program_files` reads them now (its
+    """A folder holding the bot's files inside its folder as `program_files` hashes them now (its
     links as links, their permissions as they are), made once per content under the private
     folder's `snapshots/` and named by the digest of all its files; what its sandbox shows in
-    place of its folder. A program pinned to a digest (`Program.files_sha256`) gets the copy of
-    that digest, made when its files were hashed on this machine, or else FilesChanged when they
-    now differ. Unreadable for a link leading out of the folder (the sandbox would not show where
-    it leads)."""
+    place of its folder. Copied as they stream (bounded memory, holes kept as holes: a sparse
+    file costs what it holds); each use marks it used (`prune_snapshots`). A program pinned to a
+    digest (`Program.files_sha256`) gets the copy of that digest, made when its files were hashed
+    on this machine, or else FilesChanged when they now differ (or change while copied).
+    Unreadable for a link leading out of the folder (the sandbox would not show where it
+    leads)."""
     base = private.folder("snapshots")
     pinned = program.files_sha256
     if pinned and os.path.isdir(os.path.join(base, pinned[:32])):
-        return os.path.join(base, pinned[:32])
+        return _used(os.path.join(base, pinned[:32]))
     files = program_files(program)
     digest = files_sha256((name, data) for name, data, _ in files)
     if pinned and digest != pinned:
@@ -160,28 +161,12 @@ def snapshot(program: Program) -> str:
                            f"(files digest {digest[:12]} now, {pinned[:12]} recorded)")
     folder = os.path.join(base, digest[:32])
     if os.path.isdir(folder):
-        return folder
+        return _used(folder)
     partial = tempfile.mkdtemp(prefix=f".{digest[:32]}-", dir=base)
     try:
         for name, data, own in files:
-            if not own:
-                continue
-            path = os.path.join(partial, name)
-            for above in reversed(Path(name).parents[:-1]):
-                if not os.path.isdir(os.path.join(partial, above)):
-                    os.mkdir(os.path.join(partial, above))
-                    os.chmod(os.path.join(partial, above), _mode(program, above, 0o755))
-            if isinstance(data, Link):
-                if data.leads_to(name) is None:
-                    raise Unreadable(f"{os.path.join(program.cwd, name)} is a link leading out "
-                                     f"of the bot's folder (to {data.target}): its sandbox shows "
-                                     "it its own files only")
-                os.symlink(data.target, path)
-                continue
-            fd = private.open_file(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-            with os.fdopen(fd, "wb") as f:
-                os.fchmod(fd, _mode(program, name, 0o600))
-                f.write(data)
+            if own:
+                _copy(program, partial, name, data)
         os.chmod(partial, _mode(program, ".", 0o755))
         try:
             os.rename(partial, folder)  # atomic: another worker may have won the race
@@ -190,4 +175,57 @@ def snapshot(program: Program) -> str:
                 raise
     finally:
         shutil.rmtree(partial, ignore_errors=True)
+    return _used(folder)
+
+
+def _copy(program: Program, partial: str, name: str, data) -> None:
+    """Copy the bot's file or link `name` (hashed as `data`) into `partial`."""
+    path = os.path.join(partial, name)
+    for above in reversed(Path(name).parents[:-1]):
+        if not os.path.isdir(os.path.join(partial, above)):
+            os.mkdir(os.path.join(partial, above))
+            os.chmod(os.path.join(partial, above), _mode(program, above, 0o755))
+    if isinstance(data, Link):
+        if data.leads_to(name) is None:
+            raise Unreadable(f"{os.path.join(program.cwd, name)} is a link leading out of the "
+                             f"bot's folder (to {data.target}): its sandbox shows it its own "
+                             "files only")
+        os.symlink(data.target, path)
+        return
+    source = open_beneath(program.cwd, name)
+    out = private.open_file(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    try:
+        os.fchmod(out, _mode(program, name, 0o600))
+        copied = copy_fd(source, out, os.path.join(program.cwd, name), data.size)
+    finally:
+        os.close(source)
+        os.close(out)
+    if copied != data:
+        raise FilesChanged(f"{program.origin}: its file {name} changed while kdtourney copied "
+                           "it (try again once the bot's files are settled)")
+
+
+def _used(folder: str) -> str:
+    """Mark the snapshot `folder` used now (its mtime), for `prune_snapshots`."""
+    with contextlib.suppress(OSError):
+        os.utime(folder)
     return folder
+
+
+def prune_snapshots(keep=(), days: float = SNAPSHOT_DAYS) -> list[str]:
+    """Remove the snapshots not used for `days` (`snapshot` marks a use) whose files digest is
+    not in `keep` (those a stored tournament still plays); the names removed. A snapshot removed
+    is made again from the bot's files while they are unchanged (else FilesChanged)."""
+    base = private.folder("snapshots")
+    keep = {digest[:32] for digest in keep if digest}
+    old = time.time() - days * 86400
+    removed = []
+    with os.scandir(base) as entries:
+        for entry in entries:
+            if entry.name in keep or not entry.is_dir(follow_symlinks=False):
+                continue
+            with contextlib.suppress(OSError):  # another process's use meanwhile: kept
+                if entry.stat(follow_symlinks=False).st_mtime < old:
+                    shutil.rmtree(entry.path)
+                    removed.append(entry.name)
+    return removed

@@ -4,8 +4,9 @@ they refuse, under `--sandbox`, where a bot's code runs nowhere but in its sandb
 
 Each module gets a process of its own, `kdtourney list-bots --sources FILE [SPEC...]`
 (kdtourney.registry.serve.list_bots), given only that module's own files, as a sandboxed served bot
-gets them, and sandboxed as one; all are started at once. Each answers one line, a JSON object
-`{"type": "listing", ...}`, within the start-up timeout, and exits. What a module does at import
+gets them, and sandboxed as one; a few at once (`at_once`: by cores and memory). Each answers one
+line, a JSON object `{"type": "listing", ...}`, within the start-up timeout of its own start, and
+exits (one late is asked once more, alone). What a module does at import
 (read its standard input, hang, exit, print) cannot hold the harness: its input is closed, what it
 prints goes to its stderr, and one that does not answer in time, or answers something else, is
 reported with what went wrong and its last stderr lines.
@@ -21,6 +22,7 @@ from kdtourney.external.pool import ProcessPool
 from kdtourney.external.process import BotFailure, BotProcess, BotTimeout, ProcessSettings
 
 LISTING = "listing"  # the message a module's listing answers with, and what it is asked for
+LISTING_MIB = 256    # memory a listing may take (a Python importing kdtourney holds ~70 MiB)
 
 
 def listing_program(sources_file: str, specs=()) -> Program:
@@ -31,42 +33,74 @@ def listing_program(sources_file: str, specs=()) -> Program:
                    reads=(sources_file,))
 
 
-def list_modules(requests: dict, settings: ProcessSettings) -> dict:
-    """Ask every module of `requests` ({key: (its files as registry.encode_sources text, the
-    specs to check)}), each in a process of its own in `settings.sandbox`, all at once, within
-    `settings.startup_timeout` seconds: {key: its listing message, or {"error": one line}}."""
-    pool = ProcessPool(settings)  # for its temporary folder, where the files are given
-    answers, processes = {}, {}
+def at_once() -> int:
+    """How many listings run at once: one per core, as many as the memory available holds at
+    LISTING_MIB each, at least one."""
     try:
-        for n, (key, (text, specs)) in enumerate(requests.items()):
-            process = BotProcess(listing_program(pool.file(f"listing-{n}.json", text), specs),
-                                 settings)
-            try:
-                process.spawn()
-                process.proc.stdin.close()  # a module reading its input at import gets nothing
-                processes[key] = process
-            except BotFailure as exc:
-                answers[key] = {"error": _failed(exc)}
-        for key, process in processes.items():
-            process.allowed = settings.startup_timeout
-            try:
-                answer = process.receive(process.started_at + settings.startup_timeout, LISTING)
-            except BotTimeout as exc:
-                exc.args = (f"did not list its bots within the start-up timeout of "
-                            f"{settings.startup_timeout:g} s",)
-                answers[key] = {"error": _failed(exc)}
-                continue
-            except BotFailure as exc:
-                answers[key] = {"error": _failed(exc)}
-                continue
-            answers[key] = answer if answer["type"] == LISTING else {
-                "error": f"listing its bots in a sandbox: it answered {answer['type']!r}, not "
-                         "the listing"}
+        with open("/proc/meminfo", encoding="ascii") as f:
+            available = next(int(line.split()[1]) >> 10 for line in f
+                             if line.startswith("MemAvailable:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        available = LISTING_MIB
+    return max(1, min(os.cpu_count() or 1, available // LISTING_MIB))
+
+
+def list_modules(requests: dict, settings: ProcessSettings, parallel: int | None = None) -> dict:
+    """Ask every module of `requests` ({key: (its files as registry.encode_sources text, the
+    specs to check)}), each in a process of its own in `settings.sandbox`, `parallel` at a time
+    (`at_once`), each within `settings.startup_timeout` seconds of its own start: {key: its
+    listing message, or {"error": one line}}. One that did not answer in time is asked once
+    more, alone (a machine under load, not the module, may have held it)."""
+    pool = ProcessPool(settings)  # for its temporary folder, where the files are given
+    files = {key: (pool.file(f"listing-{n}.json", text), specs)
+             for n, (key, (text, specs)) in enumerate(requests.items())}
+    try:
+        answers = _window(files, settings, parallel or at_once())
+        late = [key for key, answer in answers.items() if answer.get("late")]
+        answers.update(_window({key: files[key] for key in late}, settings, 1))
     finally:
-        for process in processes.values():
-            process.stop(grace=1.0)
         pool.close()
+    return {key: {k: v for k, v in answers[key].items() if k != "late"} for key in requests}
+
+
+def _window(files: dict, settings: ProcessSettings, parallel: int) -> dict:
+    """The answers of `list_modules` for `files` ({key: (sources file, specs)}), at most
+    `parallel` processes alive at a time, each answered (or stopped) in the order started."""
+    answers, running = {}, {}
+    todo = list(files)
+    try:
+        while todo or running:
+            while todo and len(running) < parallel:
+                key = todo.pop(0)
+                process = BotProcess(listing_program(*files[key]), settings)
+                try:
+                    process.spawn()
+                    process.proc.stdin.close()  # a module reading its input at import: nothing
+                    running[key] = process
+                except BotFailure as exc:
+                    answers[key] = {"error": _failed(exc)}
+            if running:
+                key = next(iter(running))
+                answers[key] = _answer(running[key], settings.startup_timeout)
+                running.pop(key).stop(grace=1.0)
+    finally:
+        for process in running.values():
+            process.stop(grace=1.0)
     return answers
+
+
+def _answer(process: BotProcess, timeout: float) -> dict:
+    process.allowed = timeout
+    try:
+        answer = process.receive(process.started_at + timeout, LISTING)
+    except BotTimeout as exc:
+        exc.args = (f"did not list its bots within the start-up timeout of {timeout:g} s",)
+        return {"error": _failed(exc), "late": True}
+    except BotFailure as exc:
+        return {"error": _failed(exc)}
+    return answer if answer["type"] == LISTING else {
+        "error": f"listing its bots in a sandbox: it answered {answer['type']!r}, not the "
+                 "listing"}
 
 
 def _failed(exc: BotFailure) -> str:
@@ -75,4 +109,4 @@ def _failed(exc: BotFailure) -> str:
         f" (stderr: {' | '.join(stderr)})" if stderr else "")
 
 
-__all__ = ["list_modules", "listing_program", "LISTING"]
+__all__ = ["list_modules", "listing_program", "at_once", "LISTING", "LISTING_MIB"]

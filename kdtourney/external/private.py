@@ -34,7 +34,9 @@ def folder(*sub: str) -> str:
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() \
                 or info.st_mode & 0o077:
             raise NotPrivate(f"{path} should be a folder of {os.geteuid()}'s only (mode 0700), "
-                             f"kdtourney's private temporary folder, but is not: remove it")
+                             "kdtourney's private temporary folder, but is not (another user may "
+                             "have made it first): remove it, or set TMPDIR to a folder of your "
+                             "own")
     return paths[-1]
 
 

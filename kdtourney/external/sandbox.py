@@ -6,10 +6,11 @@
     Confinement    one process's sandbox: `argv` (bwrap's command, its cgroup made), `freeze`,
                    `thaw`, `end_game` (kill all the bot started), `kill`, `out_of_memory`,
                    `hit_process_limit`, `release`
-    Limits         memory, processes, output and CPUs of a bot process
-    refusal        why a sandbox does not run a program: what it names lies beyond its view
-    bwrap_path     bwrap's path, or SandboxError saying what to install; missing_limits and
-                   weaker_limits_line: what this machine cannot enforce
+    Limits         memory, processes, output and CPUs of a bot process; `own_uid`: as root, a
+                   uid no other live sandbox of the machine has (locks in UID_FOLDER)
+    refusal        why a sandbox does not run a program (what it names lies beyond its view);
+                   bwrap_path: bwrap's path, or SandboxError saying what to install;
+                   missing_limits, weaker_limits_line: what this machine cannot enforce
     SandboxError   no sandbox on this machine (a UserError); Refused: a program it does not run
                    (a UserError and an OSError, as a process that cannot start)
 """
@@ -21,7 +22,9 @@ import fcntl
 import glob
 import os
 import shutil
+import stat
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import PurePath
 
@@ -47,7 +50,12 @@ NUMBA_COPY_FROM = "/run/kdtourney-numba"
 # who the bots are when kdtourney runs as root: one uid and gid per live sandbox on the machine,
 # from a range no account uses (systemd leaves 0x70000000 to 0x7ffdffff unused)
 SANDBOX_UIDS = range(2_000_000_000, 2_000_000_000 + 65536)
+# the bot's TMPDIR: not /tmp, where the harness's private folder (of its uid, which a bot not run
+# as root shares) is shown for the files it gives, made 0755 by bwrap
+BOT_TMPDIR = "/tmp/tmp"
+UID_FOLDER = "/run/kdtourney-uids"  # their locks: one folder for the machine (not in TMPDIR)
 SECCOMP_FD = 3               # where bwrap reads the system call filter
+ARGS_FD = 4                  # and its options
 ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")  # for setpriv only, which drops them all
 
 
@@ -70,6 +78,8 @@ def bwrap_path() -> str:
                            f"it, e.g. `{INSTALL_HINT}`")
     try:
         syscalls.program_file()
+    except private.NotPrivate:
+        raise  # its own line: the private folder is taken
     except (ImportError, OSError) as exc:
         raise SandboxError(f"--sandbox needs libseccomp for its system call filter, which is not "
                            f"there ({exc}): {syscalls.INSTALL_HINT}") from None
@@ -90,11 +100,12 @@ def _as_bot(uid: int) -> list[str]:
             "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"]
 
 
-def _own_uid() -> tuple[int, int]:
+def own_uid() -> tuple[int, int]:
     """(a uid of SANDBOX_UIDS no other live sandbox of this machine has, the descriptor holding
-    it): the first slot of the private folder whose lock no process holds, held until the
-    descriptor is closed (or its process ends)."""
-    folder = private.folder("uids")
+    it), as root: the first slot of UID_FOLDER whose lock no process holds, held until the
+    descriptor is closed (or its process ends). UID_FOLDER is one for the machine, whatever the
+    temporary folder (a TMPDIR, systemd's PrivateTmp)."""
+    folder = uid_folder()
     for slot, uid in enumerate(SANDBOX_UIDS):
         fd = private.open_file(os.path.join(folder, str(slot)))
         try:
@@ -104,6 +115,20 @@ def _own_uid() -> tuple[int, int]:
             continue
         return uid, fd
     raise SandboxError(f"--sandbox: all {len(SANDBOX_UIDS)} users of the sandboxes are taken")
+
+
+def uid_folder() -> str:
+    """UID_FOLDER, made if missing (root's alone, mode 0700); SandboxError when it is not."""
+    try:
+        os.makedirs(UID_FOLDER, 0o700, exist_ok=True)
+        info = os.lstat(UID_FOLDER)
+    except OSError as exc:
+        raise SandboxError(f"--sandbox as root keeps its users' locks in {UID_FOLDER}, which "
+                           f"cannot be made ({exc.strerror})") from None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o077:
+        raise SandboxError(f"{UID_FOLDER} should be a folder of root's only (mode 0700), where "
+                           "--sandbox keeps its users' locks, but is not: remove it")
+    return UID_FOLDER
 
 
 def refusal(program: Program, allowed=()) -> str | None:
@@ -221,6 +246,14 @@ def sandbox_processes(pid: int, members) -> set[int]:
     return {pid, *init, *bot}
 
 
+def _options_file(options: list[str]) -> str:
+    """A file of the private folder holding bwrap's `options`, NUL-separated (`--args`)."""
+    fd, path = tempfile.mkstemp(prefix="bwrap-", dir=private.folder("sandboxes"))
+    with os.fdopen(fd, "wb") as f:
+        f.write(b"".join(o.encode("utf-8", "surrogateescape") + b"\0" for o in options))
+    return path
+
+
 def _depth(path: str) -> int:
     return len(path.rstrip(os.sep).split(os.sep))
 
@@ -288,9 +321,10 @@ class Confinement:
                    "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                    "--cap-drop", "ALL", *keep, "--seccomp", str(SECCOMP_FD), "--clearenv",
                    "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME",
-                   "/tmp", "--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8",
+                   "/tmp", "--setenv", "TMPDIR", BOT_TMPDIR, "--setenv", "LANG", "C.UTF-8",
                    "--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", memory,
-                   "--tmpfs", "/dev/shm", "--perms", "1777", "--size", memory, "--tmpfs", "/tmp"]
+                   "--tmpfs", "/dev/shm", "--perms", "1777", "--size", memory, "--tmpfs", "/tmp",
+                   "--perms", "1777", "--dir", BOT_TMPDIR]
         for path in SYSTEM_DIRS:
             command += ["--ro-bind", path, path]
         for path in SYSTEM_LINKS:
@@ -318,7 +352,7 @@ class Confinement:
         # processes (its own as root, those of its user namespace otherwise), not the harness's
         nproc = [] if bounded else [_util("prlimit"), f"--nproc={limits.processes}", "--"]
         if os.geteuid() == 0:
-            self.uid, self._uid_lock = _own_uid()
+            self.uid, self._uid_lock = own_uid()
         run = [*_as_bot(self.uid), *nproc, self._program_path(), *self.program.command[1:]]
         if self.served:  # copied before the bot is who it is, then made its own to use
             command += ["--", "/bin/sh", "-c", f"cp -R {NUMBA_COPY_FROM} /tmp/numba 2>/dev/null; "
@@ -328,14 +362,18 @@ class Confinement:
         # bwrap starts with an empty environment: the sandbox's init (its pid 1, which the bot
         # can read) is a bwrap process and keeps what bwrap was started with. The shell joins
         # the cgroup (nothing escapes it) and opens the filter for bwrap, then becomes bwrap.
+        # bwrap's options come from a file (removed once open), so that the sandbox's pid 1,
+        # whose command line a bot reads, shows no host path of the harness: `bwrap --args 4 --
+        # COMMAND`, the bot's own command
         files = [] if self.cgroup is None else self.cgroup.procs_files()
-        join = "".join(f'echo $$ > "${i + 2}" && ' for i in range(len(files)))
+        join = "".join(f'echo $$ > "${i + 3}" && ' for i in range(len(files)))
         launch = ["env", "-i", "PATH=/usr/bin:/bin", "/bin/sh", "-c",
-                  f'{join}exec {SECCOMP_FD}< "$1" && shift {len(files) + 1} && exec "$@"', "sh",
-                  syscalls.program_file(), *files]
+                  f'{join}exec {SECCOMP_FD}< "$1" {ARGS_FD}< "$2" && rm -f -- "$2" && '
+                  f'shift {len(files) + 2} && exec "$@"', "sh",
+                  syscalls.program_file(), _options_file(command[1:command.index("--")]), *files]
         if self.cgroup is None or not self.cgroup.bounds(cgroups.MEMORY):
             launch += ["prlimit", f"--data={memory}", "--"]
-        return [*launch, *command]
+        return [*launch, bwrap, "--args", str(ARGS_FD), *command[command.index("--"):]]
 
     def _program_path(self) -> str:
         """The program to run: as written, or, for an absolute path that reaches the system
@@ -451,6 +489,7 @@ class Confinement:
 
 
 __all__ = ["Sandbox", "Limits", "Confinement", "SandboxError", "Refused", "refusal", "bwrap_path",
+           "own_uid", "uid_folder", "UID_FOLDER",
            "sandbox_processes", "INSTALL_HINT",
            "DEFAULT_MEMORY_MIB", "DEFAULT_PROCESSES", "DEFAULT_OUTPUT_MIB", "DEFAULT_CPUS",
            "missing_limits", "weaker_limits_line"]

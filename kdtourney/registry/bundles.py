@@ -3,6 +3,7 @@
     Sources         {bots folder: {name: bytes}} and each folder module's own files (`Bundle`):
                     `source_files`, `own_files`, `own_named` (what its identity hashes), `drop`
     declared_files  the paths a module lists in KDTOURNEY_FILES, read without running it
+    parse_source    a module's syntax tree, within bounds (SOURCE_LIMIT bytes, Python's depth)
     bundle_files    those paths' files, read as a submission is; ValueError (one line) for a path
                     outside the folder or missing, a link leading out, over BUNDLE_LIMIT bytes
     unlisted_sibling  why a module importing a module beside it that it does not list is broken
@@ -21,26 +22,48 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kdtourney.external import private
-from kdtourney.external.files import Link, Unreadable, files_sha256, layout, left_out, read_tree
+from kdtourney.external.files import (Link, Unreadable, files_sha256, inside, layout, left_out,
+                                      read_tree)
 
 FILES_VAR = "KDTOURNEY_FILES"   # a folder bot module's list of the files it needs beside it
 BUNDLE_LIMIT = 64 << 20         # bytes a folder bot's files may hold (they travel to every worker)
+SOURCE_LIMIT = 4 << 20          # bytes of a module's source that kdtourney parses
+
+
+class TooDeep(ValueError):
+    """A module kdtourney does not parse: over SOURCE_LIMIT, or nesting deeper than Python's
+    parser goes (one line)."""
+
+
+def parse_source(source: str) -> ast.Module | None:
+    """The syntax tree of a module's source; None for a syntax error (importing the module
+    reports it); TooDeep for a source over SOURCE_LIMIT bytes or nesting deeper than Python's
+    parser and its tree go (`X = 1+1+...+1`): RecursionError there is checked, not a crash."""
+    if len(source) > SOURCE_LIMIT:
+        raise TooDeep(f"its source holds {len(source) / (1 << 20):.1f} MiB, over the "
+                      f"{SOURCE_LIMIT >> 20} MiB kdtourney parses of a module (put data in "
+                      f"files it lists in {FILES_VAR})")
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    except (RecursionError, MemoryError):
+        raise TooDeep("its code nests deeper than kdtourney parses (Python's recursion limit)") \
+            from None
 
 
 def declared_files(source: str) -> list[str]:
     """The paths a folder bot module lists in `KDTOURNEY_FILES = [...]` (a top-level assignment
-    of a list of strings, read from the source without running it); [] without one. ValueError
-    for a value that is not such a list."""
-    try:
-        body = ast.parse(source).body
-    except (SyntaxError, ValueError):
-        return []  # importing the module reports it
-    for node in body:
+    of a list of strings, read from the source without running it); [] without one (or for a
+    syntax error: importing the module reports it). ValueError for a value that is not such a
+    list, TooDeep for a module not parsed (`parse_source`)."""
+    parsed = parse_source(source)
+    for node in parsed.body if parsed is not None else ():
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == FILES_VAR
                                                 for t in node.targets):
             try:
                 value = ast.literal_eval(node.value)
-            except ValueError:
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 value = None
             if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
                 raise ValueError(f"{FILES_VAR} must be a list of paths written out, e.g. "
@@ -88,14 +111,11 @@ def bundle_files(folder: Path, paths, what: str = FILES_VAR) -> dict[str, bytes]
 
 def _named(folder: Path, paths, what: str) -> list[str]:
     """The listed paths, normalised; ValueError for one outside `folder` or missing."""
-    root = folder.resolve()
     named = []
     for rel in paths:
         path = folder / rel
-        try:
-            path.resolve().relative_to(root)
-        except ValueError:
-            raise ValueError(f"{what}: {rel!r} is outside the bot's folder") from None
+        if not inside(path, folder):
+            raise ValueError(f"{what}: {rel!r} is outside the bot's folder")
         if not path.exists():
             raise ValueError(f"{what}: {rel!r} does not exist in {folder}")
         named.append(os.path.normpath(rel))
@@ -103,10 +123,13 @@ def _named(folder: Path, paths, what: str) -> list[str]:
 
 
 def _imported(source: str) -> set[str]:
-    """The top-level names a module imports by absolute `import` statements (anywhere in it)."""
+    """The top-level names a module imports by absolute `import` statements (anywhere in it);
+    none for a module not parsed."""
     try:
-        parsed = ast.parse(source)
-    except (SyntaxError, ValueError):
+        parsed = parse_source(source)
+    except TooDeep:
+        parsed = None
+    if parsed is None:
         return set()
     names = set()
     for node in ast.walk(parsed):
@@ -230,6 +253,6 @@ def unpacked(names: dict) -> Path:
     return folder
 
 
-__all__ = ["Sources", "Bundle", "declared_files", "bundle_files", "unlisted_sibling",
+__all__ = ["Sources", "Bundle", "declared_files", "parse_source", "TooDeep", "SOURCE_LIMIT", "bundle_files", "unlisted_sibling",
            "encode_sources", "decode_sources", "sources_digest", "unpacked", "FILES_VAR",
            "BUNDLE_LIMIT"]

@@ -7,12 +7,13 @@
                      parameters, and for a bot in its own process its Program
     DuplicateBotError  two bots with one name (a UserError)
     where            where a bot is defined, for a message
-    BUILTIN_MODULES, ENTRY_POINT_GROUP, BUILT_IN
+    BUILTIN_MODULES, ENTRY_POINT_GROUP, BUILT_IN, MODULES_PER_SUBMISSION
 
 Where bots come from, which files are bots and what a name clash does: docs/bots.md, "How
 kdtourney finds bots".
 """
 
+import difflib
 import importlib
 import inspect
 import os
@@ -38,6 +39,7 @@ BUILTIN_MODULES = ("kdtourney.bots.random_bot", "kdtourney.bots.greedy", "kdtour
                    "kdtourney.bots.mcts", "kdtourney.bots.expectimax",
                    "kdtourney.bots.value_greedy", "kdtourney.bots.heuristic")
 ENTRY_POINT_GROUP = "kdtourney.bots"
+MODULES_PER_SUBMISSION = 8  # bot modules of one bot's subfolder (each listed in a sandbox)
 BUILT_IN = "built-in"
 
 
@@ -128,7 +130,9 @@ class Catalog:
     def unknown_bot(self, name: str) -> str:
         """Why no bot is named `name` (one line): the broken module of that name, or the bots
         there are."""
-        text = f"unknown bot {name!r}; available: {', '.join(sorted(self.bots)) or 'none'}"
+        near = difflib.get_close_matches(name, self.bots, n=1)  # a typo: the nearest name
+        text = (f"unknown bot {name!r}" + (f" (did you mean {near[0]!r}?)" if near else "")
+                + f"; available: {', '.join(sorted(self.bots)) or 'none'}")
         broken = self._broken_by_stem.get(name)
         if broken is not None and broken.refused:
             return f"{broken.origin} is {broken.error}"
@@ -206,6 +210,11 @@ class Catalog:
         helpers = [p.name for p in modules if p.name.startswith(("_", "."))]
         bots = [p for p in modules if p.name not in helpers and p.name not in scripts
                 and p.name not in NOT_BOT_MODULES]
+        if prefix and len(bots) > MODULES_PER_SUBMISSION:  # one note, not a listing each
+            self.add_broken(here.rstrip("/"), f"refused: a bot's folder holds {len(bots)} bot "
+                            f"modules, more than the {MODULES_PER_SUBMISSION} kdtourney takes of "
+                            "one submission", prefix.rstrip("/"), refused=True)
+            modules = bots = []
         # at the top of a bots folder, what a bot there may not name under --sandbox (in a
         # bot's subfolder, everything is the bot's)
         others = [] if prefix else [*tomls, *bots, *subfolders]
@@ -460,4 +469,5 @@ class _ModuleFolder:
 
 
 __all__ = ["Catalog", "BotInfo", "BrokenModule", "DuplicateBotError", "where",
-           "installed_entry_points", "BUILTIN_MODULES", "ENTRY_POINT_GROUP", "BUILT_IN"]
+           "installed_entry_points", "BUILTIN_MODULES", "ENTRY_POINT_GROUP", "BUILT_IN",
+           "MODULES_PER_SUBMISSION"]

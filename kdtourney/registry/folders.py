@@ -15,7 +15,7 @@ from pathlib import Path
 from kdtourney.errors import UserError
 from kdtourney.external import load_toml
 from kdtourney.external.files import is_run_folder, left_out, read_file
-from kdtourney.registry.bundles import BUNDLE_LIMIT, declared_files
+from kdtourney.registry.bundles import BUNDLE_LIMIT, TooDeep, declared_files, parse_source
 
 NOT_BOT_MODULES = ("setup.py", "build.py", "conftest.py")  # build and test scripts
 ENV_VAR = "KDTOURNEY_BOTS_DIR"
@@ -119,11 +119,11 @@ def names_read(source: str) -> list[str]:
     for that message only; what a module defines is learned by running it (or asking it in a
     sandbox)."""
     try:
-        body = ast.parse(source).body
-    except (SyntaxError, ValueError):
-        return []
+        parsed = parse_source(source)
+    except TooDeep:
+        parsed = None
     names = []
-    for node in body:
+    for node in parsed.body if parsed is not None else ():
         if isinstance(node, ast.ClassDef):
             found = [s.value.value for s in node.body if isinstance(s, ast.Assign)
                      and any(isinstance(t, ast.Name) and t.id == "name" for t in s.targets)

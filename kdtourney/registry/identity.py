@@ -82,7 +82,8 @@ def package_sha256(cls: type) -> str:
     paths = getattr(top, "__path__", None)
     if paths:
         return files_sha256([(f"{i}/{path.relative_to(p).as_posix()}", path.read_bytes())
-                             for i, p in enumerate(map(Path, paths)) for path in tree(p)])
+                             for i, p in enumerate(map(Path, paths))
+                             for path in tree(p, files=None)])  # installed: not bounded
     path = Path(top.__file__)
     return files_sha256([(path.name, path.read_bytes())])
 

@@ -1,11 +1,15 @@
 """Bot modules that run in a sandbox only (--sandbox): what they define and which parameter
 values they refuse, asked there (kdtourney.external.listing) and kept.
 
-    SandboxQuestions  `ask` modules for their listings, `note` the refusals of a listing,
+    SandboxQuestions  `ask` modules for their listings (a module whose files did not change
+                      is not asked again in this process), `note` the refusals of a listing,
                       `check` entrants in one round, `check_one` (EntrantError for a refusal)
     read_listing      the bots and errors of one module's listing, None if it is malformed
     clip              a text a listing gave, on one line, at most TEXT_LIMIT characters
 """
+
+import hashlib
+import json
 
 from kdtourney.external import ProcessSettings, Sandbox
 from kdtourney.external.listing import list_modules
@@ -13,6 +17,8 @@ from kdtourney.registry.bundles import encode_sources
 from kdtourney.registry.entrants import EntrantError
 
 TEXT_LIMIT = 500                # characters kept of a text a module's listing gives (an error)
+LISTED_KEPT = 1000              # listings kept in this process (of modules whose files are the same)
+_LISTED: dict[str, dict] = {}   # {`SandboxQuestions._key`: its listing}: not asked again
 
 
 def clip(text: str) -> str:
@@ -52,8 +58,22 @@ class SandboxQuestions:
         the entrants of its bots to check}), each in a sandbox given only its own files."""
         requests = {origin: (encode_sources(own_files(origin)), list(checked))
                     for origin, checked in specs.items()}
-        return list_modules(requests, ProcessSettings(startup_timeout=self.startup_timeout,
-                                                      sandbox=self.sandbox))
+        keys = {origin: self._key(origin, *request) for origin, request in requests.items()}
+        asked = {origin: request for origin, request in requests.items()
+                 if keys[origin] not in _LISTED}
+        answers = list_modules(asked, ProcessSettings(startup_timeout=self.startup_timeout,
+                                                      sandbox=self.sandbox)) if asked else {}
+        for origin, answer in answers.items():
+            if "error" not in answer:  # a failure is asked again (the load may have passed)
+                if len(_LISTED) >= LISTED_KEPT:
+                    _LISTED.clear()
+                _LISTED[keys[origin]] = answer
+        return {origin: answers.get(origin) or _LISTED[keys[origin]] for origin in requests}
+
+    def _key(self, origin: str, text: str, specs: list) -> str:
+        """What a listing answers from: the module, its files, the specs, the sandbox."""
+        return hashlib.sha256(json.dumps([origin, text, specs, repr(self.sandbox)])
+                              .encode("utf-8")).hexdigest()
 
     def note(self, answer: dict, specs) -> None:
         """Keep what a module's listing says of `specs`: the one-line error of a value it

@@ -22,8 +22,15 @@ import uuid
 from kdtourney import __version__, interrupts
 from kdtourney.service.backend import Finished, GameService
 from kdtourney.service.cluster import ALLOWED_FAILURES, distributed_module, limits_note
-from kdtourney.service.dask_worker import (WorkerError, collect_deaths, exit_now, play_batch,
-                                           progress, setup_worker, shipment_plugin)
+from kdtourney.service.dask_worker import (
+    WorkerError,
+    collect_deaths,
+    exit_now,
+    play_batch,
+    progress,
+    setup_worker,
+    shipment_plugin,
+)
 from kdtourney.service.forfeit import DONE, FAIL, hang_limit
 from kdtourney.tournament.definition import ArenaError, HarnessError, Tournament
 

@@ -11,11 +11,11 @@ process, kdtourney.service.local_worker, or a Dask worker, kdtourney.service.das
 from __future__ import annotations
 
 import collections
-from collections.abc import Callable
-from functools import partial
 import sys
 import warnings
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from kdtourney import interrupts
 from kdtourney.engine import Game, jit
@@ -83,7 +83,8 @@ def warm_up(tournament: Tournament, registry, touch=lambda: None, builtin_only=F
     while the first one compiles the rest of the search)."""
     warmed = set() if warmed is None else warmed
     steps: list[tuple[object, Callable[[], object]]]
-    steps = [(kernel_shape(spec), partial(warm_bots, tournament, registry, touch, builtin_only, [spec]))
+    steps = [(kernel_shape(spec),
+              partial(warm_bots, tournament, registry, touch, builtin_only, [spec]))
              for spec in kernel_specs(_warmed(tournament.specs, registry, builtin_only))]
     steps.append(("engine", warm_up_engine))
     if isolate or any(registry.program(spec) is not None for spec in tournament.specs):

@@ -15,8 +15,8 @@ import secrets
 from dataclasses import asdict, dataclass, field
 
 from kdtourney import errors
-from kdtourney.engine import Rules
 from kdtourney.bots.clock import TimeControl, parse_time_control
+from kdtourney.engine import Rules
 from kdtourney.registry import EntrantError
 from kdtourney.tournament import schedule
 
@@ -88,7 +88,7 @@ class Tournament:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Tournament":
+    def from_dict(cls, d: dict) -> Tournament:
         d = dict(d)
         for key in ("entrants", "specs", "players", "lineup"):
             if d.get(key) is not None:

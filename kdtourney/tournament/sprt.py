@@ -38,7 +38,7 @@ class SprtTest:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "SprtTest":
+    def from_dict(cls, d: dict) -> SprtTest:
         return cls(**d)
 
     def new(self) -> SPRT:
