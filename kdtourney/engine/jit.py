@@ -21,7 +21,7 @@ from numba.core.registry import CPUDispatcher
 
 from kdtourney.engine import jit_cache  # first: it checks Numba's version before any patch
 
-_HELD = set()  # the kernels whose compile lock this process holds
+_HELD: set = set()  # the kernels whose compile lock this process holds
 _WAITING = [True]  # False inside `busy_raises`
 _COMPILING = [0]  # KernelDispatcher.compile calls under way in this process
 BIG_FUNCTION = 1000  # instructions: LLVM does not inline a linked function this big (too costly)
@@ -115,7 +115,7 @@ def _optimize_kernel_module(library):
 
 
 if not jit_cache.PLAIN:
-    CPUCodeLibrary._optimize_final_module = _optimize_kernel_module
+    CPUCodeLibrary._optimize_final_module = _optimize_kernel_module  # type: ignore[method-assign]
 
 
 class KernelDispatcher(CPUDispatcher):

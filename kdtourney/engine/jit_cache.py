@@ -14,7 +14,6 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from numba.core import caching
 
@@ -120,9 +119,6 @@ def _digest(py_file) -> str:
 class _CompiledSourcesStamp:
     """For kdtourney's own functions only: the stamp also holds the digest of the sources compiled
     into the function (`compiled_sources` of its file)."""
-
-    if TYPE_CHECKING:  # what the Numba locator it is mixed into provides
-        def get_cache_path(self) -> str: ...
 
     @classmethod
     def from_function(cls, py_func, py_file):
