@@ -32,6 +32,12 @@ class Bot:
     def close(self) -> None:
         """Called once when the harness is done with this instance, after its last game."""
 
+    def kernel_parts(self) -> list:
+        """[(kernel, example arguments)]: Numba kernels the bot's decisions call (through its own),
+        callees first, that a warm-up may compile apart, in several processes at once
+        (kdtourney.engine.jit.precompile). Default: none (its decisions compile what they call)."""
+        return []
+
     @classmethod
     def description(cls) -> str:
         """The first line of the class docstring."""

@@ -195,6 +195,9 @@ class GreedyBot(TurnBot):
         super().__init__()
         self._fb = BK.plan_buffers()
 
+    def kernel_parts(self):
+        return BK.full_greedy_parts(self._work)
+
     def decide(self, view):
         bits, bbox, st = view.arrays
         plan = self._fb[0]

@@ -4,7 +4,8 @@ Built on the engine kernels (`kdtourney.engine.kernels`) and the placement keys 
 `bots.evaluation`. Exposes the greedy evaluation of a whole turn (`greedy_combos`,
 `fast_greedy_action`, `full_greedy_action`, `greedy_step`, `greedy_playout`), the playout
 policies (POLICY_*, `playout`), the result measures (MEASURE_*, `result_value`), the flat Monte
-Carlo (`mce_run`) and `work_buffers()` for their buffers. Keys, policies and buffers:
+Carlo (`mce_run`), `work_buffers()` for their buffers and `greedy_parts`, `full_greedy_parts`
+(what a warm-up may compile apart). Keys, policies and buffers:
 docs/internals.md.
 """
 
@@ -519,3 +520,35 @@ def mce_run(bits, bbox, st, me, places, claims, n_cand, start, count, policy, me
         playout(b, x, s, rng, policy, me, fb, kb, bb, sc, ac)
         sums[k] += result_value(b, x, s, me, measure, res, ranks)
         visits[k] += 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Warm-up: kernels compiled apart (kdtourney.engine.jit.precompile)
+
+
+def examples(work):
+    """Arguments of the kernels' types (bits, bbox, st, rng, a float64 tree array, kb, bb, sc, ac):
+    their sizes do not matter to the compiler."""
+    b = np.zeros((1, 1), dtype=np.int64)
+    return (b, b, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.uint64),
+            np.zeros((1, 1), dtype=np.float64), *work)
+
+
+def greedy_parts(work):
+    """(kernel, example arguments) of `greedy_step` and what it calls, callees first, as the search
+    kernels call them (a warm-up compiles them apart: Bot.kernel_parts); work: work_buffers()."""
+    b, x, s, rng, _, kb, bb, sc, ac = examples(work)
+    return [(_greedy_place, (b, x, s, 0, 0, rng, kb, sc, ac)),
+            (_greedy_claim, (b, x, s, 0, 0, rng, kb, sc, ac)),
+            (greedy_step, (b, x, s, rng, kb, bb, sc, ac)),
+            (result_value, (b, x, s, 0, 0, b, s))]
+
+
+def full_greedy_parts(work):
+    """(kernel, example arguments) of what `full_greedy_action` calls, callees first (Bot.
+    kernel_parts); work: work_buffers()."""
+    b, x, s, _, _, kb, bb, sc, ac = examples(work)
+    return [(prepare_frame, (b, x, 0, 0, b, 0)),
+            (scan_keys, (b, 0, 0, 0, False, 0, 0, b, 0, 0)),
+            (greedy_combos, (b, x, s, s, s, s, kb, bb, sc, ac)),
+            (claim_keys, (b, x, s, s, s, kb, bb, sc, ac))]

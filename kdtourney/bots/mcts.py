@@ -162,6 +162,9 @@ class MCTSBot(Bot):
             else:
                 self._net, self._evaluation = net.arrays, self.eval
 
+    def kernel_parts(self):
+        return SK.mcts_parts(self._work, self._hw, self._fb)
+
     def _root(self, view):
         """Make the tree's root this position: the subtree of the move played last when this is
         the decision it led to (and reuse allows), else an empty tree."""

@@ -1,16 +1,17 @@
 """Numba kernels of the tree searches (`expectimax`, `mcts`): arrays and ints in, arrays and ints out.
 
 Built on the greedy evaluation and the playouts of `kdtourney.bots.kernels` and on the engine
-kernels (state layout documented in `kdtourney.engine.kernels`).
+kernels (state layout documented in `kdtourney.engine.kernels`). `mcts_parts`: what a warm-up may
+compile apart.
 """
 
 import numpy as np
 
 from kdtourney.bots.heuristic_kernels import policy_action, policy_playout
 from kdtourney.bots.evaluation import S2_SHIFT, S_MASK, best_key, prepare_frame
-from kdtourney.bots.kernels import (KINGDOM_WIDTH, MEASURE_MARGIN, forget_kept, free_claims,
-                                    greedy_combos, greedy_playout, greedy_step, key_points,
-                                    result_value, work_buffers)
+from kdtourney.bots.kernels import (KINGDOM_WIDTH, MEASURE_MARGIN, examples, forget_kept,
+                                    free_claims, greedy_combos, greedy_parts, greedy_playout,
+                                    greedy_step, key_points, result_value, work_buffers)
 from kdtourney.bots.net_kernels import OUT_MARGIN, OUT_RATIO, net_buffers, net_value
 from kdtourney.engine.kernel_base import kernel
 from kdtourney.engine.kernels import (CLAIM_BASE, DISCARD, MAX_ACTIONS, PHASE_CLAIM, PHASE_OVER,
@@ -679,3 +680,16 @@ def best_final(bits, bbox, p, size, flags, discards, dominoes, k):
             best = v
             best_first = ac[0, at[0] - 1]
     return best, best_first
+
+
+def mcts_parts(work, hw, fb):
+    """(kernel, example arguments) of the big kernels `mcts_run` calls, callees first, as it calls
+    them with the greedy playouts (hw and fb None, MCTSBot's defaults: none otherwise); work:
+    work_buffers(). A warm-up compiles them apart (Bot.kernel_parts)."""
+    if hw is not None or fb is not None:
+        return []
+    b, x, s, rng, tf, *work = examples(work)
+    return [*greedy_parts(work), (greedy_playout, (b, x, s, rng, *work)),
+            (_played_out, (b, x, s, rng, 0, 0, None, None, *work, 0, b, s)),
+            (_expand_place, (b, x, s, 0, b, tf, s, s, s, s, *work)),
+            (_expand_claims, (b, x, s, 0, b, tf, s, s, *work))]

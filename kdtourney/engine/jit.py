@@ -5,6 +5,8 @@ without changing the code the kernels run: one specialisation per argument type,
 compiling a kernel while the others wait and load it (`compile_lock`, `busy_raises`,
 `KernelBusy`), and no second O3 pass over kernels already optimised. Why: docs/internals.md.
 With KDTOURNEY_PLAIN_NJIT=1 (`jit_cache.PLAIN`) none of this: plain `numba.njit(cache=True)`.
+`precompile`, `signature`, `in_cache`: a kernel compiled (or loaded) for example arguments'
+types, without running it.
 Where compiled kernels are cached: `kdtourney.engine.jit_cache`.
 """
 
@@ -13,7 +15,7 @@ import fcntl
 import re
 
 from llvmlite import binding as llvm
-from numba import njit, types
+from numba import njit, typeof, types
 from numba.core import config, sigutils
 from numba.core.codegen import CPUCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
@@ -183,3 +185,23 @@ def cached_jit(function, **options):
                                   targetoptions={"nopython": True, "boundscheck": None, **options})
     dispatcher.enable_caching()
     return dispatcher
+
+
+def precompile(kernel, examples: tuple) -> None:
+    """`kernel` compiled (or loaded from the cache) for the types of the arguments `examples`, as
+    if called with them, without running it: a warm-up compiles a kernel's callees apart, in other
+    processes, before the kernel (inside `busy_raises`, KernelBusy where another process compiles
+    one of them). Nothing without Numba (NUMBA_DISABLE_JIT)."""
+    if isinstance(kernel, CPUDispatcher):
+        kernel.compile(signature(examples))
+
+
+def signature(examples: tuple) -> tuple:
+    """The Numba types of the arguments `examples`, as a call with them would see them."""
+    return tuple(typeof(a) for a in examples)
+
+
+def in_cache(kernel) -> bool:
+    """Whether the cache holds compiled code of `kernel` (True without Numba: nothing to
+    compile)."""
+    return not isinstance(kernel, CPUDispatcher) or jit_cache.in_cache(kernel)

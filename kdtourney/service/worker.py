@@ -3,7 +3,8 @@ process, kdtourney.service.local_worker, or a Dask worker, kdtourney.service.das
 
     WorkerState     the registry built once from the command's sources, the bots of the entrants
                     it was told of (checked and warmed up once each), play(spec, forced)
-    warm_up, warm_bots, warm_bot, kernel_specs, kernel_shape    filling Numba's cache first
+    warm_up, warm_bots, warm_bot, kernel_specs, kernel_shape, kernel_parts
+                    filling Numba's cache first
     bot_factories, check_loaded     an entrant's bots, and its code checked against the store's
     main_module_hidden              start worker processes without the parent's __main__
 """
@@ -80,12 +81,15 @@ def warm_up(tournament: Tournament, registry, touch=lambda: None, builtin_only=F
     another worker, this one waits for the first of them. The bots come first: the engine's
     kernels are mostly those every bot's game needs anyway, and the other workers then start on
     other bots (whose kernels a search bot's playouts may call: a second worker compiles them
-    while the first one compiles the rest of the search)."""
+    while the first one compiles the rest of the search). Before them, the kernels the bots name
+    to be compiled apart (`kernel_parts`): several workers share out a big kernel's callees."""
     warmed = set() if warmed is None else warmed
     steps: list[tuple[object, Callable[[], object]]]
-    steps = [(kernel_shape(spec),
+    specs = kernel_specs(_warmed(tournament.specs, registry, builtin_only))
+    steps = kernel_parts(registry, builtin_only, specs)
+    steps += [(kernel_shape(spec),
               partial(warm_bots, tournament, registry, touch, builtin_only, [spec]))
-             for spec in kernel_specs(_warmed(tournament.specs, registry, builtin_only))]
+             for spec in specs]
     steps.append(("engine", warm_up_engine))
     if isolate or any(registry.program(spec) is not None for spec in tournament.specs):
         steps.append(("served", warm_up_served))
@@ -111,6 +115,32 @@ def warm_up(tournament: Tournament, registry, touch=lambda: None, builtin_only=F
                 break
         if busy is not None:
             busy.wait()
+
+
+def kernel_parts(registry, builtin_only: bool, specs) -> list:
+    """[(key, step)]: a step per kernel that the Python bots of `specs` name to compile apart
+    (Bot.kernel_parts) and that the cache lacks (jit.precompile), each once."""
+    steps: dict = {}
+    for spec in specs:
+        if registry.program(spec) is not None:  # a TOML bot: no code of ours to compile
+            continue
+        try:
+            if builtin_only and registry.bots[registry.resolve(spec).name].origin != BUILT_IN:
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # warm_bots shows them (or nobody's business)
+                parts = registry.create(spec).kernel_parts()
+        except KeyboardInterrupt:
+            if interrupts.from_ctrl_c():
+                raise
+            continue
+        except (Exception, SystemExit):  # a faulty bot shows its faults in the games
+            continue
+        for kernel, examples in parts:
+            key = ("part", kernel, jit.signature(examples))
+            if key not in steps and not jit.in_cache(kernel):
+                steps[key] = partial(jit.precompile, kernel, examples)
+    return list(steps.items())
 
 
 def _warmed(specs, registry, builtin_only: bool) -> tuple:
@@ -307,4 +337,4 @@ class main_module_hidden:
 
 
 __all__ = ["WorkerState", "bot_factories", "check_loaded", "warm_up", "warm_bots", "warm_bot",
-           "kernel_specs", "kernel_shape", "main_module_hidden", "WARM_DECISIONS"]
+           "kernel_specs", "kernel_shape", "kernel_parts", "main_module_hidden", "WARM_DECISIONS"]
