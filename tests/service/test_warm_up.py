@@ -144,3 +144,17 @@ def test_a_sandboxed_warm_up_warns_of_no_bot_nobody_entered(recwarn):
     entered = prepare(registry, bots="value-greedy,random", players=[2], games=2, seed=1)
     workers.warm_bots(entered, registry, builtin_only=True)
     assert any("value-greedy" in str(w.message) for w in recwarn)
+
+
+def test_the_warm_up_compiles_apart_each_part_the_bots_name_once_and_none_cached(monkeypatch):
+    """The big kernels the bots name (Bot.kernel_parts) are steps of their own, which several
+    workers share out: mcts at two iteration counts and greedy name each kernel once; none the
+    cache already holds (a later run does not even look at them)."""
+    registry = BotRegistry(env=False, cwd=False, entry_points=False)
+    specs = ["mcts:iterations=5", "mcts:iterations=7", "greedy", "random"]
+    named = [k for s in ("mcts", "greedy") for k, _ in registry.create(s).kernel_parts()]
+    monkeypatch.setattr(workers.jit, "in_cache", lambda kernel: False)
+    steps = workers.kernel_parts(registry, False, specs)
+    assert sorted(id(key[1]) for key, _ in steps) == sorted(id(k) for k in set(named))
+    monkeypatch.setattr(workers.jit, "in_cache", lambda kernel: True)
+    assert workers.kernel_parts(registry, False, specs) == []
