@@ -4,8 +4,8 @@ Built on the engine kernels (`kdtourney.engine.kernels`) and the placement keys 
 `bots.evaluation`. Exposes the greedy evaluation of a whole turn (`greedy_combos`,
 `fast_greedy_action`, `full_greedy_action`, `greedy_step`, `greedy_playout`), the playout
 policies (POLICY_*, `playout`), the result measures (MEASURE_*, `result_value`), the flat Monte
-Carlo (`mce_run`), `work_buffers()` for their buffers and `greedy_parts`, `full_greedy_parts`
-(what a warm-up may compile apart). Keys, policies and buffers:
+Carlo (`mce_run`), `work_buffers()` for their buffers and `greedy_parts`, `full_greedy_parts`,
+`evaluation_parts` (what a warm-up may compile apart). Keys, policies and buffers:
 docs/internals.md.
 """
 
@@ -535,20 +535,28 @@ def examples(work):
 
 
 def greedy_parts(work):
-    """(kernel, example arguments) of `greedy_step` and what it calls, callees first, as the search
+    """(kernel, example arguments) of `greedy_step` and what it calls, leaves first, as the search
     kernels call them (a warm-up compiles them apart: Bot.kernel_parts); work: work_buffers()."""
     b, x, s, rng, _, kb, bb, sc, ac = examples(work)
-    return [(_greedy_place, (b, x, s, 0, 0, rng, kb, sc, ac)),
+    return [*evaluation_parts(work), (apply_action, (b, x, s, 0)),
+            (result_value, (b, x, s, 0, 0, b, s)),
+            (_greedy_place, (b, x, s, 0, 0, rng, kb, sc, ac)),
             (_greedy_claim, (b, x, s, 0, 0, rng, kb, sc, ac)),
-            (greedy_step, (b, x, s, rng, kb, bb, sc, ac)),
-            (result_value, (b, x, s, 0, 0, b, s))]
+            (greedy_step, (b, x, s, rng, kb, bb, sc, ac))]
+
+
+def evaluation_parts(work):
+    """(kernel, example arguments) of the placement keys' kernels (`bots.evaluation`) the greedy
+    players call, leaves of their call graphs (Bot.kernel_parts); work: work_buffers()."""
+    b, x, _, _, _, _, _, sc, ac = examples(work)
+    return [(prepare_frame, (b, x, 0, 0, b, 0)),
+            (scan_keys, (b, 0, 0, 0, False, 0, 0, b, 0, 0)),
+            (best_key, (b, x, 0, 0, 0, False, 0, b, 0, 0, sc, ac, 0))]
 
 
 def full_greedy_parts(work):
-    """(kernel, example arguments) of what `full_greedy_action` calls, callees first (Bot.
+    """(kernel, example arguments) of what `full_greedy_action` calls, leaves first (Bot.
     kernel_parts); work: work_buffers()."""
     b, x, s, _, _, kb, bb, sc, ac = examples(work)
-    return [(prepare_frame, (b, x, 0, 0, b, 0)),
-            (scan_keys, (b, 0, 0, 0, False, 0, 0, b, 0, 0)),
-            (greedy_combos, (b, x, s, s, s, s, kb, bb, sc, ac)),
+    return [*evaluation_parts(work), (greedy_combos, (b, x, s, s, s, s, kb, bb, sc, ac)),
             (claim_keys, (b, x, s, s, s, kb, bb, sc, ac))]

@@ -683,7 +683,7 @@ def best_final(bits, bbox, p, size, flags, discards, dominoes, k):
 
 
 def mcts_parts(work, hw, fb):
-    """(kernel, example arguments) of the big kernels `mcts_run` calls, callees first, as it calls
+    """(kernel, example arguments) of the big kernels `mcts_run` calls, leaves first, as it calls
     them with the greedy playouts (hw and fb None, MCTSBot's defaults: none otherwise); work:
     work_buffers(). A warm-up compiles them apart (Bot.kernel_parts)."""
     if hw is not None or fb is not None:

@@ -2,7 +2,12 @@
 
 Public: TILES, Rules, Kingdom, Placement, Score, Game, GameView, the action helpers. The kernels in
 `kernels` take and return arrays; search bots may call them directly through `Game.arrays`.
+`warm_up`, `compiled`, `kernel_parts`: compiling the kernels ahead of the games.
 """
+
+import numpy as np
+
+from kdtourney.engine import kernels as K
 
 from kdtourney.engine.game import (CLAIM_BASE, DISCARD, Game, GameView, claim_action,
                                    describe_action, rank_scores)
@@ -12,7 +17,7 @@ from kdtourney.engine.tiles import TILES, Domino, Half
 
 __all__ = ["TILES", "Domino", "Half", "Rules", "Kingdom", "Placement", "Score", "Game", "GameView",
            "DISCARD", "CLAIM_BASE", "claim_action", "describe_action", "encode_placement",
-           "decode_placement", "rank_scores", "warm_up", "compiled"]
+           "decode_placement", "rank_scores", "warm_up", "compiled", "kernel_parts"]
 
 
 def warm_up() -> None:
@@ -34,3 +39,11 @@ def compiled() -> bool:
     from kdtourney.engine.jit_cache import in_cache
 
     return in_cache(kernels.apply_action)
+
+
+def kernel_parts() -> list:
+    """[(kernel, example arguments)]: kernels every game calls through Game, as it calls them, that
+    a warm-up may compile apart while other processes compile a bot's (jit.precompile)."""
+    b, s = np.zeros((1, 1), dtype=np.int64), np.zeros(1, dtype=np.int64)
+    return [(K.new_game_arrays, (s,)), (K.init_game, (b, b, s, np.zeros(1, dtype=np.uint64))),
+            (K.legal_actions, (b, b, s, b, b)), (K.is_legal, (b, b, s, 0, b))]

@@ -20,6 +20,7 @@ from functools import partial
 
 from kdtourney import interrupts
 from kdtourney.engine import Game, jit
+from kdtourney.engine import kernel_parts as kernel_parts_engine
 from kdtourney.engine import warm_up as warm_up_engine
 from kdtourney.external import SandboxError, StartupError, sandbox
 from kdtourney.match.loop import play_match
@@ -119,8 +120,10 @@ def warm_up(tournament: Tournament, registry, touch=lambda: None, builtin_only=F
 
 def kernel_parts(registry, builtin_only: bool, specs) -> list:
     """[(key, step)]: a step per kernel that the Python bots of `specs` name to compile apart
-    (Bot.kernel_parts) and that the cache lacks (jit.precompile), each once."""
+    (Bot.kernel_parts), then the games' (engine.kernel_parts) if they named any, each once, where
+    the cache lacks it (jit.precompile)."""
     steps: dict = {}
+    parts = []
     for spec in specs:
         if registry.program(spec) is not None:  # a TOML bot: no code of ours to compile
             continue
@@ -129,17 +132,16 @@ def kernel_parts(registry, builtin_only: bool, specs) -> list:
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # warm_bots shows them (or nobody's business)
-                parts = registry.create(spec).kernel_parts()
+                parts += registry.create(spec).kernel_parts()
         except KeyboardInterrupt:
             if interrupts.from_ctrl_c():
                 raise
-            continue
         except (Exception, SystemExit):  # a faulty bot shows its faults in the games
-            continue
-        for kernel, examples in parts:
-            key = ("part", kernel, jit.signature(examples))
-            if key not in steps and not jit.in_cache(kernel):
-                steps[key] = partial(jit.precompile, kernel, examples)
+            pass
+    for kernel, examples in (parts + kernel_parts_engine()) if parts else []:
+        key = ("part", kernel, jit.signature(examples))
+        if key not in steps and not jit.in_cache(kernel):
+            steps[key] = partial(jit.precompile, kernel, examples)
     return list(steps.items())
 
 

@@ -12,7 +12,7 @@ from kdtourney.registry import BotRegistry
 # on an empty cache, a bot's decisions compile every kernel they call, each for the types of its
 # calls: each part must be one of them (a part of other types would be compiled for nothing)
 CHECK = """
-from kdtourney.engine import Rules, jit
+from kdtourney.engine import Rules, jit, kernel_parts
 from kdtourney.registry import BotRegistry
 from kdtourney.service.worker import warm_bot
 for spec in ("mcts:iterations=20", "greedy"):
@@ -23,6 +23,8 @@ for spec in ("mcts:iterations=20", "greedy"):
     for kernel, examples in parts:
         called = list(kernel.overloads)
         assert called == [jit.signature(examples)], (spec, kernel.py_func.__name__, called)
+for kernel, examples in kernel_parts():  # the games' kernels, which warm_bot's game called
+    assert list(kernel.overloads) == [jit.signature(examples)], kernel.py_func.__name__
 """
 
 

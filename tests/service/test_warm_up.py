@@ -9,6 +9,7 @@ import warnings
 
 import pytest
 
+from kdtourney.engine import kernel_parts as engine_parts
 from kdtourney.registry import BotRegistry
 from kdtourney.service import worker as workers
 from kdtourney.tournament.definition import prepare
@@ -148,13 +149,16 @@ def test_a_sandboxed_warm_up_warns_of_no_bot_nobody_entered(recwarn):
 
 def test_the_warm_up_compiles_apart_each_part_the_bots_name_once_and_none_cached(monkeypatch):
     """The big kernels the bots name (Bot.kernel_parts) are steps of their own, which several
-    workers share out: mcts at two iteration counts and greedy name each kernel once; none the
-    cache already holds (a later run does not even look at them)."""
+    workers share out: mcts at two iteration counts and greedy name each kernel once, the games'
+    kernels follow; none the cache already holds (a later run does not even look at them); no bot
+    naming any, none."""
     registry = BotRegistry(env=False, cwd=False, entry_points=False)
     specs = ["mcts:iterations=5", "mcts:iterations=7", "greedy", "random"]
     named = [k for s in ("mcts", "greedy") for k, _ in registry.create(s).kernel_parts()]
+    named += [k for k, _ in engine_parts()]
     monkeypatch.setattr(workers.jit, "in_cache", lambda kernel: False)
     steps = workers.kernel_parts(registry, False, specs)
     assert sorted(id(key[1]) for key, _ in steps) == sorted(id(k) for k in set(named))
+    assert workers.kernel_parts(registry, False, ["random"]) == []
     monkeypatch.setattr(workers.jit, "in_cache", lambda kernel: True)
     assert workers.kernel_parts(registry, False, specs) == []
