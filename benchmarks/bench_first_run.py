@@ -1,6 +1,6 @@
 """The README's quick start on a fresh machine, end to end: prints `name: value` lines.
 
-    python benchmarks/bench_first_run.py [--runs 3] [--sandbox] [--workers N]
+    python benchmarks/bench_first_run.py [--runs 3] [--sandbox] [--workers N] [--split]
 
 Runs the tournament of the README's quick start (its `kdtourney run` command, report included)
 in a fresh process with an empty Numba cache, as on a fresh machine or in a fresh clone
@@ -16,6 +16,11 @@ start (imports, worker start-up, loading or compiling the kernels), `games_s` fr
 last game stored, `after_games_s` the rest (the report). `compile_cpu_s` is the CPU of the cold
 run beyond the warm one's, `compile_share_of_cold_cpu` its share of the cold run's CPU.
 `same_games` checks that both runs stored the same games.
+
+`--split` instead warms up the quick start's bots on an empty cache in two processes at once, as
+the command's two workers do (kdtourney.service.worker.warm_up), and prints each one's CPU
+seconds: on a machine with two free cores the warm-up's wall time is about the larger (a loaded
+machine's wall time says little about how the compiling is shared out).
 """
 
 import argparse
@@ -90,6 +95,43 @@ def run_once(folder: Path, env: dict, extra: list, args: list = QUICK_START) -> 
             "results": [row[:10] for row in rows]}  # score, rank, ...: not the times
 
 
+def warm_up_cpu(slot: int, cache: str, queue) -> None:
+    """The worker of `slot` warms up the quick start's bots (in a process of its own): its CPU."""
+    os.environ["NUMBA_CACHE_DIR"] = cache
+    # imported here: after NUMBA_CACHE_DIR is set (Numba reads it as it is imported)
+    from kdtourney.registry import BotRegistry
+    from kdtourney.service.worker import warm_up
+    from kdtourney.tournament.definition import Tournament
+
+    bots = QUICK_START[QUICK_START.index("--bots") + 1].split(",")
+    table = Tournament.from_dict({"entrants": bots, "specs": bots, "players": [2], "games": 60,
+                                  "seed": 1, "format": "round-robin"})
+    start = time.process_time()
+    warm_up(table, BotRegistry.from_sources({}), first=slot)
+    queue.put((slot, time.process_time() - start))
+
+
+def split(runs: int) -> None:
+    """`--split`: the warm-up's CPU per worker, two workers on an empty cache."""
+    import multiprocessing  # only here: the other figures run the command itself
+
+    context = multiprocessing.get_context("spawn")
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory(prefix="kdtourney-first-run-") as tmp:
+            queue = context.Queue()
+            load, t = os.getloadavg()[0], time.perf_counter()
+            workers = [context.Process(target=warm_up_cpu, args=(slot, tmp, queue))
+                       for slot in range(2)]
+            for w in workers:
+                w.start()
+            cpu = dict(queue.get() for _ in workers)
+            for w in workers:
+                w.join()
+            print(f"warm_up_cpu_s_per_worker: {cpu[0]:.1f}, {cpu[1]:.1f} "
+                  f"(wall {time.perf_counter() - t:.1f} s, load {load:.1f}, "
+                  f"{os.getloadavg()[0]:.1f})")
+
+
 def figure(values: list, unit: str = "") -> str:
     if len(values) == 1:
         return f"{values[0]:.1f}{unit}"
@@ -103,7 +145,11 @@ def main():
                         help="cold and warm runs, each pair on a fresh cache")
     parser.add_argument("--sandbox", action="store_true", help="play the quick start sandboxed")
     parser.add_argument("--workers", type=int, help="worker processes (default: every core)")
+    parser.add_argument("--split", action="store_true",
+                        help="only the warm-up's CPU per worker, two workers on an empty cache")
     args = parser.parse_args()
+    if args.split:
+        return split(args.runs)
     adopt_descendants()
     extra = (["--sandbox"] if args.sandbox else []) + \
         (["--workers", str(args.workers)] if args.workers else [])
