@@ -9,11 +9,9 @@ Squares are [row, col] relative to the castle, rows growing downwards; terrains 
 L G S M and C for the castle; a domino is its number 1..48. Actions: {"place": [[r1, c1], [r2,
 c2]]} (half a on the first square), {"discard": true}, {"claim": n}.
 
-Beyond KDTP/1, the state of an `act` carries "first_order": the seats in the order their kings
-claim the first row (public once the kings are drawn). Bots may ignore it; the bot side uses it to
-rebuild the turn order of round 0 exactly, and without it assumes that the kings still to claim
-follow seat order. An `action` may carry a "note" (a string: the bot's evaluation, its line),
-kept with the move (`note_of`, at most NOTE_LIMIT characters); a bot never needs to send one.
+Beyond KDTP/1, an `act`'s state carries "first_order" (the seats in their kings' order in round
+0: the bot side rebuilds that order from it, else assumes seat order), and an `action` may carry
+a "note" (the bot's evaluation, its line; `note_of`): both optional for a bot.
 """
 
 from __future__ import annotations
