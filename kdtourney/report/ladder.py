@@ -92,6 +92,7 @@ def build_context(folder, board: Board, running: bool) -> dict:
         newest = _store.load_games(folder, newest=LAST_GAMES)  # the games the page shows
         faults = _store.load_faults(folder)
         blocks = _store.load_blocks(folder)
+        notes = r.notes()
     colors = plots.entrant_colors([r["name"] for r in board.rows])
     ctx = {
         "title": str(meta.get("name") or folder.resolve().name),
@@ -119,8 +120,9 @@ def build_context(folder, board: Board, running: bool) -> dict:
         ctx["pairs"] = [dict(entrant=e, opponent=o, score=float(v["score"]),
                              meetings=int(v["meetings"]))
                         for (e, o), v in h2h.iterrows() if e < o]
-    ctx.update(_last_games(results, newest, ladder.get("rules") or {},
-                           block_seats(blocks)))
+    shown = newest["game"]
+    ctx.update(_last_games(results, newest, ladder.get("rules") or {}, block_seats(blocks),
+                           faults[faults["game"].isin(shown)], notes[notes["game"].isin(shown)]))
     ctx["seconds"] = time.perf_counter() - t0
     return ctx
 
@@ -138,9 +140,9 @@ def _faults_by_entrant(faults: pd.DataFrame) -> list:
     return out
 
 
-def _last_games(results, games, rules, seated) -> dict:
+def _last_games(results, games, rules, seated, faults, notes) -> dict:
     """The newest games (`games`: the last LAST_GAMES), each with its players, all in the
-    report's game viewer."""
+    report's game viewer (the moves kdtourney played after a fault marked, the bots' notes)."""
     newest = games.sort_values("game", ascending=False)
     rows = []
     for _, g in newest.iterrows():
@@ -152,7 +154,8 @@ def _last_games(results, games, rules, seated) -> dict:
                          finished=str(g["finished_at"] or ""), players=players))
     view = replay_view(newest.sort_values("game"), results[results["game"].isin(newest["game"])],
                        rules, seated=seated,
-                       start=int(newest["game"].iloc[0]) if len(newest) else None)
+                       start=int(newest["game"].iloc[0]) if len(newest) else None,
+                       faults=faults, notes=notes)
     return {"last_games": rows, **view}
 
 
