@@ -86,9 +86,9 @@ def serve(registry: BotRegistry, spec, stdin=None, stdout=None, stderr=None) -> 
                 view = _read(kdtp.view_of, message, rules)
                 _check_legal(view, message)
                 action = _call(bot.act, view)
-                note = getattr(bot, "note", None)  # its note on the decision, if it set one
+                note = getattr(bot, "decision_note", None)  # its note on the decision, if any
                 if note is not None:
-                    bot.note = None
+                    bot.decision_note = None
                 send(kdtp.action_message(action, note if isinstance(note, str) else None))
             elif kind == "result":
                 if bot is not None:
