@@ -98,6 +98,17 @@ def export_command(folder, fmt, output, table):
         click.echo(f"note: {EXPORT_NOTES[table]}", err=True)
 
 
+def sprt_verdict(folder) -> str:
+    """An SPRT folder's verdict line, as `kdtourney sprt` prints it last."""
+    from kdtourney import store
+    from kdtourney.tournament import sprt
+
+    tournament, test = sprt.stored_test(store.load_config(folder),
+                                        store.load_sessions(folder)["games"])
+    state = sprt.evaluate(store.load_incoming(folder), tournament, test)
+    return sprt.verdict_line(state, test, tournament)
+
+
 SEATS_FROM_0 = ("its column seat counts from 0, as the store does; the report, replays and the "
                 "play page count seats from 1 (seat 0 here is their seat 1)")
 #: What `export` says of the numbering of a table beside what the pages show.
@@ -114,7 +125,7 @@ EXPORT_NOTES = {"results": SEATS_FROM_0,
 @click.option("--open", "open_page", is_flag=True, help="Open the page in the web browser.")
 def report_command(folder, anchor, open_page):
     """Rebuild the HTML report DIR/index.html from the tournament stored in DIR, and print its
-    standings as `run` does (a run's or a play's folder)."""
+    standings as `run` does (a run's or a play's folder; an SPRT's verdict, as `sprt` does)."""
     from kdtourney.report.advice import command_kind
     from kdtourney.report.html import write_report
     from kdtourney.store import load_config
@@ -123,8 +134,9 @@ def report_command(folder, anchor, open_page):
     try:
         path = write_report(folder, anchor=anchor)
         # an SPRT's, a tune's or a ladder's page counts other games than all: its page says
-        table = (standings_table(folder) if command_kind(load_config(folder)) in ("run", "play")
-                 else None)
+        kind = command_kind(load_config(folder))
+        table = standings_table(folder) if kind in ("run", "play") else None
+        verdict = sprt_verdict(folder) if kind == "sprt" else None
     except OSError as exc:  # a folder that cannot be written
         raise UserError(f"cannot write the report into {folder}: {exc.strerror or exc}") from None
     except (ValueError, TypeError, KeyError) as exc:  # a store's rows changed by hand, or none
@@ -132,6 +144,8 @@ def report_command(folder, anchor, open_page):
     if table is not None:
         print_table(table)
     click.echo(str(path))
+    if verdict:
+        click.echo(verdict)
     if open_page:
         import webbrowser
 
