@@ -2,6 +2,8 @@
 its parameters, and the verify of the tuned values)."""
 # The library is imported inside the commands: `kdtourney --help` imports no numba or pandas.
 
+import shlex
+
 import click
 
 from kdtourney.errors import UserError
@@ -91,7 +93,7 @@ def sprt_command(ctx, **opts):
     stored = outcome.state.stored
     if outcome.interrupted:
         click.echo(f"interrupted: {outcome.verdict_line()}; {stored} games stored in {folder}; "
-                   f"continue with: kdtourney sprt --resume {folder}", err=True)
+                   f"continue with: kdtourney sprt --resume {shlex.quote(str(folder))}", err=True)
         ctx.exit(130)
     shown = write_report(folder, opts["no_report"])
     if not opts["quiet"]:
@@ -212,7 +214,7 @@ def tune_command(ctx, **opts):
     if outcome.interrupted:
         click.echo(f"interrupted after {outcome.state.done} of {tune.schedule.iterations} "
                    f"iterations ({outcome.state.stored} games stored in {folder}); continue with: "
-                   f"kdtourney tune --resume {folder}", err=True)
+                   f"kdtourney tune --resume {shlex.quote(str(folder))}", err=True)
         ctx.exit(130)
     page = write_tune_page(folder)
     if not opts["no_report"]:

@@ -3,6 +3,8 @@
 
 from pathlib import Path
 
+import shlex
+
 import click
 
 from kdtourney.cli.group import harness_errors
@@ -91,8 +93,8 @@ def ladder_command(ctx, **opts):
     active = sum(r["status"] in ("rated", "provisional", "new") for r in board.rows)
     click.echo(f"{folder / 'index.html' if not opts['no_report'] else folder}: "
                f"{outcome.stored} games, {active} active entrants ({outcome.played} played now)"
-               + ("; stopped by Ctrl-C, continue with: kdtourney ladder --resume " + str(folder)
-                  if outcome.interrupted else ""))
+               + ("; stopped by Ctrl-C, continue with: kdtourney ladder --resume "
+                  + shlex.quote(str(folder)) if outcome.interrupted else ""))
     if outcome.interrupted:
         ctx.exit(130)
 

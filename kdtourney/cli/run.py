@@ -66,7 +66,7 @@ def run_command(ctx, **opts):
     stored = outcome.stored_before + outcome.played
     if outcome.interrupted:
         click.echo(f"interrupted: {stored} of {outcome.total} games stored in {folder}; "
-                   f"finish with: kdtourney run --resume {folder}", err=True)
+                   f"finish with: kdtourney run --resume {shlex.quote(str(folder))}", err=True)
         ctx.exit(130)
     if not opts["quiet"] and (table := standings_table(folder)) is not None:
         print_table(table)
