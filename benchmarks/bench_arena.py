@@ -23,11 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from kdtourney.tournament.definition import prepare
-from kdtourney.match.loop import play_match
 from kdtourney.commands.run import run_tournament
-from kdtourney.registry import BotRegistry
 from kdtourney.engine import Game, warm_up
+from kdtourney.match.loop import play_match
+from kdtourney.registry import BotRegistry
+from kdtourney.tournament.definition import prepare
 
 
 class Clock:
@@ -154,7 +154,8 @@ def main():
             if workers == 1:
                 steady1 = steady_rate
             print(f"{label}_games_per_s: {n / wall:.1f}")
-            print(f"{label}_steady_games_per_s: {(clock.count - 1) / (clock.last - clock.first):.1f}")
+            print(f"{label}_steady_games_per_s: "
+                  f"{(clock.count - 1) / (clock.last - clock.first):.1f}")
             print(f"{label}_startup_s: {clock.first - started:.2f}")
     print(f"scaling_2_vs_1_workers: {arena[1] / arena[2]:.2f}")
     sleepy_scaling()

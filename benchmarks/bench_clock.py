@@ -1,5 +1,5 @@
-"""The clock's margin on a loaded machine: how much of it an honest bot uses, and when a bot aimed at
-it runs out (kdtourney.bots.clock: one margin per game, which overruns use up and the bank pays
+"""The clock's margin on a loaded machine: how much of it an honest bot uses, and when a bot aimed
+at it runs out (kdtourney.bots.clock: one margin per game, which overruns use up and the bank pays
 back).
 
     python benchmarks/bench_clock.py [--games 10] [--control 2+0.05] [--margin 0.2] [--load 2]
@@ -32,14 +32,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from kdtourney.match.loop import play_match
-from kdtourney.tournament.schedule import bot_seed
-from kdtourney.tournament.definition import ArenaError, clock_of
 from kdtourney.bots import Bot
 from kdtourney.bots.clock import SeatClock, TimeControl
-from kdtourney.external import ProcessPool, ProcessSettings, Sandbox
-from kdtourney.registry import BotRegistry
 from kdtourney.engine import Rules, warm_up
+from kdtourney.external import ProcessPool, ProcessSettings, Sandbox
+from kdtourney.match.loop import play_match
+from kdtourney.registry import BotRegistry
+from kdtourney.tournament.definition import ArenaError, clock_of
+from kdtourney.tournament.schedule import bot_seed
 
 BOTS = '''
 import time

@@ -6,11 +6,11 @@ overhead per game.
 
 Prints `name: value` lines. `*_total_*` figures are end to end as a user sees them (worker or
 cluster start-up, warm-up and SQLite commits included); `*_steady_*` count the middle of the run
-(between the 10% and the 90% stored). `dask_local` = `--scheduler local:N` (the cluster is started and stopped by the run);
-`dask_running` = `--scheduler tcp://...` of a cluster started beforehand (what a user with a running
-cluster sees). overhead per game = steady wall time per game through Dask minus through the local
-pool (negative: Dask was faster), and the client's CPU time per game (the process that plans,
-commits and talks to the scheduler).
+(between the 10% and the 90% stored). `dask_local` = `--scheduler local:N` (the cluster is
+started and stopped by the run); `dask_running` = `--scheduler tcp://...` of a cluster started
+beforehand (what a user with a running cluster sees). overhead per game = steady wall time per game
+through Dask minus through the local pool (negative: Dask was faster), and the client's CPU time
+per game (the process that plans, commits and talks to the scheduler).
 """
 
 import argparse
@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from kdtourney.tournament.definition import prepare
 from kdtourney.commands.run import run_tournament
 from kdtourney.registry import BotRegistry
+from kdtourney.tournament.definition import prepare
 
 
 class Clock:

@@ -57,7 +57,7 @@ def bench_pettingzoo(players, seconds):
     steps = 0
     start = time.process_time()
     while time.process_time() - start < seconds:
-        for agent in env.agent_iter():
+        for _ in env.agent_iter():
             obs, _, termination, truncation, _ = env.last()
             if termination or truncation:
                 action = None

@@ -39,16 +39,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from kdtourney.tournament.definition import prepare
-from kdtourney.match.loop import play_match
-from kdtourney.match.settings import PlaySettings
-from kdtourney.commands.run import run_tournament
-from kdtourney.tournament.schedule import bot_seed
 from kdtourney.bots import Bot
+from kdtourney.commands.run import run_tournament
+from kdtourney.engine import Rules, warm_up
 from kdtourney.external import BotProcess, ProcessPool, ProcessSettings, Sandbox
 from kdtourney.external.sandbox import Confinement
+from kdtourney.match.loop import play_match
+from kdtourney.match.settings import PlaySettings
 from kdtourney.registry import BotRegistry
-from kdtourney.engine import Rules, warm_up
+from kdtourney.tournament.definition import prepare
+from kdtourney.tournament.schedule import bot_seed
 
 HERE = Path(__file__).resolve().parent
 EXAMPLES = HERE.parent / "examples"
@@ -90,12 +90,13 @@ PYTHON_ALLOWED = () if PYTHON_HOME.startswith("/usr/") or PYTHON_HOME == "/usr" 
 
 def build(folder: Path) -> Path:
     """The trivial bots and the C example, built and declared in `folder`."""
-    subprocess.run(["gcc", "-O2", "-o", str(folder / "first_legal"), str(HERE / "kdtp" / "first_legal.c")],
-                   check=True)
+    subprocess.run(["gcc", "-O2", "-o", str(folder / "first_legal"),
+                    str(HERE / "kdtp" / "first_legal.c")], check=True)
     subprocess.run(["gcc", "-O2", "-o", str(folder / "greedy_bot"),
                     str(EXAMPLES / "c" / "greedy_bot.c")], check=True)
     shutil.copy(EXAMPLES / "c" / "c-greedy.toml", folder)
-    (folder / "first-legal-c.toml").write_text('name = "first-legal-c"\ncommand = ["./first_legal"]\n')
+    (folder / "first-legal-c.toml").write_text(
+        'name = "first-legal-c"\ncommand = ["./first_legal"]\n')
     shutil.copy(HERE / "kdtp" / "first_legal.py", folder)  # in its folder: what a sandbox shows
     (folder / "first-legal-py.toml").write_text(
         f'name = "first-legal-py"\ncommand = ["{sys.executable}", "first_legal.py"]\n')
@@ -262,7 +263,8 @@ def main():
             print(f"{name}_cpu_us_per_decision: {figures[name]['cpu']:.1f}")
         startups(registry, args.starts)
         if shutil.which("bwrap"):
-            sandboxed = per_decision(registry, args.games, ProcessSettings(sandbox=Sandbox(allowed=PYTHON_ALLOWED)))
+            sandboxed = per_decision(registry, args.games,
+                                     ProcessSettings(sandbox=Sandbox(allowed=PYTHON_ALLOWED)))
             for name in ("c_kdtp", "python_kdtp"):
                 for figure in ("wall", "cpu", "clock", "thaw", "freeze"):
                     label = "" if figure == "wall" else f"{figure}_"

@@ -51,10 +51,10 @@ ratio ladder/run of each rate, and the load (os.getloadavg) before and after eac
 
     python benchmarks/bench_ladder.py --chunks [--sizes 1000,10000,100000] [--measure 64]
 
-The real `kdtourney ladder` path (kdtourney.commands.ladder.play_ladder: its store, feed, matchmaker,
-driver) among 20 built-in entrants at 2-player tables, chunks of 16 blocks (32 games), over a game
-service whose games take no time (tests/ladder_support.py: each step hands back 8 games with
-results drawn from known strengths), so that all the time measured is the harness's. The ladder
+The real `kdtourney ladder` path (kdtourney.commands.ladder.play_ladder: its store, feed,
+matchmaker, driver) among 20 built-in entrants at 2-player tables, chunks of 16 blocks (32 games),
+over a game service whose games take no time (tests/ladder_support.py: each step hands back 8 games
+with results drawn from known strengths), so that all the time measured is the harness's. The ladder
 is grown to each size by playing it so, then resumed for `--measure` chunks: printed are the
 resume's start (the one read of the history: the store's blocks and games), the time per chunk
 (from the first chunk queued to the last) and its parts: choosing the chunk (the matchmaker and
@@ -245,7 +245,7 @@ def timed(command, out: Path, seconds: float):
     from kdtourney import store
 
     load = os.getloadavg()
-    start = datetime.datetime.now(datetime.timezone.utc)
+    start = datetime.datetime.now(datetime.UTC)
     with open(f"{out}.out", "w+") as output:  # (a pipe left unread could fill and block it)
         proc = subprocess.Popen([KDTOURNEY, *command, "--out", str(out)], stdout=output,
                                 stderr=subprocess.STDOUT, start_new_session=True,
@@ -341,8 +341,8 @@ def chunks(sizes, measure: int) -> None:
     import ladder_support
 
     from kdtourney.commands import driver, ladder_feed
-    from kdtourney.store import reader
     from kdtourney.report.ladder import ladder_board, write_ladder_page
+    from kdtourney.store import reader
 
     timers = Timers(choose=(ladder_feed.LadderFeed, "choose"),
                     tallies=(ladder_feed.LadderFeed, "incoming_results"),

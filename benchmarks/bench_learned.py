@@ -30,13 +30,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_bots import Counting, Point, gain_line, load  # noqa: E402
 
-from kdtourney.match.loop import play_match  # noqa: E402
 from kdtourney.bots import bench_kernels  # noqa: E402
 from kdtourney.bots import kernels as BK  # noqa: E402
-from kdtourney.registry import BotRegistry  # noqa: E402
 from kdtourney.bots.valuenet import SHIPPED, network_for  # noqa: E402
 from kdtourney.engine import Game, Rules  # noqa: E402
 from kdtourney.engine.game import rng_state  # noqa: E402
+from kdtourney.match.loop import play_match  # noqa: E402
+from kdtourney.registry import BotRegistry  # noqa: E402
 
 
 def rules_of(players):
@@ -113,10 +113,13 @@ def positions_seen(path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bot", action="append", default=[], help="bot spec (repeatable)")
-    ap.add_argument("--weights", action="append", default=[], help="weights file(s) for the net bots")
-    ap.add_argument("--curve", help="glob of checkpoint files: one variant per checkpoint and net spec")
+    ap.add_argument("--weights", action="append", default=[],
+                    help="weights file(s) for the net bots")
+    ap.add_argument("--curve",
+                    help="glob of checkpoint files: one variant per checkpoint and net spec")
     ap.add_argument("--players", type=int, default=4, choices=(2, 3, 4))
-    ap.add_argument("--against", default="greedy", help="the other seats' bot spec (default greedy)")
+    ap.add_argument("--against", default="greedy",
+                    help="the other seats' bot spec (default greedy)")
     ap.add_argument("--games", type=int, default=200, help="games per variant (players per deal)")
     ap.add_argument("--first-deal", type=int, default=1000)
     ap.add_argument("--workers", type=int, default=mp.cpu_count())
@@ -135,7 +138,7 @@ def main():
     try:
         make(args.against, ())
     except Exception as exc:  # an unknown bot or a bad parameter: one line
-        raise SystemExit(f"Error: --against {args.against}: {exc}")
+        raise SystemExit(f"Error: --against {args.against}: {exc}") from None
     variants = []  # (label, spec, weights)
     checkpoints = sorted(Path().glob(args.curve), key=positions_seen) if args.curve else []
     if args.curve and not checkpoints:
@@ -182,7 +185,8 @@ def main():
     first = None
     for label, _, _ in variants:
         point = points[label]
-        print(point.line().replace("margin_vs_3_greedy", f"margin_vs_{args.players - 1}_{args.against}"))
+        print(point.line().replace("margin_vs_3_greedy",
+                                   f"margin_vs_{args.players - 1}_{args.against}"))
         if first is None:
             first = point
         else:

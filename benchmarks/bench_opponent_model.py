@@ -43,7 +43,8 @@ def measure(players, games, first_seed):
                     n = BK.greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac)
                     best = set(places[:n][keys[:n] == keys[:n].max()].tolist())
                 elif game.round == 0:  # the first row's claim: the most crowns on one half
-                    crowns = {a: max(BK.TILE_CROWNS[a - BK.CLAIM_BASE]) for a in game.legal_actions()}
+                    crowns = {a: max(BK.TILE_CROWNS[a - BK.CLAIM_BASE])
+                              for a in game.legal_actions()}
                     best = {a for a, k in crowns.items() if k == max(crowns.values())}
                 else:  # a claim planned with the placement is one of those whose best spot is best
                     n = BK.claim_keys(bits, bbox, st, claims, keys, kb, bb, sc, ac)

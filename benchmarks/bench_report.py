@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from kdtourney.store import exists, load_config, load_games, load_results
 from kdtourney.report.page import replay_view
+from kdtourney.store import exists, load_config, load_games, load_results
 
 
 def kdtourney(*args) -> tuple[float, float]:
@@ -51,7 +51,8 @@ def browse(path: Path) -> dict:
         page.goto(path.resolve().as_uri())
         page.wait_for_selector("body[data-ready=ok]", timeout=120_000)
         times = page.evaluate("""() => {
-          const $ = id => document.getElementById(id), change = e => e.dispatchEvent(new Event("change"));
+          const $ = id => document.getElementById(id),
+                change = e => e.dispatchEvent(new Event("change"));
           const nav = performance.getEntriesByType("navigation")[0];
           const games = JSON.parse($("replay-data").textContent).games;
           let t = performance.now();

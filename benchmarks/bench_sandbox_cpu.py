@@ -33,16 +33,17 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from kdtourney.tournament.definition import prepare
-from kdtourney.match.settings import PlaySettings
 from kdtourney.commands.run import run_tournament
 from kdtourney.commands.setup import available_cores
-from kdtourney.registry import BotRegistry
 from kdtourney.engine import warm_up
+from kdtourney.match.settings import PlaySettings
+from kdtourney.registry import BotRegistry
+from kdtourney.tournament.definition import prepare
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from bench_kdtp import PYTHON_ALLOWED  # noqa: E402
+
 COUNTING_MCTS = textwrap.dedent('''
     """mcts:time=0.05, writing its iterations of each decision to stderr (the entrant's log)."""
     import sys

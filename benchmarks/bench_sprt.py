@@ -38,8 +38,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from sprt_support import decisions, duplicate_blocks  # noqa: E402
 
-from kdtourney.stats.sprt import DEFAULT_MIN_BLOCKS  # noqa: E402
 from kdtourney.stats.outcomes import score_to_elo  # noqa: E402
+from kdtourney.stats.sprt import DEFAULT_MIN_BLOCKS  # noqa: E402
 
 CHUNK = 1000
 
@@ -130,7 +130,8 @@ def main():
               f"{np.median(elo[passed]):+.1f}")
         print(f"{p}at 25 Elo, corrected estimate over all tests (median): {np.median(elo):+.1f}")
         print(f"{p}at 25 Elo, P(estimate > 25): {np.mean(elo > 25):.3f}")
-        print(f"{p}at 25 Elo, 95% interval covers 25: {100 * np.mean((lo <= 25) & (25 <= hi)):.1f}%")
+        print(f"{p}at 25 Elo, 95% interval covers 25: "
+              f"{100 * np.mean((lo <= 25) & (25 <= hi)):.1f}%")
 
 
 if __name__ == "__main__":

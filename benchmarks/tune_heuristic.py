@@ -33,12 +33,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_bots import interval  # noqa: E402
 
-from kdtourney.match.loop import play_match  # noqa: E402
 from kdtourney.bots import heuristic as H  # noqa: E402
 from kdtourney.bots.greedy import GreedyBot  # noqa: E402
 from kdtourney.bots.heuristic_kernels import WEIGHTS  # noqa: E402
 from kdtourney.bots.mcts import MCTSBot  # noqa: E402
 from kdtourney.engine import Rules  # noqa: E402
+from kdtourney.match.loop import play_match  # noqa: E402
 
 RULES = Rules(players=4, harmony=True, middle_kingdom=True)
 TUNED = WEIGHTS[1:]  # place_gain is the unit
@@ -110,7 +110,7 @@ def main():
         import cma
     except ImportError:
         raise SystemExit("Error: the tune needs the cma package: "
-                         "pip install 'kdtourney[tune-bots]'")
+                         "pip install 'kdtourney[tune-bots]'") from None
     start_weights = {"greedy-like": GREEDY_LIKE, "standalone": H.STANDALONE,
                      "playout": H.PLAYOUT}[args.start]
     x0 = [start_weights[name] for name in TUNED]

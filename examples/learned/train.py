@@ -64,7 +64,8 @@ def play_game(task):
     game = Game(rules, seed)
     n = rules.players
     search = index % n if kind == "search" else -1
-    bots = [MCTSBot(iterations=args.search_iterations) if p == search else GreedyBot() for p in range(n)]
+    bots = [MCTSBot(iterations=args.search_iterations) if p == search else GreedyBot()
+            for p in range(n)]
     for p, bot in enumerate(bots):
         bot.setup(p, rules, seed * 8 + p)
     work = BK.work_buffers()
@@ -120,7 +121,8 @@ def play_game(task):
     if kind != "playouts":
         labels = [_labels(game, v) for v in viewers]
     arrays = tuple(np.array([s[j] for s in states], dtype=np.int64) for j in range(3))
-    return index, arrays, np.array(viewers, dtype=np.int64), np.array(labels, dtype=np.float32).reshape(-1, 2)
+    return (index, arrays, np.array(viewers, dtype=np.int64),
+            np.array(labels, dtype=np.float32).reshape(-1, 2))
 
 
 def generate(rules, args):
@@ -172,7 +174,8 @@ def train(features, labels, games, args, out):
     loss_fn = nn.MSELoss()
     order_rng = torch.Generator().manual_seed(args.seed)
     seen = 0
-    marks = [int(len(xt) * args.epochs * (k + 1) / args.checkpoints)  # the last one: the final network
+    # the last one: the final network
+    marks = [int(len(xt) * args.epochs * (k + 1) / args.checkpoints)
              for k in range(args.checkpoints if args.checkpoints > 1 else 0)]
 
     def export():
@@ -184,11 +187,12 @@ def train(features, labels, games, args, out):
         return ValueNet(tuple(a.astype(np.float32) for a in layers), meta(seen))
 
     def meta(positions):
-        return {"rules": rules_dict(args), "features": int(features.shape[1]), "hidden": list(args.hidden),
-                "search_games": args.search_games, "search_iterations": args.search_iterations,
-                "greedy_games": args.greedy_games, "samples": args.samples, "epochs": args.epochs,
-                "positions": int(len(xt)), "positions_seen": int(positions), "seed": args.seed,
-                "torch": torch.__version__, "threads": args.threads}
+        return {"rules": rules_dict(args), "features": int(features.shape[1]),
+                "hidden": list(args.hidden), "search_games": args.search_games,
+                "search_iterations": args.search_iterations, "greedy_games": args.greedy_games,
+                "samples": args.samples, "epochs": args.epochs, "positions": int(len(xt)),
+                "positions_seen": int(positions), "seed": args.seed, "torch": torch.__version__,
+                "threads": args.threads}
 
     t0 = time.perf_counter()
     for epoch in range(args.epochs):
@@ -219,7 +223,8 @@ def train(features, labels, games, args, out):
 
 
 def rules_dict(args):
-    return Rules(players=args.players, harmony=args.harmony, middle_kingdom=args.middle_kingdom).to_dict()
+    return Rules(players=args.players, harmony=args.harmony,
+                 middle_kingdom=args.middle_kingdom).to_dict()
 
 
 def main():
@@ -233,7 +238,8 @@ def main():
     ap.add_argument("--samples", type=int, default=4, help="decisions sampled per greedy-only game")
     ap.add_argument("--playout-games", type=int, default=0)
     ap.add_argument("--playouts", type=int, default=32)
-    ap.add_argument("--current", type=int, default=0, help="decisions a game whose position is labelled")
+    ap.add_argument("--current", type=int, default=0,
+                    help="decisions a game whose position is labelled")
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--random", type=int, default=4)
     ap.add_argument("--hidden", type=int, nargs=2, default=[64, 32])
@@ -243,15 +249,18 @@ def main():
     ap.add_argument("--weight-decay", type=float, default=0.01)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=mp.cpu_count())
-    ap.add_argument("--threads", type=int, default=1, help="torch threads (pinned: results depend on it)")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch threads (pinned: results depend on it)")
     ap.add_argument("--checkpoints", type=int, default=1)
-    ap.add_argument("--data", type=Path, help="npz of the generated positions: read when it exists, else written")
+    ap.add_argument("--data", type=Path,
+                    help="npz of the generated positions: read when it exists, else written")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     reuse = args.data is not None and args.data.exists()
     counts = (args.search_games, args.greedy_games, args.playout_games)
     if min(*counts, args.samples) < 0 or not (reuse or sum(counts)):
-        ap.error("give some games: --search-games, --greedy-games and --playout-games are counts, not all 0")
+        ap.error("give some games: --search-games, --greedy-games and --playout-games are counts, "
+                 "not all 0")
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -275,7 +284,8 @@ def main():
     t1 = time.perf_counter()
     net = train(features, labels, games, args, args.out)
     net.save(args.out)
-    print(f"training: {time.perf_counter() - t1:.0f} s; total {time.perf_counter() - t0:.0f} s (wall)")
+    print(f"training: {time.perf_counter() - t1:.0f} s; "
+          f"total {time.perf_counter() - t0:.0f} s (wall)")
     print(f"saved to {args.out}: {json.dumps(net.meta, sort_keys=True)}")
 
 

@@ -48,7 +48,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--games", type=int, default=64, help="deals per evaluation")
-    parser.add_argument("--population", type=int, default=16, help="perturbations per iteration (even)")
+    parser.add_argument("--population", type=int, default=16,
+                        help="perturbations per iteration (even)")
     parser.add_argument("--sigma", type=float, default=0.5)
     parser.add_argument("--lr", type=float, default=0.3)
     parser.add_argument("--players", type=int, default=2)
@@ -65,7 +66,8 @@ def main():
         if it % 10 == 0:
             margin = play(weights, env, 10**9 + it * args.games, rng)
             print(f"iteration {it:3d}  {time.time() - start:5.0f} s  vs random: win share "
-                  f"{(margin > 0).mean() + 0.5 * (margin == 0).mean():.2f}, mean margin {margin.mean():+.1f}",
+                  f"{(margin > 0).mean() + 0.5 * (margin == 0).mean():.2f}, "
+                  f"mean margin {margin.mean():+.1f}",
                   flush=True)
         if it == args.iterations:
             break

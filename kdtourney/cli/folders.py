@@ -173,6 +173,7 @@ def ratings_command(folders, out, anchor, players):
     from kdtourney.report.html import parse_anchor
     from kdtourney.report.pool import PoolError, rating_list
     from kdtourney.report.pool_html import write_rating_list
+    from kdtourney.report import evaluation
     from kdtourney import store
     from kdtourney.terminal.tables import print_table, rating_list_table
     from kdtourney.tournament.definition import parse_players
@@ -189,6 +190,8 @@ def ratings_command(folders, out, anchor, players):
             click.echo(line)
         raise
     print_table(rating_list_table(found))
+    for line in evaluation.lines(found.evaluation):
+        click.echo(line)
     for line in found.notes():
         click.echo(line)
     command = " ".join(["kdtourney"] + sys.argv[1:]) if sys.argv[1:2] == ["ratings"] else None

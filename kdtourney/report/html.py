@@ -27,7 +27,7 @@ from kdtourney.stats import ratings, descriptive as stats
 from kdtourney import store as _store
 from kdtourney.bots.clock import TimeControl
 from kdtourney.stats.outcomes import balanced_blocks, elo_to_score
-from kdtourney.report import plots, replays, svg
+from kdtourney.report import evaluation, plots, replays, svg
 from kdtourney.report.advice import reproduce_command, resume_advice
 from kdtourney.report.notes import record_notes, sprt_note
 from kdtourney.report.fmt import finite, fmt_elo, fmt_value
@@ -175,6 +175,7 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
     if ctx["has_results"]:
         results = results.assign(entrant=results["entrant"].astype(str))
         ctx.update(_results_context(results, games, rules, anchor, sprt, n_boot, seed, timings))
+        ctx["evaluation"]["sprt"] = evaluation.sprt_view(results, ctx["sprt_test"], n_boot)
     else:
         ctx.update(standings=[], plots={}, kingdoms=[], verdict=None, los=None, sprt=None)
     ctx["timings"] = dict(timings, total=time.perf_counter() - t0)
@@ -213,6 +214,8 @@ def _results_context(results, games, rules, anchor, sprt, n_boot: int, seed: int
     ctx = _statistics(results, anchor, n_boot, seed, timings)
     order = [row["name"] for row in ctx["standings"]]
     ctx["colors"] = plots.entrant_colors(order)
+    ctx["evaluation"] = evaluation.view(results, order, elo=ctx["elo_table"], games=games,
+                                        rules=rules, n_boot=n_boot, seed=seed, anchor=anchor)
     t = time.perf_counter()
     ctx["plots"], ctx["sprt"] = _figures(ctx, results, order, anchor, sprt)
     timings["plots"] = time.perf_counter() - t

@@ -32,6 +32,7 @@ from kdtourney.tournament.definition import RULE_OPTIONS, Tournament
 from kdtourney.engine import Rules
 from kdtourney.stats.outcomes import balanced_blocks
 from kdtourney.stats import ratings
+from kdtourney.report import evaluation
 
 __all__ = ["rating_list", "find_tournaments", "RatingList", "Entrant", "Source", "PoolError",
            "UNKNOWN"]
@@ -100,6 +101,8 @@ class RatingList:
     n_games: int = 0  # games, blocks and folders of the rated entrants' games
     n_blocks: int = 0
     n_folders: int = 0
+    results: pd.DataFrame | None = None  # the rated entrants' pooled results
+    evaluation: dict | None = None  # kdtourney.report.evaluation's view of group 1
 
     @property
     def rated(self) -> list:
@@ -351,6 +354,7 @@ def rating_list(paths, *, players=None, anchor=None, n_boot: int = 1000, seed: i
     out = RatingList(entrants=entrants, los=None, sources=sources, skipped=skipped,
                      players=players, rules=reference, anchor=anchor, n_boot=n_boot)
     _rate(out, results, seed)
+    out.evaluation = evaluation.rating_list_view(out, seed)
     return out
 
 
@@ -559,6 +563,7 @@ def _rate(out: RatingList, results: pd.DataFrame, seed: int) -> None:
     out.n_games = int(results["game"].nunique())
     out.n_blocks = ratings.pair_counts(results).n_blocks
     out.n_folders = int(results["folder"].nunique())
+    out.results = results
     ranked, los = {}, pd.DataFrame(np.nan, index=rated, columns=rated)
     for g, r in enumerate(groups, 1):
         group = ratings.pair_counts(results[results["entrant"].isin(members[r])])

@@ -45,7 +45,8 @@ def action_scores(weights, obs, mask, rules):
     n = len(obs)
     kingdoms, table = split(obs, rules)
     own = kingdoms[:, 0].reshape(n, kingdoms.shape[2], -1)
-    own = np.concatenate([own, np.zeros((n, own.shape[1], 1), own.dtype)], axis=2)  # + the empty cell
+    own = np.concatenate([own, np.zeros((n, own.shape[1], 1), own.dtype)],  # + the empty cell
+                         axis=2)
     occupied, terrain, crowns = own[:, 0], own[:, 1:7], own[:, 7]
     nbrs, rc = _GEOMETRY[rules.size]
     scores = np.zeros((n, N_ACTIONS))
@@ -64,7 +65,8 @@ def action_scores(weights, obs, mask, rules):
         place[:, :, 1] += k[:, None] * matches + (match * crowns)[:, around].sum(axis=2)
         place[:, :, 2] += occupied[:, around].sum(axis=2)
     w = kingdoms.shape[-1]
-    rows, cols = occupied[:, :-1].reshape(n, w, w).any(axis=2), occupied[:, :-1].reshape(n, w, w).any(axis=1)
+    rows, cols = (occupied[:, :-1].reshape(n, w, w).any(axis=2),
+                  occupied[:, :-1].reshape(n, w, w).any(axis=1))
     idx = np.arange(w)
     lo_r = np.where(rows, idx, w).min(1)[:, None]
     hi_r = np.where(rows, idx, -1).max(1)[:, None]

@@ -23,10 +23,13 @@ class LinearRL(PolicyBot):
     def __init__(self, weights: str = str(WEIGHTS)):
         path = Path(weights)
         if not path.exists():
-            raise FileNotFoundError(f"{path} not found: train it first with python examples/rl/train.py")
+            raise FileNotFoundError(f"{path} not found: train it first with "
+                                    "python examples/rl/train.py")
         self.weights = np.load(path)["weights"]
         if self.weights.shape != (N_WEIGHTS,):
-            raise ValueError(f"{path} holds {self.weights.shape} weights, the policy has {N_WEIGHTS}")
+            raise ValueError(f"{path} holds {self.weights.shape} weights, "
+                             f"the policy has {N_WEIGHTS}")
 
     def policy(self, observation, action_mask):
-        return best_actions(self.weights, observation[np.newaxis], action_mask[np.newaxis], self.rules)[0]
+        return best_actions(self.weights, observation[np.newaxis], action_mask[np.newaxis],
+                            self.rules)[0]
