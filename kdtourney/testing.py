@@ -79,9 +79,11 @@ def _play(label: str, rules: Rules, game_seed: int, players: list, checked: set)
             if seat not in checked:
                 raise
             raise _Failure(f"{where}, seat {seat + 1}: setup raised {_exception(exc)}") from exc
-    moves = []
+    moves: list = []
     while not game.is_over:
-        seat = game.current_player
+        to_act = game.current_player
+        assert to_act is not None  # the game is not over
+        seat = to_act
         view = game.view(seat)
         if seat not in checked:
             action = players[seat].act(view)
@@ -98,8 +100,8 @@ def _play(label: str, rules: Rules, game_seed: int, players: list, checked: set)
                     or before[3] != after[3]:
                 raise _Failure(f"{at}: the game changed during act; a bot must only read its view")
             if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-                raise _Failure(f"{at}: act returned {action!r} ({type(action).__name__}), not an int "
-                               "from view.legal_actions()")
+                raise _Failure(f"{at}: act returned {action!r} ({type(action).__name__}), "
+                               "not an int from view.legal_actions()")
             if action not in legal:
                 raise _Failure(f"{at}: act returned {action}, which is not legal here "
                                f"({len(legal)} legal actions, e.g. {legal[:5]})")

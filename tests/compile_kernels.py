@@ -12,10 +12,10 @@ import sys
 
 import numpy as np
 
-from kdtourney.tournament.definition import Tournament
-from kdtourney.service.worker import warm_up
-from kdtourney.registry import BotRegistry
 from kdtourney.env.batch import BatchEnv
+from kdtourney.registry import BotRegistry
+from kdtourney.service.worker import warm_up
+from kdtourney.tournament.definition import Tournament
 
 # the built-in bots, and the settings of theirs that call kernels of their own (under the bonuses
 # the shipped value networks were trained for); mcts's levers compile for 20 s on their own

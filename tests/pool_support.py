@@ -16,12 +16,12 @@ import math
 
 import numpy as np
 
-from kdtourney.store import Store
 from kdtourney.registry import code_digest
+from kdtourney.store import Store
 
 DEFAULT_RULES = {"variant": "standard", "three_player": "official", "harmony": False,
                  "middle_kingdom": False, "tiebreak": "crowns", "first_picks": "random"}
-START = _dt.datetime(2025, 1, 6, 9, 0, tzinfo=_dt.timezone.utc)
+START = _dt.datetime(2025, 1, 6, 9, 0, tzinfo=_dt.UTC)
 
 
 def identity(code: str) -> dict:

@@ -6,8 +6,14 @@ import math
 import numpy as np
 
 from kdtourney.stats.outcomes import elo_to_score
-from kdtourney.stats.sprt import (DEFAULT_MIN_BLOCKS, first_crossing, llr_path, score_counts,
-                                  sprt_bounds, stopped_estimate)
+from kdtourney.stats.sprt import (
+    DEFAULT_MIN_BLOCKS,
+    first_crossing,
+    llr_path,
+    score_counts,
+    sprt_bounds,
+    stopped_estimate,
+)
 
 SWING = 0.4  # a deal favours a seat: its win probability is 0.4 above an equal opponent's
 

@@ -25,7 +25,8 @@ PROJECT_SCRIPTS = ("benchmarks/", "examples/")  # scripts of the project (not a 
 
 
 def fenced_blocks(path: Path) -> list[tuple[str, int, str]]:
-    """(language, line number, text) of every fenced block of a Markdown page, in a list item too."""
+    """(language, line number, text) of every fenced block of a Markdown page, in a list item
+    too."""
     blocks, fence, language, start, lines = [], None, "", 0, []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         stripped = line.strip()
@@ -190,8 +191,8 @@ def readme_lines_to_run() -> list[tuple[str, str]]:
 @pytest.mark.timeout(600)  # some 15 commands, a minute in all on a quiet machine
 def test_the_readme_s_short_commands_run_in_order(tmp_path):
     """The quick start's tournament, the five-minute path (but sprt) and one example per command
-    (but sprt, tune, ladder and play), each as a reader types it, in a fresh folder beside the examples:
-    every one exits 0."""
+    (but sprt, tune, ladder and play), each as a reader types it, in a fresh folder beside the
+    examples: every one exits 0."""
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     env.pop("KDTOURNEY_BOTS_DIR", None)

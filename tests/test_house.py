@@ -48,26 +48,27 @@ def test_no_file_is_too_long():
     assert not long, long
 
 
-def test_no_function_is_too_long_outside_kernels():
-    long = []
+def nodes(*kinds):
+    """(module path, node) for every node of these kinds in every module."""
     for p in modules():
         for node in ast.walk(tree(p)):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not is_kernel(node):
-                lines = node.end_lineno - node.lineno + 1
-                if lines > MAX_FUNCTION_LINES:
-                    long.append(f"{name(p)}:{node.lineno} {node.name}: {lines} lines")
+            if isinstance(node, kinds):
+                yield p, node
+
+
+def test_no_function_is_too_long_outside_kernels():
+    long = [f"{name(p)}:{node.lineno} {node.name}: {node.end_lineno - node.lineno + 1} lines"
+            for p, node in nodes(ast.FunctionDef, ast.AsyncFunctionDef)
+            if not is_kernel(node) and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
     assert not long, long
 
 
 def test_no_class_has_too_many_methods():
     big = []
-    for p in modules():
-        for node in ast.walk(tree(p)):
-            if isinstance(node, ast.ClassDef):
-                methods = sum(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                              for n in node.body)
-                if methods > MAX_METHODS:
-                    big.append(f"{name(p)} {node.name}: {methods} methods")
+    for p, node in nodes(ast.ClassDef):
+        methods = sum(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in node.body)
+        if methods > MAX_METHODS:
+            big.append(f"{name(p)} {node.name}: {methods} methods")
     assert not big, big
 
 

@@ -7,10 +7,10 @@ import weakref
 import pytest
 
 from kdtourney import interrupts
-from kdtourney.store import load_games
-from kdtourney.tournament.definition import prepare
 from kdtourney.commands.run import run_tournament
 from kdtourney.registry import BotRegistry
+from kdtourney.store import load_games
+from kdtourney.tournament.definition import prepare
 
 # the dropped KeyboardInterrupt is what these tests make: pytest would warn of it
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")

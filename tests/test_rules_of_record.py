@@ -11,7 +11,8 @@ from kdtourney.engine.rules import Rules
 ROOT = Path(__file__).resolve().parents[1]
 RULES_DOC = ROOT / "docs" / "rules.md"
 SOURCES = [p for folder in ("kdtourney", "tests", "docs", "benchmarks", "examples", ".ci")
-           for p in (ROOT / folder).rglob("*") if p.is_file() and p.suffix not in (".pyc", ".nbi", ".nbc")]
+           for p in (ROOT / folder).rglob("*")
+           if p.is_file() and p.suffix not in (".pyc", ".nbi", ".nbc")]
 SOURCES.append(ROOT / "README.md")
 
 
@@ -34,7 +35,8 @@ def test_the_code_cites_the_rules_of_the_project_and_nothing_outside_it():
     for path in SOURCES:
         text = path.read_text(encoding="utf-8", errors="replace")
         where = path.relative_to(ROOT)
-        assert not re.search(r"\.\./shared|/work/share[d]|\bRULES\.md", text), f"{where} points outside"
+        assert not re.search(r"\.\./shared|/work/share[d]|\bRULES\.md", text), \
+            f"{where} points outside"
         if "docs/rules.md" in text:
             citing.append(str(where))
     assert {"kdtourney/engine/rules.py", "tests/naive.py", "tests/data/golden_kingdoms.txt",

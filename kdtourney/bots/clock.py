@@ -87,6 +87,8 @@ def parse_time_control(text: str) -> tuple[float, float]:
     ClockError (one line) for anything else."""
     match = _CONTROL.match(text or "")
     try:
+        if match is None:
+            raise ValueError(text)
         bank = float(match.group(1))
         increment = float(match.group(2)) if match.group(2) is not None else 0.0
     except (AttributeError, ValueError):

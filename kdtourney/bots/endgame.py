@@ -34,7 +34,7 @@ def solve(bits, bbox, st) -> tuple[int, int, list[int]]:
     placing = st[K.ST_PHASE] == K.PHASE_PLACE
     # dominoes of the current row still to be placed, per player in turn order
     first = slot if placing else slot + 1
-    unplaced = {p: [] for p in range(players)}
+    unplaced: dict[int, list] = {p: [] for p in range(players)}
     turns = []  # the kings still to claim, in order
     if not placing:
         turns.append(me)

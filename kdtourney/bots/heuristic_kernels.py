@@ -1,42 +1,17 @@
 """Numba kernels of the weighted heuristic (`heuristic`, and `mcts:policy=heuristic`'s playouts).
 
-A whole-turn move (a placement of the domino to place, then a claim from the new row) is valued
-as w . f, the dot product of named weights (WEIGHTS) with features of the move:
-
-    place_gain     points after the placement minus before (territories and bonuses)
-    place_holes    new one-square holes of the size x size square centred on the castle
-    middle_lost    1 when the placement takes a centred kingdom off that square (Middle Kingdom
-                   lost, and the room it leaves)
-    frontier       empty squares of the centred square next to the kingdom after the placement:
-                   room for the placements to come
-    crowned_edges  empty squares of the centred square next to a crowned territory after the
-                   placement: where crowns can still multiply
-    harmony_lost   1 when the move discards a domino, or claims one with no legal placement
-    claim_gain     points the claimed domino adds at its best spot (greedy's spot) after the placement
-    claim_bad_spot 1 when that spot adds a hole or leaves the centred square
-    claim_crowns   crowns on the claimed domino
-    claim_order    the claimed domino's place in the new row, 0 (first) to 1 (last): the order in
-                   which the kings pick next round
-    claim_denial   the most points the claimed domino would add to another player's kingdom
-                   (at its best spot there): what taking it denies
-
-The placement's features are those of `kernels`' greedy key (holes, centring, points) taken
-apart, computed from the same frame without a copy of the kingdom. A move of the last round (no
-new row) is valued by place_gain alone: its points are the final score. Moves are compared on
-w . f; equal values are broken at random (from the bot's rng).
-
-Two uses: `heuristic_combos` lists every (placement, claim) combination with its features, as
-`greedy_combos` does (the `heuristic` bot); `heuristic_action` chooses in two stages, the
-placement on the placement's features, then the claim on the claim's in the kingdom after it (the
-playout policy: the fast greedy's shape, a few times cheaper than every combination).
+A whole-turn move is valued as w . f, named weights (WEIGHTS) times features of the move.
+`heuristic_combos` lists every (placement, claim) with its features (the `heuristic` bot);
+`heuristic_action` chooses the placement, then the claim (the playout policy).
+Features and their meaning: docs/internals.md.
 """
 
 import numpy as np
 
 from kdtourney.bots.kernels import (FR_C0, FR_CENTER, FR_COLS, FR_LABEL, FR_R0, FR_ROWS,
                                     FR_STRIDE, POLICY_GREEDY, S2_SHIFT, S_MASK, TER_CROWNS,
-                                    _action_squares, _best_spot_pre, _entry_action, _placements,
-                                    _prepare, _touching, playout, playout_action)
+                                    action_squares, best_spot_pre, entry_action, frame_placements,
+                                    prepare_frame, touching, playout, playout_action)
 from kdtourney.bots.kernels import POLICIES as _POLICIES
 from kdtourney.engine import word64
 from kdtourney.engine.kernel_base import (DIR_COL, DIR_ROW, G, OCC, flood, kernel, neighbours,
@@ -71,7 +46,7 @@ def heuristic_buffers(weights):
 
 @kernel(inline="always")
 def _crowned(pre, lvl):
-    """The land squares of the frame in row lvl of pre (`_prepare`d) whose territory has crowns."""
+    """The land squares of the frame in row lvl of pre (`prepare_frame`d) whose territory has crowns."""
     land = 0
     for t in range(1, 7):
         land |= pre[lvl, t]
@@ -86,7 +61,7 @@ def _crowned(pre, lvl):
 
 @kernel(inline="always")
 def _halves(pre, lvl, size, entry):
-    """(around a, around b, square a, square b) of a placement entry (see `kernels._placements`)
+    """(around a, around b, square a, square b) of a placement entry (see `kernels.frame_placements`)
     on the frame in row lvl of pre; a square off the frame is 0."""
     stride = pre[lvl, FR_STRIDE]
     if size == word64.SIZE:
@@ -94,7 +69,7 @@ def _halves(pre, lvl, size, entry):
         a = 1 << q
         b = 1 << (q + (1, stride, -1, -stride)[entry >> 6])
         return neighbours(a, stride), neighbours(b, stride), a, b
-    around_a, around_b, _ = _action_squares(pre, lvl, entry)
+    around_a, around_b, _ = action_squares(pre, lvl, entry)
     d = entry // (G * G)
     r = (entry // G) % G - pre[lvl, FR_R0]
     c = entry % G - pre[lvl, FR_C0]
@@ -121,12 +96,12 @@ def _place_features(pre, lvl, flags, complete, domino, around_a, around_b, sq_a,
     a_land = around_a & pre[lvl, ta]
     b_land = around_b & pre[lvl, tb]
     if ta == tb:
-        _, n, k, old = _touching(pre, lvl, a_land | b_land, 0, 0, 0, 0)
+        _, n, k, old = touching(pre, lvl, a_land | b_land, 0, 0, 0, 0)
         score = points + (n + 2) * (k + ka + kb_) - old
     else:
-        _, n, k, old = _touching(pre, lvl, a_land, 0, 0, 0, 0)
+        _, n, k, old = touching(pre, lvl, a_land, 0, 0, 0, 0)
         score = points + (n + 1) * (k + ka) - old
-        _, n, k, old = _touching(pre, lvl, b_land, 0, 0, 0, 0)
+        _, n, k, old = touching(pre, lvl, b_land, 0, 0, 0, 0)
         score += (n + 1) * (k + kb_) - old
     if flags & FLAG_HARMONY and complete:
         score += 5
@@ -182,14 +157,14 @@ def _denials(bits, bbox, st, p, kb, sc, ac):
         if q == p:
             continue
         complete = st[ST_DISCARDS + q] == 0
-        points = _prepare(bits, bbox, q, size, kb, 0)
+        points = prepare_frame(bits, bbox, q, size, kb, 0)
         holes = count_holes(bits, bbox, q, size)
         score = points + bonus_points(bbox, q, size, flags, complete)
         for j in range(4):
             d = st[ST_NEW_ROW + j]
             if d == 0 or st[ST_NEW_OWNER + j] >= 0:
                 continue
-            k, _ = _best_spot_pre(bits, bbox, q, size, flags, complete, d, kb, 0, points, holes,
+            k, _ = best_spot_pre(bits, bbox, q, size, flags, complete, d, kb, 0, points, holes,
                                   sc, ac, 0)
             ac[2, j] = max(ac[2, j], (k & S_MASK) - score)
 
@@ -200,7 +175,7 @@ def _claim_features(bits, bbox, p, size, flags, complete, domino, pre, lvl, poin
     """The claim's features f[row, F_PLACE:] (harmony_lost added to) of claiming `domino` into
     kingdom p (framed in row lvl of pre: its territory points, holes, score score1), whose best spot
     is found with work level lvl; order: its place in the new row (0 to 1); denial: see _denials."""
-    k, a = _best_spot_pre(bits, bbox, p, size, flags, complete, domino, pre, lvl, points, holes,
+    k, a = best_spot_pre(bits, bbox, p, size, flags, complete, domino, pre, lvl, points, holes,
                           sc, ac, lvl)
     f[row, F_CLAIM_GAIN] = (k & S_MASK) - score1
     f[row, F_CLAIM_BAD_SPOT] = 1.0 - (k >> S2_SHIFT)
@@ -242,7 +217,7 @@ def heuristic_combos(bits, bbox, st, places, claims, feats, kb, bb, sc, ac):
     if has_row:
         _denials(bits, bbox, st, p, kb, sc, ac)
     if st[ST_PHASE] != PHASE_PLACE:
-        points = _prepare(bits, bbox, p, size, kb, 1)
+        points = prepare_frame(bits, bbox, p, size, kb, 1)
         holes = count_holes(bits, bbox, p, size)
         score = points + bonus_points(bbox, p, size, flags, complete)
         n = 0
@@ -259,8 +234,8 @@ def heuristic_combos(bits, bbox, st, places, claims, feats, kb, bb, sc, ac):
             n += 1
         return n
     domino = st[ST_CUR_ROW + st[ST_SLOT]]
-    n_place = _placements(bits, bbox, p, size, domino, sc, ac, 0)
-    points = _prepare(bits, bbox, p, size, kb, 2)
+    n_place = frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
+    points = prepare_frame(bits, bbox, p, size, kb, 2)
     holes = count_holes(bits, bbox, p, size)
     centred0 = is_centered(bbox, p, size)
     score0 = points + bonus_points(bbox, p, size, flags, complete)
@@ -275,7 +250,7 @@ def heuristic_combos(bits, bbox, st, places, claims, feats, kb, bb, sc, ac):
             _discard_features(complete, feats, n)
             feats[n, F_PLACE_GAIN] = points + bonus_points(bbox, p, size, flags, False) - score0
         else:
-            a = _entry_action(bits, p, size, ac[0, i])
+            a = entry_action(bits, p, size, ac[0, i])
             done = complete
             around_a, around_b, sq_a, sq_b = _halves(kb, 2, size, ac[0, i])
             _place_features(kb, 2, flags, complete, domino, around_a, around_b, sq_a, sq_b, points,
@@ -291,7 +266,7 @@ def heuristic_combos(bits, bbox, st, places, claims, feats, kb, bb, sc, ac):
         copy_kingdom(bits, bbox, p, kb, bb, 0)
         if a != DISCARD:
             place(kb, bb, 0, size, domino, a)
-        points2 = _prepare(kb, bb, 0, size, kb, 1)
+        points2 = prepare_frame(kb, bb, 0, size, kb, 1)
         holes2 = count_holes(kb, bb, 0, size)
         first = n
         for j in range(4):
@@ -323,10 +298,10 @@ def heuristic_action(bits, bbox, st, rng, hw, kb, bb, sc, ac):
     best_v = 0.0
     if st[ST_PHASE] == PHASE_PLACE:
         domino = st[ST_CUR_ROW + st[ST_SLOT]]
-        n = _placements(bits, bbox, p, size, domino, sc, ac, 0)
+        n = frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
         if n == 0:
             return DISCARD
-        points = _prepare(bits, bbox, p, size, kb, 0)
+        points = prepare_frame(bits, bbox, p, size, kb, 0)
         holes = count_holes(bits, bbox, p, size)
         centred0 = is_centered(bbox, p, size)
         score0 = points + bonus_points(bbox, p, size, flags, complete)
@@ -343,13 +318,13 @@ def heuristic_action(bits, bbox, st, rng, hw, kb, bb, sc, ac):
                 ties += 1
                 if rand_below(rng, ties) == 0:
                     best = i
-        return _entry_action(bits, p, size, ac[0, best])
+        return entry_action(bits, p, size, ac[0, best])
     if hw[0, F_CLAIM_DENIAL] != 0.0:
         _denials(bits, bbox, st, p, kb, sc, ac)
     else:
         for j in range(4):
             ac[2, j] = 0
-    points = _prepare(bits, bbox, p, size, kb, 1)
+    points = prepare_frame(bits, bbox, p, size, kb, 1)
     holes = count_holes(bits, bbox, p, size)
     score = points + bonus_points(bbox, p, size, flags, complete)
     best_c = -1

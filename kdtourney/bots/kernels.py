@@ -1,56 +1,10 @@
 """Numba kernels of the built-in search bots: arrays and ints in, arrays and ints out.
 
 Built on the engine kernels (`kdtourney.engine.kernels`, state layout documented there).
-
-Evaluation keys. A candidate move is ranked by one int64 key, larger is better:
-
-    key = ok << 40 | s2 << 20 | s1
-
-    ok  2 bits: 2 when the placement of the domino to place leaves no new one-square hole and keeps
-        the kingdom inside the size x size square centred on the castle, plus 1 when the claimed
-        domino's best spot does the same (3 for a placement without a claim that is fine)
-    s2  the kingdom's score (territories + the rules' bonuses) after placing the claimed domino at
-        its best spot (s1 again when there is nothing to claim)
-    s1  the kingdom's score after the placement
-
-Playout policies: POLICY_RANDOM (uniform legal actions), POLICY_GREEDY (every player uses the
-fast greedy below), POLICY_PLAYER_GREEDY (the searching player fast greedy, opponents random),
-POLICY_FULL_GREEDY (every player the full greedy, as `greedy` plays: `full_greedy_action`),
-POLICY_OTHERS_FULL_GREEDY (the other players the full greedy, the searching player the fast greedy).
-The fast greedy places the domino where the score after the placement is highest (skipping holes
-and off-centre placements when it can) and then claims the free domino whose best spot in the new
-kingdom scores highest: the full greedy's two stages taken one after the other instead of over all
-combinations: 18,000 greedy 4-player playouts/s from the start on one core (9,000 with the
-engine before 64-bit kingdoms, 3,100 before the evaluation without copies below; the full greedy
-in the same kernel loop then made 290/s).
-
-Result measures: MEASURE_WDL (1 sole win, 0.5 shared win, 0 loss), MEASURE_SCORE (own score / 100),
-MEASURE_RATIO (own / (own + best opponent), 0.5 when both are 0), MEASURE_MARGIN (the victory
-margin, own - best opponent, as 0.5 + margin / 200 within [0, 1]).
-
-Evaluating a placement. The key of the kingdom after one placement is computed without copying
-or changing the kingdom: `_prepare` lays the kingdom out as one word per plane (a "frame": the
-5x5 kingdom's own words, a 7x7 one packed 8 bits a row) and labels its territories once (id,
-squares and crowns on each land square, the sum of their points), and `_key` evaluates each
-placement from the two squares and their neighbours (bit sets of the frame) alone: the points as
-the territories before plus the gain of the territories of the domino's terrains next to its
-halves merging with it, whether the kingdom stays in the size x size square centred on the
-castle (Middle Kingdom), and then the one-square holes of that square with the two squares added. The same keys as copying the kingdom, placing and
-scoring it in full, at about a quarter of the cost. Only a second placement stacked on a first
-(the claimed domino's best spot in greedy_combos) works on a copy of the kingdom with the first
-placement done (one copy per first placement). A 5x5 kingdom's frame is its layout, so its
-placements are evaluated as the engine lists them (direction and layout square, `_placements`),
-with no place action to decode: greedy playouts 1.3x faster than through the actions.
-
-A kingdom is (bits, bbox, p) as in the engine kernels. Work buffers of the greedy kernels
-(allocate with `work_buffers()`):
-    kb  int64[3, KINGDOM_WIDTH]  kingdom copies, one per look-ahead level (kingdom lvl of
-                                 (kb, bb)); row lvl also holds the frame of a level-`lvl`
-                                 evaluation (`_prepare`), row 2 the one of greedy_combos' first
-                                 level (row 0 holds its copy)
-    bb  int64[3, 4]              their bounding boxes
-    sc  int64[3, SCRATCH]        legal placements (engine scratch rows)
-    ac  int64[3, MAX_ACTIONS]    action lists
+Exposes the greedy evaluation keys (`greedy_combos`, `fast_greedy_action`, `full_greedy_action`),
+the playout policies (POLICY_*), the result measures (MEASURE_*), the frame helpers the other
+bot kernels share (`prepare_frame`, `frame_placements`, `touching`, `action_squares`,
+`best_spot_pre`, `entry_action`) and `work_buffers()` for their buffers. Keys, policies and buffers: docs/internals.md.
 """
 
 import numpy as np
@@ -169,7 +123,7 @@ def _frame(bits, bbox, p, size, pre, lvl):
 
 
 @kernel(inline="always")
-def _prepare(bits, bbox, p, size, pre, lvl):
+def prepare_frame(bits, bbox, p, size, pre, lvl):
     """The kingdom's frame with its territories labelled into row lvl of pre, for `_key`;
     returns its territory points (as territory_points)."""
     _frame(bits, bbox, p, size, pre, lvl)
@@ -200,7 +154,7 @@ def _prepare(bits, bbox, p, size, pre, lvl):
 
 
 @kernel(inline="always")
-def _touching(pre, lvl, adj, seen, squares, crowns, old):
+def touching(pre, lvl, adj, seen, squares, crowns, old):
     """Add the territories with a square in `adj` (land of the frame) not in `seen` (a bit set of
     ids) to the sums of their squares, crowns and points."""
     while adj:
@@ -219,7 +173,7 @@ def _touching(pre, lvl, adj, seen, squares, crowns, old):
 
 @kernel(inline="always")
 def _key(pre, lvl, flags, complete, domino, around_a, around_b, halves, points, holes):
-    """(ok << 20 | score) of the kingdom framed in row lvl of pre (`_prepare`) after placing
+    """(ok << 20 | score) of the kingdom framed in row lvl of pre (`prepare_frame`) after placing
     `domino`, the kingdom itself unchanged: ok as `_spot_ok` against `holes` one-square holes
     before, score as `kingdom_points` (Harmony while `complete`); `points`: the territory points
     before. around_a, around_b: the frame squares next to half a and half b; halves: their two
@@ -229,12 +183,12 @@ def _key(pre, lvl, flags, complete, domino, around_a, around_b, halves, points, 
     ka = TILE_CROWNS[domino, 0]
     kb_ = TILE_CROWNS[domino, 1]
     if ta == tb:
-        seen, n, k, old = _touching(pre, lvl, (around_a | around_b) & pre[lvl, ta], 0, 0, 0, 0)
+        seen, n, k, old = touching(pre, lvl, (around_a | around_b) & pre[lvl, ta], 0, 0, 0, 0)
         points += (n + 2) * (k + ka + kb_) - old
     else:
-        seen, n, k, old = _touching(pre, lvl, around_a & pre[lvl, ta], 0, 0, 0, 0)
+        seen, n, k, old = touching(pre, lvl, around_a & pre[lvl, ta], 0, 0, 0, 0)
         points += (n + 1) * (k + ka) - old
-        seen, n, k, old = _touching(pre, lvl, around_b & pre[lvl, tb], 0, 0, 0, 0)
+        seen, n, k, old = touching(pre, lvl, around_b & pre[lvl, tb], 0, 0, 0, 0)
         points += (n + 1) * (k + kb_) - old
     if flags & FLAG_HARMONY and complete:
         points += 5
@@ -266,7 +220,7 @@ def _around(pre, lvl, r, c):
 
 
 @kernel(inline="always")
-def _action_squares(pre, lvl, action):
+def action_squares(pre, lvl, action):
     """(around a, around b, halves) of place action `action` on the frame in row lvl of pre."""
     d = action // (G * G)
     r = (action // G) % G - pre[lvl, FR_R0]
@@ -285,7 +239,7 @@ def _action_squares(pre, lvl, action):
 @kernel(inline="always")
 def _after_key(pre, lvl, flags, complete, domino, action, points, holes):
     """`_key` of place action `action`."""
-    around_a, around_b, halves = _action_squares(pre, lvl, action)
+    around_a, around_b, halves = action_squares(pre, lvl, action)
     return _key(pre, lvl, flags, complete, domino, around_a, around_b, halves, points, holes)
 
 
@@ -294,7 +248,7 @@ def _after_key(pre, lvl, flags, complete, domino, action, points, holes):
 
 
 @kernel(inline="always")
-def _placements(bits, bbox, p, size, domino, sc, ac, lvl):
+def frame_placements(bits, bbox, p, size, domino, sc, ac, lvl):
     """The legal placements of `domino` as entries into ac[lvl], in action order; their number."""
     if size == word64.SIZE:
         right, down, left, up = word64.moves(bits, p, domino)
@@ -318,7 +272,7 @@ def _entry_key(pre, plvl, size, flags, complete, domino, entry, points, holes):
 
 
 @kernel(inline="always")
-def _entry_action(bits, p, size, entry):
+def entry_action(bits, p, size, entry):
     """The place action of a placement entry of kingdom p."""
     if size == word64.SIZE:
         return word64.move_action(bits[p, word64.LAYOUT], entry >> 6, entry & 63)
@@ -326,10 +280,10 @@ def _entry_action(bits, p, size, entry):
 
 
 @kernel(inline="always")
-def _best_spot_pre(bits, bbox, p, size, flags, complete, domino, pre, plvl, points, holes, sc, ac, lvl):
-    """best_spot with the kingdom already framed in row plvl of pre (`_prepare`: its territory
+def best_spot_pre(bits, bbox, p, size, flags, complete, domino, pre, plvl, points, holes, sc, ac, lvl):
+    """best_spot with the kingdom already framed in row plvl of pre (`prepare_frame`: its territory
     points `points`) and its one-square holes `holes`."""
-    n = _placements(bits, bbox, p, size, domino, sc, ac, lvl)
+    n = frame_placements(bits, bbox, p, size, domino, sc, ac, lvl)
     if n == 0:
         ok = 1 if is_centered(bbox, p, size) else 0
         return (ok << S2_SHIFT) | (points + bonus_points(bbox, p, size, flags, False)), DISCARD
@@ -340,7 +294,7 @@ def _best_spot_pre(bits, bbox, p, size, flags, complete, domino, pre, plvl, poin
         if k > best:
             best = k
             best_i = i
-    return best, _entry_action(bits, p, size, ac[lvl, best_i])
+    return best, entry_action(bits, p, size, ac[lvl, best_i])
 
 
 @kernel
@@ -351,8 +305,8 @@ def best_spot(bits, bbox, p, size, flags, complete, domino, kb, bb, sc, ac, lvl)
     Harmony while `complete`. A domino without a placement is discarded (Harmony lost). Uses level
     `lvl` of the work buffers. Ties go to the first placement found.
     """
-    points = _prepare(bits, bbox, p, size, kb, lvl)
-    return _best_spot_pre(bits, bbox, p, size, flags, complete, domino, kb, lvl, points,
+    points = prepare_frame(bits, bbox, p, size, kb, lvl)
+    return best_spot_pre(bits, bbox, p, size, flags, complete, domino, kb, lvl, points,
                           count_holes(bits, bbox, p, size), sc, ac, lvl)
 
 
@@ -384,8 +338,8 @@ def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
     flags = st[ST_FLAGS]
     domino = st[ST_CUR_ROW + st[ST_SLOT]]
     complete = st[ST_DISCARDS + p] == 0
-    n_place = _placements(bits, bbox, p, size, domino, sc, ac, 0)
-    points = _prepare(bits, bbox, p, size, kb, 2)
+    n_place = frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
+    points = prepare_frame(bits, bbox, p, size, kb, 2)
     holes = count_holes(bits, bbox, p, size)
     has_row = st[ST_NEW_ROW] != 0
     n = 0
@@ -396,7 +350,7 @@ def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
             ok1 = 1 if is_centered(bbox, p, size) else 0
             s1 = points + bonus_points(bbox, p, size, flags, False)
         else:
-            a = _entry_action(bits, p, size, ac[0, i])
+            a = entry_action(bits, p, size, ac[0, i])
             done = complete
             k1 = _entry_key(kb, 2, size, flags, complete, domino, ac[0, i], points, holes)
             ok1 = k1 >> S2_SHIFT
@@ -411,12 +365,12 @@ def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
         copy_kingdom(bits, bbox, p, kb, bb, 0)
         if a != DISCARD:
             place(kb, bb, 0, size, domino, a)
-        points2 = _prepare(kb, bb, 0, size, kb, 1)
+        points2 = prepare_frame(kb, bb, 0, size, kb, 1)
         holes2 = count_holes(kb, bb, 0, size)
         for j in range(4):
             if st[ST_NEW_ROW + j] == 0 or st[ST_NEW_OWNER + j] >= 0:
                 continue
-            k2, _ = _best_spot_pre(kb, bb, 0, size, flags, done, st[ST_NEW_ROW + j], kb, 1,
+            k2, _ = best_spot_pre(kb, bb, 0, size, flags, done, st[ST_NEW_ROW + j], kb, 1,
                                    points2, holes2, sc, ac, 1)
             ok2 = k2 >> S2_SHIFT
             s2 = k2 & S_MASK
@@ -454,10 +408,10 @@ def argmax_random(keys, n, rng):
 def spot_keys(bits, bbox, p, size, flags, complete, dominoes, n, keys, kb, bb, sc, ac):
     """best_spot's key of each of dominoes[:n] in kingdom p into keys[:n] (the kingdom framed once;
     work buffers' level 0)."""
-    points = _prepare(bits, bbox, p, size, kb, 0)
+    points = prepare_frame(bits, bbox, p, size, kb, 0)
     holes = count_holes(bits, bbox, p, size)
     for i in range(n):
-        keys[i], _ = _best_spot_pre(bits, bbox, p, size, flags, complete, dominoes[i], kb, 0, points,
+        keys[i], _ = best_spot_pre(bits, bbox, p, size, flags, complete, dominoes[i], kb, 0, points,
                                     holes, sc, ac, 0)
 
 
@@ -468,10 +422,10 @@ def claim_keys(bits, bbox, st, claims, keys, kb, bb, sc, ac):
     size = st[ST_SIZE]
     n = free_claims(st, claims)
     complete = st[ST_DISCARDS + p] == 0
-    points = _prepare(bits, bbox, p, size, kb, 1)
+    points = prepare_frame(bits, bbox, p, size, kb, 1)
     holes = count_holes(bits, bbox, p, size)
     for j in range(n):
-        keys[j], _ = _best_spot_pre(bits, bbox, p, size, st[ST_FLAGS], complete,
+        keys[j], _ = best_spot_pre(bits, bbox, p, size, st[ST_FLAGS], complete,
                                     claims[j] - CLAIM_BASE, kb, 1, points, holes, sc, ac, 1)
     return n
 
@@ -517,10 +471,10 @@ def fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac):
     complete = st[ST_DISCARDS + p] == 0
     if st[ST_PHASE] == PHASE_PLACE:
         domino = st[ST_CUR_ROW + st[ST_SLOT]]
-        n = _placements(bits, bbox, p, size, domino, sc, ac, 0)
+        n = frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
         if n == 0:
             return DISCARD
-        points = _prepare(bits, bbox, p, size, kb, 0)
+        points = prepare_frame(bits, bbox, p, size, kb, 0)
         holes = count_holes(bits, bbox, p, size)
         best = -1
         best_i = 0
@@ -531,19 +485,19 @@ def fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac):
                 ties, rng)
             if take:
                 best_i = i
-        return _entry_action(bits, p, size, ac[0, best_i])
+        return entry_action(bits, p, size, ac[0, best_i])
     if st[ST_ROUND] == 0:
         return first_claim(st, rng)
     best = -1
     best_c = -1
     ties = 0
-    points = _prepare(bits, bbox, p, size, kb, 1)
+    points = prepare_frame(bits, bbox, p, size, kb, 1)
     holes = count_holes(bits, bbox, p, size)
     for j in range(4):
         d = st[ST_NEW_ROW + j]
         if d == 0 or st[ST_NEW_OWNER + j] >= 0:
             continue
-        k, _ = _best_spot_pre(bits, bbox, p, size, flags, complete, d, kb, 1, points, holes,
+        k, _ = best_spot_pre(bits, bbox, p, size, flags, complete, d, kb, 1, points, holes,
                               sc, ac, 1)
         take, best, ties = _running_best(k, best, ties, rng)
         if take:

@@ -1,32 +1,9 @@
 """Numba kernels of the learned evaluation: a position's features and the value network on them.
 
-Built on the engine kernels (state layout in `kdtourney.engine.kernels`); only 5x5 kingdoms (the
-64-bit words of `word64`), the sizes the shipped networks know.
-
-Features of a position for a viewer (`features`), FEATURES_PER_PLAYER per player, the viewer
-first, then the others by current score (highest first, ties in seat order after the viewer),
-then TABLE_FEATURES. Raw counts and points: the network's first layer holds the standardisation.
-
-    per player: score now (territories and the bonuses as they stand), territory points, land
-      squares, bounding box rows and columns, one-square holes, centred (0/1), no discards yet
-      (0/1), free squares it may still use; per terrain (wheat .. mine) its squares, crowns,
-      points, the free squares next to its crowned territories and those next to its other land,
-      and the crowns and squares of the territory with a free square next to it that has the most
-      crowns (what a square more of that terrain is worth); per terrain the squares and crowns of the dominoes it holds (claimed,
-      not placed yet); how many it holds in the current row and in the new row, and the slots of
-      the latter (its place in the next round's order); what the held dominoes of each row add to
-      its score at their best spots (as the greedy evaluation finds them, each alone), and how
-      many of those spots leave a new hole or leave the centred square
-    table: round / rounds, claim phase (0/1), the viewer is to act (0/1), unseen dominoes (not
-      drawn yet: the deck order is never read), their squares and crowns per terrain, the same for
-      the free dominoes of the new row, how many are free, the two best gains of a free domino
-      at its best spot in the viewer's kingdom, and the mean and best gain of an unseen domino
-      with crowns there (what the viewer's kingdom can make of what is still to come)
-
-The network (`net`, a tuple of float32 arrays w1, b1, w2, b2, w3, b3): two ReLU layers and a
-linear output of two values for the viewer, the final victory margin (own score minus the best
-other score) and the final ratio own / (own + best other). Weights come in as arguments, never as
-module globals (Numba would freeze them into its cache).
+`features` gives FEATURES_PER_PLAYER per player (the viewer first) then TABLE_FEATURES, raw
+counts and points; `net` (float32 arrays w1, b1, w2, b2, w3, b3, passed as arguments so that
+Numba never freezes them into its cache) gives the viewer's final margin and ratio.
+Only 5x5 kingdoms. The features one by one: docs/internals.md.
 """
 
 import numpy as np

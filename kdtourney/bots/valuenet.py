@@ -99,7 +99,7 @@ class ValueNet:
 
 @functools.lru_cache(maxsize=None)
 def _load_all(paths: tuple) -> dict:
-    nets = {}
+    nets: dict = {}
     for path in paths:
         net = ValueNet.load(path)
         if net.rules in nets:

@@ -94,6 +94,17 @@ def export_command(folder, fmt, output, table):
                             "or give --format")
     rows = export_table(folder, output, fmt, table)
     click.echo(f"{output}: {rows} rows ({table})")
+    if table in EXPORT_NOTES:  # the store's numbering, beside the one the pages show
+        click.echo(f"note: {EXPORT_NOTES[table]}", err=True)
+
+
+SEATS_FROM_0 = ("its column seat counts from 0, as the store does; the report, replays and the "
+                "play page count seats from 1 (seat 0 here is their seat 1)")
+#: What `export` says of the numbering of a table beside what the pages show.
+EXPORT_NOTES = {"results": SEATS_FROM_0,
+                "faults": SEATS_FROM_0 + "; its column call counts the bot's calls from 0: 0 its "
+                "construction, 1 its setup, k + 1 its act k (the pages say 'act k'; a dynasty's "
+                "bot is set up again before each deal)"}
 
 
 @click.command("report")
@@ -102,15 +113,24 @@ def export_command(folder, fmt, output, table):
               "e.g. --anchor greedy=0.")
 @click.option("--open", "open_page", is_flag=True, help="Open the page in the web browser.")
 def report_command(folder, anchor, open_page):
-    """Rebuild the HTML report DIR/index.html from the tournament stored in DIR."""
+    """Rebuild the HTML report DIR/index.html from the tournament stored in DIR, and print its
+    standings as `run` does (a run's or a play's folder)."""
+    from kdtourney.report.advice import command_kind
     from kdtourney.report.html import write_report
+    from kdtourney.store import load_config
+    from kdtourney.terminal.tables import print_table, standings_table
 
     try:
         path = write_report(folder, anchor=anchor)
+        # an SPRT's, a tune's or a ladder's page counts other games than all: its page says
+        table = (standings_table(folder) if command_kind(load_config(folder)) in ("run", "play")
+                 else None)
     except OSError as exc:  # a folder that cannot be written
         raise UserError(f"cannot write the report into {folder}: {exc.strerror or exc}") from None
     except (ValueError, TypeError, KeyError) as exc:  # a store's rows changed by hand, or none
         raise UserError(f"cannot build the report of {folder} from its store: {exc}") from None
+    if table is not None:
+        print_table(table)
     click.echo(str(path))
     if open_page:
         import webbrowser
@@ -139,6 +159,7 @@ def ratings_command(folders, out, anchor, players):
     from kdtourney.report.html import parse_anchor
     from kdtourney.report.pool import PoolError, rating_list
     from kdtourney.report.pool_html import write_rating_list
+    from kdtourney.report import evaluation
     from kdtourney import store
     from kdtourney.terminal.tables import print_table, rating_list_table
     from kdtourney.tournament.definition import parse_players
@@ -155,6 +176,8 @@ def ratings_command(folders, out, anchor, players):
             click.echo(line)
         raise
     print_table(rating_list_table(found))
+    for line in evaluation.lines(found.evaluation):
+        click.echo(line)
     for line in found.notes():
         click.echo(line)
     command = " ".join(["kdtourney"] + sys.argv[1:]) if sys.argv[1:2] == ["ratings"] else None

@@ -124,4 +124,4 @@ def script(prog_name: str | None = None):
 
 
 __all__ = ["main", "script", "harness_errors", "is_user_error", "OneLineError",
-           "HarnessFailure", "NOT_YET_USER_ERRORS"]
+           "HarnessFailure"]

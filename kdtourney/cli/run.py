@@ -1,6 +1,8 @@
 """The tournament commands: `run` (a tournament of bots) and `play` (you against bots)."""
 # The library is imported inside the commands: `kdtourney --help` imports no numba or pandas.
 
+import shlex
+
 import click
 
 from kdtourney.errors import UserError
@@ -141,6 +143,7 @@ def serve_and_play(ctx, opts, table, folder, found, settings, meta) -> int:
 
     from kdtourney.commands import play as human
     from kdtourney.commands.play_page import Server
+    from kdtourney.report.advice import resume_advice
 
     board = human.Board()
     try:
@@ -158,18 +161,38 @@ def serve_and_play(ctx, opts, table, folder, found, settings, meta) -> int:
                                   require_limits=opts["require_limits"])
         if stored:
             shown = write_report(folder, False)
-            board.finish(f"{stored} game{'s' if stored > 1 else ''} stored in {folder}; "
-                         f"its report: {shown}. You can close this tab.")
+            board.finish(f"{stored} game{'s' if stored > 1 else ''} stored in {folder}. "
+                         f"{again_text(table, folder, shown, meta)} You can close this tab.")
         else:
             board.finish(f"{folder} holds every game of its plan: nothing left to play.")
         board.wait_shown(10.0)
     except (KeyboardInterrupt, human.PersonLeft):
         click.echo(f"interrupted: the game being played is not stored; those that ended "
-                   f"are in {folder}", err=True)
+                   f"are in {folder}; play on with: "
+                   f"{resume_advice(folder, {'meta': meta})}", err=True)
         ctx.exit(130)
     finally:
         server.stop()
     return stored
+
+
+def again_text(table, folder, shown, meta) -> str:
+    """What the play page says last: how to replay the games just played, and to play again (the
+    folder's next games, or a new folder once its plan is played)."""
+    from kdtourney import store
+    from kdtourney.report.advice import command_words, resume_advice, without
+
+    games = store.load_games(folder)["game"]
+    last = int(games.max())
+    words = command_words(meta)
+    if len(games) < len(table.plan().games):
+        again = resume_advice(folder, {"meta": meta})
+    elif words:
+        again = f"{shlex.join(without(words))} (a new folder: this one has played its plan)"
+    else:
+        again = "kdtourney play --against BOT"
+    return (f"Replay the last game: kdtourney replay {shlex.quote(str(folder))} {last} (or open "
+            f"its report, {shown}). Play again: {again}.")
 
 
 COMMANDS = (run_command, play_command)

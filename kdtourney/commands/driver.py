@@ -59,7 +59,8 @@ def rows_of(labels, spec, result: MatchResult) -> tuple[dict, list, list]:
     each index the spec's seats hold."""
     game = dict(game=spec.game, block=spec.block, arrangement=spec.arrangement,
                 n_players=spec.n_players, deal_seeds=list(spec.deal_seeds), status=result.status,
-                duration=result.duration, moves=result.moves, error=result.error)
+                duration=result.duration, moves=result.moves, error=result.error,
+                notes=getattr(result, "notes", []))
     results = []
     for seat in result.seats:
         row = dict(vars(seat))

@@ -250,7 +250,7 @@ class GameView(_Table):
     for search.
     """
 
-    time_left = None  # seconds this decision may take, set by the harness (None: no limit)
+    time_left: float | None = None  # seconds this decision may take, set by the harness (None: no limit)
 
     def __init__(self, game: Game, player: int):
         self.rules = copy.copy(game.rules)  # the bot's own: the game's stays as it was
@@ -277,55 +277,11 @@ class GameView(_Table):
         seat. Facts that do not fit together (a row out of order, the wrong player to act, ...)
         raise ValueError.
         """
-        def check(ok, message):
-            if not ok:
-                raise ValueError(message)
-
-        n, kings = rules.players, rules.players * rules.kings_per_player
-        check(0 <= player < n, f"seat {player} is not a seat of a {n}-player game")
-        check(phase in ("place", "claim"), f"phase must be 'place' or 'claim', not {phase!r}")
-        check(len(kingdoms) == n and all(k.size == rules.size for k in kingdoms),
-              f"a {n}-player game needs {n} kingdoms of {rules.size}x{rules.size}")
-        check(len(discards) == n and all(d >= 0 for d in discards), "one discard count per seat")
-        check(sorted(first_order) == sorted(s // rules.kings_per_player for s in range(kings)),
-              f"first_order {list(first_order)} is not an order of the {kings} kings")
-        check(len(placed) == len(current_row), "one placed flag per domino of the current row")
         drawn = set(drawn)
+        slot = _public_slot(rules, player, phase, round, kingdoms, current_row, placed, new_row,
+                            first_order, drawn, discards)
+        n, kings, pos = rules.players, rules.players * rules.kings_per_player, len(drawn)
         rows = [d for d, _ in current_row] + [d for d, _ in new_row]
-        check(drawn <= _ALL_DOMINOES and drawn.issuperset(rows),
-              "drawn must hold the dominoes of both rows, numbers 1..48")
-        for row in (current_row, new_row):
-            check(len(row) <= 4 and [d for d, _ in row] == sorted({d for d, _ in row})
-                  and all(-1 <= o < n for _, o in row), f"a row is up to 4 distinct dominoes, "
-                  f"lowest first, each with an owner seat or -1: {list(row)}")
-        owned = [j for j, (_, o) in enumerate(current_row) if o >= 0]
-        done = [j for j in owned if placed[j]]
-        check(done == owned[:len(done)] and not any(placed[j] for j, (_, o) in enumerate(current_row)
-                                                    if o < 0),
-              "only claimed dominoes are placed, lowest first")
-        claims = sum(o >= 0 for _, o in new_row)
-        if round == 0:
-            check(phase == "claim" and not current_row and claims < kings,
-                  "round 0 has no current row and only claims")
-            slot, acting = claims, first_order[claims]
-        elif phase == "place":
-            check(len(done) < len(owned) and claims == (len(done) if new_row else 0),
-                  "a place decision needs a domino left to place, every king before it having "
-                  "claimed")
-            slot = owned[len(done)]
-        else:
-            check(bool(done) and bool(new_row) and claims == len(done) - 1,
-                  "a claim decision follows a placement and needs a new row")
-            slot = done[-1]
-        if round > 0:
-            acting = current_row[slot][1]
-        check(acting == player, f"seat {acting} is to act, not seat {player}")
-        pos = len(drawn)
-        rows_drawn = round + (1 if new_row else 0)
-        check(1 <= rows_drawn <= rules.rounds and pos == rows_drawn * rules.row_length,
-              f"{pos} dominoes drawn, but round {round} has drawn {rows_drawn} rows of "
-              f"{rules.row_length}")
-
         view = cls.__new__(cls)
         view.rules, view.player, view.history = rules, player, []
         view._bits = np.empty((n, K.kingdom_width(rules.size)), dtype=np.int64)
@@ -390,6 +346,61 @@ def header_of(rules: Rules) -> np.ndarray:
     header[K.ST_DECK_LEN] = rules.dominoes_in_play
     header[K.ST_FLAGS] = flags_of(rules)
     return header
+
+
+
+def _public_slot(rules, player, phase, round, kingdoms, current_row, placed, new_row, first_order,
+                 drawn, discards):
+    """The slot of the domino `player` acts on in these public facts; ValueError if they do not fit
+    together (see GameView.from_public)."""
+    def check(ok, message):
+        if not ok:
+            raise ValueError(message)
+
+    n, kings = rules.players, rules.players * rules.kings_per_player
+    check(0 <= player < n, f"seat {player} is not a seat of a {n}-player game")
+    check(phase in ("place", "claim"), f"phase must be 'place' or 'claim', not {phase!r}")
+    check(len(kingdoms) == n and all(k.size == rules.size for k in kingdoms),
+          f"a {n}-player game needs {n} kingdoms of {rules.size}x{rules.size}")
+    check(len(discards) == n and all(d >= 0 for d in discards), "one discard count per seat")
+    check(sorted(first_order) == sorted(s // rules.kings_per_player for s in range(kings)),
+          f"first_order {list(first_order)} is not an order of the {kings} kings")
+    check(len(placed) == len(current_row), "one placed flag per domino of the current row")
+    rows = [d for d, _ in current_row] + [d for d, _ in new_row]
+    check(drawn <= _ALL_DOMINOES and drawn.issuperset(rows),
+          "drawn must hold the dominoes of both rows, numbers 1..48")
+    for row in (current_row, new_row):
+        check(len(row) <= 4 and [d for d, _ in row] == sorted({d for d, _ in row})
+              and all(-1 <= o < n for _, o in row), f"a row is up to 4 distinct dominoes, "
+              f"lowest first, each with an owner seat or -1: {list(row)}")
+    owned = [j for j, (_, o) in enumerate(current_row) if o >= 0]
+    done = [j for j in owned if placed[j]]
+    check(done == owned[:len(done)] and not any(placed[j] for j, (_, o) in enumerate(current_row)
+                                                if o < 0),
+          "only claimed dominoes are placed, lowest first")
+    claims = sum(o >= 0 for _, o in new_row)
+    if round == 0:
+        check(phase == "claim" and not current_row and claims < kings,
+              "round 0 has no current row and only claims")
+        slot, acting = claims, first_order[claims]
+    elif phase == "place":
+        check(len(done) < len(owned) and claims == (len(done) if new_row else 0),
+              "a place decision needs a domino left to place, every king before it having "
+              "claimed")
+        slot = owned[len(done)]
+    else:
+        check(bool(done) and bool(new_row) and claims == len(done) - 1,
+              "a claim decision follows a placement and needs a new row")
+        slot = done[-1]
+    if round > 0:
+        acting = current_row[slot][1]
+    check(acting == player, f"seat {acting} is to act, not seat {player}")
+    pos = len(drawn)
+    rows_drawn = round + (1 if new_row else 0)
+    check(1 <= rows_drawn <= rules.rounds and pos == rows_drawn * rules.row_length,
+          f"{pos} dominoes drawn, but round {round} has drawn {rows_drawn} rows of "
+          f"{rules.row_length}")
+    return slot
 
 
 __all__ = ["Game", "GameView", "DISCARD", "CLAIM_BASE", "claim_action", "describe_action", "rank_scores",

@@ -1,19 +1,10 @@
-"""How kdtourney compiles its kernels: `cached_jit`, which `engine.kernel_base.kernel` uses, is
-`numba.njit(cache=True)` with three changes that cut the time of a first run (the README's quick
-start compiled for three minutes), none of which changes the code the kernels run:
+"""How kdtourney compiles its kernels: `cached_jit` (used by `engine.kernel_base.kernel`).
 
-- One specialisation per argument type. Numba types a constant argument of a call from compiled
-  code as that very constant (`Literal[int](0)`), and compiled a callee once more for each constant
-  it was called with (`place(..., 0, ...)` and `place(..., p, ...)`); here it is an int64.
-- One process compiles a kernel; the others load it. Processes sharing a cache folder (the workers
-  of a tournament warming up at once) take a file lock per kernel (`compile_lock`): one compiles
-  and saves, the others wait and then load it from the cache, or, inside `busy_raises`, are told
-  (KernelBusy) so that they compile something else meanwhile.
-- No second O3 pass over big kernels that were optimized already. Numba links into a kernel's LLVM
-  module every kernel it calls, each optimized when it was compiled, and optimized the whole again:
-  `mcts_run`'s module holds the greedy bot and half of the engine (`_optimize_kernel_module`).
-
-Where and when a compiled kernel is cached, and when it is stale: kdtourney.engine.jit_cache.
+`cached_jit` is `numba.njit(cache=True)` with three changes that cut a first run's compile time
+without changing the code the kernels run: one specialisation per argument type, one process
+compiling a kernel while the others wait and load it (`compile_lock`, `busy_raises`,
+`KernelBusy`), and no second O3 pass over kernels already optimised. Why: docs/internals.md.
+Where compiled kernels are cached: `kdtourney.engine.jit_cache`.
 """
 
 import contextlib

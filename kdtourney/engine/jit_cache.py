@@ -1,25 +1,9 @@
 """Where Numba caches kdtourney's compiled kernels: the user's cache folder, never the package.
 
-By default Numba writes its cache (`__pycache__/*.nbi`, `*.nbc`) next to the source when it can:
-for an installed kdtourney, inside site-packages, where pip does not know the files. Uninstalling
-then leaves `kdtourney/engine/__pycache__` behind, and that leftover folder, taken for a namespace
-package, hides a later editable install (`cannot import name 'Rules' from 'kdtourney.engine'
-(unknown location)`).
-
-So kdtourney's own kernels always cache where Numba caches a read-only package: the user-wide
-cache folder (`~/.cache/numba` on Linux, or `$XDG_CACHE_HOME/numba`), in one subfolder per source
-folder, so every installation keeps its own cache. A `NUMBA_CACHE_DIR` set by the user still wins,
-and other packages' functions are left to Numba's usual rules. Kernels are made by
-`kdtourney.engine.jit.cached_jit` (through `engine.kernel_base.kernel`), which imports this
-module first.
-
-Numba checks a cached kernel against its own source file only, yet a kernel has the kernels it
-calls and the constants it reads (the tile table among them) compiled into it: after an edit to
-`engine/kernels.py`, or an upgrade that changes it, `mcts_run` in `bots/search_kernels.py` would
-load from the cache with the old engine inside. So a kernel's stamp here also holds a digest of
-the sources compiled into it (`compiled_sources`): its own file, every kdtourney file that file
-imports, at any depth, and their data files. An edit to the engine recompiles every kernel built
-on it; an edit to the search kernels recompiles those alone.
+Kernels cache under the user-wide Numba cache (`~/.cache/numba` or `$XDG_CACHE_HOME/numba`),
+one subfolder per source folder; a user's `NUMBA_CACHE_DIR` still wins. A kernel's stamp holds a
+digest of every source compiled into it (`compiled_sources`), so an edit to the engine
+recompiles the kernels built on it. Why: docs/internals.md.
 """
 
 import functools
@@ -28,6 +12,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from numba.core import caching
 
@@ -37,7 +22,7 @@ numba_version.check()  # before this module's and jit's patches of Numba
 
 _NAME = __name__.partition(".")[0]  # "kdtourney"
 # the package's own folder (imported before any of its modules), wherever this module lies in it
-_PACKAGE = os.path.dirname(os.path.abspath(sys.modules[_NAME].__file__)) + os.sep
+_PACKAGE = os.path.dirname(os.path.abspath(sys.modules[_NAME].__file__ or "")) + os.sep
 
 
 def _module_file(name: str) -> Path | None:
@@ -129,6 +114,9 @@ def _digest(py_file) -> str:
 class _CompiledSourcesStamp:
     """For kdtourney's own functions only: the stamp also holds the digest of the sources compiled
     into the function (`compiled_sources` of its file)."""
+
+    if TYPE_CHECKING:  # what the Numba locator it is mixed into provides
+        def get_cache_path(self) -> str: ...
 
     @classmethod
     def from_function(cls, py_func, py_file):

@@ -1,23 +1,8 @@
-"""What every engine kernel shares: the grid, the planes of a kingdom, the actions, and bit-board
-helpers (LLVM's bit instructions; neighbours and territories on one int64 word of squares).
+"""What every engine kernel shares: the grid, the planes of a kingdom, the actions, bit helpers.
 
-The grid. Actions and bounding boxes use a G x G grid (G = 13) with the castle fixed at (CENTER,
-CENTER); a 5x5 kingdom uses at most rows and columns 2..10 of it, a 7x7 one 0..12.
-
-The planes of a kingdom, each a set of squares:
-
-    OCC           occupied squares, castle included
-    1 .. 6        squares of terrain WHEAT .. MINE (the castle is in none of them)
-    CROWN1        squares whose crown count has bit 0 set (1 or 3 crowns)
-    CROWN2        squares whose crown count has bit 1 set (2 or 3 crowns)
-    NEAR + t      squares orthogonally next to terrain t or to the castle, so that the legal
-                  placements are a few mask operations
-
-How a kingdom stores them depends on its size (`word64` for 5x5, `rows` for 7x7).
-
-A word of squares lays rows out one after the other, `stride` bits apart, without guard bits: a
-shift by one carries the last square of a row into the next row's first. Callers keep such
-"wrapped neighbours" out of what they count (`word64` explains why its layouts never meet them).
+Actions and bounding boxes use a G x G grid (G = 13), castle at (CENTER, CENTER). A kingdom is a
+set of planes (OCC, terrains 1..6, CROWN1, CROWN2, NEAR + t), each a set of squares stored by
+`word64` (5x5) or `rows` (7x7). The planes and the wrapped-neighbour rule: docs/internals.md.
 """
 
 import numpy as np

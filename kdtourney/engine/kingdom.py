@@ -94,11 +94,11 @@ class Kingdom:
             if terrain not in TERRAIN_LETTERS or crowns not in (0, 1, 2, 3):
                 raise ValueError(f"square ({row}, {col}): {(terrain, crowns)!r} is not a terrain "
                                  "code 1..6 with 0-3 crowns")
-        squares = [(row, col) for row, col, _, _ in cells] + [(0, 0)]
-        if len(set(squares)) < len(squares):
+        places = [(row, col) for row, col, _, _ in cells] + [(0, 0)]
+        if len(set(places)) < len(places):
             raise ValueError("a square is given twice (or is the castle's)")
-        rows, cols = [r for r, _ in squares], [c for _, c in squares]
-        height, width = max(rows) - min(rows) + 1, max(cols) - min(cols) + 1
+        rs, cs = [r for r, _ in places], [c for _, c in places]
+        height, width = max(rs) - min(rs) + 1, max(cs) - min(cs) + 1
         if height > size or width > size:
             raise ValueError(f"the squares span {height}x{width}, more than a {size}x{size} kingdom")
         kingdom = cls(size)

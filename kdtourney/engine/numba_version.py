@@ -32,7 +32,10 @@ def _shown(version: tuple) -> str:
 def check(version: str | None = None) -> None:
     """Refuse a Numba (by default the one imported) older than TESTED, warn about a newer one."""
     version = numba.__version__ if version is None else version
-    found = tuple(int(part) for part in re.match(r"(\d+)\.(\d+)", version).groups())
+    match = re.match(r"(\d+)\.(\d+)", version)
+    if match is None:
+        raise NumbaVersionError(f"kdtourney cannot read Numba's version {version!r}")
+    found = tuple(int(part) for part in match.groups())
     oldest, newest = TESTED
     tested = _shown(oldest) if oldest == newest else f"{_shown(oldest)} to {_shown(newest)}"
     if found < oldest:

@@ -1,26 +1,10 @@
 """5x5 kingdoms: one int64 word per plane, over a layout of at most 64 squares.
 
-Why it fits. The squares a 5x5 kingdom may still use are those within 4 rows and 4 columns of
-every square it has: a rectangle (the "allowed" squares) that only shrinks. With the castle and one
-domino it is at most 9x7, 7x9 or 8x8 squares. A kingdom lives on a layout, a rectangle of the grid
-(LAY_R0, LAY_C0: its top left grid square; LAY_H rows of LAY_W squares, of which the first LAY_WV
-are used): layout square q is grid square (LAY_R0 + q // LAY_W, LAY_C0 + q % LAY_W), bit q of
-every plane. Layouts 1.. are the 9x7, 7x9 and 8x8 rectangles inside the 9x9 squares around the
-castle; `choose_layout` picks one that holds the allowed rectangle, and a kingdom keeps it for
-good. Layout START holds a kingdom with at most one square besides the castle (its allowed
-rectangle is larger than 64 squares, but every placement stays within 3 squares of the castle):
-the 7x7 squares around the castle and a guard column. The first placement moves a kingdom from
-START to its layout (`_relayout`).
-
-Wrapped neighbours are harmless. A shift by one links the last square of a row to the first of
-the next, LAY_W - 1 >= 6 columns apart. Every allowed square is within 4 columns of every square
-of the kingdom, so a wrapped neighbour of the kingdom (in a NEAR plane) is never allowed, and a
-pair of allowed squares linked only by wrapping is never next to the kingdom: the legal
-placements below never contain one. Counting one-square holes over the allowed rectangle (up to
-9 wide) masks the row ends instead; the centred 5x5 window is narrow enough not to need it.
-
-Storage of kingdom p: bits[p, plane] for the planes of `kernel_base`, bits[p, ALLOWED] the allowed
-squares, bits[p, LAYOUT] the layout.
+A kingdom lives on a layout (LAY_R0, LAY_C0, LAY_H, LAY_W, LAY_WV), a rectangle of the grid that
+holds the squares it may still use; `choose_layout` picks it at the first placement (moving it
+from START) and the kingdom keeps it. bits[p, plane] holds the planes of `kernel_base`,
+bits[p, ALLOWED] the allowed squares, bits[p, LAYOUT] the layout. Why 64 bits suffice and why
+wrapped neighbours are harmless: docs/internals.md.
 """
 
 import numpy as np

@@ -12,8 +12,8 @@ The engine knows nothing of this package.
 from kdtourney.env.batch import BatchEnv
 from kdtourney.env.encoding import N_ACTIONS, observation_size, observe_view
 
-__all__ = ["BatchEnv", "N_ACTIONS", "observation_size", "observe_view", "pettingzoo_env", "PolicyBot",
-           "OpenSpielBot"]
+__all__ = ["BatchEnv", "N_ACTIONS", "observation_size", "observe_view", "pettingzoo_env",
+           "PolicyBot", "OpenSpielBot"]
 
 _EXTRA = "pip install 'kdtourney[rl]'"
 
@@ -25,7 +25,8 @@ def __getattr__(name):
         try:
             from kdtourney.env.aec import pettingzoo_env
         except ImportError as exc:
-            raise ImportError(f"kdtourney.env.pettingzoo_env needs PettingZoo ({_EXTRA}): {exc}") from exc
+            raise ImportError(f"kdtourney.env.pettingzoo_env needs PettingZoo ({_EXTRA}): "
+                              f"{exc}") from exc
         return pettingzoo_env
     if name in ("PolicyBot", "OpenSpielBot"):
         from kdtourney.env import policy

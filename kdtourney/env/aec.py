@@ -1,5 +1,7 @@
 """Kingdomino as a PettingZoo AEC environment (needs the `rl` extra: pettingzoo, gymnasium)."""
 
+from typing import Any
+
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
@@ -11,7 +13,8 @@ from kdtourney.env.encoding import N_ACTIONS, observation_size, observe_arrays, 
 from kdtourney.env.render import render_text
 
 
-def pettingzoo_env(players: int = 4, *, reward: str = "rank", render_mode: str | None = None, **rules_options):
+def pettingzoo_env(players: int = 4, *, reward: str = "rank", render_mode: str | None = None,
+                   **rules_options):
     """The Kingdomino AEC environment wrapped as PettingZoo's classic games are (an illegal
     action ends the game with reward -1 for its player; order and bounds enforced).
 
@@ -36,15 +39,18 @@ class KingdominoEnv(AECEnv, EzPickle):
     plays for seed s; `reset()` without a seed plays the next seed (s + 1).
     """
 
-    metadata = {"render_modes": ["human", "ansi"], "name": "kingdomino_v0", "is_parallelizable": False}
+    metadata: dict[str, Any] = {"render_modes": ["human", "ansi"], "name": "kingdomino_v0",
+                                "is_parallelizable": False}
 
-    def __init__(self, players: int = 4, *, reward: str = "rank", render_mode: str | None = None, **rules_options):
+    def __init__(self, players: int = 4, *, reward: str = "rank", render_mode: str | None = None,
+                 **rules_options):
         super().__init__()
         EzPickle.__init__(self, players, reward=reward, render_mode=render_mode, **rules_options)
         self.rules = Rules(players=players, **rules_options)
         reward_code(reward)
         if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode must be one of {', '.join(self.metadata['render_modes'])} or None, "
+            raise ValueError("render_mode must be one of "
+                             f"{', '.join(self.metadata['render_modes'])} or None, "
                              f"not {render_mode!r}")
         self.reward = reward
         self.render_mode = render_mode
@@ -66,7 +72,8 @@ class KingdominoEnv(AECEnv, EzPickle):
 
     def reset(self, seed=None, options=None):
         if seed is None:
-            seed = self._next_seed if self._next_seed is not None else int(np.random.SeedSequence().entropy % 2**63)
+            seed = (self._next_seed if self._next_seed is not None
+                    else int(np.random.SeedSequence().entropy % 2**63))
         self.game = Game(self.rules, seed)
         self._next_seed = self.game.seed + 1
         self.agents = self.possible_agents[:]
@@ -78,7 +85,8 @@ class KingdominoEnv(AECEnv, EzPickle):
         self.agent_selection = self.agents[self.game.current_player]
 
     def observe(self, agent):
-        obs, mask, _ = observe_arrays(*self.game.arrays, self.possible_agents.index(agent), self.reward)
+        obs, mask, _ = observe_arrays(*self.game.arrays, self.possible_agents.index(agent),
+                                      self.reward)
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action):

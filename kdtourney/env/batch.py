@@ -37,8 +37,8 @@ class BatchEnv:
     harmony=True, ... as `Rules`).
     """
 
-    def __init__(self, num_envs: int, rules: Rules | None = None, *, seed: int = 0, reward: str = "rank",
-                 **rules_options):
+    def __init__(self, num_envs: int, rules: Rules | None = None, *, seed: int = 0,
+                 reward: str = "rank", **rules_options):
         if not (isinstance(num_envs, numbers.Integral) and num_envs >= 1):
             raise ValueError(f"num_envs must be a positive int, not {num_envs!r}")
         num_envs = int(num_envs)
@@ -48,22 +48,24 @@ class BatchEnv:
             raise ValueError(f"rules must be a Rules, not {type(rules).__name__} (or give rules "
                              "options: BatchEnv(n, players=2, harmony=True))")
         self.rules = rules if rules is not None else Rules(**rules_options)
-        self.num_envs = num_envs
+        self.num_envs: int = num_envs
         self.reward = reward
         self._kind = reward_code(reward)
-        self._header = header_of(self.rules)
+        self._header: np.ndarray = header_of(self.rules)
         n, players = num_envs, self.rules.players
-        self._bits = np.zeros((n, players, K.kingdom_width(self.rules.size)), dtype=np.int64)
-        self._bbox = np.zeros((n, players, 4), dtype=np.int64)
-        self._st = np.zeros((n, K.ST_LEN), dtype=np.int64)
-        self.obs = np.zeros((n, observation_size(self.rules)), dtype=np.float32)
-        self._mask = np.zeros((n, N_ACTIONS), dtype=np.int8)  # what step checks actions against
-        self.mask = np.zeros_like(self._mask)
-        self.player = np.zeros(n, dtype=np.int64)
-        self.rewards = np.zeros((n, players), dtype=np.float32)
-        self.dones = np.zeros(n, dtype=np.bool_)
-        self._seeds = np.zeros(n, dtype=np.int64)
-        self.seeds = self._seeds.view()
+        self._bits: np.ndarray = np.zeros((n, players, K.kingdom_width(self.rules.size)),
+                                          dtype=np.int64)
+        self._bbox: np.ndarray = np.zeros((n, players, 4), dtype=np.int64)
+        self._st: np.ndarray = np.zeros((n, K.ST_LEN), dtype=np.int64)
+        self.obs: np.ndarray = np.zeros((n, observation_size(self.rules)), dtype=np.float32)
+        # what step checks actions against
+        self._mask: np.ndarray = np.zeros((n, N_ACTIONS), dtype=np.int8)
+        self.mask: np.ndarray = np.zeros_like(self._mask)
+        self.player: np.ndarray = np.zeros(n, dtype=np.int64)
+        self.rewards: np.ndarray = np.zeros((n, players), dtype=np.float32)
+        self.dones: np.ndarray = np.zeros(n, dtype=np.bool_)
+        self._seeds: np.ndarray = np.zeros(n, dtype=np.int64)
+        self.seeds: np.ndarray = self._seeds.view()
         self.seeds.flags.writeable = False
         self.reset(seed)
 
@@ -96,8 +98,8 @@ class BatchEnv:
                       self.num_envs, self._kind, self.obs, self._mask, self.rewards, self.dones,
                       self.player)
         if bad >= 0:
-            raise ValueError(f"illegal action {int(actions[bad])} in game {bad} (seed {int(self.seeds[bad])}) "
-                             f"for seat {int(self.player[bad])}")
+            raise ValueError(f"illegal action {int(actions[bad])} in game {bad} "
+                             f"(seed {int(self.seeds[bad])}) for seat {int(self.player[bad])}")
         self.mask[:] = self._mask
         return self.obs, self.mask, self.rewards, self.dones, self.player
 
@@ -111,5 +113,6 @@ class BatchEnv:
         return actions[first + (rng.random(self.num_envs) * counts).astype(np.int64)]
 
     def game_arrays(self, i: int):
-        """(bits, bbox, st) of game i: the engine's arrays, as `Game.arrays` (views: do not mutate)."""
+        """(bits, bbox, st) of game i: the engine's arrays, as `Game.arrays` (views: do not
+        mutate)."""
         return self._bits[i], self._bbox[i], self._st[i]

@@ -1,27 +1,9 @@
 """The observation of a learning agent: what the seat it plays for may know, never the deck order.
 
-One float32 vector of fixed length for a given `Rules` (docs/observation.md lists it plane by
-plane). Seats are relative to the viewer: seat 0 is the viewer, seat 1 the next seat, and so on.
-
-    kingdoms   [players, 8, W, W]   W = 2 * size - 1 (9, or 13 in Mighty Duel): grid squares within
-                                    size - 1 of the castle, which sits at the centre (W // 2, W // 2)
-        plane 0                     occupied (castle included)
-        planes 1..6                 terrain wheat, forest, lake, grassland, swamp, mine
-        plane 7                     crowns on the square (0..3)
-    table      [TABLE] = [227]
-        0..1                        phase: place, claim (both 0 once the game is over)
-        2                           round / rounds (0 while the first row is claimed)
-        3 .. 90                     current row, 4 slots of 22: domino (16), owner (4 relative
-                                    seats), placed, the domino to place now
-        91 .. 170                   new row, 4 slots of 20: domino (16), owner (4 relative seats)
-        171 .. 174                  discarded dominoes per relative seat (unused seats 0)
-        175 .. 178                  score so far per relative seat (bonuses as the rules say)
-        179 .. 226                  domino n (1..48) not drawn yet: index 178 + n
-    a domino (16)                   present, number / 48, terrain of half a (6, one-hot), crowns of
-                                    half a, terrain of half b (6), crowns of half b
-
-Actions: Discrete(1049), kdtourney's numbers (place 0..675, DISCARD 676, claim 1001..1048); the
-action mask is an int8[1049], 1 for a legal action, as PettingZoo's classic games have it.
+One float32 vector of fixed length for a given `Rules`, seats relative to the viewer (seat 0 is
+the viewer): the kingdoms [players, 8, W, W] then the table [227]. Actions are Discrete(1049)
+(kdtourney's numbers) with an int8 action mask. Plane by plane: docs/observation.md and
+docs/internals.md.
 """
 
 import numpy as np
@@ -56,7 +38,8 @@ def split(observation: np.ndarray, rules: Rules) -> tuple[np.ndarray, np.ndarray
     w = window(rules)
     cut = rules.players * KINGDOM_PLANES * w * w
     lead = observation.shape[:-1]
-    return observation[..., :cut].reshape(*lead, rules.players, KINGDOM_PLANES, w, w), observation[..., cut:]
+    return (observation[..., :cut].reshape(*lead, rules.players, KINGDOM_PLANES, w, w),
+            observation[..., cut:])
 
 
 def reward_code(reward: str) -> int:
@@ -73,8 +56,8 @@ def observe_arrays(bits, bbox, st, viewer: int, reward: str = "rank"):
     obs = np.empty((1, _length(players, int(st[K.ST_SIZE]))), dtype=np.float32)
     mask = np.empty((1, N_ACTIONS), dtype=np.int8)
     rewards = np.empty((1, players), dtype=np.float32)
-    EK.observe(bits[np.newaxis], bbox[np.newaxis], st[np.newaxis], np.array([viewer], dtype=np.int64),
-               reward_code(reward), obs, mask, rewards)
+    EK.observe(bits[np.newaxis], bbox[np.newaxis], st[np.newaxis],
+               np.array([viewer], dtype=np.int64), reward_code(reward), obs, mask, rewards)
     return obs[0], mask[0], rewards[0]
 
 

@@ -1,22 +1,10 @@
 """Kingdomino as an OpenSpiel Python game, `python_kingdomino` (needs the `rl` extra: open_spiel).
 
-Importing this module registers the game: `pyspiel.load_game("python_kingdomino(players=3,harmony=True)")`.
-Parameters: players (2..4), variant, three_player, harmony, middle_kingdom, tiebreak, first_picks,
-as `Rules`.
-
-Sequential, perfect information with explicit chance, as backgammon is: every player sees every
-kingdom and row; what is hidden is the future, and chance decides it when it comes.
-- Chance nodes: with first_picks "random", the order of the kings for the first row, one king at
-  a time (outcome = its seat, probability = the seat's share of the kings still to order); then
-  every row, one domino at a time, when the row is revealed (outcome = domino number - 1, uniform
-  over the dominoes not drawn yet). Drawing from all unseen dominoes is the same as dealing the
-  dominoes in play at random, also in the games that use fewer than 48.
-- Player actions: kdtourney's action numbers (Discrete 1049), as in the PettingZoo environment.
-- Returns at the end: the "rank" reward (+1 per opponent ranked below, -1 per opponent above,
-  divided by players - 1; zero-sum).
-- Observation tensor: `kdtourney.env.encoding` for the observing player; observation string:
-  the kingdoms and rows as text.
-- Serialisation: OpenSpiel's, the history of actions (chance outcomes included); states pickle.
+Importing this module registers the game: `pyspiel.load_game("python_kingdomino(players=3)")`.
+Parameters as `Rules` (players, variant, three_player, harmony, middle_kingdom, tiebreak,
+first_picks). Sequential, perfect information with explicit chance nodes (the first kings' order,
+each revealed domino); actions are kdtourney's numbers; the return is the "rank" reward. The
+chance model and the rest: docs/internals.md.
 """
 
 import numpy as np
@@ -63,8 +51,9 @@ class KingdominoGame(pyspiel.Game):
         r = self.rules
         kings = r.players * r.kings_per_player
         decisions = r.row_length + r.rounds * r.row_length * 2
-        info = pyspiel.GameInfo(num_distinct_actions=N_ACTIONS, max_chance_outcomes=48, num_players=r.players,
-                                min_utility=-1.0, max_utility=1.0, utility_sum=0.0,
+        info = pyspiel.GameInfo(num_distinct_actions=N_ACTIONS, max_chance_outcomes=48,
+                                num_players=r.players, min_utility=-1.0, max_utility=1.0,
+                                utility_sum=0.0,
                                 max_game_length=decisions + kings + r.dominoes_in_play)
         super().__init__(_GAME_TYPE, info, params)
 
@@ -88,7 +77,8 @@ class KingdominoState(pyspiel.State):
         st = self.game.arrays[2]
         kings = int(st[K.ST_KINGS])
         random_order = self.rules.first_picks == "random"
-        self._kings_left = [kings // self.rules.players] * self.rules.players if random_order else None
+        self._kings_left = ([kings // self.rules.players] * self.rules.players if random_order
+                            else None)
         self._kings_ordered = 0
         if random_order:
             st[K.ST_FIRST_ORDER:K.ST_FIRST_ORDER + kings] = -1
@@ -105,7 +95,8 @@ class KingdominoState(pyspiel.State):
         st[K.ST_NEW_ROW:K.ST_NEW_ROW + 4] = 0
 
     def _in_king_order(self):
-        return self._kings_left is not None and self._kings_ordered < int(self.game.arrays[2][K.ST_KINGS])
+        return (self._kings_left is not None
+                and self._kings_ordered < int(self.game.arrays[2][K.ST_KINGS]))
 
     def chance_outcomes(self):
         assert self.is_chance_node()
@@ -159,7 +150,8 @@ class KingdominoState(pyspiel.State):
         if player == pyspiel.PlayerId.CHANCE:
             if self._in_king_order():
                 return f"first king: seat {action}"
-            return f"draw {TILES[action + 1]}" if 0 <= action < 48 else f"draw #{action + 1} (no such domino)"
+            return (f"draw {TILES[action + 1]}" if 0 <= action < 48
+                    else f"draw #{action + 1} (no such domino)")
         return self.game.describe(action)
 
     def is_terminal(self):
@@ -174,7 +166,8 @@ class KingdominoState(pyspiel.State):
         text = render_text(self.game)
         if not self.is_chance_node():
             return text
-        what = "the order of the first kings" if self._in_king_order() else "the dominoes of the new row"
+        what = ("the order of the first kings" if self._in_king_order()
+                else "the dominoes of the new row")
         return text.rsplit("\n", 1)[0] + f"\nto act: chance, drawing {what}"
 
 

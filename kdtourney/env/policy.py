@@ -7,10 +7,9 @@
         def policy(self, observation, action_mask):
             return my_network.best(observation, action_mask)   # an action with action_mask 1
 
-A plain function of (observation, action_mask) is a policy too: `policy = staticmethod(my_function)`.
-`observation` and `action_mask` are what BatchEnv and the PettingZoo environment give at the same
-decision (`kdtourney.env.encoding`), for the game's `self.rules`. A stochastic policy draws from
-`self.rng`, a numpy Generator seeded by `setup`'s seed, so that the harness can replay every game.
+A plain function is a policy too (`policy = staticmethod(my_function)`). The arguments are what
+BatchEnv and the PettingZoo environment give at the same decision (`kdtourney.env.encoding`). A
+stochastic policy draws from `self.rng`, seeded by `setup`: the harness can replay every game.
 
 `OpenSpielBot` does the same for an OpenSpiel bot on `python_kingdomino` (needs the `rl` extra).
 """
@@ -24,7 +23,7 @@ from kdtourney.env.encoding import observe_view
 class PolicyBot(Bot):
     """A policy of (observation, action mask) -> action as a Bot; subclass and define `policy`."""
 
-    rng: np.random.Generator = None
+    rng: np.random.Generator | None = None
     rules = None  # the game's Rules (the observation's layout depends on them), from setup
 
     def setup(self, seat, rules, seed):
@@ -46,7 +45,8 @@ class OpenSpielBot(Bot):
     """An OpenSpiel bot playing `python_kingdomino` as a Bot; subclass and define `make_bot`."""
 
     def make_bot(self, game, seat: int, seed: int):
-        """A pyspiel.Bot (e.g. open_spiel's MCTSBot) for `seat` of `game`, its randomness from `seed`."""
+        """A pyspiel.Bot (e.g. open_spiel's MCTSBot) for `seat` of `game`, its randomness from
+        `seed`."""
         raise NotImplementedError  # abstract
 
     def setup(self, seat, rules, seed):

@@ -75,6 +75,7 @@ class ExternalBot(Bot):
 
     def act(self, view):
         self.decision_s = None
+        self.note = None  # the optional note of its answer (KDTP: `note`), read by the match
         limit = view.time_left
         legal = view.legal_actions()
         line = kdtp.act_line(view, legal, limit)
@@ -100,6 +101,7 @@ class ExternalBot(Bot):
                 process.fail(BotProtocolError, f"answered act with {show(message)}, not "
                                                '{"type": "action", "action": ...}')
             answer = kdtp.canonical(message["action"])
+            self.note = kdtp.note_of(message)
         texts = {kdtp.action_text(a): a for a in legal}
         if answer not in texts:
             raise IllegalAnswer(f"answered {answer[:100]}, not one of the {len(legal)} legal "

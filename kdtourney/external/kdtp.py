@@ -12,7 +12,8 @@ c2]]} (half a on the first square), {"discard": true}, {"claim": n}.
 Beyond KDTP/1, the state of an `act` carries "first_order": the seats in the order their kings
 claim the first row (public once the kings are drawn). Bots may ignore it; the bot side uses it to
 rebuild the turn order of round 0 exactly, and without it assumes that the kings still to claim
-follow seat order.
+follow seat order. An `action` may carry a "note" (a string: the bot's evaluation, its line),
+kept with the move (`note_of`, at most NOTE_LIMIT characters); a bot never needs to send one.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ RULE_KEYS = ("variant", "three_player", "harmony", "middle_kingdom", "tiebreak",
 LETTERS = {**TERRAIN_LETTERS, CASTLE: "C"}
 TERRAIN_OF = {letter: terrain for terrain, letter in LETTERS.items()}
 MAX_LINE = 1 << 20  # bytes: a longer line is a protocol error (nothing a bot says needs more)
+NOTE_LIMIT = 200  # characters of a decision's note kept with its move
 _COMPACT = (",", ":")
 
 
@@ -343,20 +345,29 @@ def _first_order_guess(new_row, seat, round_, rules) -> list[int]:
     return order + kings
 
 
-def action_message(action) -> dict:
-    """The bot's answer: an engine action in KDTP form. Anything else (a bool, a float, an int
-    that is no action, ...) is passed on as it is, for the harness to call it what it is: not one
-    of the legal actions."""
+def note_of(message: dict) -> str | None:
+    """The optional note of a bot's `action` message, cut to NOTE_LIMIT characters, on one line;
+    None if it sent none, or something other than text (a note never makes a fault)."""
+    note = message.get("note")
+    if not isinstance(note, str) or not note.strip():
+        return None
+    return " ".join(note.split())[:NOTE_LIMIT]
+
+
+def action_message(action, note: str | None = None) -> dict:
+    """The bot's answer: an engine action in KDTP form, with its `note` if it has one. Anything
+    else (a bool, a float, an int that is no action, ...) is passed on as it is, for the harness
+    to call it what it is: not one of the legal actions."""
     wire = action if isinstance(action, (int, float, str, bool, type(None))) else repr(action)
     if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
         try:
             wire = action_to_wire(action)
         except ValueError:
             wire = int(action)
-    return {"type": "action", "action": wire}
+    return {"type": "action", "action": wire, **({"note": note} if note else {})}
 
 
 __all__ = ["PROTOCOL", "VERSION", "MAX_LINE", "ProtocolError", "encode", "decode", "hello",
            "dominoes", "game_message", "result_message", "quit_message", "act_line", "warm_up",
            "action_to_wire", "action_text", "answer_lines", "canonical", "rules_of", "view_of",
-           "action_message"]
+           "action_message", "note_of", "NOTE_LIMIT"]

@@ -17,16 +17,25 @@ from __future__ import annotations
 import copy
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 
 from kdtourney import interrupts
 from kdtourney.bots.clock import TIME, TIMEOUT, SeatClock, TimeControl
-from kdtourney.external import (BotExited, BotFailure, BotOutOfMemory, BotOutputFlood,
-                                BotProtocolError, BotTimeout, ExternalBot, IllegalAnswer)
 from kdtourney.engine import Game, Rules, Score, rank_scores
+from kdtourney.external import (
+    BotExited,
+    BotFailure,
+    BotOutOfMemory,
+    BotOutputFlood,
+    BotProtocolError,
+    BotTimeout,
+    ExternalBot,
+    IllegalAnswer,
+)
+from kdtourney.external.kdtp import NOTE_LIMIT
 
 EXCEPTION, ILLEGAL, CRASH, PROTOCOL = "exception", "illegal", "crash", "protocol"
 MEMORY, OUTPUT = "memory", "output"  # a sandbox's limits (kdtourney.external.sandbox)
@@ -71,12 +80,14 @@ class Fault:
 @dataclass
 class MatchResult:
     """moves: the actions of the game (for a dynasty, a list of three such lists); duration in
-    seconds; seats: SeatResult per seat; faults: at most one per seat."""
+    seconds; seats: SeatResult per seat; faults: at most one per seat; notes: [deal, move, seat,
+    text] of the decisions a bot attached a note to (`note` after its act; KDTP's `note`)."""
 
     moves: list
     duration: float
     seats: list
     faults: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -138,6 +149,20 @@ class _Match:
         self.calls = [0] * n
         self.faults: dict[int, Fault] = {}
         self.seats = [SeatResult(seat=s) for s in range(n)]
+        self.notes: list = []  # [deal, move, seat, text]
+
+    def take_note(self, seat: int, deal: int, move: int) -> None:
+        """Keep the note the bot of `seat` attached to its decision (its attribute `note`, set in
+        act; an ExternalBot's: KDTP's), and clear it: the next decision has its own or none."""
+        bot = self.bots[seat]
+        try:
+            note = getattr(bot, "note", None)
+            if note is not None:
+                bot.note = None
+        except Exception:  # noqa: BLE001 - a bot's broken attribute is no note, never a fault
+            return
+        if isinstance(note, str) and note.strip():
+            self.notes.append([deal, move, seat, " ".join(note.split())[:NOTE_LIMIT]])
 
     def fault(self, seat, kind, message, at, stderr=None) -> None:
         if seat in self.faults:  # the first fault stands (close() still runs after one)
@@ -277,7 +302,7 @@ def play_match(rules: Rules, deal_seeds: Sequence[int], bot_seeds: Sequence[Sequ
         monitor(-1, -1, None)
     moves = all_moves[0] if len(deal_seeds) == 1 else all_moves
     return MatchResult(moves=moves, duration=time.perf_counter() - started, seats=match.seats,
-                       faults=[match.faults[s] for s in sorted(match.faults)])
+                       faults=[match.faults[s] for s in sorted(match.faults)], notes=match.notes)
 
 
 def _play_deal(match: _Match, rules: Rules, deal: int, seed: int, bot_seeds, clock, margin,
@@ -294,8 +319,11 @@ def _play_deal(match: _Match, rules: Rules, deal: int, seed: int, bot_seeds, clo
         watch(game, deal)
     while not game.is_over:
         player = game.current_player
+        assert player is not None  # the game is not over
         if player in match.faults or not match.decide(game, player, clocks[player], margin):
             game.apply(game.legal_actions()[0])  # a forfeited seat plays the first legal action
+        else:
+            match.take_note(player, deal, len(game.history) - 1)
         if watch is not None:
             watch(game, deal)
     scores = game.scores()

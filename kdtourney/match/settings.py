@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from kdtourney.tournament.definition import ArenaError
 from kdtourney.bots.clock import CLOCK_RULE
 from kdtourney.external import DEFAULT_MOVE_TIME_MARGIN
 from kdtourney.external.sandbox import DEFAULT_CPUS, DEFAULT_MEMORY_MIB, Limits, Sandbox
+from kdtourney.tournament.definition import ArenaError
 
 CONFIG_KEY = "play"  # the store's config row holding the settings
 _CLOCK_RULES = {1: "the margin forgiven on every decision", 2: "one margin per game"}
@@ -70,7 +70,7 @@ class PlaySettings:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "PlaySettings":
+    def from_dict(cls, d: dict) -> PlaySettings:
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in names})
 

@@ -13,6 +13,7 @@ Where bots come from, which files are bots and what a name clash does: docs/bots
 kdtourney finds bots".
 """
 
+import difflib
 import importlib
 import inspect
 import os
@@ -129,7 +130,9 @@ class Catalog:
     def unknown_bot(self, name: str) -> str:
         """Why no bot is named `name` (one line): the broken module of that name, or the bots
         there are."""
-        text = f"unknown bot {name!r}; available: {', '.join(sorted(self.bots)) or 'none'}"
+        near = difflib.get_close_matches(name, self.bots, n=1)  # a typo: the nearest name
+        text = (f"unknown bot {name!r}" + (f" (did you mean {near[0]!r}?)" if near else "")
+                + f"; available: {', '.join(sorted(self.bots)) or 'none'}")
         broken = self._broken_by_stem.get(name)
         if broken is not None and broken.refused:
             return f"{broken.origin} is {broken.error}"

@@ -59,7 +59,7 @@ class Entrant:
     """
 
     name: str
-    params: tuple = field(default=())
+    params: tuple | dict = field(default=())
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not BOT_NAME.match(self.name):

@@ -85,7 +85,11 @@ def serve(registry: BotRegistry, spec, stdin=None, stdout=None, stderr=None) -> 
                     raise _Stop(2, "Error: the harness sent act before game")
                 view = _read(kdtp.view_of, message, rules)
                 _check_legal(view, message)
-                send(kdtp.action_message(_call(bot.act, view)))
+                action = _call(bot.act, view)
+                note = getattr(bot, "note", None)  # its note on the decision, if it set one
+                if note is not None:
+                    bot.note = None
+                send(kdtp.action_message(action, note if isinstance(note, str) else None))
             elif kind == "result":
                 if bot is not None:
                     _call(bot.finish, message.get("scores"), message.get("ranks"))

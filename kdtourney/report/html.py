@@ -27,7 +27,9 @@ from kdtourney.stats import ratings, descriptive as stats
 from kdtourney import store as _store
 from kdtourney.bots.clock import TimeControl
 from kdtourney.stats.outcomes import balanced_blocks, elo_to_score
-from kdtourney.report import plots, replays, svg
+from kdtourney.report import evaluation, plots, replays, svg
+from kdtourney.report.advice import reproduce_command, resume_advice
+from kdtourney.report.notes import record_notes, sprt_note
 from kdtourney.report.fmt import finite, fmt_elo, fmt_value
 from kdtourney.report.ladder import ladder_board, write_ladder_page
 from kdtourney.report.page import (REPORT_FILE, SEAT_COLORS, block_seats, describe_rules,
@@ -87,8 +89,10 @@ def write_game_page(tournament_dir, game: int, out=None) -> Path:
                                 f"{exc}") from None
     results = _store.load_results(folder)
     results = results[results["game"] == game].sort_values("seat")
-    faults = faults_view(_store.load_faults(folder).query("game == @game"))["rows"]
-    view = replay_view(row, results, rules, seated=block_seats(_store.load_blocks(folder)))
+    stored = _store.load_faults(folder).query("game == @game")
+    view = replay_view(row, results, rules, seated=block_seats(_store.load_blocks(folder)),
+                       faults=stored, notes=_store.load_notes(folder).query("game == @game"))
+    faults = faults_view(stored, view["fault_calls"])["rows"]
     meta = config.get("meta", {}) or {}
     context = {
         "title": str(meta.get("name") or folder.resolve().name), "folder": str(folder),
@@ -148,15 +152,18 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
     ctx = _heading(folder, tournament, meta, anchor, n_boot)
     ctx.update(_progress(tournament, planned_games(folder, tournament, sprt), games))
     t = time.perf_counter()
-    ctx.update(replay_view(games, results, rules, seated=block_seats(_store.load_blocks(folder))))
+    ctx.update(replay_view(games, results, rules, seated=block_seats(_store.load_blocks(folder)),
+                           faults=faults, notes=_store.load_notes(folder)))
     timings["replays"] = time.perf_counter() - t
     ctx["sprt_test"] = _sprt_test(folder, config, len(games))
     if ctx["sprt_test"] is not None:  # an SPRT's standings: the games its test counted
         results = results[results["block"] < ctx["sprt_test"]["blocks"]]
     results = balanced_blocks(results)  # every statistic below: whole blocks only
     ctx["reproduce"] = _reproducibility(tournament, meta, config)
+    ctx["reproduce"].update(resume=resume_advice(folder, config),
+                            command=reproduce_command(config))
     ctx["reproduce"]["entrants"] = _identities_view(_store.load_entrants(folder), meta)
-    ctx.update(_fault_counts(faults, _store.failed_games(folder)))
+    ctx.update(_fault_counts(faults, _store.failed_games(folder), ctx["fault_calls"]))
 
     entrants_all = sorted(results["entrant"].astype(str).unique()) if len(results) else []
     ctx["entrants"] = entrants_all
@@ -168,6 +175,7 @@ def build_context(folder, anchor=None, *, n_boot: int = N_BOOT, seed: int = 0) -
     if ctx["has_results"]:
         results = results.assign(entrant=results["entrant"].astype(str))
         ctx.update(_results_context(results, games, rules, anchor, sprt, n_boot, seed, timings))
+        ctx["evaluation"]["sprt"] = evaluation.sprt_view(results, ctx["sprt_test"], n_boot)
     else:
         ctx.update(standings=[], plots={}, kingdoms=[], verdict=None, los=None, sprt=None)
     ctx["timings"] = dict(timings, total=time.perf_counter() - t0)
@@ -191,10 +199,10 @@ def _heading(folder: Path, tournament: dict, meta: dict, anchor, n_boot: int) ->
     }
 
 
-def _fault_counts(faults: pd.DataFrame, failed: pd.Series) -> dict:
+def _fault_counts(faults: pd.DataFrame, failed: pd.Series, calls: dict) -> dict:
     """The faults table, the failed games per entrant and the forfeits on time per entrant."""
     over_time = faults[faults["kind"].isin(("timeout", "time"))] if len(faults) else faults
-    return {"faults": faults_view(faults),
+    return {"faults": faults_view(faults, calls),
             "failed_by_entrant": {str(e): int(n) for e, n in failed.items()},
             "time_forfeits": {str(e): int(n)
                               for e, n in over_time.groupby("entrant").size().items()}}
@@ -206,6 +214,8 @@ def _results_context(results, games, rules, anchor, sprt, n_boot: int, seed: int
     ctx = _statistics(results, anchor, n_boot, seed, timings)
     order = [row["name"] for row in ctx["standings"]]
     ctx["colors"] = plots.entrant_colors(order)
+    ctx["evaluation"] = evaluation.view(results, order, elo=ctx["elo_table"], games=games,
+                                        rules=rules, n_boot=n_boot, seed=seed, anchor=anchor)
     t = time.perf_counter()
     ctx["plots"], ctx["sprt"] = _figures(ctx, results, order, anchor, sprt)
     timings["plots"] = time.perf_counter() - t
@@ -249,7 +259,8 @@ def _sprt_test(folder: Path, config: dict, stored: int) -> dict | None:
             "baseline": test.baseline, "elo0": test.elo0, "elo1": test.elo1, "alpha": test.alpha,
             "beta": test.beta, "blocks": state.blocks, "games": state.games,
             "not_counted": stored - state.games, "llr": state.llr, "lower": state.lower,
-            "upper": state.upper, "estimate": sprt_test.estimate_text(state)}
+            "upper": state.upper, "estimate": sprt_test.estimate_text(state),
+            "note": sprt_note({"baseline": test.baseline})}
 
 
 def planned_games(folder: Path, tournament: dict, sprt) -> int | None:
@@ -332,17 +343,18 @@ def _reproducibility(tournament: dict, meta: dict, config: dict) -> dict:
                 highlights.append((label, fmt_value(v)))
                 used.add(k)
                 break
-    settings = [(k, fmt_value(v)) for k, v in sorted(tournament.items()) if k != "rules"]
+    entrants = tournament.get("entrants") or []
+    settings = [(k, fmt_value(entrants[v] if k == "candidate" and isinstance(v, int)
+                              and 0 <= v < len(entrants) else v))
+                for k, v in sorted(tournament.items()) if k != "rules"]
     settings += [(f"play: {k}", fmt_value(v))
                  for k, v in sorted((config.get("play") or {}).items())]
     rules = [(k, fmt_value(v)) for k, v in sorted((tournament.get("rules") or {}).items())]
     other_meta = [(k, fmt_value(v)) for k, v in sorted(meta.items()) if k not in used]
     # a --sandbox folder keys its deals and bot seeds with a secret of its store: its resume
     # deals the same games, the same command into a new folder others
-    kind = next((k for k in ("sprt", "tune", "ladder") if k in config), "run")
     return {"highlights": highlights, "settings": settings, "rules": rules, "meta": other_meta,
-            "schema": config.get("schema_version"), "keyed": bool(config.get("seed_secret")),
-            "resume": f"kdtourney {kind} --resume DIR"}
+            "schema": config.get("schema_version"), "keyed": bool(config.get("seed_secret"))}
 
 
 def _identities_view(entrants: pd.DataFrame, meta: dict) -> dict:
@@ -387,6 +399,7 @@ def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: 
                "cells": [[los.loc[a, b] for b in los.columns] for a in los.index]},
            "verdict": _verdict(rows, los, elo_table, int(results["block"].nunique())),
            "elo_scale": elo_scale(rows), "entrant_rows": _entrant_rows(summary, order)}
+    out["record_notes"] = record_notes(rows, out["verdict"])
     out.update(_head_to_head(results, order))
     t = time.perf_counter()
     out.update(_seats(results, n_boot, seed))

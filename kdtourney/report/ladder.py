@@ -107,6 +107,7 @@ def build_context(folder, board: Board, running: bool) -> dict:
         "n_boot": getattr(board.found, "n_boot", 0),
         "faults": faults_view(faults.iloc[::-1]),  # newest first
         "faults_by_entrant": _faults_by_entrant(faults),
+        "evaluation": getattr(board.found, "evaluation", None),
     }
     whole = balanced_blocks(results).assign(entrant=lambda r: r["entrant"].astype(str))
     order = [r["name"] for r in board.rows if r["rank"]]

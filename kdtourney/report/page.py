@@ -22,7 +22,8 @@ from kdtourney.report.fmt import (DASH, RECORDS, finite, fmt_bound, fmt_ci, fmt_
 from kdtourney.text import shown
 
 __all__ = ["REPORT_FILE", "SEAT_COLORS", "render", "write_page", "describe_rules", "elo_scale",
-           "faults_view", "replay_view", "block_seats", "json_for_script"]
+           "faults_view", "name_tokens", "replay_view",
+           "substituted", "block_seats", "json_for_script"]
 
 REPORT_FILE = "index.html"
 #: Colours of the seats' kings (the game's pink, yellow, green and blue).
@@ -53,7 +54,7 @@ def _environment() -> Environment:
                       finalize=lambda value: shown(value, "\n\t")
                       if isinstance(value, str) and not isinstance(value, Markup) else value)
     env.filters.update(num=fmt_num, signed=fmt_signed, elo=fmt_elo, pct=fmt_pct, ci=fmt_ci,
-                       time=fmt_time, value=fmt_value, finite=finite)
+                       time=fmt_time, value=fmt_value, finite=finite, tokens=name_tokens)
     env.globals.update(finite=finite, bar=_interval_bar, los_color=_los_color,
                        h2h_color=_h2h_color, bound=fmt_bound,
                        record_words=lambda record: RECORDS[record][0])
@@ -143,8 +144,18 @@ def elo_scale(standings) -> dict | None:
     return {"lo": lo - pad, "hi": hi + pad}
 
 
-def faults_view(faults: pd.DataFrame) -> dict:
-    """The faults table's rows, counts by entrant and kind, forfeits and failed games."""
+def name_tokens(name) -> Markup:
+    """An entrant's name that a table may break after a ':' only, never inside a bot's name or a
+    parameter (each a nowrap span, report.css `.tok`)."""
+    parts = str(name).split(":")
+    return Markup("<wbr>").join(
+        Markup('<span class="tok">{}</span>').format(part + (":" if k < len(parts) - 1 else ""))
+        for k, part in enumerate(parts))
+
+
+def faults_view(faults: pd.DataFrame, calls: dict | None = None) -> dict:
+    """The faults table's rows, counts by entrant and kind, forfeits and failed games; `calls`:
+    {(game, seat): the call at fault as the bot counts them} (`replay_view`'s `fault_calls`)."""
     rows = []
     by_kind = []
     failed = int(faults.loc[faults["kind"] == "failed", "game"].nunique()) if len(faults) else 0
@@ -156,6 +167,7 @@ def faults_view(faults: pd.DataFrame) -> dict:
             seat = int(r["seat"]) if finite(r["seat"]) else -1
             rows.append({"game": int(r["game"]), "seat": seat + 1 if seat >= 0 else DASH,
                          "entrant": r["entrant"], "kind": r["kind"],
+                         "call": (calls or {}).get((int(r["game"]), seat), DASH),
                          "message": "" if pd.isna(r.get("message")) else str(r["message"]),
                          "stderr": "" if pd.isna(r.get("stderr")) else str(r["stderr"])})
         counts = f.groupby(["entrant", "kind"]).size()
@@ -171,15 +183,28 @@ def faults_view(faults: pd.DataFrame) -> dict:
 
 
 def replay_view(games: pd.DataFrame, results: pd.DataFrame, rules: dict, *, seated=None,
-                start: int | None = None) -> dict:
+                start: int | None = None, faults: pd.DataFrame | None = None,
+                notes: pd.DataFrame | None = None) -> dict:
     """The game viewer's context (`replay`: its data for the page's script, None without a game;
     `replay_count`) for the stored `games` (rows of the games table, moves included) and their
     `results` rows: the engine replays every game (kdtourney.report.replays), and one that it
     cannot replay (a row changed by hand) is listed with the reason. seated(game row): the
     entrants by seat of a game without results (a failed game); start: the game shown first
-    (default the first stored)."""
+    (default the first stored). faults: the store's faults rows, to mark
+    the moves the harness played for a seat after its fault (also `fault_calls`: {(game, seat):
+    the call at fault, as the bot counts them}, for `faults_view`); notes: the store's notes
+    (the bots' own words on their decisions), shown with their moves."""
     if games.empty:
-        return {"replay": None, "replay_count": 0}
+        return {"replay": None, "replay_count": 0, "fault_calls": {}}
+    by_fault: dict[int, list] = {}
+    if faults is not None and len(faults):
+        for f in faults[faults["kind"] != "failed"].to_dict("records"):
+            by_fault.setdefault(int(f["game"]), []).append(f)
+    calls: dict = {}
+    noted: dict[int, list] = {}
+    if notes is not None and len(notes):
+        for n in notes.itertuples(index=False):
+            noted.setdefault(int(n.game), []).append([int(n.deal), int(n.move), str(n.note)])
     entrants: dict[str, int] = {}
     by_game: dict[int, list] = {}  # game -> its results rows, by seat
     columns = ["game", "seat", "entrant", "score", "rank", "fault"]
@@ -202,17 +227,30 @@ def replay_view(games: pd.DataFrame, results: pd.DataFrame, rules: dict, *, seat
             trace = replays.trace(row, table)
             deals, error = trace.deals, None
             origins = [v for deal in trace.origins for origin in deal for v in origin]
+            marks = substituted(game, row, table, by_fault.get(game, []), calls)
         except (ValueError, KeyError, TypeError, IndexError) as exc:
-            deals, origins = [], []
+            deals, origins, marks = [], [], []
             error = f"this game cannot be replayed from its stored row: {exc}"
         size = table_rules[n].size if n in table_rules else 0
         records.append([game, str(row["status"]), size, seats, scores, ranks, faulted, deals,
-                        origins, error])
+                        origins, error, marks, noted.get(game, [])])
     data = dict(replays.constants(), games=records, entrants=list(entrants),
                 start=int(games["game"].iloc[0]) if start is None else int(start),
                 palette={str(k): v for k, v in svg.PALETTE.items()}, seatColors=SEAT_COLORS,
                 cell=svg.CELL)
-    return {"replay": json_for_script(data), "replay_count": len(records)}
+    return {"replay": json_for_script(data), "replay_count": len(records), "fault_calls": calls}
+
+
+def substituted(game: int, row, rules, faults: list, calls: dict) -> list:
+    """The viewer's marks of the moves the harness played after a fault: [seat, deal, move, what
+    happened] per fault, from that move on; records each fault's call in `calls`."""
+    marks = []
+    for (seat, call, first), f in zip(replays.fault_calls(row, rules, faults), faults):
+        calls[(game, seat)] = call
+        if first is not None:
+            message = "" if pd.isna(f.get("message")) else f": {str(f['message'])[:160]}"
+            marks.append([seat, first[0], first[1], f"{call}: {f['kind']}{message}"])
+    return marks
 
 
 def block_seats(blocks: pd.DataFrame):

@@ -396,7 +396,10 @@ def elo_dates_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0
     fig = new_figure(7.2, 3.8)
     ax = fig.subplots()
     parts = []
-    hour = np.timedelta64(1, "h")
+    five_minutes = np.timedelta64(5, "m")
+    start = min(_date(d) for d in table["first"])
+    end = max(_date(d) for d in table["last"])
+    brief = max((end - start) / 100, np.timedelta64(1, "s"))  # shorter: shown as a dot too
     for label, versions in table.groupby("label", sort=False):
         versions = versions.sort_values(["first", "last"])
         prev = None
@@ -404,9 +407,10 @@ def elo_dates_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0
         for _, v in versions.iterrows():
             c = colors.get(v["name"], "#333")
             x0, x1 = _date(v["first"]), _date(v["last"])
-            x1 = max(x1, x0 + hour)  # a version played within minutes still shows
+            # the line ends at the version's last game; one played within moments is a dot
             ax.fill_between([x0, x1], [v["lo"]] * 2, [v["hi"]] * 2, color=c, alpha=0.15, lw=0)
-            ax.plot([x0, x1], [v["elo"]] * 2, color=c, lw=2.2,
+            ax.plot([x0, x1], [v["elo"]] * 2, color=c, lw=2.2, ms=4,
+                    marker="o" if x1 - x0 < brief else None,
                     label=short(label) if prev is None else None)
             if prev is not None:
                 ax.plot([prev[0], x0], [prev[1], v["elo"]], color=c, lw=1, ls="--")
@@ -418,9 +422,7 @@ def elo_dates_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0
                          f"{_day(v['last'])})")
         parts.append(f"{label}: " + ", then ".join(texts))
     ax.axhline(0, color="#888", lw=0.8, ls="--")
-    start = min(_date(d) for d in table["first"])
-    end = max(_date(d) for d in table["last"]) + hour
-    pad = max((end - start) / 40, hour)
+    pad = max((end - start) / 40, five_minutes)
     ax.set_xlim(start - pad, end + pad)
     locator = matplotlib.dates.AutoDateLocator(minticks=3, maxticks=8)
     ax.xaxis.set_major_locator(locator)

@@ -32,6 +32,7 @@ from kdtourney.tournament.definition import RULE_OPTIONS, Tournament
 from kdtourney.engine import Rules
 from kdtourney.stats.outcomes import balanced_blocks
 from kdtourney.stats import ratings
+from kdtourney.report import evaluation
 
 __all__ = ["rating_list", "find_tournaments", "RatingList", "Entrant", "Source", "PoolError",
            "UNKNOWN"]
@@ -100,6 +101,8 @@ class RatingList:
     n_games: int = 0  # games, blocks and folders of the rated entrants' games
     n_blocks: int = 0
     n_folders: int = 0
+    results: pd.DataFrame | None = None  # the rated entrants' pooled results
+    evaluation: dict | None = None  # kdtourney.report.evaluation's view of group 1
 
     @property
     def rated(self) -> list:
@@ -342,7 +345,7 @@ def rating_list(paths, *, players=None, anchor=None, n_boot: int = 1000, seed: i
         results.append(rows)
         failed.append(seated)
     if not results:
-        raise PoolError("nothing to rate: no finished games in "
+        raise PoolError("nothing to rate: no complete block of finished games in "
                         + ", ".join(str(p) for p in paths),
                         [f"skipped {f}: {r}" for f, r in skipped])
     results = pd.concat(results, ignore_index=True)
@@ -351,6 +354,7 @@ def rating_list(paths, *, players=None, anchor=None, n_boot: int = 1000, seed: i
     out = RatingList(entrants=entrants, los=None, sources=sources, skipped=skipped,
                      players=players, rules=reference, anchor=anchor, n_boot=n_boot)
     _rate(out, results, seed)
+    out.evaluation = evaluation.rating_list_view(out, seed)
     return out
 
 
@@ -366,7 +370,7 @@ def _readable(paths) -> tuple[list[_StoreData], list]:
             skipped.append((str(folder), str(exc)))
             continue
         if st.results.empty:
-            skipped.append((str(folder), "no finished games" if len(st.games) else
+            skipped.append((str(folder), _incomplete(st) if len(st.games) else
                             "no games stored"))
             continue
         if "tune" in st.config:
@@ -390,6 +394,13 @@ def _readable(paths) -> tuple[list[_StoreData], list]:
         seen[key] = st
         stores.append(st)
     return stores, skipped
+
+
+def _incomplete(st: _StoreData) -> str:
+    """Why a folder with games has nothing to rate: no block played in every seat rotation."""
+    n = len(st.games)
+    return (f"no complete block: its {n} game{'s' * (n != 1)} {'are' if n != 1 else 'is'} "
+            "not yet a block played in every seat rotation (ratings count whole blocks only)")
 
 
 def _pool(st: _StoreData, index: int, taken: set, keys: dict, identities: dict):
@@ -552,6 +563,7 @@ def _rate(out: RatingList, results: pd.DataFrame, seed: int) -> None:
     out.n_games = int(results["game"].nunique())
     out.n_blocks = ratings.pair_counts(results).n_blocks
     out.n_folders = int(results["folder"].nunique())
+    out.results = results
     ranked, los = {}, pd.DataFrame(np.nan, index=rated, columns=rated)
     for g, r in enumerate(groups, 1):
         group = ratings.pair_counts(results[results["entrant"].isin(members[r])])

@@ -93,4 +93,5 @@ def build_context(rl: RatingList, command: str | None = None) -> dict:
         "plot": plots.elo_dates_plot(table, colors, plots.short(anchor_text, 40)),
         "sources": sources, "skipped": [{"folder": f, "why": r} for f, r in rl.skipped],
         "any_failed": any(e.failed for e in rl.entrants),
+        "evaluation": rl.evaluation,
     }

@@ -22,8 +22,15 @@ import uuid
 from kdtourney import __version__, interrupts
 from kdtourney.service.backend import Finished, GameService
 from kdtourney.service.cluster import ALLOWED_FAILURES, distributed_module, limits_note
-from kdtourney.service.dask_worker import (WorkerError, collect_deaths, exit_now, play_batch,
-                                           progress, setup_worker, shipment_plugin)
+from kdtourney.service.dask_worker import (
+    WorkerError,
+    collect_deaths,
+    exit_now,
+    play_batch,
+    progress,
+    setup_worker,
+    shipment_plugin,
+)
 from kdtourney.service.forfeit import DONE, FAIL, hang_limit
 from kdtourney.tournament.definition import ArenaError, HarnessError, Tournament
 
@@ -52,7 +59,7 @@ class Shipping:
         self.run, self.require_limits, self.note = run, require_limits, note
         self.shipped = 0        # shipments made (one more per new sources)
         self.plugin = None      # the name of the plugin of the last one
-        self.key = None         # ... and of the workers' state built from it
+        self.key: str | None = None         # ... and of the workers' state built from it
         self.base = 0
         self.heard: dict = {}
 

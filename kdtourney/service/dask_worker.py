@@ -42,10 +42,10 @@ STATES: dict = {}              # ... -> this worker's WorkerState (one command's
 _STATE_LOCK = threading.Lock()
 # game (-1 none, -2 setting up), seat, bot call, monotonic time, what the call may take
 # (match.play_match's limit), which of the client's sendings of the game this is
-_PROGRESS = [-1, -1, -1, 0.0, None, 0]
+_PROGRESS: list = [-1, -1, -1, 0.0, None, 0]
 # game, seat, call and the run (16 bytes): a worker's last step, in a file that outlives it
 TRACE = struct.Struct("<3q16s")
-_TRACE_FD = [None]
+_TRACE_FD: list[int | None] = [None]
 _TRACE_NAME = "kdtourney-trace-"  # + nanny pid + "-" + worker pid
 
 
@@ -155,11 +155,12 @@ def publish(game: int, seat: int, call: int, limit: float | None = None, run: by
     nanny (the parent process, which outlives it) reads if it dies (`collect_deaths`); `run`: the
     client's run whose game it is, `sending`: which sending of the game."""
     _PROGRESS[:] = [game, seat, call, time.monotonic(), limit, sending]
-    if _TRACE_FD[0] is None:
+    fd = _TRACE_FD[0]
+    if fd is None:
         path = f"{trace_prefix(os.getppid())}{os.getpid()}"
-        _TRACE_FD[0] = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = _TRACE_FD[0] = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
         atexit.register(_remove, path)
-    os.pwrite(_TRACE_FD[0], TRACE.pack(game, seat, call, run), 0)
+    os.pwrite(fd, TRACE.pack(game, seat, call, run), 0)
 
 
 def _remove(path):

@@ -92,7 +92,7 @@ def failed_rows(spec, entrants, message: str) -> tuple[dict, list, list]:
     """The store rows (game, results, faults) of a game that could not be finished: status 'fault',
     no player rows, a 'failed' fault for every seat (who sat there; the seat at fault is not
     known)."""
-    moves = [] if len(spec.deal_seeds) == 1 else [[] for _ in spec.deal_seeds]
+    moves: list = [] if len(spec.deal_seeds) == 1 else [[] for _ in spec.deal_seeds]
     game = dict(game=spec.game, block=spec.block, arrangement=spec.arrangement,
                 n_players=spec.n_players, deal_seeds=list(spec.deal_seeds), status="fault",
                 duration=0.0, moves=moves, error=message)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import signal
 import time
-from multiprocessing.connection import wait
+from multiprocessing.connection import Connection, wait
 
 from kdtourney import interrupts
 from kdtourney.external import QUIT_GRACE
@@ -44,7 +44,8 @@ class WorkerProcess:
     whether it is tired (to be recycled once idle)."""
 
     def __init__(self, slot, process, conn):
-        self.slot, self.process, self.conn = slot, process, conn
+        self.slot, self.process = slot, process
+        self.conn: Connection = conn
         self.inflight: list[int] = []
         self.ready = False
         self.tired = False
@@ -151,7 +152,7 @@ class LocalService(GameService):
     def receive(self, timeout: float) -> bool:
         """Take in what the workers sent within `timeout` seconds, and the deaths; True once a
         worker's bug stopped the service (`failure`)."""
-        waitables = {}
+        waitables: dict = {}
         for worker in self.pool:
             waitables[worker.conn] = worker
             waitables[worker.process.sentinel] = worker
@@ -159,7 +160,8 @@ class LocalService(GameService):
             worker = waitables[ready]
             if worker not in self.pool:
                 continue  # already replaced in this round
-            if ready is worker.conn:
+            conn = worker.conn
+            if ready is conn:
                 try:
                     while self.failure is None and worker.conn.poll():
                         self.handle(worker, worker.conn.recv())
@@ -270,6 +272,7 @@ class LocalService(GameService):
             if self.failed_starts > MAX_FAILED_STARTS:
                 raise ArenaError(f"worker processes keep failing to start (last: {why})")
         step = step or read_step(self.status, worker.slot, whole=False)
+        assert step is not None  # whole=False always reads one
         current, seat, call = step.game, step.seat, step.call
         if current == -1 and worker.inflight:  # waiting for games: the oldest unsent one was lost
             current, seat, call = worker.inflight[0], -1, -1
@@ -295,7 +298,7 @@ class LocalService(GameService):
         pending = self.pending
         size = max(1, min(MAX_BATCH, len(pending) // (4 * len(self.pool))))
         while pending and len(worker.inflight) < 2 * size:
-            batch = []
+            batch: list = []
             while pending and len(batch) < size:
                 g = pending.popleft()
                 batch.append((self.sent[g], self.policy.forced(g)))

@@ -13,7 +13,9 @@ from __future__ import annotations
 import collections
 import sys
 import warnings
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from kdtourney import interrupts
 from kdtourney.engine import Game, jit
@@ -80,8 +82,9 @@ def warm_up(tournament: Tournament, registry, touch=lambda: None, builtin_only=F
     other bots (whose kernels a search bot's playouts may call: a second worker compiles them
     while the first one compiles the rest of the search)."""
     warmed = set() if warmed is None else warmed
+    steps: list[tuple[object, Callable[[], object]]]
     steps = [(kernel_shape(spec),
-              lambda spec=spec: warm_bots(tournament, registry, touch, builtin_only, [spec]))
+              partial(warm_bots, tournament, registry, touch, builtin_only, [spec]))
              for spec in kernel_specs(_warmed(tournament.specs, registry, builtin_only))]
     steps.append(("engine", warm_up_engine))
     if isolate or any(registry.program(spec) is not None for spec in tournament.specs):
@@ -123,7 +126,7 @@ def _warmed(specs, registry, builtin_only: bool) -> tuple:
 def kernel_specs(specs) -> list:
     """One of `specs` per `kernel_shape`: a tune's dozens of theta+ and theta- warm up as one (a
     bot whose numbers choose other kernels loads those in its first game)."""
-    chosen = {}
+    chosen: dict = {}
     for spec in specs:
         chosen.setdefault(kernel_shape(spec), spec)
     return list(chosen.values())
@@ -250,7 +253,7 @@ class WorkerState:
         """Start once each TOML bot of `more` this worker has not started, and exchange hello
         (registry.start_check): ArenaError if one does not start here, or a bot is missing."""
         try:
-            names = {}
+            names: dict = {}
             for spec in more.specs:
                 names.setdefault(self.registry.resolve(spec).name, spec)
             todo = [spec for name, spec in names.items() if name not in self.started]

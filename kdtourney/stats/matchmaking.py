@@ -61,12 +61,12 @@ class Standing:
     last: np.ndarray
     meetings: np.ndarray
     block: int = 0
-    wins: np.ndarray = field(default=None, repr=False)
-    games: np.ndarray = field(default=None, repr=False)
+    wins: np.ndarray | None = field(default=None, repr=False)
+    games: np.ndarray | None = field(default=None, repr=False)
 
     @classmethod
     def from_counts(cls, entrants, wins, games, blocks, last, meetings, block,
-                    worth=None) -> "Standing":
+                    worth=None) -> Standing:
         """The standing of `entrants` from K x K pairwise totals: wins[i, j] (i's score against
         j, ties half) and games[i, j] (comparisons), and the per-entrant and per-pair block
         counts (see the class). worth[i, j]: the comparisons counted as independent ones (the

@@ -10,6 +10,7 @@ the bounds of perfect records: docs/ratings.md).
     rank_key(table)                what the entrants are ranked by
     los_matrix(draws)              P(row entrant stronger than column entrant)
     elo_history(results, points)   Elo after growing prefixes of the blocks
+    record_bounds(pc), anchored    a perfect record's one-sided bound; fits shifted to the scale
 
 `results` is the store's results table (or a PairCounts); `anchor` None (mean 0) or (name, Elo).
 """
@@ -21,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kdtourney.stats.outcomes import ELO_PER_NAT, pair_outcomes
 from kdtourney.stats.descriptive import block_resamples, percentile_interval
+from kdtourney.stats.outcomes import ELO_PER_NAT, pair_outcomes
 
 __all__ = [
     "PairCounts",
@@ -33,6 +34,8 @@ __all__ = [
     "rank_key",
     "los_matrix",
     "elo_history",
+    "anchored",
+    "record_bounds",
 ]
 
 _DEFAULT_PRIOR = 1.0
@@ -204,8 +207,9 @@ def _loglik(th, W, half):
     return ll
 
 
-def _anchor(elo: np.ndarray, present: np.ndarray, entrants, anchor) -> np.ndarray:
-    """Shift rows of ``elo`` (M, K); absent entrants (no comparisons) become NaN."""
+def anchored(elo: np.ndarray, present: np.ndarray, entrants, anchor) -> np.ndarray:
+    """Rows of ``elo`` (M, K) shifted to mean 0, or to ``anchor`` (name, Elo); absent entrants
+    (``present`` False: no comparison) NaN. KeyError for an anchor not among ``entrants``."""
     elo = np.where(present, elo, np.nan)
     if anchor is None:
         shift = np.nanmean(elo, axis=1, keepdims=True)
@@ -229,7 +233,7 @@ def _present(n, pc: PairCounts):
 
 def _fit_counts(pc: PairCounts, w, n, anchor, prior):
     theta = _fit_batch(w, n, pc.pair_i, pc.pair_j, pc.n_entrants, prior=prior)
-    return _anchor(theta * ELO_PER_NAT, _present(n, pc), pc.entrants, anchor)
+    return anchored(theta * ELO_PER_NAT, _present(n, pc), pc.entrants, anchor)
 
 
 def fit_elo(results: pd.DataFrame | PairCounts, anchor=None,
@@ -328,17 +332,31 @@ def bootstrap_elo(
 
 def _one_sided(table: pd.DataFrame, pc: PairCounts, level: float, anchor, prior) -> None:
     """Flag the entrants with a perfect record and give them a one-sided interval; adds the column
-    ``record`` ("won all", "lost all" or ""). The bound is the Elo refitted with the entrant's
-    score against each opponent at the binomial bound of a sweep over its n blocks,
-    ((1 - level) / 2) ** (1 / n), everyone else as they played (docs/ratings.md)."""
+    ``record`` ("won all", "lost all" or ""): `record_bounds`."""
+    record, lo, hi = record_bounds(pc, level, anchor, prior)
+    index = pd.Index(pc.entrants)
+    keep = record == ""
+    for column, bound in (("lo", lo), ("hi", hi)):
+        mine = table[column].reindex(pc.entrants).to_numpy(dtype=float)
+        table[column] = pd.Series(np.where(keep, mine, bound), index=index).reindex(
+            table.index).to_numpy()
+    table["record"] = pd.Series(record, index=index).reindex(table.index).to_numpy()
+
+
+def record_bounds(pc: PairCounts, level: float = 0.95, anchor=None,
+                  prior: float = _DEFAULT_PRIOR):
+    """(record, lo, hi), arrays in ``pc.entrants`` order: ``record`` "won all" or "lost all" for
+    an entrant that won (lost) every comparison, else ""; for those, the one-sided interval: the
+    Elo refitted with the entrant's score against each opponent at the binomial bound of a sweep
+    over its n blocks, ((1 - level) / 2) ** (1 / n), everyone else as they played, and +-inf on
+    the other side (docs/ratings.md); NaN for the others."""
     w, n = pc.totals()
     K = pc.n_entrants
     wins = np.bincount(pc.pair_i, w, K) + np.bincount(pc.pair_j, n - w, K)
     meetings = np.bincount(pc.pair_i, n, K) + np.bincount(pc.pair_j, n, K)
     perfect = [k for k in np.flatnonzero(meetings > 0) if wins[k] in (0, meetings[k])]
     record = np.full(K, "", dtype=object)
-    lo = table["lo"].reindex(pc.entrants).to_numpy(dtype=float, copy=True)
-    hi = table["hi"].reindex(pc.entrants).to_numpy(dtype=float, copy=True)
+    lo, hi = np.full(K, np.nan), np.full(K, np.nan)
     if perfect:
         # each perfect record refitted as the score at its bound: every pair it met scored so
         rows = np.repeat(w[None], len(perfect), axis=0)
@@ -355,10 +373,7 @@ def _one_sided(table: pd.DataFrame, pc: PairCounts, level: float, anchor, prior)
                 record[k], lo[k], hi[k] = "won all", fits[r, k], np.inf
             else:
                 record[k], lo[k], hi[k] = "lost all", -np.inf, fits[r, k]
-    index = pd.Index(pc.entrants)
-    table["lo"] = pd.Series(lo, index=index).reindex(table.index).to_numpy()
-    table["hi"] = pd.Series(hi, index=index).reindex(table.index).to_numpy()
-    table["record"] = pd.Series(record, index=index).reindex(table.index).to_numpy()
+    return record, lo, hi
 
 
 def rank_key(table: pd.DataFrame) -> pd.Series:

@@ -5,7 +5,8 @@ A block (one deal under every rotation of its table) gives one score in [0, 1], 
 mean pairwise score against the baseline seats. H0: the Elo difference is elo0; H1: it is elo1.
 
     block_scores(results, candidate)   the candidate's score per block, blocks in order
-                                       (block_score: of one block's rows)
+                                       (block_score: of one block's rows; candidate_pairs:
+                                       the pairwise outcomes they are the means of)
     SPRT(elo0, elo1, alpha, beta)      a test fed block scores (`update`): its status, LLR path,
                                        decision and Elo estimate corrected for stopping
     run_sprt(results, candidate, ...)  an SPRT fed a whole results table
@@ -32,6 +33,7 @@ __all__ = [
     "stopped_estimate",
     "block_score",
     "block_scores",
+    "candidate_pairs",
     "SPRT",
     "run_sprt",
     "DEFAULT_MIN_BLOCKS",
@@ -117,7 +119,7 @@ def _jumps(counts, values, s0: float, s1: float):
     one block of each value, log p_s1 - log p_s0 (the tilts of p to s1 and to s0)."""
     support = counts > 0
     p = counts / _total(counts)[..., None]
-    jumps = 0.0
+    jumps = np.zeros(counts.shape)
     for s, sign in ((s0, 1.0), (s1, -1.0)):
         a = values - s
         lam = _tilt(p, a, support)
@@ -267,16 +269,12 @@ def stopped_estimate(blocks, llr, counts, values, elo0: float, elo1: float,
 # --------------------------------------------------------------------------------------------------
 
 
-def block_scores(results: pd.DataFrame, candidate: str, baseline=None) -> pd.Series:
-    """Candidate's block scores, one per block, in order of the blocks' first game index.
-
-    For every game, every pair (candidate seat, baseline seat) scores 1 if the candidate ranks
-    better, 0.5 if equal, 0 if worse (:func:`kdtourney.stats.outcomes.pair_outcomes`); a block's
-    score is the mean over all such pairs of all its games. ``baseline``: an entrant name, an
-    iterable of names, or None for every entrant other than the candidate. Blocks without any such
-    pair are left out. Returns a Series named ``"score"`` indexed by block, with the pair count per
-    block in ``attrs["pairs"]`` (a Series).
-    """
+def candidate_pairs(results: pd.DataFrame, candidate: str, baseline=None) -> pd.Series:
+    """The candidate's pairwise outcomes against the baseline seats: for every game, every pair
+    (candidate seat, baseline seat) scores 1 if the candidate ranks better, 0.5 if equal, 0 if
+    worse (:func:`kdtourney.stats.outcomes.pair_outcomes`). ``baseline``: an entrant name, an
+    iterable of names, or None for every entrant other than the candidate. A Series of scores
+    named by block (its ``block``)."""
     candidate = str(candidate)
     pairs = pair_outcomes(results)
     a, b = pairs["entrant_a"], pairs["entrant_b"]
@@ -288,7 +286,17 @@ def block_scores(results: pd.DataFrame, candidate: str, baseline=None) -> pd.Ser
     first = (a == candidate) & is_base(b)
     second = (b == candidate) & is_base(a)
     x = pd.concat([pairs.loc[first, "score"], 1.0 - pairs.loc[second, "score"]])
-    g = x.groupby(pairs["block"].reindex(x.index).to_numpy())
+    return pd.Series(x.to_numpy(), index=pairs["block"].reindex(x.index).to_numpy(),
+                     name="score").rename_axis("block")
+
+
+def block_scores(results: pd.DataFrame, candidate: str, baseline=None) -> pd.Series:
+    """Candidate's block scores, one per block, in order of the blocks' first game index: the
+    mean of its `candidate_pairs` in the block. Blocks without any such pair are left out.
+    Returns a Series named ``"score"`` indexed by block, with the pair count per block in
+    ``attrs["pairs"]`` (a Series).
+    """
+    g = candidate_pairs(results, candidate, baseline).groupby(level="block")
     scores = g.mean()
     start = results.groupby("block")["game"].min().reindex(scores.index)
     order = start.sort_values(kind="stable").index
@@ -335,7 +343,7 @@ class SPRT:
     def update(self, block_score: float | Iterable[float]) -> str:
         """Add one block score (or several, in order); NaN scores are ignored.  Returns the status,
         which the first crossing of a bound latches."""
-        values = [block_score] if np.ndim(block_score) == 0 else list(block_score)
+        values = np.atleast_1d(np.asarray(block_score, dtype=float)).tolist()
         added = [float(x) for x in values if not math.isnan(float(x))]
         for x in added:
             if not 0.0 <= x <= 1.0:

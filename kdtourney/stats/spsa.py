@@ -52,7 +52,7 @@ class Param:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Param":
+    def from_dict(cls, d: dict) -> Param:
         return cls(**d)
 
     def clip(self, x: float) -> float:
@@ -238,8 +238,8 @@ def replay(params, schedule: Schedule, seed: int, batch: int, results, *,
 
 def final_theta(params, iterations: list[Iteration]) -> list[float]:
     """theta after the last iteration with a result (the start before any)."""
-    done = [it for it in iterations if it.after is not None]
-    return list(done[-1].after) if done else [p.start for p in params]
+    done = [it.after for it in iterations if it.after is not None]
+    return list(done[-1]) if done else [p.start for p in params]
 
 
 __all__ = ["Param", "Schedule", "Iteration", "SpsaError", "make_param", "perturbed", "step",

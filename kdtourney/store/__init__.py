@@ -10,20 +10,46 @@ columns are described in docs/commands.md.
 
 from kdtourney.store.export import EXPORT_FORMATS, EXPORT_TABLES, export_table
 from kdtourney.store.lock import locked
-from kdtourney.store.reader import (Reader, StoredGame, failed_games, load_blocks, load_config,
-                                    load_entrants, load_faults, load_games, load_incoming,
-                                    load_ladder_entrants, load_results, load_sessions, load_sprt,
-                                    load_tune_table, reader)
-from kdtourney.store.schema import (BLOCK_COLUMNS, LADDER_INTAKE, LOCK_FILE, RESULT_COLUMNS,
-                                    SCHEMA_VERSION, SESSION_COLUMNS, SPRT_COLUMNS, STORE_FILE,
-                                    TIMING_COLUMNS, TUNE_COLUMNS, StoreError, exists, now,
-                                    store_path)
+from kdtourney.store.reader import (
+                                    Reader,
+                                    StoredGame,
+                                    failed_games,
+                                    load_blocks,
+                                    load_config,
+                                    load_entrants,
+                                    load_faults,
+                                    load_games,
+                                    load_incoming,
+                                    load_ladder_entrants,
+                                    load_notes,
+                                    load_results,
+                                    load_sessions,
+                                    load_sprt,
+                                    load_tune_table,
+                                    reader,
+)
+from kdtourney.store.schema import (
+                                    BLOCK_COLUMNS,
+                                    LADDER_INTAKE,
+                                    LOCK_FILE,
+                                    RESULT_COLUMNS,
+                                    SCHEMA_VERSION,
+                                    SESSION_COLUMNS,
+                                    SPRT_COLUMNS,
+                                    STORE_FILE,
+                                    TIMING_COLUMNS,
+                                    TUNE_COLUMNS,
+                                    StoreError,
+                                    exists,
+                                    now,
+                                    store_path,
+)
 from kdtourney.store.writer import Store, open_store
 
 __all__ = ["Store", "open_store", "Reader", "StoredGame", "reader", "StoreError", "load_results",
            "load_games", "load_faults", "load_entrants", "load_config", "load_blocks",
            "load_sessions", "load_incoming", "load_sprt", "load_tune_table",
-           "load_ladder_entrants", "failed_games", "export_table", "locked", "exists", "now",
-           "store_path", "STORE_FILE", "LOCK_FILE", "SCHEMA_VERSION", "LADDER_INTAKE",
-           "RESULT_COLUMNS", "BLOCK_COLUMNS", "SESSION_COLUMNS", "SPRT_COLUMNS", "TUNE_COLUMNS",
-           "TIMING_COLUMNS", "EXPORT_FORMATS", "EXPORT_TABLES"]
+           "load_ladder_entrants", "load_notes", "failed_games", "export_table", "locked",
+           "exists", "now", "store_path", "STORE_FILE", "LOCK_FILE", "SCHEMA_VERSION",
+           "LADDER_INTAKE", "RESULT_COLUMNS", "BLOCK_COLUMNS", "SESSION_COLUMNS", "SPRT_COLUMNS",
+           "TUNE_COLUMNS", "TIMING_COLUMNS", "EXPORT_FORMATS", "EXPORT_TABLES"]

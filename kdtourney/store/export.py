@@ -27,7 +27,8 @@ def _entrants(r: Reader):
 
 EXPORT_TABLES = {"results": lambda r: r.results(), "games": lambda r: r.games(),
                  "faults": lambda r: r.faults(), "entrants": _entrants,
-                 "blocks": lambda r: r.blocks(decode=False), "sessions": lambda r: r.sessions()}
+                 "blocks": lambda r: r.blocks(decode=False), "sessions": lambda r: r.sessions(),
+                 "notes": lambda r: r.notes()}
 EXPORT_FORMATS = ("csv", "parquet")
 PARQUET_NEEDS = "Parquet export needs pyarrow: pip install 'kdtourney[parquet]'"
 

@@ -25,11 +25,27 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
-from kdtourney.store.schema import (BLOCK_COLUMNS, BLOCK_JSON_COLUMNS, GAME_COLUMNS,
-                                    LADDER_ENTRANT_COLUMNS, RESULT_COLUMNS, SESSION_COLUMNS,
-                                    SPRT_COLUMNS, TUNE_COLUMNS, TUNE_JSON_COLUMNS, StoreError,
-                                    checked_config, connect_read_only, encode_block, has_table,
-                                    implied_blocks, implied_sessions, read_config, store_path)
+from kdtourney.store.schema import (
+    BLOCK_COLUMNS,
+    BLOCK_JSON_COLUMNS,
+    GAME_COLUMNS,
+    LADDER_ENTRANT_COLUMNS,
+    NOTE_COLUMNS,
+    RESULT_COLUMNS,
+    SESSION_COLUMNS,
+    SPRT_COLUMNS,
+    TUNE_COLUMNS,
+    TUNE_JSON_COLUMNS,
+    StoreError,
+    checked_config,
+    connect_read_only,
+    encode_block,
+    has_table,
+    implied_blocks,
+    implied_sessions,
+    read_config,
+    store_path,
+)
 from kdtourney.tournament.blocks import SCORED_COLUMNS, Incoming
 
 if TYPE_CHECKING:  # pandas is imported where a table is read: worker processes never do, and
@@ -213,6 +229,17 @@ class Reader:
         return out
 
     @_reads
+    def notes(self) -> pd.DataFrame:
+        """The bots' notes on their decisions (game, deal, move, seat, note), in game order; empty
+        if none was sent."""
+        import pandas as pd  # start-up time
+
+        if has_table(self._conn, "notes"):
+            return self._frame("SELECT * FROM notes ORDER BY game, deal, move")
+        return pd.DataFrame({c: pd.Series(dtype=object if c == "note" else "int64")
+                             for c in NOTE_COLUMNS})
+
+    @_reads
     def sprt(self) -> pd.DataFrame:
         """An SPRT's `sprt` table ordered by block; empty if the store has none."""
         import pandas as pd  # start-up time
@@ -330,6 +357,12 @@ def load_incoming(folder) -> Incoming:
     """`Reader.incoming` of the store in `folder`."""
     with reader(folder) as r:
         return r.incoming()
+
+
+def load_notes(folder) -> pd.DataFrame:
+    """The bots' notes on their decisions (`Reader.notes`)."""
+    with reader(folder) as r:
+        return r.notes()
 
 
 def load_sprt(folder) -> pd.DataFrame:

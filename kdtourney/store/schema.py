@@ -81,6 +81,11 @@ RESULT_COLUMNS = ("game", "seat", "entrant", "score", "rank", "win_share", "marg
                   "largest_territory", "crowns", "discards", "fault", "time_total", "time_max",
                   "decisions")
 FAULT_COLUMNS = ("game", "seat", "entrant", "kind", "message", "call", "stderr")
+# notes: the notes bots attached to their decisions (KDTP's optional `note`), made with the first
+NOTES_SCHEMA = ("CREATE TABLE IF NOT EXISTS notes (game INTEGER NOT NULL, deal INTEGER NOT NULL, "
+                "move INTEGER NOT NULL, seat INTEGER NOT NULL, note TEXT NOT NULL, "
+                "PRIMARY KEY (game, deal, move))")
+NOTE_COLUMNS = ("game", "deal", "move", "seat", "note")
 BLOCK_COLUMNS = ("block", "first_game", "n_players", "seats", "entrants", "deal_seeds",
                  "scheduled", "cancelled")
 BLOCK_JSON_COLUMNS = ("seats", "entrants", "deal_seeds")
@@ -99,7 +104,7 @@ class StoreError(UserError):
 
 def now() -> str:
     """The time now, UTC, ISO 8601 to the second: what the store records."""
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def store_path(folder) -> Path:
@@ -309,6 +314,7 @@ def _tune_blocks(conn, config: dict, fixed: Tournament) -> list[dict]:
     for j in range(len(extra) // 2):  # the batch it was killed in, in order
         plays[max(plays, default=0) + 1] = (extra[2 * j][0], extra[2 * j + 1][0])
     n = fixed.players[0]
+    assert fixed.lineup is not None  # a tune plays a lineup
     seats = [fixed.entrants[i] for i in fixed.lineup]
     return [dict(block=b, first_game=b * n, n_players=n, seats=seats,
                  entrants=dict(zip(fixed.entrants, fixed.specs), **{PLUS: p, MINUS: m}))

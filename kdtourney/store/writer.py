@@ -20,12 +20,37 @@ import sqlite3
 from pathlib import Path
 
 from kdtourney import __version__
-from kdtourney.store.schema import (APPLICATION, BLOCK_COLUMNS, BLOCKS_SCHEMA, ENTRANTS_SCHEMA,
-                                    LADDER_ENTRANT_COLUMNS, LADDER_SCHEMA, RESULT_COLUMNS, SCHEMA,
-                                    SCHEMA_VERSION, SPRT_COLUMNS, SPRT_SCHEMA, TUNE_COLUMNS,
-                                    TUNE_SCHEMA, FAULT_COLUMNS, GAME_COLUMNS, StoreError, check,
-                                    encode_block, has_table, insert, now, plain, read_config,
-                                    run_script, store_path, transaction, upgrade)
+from kdtourney.store.schema import (
+    APPLICATION,
+    BLOCK_COLUMNS,
+    BLOCKS_SCHEMA,
+    ENTRANTS_SCHEMA,
+    FAULT_COLUMNS,
+    GAME_COLUMNS,
+    LADDER_ENTRANT_COLUMNS,
+    LADDER_SCHEMA,
+    NOTE_COLUMNS,
+    NOTES_SCHEMA,
+    RESULT_COLUMNS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    SPRT_COLUMNS,
+    SPRT_SCHEMA,
+    TUNE_COLUMNS,
+    TUNE_SCHEMA,
+    StoreError,
+    check,
+    encode_block,
+    has_table,
+    insert,
+    now,
+    plain,
+    read_config,
+    run_script,
+    store_path,
+    transaction,
+    upgrade,
+)
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -224,6 +249,10 @@ class Store:
                 insert("faults", FAULT_COLUMNS),
                 [(game["game"], f["seat"], f.get("entrant"), f["kind"], f.get("message"),
                   f.get("call"), f.get("stderr")) for f in faults])
+            if game.get("notes"):  # the bots' notes on their decisions: a table of their own
+                self._conn.execute(NOTES_SCHEMA)
+                self._conn.executemany(insert("notes", NOTE_COLUMNS),
+                                       [(game["game"], *note) for note in game["notes"]])
 
     # the commands' own tables, each rewritten as a whole
 

@@ -29,6 +29,7 @@ class SprtDisplay(TerminalView):
         self.rate = GameRate()
         self.pending = 0  # games since the last update (not yet in state.stored)
         self.faults = 0
+        self.printed = ""  # the last status line printed
 
     def begin(self, tournament, test, state, workers):
         self.tournament, self.test, self.state = tournament, test, state
@@ -64,8 +65,10 @@ class SprtDisplay(TerminalView):
 
     def update(self, state):
         self.state, self.pending = state, 0
-        if not self.quiet and self.live is None:
-            self.print(sequential.status_line(state))
+        line = sequential.status_line(state)
+        if not self.quiet and self.live is None and line != self.printed:
+            self.print(line)  # a state told twice (the last chunk, then the decision): once
+            self.printed = line
 
 
 class TuneDisplay(TerminalView):

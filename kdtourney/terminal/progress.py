@@ -1,8 +1,10 @@
 """A run's progress in the terminal (rich), and what every live view of a command shares.
 
     TerminalView   quiet, a console, notes and a live display: the base of every view
-    Reporter       a run's: games done of total, games per second, time left and a one-line live
-                   standing; when stdout is not a terminal, a few plain lines instead
+    Reporter       a run's: games done of total, games per second, time left (from the rate of
+                   whole blocks) and a one-line live standing; when stdout is not a terminal, a
+                   plain line every EVERY_GAMES games or EVERY_SECONDS seconds, the leader
+                   against the next with Elo and LOS (kdtourney.terminal.log_line)
     GameRate       games per second, counted from the first game's end (before it the workers
                    start, and load or compile the kernels: `starting_text` says which)
 """
@@ -10,15 +12,21 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 from rich.console import Console, Group
 from rich.live import Live
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.spinner import Spinner
 from rich.text import Text
 
 from kdtourney import engine
+from kdtourney.terminal.eta import BlockEta, clock_text
+from kdtourney.terminal.log_line import PairTally
 from kdtourney.text import shown
+
+EVERY_GAMES = 20     # without a terminal: a line every total/EVERY_GAMES games (at least 10) ...
+EVERY_SECONDS = 60   # ... or once this long has passed since the last one
 
 
 class GameRate:
@@ -76,6 +84,7 @@ class Reporter(TerminalView):
         self.totals: dict[str, list] = {}
         self.faults = 0
         self.failed = 0  # games that could not be finished
+        self.pairs = PairTally()
 
     # the runner's calls
 
@@ -87,7 +96,12 @@ class Reporter(TerminalView):
             self.totals[entrant] = [n, wins]
             self.faults += faults
         self.failed = store.count_games() - store.count_finished()
-        self._marks = [self.total * k // 4 for k in (1, 2, 3)]
+        specs = getattr(plan, "games", [])
+        stored = store.done_games() if specs else set()
+        self.eta = BlockEta(Counter(s.block for s in specs),
+                            Counter(s.block for s in specs if s.game in stored))
+        self.every = max(10, -(-self.total // EVERY_GAMES))
+        self.last_line = (self.done, time.perf_counter())
         if self.quiet:
             return
         games = f"{self.total} games in {plan.blocks} blocks"
@@ -108,7 +122,7 @@ class Reporter(TerminalView):
         if self.console.is_terminal:
             self.progress = Progress(TextColumn("games"), BarColumn(), MofNCompleteColumn(),
                                      TextColumn("{task.fields[rate]}"), TextColumn("left"),
-                                     TimeRemainingColumn(), console=self.console)
+                                     TextColumn("{task.fields[left]}"), console=self.console)
             self.live = Live(Group(Spinner("dots", Text(starting))), console=self.console,
                              refresh_per_second=4, transient=True)
             self.live.start()
@@ -125,24 +139,51 @@ class Reporter(TerminalView):
             t = self.totals.setdefault(row["entrant"], [0, 0.0])
             t[0] += 1
             t[1] += row["win_share"]
+        self.pairs.add(results)
+        now = time.perf_counter()
+        self.eta.game(getattr(spec, "block", None), now)
         if self.quiet:
             return
         first = not self.rate.started
         self.rate.game()
         if self.live is not None and first:  # the bar and its time left start with the first game
             self.task = self.progress.add_task("games", total=self.total, completed=self.done,
-                                               rate="")
+                                               rate="", left=clock_text(None))
             self.live.update(Group(self.progress, _Standing(self)))
         elif self.live is not None:
             self.progress.update(self.task, completed=self.done,
-                                 rate=f"{self.rate.per_second() or 0.0:.1f} games/s")
-        elif not self.console.is_terminal and self.done in self._marks:
-            self.print(f"{self.done}/{self.total} games; {self.standing()}")
+                                 rate=f"{self.rate.per_second() or 0.0:.1f} games/s",
+                                 left=clock_text(self.time_left(now)))
+        elif not self.console.is_terminal and self.done < self.total and (
+                self.done - self.last_line[0] >= self.every
+                or now - self.last_line[1] >= EVERY_SECONDS):
+            self.last_line = (self.done, now)
+            self.print(self.log_line(now), markup=False)
+
+    def time_left(self, now: float) -> float | None:
+        """Seconds left: from the recent rate of whole blocks, else (before a few blocks are
+        complete) from the games per second."""
+        left = self.eta.left(now)
+        if left is None and (per_second := self.rate.per_second()):
+            left = (self.total - self.done) / per_second
+        return left
 
     def stop(self):
         self.end()
 
-    # the standing line
+    # the standing lines
+
+    def log_line(self, now: float) -> str:
+        """The plain progress line: games, rate, time left, win shares, the leader against the
+        next (W-L-D, Elo +- interval, LOS)."""
+        per_second = self.rate.per_second()
+        pace = (f", {per_second:.1f} games/s, {clock_text(self.time_left(now))} left"
+                if per_second else "")
+        text = f"{self.done}/{self.total} games{pace}; {self.standing()}"
+        order = [e for _, e in sorted(((w / n if n else 0.0, e)
+                                       for e, (n, w) in self.totals.items()), reverse=True)]
+        pair = self.pairs.line(order[0], order[1]) if len(order) > 1 else None
+        return text + (f"; {pair}" if pair else "")
 
     def standing(self) -> str:
         rows = sorted(((w / n if n else 0.0, e) for e, (n, w) in self.totals.items()), reverse=True)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from kdtourney.engine import Game, Rules
 from kdtourney.engine.tiles import CASTLE, EMPTY, TERRAIN_LETTERS, TILES
+from kdtourney.report.replays import fault_calls
 from kdtourney.store import StoreError, reader
 from kdtourney.tournament import schedule
 from kdtourney.tournament.definition import Tournament
@@ -28,6 +29,23 @@ class _Stored:
     names: dict
     rules: Rules
     deals: list  # [(seed, actions)]
+    harness: dict = None  # {seat: ((deal, move), call)}: from that move on, kdtourney played it
+    notes: dict = None    # {(deal, move): the note its bot attached to it}
+
+    def __post_init__(self):
+        self.harness = {}
+        faults = [f for f in self.faults if f["kind"] != "failed"]
+        for seat, call, first in fault_calls(self.row, self.rules, faults):
+            self.harness[seat] = (first, call)
+
+    def mark(self, seat: int, deal: int, move: int) -> str:
+        """' [played by kdtourney ...]' for a move the harness played for `seat` after its fault;
+        the bot's note on its move, if it sent one."""
+        first, call = self.harness.get(seat, (None, None))
+        note = (self.notes or {}).get((deal, move))
+        if first is None or (deal, move) < first:
+            return f"  -- note: {note}" if note else ""
+        return f"  [played by kdtourney, the first legal move: its bot faulted at its {call}]"
 
 
 def _load(folder, game: int) -> _Stored:
@@ -39,6 +57,7 @@ def _load(folder, game: int) -> _Stored:
         if stored is None:
             raise StoreError(f"game {game} is not in {folder} ({st.count_games()} games stored, "
                              "numbered from 0)")
+        notes = st.notes().query("game == @game")
     row = stored.row
     results = {x["seat"]: x for x in stored.results}
     faults = stored.faults
@@ -57,8 +76,10 @@ def _load(folder, game: int) -> _Stored:
         seeds = json.loads(row["deal_seeds"])
         moves = json.loads(row["moves"])
         deals = list(zip(seeds, [moves] if len(seeds) == 1 else moves))
+        noted = {(int(d), int(m)): str(t) for d, m, t in zip(notes["deal"], notes["move"],
+                                                           notes["note"])}
         return _Stored(folder, game, dict(row), results, faults, labels, names,
-                       tournament.rules_for(n), deals)
+                       tournament.rules_for(n), deals, notes=noted)
     except (ValueError, TypeError, KeyError, IndexError) as exc:  # a row changed by hand
         raise _replay_error(folder, game, exc) from None
 
@@ -74,7 +95,8 @@ def _header(s: _Stored) -> list[str]:
            "seats: " + ", ".join(f"{seat + 1} {s.names[seat]}" for seat in range(n))]
     for f in s.faults:
         who = f"seat {f['seat'] + 1} {f['entrant']}" if f["seat"] >= 0 else "unknown seat"
-        out.append(f"fault: {who}: {f['kind']}: {f['message']}")
+        at = f" at its {s.harness[f['seat']][1]}" if f["seat"] in s.harness else ""
+        out.append(f"fault: {who}: {f['kind']}{at}: {f['message']}")
     return out
 
 
@@ -98,10 +120,10 @@ def replay_text(folder, game: int) -> str:
             out.append("")
             out.append(f"deal {d + 1} of {len(s.deals)}, seed {seed}" if len(s.deals) > 1
                        else f"deal seed {seed}")
-            for action in actions:
+            for i, action in enumerate(actions):
                 p = g.current_player
                 out.append(f"round {g.round:2d}  seat {p + 1} {s.labels.get(p, '?')}: "
-                           f"{g.describe(action)}")
+                           f"{g.describe(action)}{s.mark(p, d, i)}")
                 g.apply(action)
             if not actions:
                 out.append("(no moves stored)")
@@ -135,9 +157,10 @@ def positions(folder, game: int) -> list[str]:
             order = ", ".join(f"seat {p + 1}" for p in g.first_order)
             steps.append((d, deal, f"start: kings claim the first row in the order {order}",
                           g.copy()))
-            for action in actions:
+            for i, action in enumerate(actions):
                 p = g.current_player
-                what = f"round {g.round}, seat {p + 1} {s.labels.get(p, '?')}: {g.describe(action)}"
+                what = (f"round {g.round}, seat {p + 1} {s.labels.get(p, '?')}: "
+                        f"{g.describe(action)}{s.mark(p, d, i)}")
                 g.apply(action)
                 steps.append((d, deal, what, g.copy()))
     except (ValueError, TypeError, KeyError, IndexError) as exc:

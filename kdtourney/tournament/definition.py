@@ -15,8 +15,8 @@ import secrets
 from dataclasses import asdict, dataclass, field
 
 from kdtourney import errors
-from kdtourney.engine import Rules
 from kdtourney.bots.clock import TimeControl, parse_time_control
+from kdtourney.engine import Rules
 from kdtourney.registry import EntrantError
 from kdtourney.tournament import schedule
 
@@ -88,7 +88,7 @@ class Tournament:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Tournament":
+    def from_dict(cls, d: dict) -> Tournament:
         d = dict(d)
         for key in ("entrants", "specs", "players", "lineup"):
             if d.get(key) is not None:
@@ -97,10 +97,13 @@ class Tournament:
 
     def describe(self) -> str:
         """'greedy vs random, round-robin, 2-player' and the like."""
-        who = (", ".join(self.entrants[i] for i in self.lineup) if self.format == schedule.LINEUP
-               else " vs ".join(self.entrants) if self.format == schedule.ROUND_ROBIN
-               else f"{self.entrants[self.candidate]} against "
-                    + ", ".join(e for i, e in enumerate(self.entrants) if i != self.candidate))
+        if self.format == schedule.LINEUP and self.lineup is not None:
+            who = ", ".join(self.entrants[i] for i in self.lineup)
+        elif self.format == schedule.ROUND_ROBIN or self.candidate is None:
+            who = " vs ".join(self.entrants)
+        else:
+            who = f"{self.entrants[self.candidate]} against " + ", ".join(
+                e for i, e in enumerate(self.entrants) if i != self.candidate)
         sizes = "/".join(str(p) for p in self.players)
         extra = [k.replace("_", "-") if v is True else f"{k.replace('_', '-')} {v}"
                  for k, v in self.rules.items() if v != Rules.__dataclass_fields__[k].default]

@@ -38,7 +38,7 @@ class SprtTest:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "SprtTest":
+    def from_dict(cls, d: dict) -> SprtTest:
         return cls(**d)
 
     def new(self) -> SPRT:
@@ -195,20 +195,15 @@ def status_line(state: SprtState) -> str:
             f"[{state.lower:.2f}, {state.upper:.2f}], {estimate_text(state)}")
 
 
-def _more_than(elo: float, baseline: str) -> str:
-    if elo == 0:
-        return f"stronger than {baseline}"
-    if elo > 0:
-        return f"more than {elo:g} Elo stronger than {baseline}"
-    return f"less than {-elo:g} Elo weaker than {baseline}"
+_MORE_THAN = ("stronger than", "more than {:g} Elo stronger than", "less than {:g} Elo weaker than")
+_AT_LEAST = ("at least as strong as", "at least {:g} Elo stronger than",
+             "at most {:g} Elo weaker than")
 
 
-def _at_least(elo: float, baseline: str) -> str:
-    if elo == 0:
-        return f"at least as strong as {baseline}"
-    if elo > 0:
-        return f"at least {elo:g} Elo stronger than {baseline}"
-    return f"at most {-elo:g} Elo weaker than {baseline}"
+def _relation(words: tuple, elo: float, baseline: str) -> str:
+    """The candidate's strength against `baseline`, in words: (at zero, above, below)."""
+    text = words[0] if elo == 0 else words[1] if elo > 0 else words[2]
+    return f"{text.format(abs(elo))} {baseline}"
 
 
 def verdict_line(state: SprtState, test: SprtTest, tournament: Tournament, *,
@@ -220,12 +215,12 @@ def verdict_line(state: SprtState, test: SprtTest, tournament: Tournament, *,
     baseline: what the line calls them (a tune's verify: 'tune' and 'the start values')."""
     where = f"after {state.games} games ({state.blocks} blocks)"
     if state.status == "H1":
-        return (f"H1 accepted: the {candidate} is {_more_than(test.elo0, baseline)} (a "
+        return (f"H1 accepted: the {candidate} is {_relation(_MORE_THAN, test.elo0, baseline)} (a "
                 f"{candidate} that is not passes about {100 * test.alpha:g}% of the time); LLR "
                 f"{state.llr:.2f} >= {state.upper:.2f} {where}; {estimate_text(state)}")
     if state.status == "H0":
         return (f"H0 accepted: the {candidate} is not shown to be "
-                f"{_at_least(test.elo1, baseline)} (a {candidate} that is fails about "
+                f"{_relation(_AT_LEAST, test.elo1, baseline)} (a {candidate} that is fails about "
                 f"{100 * test.beta:g}% of the time); LLR {state.llr:.2f} <= {state.lower:.2f} "
                 f"{where}; {estimate_text(state)}")
     inside = f"LLR {state.llr:.2f} within [{state.lower:.2f}, {state.upper:.2f}]"

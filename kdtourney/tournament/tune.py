@@ -55,7 +55,7 @@ class Tune:
                     batch=self.batch, blocks=self.blocks, rule=self.rule)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Tune":
+    def from_dict(cls, d: dict) -> Tune:
         return cls(bot=d["bot"], fixed=tuple(tuple(kv) for kv in d["fixed"]),
                    params=tuple(spsa.Param.from_dict(p) for p in d["params"]),
                    schedule=spsa.Schedule(**d["schedule"]), batch=d["batch"], blocks=d["blocks"],

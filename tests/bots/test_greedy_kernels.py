@@ -197,12 +197,12 @@ def test_after_key_equals_copy_place_and_score():
                 bits, bbox, st = game.arrays
                 if game.phase == "place" and game.legal_actions() != [K.DISCARD]:
                     p, size, domino = game.current_player, int(st[K.ST_SIZE]), game.domino_to_place
-                    points = BK._prepare(bits, bbox, p, size, kb, 2)
+                    points = BK.prepare_frame(bits, bbox, p, size, kb, 2)
                     assert points == K.score_territories(bits, bbox, p, size)[0]
                     holes = K.count_holes(bits, bbox, p, size)
-                    n = BK._placements(bits, bbox, p, size, domino, sc, ac, 0)
+                    n = BK.frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
                     entries = [int(e) for e in ac[0, :n]]
-                    assert [BK._entry_action(bits, p, size, e) for e in entries] == game.legal_actions()
+                    assert [BK.entry_action(bits, p, size, e) for e in entries] == game.legal_actions()
                     for action, entry in zip(game.legal_actions(), entries):
                         K.copy_kingdom(bits, bbox, p, kb, bb, 0)
                         K.place(kb, bb, 0, size, domino, action)

@@ -81,6 +81,15 @@ def test_a_person_plays_a_whole_game_in_the_browser(page, tmp_path):
                 assert answer.status == 409 and "legal" in answer.json()["error"], answer.text()
                 refused = True
             shaded_any = check_the_limit_is_shaded(page) or shaded_any
+            if not decisions:  # every domino's number is printed under it, not only in ARIA text
+                dominoes = page.locator("#pl-rows svg.domino")
+                numbers = page.locator("#pl-rows .tile-num")
+                assert numbers.count() == dominoes.count() > 0
+                assert [f"#{d}" for d in dominoes.evaluate_all(
+                    "es => es.map(e => e.dataset.domino)")] == numbers.all_inner_texts()
+                assert all(n.is_visible() for n in numbers.all())
+                assert all(t.endswith(" points now") for t in
+                           page.locator("#pl-kingdoms .pts").all_inner_texts())
             claims = page.locator("button[data-claim]")
             if claims.count():
                 claims.last.click()
@@ -94,6 +103,11 @@ def test_a_person_plays_a_whole_game_in_the_browser(page, tmp_path):
         assert shaded_any  # a kingdom soon spans two squares: the frame's far side is shaded
         assert page.text_content("#pl-error") == ""
         page.wait_for_selector('#play[data-phase="done"]', timeout=60_000)
+        # the end says who won, by how much, every final score, and how to replay or play again
+        end = page.text_content("#pl-status")
+        points = [int(t.split()[0]) for t in page.locator("#pl-kingdoms .pts").all_inner_texts()]
+        assert all(t.endswith(" points, final") for t in
+                   page.locator("#pl-kingdoms .pts").all_inner_texts())
         out, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
@@ -108,6 +122,16 @@ def test_a_person_plays_a_whole_game_in_the_browser(page, tmp_path):
     moves = json.loads(load_games(folder)["moves"].iloc[0])
     assert len(moves) == results["decisions"].sum()
     assert "result: seat 1 " in replay_text(folder, 0)
+    scores = results.set_index("entrant")["score"]
+    mine, theirs = int(scores["human"]), int(scores["random"])
+    winner = results.loc[results["rank"] == 1, "entrant"]
+    won = ("A tie" if len(winner) > 1 else "You won" if winner.iloc[0] == "human"
+           else "random won") + (f" by {abs(mine - theirs)} point" if len(winner) == 1 else "")
+    assert won in end and "Final scores: " in end and f"you {mine} (" in end, end
+    assert f"random {theirs} (" in end and sorted(points) == sorted([mine, theirs])
+    assert (f"Replay the last game: kdtourney replay {folder} 0 (or open its report, "
+            f"{folder / 'index.html'}). Play again: kdtourney play --against random --no-browser "
+            f"--out {folder}.") in end, end
     report = (folder / "index.html").read_text()
     assert 'id="replay-data"' in report and "Faults" in report
 
@@ -147,5 +171,6 @@ def test_ctrl_c_stops_and_stores_no_half_game(tmp_path):
         playing)
     assert status == 130, err
     assert err.strip() == (f"interrupted: the game being played is not stored; those that ended "
-                           f"are in {folder}")
+                           f"are in {folder}; play on with: kdtourney play --against random "
+                           f"--no-browser --out {folder}")
     assert load_games(folder).empty

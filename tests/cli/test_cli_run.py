@@ -77,6 +77,16 @@ def test_terminal_standings_show_the_report_pages_figures(small):
 
 
 @pytest.mark.process
+def test_report_prints_the_standings_as_run_does(small):
+    folder, ran = small
+    result = run("report", folder)
+    assert result.exit_code == 0, result.output
+    table = result.stdout.split("standings", 1)[1].strip().splitlines()
+    printed = ran.stdout.split("standings", 1)[1].strip().splitlines()[:len(table) - 1]
+    assert table[:-1] == printed and table[-1] == str(folder / "index.html")
+
+
+@pytest.mark.process
 def test_same_command_again_plays_nothing(small):
     folder, _ = small
     before = comparable(folder)
@@ -166,6 +176,9 @@ def test_export(small, tmp_path):
     folder, _ = small
     result = run("export", folder, "--format", "csv", "-o", tmp_path / "r.csv")
     assert result.exit_code == 0 and result.stdout.strip().endswith("rows (results)")
+    # both numberings named: the store's seats from 0, the pages' from 1
+    assert result.stderr.startswith("note: its column seat counts from 0, as the store does; "
+                                    "the report, replays and the play page count seats from 1")
     csv = pd.read_csv(tmp_path / "r.csv")
     stored = load_results(folder)
     assert csv.shape == stored.shape and csv["score"].tolist() == stored["score"].tolist()
@@ -247,6 +260,7 @@ def test_faulty_bots_from_a_folder(tmp_path):
 
 BAD = [
     (["--bots", "random,nobot"], "unknown bot 'nobot'"),
+    (["--bots", "greddy,random"], "unknown bot 'greddy' (did you mean 'greedy'?); available: "),
     (["--bots", "random:depth=3,greedy"], "random has no parameter 'depth'"),
     (["--bots", "mcts:c=1e999,greedy"], "parameter c expects a finite number"),
     (["--bots", "random,greedy", "--variant", "duel", "--players", "4"],

@@ -8,7 +8,8 @@ from kdtourney.engine.tiles import CASTLE
 from kdtourney.env import BatchEnv, observation_size, observe_view
 from kdtourney.env.encoding import N_ACTIONS, TABLE, observe_arrays, split
 
-RULES = [Rules(2), Rules(3), Rules(3, three_player="bga"), Rules(4, harmony=True, middle_kingdom=True),
+RULES = [Rules(2), Rules(3), Rules(3, three_player="bga"),
+         Rules(4, harmony=True, middle_kingdom=True),
          Rules(2, variant="duel", tiebreak="territory"), Rules(2, first_picks="abba")]
 
 
@@ -43,7 +44,8 @@ def test_every_batch_game_is_the_engine_game_of_its_seed_with_auto_reset(rules):
             game.apply(int(actions[i]))
             if game.is_over:
                 assert env.dones[i]
-                np.testing.assert_allclose(env.rewards[i], expected_rank_rewards(game.ranking()), rtol=1e-6)
+                np.testing.assert_allclose(env.rewards[i], expected_rank_rewards(game.ranking()),
+                                           rtol=1e-6)
                 finished += 1
                 games[i] = Game(rules, game.seed + n)  # the slot's next game
                 assert env.seeds[i] == game.seed + n
@@ -131,7 +133,7 @@ def test_the_observation_holds_nothing_of_the_deck_order(rules):
     differed = 0
     while not game.is_over:
         obs, mask = observe_view(game.view(game.current_player))
-        for r in range(3):
+        for _ in range(3):
             other = game.view(game.current_player).determinize(int(rng.integers(1 << 40)))
             differed += other.arrays[2].tolist() != game.arrays[2].tolist()
             o2, m2, _ = observe_arrays(*other.arrays, game.current_player)
@@ -171,10 +173,11 @@ def test_the_layout_plane_by_plane():
     for j, (domino, owner) in enumerate(game.current_row):
         slot = table[3 + 22 * j: 3 + 22 * (j + 1)]
         assert slot[0] == 1 and slot[1] == domino / 48
-        assert slot[16:20].tolist() == [float(owner >= 0 and (owner - viewer) % 3 == s) for s in range(4)]
+        assert slot[16:20].tolist() == [float(owner >= 0 and (owner - viewer) % 3 == s)
+                                        for s in range(4)]
         assert slot[20] == game.placed[j]
         assert slot[21] == (game.domino_to_place == domino)
-    for j, (domino, owner) in enumerate(game.new_row):
+    for j, (domino, _owner) in enumerate(game.new_row):
         slot = table[91 + 20 * j: 91 + 20 * (j + 1)]
         assert slot[1] == domino / 48
     unseen = [n for n in range(1, 49) if table[178 + n] == 1]

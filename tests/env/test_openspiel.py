@@ -5,7 +5,8 @@ import pickle
 import numpy as np
 import pytest
 
-pyspiel = pytest.importorskip("pyspiel", reason="the rl extra is not installed (pip install 'kdtourney[rl]')")
+pyspiel = pytest.importorskip("pyspiel",
+                              reason="the rl extra is not installed (pip install 'kdtourney[rl]')")
 
 from open_spiel.python.algorithms import mcts  # noqa: E402
 
@@ -61,7 +62,8 @@ def test_rows_are_drawn_by_chance_when_revealed_and_the_game_is_the_engines():
     assert sorted(drawn) == sorted(set(drawn)) and drawn == state.game.drawn()
     returns = state.returns()
     ranks = state.game.ranking()
-    assert returns == [float((ranks[1 - p] > ranks[p]) - (ranks[1 - p] < ranks[p])) for p in range(2)]
+    assert returns == [float((ranks[1 - p] > ranks[p]) - (ranks[1 - p] < ranks[p]))
+                       for p in range(2)]
 
 
 def test_a_chance_outcome_not_offered_is_refused_and_changes_nothing():
@@ -96,7 +98,8 @@ def test_no_decision_sees_a_row_before_chance_draws_it():
         pos = int(st[K.ST_DECK_POS])
         assert (st[K.ST_DECK:K.ST_DECK + pos] > 0).all() and not st[K.ST_DECK + pos:].any()
         obs = np.array(state.observation_tensor(state.current_player()), dtype=np.float32)
-        np.testing.assert_array_equal(obs, observe_arrays(*state.game.arrays, state.current_player())[0])
+        np.testing.assert_array_equal(obs,
+                                      observe_arrays(*state.game.arrays, state.current_player())[0])
         legal = state.legal_actions()
         state.apply_action(legal[int(rng.integers(len(legal)))])
 

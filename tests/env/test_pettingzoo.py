@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-pytest.importorskip("pettingzoo", reason="the rl extra is not installed (pip install 'kdtourney[rl]')")
+pytest.importorskip("pettingzoo",
+                    reason="the rl extra is not installed (pip install 'kdtourney[rl]')")
 
 from pettingzoo.test import api_test, seed_test  # noqa: E402
 
@@ -12,8 +13,10 @@ from kdtourney.env import BatchEnv, pettingzoo_env  # noqa: E402
 from kdtourney.env.aec import KingdominoEnv  # noqa: E402
 
 
-@pytest.mark.parametrize("options", [dict(players=2), dict(players=4, harmony=True, middle_kingdom=True),
-                                     dict(players=3, three_player="bga"), dict(players=2, variant="duel")],
+@pytest.mark.parametrize("options", [dict(players=2),
+                                     dict(players=4, harmony=True, middle_kingdom=True),
+                                     dict(players=3, three_player="bga"),
+                                     dict(players=2, variant="duel")],
                          ids=str)
 def test_pettingzoos_api_test_passes(options):
     api_test(pettingzoo_env(**options), num_cycles=200)
@@ -23,7 +26,8 @@ def test_pettingzoos_seed_test_passes():
     seed_test(lambda: pettingzoo_env(players=3), num_cycles=200)
 
 
-@pytest.mark.parametrize("rules", [Rules(2), Rules(4, harmony=True), Rules(3, three_player="bga")], ids=str)
+@pytest.mark.parametrize("rules", [Rules(2), Rules(4, harmony=True), Rules(3, three_player="bga")],
+                         ids=str)
 @pytest.mark.parametrize("reward", ["rank", "margin", "score"])
 def test_the_pettingzoo_env_plays_batchenvs_games_step_by_step(rules, reward):
     n = 2

@@ -63,7 +63,8 @@ def test_the_policy_sees_what_the_environments_give_at_that_decision():
 
 @pytest.mark.slow
 def test_an_openspiel_mcts_bot_plays_as_a_bot():
-    pytest.importorskip("pyspiel", reason="the rl extra is not installed (pip install 'kdtourney[rl]')")
+    pytest.importorskip("pyspiel",
+                        reason="the rl extra is not installed (pip install 'kdtourney[rl]')")
     from open_spiel.python.algorithms import mcts
 
     from kdtourney.env import OpenSpielBot

@@ -5,12 +5,12 @@ import pytest
 
 from kdtourney.bots import greedy, mcts
 from kdtourney.bots.base import Bot
+from kdtourney.bots.clock import TimeControl
 from kdtourney.bots.greedy import time_budget
 from kdtourney.bots.mcts import MCTSBot
 from kdtourney.bots.random_bot import RandomBot
 from kdtourney.engine import Game, Rules
 from kdtourney.match import loop as match
-from kdtourney.bots.clock import TimeControl
 from kdtourney.match.loop import play_match, rank_among
 
 

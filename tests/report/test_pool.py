@@ -23,6 +23,7 @@ from kdtourney.registry import BotRegistry
 from kdtourney.cli import main
 from kdtourney.stats import ratings
 from kdtourney.report.fmt import fmt_elo
+from kdtourney.report.page import name_tokens
 from kdtourney.errors import UserError
 from kdtourney.report.pool import PoolError, rating_list
 
@@ -331,7 +332,7 @@ def test_page_shows_the_list_and_where_every_game_came_from(tmp_path):
     for e in found.rated:
         shown = re.escape(f"{e.elo:+.0f} [{e.lo:+.0f}, {e.hi:+.0f}]")
         assert re.search(rf" {re.escape(e.name)} +{e.group} +{shown}", result.output), e.name
-        name = re.escape(html.escape(e.name, quote=False))
+        name = re.escape(str(name_tokens(e.name)))
         row = re.search(rf'</span>{name}</th>.*?<span class="est">(.*?)</span>'
                         r'<span class="ci">(.*?)</span>', page, re.S)
         assert row.groups() == (fmt_elo(e.elo), f"{fmt_elo(e.lo)} to {fmt_elo(e.hi)}"), e.name

@@ -15,7 +15,7 @@ from kdtourney.store import load_entrants, load_games, open_store, store_path
 from kdtourney.cli import main
 from kdtourney.errors import UserError
 from kdtourney.report.html import build_context, parse_anchor, ReportError, write_report
-from kdtourney.report.page import render
+from kdtourney.report.page import name_tokens, render
 
 ALL = ["two", "three", "four", "duel", "mixed", "dynasty", "single", "partial"]
 
@@ -219,7 +219,7 @@ def test_reproducibility_shows_what_code_played(pages, tournaments):
     entrants = load_entrants(tournaments("three"))
     assert len(entrants) == 3 and entrants["digest"].str.fullmatch("[0-9a-f]{12}").all()
     for row in entrants.itertuples():
-        assert f"<th scope=\"row\">{html.escape(row.entrant)}</th><td><code>{row.digest}</code>" \
+        assert f"<th scope=\"row\">{name_tokens(row.entrant)}</th><td><code>{row.digest}</code>" \
             in table
         assert row.identity["source_sha256"] in table
 
@@ -238,5 +238,7 @@ def test_the_reproducibility_text_of_a_sandboxed_folder_says_a_new_folder_deals_
         st.seed_secret(create=True)
     page = " ".join(write_report(folder, n_boot=20).read_text().split())
     assert "replay every game exactly" not in page
-    assert ("Resuming this folder (<code>kdtourney run --resume DIR</code>) deals the same games; "
-            "the same command into a new folder makes a new secret and deals other games") in page
+    assert (f"Resuming this folder (<code>kdtourney run --resume {folder}</code>) deals the same "
+            "games; the same command into a new folder makes a new secret and deals other games"
+            ) in page
+    assert 'id="reproduce-command"' not in page

@@ -1,8 +1,8 @@
 """The forfeit policy both backends follow when a worker dies or hangs in a game."""
 
-from kdtourney.tournament.definition import prepare
-from kdtourney.service.forfeit import DONE, FAIL, FAILED, REPLAY, ForfeitPolicy, failed_rows
 from kdtourney.registry import BotRegistry
+from kdtourney.service.forfeit import DONE, FAIL, FAILED, REPLAY, ForfeitPolicy, failed_rows
+from kdtourney.tournament.definition import prepare
 
 
 def policy(players=2):

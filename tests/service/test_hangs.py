@@ -34,18 +34,25 @@ SLEEPER = textwrap.dedent('''
 ''')
 
 
+def run_hanging(tmp_path, bot: str, source: str, games: int, workers: int, env=None):
+    """`kdtourney run` of `bot` (its module `source`) against random, 1 s a move, seed 4;
+    (the result, the tournament's folder)."""
+    bots = tmp_path / "bots"
+    bots.mkdir()
+    (bots / f"{bot}.py").write_text(source)
+    folder = tmp_path / "t"
+    result = CliRunner().invoke(main, ["run", "--bots", f"{bot},random", "--games", str(games),
+                                       "--seed", "4", "--workers", str(workers),
+                                       "--move-time-limit", "1", "--bots-dir", str(bots),
+                                       "--out", str(folder), "--no-report"], env=env)
+    assert result.exit_code == 0, result.output
+    return result, folder
+
+
 def test_a_bot_sleeping_in_a_decision_forfeits_every_game_it_hangs(tmp_path):
     """Each game the bot sleeps in hangs its worker twice (past its 1 s, the 0.2 s margin and 2 s)
     and is played again with the bot forfeiting at that decision; none is stored as failed."""
-    bots = tmp_path / "bots"
-    bots.mkdir()
-    (bots / "sleeper.py").write_text(SLEEPER)
-    folder = tmp_path / "t"
-    result = CliRunner().invoke(main, ["run", "--bots", "sleeper,random", "--games", "6",
-                                       "--seed", "4", "--workers", "2", "--move-time-limit", "1",
-                                       "--bots-dir", str(bots), "--out", str(folder),
-                                       "--no-report"])
-    assert result.exit_code == 0, result.output
+    result, folder = run_hanging(tmp_path, "sleeper", SLEEPER, games=6, workers=2)
     assert result.stdout.splitlines()[-1] == f"{folder}: 6 games, 2 faults", result.output
     games, faults = load_games(folder), load_faults(folder)
     # seed 4: the sleeper's seed is odd in games 1 and 2, which the two workers play at once
@@ -89,16 +96,10 @@ def test_a_bot_hanging_earlier_in_a_replay_forfeits_there_not_a_failed_game(tmp_
     """The game is played again after each hang; its third play hangs at an earlier decision than
     the two before, where the bot was made to forfeit. That hang is the bot's too: it forfeits
     at that decision (before, the game was stored as failed after four losses)."""
-    bots, plays = tmp_path / "bots", tmp_path / "plays"
-    bots.mkdir()
+    plays = tmp_path / "plays"
     plays.mkdir()
-    (bots / "wanderer.py").write_text(WANDERER)
-    folder = tmp_path / "t"
-    result = CliRunner().invoke(main, ["run", "--bots", "wanderer,random", "--games", "2",
-                                       "--seed", "4", "--workers", "1", "--move-time-limit", "1",
-                                       "--bots-dir", str(bots), "--out", str(folder),
-                                       "--no-report"], env={"WANDERER_PLAYS": str(plays)})
-    assert result.exit_code == 0, result.output
+    result, folder = run_hanging(tmp_path, "wanderer", WANDERER, games=2, workers=1,
+                                 env={"WANDERER_PLAYS": str(plays)})
     assert result.stdout.splitlines()[-1] == f"{folder}: 2 games, 1 faults", result.output
     faults = load_faults(folder)
     assert list(faults["entrant"]) == ["wanderer"] and list(faults["call"]) == [3]

@@ -12,13 +12,12 @@ from types import SimpleNamespace
 import pytest
 from arena_support import write_bot
 
-from kdtourney.tournament.definition import prepare
+from kdtourney.commands.setup import bot_settings, entrant_identities, open_service
+from kdtourney.match.loop import play_match
+from kdtourney.registry import BotRegistry
 from kdtourney.service import heartbeat, local
 from kdtourney.service.forfeit import HANG_GRACE
-from kdtourney.match.loop import play_match
-from kdtourney.commands.setup import bot_settings, entrant_identities, open_service
-from kdtourney.tournament.definition import ArenaError
-from kdtourney.registry import BotRegistry
+from kdtourney.tournament.definition import ArenaError, prepare
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kdtourney.stats.descriptive import (block_bootstrap_means, by_player_count, by_seat,
-                                         entrant_summary, head_to_head, head_to_head_matrix)
+from kdtourney.stats.descriptive import (
+    block_bootstrap_means,
+    by_player_count,
+    by_seat,
+    entrant_summary,
+    head_to_head,
+    head_to_head_matrix,
+)
 
 COLUMNS = [
     "game", "block", "n_players", "seat", "entrant", "score", "rank", "win_share", "margin",

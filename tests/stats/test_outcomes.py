@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 from results_support import results_table
 
-from kdtourney.stats.sprt import block_scores
+from kdtourney.stats.descriptive import block_bootstrap_means, block_resamples, head_to_head
 from kdtourney.stats.outcomes import elo_to_score, pair_outcomes, score_to_elo
 from kdtourney.stats.ratings import bootstrap_elo, pair_counts
-from kdtourney.stats.descriptive import block_bootstrap_means, block_resamples, head_to_head
+from kdtourney.stats.sprt import block_scores
 
 
 def random_tables(seed, games=300):

@@ -8,8 +8,8 @@ import pytest
 from results_support import results_table
 from sprt_support import decisions, duplicate_blocks
 
-from kdtourney.stats.sprt import SPRT, block_score, block_scores, llr_path, run_sprt, sprt_bounds
 from kdtourney.stats.outcomes import ELO_PER_NAT, elo_to_score, score_to_elo
+from kdtourney.stats.sprt import SPRT, block_score, block_scores, llr_path, run_sprt, sprt_bounds
 
 # ------------------------------------------------------------------------------- the LLR
 

@@ -12,12 +12,12 @@ import pytest
 from click.testing import CliRunner
 
 from kdtourney import store
-from kdtourney.terminal.replay import replay_text
-from kdtourney.tournament.tune import Tune
-from kdtourney.registry import BotRegistry
 from kdtourney.cli import main
+from kdtourney.registry import BotRegistry
 from kdtourney.report.html import write_report
 from kdtourney.report.pool import rating_list
+from kdtourney.terminal.replay import replay_text
+from kdtourney.tournament.tune import Tune
 
 OLD = Path(__file__).parent.parent / "data" / "old_stores"
 TUNE_BOTS = Path(__file__).parent.parent / "data" / "tune_bots"

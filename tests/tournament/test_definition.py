@@ -2,11 +2,17 @@
 
 import pytest
 
-from kdtourney.tournament.definition import (ArenaError, Tournament, default_name, differences,
-                                             parse_players, prepare)
 from kdtourney.errors import UserError
 from kdtourney.registry import BotRegistry
 from kdtourney.store import StoreError
+from kdtourney.tournament.definition import (
+    ArenaError,
+    Tournament,
+    default_name,
+    differences,
+    parse_players,
+    prepare,
+)
 from kdtourney.tournament.schedule import ScheduleError
 
 

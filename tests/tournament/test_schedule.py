@@ -6,8 +6,17 @@ import itertools
 import pytest
 
 from kdtourney.tournament import schedule
-from kdtourney.tournament.schedule import (GAUNTLET, LINEUP, ROUND_ROBIN, ScheduleError, bot_seed,
-                                           compositions, deal_seed, plan, rotations)
+from kdtourney.tournament.schedule import (
+    GAUNTLET,
+    LINEUP,
+    ROUND_ROBIN,
+    ScheduleError,
+    bot_seed,
+    compositions,
+    deal_seed,
+    plan,
+    rotations,
+)
 
 
 def seat_counts(p):

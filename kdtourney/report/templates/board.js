@@ -89,7 +89,8 @@ window.kdBoard = function (data) {
     row.forEach(function (d) {
       var holder = document.createElement(claim && claim(d) ? "button" : "span");
       holder.className = "tile";
-      holder.innerHTML = dominoSvg(d[0], d[1], d[2]);
+      /* the number a person reads and calls the domino by, beside its picture */
+      holder.innerHTML = dominoSvg(d[0], d[1], d[2]) + '<span class="tile-num" aria-hidden="true">#' + d[0] + "</span>";
       if (holder.tagName === "BUTTON") {
         holder.type = "button";
         holder.setAttribute("aria-label", "Claim " + tileText(d[0]));
@@ -101,8 +102,8 @@ window.kdBoard = function (data) {
     div.appendChild(pics);
     return div;
   }
-  /* a seat's kingdom in a list item: picture, seat and name, points */
-  function seatItem(seat, name, pts, svg, active) {
+  /* a seat's kingdom in a list item: picture, seat and name, points (`final`: the game is over) */
+  function seatItem(seat, name, pts, svg, active, final) {
     var li = document.createElement("li");
     li.setAttribute("data-seat", String(seat));
     if (active) { li.className = "active"; }
@@ -119,7 +120,7 @@ window.kdBoard = function (data) {
     var points = document.createElement("span");
     points.className = "pts";
     points.setAttribute("data-score", String(pts));
-    points.textContent = pts + " points now";
+    points.textContent = pts + (final ? " points, final" : " points now");
     li.appendChild(who);
     li.appendChild(points);
     return li;

@@ -25,6 +25,18 @@
   }
   function ordinal(n) { return n + (n === 1 ? "st" : n === 2 ? "nd" : n === 3 ? "rd" : "th"); }
   function who(seat) { return seat === state.human ? "you" : state.seats[seat]; }
+  /* who won a game and by how much, then every final score: "You won by 7 points: you 31 (1st), ..." */
+  function outcome(r) {
+    var first = [], best = -Infinity, other = -Infinity;
+    r.ranks.forEach(function (rank, i) { if (rank === 1) { first.push(i); best = r.scores[i]; } });
+    r.scores.forEach(function (score, i) { if (first.indexOf(i) < 0) { other = Math.max(other, score); } });
+    var won = first.length > 1 ? "A tie between " + first.map(who).join(" and ") + " (tiebreaks did not part them)"
+      : (first[0] === state.human ? "You won" : who(first[0]) + " won") +
+        (other > -Infinity ? " by " + (best - other) + " point" + (best - other === 1 ? "" : "s") : "");
+    return "Game " + r.game + " is over. " + won + ". Final scores: " + state.seats.map(function (s, i) {
+      return who(i) + " " + r.scores[i] + " (" + ordinal(r.ranks[i]) + ")";
+    }).join(", ") + "." + (r.faults.length ? " Faults: " + r.faults.join("; ") : "");
+  }
 
   /* the frame's squares no domino can reach: the kingdom would outgrow size x size (shaded) */
   function beyond(squares, size, origin, view) {
@@ -59,12 +71,9 @@
     } else if (p === "theirs") {
       status.textContent = state.over ? "The deal is over." : who(state.turn) + " (seat " + (state.turn + 1) + ") is thinking\u2026";
     } else if (p === "over") {
-      var r = state.result;
-      status.textContent = "Game " + r.game + " is over: " + state.seats.map(function (s, i) {
-        return who(i) + " " + r.scores[i] + " (" + ordinal(r.ranks[i]) + ")";
-      }).join(", ") + "." + (r.faults.length ? " Faults: " + r.faults.join("; ") : "") + " It is stored.";
+      status.textContent = outcome(state.result) + " It is stored.";
     } else if (p === "done") {
-      status.textContent = state.done;
+      status.textContent = (state.result ? outcome(state.result) + " " : "") + state.done;
     }
     $("pl-discard").hidden = !(p === "yours" && ask.discard);
     $("pl-cancel").hidden = !(p === "yours" && pick);
@@ -91,8 +100,9 @@
         });
         if (pick) { marks.push({ r: pick[0], c: pick[1], cls: "picked" }); }
       }
-      var li = board.seatItem(seat, who(seat), state.scores[seat], board.kingdomSvg(cells, view, origin, marks),
-        state.turn === seat && !state.over);
+      var ended = (p === "over" || p === "done") && state.result;
+      var li = board.seatItem(seat, who(seat), ended ? state.result.scores[seat] : state.scores[seat],
+        board.kingdomSvg(cells, view, origin, marks), state.turn === seat && !state.over, ended);
       if (seat === state.human) { li.className += " featured"; }
       list.appendChild(li);
     });

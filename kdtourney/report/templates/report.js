@@ -68,7 +68,9 @@
     function ordinal(n) { return n + (n === 1 ? "st" : n === 2 ? "nd" : n === 3 ? "rd" : "th"); }
     /* a record: [game, status, size, entrant per seat, score per seat, rank per seat (0: none),
        seats that forfeited (bits), the deals' traces, frame origins (per deal, per seat: row,
-       col), the message of a game the engine could not replay or null] */
+       col), the message of a game the engine could not replay or null, the moves the harness
+       played after a fault: [seat, deal, move, what] (that move of the deal and the seat's later
+       ones), the notes the bots attached to their moves: [deal, move, text]] */
     function players(r) {
       return r[3].map(function (e, seat) {
         return { seat: seat, name: data.entrants[e], score: r[4][seat], rank: r[5][seat], fault: (r[6] >> seat) & 1 };
@@ -87,10 +89,15 @@
         for (var k = one(), j = 0; j < k; j++) { kings.push(one()); }
         game.steps.push({ deal: deal, seat: -1, scores: scores, kings: kings, row: row(),
           origins: r[8].slice(deal * n * 2, (deal + 1) * n * 2) });
+        var move = 0;
         while (at < text.length) {
           var op = one(), kind = op >> 2, seat = op & 3;
           if (kind === 3) { game.steps[game.steps.length - 1].row = row(); continue; }
-          var step = { deal: deal, seat: seat, kind: kind, domino: one() };
+          var step = { deal: deal, seat: seat, kind: kind, domino: one(), move: move++ };
+          (r[10] || []).forEach(function (m) {
+            if (m[0] === seat && (deal > m[1] || (deal === m[1] && step.move >= m[2]))) { step.harness = m[3]; }
+          });
+          (r[11] || []).forEach(function (m) { if (m[0] === deal && m[1] === step.move) { step.note = m[2]; } });
           if (kind === 0) { step.action = two(); }
           if (kind !== 2) { step.score = two(); }
           game.steps.push(step);
@@ -139,6 +146,10 @@
           var q = data.places.slice(4 * st.action, 4 * st.action + 4);
           text += "place " + board.tileText(st.domino) + " at (" + q[0] + ", " + q[1] + ")-(" + q[2] + ", " + q[3] + ")";
         }
+      }
+      if (st.note) { text += " \u2014 its note: \u201c" + st.note + "\u201d"; }
+      if (st.harness) {  /* not the bot's move: the seat plays on with the first legal move */
+        text += " [played by kdtourney, the first legal move: its bot faulted at its " + st.harness + "]";
       }
       if (k === game.steps.length - 1 || game.steps[k + 1].seat === -1) {
         text += " \u2014 " + (game.deals > 1 ? "deal over" : "game over") + ": " +

@@ -1,0 +1,47 @@
+"""The report's tables at 1,400 px (Chromium): none scrolls sideways, and an entrant's name breaks
+after a ':' only, never inside a bot's name or a parameter."""
+
+from __future__ import annotations
+
+import pytest
+from browser_support import page  # noqa: F401  (a fixture)
+from click.testing import CliRunner
+
+from kdtourney.cli import main
+from kdtourney.report.html import write_report
+from kdtourney.report.page import name_tokens
+
+BOTS = "greedy,random,mcts:iterations=20,mcts:iterations=10:c=0.7,heuristic,value-greedy"
+
+OVERFLOWS = """() => Array.from(document.querySelectorAll('.scroll'))
+  .filter(e => e.scrollWidth > e.clientWidth + 1)
+  .map(e => (e.querySelector('table') || e).id + ' ' + e.scrollWidth + ' > ' + e.clientWidth)"""
+BROKEN = """() => Array.from(document.querySelectorAll('.tok'))
+  .filter(t => t.getClientRects().length > 1).map(t => t.textContent)"""
+
+
+def test_a_name_is_tokens_broken_after_a_colon_only():
+    assert str(name_tokens("mcts:iterations=10:c=<b>")) == (
+        '<span class="tok">mcts:</span><wbr><span class="tok">iterations=10:</span><wbr>'
+        '<span class="tok">c=&lt;b&gt;</span>')
+
+
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.browser
+def test_six_entrants_with_long_names_fit_1400_pixels(tmp_path, page):  # noqa: F811
+    folder = tmp_path / "wide"
+    result = CliRunner().invoke(main, ["run", "--bots", BOTS, "--players", "2,4", "--games", "60",
+                                       "--seed", "5", "--workers", "1", "--out", str(folder),
+                                       "-q", "--no-report"])
+    assert result.exit_code == 0, result.output
+    path = write_report(folder, n_boot=50)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(path.resolve().as_uri())
+    page.wait_for_selector("body[data-ready]")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+    assert page.evaluate(OVERFLOWS) == []
+    names = page.locator("#entrants tbody th")
+    assert names.count() == 6 and page.evaluate(BROKEN) == []
+    # before: the entrants' table 1,404 px in 1,200, head to head 864 in 586, names cut at '='
+    assert page.locator("#head-to-head .tok").count() > 12
