@@ -18,7 +18,7 @@ from kdtourney.registry.bundles import encode_sources
 from kdtourney.registry.entrants import EntrantError
 
 TEXT_LIMIT = 500                # characters kept of a text a module's listing gives (an error)
-LISTED_KEPT = 1000              # listings kept in this process (of modules whose files are the same)
+LISTED_KEPT = 1000              # listings kept in this process (modules whose files stay the same)
 _LISTED: dict[str, dict] = {}   # {`SandboxQuestions._key`: its listing}: not asked again
 
 
