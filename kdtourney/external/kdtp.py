@@ -5,9 +5,8 @@ sides: the harness (`kdtourney.external`) writes `hello`, `game`, `act`, `result
 and reads the bot's answers; the bot side (`kdtourney.registry.serve`) rebuilds, from an `act`, the
 GameView the bot would get in-process (`view_of`), and writes its answers.
 
-Squares are [row, col] relative to the castle, rows growing downwards; terrains are the letters W F
-L G S M and C for the castle; a domino is its number 1..48. Actions: {"place": [[r1, c1], [r2,
-c2]]} (half a on the first square), {"discard": true}, {"claim": n}.
+Squares are [row, col] from the castle, rows downwards; terrains W F L G S M, C the castle; a
+domino is 1..48. Actions: {"place": [[r1, c1], [r2, c2]]}, {"discard": true}, {"claim": n}.
 
 Beyond KDTP/1, an `act`'s state carries "first_order" (the seats in their kings' order in round
 0: the bot side rebuilds that order from it, else assumes seat order), and an `action` may carry
