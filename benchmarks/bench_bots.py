@@ -5,14 +5,16 @@ Middle Kingdom, one bot against three `greedy`; victory margin = own score minus
 opponent's, averaged with a 95% interval (normal, over deals: each deal is played with the bot in
 every seat, so seats are equal). Every budget of a bot plays the same deals with the same
 opponents' seeds, so the gain from one budget to the next is measured paired, deal by deal, with
-its own (narrower) interval. Speed: playouts per second from the start of a 4-player game, per
-policy, one core.
+its own (narrower) interval. Speed: playouts per CPU second from the start of a 4-player game, per
+policy, one core; `--search-speed [SPEC]`: only the search iterations per CPU second of mcts at its
+defaults (or SPEC) against greedy in 2 and 4 players and Mighty Duel (`search_speed`).
 
     python benchmarks/bench_bots.py                      # greedy baseline + mcts at 0.1 s, speeds
     python benchmarks/bench_bots.py --games 400 --time 0.1 --bot mce --bot mcts:c=0.5
     python benchmarks/bench_bots.py --no-speed --bot mcts --time 0.025,0.1,0.5,2 --games 400 \\
         --results mcts.jsonl --plot strength.svg         # a scaling curve, resumable
     python benchmarks/bench_bots.py --no-speed --bot mcts --iterations 250,1000,4000
+    python benchmarks/bench_bots.py --search-speed            # mcts iterations per CPU second
 
 --time and --iterations take a comma-separated list of budgets per decision, given to every search
 bot whose spec has none. The deals run on --workers processes (default: every core). --results
@@ -237,25 +239,59 @@ def plot(points, path):
     print(f"plot: {path}")
 
 
-def speed(seconds=2.0):
+def speed(rounds=3):
+    """Playouts per CPU second of each policy from the start of a 4-player game, best of
+    `rounds` (the same playouts each round)."""
     game = Game(RULES, seed=1)
     bits, bbox, st = game.arrays
-    rng = rng_state(7)
     for name, policy in BK.POLICIES.items():
-        bench_kernels.playout_speed(bits, bbox, st, 2, policy, rng)
+        bench_kernels.playout_speed(bits, bbox, st, 2, policy, rng_state(7))
         n = 64
         while True:
-            t0 = time.perf_counter()
-            bench_kernels.playout_speed(bits, bbox, st, n, policy, rng)
-            dt = time.perf_counter() - t0
-            if dt > seconds / 4:
+            t0 = time.thread_time()
+            bench_kernels.playout_speed(bits, bbox, st, n, policy, rng_state(7))
+            dt = time.thread_time() - t0
+            if dt > 0.4:
                 break
             n *= 2
-        reps = max(1, int(n * seconds / dt))
-        t0 = time.perf_counter()
-        bench_kernels.playout_speed(bits, bbox, st, reps, policy, rng)
-        print(f"playouts_per_s[{name}, 4 players, from start, 1 core]: "
-              f"{reps / (time.perf_counter() - t0):,.0f}", flush=True)
+        best = dt
+        for _ in range(rounds - 1):
+            t0 = time.thread_time()
+            bench_kernels.playout_speed(bits, bbox, st, n, policy, rng_state(7))
+            best = min(best, time.thread_time() - t0)
+        print(f"playouts_per_cpu_s[{name}, 4 players, from start, 1 core]: {n / best:,.0f}",
+              flush=True)
+
+
+SEARCH_TABLES = {"2 players": Rules(2), "4 players": RULES, "Mighty Duel": Rules(2, variant="duel")}
+
+
+def search_speed(spec="mcts", games=2, rounds=3):
+    """The search iterations per CPU second of a search bot (`spec`, its defaults by default)
+    playing seat 0 against greedy in `games` games of each table (SEARCH_TABLES): its decisions'
+    CPU time (the bot's Python included), the best of `rounds` rounds of the same games."""
+    registry = BotRegistry(env=False, cwd=False, entry_points=False)
+    for table, rules in SEARCH_TABLES.items():
+        best = None
+        for _ in range(rounds):
+            iterations, cpu = 0, 0.0
+            for deal in range(games):
+                bots = [registry.create(spec)] + [GreedyBot() for _ in range(rules.players - 1)]
+                for seat, bot in enumerate(bots):
+                    bot.setup(seat, rules, deal * 10 + seat)
+                game = Game(rules, deal)
+                while not game.is_over:
+                    seat = game.current_player
+                    view = game.view(seat)
+                    t0 = time.thread_time()
+                    action = bots[seat].act(view)
+                    if seat == 0:
+                        cpu += time.thread_time() - t0
+                        iterations += bots[0].last_iterations if len(view.legal_actions()) > 1 else 0
+                    game.apply(action)
+            best = cpu if best is None else min(best, cpu)
+        print(f"iterations_per_cpu_s[{spec}, {table}, against greedy, 1 core]: "
+              f"{iterations / best:,.0f} ({iterations:,} iterations in {best:.2f} s)", flush=True)
 
 
 def budgets(text, kind):
@@ -285,6 +321,8 @@ def main():
     ap.add_argument("--markdown", action="store_true", help="print the results as a Markdown table")
     ap.add_argument("--no-strength", action="store_true")
     ap.add_argument("--no-speed", action="store_true")
+    ap.add_argument("--search-speed", metavar="SPEC", nargs="?", const="mcts",
+                    help="only the search speed of SPEC (default mcts at its defaults)")
     args = ap.parse_args()
     if args.time and args.iterations:
         raise SystemExit("Error: give --time or --iterations, not both")
@@ -295,6 +333,9 @@ def main():
         points += [Point(label, s, budget) for label, s, budget in expand(spec, default)
                    if s not in {p.spec for p in points}]
     warm()
+    if args.search_speed:
+        search_speed(args.search_speed)
+        return
     if not args.no_speed:
         speed()
     if not args.no_strength:

@@ -6,8 +6,9 @@
 random_4p_games_per_s: whole 4-player games (deck, first picks, every decision uniformly random
 among the legal ones), scored with Harmony and Middle Kingdom as a playout scores them, warm. The
 per-position figures run on the positions met in 100 such games (kept small enough to stay in the
-cache, as in a game): a random placement decision (count the legal placements and select one),
-the list of every legal placement, the score of a final kingdom (territories and both bonuses),
+cache, as in a game): a random placement decision (count the legal placements and select one, as
+a random playout does: direction and square, as the yardstick's choose_random gives them), the
+list of every legal placement, the score of a final kingdom (territories and both bonuses),
 and the full public score (also the largest territory and the crowns). Playouts: from the start
 of a 4-player game with both bonuses, as the search bots run them. cold/warm start: `kdtourney
 run --no-report` of a 2-game tournament (process start to exit) with an empty Numba cache, then
@@ -45,7 +46,7 @@ RULES = Rules(players=4, harmony=True, middle_kingdom=True)
 PARTS_GAMES = 100
 
 
-@njit(cache=True)
+@njit  # not cached: Numba would not see a change of the engine compiled into it
 def collect_positions(header, n_games, rng):
     """Kingdoms and dominoes of every place decision of n_games random games, and the final
     kingdoms: (bits, bbox, dominoes, final_bits, final_bbox)."""
@@ -76,18 +77,20 @@ def collect_positions(header, n_games, rng):
     return kb[:n], kx[:n], dominoes[:n], fb, fx
 
 
-@njit(cache=True)
-def place_decisions(bits, bbox, dominoes, size, reps, rng):
-    """reps x every position: a random placement decision (not played)."""
-    sc = K.scratch(1)
+@njit  # not cached: Numba would not see a change of the engine compiled into it
+def place_decisions(bits, bbox, dominoes, reps, rng):
+    """reps x every position: a random placement decision (not played) of a 5x5 kingdom, as a
+    random playout takes it: (direction, square), as the yardstick's choose_random gives it."""
     total = 0
+    s = rng[0]
     for _ in range(reps):
         for i in range(len(dominoes)):
-            total += K.random_placement(bits, bbox, i, size, dominoes[i], sc, 0, rng)
+            d, q, s = K.random_move(bits, i, dominoes[i], s)
+            total += d * 64 + q
     return total
 
 
-@njit(cache=True)
+@njit  # not cached: Numba would not see a change of the engine compiled into it
 def enumerations(bits, bbox, dominoes, size, reps):
     """reps x every position: every legal placement listed."""
     sc = K.scratch(1)
@@ -101,7 +104,7 @@ def enumerations(bits, bbox, dominoes, size, reps):
     return total
 
 
-@njit(cache=True)
+@njit  # not cached: Numba would not see a change of the engine compiled into it
 def scorings(bits, bbox, size, flags, reps):
     """reps x every kingdom: territory points and both bonuses, as a game's end scores them."""
     total = 0
@@ -111,7 +114,7 @@ def scorings(bits, bbox, size, flags, reps):
     return total
 
 
-@njit(cache=True)
+@njit  # not cached: Numba would not see a change of the engine compiled into it
 def full_scorings(bits, bbox, size, reps):
     """reps x every kingdom: the public score (also the largest territory and the crowns)."""
     total = 0
@@ -143,7 +146,7 @@ class Engine:
         bits, bbox, dominoes, fbits, fbbox = self.pos
         out = {}
         t = self.clock()
-        place_decisions(bits, bbox, dominoes, 5, reps, rng_state(3))
+        place_decisions(bits, bbox, dominoes, reps, rng_state(3))
         out["place_decision"] = (self.clock() - t) * 1e9 / (reps * len(dominoes))
         t = self.clock()
         enumerations(bits, bbox, dominoes, 5, reps)

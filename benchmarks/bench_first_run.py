@@ -4,16 +4,18 @@
 
 Runs the tournament of the README's quick start (its `kdtourney run` command, report included)
 in a fresh process with an empty Numba cache, as on a fresh machine or in a fresh clone
-(`cold_*`), then the same command again on the cache it filled (`warm_*`). `--sandbox` plays it sandboxed (every bot served in its own bubblewrap sandbox, which
-takes a copy of the compiled kernels as it starts).
+(`cold_*`), then the same command again on the cache it filled (`warm_*`). `--sandbox` plays it
+sandboxed (every bot served in its own bubblewrap sandbox, which takes a copy of the compiled
+kernels as it starts).
 
 Wall seconds are what a user waits. CPU seconds (user and system, of the command and every
 process it started) are the steadier measure on a machine shared with other work, whose load
 (the 1-minute average, before and after each run) is printed too. The phases come from the store
 (its times are whole seconds): `to_first_game_s` from the command's start to the first game's
 start (imports, worker start-up, loading or compiling the kernels), `games_s` from there to the
-last game stored, `after_games_s` the rest (the report). `compile_cpu_s` is the CPU of the cold run
-beyond the warm one's. `same_games` checks that both runs stored the same games.
+last game stored, `after_games_s` the rest (the report). `compile_cpu_s` is the CPU of the cold
+run beyond the warm one's, `compile_share_of_cold_cpu` its share of the cold run's CPU.
+`same_games` checks that both runs stored the same games.
 """
 
 import argparse
@@ -63,10 +65,11 @@ def children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_once(folder: Path, env: dict, extra: list) -> dict:
-    """One quick start in `folder` (its reports/ land there): wall, CPU, load, phases, games."""
+def run_once(folder: Path, env: dict, extra: list, args: list = QUICK_START) -> dict:
+    """One `kdtourney` command (`args`, default the quick start, then `extra`) in `folder` (its
+    reports/ land there): wall, CPU, load, phases, games."""
     folder.mkdir()
-    command = [str(Path(sys.executable).with_name("kdtourney")), *QUICK_START, *extra]
+    command = [str(Path(sys.executable).with_name("kdtourney")), *args, *extra]
     load_before = os.getloadavg()[0]
     cpu, started = children_cpu_s(), time.time()
     t = time.perf_counter()
@@ -119,6 +122,8 @@ def main():
         print(f"{kind}_load_before_after: " +
               "; ".join(f"{a:.1f}, {b:.1f}" for a, b in (r[kind]['load'] for r in runs)))
     print(f"compile_cpu_s: {figure([r['cold']['cpu_s'] - r['warm']['cpu_s'] for r in runs])}")
+    shares = [100 * (r['cold']['cpu_s'] - r['warm']['cpu_s']) / r['cold']['cpu_s'] for r in runs]
+    print(f"compile_share_of_cold_cpu: {figure(shares, ' %')}")
     print(f"games: {runs[0]['cold']['games']}")
     if args.sandbox:  # a sandboxed store keys its seeds with a secret of its own
         print("same_games: n/a (sandboxed: each store deals its own games)")

@@ -8,14 +8,13 @@ Features and their meaning: docs/internals.md.
 
 import numpy as np
 
-from kdtourney.bots.kernels import (FR_C0, FR_CENTER, FR_COLS, FR_LABEL, FR_R0, FR_ROWS,
-                                    FR_STRIDE, POLICY_GREEDY, S2_SHIFT, S_MASK, TER_CROWNS,
-                                    action_squares, best_spot_pre, entry_action, frame_placements,
-                                    prepare_frame, touching, playout, playout_action)
-from kdtourney.bots.kernels import POLICIES as _POLICIES
+from kdtourney.bots.evaluation import (FR_CENTER, FR_COUNT, FR_STRIDE, S2_SHIFT, S_MASK,
+                                       action_squares, best_key, entry_action, frame_placements,
+                                       gain, prepare_frame, territory, touching)
+from kdtourney.bots.kernels import POLICIES as GREEDY_POLICIES
+from kdtourney.bots.kernels import POLICY_GREEDY, playout, playout_action
 from kdtourney.engine import word64
-from kdtourney.engine.kernel_base import (DIR_COL, DIR_ROW, G, OCC, flood, kernel, neighbours,
-                                          popcount, trailing_zeros)
+from kdtourney.engine.kernel_base import OCC, flood, kernel, neighbours, popcount
 from kdtourney.engine.kernels import (CLAIM_BASE, DISCARD, FLAG_HARMONY, FLAG_MIDDLE, PHASE_OVER,
                                       PHASE_PLACE, ST_CUR_ROW, ST_DECK_LEN, ST_DECK_POS,
                                       ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE,
@@ -31,9 +30,9 @@ N_WEIGHTS = len(WEIGHTS)
  F_CLAIM_GAIN, F_CLAIM_BAD_SPOT, F_CLAIM_CROWNS, F_CLAIM_ORDER, F_CLAIM_DENIAL) = range(N_WEIGHTS)
 F_PLACE = F_HARMONY_LOST + 1  # features 0 .. F_PLACE - 1 belong to the placement (harmony_lost: both)
 
-POLICY_HEURISTIC = max(_POLICIES.values()) + 1  # every player the heuristic
+POLICY_HEURISTIC = max(GREEDY_POLICIES.values()) + 1  # every player the heuristic
 POLICY_OWN_HEURISTIC = POLICY_HEURISTIC + 1  # the searching player the heuristic, the others greedy
-POLICIES = {**_POLICIES, "heuristic": POLICY_HEURISTIC, "own-heuristic": POLICY_OWN_HEURISTIC}
+POLICIES = {**GREEDY_POLICIES, "heuristic": POLICY_HEURISTIC, "own-heuristic": POLICY_OWN_HEURISTIC}
 HEURISTIC_POLICIES = (POLICY_HEURISTIC, POLICY_OWN_HEURISTIC)
 
 
@@ -46,40 +45,28 @@ def heuristic_buffers(weights):
 
 @kernel(inline="always")
 def _crowned(pre, lvl):
-    """The land squares of the frame in row lvl of pre (`prepare_frame`d) whose territory has crowns."""
-    land = 0
-    for t in range(1, 7):
-        land |= pre[lvl, t]
+    """The land squares of the frame in row lvl of pre (`prepare_frame`d) whose territory has crowns
+    (of those the frame lists: the others have no free square next to them)."""
     out = 0
-    while land:
-        q = trailing_zeros(land)
-        land &= land - 1
-        if pre[lvl, FR_LABEL + q] >> TER_CROWNS:
-            out |= 1 << q
+    for t in range(1, 7):
+        for i in range(pre[lvl, FR_COUNT + t]):
+            if (pre[lvl, territory(t, i) + 1] >> 16) & 0xFFFF:
+                out |= pre[lvl, territory(t, i)]
     return out
 
 
 @kernel(inline="always")
 def _halves(pre, lvl, size, entry):
-    """(around a, around b, square a, square b) of a placement entry (see `kernels.frame_placements`)
-    on the frame in row lvl of pre; a square off the frame is 0."""
+    """(around a, around b, square a, square b) of a placement entry (see
+    `evaluation.frame_placements`) on the frame in row lvl of pre; a square off the frame is 0."""
     stride = pre[lvl, FR_STRIDE]
     if size == word64.SIZE:
         q = entry & 63
         a = 1 << q
-        b = 1 << (q + (1, stride, -1, -stride)[entry >> 6])
+        b = 1 << (q + word64.step(entry >> 6, stride))
         return neighbours(a, stride), neighbours(b, stride), a, b
-    around_a, around_b, _ = action_squares(pre, lvl, entry)
-    d = entry // (G * G)
-    r = (entry // G) % G - pre[lvl, FR_R0]
-    c = entry % G - pre[lvl, FR_C0]
-    rb = r + DIR_ROW[d]
-    cb = c + DIR_COL[d]
-    rows = pre[lvl, FR_ROWS]
-    cols = pre[lvl, FR_COLS]
-    a = (1 << (r * stride + c)) if 0 <= r < rows and 0 <= c < cols else 0
-    b = (1 << (rb * stride + cb)) if 0 <= rb < rows and 0 <= cb < cols else 0
-    return around_a, around_b, a, b
+    around_a, around_b, qa, qb, _ = action_squares(pre, lvl, entry)
+    return around_a, around_b, (1 << qa) if qa >= 0 else 0, (1 << qb) if qb >= 0 else 0
 
 
 @kernel(inline="always")
@@ -95,14 +82,7 @@ def _place_features(pre, lvl, flags, complete, domino, around_a, around_b, sq_a,
     kb_ = TILE_CROWNS[domino, 1]
     a_land = around_a & pre[lvl, ta]
     b_land = around_b & pre[lvl, tb]
-    if ta == tb:
-        _, n, k, old = touching(pre, lvl, a_land | b_land, 0, 0, 0, 0)
-        score = points + (n + 2) * (k + ka + kb_) - old
-    else:
-        _, n, k, old = touching(pre, lvl, a_land, 0, 0, 0, 0)
-        score = points + (n + 1) * (k + ka) - old
-        _, n, k, old = touching(pre, lvl, b_land, 0, 0, 0, 0)
-        score += (n + 1) * (k + kb_) - old
+    score = points + gain(pre, lvl, domino, around_a, around_b)
     if flags & FLAG_HARMONY and complete:
         score += 5
     center = pre[lvl, FR_CENTER]
@@ -158,25 +138,22 @@ def _denials(bits, bbox, st, p, kb, sc, ac):
             continue
         complete = st[ST_DISCARDS + q] == 0
         points = prepare_frame(bits, bbox, q, size, kb, 0)
-        holes = count_holes(bits, bbox, q, size)
         score = points + bonus_points(bbox, q, size, flags, complete)
         for j in range(4):
             d = st[ST_NEW_ROW + j]
             if d == 0 or st[ST_NEW_OWNER + j] >= 0:
                 continue
-            k, _ = best_spot_pre(bits, bbox, q, size, flags, complete, d, kb, 0, points, holes,
-                                  sc, ac, 0)
+            k, _ = best_key(bits, bbox, q, size, flags, complete, d, kb, 0, points, sc, ac, 0)
             ac[2, j] = max(ac[2, j], (k & S_MASK) - score)
 
 
 @kernel(inline="always")
-def _claim_features(bits, bbox, p, size, flags, complete, domino, pre, lvl, points, holes, score1,
-                    order, denial, sc, ac, f, row):
+def _claim_features(bits, bbox, p, size, flags, complete, domino, pre, lvl, points, score1, order,
+                    denial, sc, ac, f, row):
     """The claim's features f[row, F_PLACE:] (harmony_lost added to) of claiming `domino` into
-    kingdom p (framed in row lvl of pre: its territory points, holes, score score1), whose best spot
+    kingdom p (framed in row lvl of pre: its territory points, score score1), whose best spot
     is found with work level lvl; order: its place in the new row (0 to 1); denial: see _denials."""
-    k, a = best_spot_pre(bits, bbox, p, size, flags, complete, domino, pre, lvl, points, holes,
-                          sc, ac, lvl)
+    k, a = best_key(bits, bbox, p, size, flags, complete, domino, pre, lvl, points, sc, ac, lvl)
     f[row, F_CLAIM_GAIN] = (k & S_MASK) - score1
     f[row, F_CLAIM_BAD_SPOT] = 1.0 - (k >> S2_SHIFT)
     f[row, F_CLAIM_CROWNS] = TILE_CROWNS[domino, 0] + TILE_CROWNS[domino, 1]
@@ -218,7 +195,6 @@ def heuristic_combos(bits, bbox, st, places, claims, feats, kb, bb, sc, ac):
         _denials(bits, bbox, st, p, kb, sc, ac)
     if st[ST_PHASE] != PHASE_PLACE:
         points = prepare_frame(bits, bbox, p, size, kb, 1)
-        holes = count_holes(bits, bbox, p, size)
         score = points + bonus_points(bbox, p, size, flags, complete)
         n = 0
         for j in range(4):
@@ -227,7 +203,7 @@ def heuristic_combos(bits, bbox, st, places, claims, feats, kb, bb, sc, ac):
                 continue
             for i in range(N_WEIGHTS):
                 feats[n, i] = 0.0
-            _claim_features(bits, bbox, p, size, flags, complete, d, kb, 1, points, holes, score,
+            _claim_features(bits, bbox, p, size, flags, complete, d, kb, 1, points, score,
                             _order(st, j), ac[2, j], sc, ac, feats, n)
             places[n] = -1
             claims[n] = CLAIM_BASE + d
@@ -267,7 +243,6 @@ def heuristic_combos(bits, bbox, st, places, claims, feats, kb, bb, sc, ac):
         if a != DISCARD:
             place(kb, bb, 0, size, domino, a)
         points2 = prepare_frame(kb, bb, 0, size, kb, 1)
-        holes2 = count_holes(kb, bb, 0, size)
         first = n
         for j in range(4):
             d = st[ST_NEW_ROW + j]
@@ -277,7 +252,7 @@ def heuristic_combos(bits, bbox, st, places, claims, feats, kb, bb, sc, ac):
                 for q in range(N_WEIGHTS):
                     feats[n, q] = feats[first, q]
                 feats[n, F_HARMONY_LOST] = 1.0 if a == DISCARD and complete else 0.0
-            _claim_features(kb, bb, 0, size, flags, done, d, kb, 1, points2, holes2, score1,
+            _claim_features(kb, bb, 0, size, flags, done, d, kb, 1, points2, score1,
                             _order(st, j), ac[2, j], sc, ac, feats, n)
             places[n] = a
             claims[n] = CLAIM_BASE + d
@@ -325,7 +300,6 @@ def heuristic_action(bits, bbox, st, rng, hw, kb, bb, sc, ac):
         for j in range(4):
             ac[2, j] = 0
     points = prepare_frame(bits, bbox, p, size, kb, 1)
-    holes = count_holes(bits, bbox, p, size)
     score = points + bonus_points(bbox, p, size, flags, complete)
     best_c = -1
     for j in range(4):
@@ -333,7 +307,7 @@ def heuristic_action(bits, bbox, st, rng, hw, kb, bb, sc, ac):
         if d == 0 or st[ST_NEW_OWNER + j] >= 0:
             continue
         hw[1, F_HARMONY_LOST] = 0.0
-        _claim_features(bits, bbox, p, size, flags, complete, d, kb, 1, points, holes, score,
+        _claim_features(bits, bbox, p, size, flags, complete, d, kb, 1, points, score,
                         _order(st, j), ac[2, j], sc, ac, hw, 1)
         v = hw[0, F_HARMONY_LOST] * hw[1, F_HARMONY_LOST] + _value(hw[0], hw, 1, F_PLACE, N_WEIGHTS)
         if best_c < 0 or v > best_v:

@@ -1,28 +1,30 @@
-"""Numba kernels of the built-in search bots: arrays and ints in, arrays and ints out.
+"""Numba kernels of the greedy players and the playouts of the search bots.
 
-Built on the engine kernels (`kdtourney.engine.kernels`, state layout documented there).
-Exposes the greedy evaluation keys (`greedy_combos`, `fast_greedy_action`, `full_greedy_action`),
-the playout policies (POLICY_*), the result measures (MEASURE_*), the frame helpers the other
-bot kernels share (`prepare_frame`, `frame_placements`, `touching`, `action_squares`,
-`best_spot_pre`, `entry_action`) and `work_buffers()` for their buffers. Keys, policies and buffers: docs/internals.md.
+Built on the engine kernels (`kdtourney.engine.kernels`) and the placement keys of
+`bots.evaluation`. Exposes the greedy evaluation of a whole turn (`greedy_combos`,
+`fast_greedy_action`, `full_greedy_action`, `greedy_step`, `greedy_playout`), the playout
+policies (POLICY_*, `playout`), the result measures (MEASURE_*, `result_value`), the flat Monte
+Carlo (`mce_run`) and `work_buffers()` for their buffers. Keys, policies and buffers:
+docs/internals.md.
 """
 
 import numpy as np
 
+from kdtourney.bots.evaluation import (AC_ROWS, ENTRY_MASK, FRAME_LEN, FR_LAND, FR_POINTS,
+                                       KEY_SHIFT, S2_SHIFT, S_MASK, best_key, entry_action,
+                                       frame_place, frame_placements, prepare_frame, scan_keys)
 from kdtourney.engine import word64
-from kdtourney.engine.kernel_base import kernel, neighbours, popcount, trailing_zeros
-from kdtourney.engine.kernels import (CENTER, CLAIM_BASE, CROWN1, CROWN2, DIR_COL, DIR_ROW, DISCARD,
-                                      FLAG_HARMONY, FLAG_MIDDLE, FLAG_TIEBREAK_TERRITORY, G,
-                                      MAX_ACTIONS, OCC, PHASE_OVER, PHASE_PLACE, RES_COLS,
-                                      RES_TOTAL, SCRATCH, ST_CUR_ROW, ST_DISCARDS, ST_FLAGS,
-                                      ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE, ST_PLAYER, ST_PLAYERS,
-                                      ST_ROUND, ST_SIZE, ST_SLOT, apply_action, bonus_points,
-                                      copy_kingdom, count_holes, is_centered, legal_moves,
-                                      moves_to_actions, place, playout_random, rand_below,
+from kdtourney.engine.kernel_base import kernel
+from kdtourney.engine.kernels import (CLAIM_BASE, DISCARD, FLAG_TIEBREAK_TERRITORY, MAX_ACTIONS,
+                                      PHASE_OVER, PHASE_PLACE, RES_COLS, RES_TOTAL, SCRATCH,
+                                      ST_CUR_ROW, ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW,
+                                      ST_PHASE, ST_PLAYER, ST_PLAYERS, ST_ROUND, ST_SIZE, ST_SLOT,
+                                      apply_action, bonus_points, copy_game, copy_kingdom,
+                                      is_centered, land_squares, place, playout_random, rand_below,
                                       random_action, rank_players, resample_deck, score_game,
-                                      score_totals, territory_points, window)
-from kdtourney.engine.rows import WIDTH as _ROWS_WIDTH
-from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
+                                      score_totals)
+from kdtourney.engine.rows import WIDTH as ROWS_WIDTH
+from kdtourney.engine.tiles import TILE_CROWNS
 
 POLICY_RANDOM = 0
 POLICY_GREEDY = 1
@@ -40,274 +42,22 @@ MEASURES = {"wdl": MEASURE_WDL, "score": MEASURE_SCORE, "ratio": MEASURE_RATIO,
             "margin": MEASURE_MARGIN}
 
 OK_SHIFT = 40
-S2_SHIFT = 20
-S_MASK = (1 << 20) - 1
 
-KINGDOM_WIDTH = max(_ROWS_WIDTH, word64.WIDTH)  # a work row holds a kingdom of any size
+KINGDOM_WIDTH = max(ROWS_WIDTH, word64.WIDTH, FRAME_LEN)  # a work row: any kingdom or a frame
+
+
+KEPT = 3  # kb[KEPT + p]: the keys of the domino player p claimed last, kept for its placement
+KEPT_DOMINO, KEPT_LAND, KEPT_DISCARDS, KEPT_N, KEPT_LIST = 0, 1, 2, 3, 4
+FRAMES = KEPT + 4  # kb[FRAMES + p]: player p's kingdom framed (`evaluation`), kept up to date
+KB_ROWS = FRAMES + 4
 
 
 @kernel(nrt=True)
 def work_buffers():
-    """(kb, bb, sc, ac): the scratch arrays of the greedy kernels (see the module docstring)."""
-    return (np.zeros((3, KINGDOM_WIDTH), dtype=np.int64), np.zeros((3, 4), dtype=np.int64),
-            np.zeros((3, SCRATCH), dtype=np.int64), np.zeros((3, MAX_ACTIONS), dtype=np.int64))
-
-
-# ---------------------------------------------------------------------------------------------
-# One kingdom
-
-
-@kernel
-def kingdom_points(bits, bbox, p, size, flags, complete):
-    """Territory points plus the bonuses switched on in flags (Harmony only when `complete`)."""
-    return territory_points(bits, bbox, p, size) + bonus_points(bbox, p, size, flags, complete)
-
-
-@kernel
-def _spot_ok(bits, bbox, p, size, holes_before):
-    """1 when the kingdom is centred and has no more one-square holes than before, else 0."""
-    if not is_centered(bbox, p, size):
-        return 0
-    return 1 if count_holes(bits, bbox, p, size) <= holes_before else 0
-
-
-# Evaluation without a copy: a frame in row lvl of pre (int64[n, >= FRAME_LEN]): one word per plane
-# (OCC, terrains, crowns) with rows FR_STRIDE bits apart, grid square (FR_R0, FR_C0) at bit 0,
-# FR_ROWS x FR_COLS squares used, FR_CENTER the squares of the size x size square centred on the
-# castle (0 when the kingdom is not inside it); FR_LABEL + q: the territory of land square q as
-# id | squares << TER_SIZE | crowns << TER_CROWNS (stale where there is no land).
-FR_R0 = CROWN2 + 1
-FR_C0 = FR_R0 + 1
-FR_STRIDE = FR_R0 + 2
-FR_ROWS = FR_R0 + 3
-FR_COLS = FR_R0 + 4
-FR_CENTER = FR_R0 + 5
-FR_LABEL = 16
-FRAME_LEN = FR_LABEL + 64
-TER_ID = 63
-TER_SIZE = 8
-TER_CROWNS = 24
-_WINDOW_7 = sum(((1 << 7) - 1) << (8 * i) for i in range(7))  # 7x7 squares packed 8 bits a row
-
-
-@kernel(inline="always")
-def _frame(bits, bbox, p, size, pre, lvl):
-    """The kingdom's planes into the frame of row lvl of pre (see above)."""
-    if size == word64.SIZE:
-        lay = bits[p, word64.LAYOUT]
-        for i in range(CROWN2 + 1):
-            pre[lvl, i] = bits[p, i]
-        pre[lvl, FR_R0] = word64.LAY_R0[lay]
-        pre[lvl, FR_C0] = word64.LAY_C0[lay]
-        pre[lvl, FR_STRIDE] = word64.LAY_W[lay]
-        pre[lvl, FR_ROWS] = word64.LAY_H[lay]
-        pre[lvl, FR_COLS] = word64.LAY_WV[lay]
-        pre[lvl, FR_CENTER] = word64.LAY_CENTER[lay]
-        return
-    # a 7x7 kingdom is at most 7 squares wide: packed 8 bits a row, bit 7 stays empty
-    if is_centered(bbox, p, size):
-        r0 = CENTER - size // 2
-        c0 = r0
-        pre[lvl, FR_CENTER] = _WINDOW_7
-    else:
-        r0 = bbox[p, 0]
-        c0 = bbox[p, 2]
-        pre[lvl, FR_CENTER] = 0
-    for i in range(CROWN2 + 1):
-        pre[lvl, i] = window(bits, p, size, i, r0, c0, 7)
-    pre[lvl, FR_R0] = r0
-    pre[lvl, FR_C0] = c0
-    pre[lvl, FR_STRIDE] = 8
-    pre[lvl, FR_ROWS] = 7
-    pre[lvl, FR_COLS] = 7
-
-
-@kernel(inline="always")
-def prepare_frame(bits, bbox, p, size, pre, lvl):
-    """The kingdom's frame with its territories labelled into row lvl of pre, for `_key`;
-    returns its territory points (as territory_points)."""
-    _frame(bits, bbox, p, size, pre, lvl)
-    stride = pre[lvl, FR_STRIDE]
-    crown1 = pre[lvl, CROWN1]
-    crown2 = pre[lvl, CROWN2]
-    points = 0
-    tid = 0
-    for t in range(1, 7):
-        rest = pre[lvl, t]
-        while rest:
-            comp = rest & -rest
-            while True:  # flood fill, as the engine's
-                grown = (comp | neighbours(comp, stride)) & rest
-                if grown == comp:
-                    break
-                comp = grown
-            squares = popcount(comp)
-            crowns = popcount(comp & crown1) + 2 * popcount(comp & crown2)
-            points += squares * crowns
-            v = tid | (squares << TER_SIZE) | (crowns << TER_CROWNS)
-            tid += 1
-            rest &= ~comp
-            while comp:
-                pre[lvl, FR_LABEL + trailing_zeros(comp)] = v
-                comp &= comp - 1
-    return points
-
-
-@kernel(inline="always")
-def touching(pre, lvl, adj, seen, squares, crowns, old):
-    """Add the territories with a square in `adj` (land of the frame) not in `seen` (a bit set of
-    ids) to the sums of their squares, crowns and points."""
-    while adj:
-        v = pre[lvl, FR_LABEL + trailing_zeros(adj)]
-        adj &= adj - 1
-        i = v & TER_ID
-        if not (seen >> i) & 1:
-            seen |= 1 << i
-            n = (v >> TER_SIZE) & 0xFFFF
-            k = v >> TER_CROWNS
-            squares += n
-            crowns += k
-            old += n * k
-    return seen, squares, crowns, old
-
-
-@kernel(inline="always")
-def _key(pre, lvl, flags, complete, domino, around_a, around_b, halves, points, holes):
-    """(ok << 20 | score) of the kingdom framed in row lvl of pre (`prepare_frame`) after placing
-    `domino`, the kingdom itself unchanged: ok as `_spot_ok` against `holes` one-square holes
-    before, score as `kingdom_points` (Harmony while `complete`); `points`: the territory points
-    before. around_a, around_b: the frame squares next to half a and half b; halves: their two
-    squares, -1 when one lies off the frame. A half joins the territories of its terrain next to it."""
-    ta = TILE_TERRAIN[domino, 0]
-    tb = TILE_TERRAIN[domino, 1]
-    ka = TILE_CROWNS[domino, 0]
-    kb_ = TILE_CROWNS[domino, 1]
-    if ta == tb:
-        seen, n, k, old = touching(pre, lvl, (around_a | around_b) & pre[lvl, ta], 0, 0, 0, 0)
-        points += (n + 2) * (k + ka + kb_) - old
-    else:
-        seen, n, k, old = touching(pre, lvl, around_a & pre[lvl, ta], 0, 0, 0, 0)
-        points += (n + 1) * (k + ka) - old
-        seen, n, k, old = touching(pre, lvl, around_b & pre[lvl, tb], 0, 0, 0, 0)
-        points += (n + 1) * (k + kb_) - old
-    if flags & FLAG_HARMONY and complete:
-        points += 5
-    if halves < 0:
-        return points  # off the frame: off the centred square
-    occ = pre[lvl, OCC] | halves
-    center = pre[lvl, FR_CENTER]
-    if occ & ~center:
-        return points
-    if flags & FLAG_MIDDLE:
-        points += 10
-    empty = center & ~occ
-    if popcount(empty & ~neighbours(empty, pre[lvl, FR_STRIDE])) <= holes:
-        return (1 << S2_SHIFT) | points
-    return points
-
-
-@kernel(inline="always")
-def _around(pre, lvl, r, c):
-    """The frame squares next to frame coordinates (r, c), which may lie off the frame."""
-    stride = pre[lvl, FR_STRIDE]
-    out = 0
-    for dd in range(4):
-        rr = r + DIR_ROW[dd]
-        cc = c + DIR_COL[dd]
-        if 0 <= rr < pre[lvl, FR_ROWS] and 0 <= cc < pre[lvl, FR_COLS]:
-            out |= 1 << (rr * stride + cc)
-    return out
-
-
-@kernel(inline="always")
-def action_squares(pre, lvl, action):
-    """(around a, around b, halves) of place action `action` on the frame in row lvl of pre."""
-    d = action // (G * G)
-    r = (action // G) % G - pre[lvl, FR_R0]
-    c = action % G - pre[lvl, FR_C0]
-    rb = r + DIR_ROW[d]
-    cb = c + DIR_COL[d]
-    rows = pre[lvl, FR_ROWS]
-    cols = pre[lvl, FR_COLS]
-    halves = -1
-    if 0 <= r < rows and 0 <= c < cols and 0 <= rb < rows and 0 <= cb < cols:
-        stride = pre[lvl, FR_STRIDE]
-        halves = (1 << (r * stride + c)) | (1 << (rb * stride + cb))
-    return _around(pre, lvl, r, c), _around(pre, lvl, rb, cb), halves
-
-
-@kernel(inline="always")
-def _after_key(pre, lvl, flags, complete, domino, action, points, holes):
-    """`_key` of place action `action`."""
-    around_a, around_b, halves = action_squares(pre, lvl, action)
-    return _key(pre, lvl, flags, complete, domino, around_a, around_b, halves, points, holes)
-
-
-# Placements as evaluation entries: a 5x5 kingdom's are direction << 6 | layout square of half a
-# (its frame is its layout: no action to decode), other kingdoms' are place actions.
-
-
-@kernel(inline="always")
-def frame_placements(bits, bbox, p, size, domino, sc, ac, lvl):
-    """The legal placements of `domino` as entries into ac[lvl], in action order; their number."""
-    if size == word64.SIZE:
-        right, down, left, up = word64.moves(bits, p, domino)
-        return word64.write_moves(right, down, left, up, ac, lvl)
-    if legal_moves(bits, bbox, p, size, domino, sc, lvl) == 0:
-        return 0
-    return moves_to_actions(sc, lvl, size, ac, lvl)
-
-
-@kernel(inline="always")
-def _entry_key(pre, plvl, size, flags, complete, domino, entry, points, holes):
-    """`_key` of a placement entry of the kingdom framed in row plvl of pre."""
-    if size == word64.SIZE:
-        q = entry & 63
-        stride = pre[plvl, FR_STRIDE]
-        a = 1 << q
-        b = 1 << (q + (1, stride, -1, -stride)[entry >> 6])
-        return _key(pre, plvl, flags, complete, domino, neighbours(a, stride), neighbours(b, stride),
-                    a | b, points, holes)
-    return _after_key(pre, plvl, flags, complete, domino, entry, points, holes)
-
-
-@kernel(inline="always")
-def entry_action(bits, p, size, entry):
-    """The place action of a placement entry of kingdom p."""
-    if size == word64.SIZE:
-        return word64.move_action(bits[p, word64.LAYOUT], entry >> 6, entry & 63)
-    return entry
-
-
-@kernel(inline="always")
-def best_spot_pre(bits, bbox, p, size, flags, complete, domino, pre, plvl, points, holes, sc, ac, lvl):
-    """best_spot with the kingdom already framed in row plvl of pre (`prepare_frame`: its territory
-    points `points`) and its one-square holes `holes`."""
-    n = frame_placements(bits, bbox, p, size, domino, sc, ac, lvl)
-    if n == 0:
-        ok = 1 if is_centered(bbox, p, size) else 0
-        return (ok << S2_SHIFT) | (points + bonus_points(bbox, p, size, flags, False)), DISCARD
-    best = -1
-    best_i = 0
-    for i in range(n):
-        k = _entry_key(pre, plvl, size, flags, complete, domino, ac[lvl, i], points, holes)
-        if k > best:
-            best = k
-            best_i = i
-    return best, entry_action(bits, p, size, ac[lvl, best_i])
-
-
-@kernel
-def best_spot(bits, bbox, p, size, flags, complete, domino, kb, bb, sc, ac, lvl):
-    """Best placement of `domino` in kingdom p: returns (ok << 20 | score, action).
-
-    ok is 1 when the best spot leaves no new hole and stays centred; score counts bonuses with
-    Harmony while `complete`. A domino without a placement is discarded (Harmony lost). Uses level
-    `lvl` of the work buffers. Ties go to the first placement found.
-    """
-    points = prepare_frame(bits, bbox, p, size, kb, lvl)
-    return best_spot_pre(bits, bbox, p, size, flags, complete, domino, kb, lvl, points,
-                          count_holes(bits, bbox, p, size), sc, ac, lvl)
+    """(kb, bb, sc, ac): the scratch arrays of the greedy kernels (docs/internals.md)."""
+    return (np.zeros((KB_ROWS, KINGDOM_WIDTH), dtype=np.int64), np.zeros((3, 4), dtype=np.int64),
+            np.zeros((3, SCRATCH), dtype=np.int64),
+            np.zeros((AC_ROWS, MAX_ACTIONS), dtype=np.int64))
 
 
 @kernel
@@ -340,7 +90,7 @@ def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
     complete = st[ST_DISCARDS + p] == 0
     n_place = frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
     points = prepare_frame(bits, bbox, p, size, kb, 2)
-    holes = count_holes(bits, bbox, p, size)
+    scan_keys(kb, 2, size, flags, complete, domino, points, ac, 0, n_place)
     has_row = st[ST_NEW_ROW] != 0
     n = 0
     for i in range(max(n_place, 1)):
@@ -350,9 +100,9 @@ def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
             ok1 = 1 if is_centered(bbox, p, size) else 0
             s1 = points + bonus_points(bbox, p, size, flags, False)
         else:
-            a = entry_action(bits, p, size, ac[0, i])
+            a = entry_action(bits, p, size, ac[0, i] & ENTRY_MASK)
             done = complete
-            k1 = _entry_key(kb, 2, size, flags, complete, domino, ac[0, i], points, holes)
+            k1 = ac[0, i] >> KEY_SHIFT
             ok1 = k1 >> S2_SHIFT
             s1 = k1 & S_MASK
         if not has_row:
@@ -366,12 +116,11 @@ def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
         if a != DISCARD:
             place(kb, bb, 0, size, domino, a)
         points2 = prepare_frame(kb, bb, 0, size, kb, 1)
-        holes2 = count_holes(kb, bb, 0, size)
         for j in range(4):
             if st[ST_NEW_ROW + j] == 0 or st[ST_NEW_OWNER + j] >= 0:
                 continue
-            k2, _ = best_spot_pre(kb, bb, 0, size, flags, done, st[ST_NEW_ROW + j], kb, 1,
-                                   points2, holes2, sc, ac, 1)
+            k2, _ = best_key(kb, bb, 0, size, flags, done, st[ST_NEW_ROW + j], kb, 1, points2,
+                             sc, ac, 1)
             ok2 = k2 >> S2_SHIFT
             s2 = k2 & S_MASK
             places[n] = a
@@ -409,10 +158,9 @@ def spot_keys(bits, bbox, p, size, flags, complete, dominoes, n, keys, kb, bb, s
     """best_spot's key of each of dominoes[:n] in kingdom p into keys[:n] (the kingdom framed once;
     work buffers' level 0)."""
     points = prepare_frame(bits, bbox, p, size, kb, 0)
-    holes = count_holes(bits, bbox, p, size)
     for i in range(n):
-        keys[i], _ = best_spot_pre(bits, bbox, p, size, flags, complete, dominoes[i], kb, 0, points,
-                                    holes, sc, ac, 0)
+        keys[i], _ = best_key(bits, bbox, p, size, flags, complete, dominoes[i], kb, 0, points,
+                              sc, ac, 0)
 
 
 @kernel
@@ -423,10 +171,9 @@ def claim_keys(bits, bbox, st, claims, keys, kb, bb, sc, ac):
     n = free_claims(st, claims)
     complete = st[ST_DISCARDS + p] == 0
     points = prepare_frame(bits, bbox, p, size, kb, 1)
-    holes = count_holes(bits, bbox, p, size)
     for j in range(n):
-        keys[j], _ = best_spot_pre(bits, bbox, p, size, st[ST_FLAGS], complete,
-                                    claims[j] - CLAIM_BASE, kb, 1, points, holes, sc, ac, 1)
+        keys[j], _ = best_key(bits, bbox, p, size, st[ST_FLAGS], complete,
+                              claims[j] - CLAIM_BASE, kb, 1, points, sc, ac, 1)
     return n
 
 
@@ -472,33 +219,36 @@ def fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac):
     if st[ST_PHASE] == PHASE_PLACE:
         domino = st[ST_CUR_ROW + st[ST_SLOT]]
         n = frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
-        if n == 0:
-            return DISCARD
+        if n <= 1:  # nothing to compare (and no tie to draw)
+            return DISCARD if n == 0 else entry_action(bits, p, size, ac[0, 0])
         points = prepare_frame(bits, bbox, p, size, kb, 0)
-        holes = count_holes(bits, bbox, p, size)
+        scan_keys(kb, 0, size, flags, complete, domino, points, ac, 0, n)
         best = -1
         best_i = 0
         ties = 0
         for i in range(n):
-            take, best, ties = _running_best(
-                _entry_key(kb, 0, size, flags, complete, domino, ac[0, i], points, holes), best,
-                ties, rng)
+            take, best, ties = _running_best(ac[0, i] >> KEY_SHIFT, best, ties, rng)
             if take:
                 best_i = i
-        return entry_action(bits, p, size, ac[0, best_i])
+        return entry_action(bits, p, size, ac[0, best_i] & ENTRY_MASK)
     if st[ST_ROUND] == 0:
         return first_claim(st, rng)
+    n = 0
+    for j in range(4):
+        if st[ST_NEW_ROW + j] != 0 and st[ST_NEW_OWNER + j] < 0:
+            n += 1
+            only = CLAIM_BASE + st[ST_NEW_ROW + j]
+    if n == 1:  # nothing to compare (and no tie to draw)
+        return only
     best = -1
     best_c = -1
     ties = 0
     points = prepare_frame(bits, bbox, p, size, kb, 1)
-    holes = count_holes(bits, bbox, p, size)
     for j in range(4):
         d = st[ST_NEW_ROW + j]
         if d == 0 or st[ST_NEW_OWNER + j] >= 0:
             continue
-        k, _ = best_spot_pre(bits, bbox, p, size, flags, complete, d, kb, 1, points, holes,
-                              sc, ac, 1)
+        k, _ = best_key(bits, bbox, p, size, flags, complete, d, kb, 1, points, sc, ac, 1)
         take, best, ties = _running_best(k, best, ties, rng)
         if take:
             best_c = CLAIM_BASE + d
@@ -545,11 +295,161 @@ def playout_action(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac):
     return fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac)
 
 
+@kernel(inline="always")
+def _kept_place(bits, st, p, size, domino, kb, rng):
+    """The fast greedy's placement of `domino` (as an entry, `evaluation.frame_placements`) from the
+    keys kept when player p claimed it (the same keys, in the same order, and the same draws):
+    -1 for a discard, -2 when none are kept for it (p placed or discarded something since)."""
+    row = KEPT + p
+    if (kb[row, KEPT_DOMINO] != domino or kb[row, KEPT_DISCARDS] != st[ST_DISCARDS + p]
+            or kb[row, KEPT_LAND] != land_squares(bits, p, size)):
+        return -2
+    n = kb[row, KEPT_N]
+    if n <= 1:
+        return -1 if n == 0 else kb[row, KEPT_LIST] & ENTRY_MASK
+    best = -1
+    best_i = 0
+    ties = 0
+    for i in range(n):
+        take, best, ties = _running_best(kb[row, KEPT_LIST + i] >> KEY_SHIFT, best, ties, rng)
+        if take:
+            best_i = i
+    return kb[row, KEPT_LIST + best_i] & ENTRY_MASK
+
+
+@kernel(inline="always")
+def _keep(bits, st, p, size, domino, kb, ac, n):
+    """Keep the keys scan_keys left in ac[1, :n] as those of `domino`, which player p claims."""
+    row = KEPT + p
+    if KEPT_LIST + n > kb.shape[1]:
+        kb[row, KEPT_DOMINO] = 0
+        return
+    kb[row, KEPT_DOMINO] = domino
+    kb[row, KEPT_LAND] = land_squares(bits, p, size)
+    kb[row, KEPT_DISCARDS] = st[ST_DISCARDS + p]
+    kb[row, KEPT_N] = n
+    for i in range(n):
+        kb[row, KEPT_LIST + i] = ac[1, i]
+
+
+@kernel(inline="always")
+def _framed(bits, bbox, p, size, kb):
+    """Player p's kingdom framed in kb[FRAMES + p] (by prepare_frame unless it is there already);
+    returns its territory points."""
+    row = FRAMES + p
+    if kb[row, FR_LAND] != land_squares(bits, p, size):
+        prepare_frame(bits, bbox, p, size, kb, row)
+    return kb[row, FR_POINTS]
+
+
+@kernel(inline="always")
+def _greedy_place(bits, bbox, st, p, size, rng, kb, sc, ac):
+    """fast_greedy_action's placement as an entry (-1: discard), the keys kept at the claim when
+    there are, p's frame otherwise; the frame then follows the placement."""
+    domino = st[ST_CUR_ROW + st[ST_SLOT]]
+    entry = _kept_place(bits, st, p, size, domino, kb, rng)
+    if entry == -2:
+        n = frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
+        if n <= 1:  # nothing to compare (and no tie to draw)
+            entry = -1 if n == 0 else ac[0, 0]
+        else:
+            points = _framed(bits, bbox, p, size, kb)
+            scan_keys(kb, FRAMES + p, size, st[ST_FLAGS], st[ST_DISCARDS + p] == 0, domino,
+                      points, ac, 0, n)
+            best = -1
+            best_i = 0
+            ties = 0
+            for i in range(n):
+                take, best, ties = _running_best(ac[0, i] >> KEY_SHIFT, best, ties, rng)
+                if take:
+                    best_i = i
+            entry = ac[0, best_i] & ENTRY_MASK
+    if entry >= 0:
+        row = FRAMES + p
+        if (size == word64.SIZE and bits[p, word64.LAYOUT] != word64.START
+                and kb[row, FR_LAND] == land_squares(bits, p, size)):
+            frame_place(kb, row, domino, entry)
+        else:  # framed anew when next needed
+            kb[row, FR_LAND] = -1
+    return entry
+
+
+@kernel(inline="always")
+def _greedy_claim(bits, bbox, st, p, size, rng, kb, sc, ac):
+    """fast_greedy_action's claim (round > 0) with p's frame, keeping the claimed domino's keys
+    for p's next placement (`_kept_place`)."""
+    flags = st[ST_FLAGS]
+    complete = st[ST_DISCARDS + p] == 0
+    n = 0
+    for j in range(4):
+        if st[ST_NEW_ROW + j] != 0 and st[ST_NEW_OWNER + j] < 0:
+            n += 1
+            only = CLAIM_BASE + st[ST_NEW_ROW + j]
+    if n == 1:  # nothing to compare (and no tie to draw)
+        return only
+    best = -1
+    best_c = -1
+    ties = 0
+    points = _framed(bits, bbox, p, size, kb)
+    for j in range(4):
+        d = st[ST_NEW_ROW + j]
+        if d == 0 or st[ST_NEW_OWNER + j] >= 0:
+            continue
+        m = frame_placements(bits, bbox, p, size, d, sc, ac, 1)
+        if m == 0:
+            k = ((1 if is_centered(bbox, p, size) else 0) << S2_SHIFT) | (
+                points + bonus_points(bbox, p, size, flags, False))
+        else:
+            k, _ = scan_keys(kb, FRAMES + p, size, flags, complete, d, points, ac, 1, m)
+        take, best, ties = _running_best(k, best, ties, rng)
+        if take:
+            best_c = CLAIM_BASE + d
+            _keep(bits, st, p, size, d, kb, ac, m)
+    return best_c
+
+
+@kernel(inline="always")
+def forget_kept(kb):
+    """Nothing kept (`greedy_step`): a new game state is to be played out."""
+    for p in range(4):
+        kb[KEPT + p, KEPT_DOMINO] = 0
+        kb[FRAMES + p, FR_LAND] = -1
+
+
+@kernel
+def greedy_step(bits, bbox, st, rng, kb, bb, sc, ac):
+    """fast_greedy_action's action (the same action and draws), with what it found kept for later
+    decisions: each player's kingdom framed, updated as it places, and the keys found when a
+    player claims a domino, reused at that domino's placement when the player's kingdom and
+    discards are unchanged since. What is kept must be of this game, as it was played since
+    `forget_kept`."""
+    p = st[ST_PLAYER]
+    size = st[ST_SIZE]
+    if st[ST_PHASE] == PHASE_PLACE:
+        entry = _greedy_place(bits, bbox, st, p, size, rng, kb, sc, ac)
+        return DISCARD if entry < 0 else entry_action(bits, p, size, entry)
+    if st[ST_ROUND] == 0:
+        return first_claim(st, rng)
+    return _greedy_claim(bits, bbox, st, p, size, rng, kb, sc, ac)
+
+
+@kernel
+def greedy_playout(bits, bbox, st, rng, kb, bb, sc, ac):
+    """Every player the fast greedy (`greedy_step`) to the end of the game: `playout` with
+    POLICY_GREEDY, the keys kept since `forget_kept`."""
+    while st[ST_PHASE] != PHASE_OVER:
+        apply_action(bits, bbox, st, greedy_step(bits, bbox, st, rng, kb, bb, sc, ac))
+
+
 @kernel
 def playout(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac):
     """Play the game to its end with a playout policy; `me` is the searching player."""
     if policy == POLICY_RANDOM:
         playout_random(bits, bbox, st, sc, rng)
+        return
+    if policy == POLICY_GREEDY:
+        forget_kept(kb)
+        greedy_playout(bits, bbox, st, rng, kb, bb, sc, ac)
         return
     while st[ST_PHASE] != PHASE_OVER:
         apply_action(bits, bbox, st, playout_action(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac))
@@ -609,10 +509,8 @@ def mce_run(bits, bbox, st, me, places, claims, n_cand, start, count, policy, me
     ranks = np.zeros(st[ST_PLAYERS], dtype=np.int64)
     for i in range(start, start + count):
         k = i % n_cand
-        b[:] = bits
-        x[:] = bbox
-        s[:] = st
-        fb[0][:] = -1
+        copy_game(bits, bbox, st, b, x, s)
+        fb[0].fill(-1)
         resample_deck(s, rng)
         if places[k] >= 0:
             apply_action(b, x, s, places[k])

@@ -110,11 +110,12 @@ class MCTSBot(Bot):
         self.depth = check_number("depth", depth, integer=True)
         if self.eval != SK.EVAL_PLAYOUT:
             valuenet.networks(self.weights)  # a bad weights file is an error before play
-        self._net, self._evaluation = valuenet.NO_NET, SK.EVAL_PLAYOUT
+        self._net, self._evaluation = None, SK.EVAL_PLAYOUT
         self._rng = rng_state(0)
         self._ti, self._tf = self._arrays(1 << 15)
         self._ncount = np.zeros(1, dtype=np.int64)
         self._hw = self._playout_buffers()
+        self._fb = self._plan_buffers()
         self._arm_weights = weight_vector(STANDALONE)
         self._work = BK.work_buffers()
         self._combos = (np.empty(4 * K.MAX_ACTIONS, dtype=np.int64),
@@ -130,6 +131,14 @@ class MCTSBot(Bot):
             return None
         return HK.heuristic_buffers(weight_vector(self.heuristic_weights))
 
+    def _plan_buffers(self):
+        """The full greedy's plan buffers (BK.plan_buffers), or None when every move of the search
+        is the fast greedy's: mcts_run is then its specialisation without the other policies."""
+        opponents = self.policy if self.opponents < 0 else self.opponents
+        if self.policy == opponents == BK.POLICY_GREEDY:
+            return None
+        return BK.plan_buffers()
+
     @staticmethod
     def _arrays(cap):
         return np.zeros((cap, SK.TI_COLS), dtype=np.int64), np.zeros((cap, SK.TF_COLS), dtype=np.float64)
@@ -144,7 +153,7 @@ class MCTSBot(Bot):
         self._rng = rng_state(seed)
         self._expect = None
         self._hw = self._playout_buffers()
-        self._net, self._evaluation = valuenet.NO_NET, SK.EVAL_PLAYOUT
+        self._net, self._evaluation = None, SK.EVAL_PLAYOUT  # None: mcts_run without the network
         if self.eval != SK.EVAL_PLAYOUT:
             net = valuenet.network_for(self.weights, rules)
             if net is None:
@@ -220,8 +229,8 @@ class MCTSBot(Bot):
                 n = min(_CHUNK, count - done)
                 SK.mcts_run(bits, bbox, st, view.player, self._ti, self._tf, self._ncount, n,
                             self.c, self.bias, self.widen, self.policy, opponents, self._hw,
-                            self.measure, seed, self._net, self._evaluation, self.net_share,
-                            self.depth, forced)
+                            self._fb, self.measure, seed, self._net, self._evaluation,
+                            self.net_share, self.depth, forced)
                 done += n
 
         budget = time_budget(self.time, view)

@@ -7,8 +7,9 @@ kernels (state layout documented in `kdtourney.engine.kernels`).
 import numpy as np
 
 from kdtourney.bots.heuristic_kernels import policy_action, policy_playout
-from kdtourney.bots.kernels import (KINGDOM_WIDTH, MEASURE_MARGIN, S2_SHIFT, S_MASK, best_spot,
-                                    free_claims, greedy_combos, key_points, plan_buffers,
+from kdtourney.bots.evaluation import S2_SHIFT, S_MASK, best_key, prepare_frame
+from kdtourney.bots.kernels import (KINGDOM_WIDTH, MEASURE_MARGIN, forget_kept, free_claims,
+                                    greedy_combos, greedy_playout, greedy_step, key_points,
                                     result_value, work_buffers)
 from kdtourney.bots.net_kernels import OUT_MARGIN, OUT_RATIO, net_buffers, net_value
 from kdtourney.engine.kernel_base import kernel
@@ -17,9 +18,9 @@ from kdtourney.engine.kernels import (CLAIM_BASE, DISCARD, MAX_ACTIONS, PHASE_CL
                                       ST_DECK_LEN, ST_DECK_POS, ST_DISCARDS, ST_FLAGS, ST_KINGS,
                                       ST_LEN, ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE, ST_PLAYER,
                                       ST_PLAYERS, ST_ROUND, ST_ROW_LEN, ST_SIZE, ST_SLOT,
-                                      apply_action, bonus_points, copy_kingdom, legal_moves,
-                                      moves_to_actions, place, rand_below, resample_deck,
-                                      territory_points)
+                                      apply_action, bonus_points, copy_game, copy_kingdom,
+                                      legal_moves, moves_to_actions, place, rand_below,
+                                      resample_deck, territory_points)
 from kdtourney.engine.tiles import TILE_CROWNS
 
 # ---------------------------------------------------------------------------------------------
@@ -131,7 +132,8 @@ def expecti_move(bits, bbox, st, me, places, claims, root_keys, k, depth, width,
     useed = np.uint64(seed)
     # the root: the real position, one move
     copy_kingdom(bits, bbox, me, gb[0], gx[0], 0)
-    gs[0, :] = st
+    for j in range(ST_LEN):  # loops, not slices (kernels.copy_game says why)
+        gs[0, j] = st[j]
     places_[0, 0] = places[k]
     claims_[0, 0] = claims[k]
     keys[0, 0] = root_keys[k]
@@ -192,7 +194,8 @@ def expecti_move(bits, bbox, st, me, places, claims, root_keys, k, depth, width,
             # the next turn places c and claims from the next row, if one is left to draw
             nxt = lvl + 1
             copy_kingdom(mb, mx, lvl, gb[nxt], gx[nxt], 0)
-            gs[nxt, :] = gs[lvl]
+            for j in range(ST_LEN):
+                gs[nxt, j] = gs[lvl, j]
             gs[nxt, ST_PHASE] = PHASE_PLACE
             gs[nxt, ST_PLAYER] = 0
             gs[nxt, ST_SLOT] = 0
@@ -352,6 +355,14 @@ def mcts_reset(ti, tf, ncount):
     tf[0, TF_HMAX] = -1e9
 
 
+@kernel(inline="always")
+def _copy_node(ti, tf, node, ti2, tf2, to):
+    for j in range(TI_COLS):
+        ti2[to, j] = ti[node, j]
+    for j in range(TF_COLS):
+        tf2[to, j] = tf[node, j]
+
+
 @kernel(nrt=True)
 def mcts_subtree(ti, tf, node, ti2, tf2, ncount2):
     """Copy the subtree of `node` into ti2, tf2 (as root 0, children in the same order); returns
@@ -360,8 +371,7 @@ def mcts_subtree(ti, tf, node, ti2, tf2, ncount2):
         return False
     queue = np.empty(ti2.shape[0], dtype=np.int64)  # old index of new node i
     queue[0] = node
-    ti2[0, :] = ti[node]
-    tf2[0, :] = tf[node]
+    _copy_node(ti, tf, node, ti2, tf2, 0)
     ti2[0, TI_NEXT] = -1
     n = 1
     head = 0
@@ -374,8 +384,7 @@ def mcts_subtree(ti, tf, node, ti2, tf2, ncount2):
             if n >= ti2.shape[0]:
                 return False
             queue[n] = ch
-            ti2[n, :] = ti[ch]
-            tf2[n, :] = tf[ch]
+            _copy_node(ti, tf, ch, ti2, tf2, n)
             ti2[n, TI_NEXT] = -1
             if prev < 0:
                 ti2[head, TI_FIRST] = n
@@ -408,7 +417,13 @@ def _expand_place(bits, bbox, st, node, ti, tf, ncount, places, claims, keys, kb
         m += 1
         i = j
     # inserted worst first, so that the list runs best first (ties: the first found first)
-    order = np.argsort(-keys[:m], kind="mergesort")
+    order = claims  # free now: the placements' order, best first (a stable insertion sort)
+    for q in range(m):
+        j = q
+        while j > 0 and keys[order[j - 1]] < keys[q]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = q
     for q in range(m - 1, -1, -1):
         if _new_node(ti, tf, ncount, node, places[order[q]], float(keys[order[q]])) < 0:
             return
@@ -418,6 +433,9 @@ def _expand_place(bits, bbox, st, node, ti, tf, ncount, places, claims, keys, kb
 def _expand_claims(bits, bbox, s, node, ti, tf, ncount, free, kb, bb, sc, ac):
     """A child for every free domino not yet a child, prior = its best spot's score."""
     nfree = free_claims(s, free)
+    p = s[ST_PLAYER]
+    size = s[ST_SIZE]
+    points = -1  # the kingdom is framed (in kb[1]) for the first new child
     for j in range(nfree):
         ch = ti[node, TI_FIRST]
         while ch >= 0 and ti[ch, TI_ACTION] != free[j]:
@@ -428,9 +446,10 @@ def _expand_claims(bits, bbox, s, node, ti, tf, ncount, free, kb, bb, sc, ac):
         if s[ST_ROUND] == 0:
             h = 5.0 * max(TILE_CROWNS[d, 0], TILE_CROWNS[d, 1])
         else:
-            p = s[ST_PLAYER]
-            k, _ = best_spot(bits, bbox, p, s[ST_SIZE], s[ST_FLAGS], s[ST_DISCARDS + p] == 0, d,
-                             kb, bb, sc, ac, 1)
+            if points < 0:
+                points = prepare_frame(bits, bbox, p, size, kb, 1)
+            k, _ = best_key(bits, bbox, p, size, s[ST_FLAGS], s[ST_DISCARDS + p] == 0, d, kb, 1,
+                            points, sc, ac, 1)
             h = float((k & S_MASK) - 5 * (1 - (k >> S2_SHIFT)))
         _new_node(ti, tf, ncount, node, free[j], h)
 
@@ -489,21 +508,33 @@ def _net_measure(bits, bbox, st, me, measure, net, nb):
 
 
 @kernel(nrt=True)
-def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, opponents, hw,
+def net_work(net, players):
+    """The network's work arrays (net_buffers), None without a network."""
+    if net is None:
+        return None
+    return net_buffers(net, players)
+
+
+@kernel(nrt=True)
+def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, opponents, hw, fb,
              measure, seed, net, evaluation, net_share, depth, forced):
     """`count` iterations of determinized UCT from st (the searching player `me` to act), the
     tree's root being this position; deals from `seed` (common random numbers, see above); leaves
-    evaluated by `evaluation` with the network `net` (see above); policy: the playouts' policy,
-    opponents: the policy of the other players' moves inside the tree (between two own decisions;
-    policy itself, or another: POLICY_FULL_GREEDY models greedy opponents exactly where the
-    moves are few); hw: the heuristic policy's weights and work
-    (heuristic_kernels.heuristic_buffers), or None for the greedy policies (a specialisation
-    without the heuristic: heuristic_kernels.policy_action). forced: the root's action of every
-    iteration (-1: chosen by the tree policy, as everywhere else)."""
+    evaluated by `evaluation` with the network `net` (see above; None: playouts alone, and the
+    network is not compiled in); policy: the playouts' policy, opponents: the policy of the other
+    players' moves inside the tree (between two own decisions; policy itself, or another:
+    POLICY_FULL_GREEDY models greedy opponents exactly where the moves are few); hw: the
+    heuristic policy's weights and work (heuristic_kernels.heuristic_buffers), or None for the
+    greedy policies (the heuristic is not compiled in: heuristic_kernels.policy_action); fb: the
+    full greedy's plan buffers (kernels.plan_buffers), or None when policy and opponents are both
+    POLICY_GREEDY (the other policies are not compiled in: every move is kernels.greedy_step's).
+    forced: the root's action of every iteration (-1: chosen by the tree policy, as everywhere
+    else)."""
     kb, bb, sc, ac = work_buffers()
-    fb = plan_buffers()
-    _, places, claims, keys = fb  # greedy_combos' arrays, free between the full greedy's calls
-    nb = net_buffers(net, st[ST_PLAYERS])
+    places = np.empty(4 * MAX_ACTIONS, dtype=np.int64)  # greedy_combos' arrays
+    claims = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
+    keys = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
+    nb = net_work(net, st[ST_PLAYERS])
     free = np.empty(4, dtype=np.int64)
     rng = np.zeros(1, dtype=np.uint64)
     b = bits.copy()
@@ -514,18 +545,21 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
     path = np.empty(256, dtype=np.int64)
     useed = np.uint64(seed)
     for _ in range(count):
-        b[:] = bits
-        x[:] = bbox
-        s[:] = st
-        fb[0][:] = -1
+        copy_game(bits, bbox, st, b, x, s)
+        if fb is not None:
+            fb[0].fill(-1)
+        forget_kept(kb)
         node = 0
         plen = 1
         path[0] = 0
         dealt = False
         while s[ST_PHASE] != PHASE_OVER:
             if s[ST_PLAYER] != me:
-                apply_action(b, x, s, policy_action(b, x, s, rng, opponents, me, hw, fb, kb, bb, sc,
-                                                    ac))
+                if fb is None:
+                    a = greedy_step(b, x, s, rng, kb, bb, sc, ac)
+                else:
+                    a = policy_action(b, x, s, rng, opponents, me, hw, fb, kb, bb, sc, ac)
+                apply_action(b, x, s, a)
                 continue
             if node != 0 and ti[node, TI_VISITS] == 0:
                 break  # a new leaf: evaluate it
@@ -555,24 +589,40 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
         if not dealt:  # the tree is full at the root
             rng[0] = useed
             resample_deck(s, rng)
-        if evaluation == EVAL_PLAYOUT or s[ST_PHASE] == PHASE_OVER:
-            policy_playout(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac)
-            v = result_value(b, x, s, me, measure, res, ranks)
+        if net is None:
+            v = _played_out(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac, measure, res, ranks)
+        elif evaluation == EVAL_PLAYOUT or s[ST_PHASE] == PHASE_OVER:
+            v = _played_out(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac, measure, res, ranks)
         elif evaluation == EVAL_NET:
             stop = s[ST_ROUND] + depth
             while s[ST_PHASE] != PHASE_OVER and s[ST_ROUND] < stop:
-                apply_action(b, x, s, policy_action(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac))
+                if fb is None:
+                    a = greedy_step(b, x, s, rng, kb, bb, sc, ac)
+                else:
+                    a = policy_action(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac)
+                apply_action(b, x, s, a)
             if s[ST_PHASE] == PHASE_OVER:
                 v = result_value(b, x, s, me, measure, res, ranks)
             else:
                 v = _net_measure(b, x, s, me, measure, net, nb)
         else:
             vn = _net_measure(b, x, s, me, measure, net, nb)
-            policy_playout(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac)
-            v = (1.0 - net_share) * result_value(b, x, s, me, measure, res, ranks) + net_share * vn
+            v = ((1.0 - net_share) * _played_out(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac,
+                                                 measure, res, ranks) + net_share * vn)
         for i in range(plen):
             ti[path[i], TI_VISITS] += 1
             tf[path[i], TF_VALUE] += v
+
+
+@kernel(inline="always")
+def _played_out(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac, measure, res, ranks):
+    """The measure of the game played out by `policy` (fb None: by greedy_step, with what it kept
+    inside the tree)."""
+    if fb is None:
+        greedy_playout(b, x, s, rng, kb, bb, sc, ac)
+    else:
+        policy_playout(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac)
+    return result_value(b, x, s, me, measure, res, ranks)
 
 
 # ---------------------------------------------------------------------------------------------

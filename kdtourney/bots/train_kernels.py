@@ -7,7 +7,7 @@ import numpy as np
 from kdtourney.bots.kernels import MEASURE_RATIO, plan_buffers, playout, result_value, work_buffers
 from kdtourney.bots.net_kernels import feature_buffers, features, final_margin
 from kdtourney.engine.kernel_base import kernel
-from kdtourney.engine.kernels import RES_COLS, ST_PLAYERS, apply_action, resample_deck
+from kdtourney.engine.kernels import RES_COLS, ST_PLAYERS, apply_action, copy_game, resample_deck
 
 
 @kernel(nrt=True)
@@ -28,10 +28,8 @@ def playout_labels(bits, bbox, st, me, places, claims, m, n, policy, seed, out):
         margin = 0.0
         ratio = 0.0
         for _ in range(n):
-            b[:] = bits
-            x[:] = bbox
-            s[:] = st
-            fb[0][:] = -1
+            copy_game(bits, bbox, st, b, x, s)
+            fb[0].fill(-1)
             resample_deck(s, rng)
             if places[i] >= 0:
                 apply_action(b, x, s, places[i])

@@ -32,10 +32,6 @@ def _read_only(arrays):
     return arrays
 
 
-# the network of a search that evaluates with playouts only: no weights, the kernels' types
-NO_NET = _read_only(tuple(np.zeros((0, 0) if name[0] == "w" else 0, dtype=np.float32) for name in LAYERS))
-
-
 def rules_key(rules) -> tuple:
     """What of the rules a network depends on: players, kingdom size, the setup of 3 players and
     the bonuses (the tie-break and the first king order do not change what a position is worth)."""

@@ -21,7 +21,8 @@ def random_games(header, n_games, rng, res):
     sc = scratch(1)
     one = np.zeros((header[ST_PLAYERS], RES_COLS), dtype=np.int64)
     for _ in range(n_games):
-        st[:ST_CUR_ROW] = header
+        for j in range(ST_CUR_ROW):
+            st[j] = header[j]
         init_game(bits, bbox, st, rng)
         playout_random(bits, bbox, st, sc, rng)
         score_totals(bits, bbox, st, one)

@@ -4,6 +4,7 @@
 without changing the code the kernels run: one specialisation per argument type, one process
 compiling a kernel while the others wait and load it (`compile_lock`, `busy_raises`,
 `KernelBusy`), and no second O3 pass over kernels already optimised. Why: docs/internals.md.
+With KDTOURNEY_PLAIN_NJIT=1 (`jit_cache.PLAIN`) none of this: plain `numba.njit(cache=True)`.
 Where compiled kernels are cached: `kdtourney.engine.jit_cache`.
 """
 
@@ -12,7 +13,7 @@ import fcntl
 import re
 
 from llvmlite import binding as llvm
-from numba import types
+from numba import njit, types
 from numba.core import config, sigutils
 from numba.core.codegen import CPUCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
@@ -20,7 +21,7 @@ from numba.core.registry import CPUDispatcher
 
 from kdtourney.engine import jit_cache  # first: it checks Numba's version before any patch
 
-_HELD = set()  # the kernels whose compile lock this process holds
+_HELD: set = set()  # the kernels whose compile lock this process holds
 _WAITING = [True]  # False inside `busy_raises`
 _COMPILING = [0]  # KernelDispatcher.compile calls under way in this process
 BIG_FUNCTION = 1000  # instructions: LLVM does not inline a linked function this big (too costly)
@@ -113,7 +114,8 @@ def _optimize_kernel_module(library):
         library._final_module = module
 
 
-CPUCodeLibrary._optimize_final_module = _optimize_kernel_module
+if not jit_cache.PLAIN:
+    CPUCodeLibrary._optimize_final_module = _optimize_kernel_module  # type: ignore[method-assign]
 
 
 class KernelDispatcher(CPUDispatcher):
@@ -175,6 +177,8 @@ def cached_jit(function, **options):
     """`function` compiled as `numba.njit(cache=True, **options)` would, by a KernelDispatcher."""
     if config.DISABLE_JIT:
         return function
+    if jit_cache.PLAIN:
+        return njit(cache=True, **options)(function)
     dispatcher = KernelDispatcher(py_func=function, locals={},
                                   targetoptions={"nopython": True, "boundscheck": None, **options})
     dispatcher.enable_caching()

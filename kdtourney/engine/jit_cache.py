@@ -3,7 +3,9 @@
 Kernels cache under the user-wide Numba cache (`~/.cache/numba` or `$XDG_CACHE_HOME/numba`),
 one subfolder per source folder; a user's `NUMBA_CACHE_DIR` still wins. A kernel's stamp holds a
 digest of every source compiled into it (`compiled_sources`), so an edit to the engine
-recompiles the kernels built on it. Why: docs/internals.md.
+recompiles the kernels built on it. With KDTOURNEY_PLAIN_NJIT=1 (`PLAIN`: plain `numba.njit`,
+docs/engine.md) kernels cache in a `plain` subfolder, apart from the patched ones. Why:
+docs/internals.md.
 """
 
 import functools
@@ -12,13 +14,16 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from numba.core import caching
 
 from kdtourney.engine import numba_version
 
 numba_version.check()  # before this module's and jit's patches of Numba
+
+PLAIN_VARIABLE = "KDTOURNEY_PLAIN_NJIT"
+# set (not 0): kernels compile by plain numba.njit, without engine/jit.py's patches
+PLAIN = os.environ.get(PLAIN_VARIABLE, "") not in ("", "0")
 
 _NAME = __name__.partition(".")[0]  # "kdtourney"
 # the package's own folder (imported before any of its modules), wherever this module lies in it
@@ -115,9 +120,6 @@ class _CompiledSourcesStamp:
     """For kdtourney's own functions only: the stamp also holds the digest of the sources compiled
     into the function (`compiled_sources` of its file)."""
 
-    if TYPE_CHECKING:  # what the Numba locator it is mixed into provides
-        def get_cache_path(self) -> str: ...
-
     @classmethod
     def from_function(cls, py_func, py_file):
         if not os.path.abspath(py_file).startswith(_PACKAGE):
@@ -126,6 +128,10 @@ class _CompiledSourcesStamp:
 
     def get_source_stamp(self):
         return super().get_source_stamp(), _digest(os.path.abspath(self._py_file))
+
+    def get_cache_path(self):
+        path = super().get_cache_path()
+        return os.path.join(path, "plain") if PLAIN else path
 
 
 class PackageCacheLocator(_CompiledSourcesStamp, caching.UserWideCacheLocator):

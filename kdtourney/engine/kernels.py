@@ -90,6 +90,17 @@ def rand_below(rng, n):
     return np.int64(((rand_u64(rng) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
 
 
+@kernel(inline="always")
+def draw_below(s, n):
+    """rand_below on a state held in a local (s: the uint64 of an rng): (new state, the draw).
+    A loop that draws keeps its state in a register instead of memory."""
+    s += _GOLDEN
+    z = (s ^ (s >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    z ^= z >> np.uint64(31)
+    return s, np.int64(((z >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
+
+
 # ---------------------------------------------------------------------------------------------
 # One kingdom: (bits, bbox, p, size)
 
@@ -162,50 +173,33 @@ def is_legal_placement(bits, bbox, p, size, domino, action, sc, lvl):
 
 
 @kernel(inline="always")
-def _random_word_move(bits, p, domino, rng):
-    """A uniformly random legal placement of `domino` in 5x5 kingdom p as (direction, square of
-    its layout), counted and selected; direction -1 (and no draw) when there is none."""
+def random_move(bits, p, domino, s):
+    """random_placement's choice in a 5x5 kingdom (the same draw), not encoded as an action:
+    (direction, layout square of half a, the new state); direction -1 when there is none."""
     right, down, left, up = word64.moves(bits, p, domino)
     n = popcount(right) + popcount(down) + popcount(left) + popcount(up)
     if n == 0:
-        return -1, 0
-    return word64.kth_move(right, down, left, up, rand_below(rng, n))
+        return -1, 0, s
+    s, k = draw_below(s, n)
+    d, q = word64.kth_move(right, down, left, up, k)
+    return d, q, s
 
 
 @kernel(inline="always")
-def random_placement(bits, bbox, p, size, domino, sc, lvl, rng):
-    """A uniformly random legal placement of `domino` (DISCARD when there is none): the placements
-    are counted and the chosen one selected, never listed."""
+def random_placement(bits, bbox, p, size, domino, sc, lvl, s):
+    """A uniformly random legal placement of `domino`, the placements counted and the chosen one
+    selected, never listed; s: the random state (an rng's uint64, held in a local by the caller).
+    Returns (place action, or DISCARD when there is none, and no draw; the new state)."""
     if size == word64.SIZE:
-        d, q = _random_word_move(bits, p, domino, rng)
+        d, q, s = random_move(bits, p, domino, s)
         if d < 0:
-            return DISCARD
-        return word64.move_action(bits[p, word64.LAYOUT], d, q)
+            return DISCARD, s
+        return word64.move_action(bits[p, word64.LAYOUT], d, q), s
     n = rows.moves(bits, bbox, p, size, domino, sc, lvl)
     if n == 0:
-        return DISCARD
-    return rows.kth_action(sc, lvl, rand_below(rng, n))
-
-
-@kernel(inline="always")
-def play_random_placement(bits, bbox, p, size, domino, sc, lvl, rng):
-    """Play random_placement's choice (the same draw); returns False when the domino is discarded
-    (the caller counts it). Skips the action's encoding where it can."""
-    if size == word64.SIZE:
-        d, q = _random_word_move(bits, p, domino, rng)
-        if d < 0:
-            return False
-        lay = bits[p, word64.LAYOUT]
-        if lay == word64.START:
-            place(bits, bbox, p, size, domino, word64.move_action(lay, d, q))
-        else:
-            word64.put_move(bits, bbox, p, domino, d, q)
-        return True
-    action = random_placement(bits, bbox, p, size, domino, sc, lvl, rng)
-    if action == DISCARD:
-        return False
-    place(bits, bbox, p, size, domino, action)
-    return True
+        return DISCARD, s
+    s, k = draw_below(s, n)
+    return rows.kth_action(sc, lvl, k), s
 
 
 @kernel(inline="always")
@@ -407,11 +401,13 @@ def init_game(bits, bbox, st, rng):
         st[ST_FIRST_ORDER + j] = -1
     for j in range(48):  # Fisher-Yates over the whole box; the first DECK_LEN are in play
         st[ST_DECK + j] = j + 1
+    s = rng[0]
     for j in range(47, 0, -1):
-        k = rand_below(rng, j + 1)
+        s, k = draw_below(s, j + 1)
         t = st[ST_DECK + j]
         st[ST_DECK + j] = st[ST_DECK + k]
         st[ST_DECK + k] = t
+    rng[0] = s
     kings = st[ST_KINGS]
     per_player = kings // players
     if st[ST_FLAGS] & FLAG_ABBA:
@@ -569,7 +565,9 @@ def random_action(bits, bbox, st, sc, rng):
     """A uniformly random legal action of the player to act. Uses scratch row sc[0]."""
     if st[ST_PHASE] == PHASE_CLAIM:
         return random_claim(st, rng)
-    return random_placement(bits, bbox, st[ST_PLAYER], st[ST_SIZE], domino_to_place(st), sc, 0, rng)
+    action, rng[0] = random_placement(bits, bbox, st[ST_PLAYER], st[ST_SIZE], domino_to_place(st),
+                                      sc, 0, rng[0])
+    return action
 
 
 @kernel(inline="always")
@@ -586,39 +584,119 @@ def _round_start(st):
     return st[ST_SLOT] == first
 
 
+@kernel(inline="always")
+def _random_place(bits, bbox, p, size, domino, sc, s):
+    """Play random_placement's choice (the same draw) for kingdom p: (placed, new state); False
+    when the domino is discarded. Skips the action's encoding where it can."""
+    if size == word64.SIZE:
+        d, q, s = random_move(bits, p, domino, s)
+        if d < 0:
+            return False, s
+        lay = bits[p, word64.LAYOUT]
+        if lay == word64.START:
+            place(bits, bbox, p, size, domino, word64.move_action(lay, d, q))
+        else:
+            word64.put_move(bits, bbox, p, domino, d, q)
+        return True, s
+    action, s = random_placement(bits, bbox, p, size, domino, sc, 0, s)
+    if action == DISCARD:
+        return False, s
+    place(bits, bbox, p, size, domino, action)
+    return True, s
+
+
+@kernel(inline="always")
+def _row_of(st, at, n):
+    """4 values of st from `at` (the first n of them, the rest 0), 8 bits each (+ 1: -1 is 0)."""
+    out = 0
+    for j in range(n):
+        out |= (st[at + j] + 1) << (8 * j)
+    return out
+
+
+@kernel(inline="always")
+def _sorted_row(st, pos, n):
+    """The next row drawn from deck position pos as _draw_row sorts it, packed as _row_of."""
+    a = st[ST_DECK + pos]
+    b = st[ST_DECK + pos + 1]
+    c = st[ST_DECK + pos + 2]
+    d = st[ST_DECK + pos + 3] if n == 4 else 99
+    a, b = min(a, b), max(a, b)
+    c, d = min(c, d), max(c, d)
+    a, c = min(a, c), max(a, c)
+    b, d = min(b, d), max(b, d)
+    b, c = min(b, c), max(b, c)
+    out = (a + 1) | ((b + 1) << 8) | ((c + 1) << 16)
+    return out | ((d + 1) << 24) if n == 4 else out | (1 << 24)
+
+
+@kernel(inline="always")
+def _unpack_row(st, at, row):
+    for j in range(4):
+        st[at + j] = ((row >> (8 * j)) & 255) - 1
+
+
 @kernel
 def playout_random(bits, bbox, st, sc, rng):
     """Play uniformly random legal actions until the game is over. Uses scratch row sc[0].
 
     Decision by decision up to the start of a round, then round by round: the turn order and the
-    claims without the state machine of apply_action (the same actions and random draws)."""
+    claims without the state machine of apply_action (the same actions and random draws), the rows,
+    owners, deck position and random state in locals."""
     size = st[ST_SIZE]
     while st[ST_PHASE] != PHASE_OVER and not _round_start(st):
         if st[ST_PHASE] == PHASE_CLAIM:
             _claim_slot(st, _random_free_slot(st, rng))
         else:
-            _place_turn(bits, bbox, st, random_placement(bits, bbox, st[ST_PLAYER], size, domino_to_place(st),
-                                                         sc, 0, rng))
+            _place_turn(bits, bbox, st, random_action(bits, bbox, st, sc, rng))
     if st[ST_PHASE] == PHASE_OVER:
         return
+    s = rng[0]
+    n = st[ST_ROW_LEN]
+    deck_len = st[ST_DECK_LEN]
+    pos = st[ST_DECK_POS]
+    rnd = st[ST_ROUND]
+    cur = _row_of(st, ST_CUR_ROW, 4)  # dominoes and owners of the rows, 8 bits each, + 1
+    cur_owner = _row_of(st, ST_CUR_OWNER, 4)
+    new = _row_of(st, ST_NEW_ROW, 4)
+    discards = 0  # discarded in the playout, 8 bits per player
     while True:
-        last = st[ST_NEW_ROW] == 0
+        last = (new & 255) == 1
         free = 0  # new-row slots still free, one bit each
         for j in range(4):
-            free |= np.int64(st[ST_NEW_ROW + j] != 0) << j
+            free |= np.int64(((new >> (8 * j)) & 255) > 1) << j
+        new_owner = 0  # every slot free (-1, packed as 0)
         for j in range(4):
-            p = st[ST_CUR_OWNER + j]
+            p = ((cur_owner >> (8 * j)) & 255) - 1
             if p < 0:
                 continue
-            if not play_random_placement(bits, bbox, p, size, st[ST_CUR_ROW + j], sc, 0, rng):
-                st[ST_DISCARDS + p] += 1
+            placed, s = _random_place(bits, bbox, p, size, ((cur >> (8 * j)) & 255) - 1, sc, s)
+            if not placed:
+                discards += 1 << (8 * p)
             if not last:
-                k = select_bit(free, rand_below(rng, popcount(free)))
-                st[ST_NEW_OWNER + k] = p
+                s, k = draw_below(s, popcount(free))
+                k = select_bit(free, k)
+                new_owner |= (p + 1) << (8 * k)
                 free &= ~(1 << k)
         if last:
             break
-        _next_round(st)
+        cur = new
+        cur_owner = new_owner
+        if pos + n > deck_len:
+            new = 0x01010101  # an empty row: every domino 0
+        else:
+            new = _sorted_row(st, pos, n)
+            pos += n
+        rnd += 1
+    rng[0] = s
+    _unpack_row(st, ST_CUR_ROW, cur)
+    _unpack_row(st, ST_CUR_OWNER, cur_owner)
+    for j in range(4):
+        st[ST_NEW_ROW + j] = 0
+        st[ST_NEW_OWNER + j] = -1
+        st[ST_DISCARDS + j] += (discards >> (8 * j)) & 255
+    st[ST_DECK_POS] = pos
+    st[ST_ROUND] = rnd
     _end_game(st)
 
 
@@ -677,11 +755,26 @@ def resample_deck(st, rng):
         if not (seen >> v) & 1:
             st[k] = v
             k += 1
+    s = rng[0]
     for j in range(47, pos, -1):  # Fisher-Yates over the undrawn positions
-        i = pos + rand_below(rng, j - pos + 1)
+        s, i = draw_below(s, j - pos + 1)
         t = st[ST_DECK + j]
-        st[ST_DECK + j] = st[ST_DECK + i]
-        st[ST_DECK + i] = t
+        st[ST_DECK + j] = st[ST_DECK + pos + i]
+        st[ST_DECK + pos + i] = t
+    rng[0] = s
+
+
+@kernel(inline="always")
+def copy_game(bits, bbox, st, to_bits, to_bbox, to_st):
+    """(bits, bbox, st) into (to_bits, to_bbox, to_st), of the same shapes (loops, not slices: a
+    slice's copy compiles its error checks too)."""
+    for p in range(bits.shape[0]):
+        for i in range(bits.shape[1]):
+            to_bits[p, i] = bits[p, i]
+        for i in range(4):
+            to_bbox[p, i] = bbox[p, i]
+    for j in range(ST_LEN):
+        to_st[j] = st[j]
 
 
 @kernel(nrt=True)
@@ -689,6 +782,7 @@ def new_game_arrays(header):
     """Zeroed (bits, bbox, st) for a game with this state header (st: header filled in)."""
     players = header[ST_PLAYERS]
     st = np.zeros(ST_LEN, dtype=np.int64)
-    st[:ST_CUR_ROW] = header
+    for j in range(ST_CUR_ROW):  # loops, not slices: a slice's copy compiles its error checks too
+        st[j] = header[j]
     return (np.zeros((players, kingdom_width(header[ST_SIZE])), dtype=np.int64),
             np.zeros((players, 4), dtype=np.int64), st)

@@ -15,6 +15,8 @@ from kdtourney.engine.kernel_base import (CENTER, CROWN1, CROWN2, G, NEAR, OCC, 
                                           trailing_zeros)
 from kdtourney.engine.tiles import CASTLE, TILE_CROWNS, TILE_TERRAIN
 
+U = np.uint64  # an unsigned index (of a value >= 0): no negative-index check on the hot paths
+
 ALLOWED = PLANES
 LAYOUT = PLANES + 1
 WIDTH = PLANES + 2  # int64 slots of a kingdom
@@ -125,12 +127,13 @@ def clear(bits, p):
 @kernel(inline="always")
 def _put(bits, p, lay, q, terrain, crowns):
     """Land of `terrain` with `crowns` on layout square q (no legality check)."""
+    p, lay, q = U(p), U(lay), U(q)
     b = 1 << q
     bits[p, OCC] |= b
-    bits[p, terrain] |= b
+    bits[p, U(terrain)] |= b
     bits[p, CROWN1] |= b * (crowns & 1)  # multiplications, not branches: crowns are random
     bits[p, CROWN2] |= b * (crowns >> 1)
-    bits[p, NEAR + terrain] |= neighbours(b, LAY_W[lay])
+    bits[p, U(NEAR + terrain)] |= neighbours(b, LAY_W[lay])
     bits[p, ALLOWED] &= LAY_BOX[lay, q]
 
 
@@ -186,10 +189,11 @@ def moves(bits, p, domino):
     """(right, down, left, up): the layout squares of half a of the legal placements of `domino`,
     half b to the right, below, to the left, above. Directions 2 and 3 are empty for a domino with
     two identical halves."""
-    w = LAY_W[bits[p, LAYOUT]]
+    p, domino = U(p), U(domino)
+    w = LAY_W[U(bits[p, LAYOUT])]
     free = bits[p, ALLOWED] & ~bits[p, OCC]
-    near_a = bits[p, NEAR + TILE_TERRAIN[domino, 0]]
-    near_b = bits[p, NEAR + TILE_TERRAIN[domino, 1]]
+    near_a = bits[p, U(NEAR + TILE_TERRAIN[domino, 0])]
+    near_b = bits[p, U(NEAR + TILE_TERRAIN[domino, 1])]
     pair_h = free & lshr(free, 1)  # q and q + 1 free
     pair_v = free & lshr(free, w)  # q and q + w free
     right = pair_h & (near_a | lshr(near_b, 1))
@@ -217,18 +221,27 @@ def kth_move(right, down, left, up, k):
 
 
 @kernel(inline="always")
+def step(d, w):
+    """From half a's layout square to half b's in direction d: 1, w, -1, -w (no branch: d is
+    random)."""
+    return (1 + (w - 1) * (d & 1)) * (1 - (d & 2))
+
+
+@kernel(inline="always")
 def move_action(lay, d, q):
     """The place action of placement (direction d, half a on layout square q)."""
-    return d * G * G + LAY_SQUARE[lay, q]
+    return d * G * G + LAY_SQUARE[U(lay), U(q)]
 
 
 @kernel(inline="always")
 def put_move(bits, bbox, p, domino, d, q):
     """Play placement (direction d, half a on layout square q) of `domino`, bbox[p] included; not
     on START (no legality check)."""
-    lay = bits[p, LAYOUT]
+    lay = U(bits[U(p), LAYOUT])
     w = LAY_W[lay]
-    qb = q + (1, w, -1, -w)[d]
+    qb = U(q + step(d, w))
+    q = U(q)
+    domino = U(domino)
     _put(bits, p, lay, q, TILE_TERRAIN[domino, 0], TILE_CROWNS[domino, 0])
     _put(bits, p, lay, qb, TILE_TERRAIN[domino, 1], TILE_CROWNS[domino, 1])
     ra = LAY_ROW[lay, q]

@@ -6,10 +6,10 @@ Each module gets a process of its own, `kdtourney list-bots --sources FILE [SPEC
 (kdtourney.registry.serve.list_bots), given only that module's own files, as a sandboxed served bot
 gets them, and sandboxed as one; a few at once (`at_once`: by cores and memory). Each answers one
 line, a JSON object `{"type": "listing", ...}`, within the start-up timeout of its own start, and
-exits (one late is asked once more, alone). What a module does at import
-(read its standard input, hang, exit, print) cannot hold the harness: its input is closed, what it
-prints goes to its stderr, and one that does not answer in time, or answers something else, is
-reported with what went wrong and its last stderr lines.
+exits; one late is asked once more, alone. What a module does at import (read its standard input,
+hang, exit, print) cannot hold the harness: its input is closed, what it prints goes to its
+stderr, and one that does not answer in time, or answers something else, is reported with what
+went wrong and its last stderr lines.
 """
 
 from __future__ import annotations

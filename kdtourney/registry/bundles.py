@@ -253,6 +253,7 @@ def unpacked(names: dict) -> Path:
     return folder
 
 
-__all__ = ["Sources", "Bundle", "declared_files", "parse_source", "TooDeep", "SOURCE_LIMIT", "bundle_files", "unlisted_sibling",
+__all__ = ["Sources", "Bundle", "declared_files", "parse_source", "TooDeep", "SOURCE_LIMIT",
+           "bundle_files", "unlisted_sibling",
            "encode_sources", "decode_sources", "sources_digest", "unpacked", "FILES_VAR",
            "BUNDLE_LIMIT"]

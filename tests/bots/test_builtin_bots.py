@@ -13,7 +13,6 @@ from kdtourney.bots.heuristic import PLAYOUT, STANDALONE, HeuristicBot
 from kdtourney.bots.mce import MCEBot
 from kdtourney.bots.mcts import MCTSBot
 from kdtourney.registry import BotRegistry
-from kdtourney.bots.valuenet import NO_NET
 from kdtourney.engine import Game, Kingdom, Rules, TILES
 from kdtourney.engine import kernels as K
 
@@ -253,8 +252,8 @@ def test_mcts_subtree_copy_keeps_the_subtree():
     ncount = np.zeros(1, dtype=np.int64)
     SK.mcts_reset(ti, tf, ncount)
     SK.mcts_run(bits, bbox, st, game.current_player, ti, tf, ncount, 300, 0.2, 5.0, 1.0,
-                BK.POLICY_GREEDY, BK.POLICY_GREEDY, None, BK.MEASURE_RATIO, 3,
-                NO_NET, SK.EVAL_PLAYOUT, 0.0, 0, -1)
+                BK.POLICY_GREEDY, BK.POLICY_GREEDY, None, None, BK.MEASURE_RATIO, 3,
+                None, SK.EVAL_PLAYOUT, 0.0, 0, -1)
     child = max(_children(ti, 0), key=lambda ch: ti[ch, MCTS_VISITS])
     want = _subtree(ti, tf, child)
     ti2, tf2, n2 = np.zeros_like(ti), np.zeros_like(tf), np.zeros(1, dtype=np.int64)

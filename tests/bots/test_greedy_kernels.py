@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from kdtourney.bots import bench_kernels
+from kdtourney.bots import evaluation as E
 from kdtourney.bots import kernels as BK
 from kdtourney.bots.expectimax import ExpectimaxBot
 from kdtourney.bots.greedy import GreedyBot
@@ -71,7 +72,7 @@ def position_records(rules, seed):
             dominoes = [int(st[K.ST_CUR_ROW + st[K.ST_SLOT]])] + dominoes
         for d in dominoes:
             for complete in (True, False):
-                k, a = BK.best_spot(bits, bbox, p, size, flags, complete, d, *work, 1)
+                k, a = E.best_spot(bits, bbox, p, size, flags, complete, d, *work, 1)
                 spots.append([int(k), int(a)])
         rec["best_spot"] = spots
         if game.phase == "place":
@@ -183,7 +184,32 @@ def test_others_full_greedy_plays_the_others_as_greedy_and_the_searcher_fast():
             game.apply(int(got))
 
 
-def test_after_key_equals_copy_place_and_score():
+@pytest.mark.parametrize("rules", [RULES["4p_hm"], RULES["2p"], RULES["duel_hm"]], ids=str)
+def test_greedy_step_plays_as_the_fast_greedy(rules):
+    """greedy_step (what it keeps kept across a whole game) makes fast_greedy_action's every
+    choice from the same random stream: mcts may play its other players' moves by either."""
+    for seed in range(3):
+        game = Game(rules, 40 + seed)
+        kept, work = BK.work_buffers(), BK.work_buffers()
+        BK.forget_kept(kept[0])
+        rng, twin = rng_state(seed), rng_state(seed)
+        while not game.is_over:
+            bits, bbox, st = game.arrays
+            got = BK.greedy_step(bits.copy(), bbox.copy(), st.copy(), rng, *kept)
+            want = BK.fast_greedy_action(bits.copy(), bbox.copy(), st.copy(), twin, *work)
+            assert got == want, (seed, game.round, game.phase)
+            game.apply(int(got))
+
+
+def copy_place_and_score_key(kb, bb, size, flags, complete, holes):
+    """The key of the kingdom copied in kb[0] with a placement done, scored in full: ok when it is
+    centred with no more one-square holes than the `holes` before, and its points."""
+    ok = K.is_centered(bb, 0, size) and K.count_holes(kb, bb, 0, size) <= holes
+    points = K.territory_points(kb, bb, 0, size) + K.bonus_points(bb, 0, size, flags, complete)
+    return (int(ok) << E.S2_SHIFT) | int(points)
+
+
+def test_a_placement_key_equals_copy_place_and_score():
     """The no-copy evaluation of one placement equals copying the kingdom, placing and scoring it
     (every flag combination, with and without Harmony, every legal placement, by action and by the
     greedy kernels' placement entries, which list the legal actions in order)."""
@@ -197,22 +223,21 @@ def test_after_key_equals_copy_place_and_score():
                 bits, bbox, st = game.arrays
                 if game.phase == "place" and game.legal_actions() != [K.DISCARD]:
                     p, size, domino = game.current_player, int(st[K.ST_SIZE]), game.domino_to_place
-                    points = BK.prepare_frame(bits, bbox, p, size, kb, 2)
+                    points = E.prepare_frame(bits, bbox, p, size, kb, 2)
                     assert points == K.score_territories(bits, bbox, p, size)[0]
                     holes = K.count_holes(bits, bbox, p, size)
-                    n = BK.frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
+                    n = E.frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
                     entries = [int(e) for e in ac[0, :n]]
-                    assert [BK.entry_action(bits, p, size, e) for e in entries] == game.legal_actions()
+                    assert [E.entry_action(bits, p, size, e) for e in entries] == game.legal_actions()
                     for action, entry in zip(game.legal_actions(), entries):
                         K.copy_kingdom(bits, bbox, p, kb, bb, 0)
                         K.place(kb, bb, 0, size, domino, action)
                         for flags in range(4):
                             for complete in (True, False):
-                                want = (BK._spot_ok(kb, bb, 0, size, holes) << BK.S2_SHIFT) | BK.kingdom_points(
-                                    kb, bb, 0, size, flags, complete)
-                                got = BK._after_key(kb, 2, flags, complete, domino, action, points, holes)
+                                want = copy_place_and_score_key(kb, bb, size, flags, complete, holes)
+                                got = E.action_key(kb, 2, flags, complete, domino, action, points)
                                 assert got == want, (rules, seed, action, flags, complete)
-                                got = BK._entry_key(kb, 2, size, flags, complete, domino, entry, points, holes)
+                                got = E.entry_key(kb, 2, size, flags, complete, domino, entry, points)
                                 assert got == want, (rules, seed, entry, flags, complete)
                                 checked += 1
                 game.apply(rnd.choice(game.legal_actions()))

@@ -46,6 +46,7 @@ def test_a_kernel_stamp_covers_the_sources_compiled_into_it():
                                           "engine/word64.py", "engine/rows.py", "engine/tiles.py",
                                           "engine/tiles.csv", "engine/numba_version.py")}
     search = engine | {package / "bots/kernels.py", package / "bots/search_kernels.py",
+                       package / "bots/evaluation.py",
                        package / "bots/net_kernels.py",  # mcts's leaves may be valued by the network
                        package / "bots/heuristic_kernels.py"}  # and its playouts by the heuristic
     assert set(jit_cache.compiled_sources(K.__file__)) == engine

@@ -1,0 +1,454 @@
+"""The greedy evaluation of a placement, without copying or changing the kingdom.
+
+A placement's key is `ok << S2_SHIFT | score` (the kingdom's points after it; ok when it stays
+centred with no new one-square hole). `prepare_frame` frames a kingdom once (`FRAME_LEN` int64s
+in a row of a work array); `entry_key` then values each placement from its two squares alone.
+Placements are entries (`frame_placements`; `entry_action` turns one into a place action);
+`best_key` and `best_spot`: the first best placement of a domino. The frame's layout and how the
+keys are computed: docs/internals.md.
+"""
+
+import numpy as np
+
+from kdtourney.engine import word64
+from kdtourney.engine.kernel_base import (CROWN1, CROWN2, DIR_COL, DIR_ROW, G, OCC, flood, kernel,
+                                          lshr, neighbours, popcount)
+from kdtourney.engine.kernels import (CENTER, DISCARD, FLAG_HARMONY, FLAG_MIDDLE, bonus_points,
+                                      is_centered, legal_moves, moves_to_actions, window)
+from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
+
+S2_SHIFT = 20
+S_MASK = (1 << 20) - 1
+KEY_SHIFT = 16  # a kept placement: key << KEY_SHIFT | entry
+ENTRY_MASK = (1 << KEY_SHIFT) - 1
+U = np.uint64  # an unsigned index (of a value >= 0): no negative-index check on the hot paths
+
+# A frame (a row of a work array): planes OCC .. CROWN2 as words of rows FR_STRIDE bits apart,
+# grid square (FR_R0, FR_C0) at bit 0, FR_ROWS x FR_COLS squares used; FR_CENTER the squares of
+# the size x size square centred on the castle (0 for a 7x7 kingdom off it); FR_LAND the land
+# squares of the kingdom framed (for a caller's check that it still is); FR_POINTS its territory
+# points; FR_CENTRED + d and FR_OK + d: the squares of half a of the placements in direction d (0
+# right, 1 down, 2 left, 3 up) that keep the kingdom centred, and that also leave no new hole;
+# FR_COUNT + t territories of terrain t, the i-th at `territory(t, i)`: its squares, then its
+# squares | crowns << 16 | points << 32 (`prepare_frame` leaves out a 5x5 kingdom's territories
+# without a free square next to them: no placement touches them).
+FR_R0 = CROWN2 + 1
+FR_C0 = FR_R0 + 1
+FR_STRIDE = FR_R0 + 2
+FR_ROWS = FR_R0 + 3
+FR_COLS = FR_R0 + 4
+FR_CENTER = FR_R0 + 5
+FR_LAND = FR_R0 + 6
+FR_CENTRED = 16
+FR_OK = 20
+FR_COUNT = 24
+FR_POINTS = 31
+FR_TER = 32
+TERRITORIES = 25  # per terrain at most (a 7x7 kingdom has at most 25 squares apart)
+FRAME_LEN = FR_TER + 2 * 6 * TERRITORIES
+_WINDOW_7 = sum(((1 << 7) - 1) << (8 * i) for i in range(7))  # 7x7 squares packed 8 bits a row
+
+
+@kernel(inline="always")
+def _frame(bits, bbox, p, size, pre, lvl):
+    """The kingdom's planes and their geometry into the frame of row lvl of pre."""
+    if size == word64.SIZE:
+        lay = U(bits[U(p), word64.LAYOUT])
+        for i in range(CROWN2 + 1):
+            pre[lvl, i] = bits[U(p), i]
+        pre[lvl, FR_R0] = word64.LAY_R0[lay]
+        pre[lvl, FR_C0] = word64.LAY_C0[lay]
+        pre[lvl, FR_STRIDE] = word64.LAY_W[lay]
+        pre[lvl, FR_ROWS] = word64.LAY_H[lay]
+        pre[lvl, FR_COLS] = word64.LAY_WV[lay]
+        pre[lvl, FR_CENTER] = word64.LAY_CENTER[lay]
+        return
+    # a 7x7 kingdom is at most 7 squares wide: packed 8 bits a row, bit 7 stays empty
+    if is_centered(bbox, p, size):
+        r0 = CENTER - size // 2
+        c0 = r0
+        pre[lvl, FR_CENTER] = _WINDOW_7
+    else:
+        r0 = bbox[p, 0]
+        c0 = bbox[p, 2]
+        pre[lvl, FR_CENTER] = 0
+    for i in range(CROWN2 + 1):
+        pre[lvl, i] = window(bits, p, size, i, r0, c0, 7)
+    pre[lvl, FR_R0] = r0
+    pre[lvl, FR_C0] = c0
+    pre[lvl, FR_STRIDE] = 8
+    pre[lvl, FR_ROWS] = 7
+    pre[lvl, FR_COLS] = 7
+
+
+@kernel(inline="always")
+def _placement_masks(pre, lvl):
+    """FR_CENTRED + d and FR_OK + d of the framed kingdom. A placement leaves a new one-square hole
+    when a square of the centred square next to one of its halves had that half as its only empty
+    neighbour (and is not the other half)."""
+    w = pre[lvl, FR_STRIDE]
+    c = pre[lvl, FR_CENTER]
+    occ = pre[lvl, OCC]
+    if occ & ~c:
+        for d in range(4):
+            pre[lvl, FR_CENTRED + d] = 0
+            pre[lvl, FR_OK + d] = 0
+        return
+    e = c & ~occ  # empty squares of the centred square (no two linked by wrapping)
+    xr = e & lshr(e, 1)  # with an empty neighbour to the right, left, below, above
+    xl = e & (e << 1)
+    xd = e & lshr(e, w)
+    xu = e & (e << w)
+    one = (xr | xl | xd | xu) & ~((xr & xl) | (xd & xu) | ((xr | xl) & (xd | xu)))
+    # the only empty neighbour of a square of `one`, by where it lies from that square
+    sr = (one & xr) << 1
+    sl = lshr(one & xl, 1)
+    sd = (one & xd) << w
+    su = lshr(one & xu, w)
+    centred_r = c & lshr(c, 1)
+    centred_d = c & lshr(c, w)
+    centred_l = c & (c << 1)
+    centred_u = c & (c << w)
+    pre[lvl, FR_CENTRED] = centred_r
+    pre[lvl, FR_CENTRED + 1] = centred_d
+    pre[lvl, FR_CENTRED + 2] = centred_l
+    pre[lvl, FR_CENTRED + 3] = centred_u
+    pre[lvl, FR_OK] = centred_r & ~(sr | sd | su | lshr(sl | sd | su, 1))
+    pre[lvl, FR_OK + 1] = centred_d & ~(sr | sl | sd | lshr(sr | sl | su, w))
+    pre[lvl, FR_OK + 2] = centred_l & ~(sl | sd | su | ((sr | sd | su) << 1))
+    pre[lvl, FR_OK + 3] = centred_u & ~(sr | sl | su | ((sr | sl | sd) << w))
+
+
+@kernel(inline="always")
+def territory(t, i):
+    """The frame slot of the i-th territory of terrain t (its squares; its sums in the next)."""
+    return FR_TER + 2 * (TERRITORIES * (t - 1) + i)
+
+
+@kernel(inline="always")
+def prepare_frame(bits, bbox, p, size, pre, lvl):
+    """Frame kingdom p into row lvl of pre for `entry_key` (see above); returns its territory
+    points."""
+    _frame(bits, bbox, p, size, pre, lvl)
+    stride = pre[lvl, FR_STRIDE]
+    crown1 = pre[lvl, CROWN1]
+    crown2 = pre[lvl, CROWN2]
+    if size == word64.SIZE:
+        free = bits[U(p), word64.ALLOWED] & ~bits[U(p), OCC]
+    else:
+        free = -1  # placements may lie off the frame: every territory is kept
+    points = 0
+    for t in range(1, 7):
+        i = 0
+        rest = pre[lvl, t]
+        while rest:
+            comp = flood(rest & -rest, rest, stride)
+            rest &= ~comp
+            squares = popcount(comp)
+            crowns = popcount(comp & crown1) + 2 * popcount(comp & crown2)
+            points += squares * crowns
+            if neighbours(comp, stride) & free:
+                at = U(territory(t, i))
+                pre[lvl, at] = comp
+                pre[lvl, at + 1] = squares | (crowns << 16) | (squares * crowns << 32)
+                i += 1
+        pre[lvl, FR_COUNT + t] = i
+    pre[lvl, FR_POINTS] = points
+    pre[lvl, FR_LAND] = popcount(pre[lvl, OCC])
+    _placement_masks(pre, lvl)
+    return points
+
+
+@kernel(inline="always")
+def touching(pre, lvl, t, around):
+    """The territories of terrain t with a square in `around`, summed: squares | crowns << 16 |
+    points << 32."""
+    v = 0
+    for i in range(pre[lvl, U(FR_COUNT + t)]):
+        at = U(territory(t, i))
+        v += pre[lvl, at + 1] if pre[lvl, at] & around else 0
+    return v
+
+
+@kernel(inline="always")
+def _join(pre, lvl, t, around, squares, crowns):
+    """Merge the territories of terrain t touching `around` with the new land `squares` (with
+    `crowns` crowns) into one territory of the frame."""
+    v = 0
+    comp = squares
+    n = pre[lvl, U(FR_COUNT + t)]
+    i = 0
+    while i < n:
+        at = U(territory(t, i))
+        if pre[lvl, at] & around:
+            comp |= pre[lvl, at]
+            v += pre[lvl, at + 1]
+            n -= 1
+            last = U(territory(t, n))
+            pre[lvl, at] = pre[lvl, last]
+            pre[lvl, at + 1] = pre[lvl, last + 1]
+        else:
+            i += 1
+    size = (v & 0xFFFF) + popcount(squares)
+    k = ((v >> 16) & 0xFFFF) + crowns
+    at = U(territory(t, n))
+    pre[lvl, at] = comp
+    pre[lvl, at + 1] = size | (k << 16) | (size * k << 32)
+    pre[lvl, U(FR_COUNT + t)] = n + 1
+    pre[lvl, FR_POINTS] += size * k - (v >> 32)
+
+
+@kernel(inline="always")
+def frame_place(pre, lvl, domino, entry):
+    """Update the frame of a 5x5 kingdom (row lvl of pre) for the placement of `domino` at entry
+    `entry` (its layout unchanged: not the kingdom's first placement): as `prepare_frame` would
+    frame the kingdom after it, but for territories without a free square next to them."""
+    stride = pre[lvl, FR_STRIDE]
+    q = entry & 63
+    a = 1 << q
+    b = 1 << (q + word64.step(entry >> 6, stride))
+    d = U(domino)
+    ta = TILE_TERRAIN[d, 0]
+    tb = TILE_TERRAIN[d, 1]
+    ka = TILE_CROWNS[d, 0]
+    kb = TILE_CROWNS[d, 1]
+    pre[lvl, OCC] |= a | b
+    pre[lvl, U(ta)] |= a
+    pre[lvl, U(tb)] |= b
+    pre[lvl, CROWN1] |= a * (ka & 1) | b * (kb & 1)
+    pre[lvl, CROWN2] |= a * (ka >> 1) | b * (kb >> 1)
+    pre[lvl, FR_LAND] += 2
+    if ta == tb:
+        _join(pre, lvl, ta, neighbours(a | b, stride), a | b, ka + kb)
+    else:
+        _join(pre, lvl, ta, neighbours(a, stride), a, ka)
+        _join(pre, lvl, tb, neighbours(b, stride), b, kb)
+    _placement_masks(pre, lvl)
+
+
+@kernel(inline="always")
+def joined_points(v, squares, crowns):
+    """Points gained by `squares` new squares with `crowns` crowns joining the territories summed
+    in v (`touching`), all of one terrain."""
+    n = v & 0xFFFF
+    k = (v >> 16) & 0xFFFF
+    return (n + squares) * (k + crowns) - (v >> 32)
+
+
+@kernel(inline="always")
+def gain(pre, lvl, domino, around_a, around_b):
+    """Territory points `domino` adds with half a next to the frame squares around_a, half b next
+    to around_b: each half joins the territories of its terrain it touches."""
+    d = U(domino)
+    ta = TILE_TERRAIN[d, 0]
+    tb = TILE_TERRAIN[d, 1]
+    ka = TILE_CROWNS[d, 0]
+    kb = TILE_CROWNS[d, 1]
+    if ta == tb:
+        return joined_points(touching(pre, lvl, ta, around_a | around_b), 2, ka + kb)
+    return (joined_points(touching(pre, lvl, ta, around_a), 1, ka)
+            + joined_points(touching(pre, lvl, tb, around_b), 1, kb))
+
+
+@kernel(inline="always")
+def _key(pre, lvl, flags, complete, gained, centred, ok):
+    points = gained
+    if flags & FLAG_HARMONY and complete:
+        points += 5
+    if centred and flags & FLAG_MIDDLE:
+        points += 10
+    return (ok << S2_SHIFT) | points
+
+
+@kernel(inline="always")
+def _around(pre, lvl, r, c):
+    """The frame squares next to frame coordinates (r, c), which may lie off the frame."""
+    stride = pre[lvl, FR_STRIDE]
+    out = 0
+    for dd in range(4):
+        rr = r + DIR_ROW[dd]
+        cc = c + DIR_COL[dd]
+        if 0 <= rr < pre[lvl, FR_ROWS] and 0 <= cc < pre[lvl, FR_COLS]:
+            out |= 1 << (rr * stride + cc)
+    return out
+
+
+@kernel(inline="always")
+def action_squares(pre, lvl, action):
+    """(around a, around b, square a, square b, direction) of place action `action` on the frame
+    in row lvl of pre; a square off the frame is -1."""
+    d = action // (G * G)
+    r = (action // G) % G - pre[lvl, FR_R0]
+    c = action % G - pre[lvl, FR_C0]
+    rb = r + DIR_ROW[d]
+    cb = c + DIR_COL[d]
+    rows = pre[lvl, FR_ROWS]
+    cols = pre[lvl, FR_COLS]
+    stride = pre[lvl, FR_STRIDE]
+    qa = r * stride + c if 0 <= r < rows and 0 <= c < cols else -1
+    qb = rb * stride + cb if 0 <= rb < rows and 0 <= cb < cols else -1
+    return _around(pre, lvl, r, c), _around(pre, lvl, rb, cb), qa, qb, d
+
+
+@kernel(inline="always")
+def action_key(pre, lvl, flags, complete, domino, action, points):
+    """The key of place action `action` of `domino` on the kingdom framed in row lvl of pre,
+    whose territory points are `points`."""
+    around_a, around_b, qa, qb, d = action_squares(pre, lvl, action)
+    centred = ok = 0
+    if qa >= 0 and qb >= 0:
+        centred = (pre[lvl, U(FR_CENTRED + d)] >> qa) & 1
+        ok = (pre[lvl, U(FR_OK + d)] >> qa) & 1
+    return _key(pre, lvl, flags, complete, points + gain(pre, lvl, domino, around_a, around_b),
+                centred, ok)
+
+
+@kernel(inline="always")
+def entry_key(pre, lvl, size, flags, complete, domino, entry, points):
+    """`action_key` of a placement entry (see `frame_placements`)."""
+    if size == word64.SIZE:
+        q = entry & 63
+        d = entry >> 6
+        stride = pre[lvl, FR_STRIDE]
+        around_a = neighbours(1 << q, stride)
+        around_b = neighbours(1 << (q + word64.step(d, stride)), stride)
+        return _key(pre, lvl, flags, complete, points + gain(pre, lvl, domino, around_a, around_b),
+                    (pre[lvl, U(FR_CENTRED + d)] >> q) & 1, (pre[lvl, U(FR_OK + d)] >> q) & 1)
+    return action_key(pre, lvl, flags, complete, domino, entry, points)
+
+
+@kernel(inline="always")
+def frame_placements(bits, bbox, p, size, domino, sc, ac, lvl):
+    """The legal placements of `domino` as entries into ac[lvl], in action order; their number. A
+    5x5 kingdom's frame is its layout: its entries are direction << 6 | layout square of half a,
+    with no action to decode; other kingdoms' are place actions."""
+    if size == word64.SIZE:
+        right, down, left, up = word64.moves(bits, p, domino)
+        return word64.write_moves(right, down, left, up, ac, lvl)
+    if legal_moves(bits, bbox, p, size, domino, sc, lvl) == 0:
+        return 0
+    return moves_to_actions(sc, lvl, size, ac, lvl)
+
+
+@kernel(inline="always")
+def entry_action(bits, p, size, entry):
+    """The place action of a placement entry of kingdom p."""
+    if size == word64.SIZE:
+        return word64.move_action(bits[U(p), word64.LAYOUT], entry >> 6, entry & 63)
+    return entry
+
+
+# rows of the placement lists' work array (`ac`, of kernels.work_buffers) beyond the lists: a 5x5
+# domino's keys are computed for all its placements at once, one step at a time (LLVM makes
+# vector instructions of such loops)
+AROUND_A = 3
+AROUND_B = 4
+TOUCH_A = 5
+TOUCH_B = 6
+AC_ROWS = 7
+
+
+@kernel(inline="always")
+def _add_touching(pre, lvl, t, around_row, ac, out_row, n):
+    """ac[out_row, j] += the territories of terrain t with a square in ac[around_row, j]
+    (`touching` for every placement j < n)."""
+    for i in range(pre[lvl, U(FR_COUNT + t)]):
+        at = U(territory(t, i))
+        comp = pre[lvl, at]
+        pack = pre[lvl, at + 1]
+        for j in range(n):
+            ac[out_row, j] += pack if comp & ac[around_row, j] else 0
+
+
+@kernel(inline="always")
+def _word_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n):
+    """entry_key of the n entries of a 5x5 kingdom in ac[lvl], each left there as scan_keys does."""
+    stride = pre[plvl, FR_STRIDE]
+    n = (n + 7) & -8  # whole vectors of 8: the lanes past the list compute nothing read
+    for j in range(n):
+        q = ac[lvl, j] & 63
+        a = 1 << q
+        b = 1 << (q + word64.step(ac[lvl, j] >> 6, stride))
+        ac[AROUND_A, j] = neighbours(a, stride)
+        ac[AROUND_B, j] = neighbours(b, stride)
+        ac[TOUCH_A, j] = 0
+        ac[TOUCH_B, j] = 0
+    d = U(domino)
+    ta = TILE_TERRAIN[d, 0]
+    tb = TILE_TERRAIN[d, 1]
+    ka = TILE_CROWNS[d, 0]
+    kb = TILE_CROWNS[d, 1]
+    if ta == tb:  # both halves join the same territories
+        for j in range(n):
+            ac[AROUND_A, j] |= ac[AROUND_B, j]
+    _add_touching(pre, plvl, ta, AROUND_A, ac, TOUCH_A, n)
+    if ta != tb:
+        _add_touching(pre, plvl, tb, AROUND_B, ac, TOUCH_B, n)
+    base = points + (5 if flags & FLAG_HARMONY and complete else 0)
+    middle = 10 if flags & FLAG_MIDDLE else 0
+    c0 = pre[plvl, FR_CENTRED]
+    c1 = pre[plvl, FR_CENTRED + 1]
+    c2 = pre[plvl, FR_CENTRED + 2]
+    c3 = pre[plvl, FR_CENTRED + 3]
+    o0 = pre[plvl, FR_OK]
+    o1 = pre[plvl, FR_OK + 1]
+    o2 = pre[plvl, FR_OK + 2]
+    o3 = pre[plvl, FR_OK + 3]
+    for j in range(n):
+        entry = ac[lvl, j]
+        q = entry & 63
+        d = entry >> 6
+        centred = ((c0 if d == 0 else c1 if d == 1 else c2 if d == 2 else c3) >> q) & 1
+        ok = ((o0 if d == 0 else o1 if d == 1 else o2 if d == 2 else o3) >> q) & 1
+        if ta == tb:
+            gained = joined_points(ac[TOUCH_A, j], 2, ka + kb)
+        else:
+            gained = joined_points(ac[TOUCH_A, j], 1, ka) + joined_points(ac[TOUCH_B, j], 1, kb)
+        key = (ok << S2_SHIFT) | (base + gained + middle * centred)
+        ac[lvl, j] = (key << KEY_SHIFT) | entry
+
+
+@kernel(inline="always")
+def scan_keys(pre, plvl, size, flags, complete, domino, points, ac, lvl, n):
+    """The keys of the n placement entries in ac[lvl] of the kingdom framed in row plvl of pre
+    (territory points `points`), each left in ac[lvl, i] as key << KEY_SHIFT | entry (a caller may
+    keep the list); returns (the best key, the index of its first placement)."""
+    if size == word64.SIZE:
+        _word_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n)
+    else:
+        for i in range(n):
+            entry = ac[lvl, i]
+            ac[lvl, i] = (entry_key(pre, plvl, size, flags, complete, domino, entry, points)
+                          << KEY_SHIFT) | entry
+    best = -1
+    best_i = 0
+    for i in range(n):
+        k = ac[lvl, i] >> KEY_SHIFT
+        if k > best:
+            best = k
+            best_i = i
+    return best, best_i
+
+
+@kernel(inline="always")
+def best_key(bits, bbox, p, size, flags, complete, domino, pre, plvl, points, sc, ac, lvl):
+    """best_spot with the kingdom already framed in row plvl of pre (its territory points
+    `points`), the placements listed in ac[lvl] (left there as `scan_keys` leaves them)."""
+    n = frame_placements(bits, bbox, p, size, domino, sc, ac, lvl)
+    if n == 0:
+        ok = 1 if is_centered(bbox, p, size) else 0
+        return (ok << S2_SHIFT) | (points + bonus_points(bbox, p, size, flags, False)), DISCARD
+    best, best_i = scan_keys(pre, plvl, size, flags, complete, domino, points, ac, lvl, n)
+    return best, entry_action(bits, p, size, ac[lvl, best_i] & ENTRY_MASK)
+
+
+@kernel
+def best_spot(bits, bbox, p, size, flags, complete, domino, kb, bb, sc, ac, lvl):
+    """Best placement of `domino` in kingdom p: returns (key, action).
+
+    ok is 1 when the best spot leaves no new hole and stays centred; score counts bonuses with
+    Harmony while `complete`. A domino without a placement is discarded (Harmony lost). Uses level
+    `lvl` of the work buffers (`kernels.work_buffers`). Ties go to the first placement found.
+    """
+    points = prepare_frame(bits, bbox, p, size, kb, lvl)
+    return best_key(bits, bbox, p, size, flags, complete, domino, kb, lvl, points, sc, ac, lvl)
