@@ -23,17 +23,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kdtourney.external import DEFAULT_STARTUP_TIMEOUT, ProcessSettings, StartupError
-from kdtourney.external.identity import prune_snapshots
-from kdtourney.external.files import (FILE, LINK, TooMany, Unreadable, is_run_folder,
-                                      left_out, read_file, walk)
-from kdtourney.registry import (BotRegistry, BotsDirError, DuplicateBotError,
-                                         EntrantError, parse_entrant)
 from kdtourney import store
-from kdtourney.tournament.definition import ArenaError
-
 from kdtourney.commands import beside
 from kdtourney.commands.ladder_entrants import ACTIVE, Found, stored_entrants, update_entrants
+from kdtourney.external import DEFAULT_STARTUP_TIMEOUT, ProcessSettings, StartupError
+from kdtourney.external.files import (
+    FILE,
+    LINK,
+    TooMany,
+    Unreadable,
+    is_run_folder,
+    left_out,
+    read_file,
+    walk,
+)
+from kdtourney.external.identity import prune_snapshots
+from kdtourney.registry import (
+    BotRegistry,
+    BotsDirError,
+    DuplicateBotError,
+    EntrantError,
+    parse_entrant,
+)
+from kdtourney.tournament.definition import ArenaError
 
 LIST_FILE = "ladder.txt"   # in a bot folder: more entrants, one spec per line
 LIST_LIMIT = 1 << 20       # bytes of it read

@@ -330,7 +330,7 @@ class BotCgroup:
 
     @classmethod
     def make(cls, memory_bytes: int, processes: int, cpus: float,
-             machine_: Machine | None = None) -> "BotCgroup | None":
+             machine_: Machine | None = None) -> BotCgroup | None:
         """A new cgroup bounding memory (bytes, all its processes together), processes and CPUs
         (a quota, in cores) wherever this machine can; None where it can do nothing."""
         machine_ = machine_ or machine()

@@ -26,9 +26,13 @@ from kdtourney.external import private
 from kdtourney.external.bot import ExternalBot
 from kdtourney.external.declaration import Program
 from kdtourney.external.launch import kill_group
-from kdtourney.external.process import (QUIT_GRACE, BotFailure, BotProcess, ProcessSettings,
-                                        StartupError)
-
+from kdtourney.external.process import (
+    QUIT_GRACE,
+    BotFailure,
+    BotProcess,
+    ProcessSettings,
+    StartupError,
+)
 
 EVICT_GRACE = 0.5   # s an evicted process has to exit after quit before it is killed
 

@@ -27,13 +27,12 @@ import time
 from dataclasses import dataclass
 
 from kdtourney import errors
-from kdtourney.errors import UserError
-from kdtourney.external import kdtp
 from kdtourney.bots.clock import TimeControl
+from kdtourney.errors import UserError
+from kdtourney.external import cgroups, kdtp
 from kdtourney.external.declaration import Program
 from kdtourney.external.launch import kill_group, start_process
 from kdtourney.external.output import READ_BYTES, BotOutput
-from kdtourney.external import cgroups
 from kdtourney.external.sandbox import Sandbox
 
 DEFAULT_MOVE_TIME_MARGIN = 0.2   # s the harness waits beyond --move-time-limit (pipes, scheduler)

@@ -33,8 +33,8 @@ from kdtourney.engine.jit_cache import PackageCacheLocator
 from kdtourney.errors import UserError
 from kdtourney.external import cgroups, private, syscalls
 from kdtourney.external.declaration import SERVED, Program
-from kdtourney.external.identity import FilesChanged, inside, snapshot
 from kdtourney.external.files import Unreadable
+from kdtourney.external.identity import FilesChanged, inside, snapshot
 
 INSTALL_HINT = "apt-get install bubblewrap"
 DEFAULT_MEMORY_MIB = 1024    # a served Python bot with numpy and Numba takes about 150 MiB
@@ -203,7 +203,7 @@ class Sandbox:
     hidden: tuple = ()
     allowed: tuple = ()
 
-    def confine(self, program: Program) -> "Confinement":
+    def confine(self, program: Program) -> Confinement:
         """The sandbox of one process of `program`."""
         return Confinement(self, program)
 

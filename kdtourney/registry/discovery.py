@@ -28,8 +28,14 @@ from kdtourney.external.declaration import TOML_LIMIT
 from kdtourney.external.files import Unreadable, read_beneath, read_file
 from kdtourney.external.identity import inside, own_paths
 from kdtourney.external.sandbox import refusal
-from kdtourney.registry.bundles import (BUNDLE_LIMIT, Bundle, Sources, bundle_files,
-                                        declared_files, unlisted_sibling)
+from kdtourney.registry.bundles import (
+    BUNDLE_LIMIT,
+    Bundle,
+    Sources,
+    bundle_files,
+    declared_files,
+    unlisted_sibling,
+)
 from kdtourney.registry.entrants import BOT_NAME
 from kdtourney.registry.folders import NOT_BOT_MODULES, bot_subfolders, files_named, names_read
 from kdtourney.registry.modules import bot_classes, error_line, exec_file

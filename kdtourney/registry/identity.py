@@ -70,7 +70,7 @@ def builtin_files(module: str) -> dict[str, bytes]:
     return files
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def builtin_sha256(module: str) -> str:
     """The hash of what decides the play of the built-in bots of `module` (`builtin_files`)."""
     return files_sha256(builtin_files(module).items())

@@ -15,9 +15,17 @@ StartupError: each one line.
 from dataclasses import replace
 
 from kdtourney.bots.base import Bot
-from kdtourney.external import (DEFAULT_STARTUP_TIMEOUT, ExternalBot, ProcessPool, ProcessSettings,
-                                Program, Sandbox, check_programs, program_identity,
-                                serve_program)
+from kdtourney.external import (
+    DEFAULT_STARTUP_TIMEOUT,
+    ExternalBot,
+    ProcessPool,
+    ProcessSettings,
+    Program,
+    Sandbox,
+    check_programs,
+    program_identity,
+    serve_program,
+)
 from kdtourney.external.files import Unreadable
 from kdtourney.registry.bundles import encode_sources, sources_digest, unpacked
 from kdtourney.registry.discovery import BUILT_IN, BotInfo, BrokenModule, Catalog

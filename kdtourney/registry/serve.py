@@ -20,11 +20,11 @@ import sys
 import traceback
 
 from kdtourney import __version__
+from kdtourney.engine import Game, Rules
+from kdtourney.engine import warm_up as warm_up_engine
 from kdtourney.external import kdtp
 from kdtourney.external.listing import LISTING
 from kdtourney.registry import BotRegistry, DuplicateBotError, Entrant, EntrantError
-from kdtourney.engine import Game, Rules
-from kdtourney.engine import warm_up as warm_up_engine
 
 
 class _Stop(Exception):
