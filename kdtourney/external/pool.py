@@ -59,7 +59,7 @@ class ProcessPool:
         # idle processes, least recently given back first: BotProcess -> (program, entrant)
         self._idle: collections.OrderedDict = collections.OrderedDict()
         self._all: list[BotProcess] = []
-        self._tmp = None
+        self._tmp: str | None = None
 
     def file(self, name: str, text: str) -> str:
         """A file of this pool's temporary folder (removed at close, in the harness's private
@@ -108,6 +108,7 @@ class ProcessPool:
             self._retire(process)
             return
         if process.confinement is not None:  # its game is over: so is all it started
+            assert process.pid is not None  # alive: started
             process.confinement.end_game(process.pid)
         self._idle[process] = (program, entrant)
         while len(self._idle) > self.settings.idle_processes:  # the least recently used goes
