@@ -59,7 +59,7 @@ def folder_signature(bots_dirs) -> tuple:
     file or a tournament folder changes nothing). Each entry at a folder's top is walked on its
     own, within kdtourney.external.files's bounds: one past them is its name and why (the scan
     says it too), the others are seen as they are."""
-    out = []
+    out: list[tuple[str, int, int | str]] = []  # (path, size, mtime or why it is past the bounds)
     for folder in bots_dirs:
         if not os.path.isdir(folder):
             out.append((str(folder), -1, -1))
