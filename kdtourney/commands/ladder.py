@@ -24,18 +24,23 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from kdtourney.match.settings import PlaySettings
-from kdtourney.registry import EntrantError
-from kdtourney.stats import matchmaking
 from kdtourney import store
-from kdtourney.tournament.definition import (ArenaError, Tournament, clock_of, differences,
-                                             full_rules, parse_players)
-
 from kdtourney.commands.driver import Driver
 from kdtourney.commands.folders import record_play
 from kdtourney.commands.ladder_feed import CHUNK_SECONDS, LadderFeed
 from kdtourney.commands.ladder_watch import POLL_SECONDS, Watch
 from kdtourney.commands.setup import Options, setup
+from kdtourney.match.settings import PlaySettings
+from kdtourney.registry import EntrantError
+from kdtourney.stats import matchmaking
+from kdtourney.tournament.definition import (
+    ArenaError,
+    Tournament,
+    clock_of,
+    differences,
+    full_rules,
+    parse_players,
+)
 
 LADDER_FORMAT = "ladder"
 
@@ -56,7 +61,7 @@ class LadderConfig:
         return dict(asdict(self), players=list(self.players))
 
     @classmethod
-    def from_dict(cls, d: dict) -> "LadderConfig":
+    def from_dict(cls, d: dict) -> LadderConfig:
         # no rule recorded: a ladder made under rule 1
         return cls(**dict(d, players=tuple(d["players"]), rule=d.get("rule", 1)))
 

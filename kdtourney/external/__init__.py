@@ -16,10 +16,21 @@ from kdtourney.external.identity import program_files, program_identity
 from kdtourney.external.launch import die_with_parent, kill_group, start_process
 from kdtourney.external.output import LOG_BYTES
 from kdtourney.external.pool import ProcessPool, check_programs, log_name
-from kdtourney.external.process import (DEFAULT_MOVE_TIME_MARGIN, DEFAULT_STARTUP_TIMEOUT,
-                                        QUIT_GRACE, BotExited, BotFailure, BotOutOfMemory,
-                                        BotOutputFlood, BotProcess, BotProtocolError, BotTimeout,
-                                        IllegalAnswer, ProcessSettings, StartupError)
+from kdtourney.external.process import (
+    DEFAULT_MOVE_TIME_MARGIN,
+    DEFAULT_STARTUP_TIMEOUT,
+    QUIT_GRACE,
+    BotExited,
+    BotFailure,
+    BotOutOfMemory,
+    BotOutputFlood,
+    BotProcess,
+    BotProtocolError,
+    BotTimeout,
+    IllegalAnswer,
+    ProcessSettings,
+    StartupError,
+)
 from kdtourney.external.sandbox import Limits, Sandbox, SandboxError
 
 __all__ = ["Program", "Declared", "ProcessSettings", "ProcessPool", "ExternalBot", "BotProcess",

@@ -22,8 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kdtourney.external import private
-from kdtourney.external.files import (Link, Unreadable, files_sha256, inside, layout, left_out,
-                                      read_tree)
+from kdtourney.external.files import (
+    Link,
+    Unreadable,
+    files_sha256,
+    inside,
+    layout,
+    left_out,
+    read_tree,
+)
 
 FILES_VAR = "KDTOURNEY_FILES"   # a folder bot module's list of the files it needs beside it
 BUNDLE_LIMIT = 64 << 20         # bytes a folder bot's files may hold (they travel to every worker)

@@ -84,7 +84,9 @@ class SandboxQuestions:
     def note(self, answer: dict, specs) -> None:
         """Keep what a module's listing says of `specs`: the one-line error of a value it
         refuses, None for one it takes."""
-        refused = answer.get("refused") if isinstance(answer.get("refused"), dict) else {}
+        refused = answer.get("refused")
+        if not isinstance(refused, dict):
+            refused = {}
         for spec in specs:
             message = refused.get(spec)
             self.refused[spec] = clip(message) if isinstance(message, str) else None

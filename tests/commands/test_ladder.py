@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from kdtourney import store
 from kdtourney.commands import driver, ladder, ladder_entrants, ladder_feed, ladder_watch
 from kdtourney.stats import matchmaking as mm
-from kdtourney.tournament import schedule
-from kdtourney import store
-from kdtourney.tournament.definition import ArenaError
 from kdtourney.stats.outcomes import ELO_PER_NAT, elo_to_score
+from kdtourney.tournament import schedule
+from kdtourney.tournament.definition import ArenaError
 
 
 def standing(elo, games_per_pair=20, new=()):
@@ -231,8 +231,8 @@ def test_a_newcomer_of_a_taken_name_is_refused_alone_and_the_others_enter(tmp_pa
     """A bot dropped into the folders under an entrant's name: one note (on the terminal, and
     kept for the ladder's page), the entrant keeps its name and its code, and another newcomer
     of the same look enters."""
-    from kdtourney.store import Store
     from kdtourney.report.ladder import build_context, ladder_board
+    from kdtourney.store import Store
 
     bots = tmp_path / "bots"
     (bots / "one").mkdir(parents=True)

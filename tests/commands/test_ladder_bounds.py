@@ -4,14 +4,13 @@ other bots enter and stay."""
 import shutil
 
 import pytest
+from hostile_support import BOT, remove_deep, write_hostile_submissions
 
 from kdtourney import store
 from kdtourney.commands import ladder, ladder_entrants, ladder_watch
 from kdtourney.external.listing import list_modules
 from kdtourney.match.settings import PlaySettings
 from kdtourney.registry import sandboxed
-
-from hostile_support import BOT, remove_deep, write_hostile_submissions
 
 
 @pytest.mark.slow

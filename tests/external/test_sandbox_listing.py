@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from kdtourney import store
+from kdtourney.cli import main
 from kdtourney.external import Sandbox
 from kdtourney.registry import BotRegistry, EntrantError, listing
-from kdtourney.cli import main
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="bubblewrap (bwrap) is not installed: apt-get install "
