@@ -12,9 +12,9 @@ from kdtourney.bots.greedy import GreedyBot, candidates
 from kdtourney.bots.heuristic import PLAYOUT, STANDALONE, HeuristicBot
 from kdtourney.bots.mce import MCEBot
 from kdtourney.bots.mcts import MCTSBot
-from kdtourney.registry import BotRegistry
-from kdtourney.engine import Game, Kingdom, Rules, TILES
+from kdtourney.engine import TILES, Game, Kingdom, Rules
 from kdtourney.engine import kernels as K
+from kdtourney.registry import BotRegistry
 
 MCTS_VISITS = SK.TI_VISITS
 

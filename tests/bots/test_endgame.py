@@ -3,12 +3,12 @@ the slow reference kingdoms (tests/naive.py), and every claim sequence played th
 
 import itertools
 
+import naive
 import numpy as np
 import pytest
 
-import naive
-from kdtourney.bots import search_kernels as SK
 from kdtourney.bots import endgame
+from kdtourney.bots import search_kernels as SK
 from kdtourney.bots.greedy import GreedyBot
 from kdtourney.engine import Game, Rules
 from kdtourney.engine import kernels as K

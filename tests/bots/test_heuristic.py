@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kdtourney.bots import kernels as BK
 from kdtourney.bots import heuristic_kernels as HK
+from kdtourney.bots import kernels as BK
 from kdtourney.engine import GameView, Kingdom, Rules
 from kdtourney.engine import kernels as K
 from kdtourney.engine.game import CLAIM_BASE, DISCARD, encode_placement

@@ -20,10 +20,10 @@ from kdtourney.bots import net_kernels as NK
 from kdtourney.bots import valuenet
 from kdtourney.bots.greedy import GreedyBot
 from kdtourney.bots.mcts import MCTSBot
-from kdtourney.registry import BotRegistry, EntrantError, builtin_files
 from kdtourney.bots.value_greedy import ValueGreedyBot
 from kdtourney.engine import Game, Rules
 from kdtourney.engine import kernels as K
+from kdtourney.registry import BotRegistry, EntrantError, builtin_files
 from kdtourney.testing import check_bot
 
 ROOT = Path(__file__).resolve().parents[2]

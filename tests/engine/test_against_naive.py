@@ -19,9 +19,9 @@ Each variant plays at least POSITIONS_PER_VARIANT (4,000) place decisions; 5 var
 import collections
 import random
 
+import naive
 import pytest
 
-import naive
 from kdtourney.engine import DISCARD, Game, Rules, decode_placement
 from kdtourney.engine.tiles import TILES
 

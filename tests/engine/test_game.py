@@ -5,8 +5,17 @@ import random
 import numpy as np
 import pytest
 
-from kdtourney.engine import (DISCARD, Game, GameView, Kingdom, Rules, Score, claim_action,
-                              decode_placement, rank_scores)
+from kdtourney.engine import (
+    DISCARD,
+    Game,
+    GameView,
+    Kingdom,
+    Rules,
+    Score,
+    claim_action,
+    decode_placement,
+    rank_scores,
+)
 
 ALL_RULES = [Rules(2), Rules(3), Rules(3, three_player="bga"), Rules(4), Rules(2, variant="duel")]
 

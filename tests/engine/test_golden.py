@@ -3,9 +3,9 @@
 import re
 from pathlib import Path
 
+import naive
 import pytest
 
-import naive
 from kdtourney.engine import Kingdom, Placement, Rules
 from kdtourney.engine.tiles import TILES
 

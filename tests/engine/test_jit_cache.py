@@ -17,11 +17,10 @@ import pytest
 from numba.core import caching
 
 import kdtourney
-from kdtourney.engine import jit, jit_cache
 from kdtourney.bots import kernels as BK
 from kdtourney.bots import search_kernels as SK
+from kdtourney.engine import jit, jit_cache, warm_up
 from kdtourney.engine import kernels as K
-from kdtourney.engine import warm_up
 
 
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="nothing is compiled")

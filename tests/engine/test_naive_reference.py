@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
+import naive
 import pytest
 
-import naive
 from kdtourney.engine.tiles import CASTLE, FOREST, LAKE, MINE, TILES, WHEAT
 
 DATA = Path(__file__).resolve().parent.parent / "data"
