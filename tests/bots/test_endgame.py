@@ -82,7 +82,8 @@ def test_endgame_matches_brute_force(players, seed):
         bits, bbox, st = game.arrays
         me = game.current_player
         kingdoms = [naive.parse_text(game.kingdom(p).to_text()) for p in range(players)]
-        unplaced = [[d for (d, o), done in zip(game.current_row, game.placed) if o == p and not done]
+        unplaced = [[d for (d, o), done in zip(game.current_row, game.placed)
+                     if o == p and not done]
                     for p in range(players)]
 
         def payoff(p, owned):
