@@ -21,8 +21,16 @@ import time
 from dataclasses import replace
 
 from kdtourney.bots.base import Bot
-from kdtourney.engine import (DISCARD, claim_action, decode_placement, describe_action,
-                              encode_placement)
+from kdtourney.commands.driver import rows_of, schedule_blocks
+from kdtourney.commands.run import open_run
+from kdtourney.commands.setup import Options, setup
+from kdtourney.engine import (
+    DISCARD,
+    claim_action,
+    decode_placement,
+    describe_action,
+    encode_placement,
+)
 from kdtourney.engine.kingdom import Placement
 from kdtourney.engine.tiles import TILES
 from kdtourney.external import ProcessPool
@@ -33,10 +41,6 @@ from kdtourney.service.worker import warm_up
 from kdtourney.tournament import definition as tour
 from kdtourney.tournament.blocks import of_plan
 from kdtourney.tournament.definition import ArenaError, Tournament
-
-from kdtourney.commands.driver import rows_of, schedule_blocks
-from kdtourney.commands.run import open_run
-from kdtourney.commands.setup import Options, setup
 
 HUMAN = "human"  # the entrant label (and spec) of the person's seat
 HUMAN_IDENTITY = {"kind": HUMAN, "digest": HUMAN}

@@ -23,24 +23,28 @@ from pathlib import Path
 
 import numpy as np
 
+from kdtourney import store
+from kdtourney.commands import sprt as sequential
+from kdtourney.commands.driver import Driver, Feed
+from kdtourney.commands.folders import check_code, record_play
+from kdtourney.commands.run import run_tournament
+from kdtourney.commands.setup import Options, setup
 from kdtourney.match.settings import PlaySettings
 from kdtourney.registry import EntrantError
 from kdtourney.stats import spsa
 from kdtourney.stats.descriptive import block_resamples, percentile_interval
 from kdtourney.stats.outcomes import balanced_blocks, score_to_elo
 from kdtourney.stats.sprt import block_scores
-from kdtourney import store
 from kdtourney.tournament.blocks import Incoming
-from kdtourney.tournament.definition import (ArenaError, Tournament, differences, parse_players,
-                                             prepare)
-from kdtourney.tournament.tune import DEFAULT_BATCH, MINUS, PAGE_FILE, PLUS, Tune
-
-from kdtourney.commands import sprt as sequential
+from kdtourney.tournament.definition import (
+    ArenaError,
+    Tournament,
+    differences,
+    parse_players,
+    prepare,
+)
 from kdtourney.tournament.sprt import SprtTest, verdict_line
-from kdtourney.commands.driver import Driver, Feed
-from kdtourney.commands.folders import check_code, record_play
-from kdtourney.commands.run import run_tournament
-from kdtourney.commands.setup import Options, setup
+from kdtourney.tournament.tune import DEFAULT_BATCH, MINUS, PAGE_FILE, PLUS, Tune
 
 DEFAULT_ITERATIONS = 1000
 VERIFY_DIR = "verify"

@@ -5,11 +5,18 @@ from __future__ import annotations
 import time
 from typing import Protocol
 
-from kdtourney.external import kdtp
 from kdtourney.bots.base import Bot
+from kdtourney.external import kdtp
 from kdtourney.external.declaration import Program
-from kdtourney.external.process import (WRITE_TIMEOUT, BotFailure, BotProcess, BotProtocolError,
-                                        IllegalAnswer, ProcessSettings, show)
+from kdtourney.external.process import (
+    WRITE_TIMEOUT,
+    BotFailure,
+    BotProcess,
+    BotProtocolError,
+    IllegalAnswer,
+    ProcessSettings,
+    show,
+)
 
 
 class Lender(Protocol):
