@@ -248,6 +248,7 @@ class Driver:
         failed rows, kdtourney.service.forfeit) and tell the reporter and the feed."""
         spec, outcome = finished.spec, self.outcome
         if finished.result is None:
+            assert finished.failed is not None  # Finished: no result, then the message why
             game, results, faults = failed_rows(spec, self.labels, finished.failed)
             outcome.failed += 1
         else:

@@ -309,8 +309,9 @@ class SprtFeed(Feed):
         self.evaluated = 0.0  # when the last one ended (perf_counter)
         self.recorded = 0.0   # when the `sprt` table was last written
 
+    # Feed.over is a flag the feeds that stop once set; this one computes it, and nothing sets it
     @property
-    def over(self) -> bool:
+    def over(self) -> bool:  # type: ignore[override]
         return self.tally.decided or self.queued_to >= self.tally.cap
 
     def took(self, spec, results):

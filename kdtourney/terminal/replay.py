@@ -5,7 +5,7 @@ are numbered from 1, as the report numbers them."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kdtourney.engine import Game, Rules
 from kdtourney.engine.tiles import CASTLE, EMPTY, TERRAIN_LETTERS, TILES
@@ -29,8 +29,9 @@ class _Stored:
     names: dict
     rules: Rules
     deals: list  # [(seed, actions)]
-    harness: dict = None  # {seat: ((deal, move), call)}: from that move on, kdtourney played it
-    notes: dict = None    # {(deal, move): the note its bot attached to it}
+    # {seat: ((deal, move), call)}: from that move on, kdtourney played it
+    harness: dict = field(default_factory=dict)
+    notes: dict | None = None  # {(deal, move): the note its bot attached to it}
 
     def __post_init__(self):
         self.harness = {}
@@ -122,6 +123,7 @@ def replay_text(folder, game: int) -> str:
                        else f"deal seed {seed}")
             for i, action in enumerate(actions):
                 p = g.current_player
+                assert p is not None  # a stored move: the game is not over
                 out.append(f"round {g.round:2d}  seat {p + 1} {s.labels.get(p, '?')}: "
                            f"{g.describe(action)}{s.mark(p, d, i)}")
                 g.apply(action)
@@ -159,6 +161,7 @@ def positions(folder, game: int) -> list[str]:
                           g.copy()))
             for i, action in enumerate(actions):
                 p = g.current_player
+                assert p is not None  # a stored move: the game is not over
                 what = (f"round {g.round}, seat {p + 1} {s.labels.get(p, '?')}: "
                         f"{g.describe(action)}{s.mark(p, d, i)}")
                 g.apply(action)
