@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import cast
 
 from kdtourney.engine import Game, Rules
 from kdtourney.engine.tiles import CASTLE, EMPTY, TERRAIN_LETTERS, TILES
@@ -122,8 +123,8 @@ def replay_text(folder, game: int) -> str:
             out.append(f"deal {d + 1} of {len(s.deals)}, seed {seed}" if len(s.deals) > 1
                        else f"deal seed {seed}")
             for i, action in enumerate(actions):
-                p = g.current_player
-                assert p is not None  # a stored move: the game is not over
+                # None past the game's end (a row changed by hand): p + 1 raises, reported below
+                p = cast(int, g.current_player)
                 out.append(f"round {g.round:2d}  seat {p + 1} {s.labels.get(p, '?')}: "
                            f"{g.describe(action)}{s.mark(p, d, i)}")
                 g.apply(action)
@@ -160,8 +161,8 @@ def positions(folder, game: int) -> list[str]:
             steps.append((d, deal, f"start: kings claim the first row in the order {order}",
                           g.copy()))
             for i, action in enumerate(actions):
-                p = g.current_player
-                assert p is not None  # a stored move: the game is not over
+                # None past the game's end (a row changed by hand): p + 1 raises, reported below
+                p = cast(int, g.current_player)
                 what = (f"round {g.round}, seat {p + 1} {s.labels.get(p, '?')}: "
                         f"{g.describe(action)}{s.mark(p, d, i)}")
                 g.apply(action)
