@@ -6,13 +6,25 @@ import shlex
 
 import click
 
-from kdtourney.errors import UserError
-
 from kdtourney.cli.group import harness_errors
-from kdtourney.cli.options import (MAX_GAMES, RULE_PARAMS, STORED_PARAMS, Number, Real, given,
-                                   rule_options, session_options)
-from kdtourney.cli.session import (open_session, setup_options, table_options, workers_ahead,
-                                   write_report)
+from kdtourney.cli.options import (
+    MAX_GAMES,
+    RULE_PARAMS,
+    STORED_PARAMS,
+    Number,
+    Real,
+    given,
+    rule_options,
+    session_options,
+)
+from kdtourney.cli.session import (
+    open_session,
+    setup_options,
+    table_options,
+    workers_ahead,
+    write_report,
+)
+from kdtourney.errors import UserError
 
 SPRT_PARAMS = ("candidate", "baseline", "elo0", "elo1", "alpha", "beta", "players", *RULE_PARAMS,
                *STORED_PARAMS)
@@ -66,8 +78,8 @@ def sprt_command(ctx, **opts):
     """
     workers_ahead(opts)
     from kdtourney.commands import sprt as sequential
-    from kdtourney.tournament.sprt import with_cap
     from kdtourney.terminal.display import SprtDisplay
+    from kdtourney.tournament.sprt import with_cap
 
     def load(folder):
         tournament, test, stored_meta = sequential.load_test(folder)

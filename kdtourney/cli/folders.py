@@ -7,9 +7,8 @@ import sys
 
 import click
 
-from kdtourney.errors import UserError
-
 from kdtourney.cli.options import Number
+from kdtourney.errors import UserError
 
 
 @click.command("replay")
@@ -170,11 +169,11 @@ def ratings_command(folders, out, anchor, players):
     out and each entrant that no game connects to the others gets one line saying why. Prints the
     list and writes DIR/index.html. Exit status 2 only when nothing can be rated.
     """
+    from kdtourney import store
+    from kdtourney.report import evaluation
     from kdtourney.report.html import parse_anchor
     from kdtourney.report.pool import PoolError, rating_list
     from kdtourney.report.pool_html import write_rating_list
-    from kdtourney.report import evaluation
-    from kdtourney import store
     from kdtourney.terminal.tables import print_table, rating_list_table
     from kdtourney.tournament.definition import parse_players
 

@@ -1,17 +1,30 @@
 """`kdtourney ladder`: a standing rating list of the bots in folders, for as long as it runs."""
 # The library is imported inside the command: `kdtourney --help` imports no numba or pandas.
 
-from pathlib import Path
-
 import shlex
+from pathlib import Path
 
 import click
 
 from kdtourney.cli.group import harness_errors
-from kdtourney.cli.options import (MAX_GAMES, RULE_PARAMS, STORED_PARAMS, Number, duration,
-                                   rule_options, session_options)
-from kdtourney.cli.session import (play_settings, refuse_on_resume, refuse_workers_with_scheduler,
-                                   registry, setup_options, table_options, workers_ahead)
+from kdtourney.cli.options import (
+    MAX_GAMES,
+    RULE_PARAMS,
+    STORED_PARAMS,
+    Number,
+    duration,
+    rule_options,
+    session_options,
+)
+from kdtourney.cli.session import (
+    play_settings,
+    refuse_on_resume,
+    refuse_workers_with_scheduler,
+    registry,
+    setup_options,
+    table_options,
+    workers_ahead,
+)
 
 LADDER_PARAMS = ("players", *RULE_PARAMS, *STORED_PARAMS)
 
@@ -19,9 +32,9 @@ LADDER_PARAMS = ("players", *RULE_PARAMS, *STORED_PARAMS)
 def ladder_session(ctx, opts):
     """(folder, config, bot folders, references, play settings, meta) of the ladder the options
     ask for: a new one, or the one in --resume DIR (its folders, references and rules)."""
+    from kdtourney import store
     from kdtourney.commands import ladder
     from kdtourney.commands.folders import asked_folder, session_meta, stored_bots_dirs
-    from kdtourney import store
     from kdtourney.tournament.definition import split_list
 
     refuse_workers_with_scheduler(opts)

@@ -22,11 +22,10 @@ from pathlib import Path
 import numba
 import numpy
 
-from kdtourney import __version__
+from kdtourney import __version__, store
 from kdtourney.match.settings import CONFIG_KEY as PLAY_KEY
 from kdtourney.match.settings import PlaySettings, settle, stored_settings
 from kdtourney.registry import EntrantError
-from kdtourney import store
 from kdtourney.tournament.definition import ArenaError, Tournament, default_name
 
 REPORTS = Path("reports")  # where new tournament folders go (relative to the working directory)

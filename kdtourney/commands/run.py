@@ -14,15 +14,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kdtourney.match.settings import PlaySettings
 from kdtourney import store
-from kdtourney.tournament.blocks import of_plan
-from kdtourney.tournament.definition import ArenaError, Tournament, differences
-from kdtourney.tournament.schedule import Plan
-
 from kdtourney.commands.driver import Driver, Feed, RunOutcome
 from kdtourney.commands.folders import check_code, record_play, resume_command
 from kdtourney.commands.setup import Options, setup
+from kdtourney.match.settings import PlaySettings
+from kdtourney.tournament.blocks import of_plan
+from kdtourney.tournament.definition import ArenaError, Tournament, differences
+from kdtourney.tournament.schedule import Plan
 
 
 def open_run(tournament: Tournament, folder, meta: dict, identities: dict | None = None,

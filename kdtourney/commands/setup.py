@@ -19,12 +19,19 @@ import contextlib
 import functools
 import os
 import platform
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterator
 
-from kdtourney.external import (DEFAULT_STARTUP_TIMEOUT, ProcessSettings, Sandbox, SandboxError,
-                                StartupError)
+from kdtourney import store
+from kdtourney.commands.folders import LOGS
+from kdtourney.external import (
+    DEFAULT_STARTUP_TIMEOUT,
+    ProcessSettings,
+    Sandbox,
+    SandboxError,
+    StartupError,
+)
 from kdtourney.external.sandbox import bwrap_path, missing_limits, weaker_limits_line
 from kdtourney.match.settings import PlaySettings
 from kdtourney.registry import EntrantError
@@ -32,10 +39,7 @@ from kdtourney.service.backend import DEFAULT_HANG_TIMEOUT
 from kdtourney.service.cluster import Cluster
 from kdtourney.service.dask_service import DaskService
 from kdtourney.service.local import LocalService
-from kdtourney import store
 from kdtourney.tournament.definition import ArenaError, Tournament
-
-from kdtourney.commands.folders import LOGS
 
 
 @dataclass

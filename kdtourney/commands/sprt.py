@@ -23,21 +23,31 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-
-from kdtourney.match.settings import PlaySettings
-from kdtourney.stats.sprt import DEFAULT_MIN_BLOCKS
 from kdtourney import store
-from kdtourney.tournament import schedule
-from kdtourney.tournament.blocks import of_plan
-from kdtourney.tournament.sprt import (SprtState, SprtTest, Tally, cap_blocks, status_line,
-                                      stored_test, verdict_line, with_cap)
-from kdtourney.tournament.sprt import evaluate as evaluate_incoming
-from kdtourney.tournament.definition import (RULE_OPTIONS, ArenaError, Tournament, differences,
-                                             parse_players, prepare)
-
 from kdtourney.commands.driver import Driver, Feed
 from kdtourney.commands.folders import check_code, record_play, resume_command
 from kdtourney.commands.setup import Options, setup
+from kdtourney.match.settings import PlaySettings
+from kdtourney.stats.sprt import DEFAULT_MIN_BLOCKS
+from kdtourney.tournament import schedule
+from kdtourney.tournament.blocks import of_plan
+from kdtourney.tournament.definition import (
+    RULE_OPTIONS,
+    ArenaError,
+    Tournament,
+    differences,
+    parse_players,
+    prepare,
+)
+from kdtourney.tournament.sprt import (
+    SprtState,
+    SprtTest,
+    Tally,
+    cap_blocks,
+    stored_test,
+    verdict_line,
+)
+from kdtourney.tournament.sprt import evaluate as evaluate_incoming
 
 DEFAULT_MAX_GAMES = 20_000
 LEAD_SECONDS = 0.1     # games queued beyond what the workers hold: about this much play
@@ -299,8 +309,9 @@ class SprtFeed(Feed):
         self.evaluated = 0.0  # when the last one ended (perf_counter)
         self.recorded = 0.0   # when the `sprt` table was last written
 
+    # Feed.over is a flag the feeds that stop once set; this one computes it, and nothing sets it
     @property
-    def over(self) -> bool:
+    def over(self) -> bool:  # type: ignore[override]
         return self.tally.decided or self.queued_to >= self.tally.cap
 
     def took(self, spec, results):

@@ -20,14 +20,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from kdtourney.errors import BotFailure
 from kdtourney.bots.clock import TimeControl
-from kdtourney.engine import (CLAIM_BASE, DISCARD, TILES, GameView, Kingdom, Rules,
-                              decode_placement)
+from kdtourney.engine import CLAIM_BASE, DISCARD, TILES, GameView, Kingdom, Rules, decode_placement
 from kdtourney.engine import kernels as K
 from kdtourney.engine.kernel_base import kernel
 from kdtourney.engine.kernels import list_squares
 from kdtourney.engine.tiles import CASTLE, TERRAIN_LETTERS
+from kdtourney.errors import BotFailure
 
 PROTOCOL = "kdtp"
 VERSION = 1
@@ -215,8 +214,8 @@ def _write_int(out, n, value):
 @lru_cache(maxsize=4096)  # the drawn dominoes change once a round
 def _unseen_text(drawn: tuple) -> str:
     """The dominoes not in `drawn`, ascending, as JSON numbers without the brackets."""
-    drawn = set(drawn)
-    return _ints(d for d in TILES if d not in drawn)
+    seen = set(drawn)
+    return _ints(d for d in TILES if d not in seen)
 
 
 def _ints(values) -> str:
@@ -358,7 +357,7 @@ def action_message(action, note: str | None = None) -> dict:
     wire = action if isinstance(action, (int, float, str, bool, type(None))) else repr(action)
     if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
         try:
-            wire = action_to_wire(action)
+            wire = action_to_wire(int(action))
         except ValueError:
             wire = int(action)
     return {"type": "action", "action": wire, **({"note": note} if note else {})}

@@ -12,11 +12,11 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from kdtourney.tournament import sprt as sequential
 from kdtourney.commands import tune as tuning
 from kdtourney.terminal.progress import GameRate, TerminalView, starting_text
 from kdtourney.terminal.tables import ladder_table
 from kdtourney.text import shown
+from kdtourney.tournament import sprt as sequential
 
 
 class SprtDisplay(TerminalView):

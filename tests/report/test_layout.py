@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 from browser_support import page  # noqa: F401  (a fixture)
 from click.testing import CliRunner
-
 from pool_support import simulate, write_store
 
 from kdtourney.cli import main
