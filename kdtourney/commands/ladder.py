@@ -26,7 +26,7 @@ from pathlib import Path
 
 from kdtourney import store
 from kdtourney.commands.driver import Driver
-from kdtourney.commands.folders import record_play
+from kdtourney.commands.folders import create_store, record_play, refuse_another
 from kdtourney.commands.ladder_feed import CHUNK_SECONDS, LadderFeed
 from kdtourney.commands.ladder_watch import POLL_SECONDS, Watch
 from kdtourney.commands.setup import Options, setup
@@ -157,23 +157,14 @@ def open_ladder(config: LadderConfig, folder, meta: dict,
     the session number."""
     folder = Path(folder)
     if not store.exists(folder):
-        try:
-            st = store.Store.create(folder, ladder_table(config).to_dict(), dict(meta, sessions=1),
-                                    {})
-        except store.StoreError as exc:
-            raise ArenaError(str(exc)) from None
-        with st:
-            st.set_config("ladder", config.to_dict())
-            st.write_ladder()
-            record_play(st, play or PlaySettings(), folder)
+        create_store(folder, ladder_table(config), meta, {}, play, {"ladder": config.to_dict()},
+                     then=lambda st: st.write_ladder())
         return config, 1
     stored = resumed_config(folder)
     config = replace(config, rule=stored.rule)  # a ladder keeps the rule it was made with
-    diff = differences(stored.to_dict(), config.to_dict())
-    if diff:
-        more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
-        raise ArenaError(f"{folder} holds another ladder: {diff[0]}{more}; choose a new --out, "
-                         f"or continue that one with kdtourney ladder --resume {folder}")
+    refuse_another(folder, "ladder", differences(stored.to_dict(), config.to_dict()),
+                   f"choose a new --out, or continue that one with kdtourney ladder --resume "
+                   f"{folder}")
     with store.open_store(folder) as st:
         record_play(st, play or PlaySettings(), folder)
         sessions = st.begin_session(meta.get("command"))

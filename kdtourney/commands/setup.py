@@ -99,6 +99,16 @@ class Setup:
             return sum(self.cluster.wait_for_workers().values())
         return worker_count(self.options.workers)
 
+    def show(self, display, *begin) -> None:
+        """Start `display` (if any): `display.begin(*begin, workers)`, its end when the setup ends,
+        then the setup's notes."""
+        if display is None:
+            return
+        display.begin(*begin, self.workers)
+        self.stack.callback(display.end)
+        for note in self.notes:
+            display.note(note)
+
     def open_service(self, table: Tournament, registry, workers: int, identities: dict,
                      on_note=None):
         """The game service for `table`'s games, open until the setup ends."""

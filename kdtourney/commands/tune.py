@@ -26,7 +26,13 @@ import numpy as np
 from kdtourney import store
 from kdtourney.commands import sprt as sequential
 from kdtourney.commands.driver import Driver, Feed
-from kdtourney.commands.folders import check_code, record_play
+from kdtourney.commands.folders import (
+    check_code,
+    create_store,
+    open_existing,
+    record_play,
+    refuse_another,
+)
 from kdtourney.commands.run import run_tournament
 from kdtourney.commands.setup import Options, setup
 from kdtourney.match.settings import PlaySettings
@@ -256,19 +262,9 @@ def open_tune(table: Tournament, tune: Tune, folder, meta: dict, identities: dic
     tune as the folder plays it (under the SPSA rule it was made with) and notes for the user."""
     folder = Path(folder)
     if not store.exists(folder):
-        try:
-            st = store.Store.create(folder, table.to_dict(), dict(meta, sessions=1), identities)
-        except store.StoreError as exc:
-            raise ArenaError(str(exc)) from None
-        with st:
-            st.set_config("tune", tune.to_dict())
-            record_play(st, play or PlaySettings(), folder)
+        create_store(folder, table, meta, identities, play, {"tune": tune.to_dict()})
         return tune, []
-    try:
-        st = store.open_store(folder)
-    except store.StoreError as exc:
-        raise ArenaError(str(exc)) from None
-    with st:
+    with open_existing(folder) as st:
         config = st.config()
         if "tune" not in config:
             raise ArenaError(f"{folder} holds a tournament that is not a tune; choose a new --out")
@@ -279,10 +275,8 @@ def open_tune(table: Tournament, tune: Tune, folder, meta: dict, identities: dic
                            {"tune": tune.to_dict(),
                             "tournament": dict(table.to_dict(), entrants=None, specs=None,
                                                games=None)})
-        if diff:
-            more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
-            raise ArenaError(f"{folder} holds another tune: {diff[0]}{more}; choose a new --out, "
-                             f"or continue that one with kdtourney tune --resume {folder}")
+        refuse_another(folder, "tune", diff, "choose a new --out, or continue that one with "
+                       f"kdtourney tune --resume {folder}")
         notes = check_code(st, identities, folder)
         record_play(st, play or PlaySettings(), folder)
         if tune.rule != spsa.SPSA_RULE:
@@ -367,11 +361,7 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, meta: dict | N
         record(s.st, state)
         outcome = TuneOutcome(folder=folder, table=table, tune=tune, state=state,
                               stored_before=state.stored)
-        if display is not None:
-            display.begin(table, tune, state, s.workers)
-            s.stack.callback(display.end)
-            for note in s.notes:
-                display.note(note)
+        s.show(display, table, tune, state)
         if state.pending():
             ran = Driver(s, display).run(TuneFeed(outcome, scores, incoming, display))
             outcome.played, outcome.interrupted = ran.played, ran.interrupted
