@@ -24,7 +24,7 @@ import pandas as pd
 
 from kdtourney.stats.descriptive import block_resamples
 from kdtourney.stats.outcomes import ELO_PER_NAT
-from kdtourney.stats.ratings import anchored, interval_table, pair_counts
+from kdtourney.stats.ratings import BlockRecords, anchored, interval_table, pair_counts
 
 __all__ = ["OrderCounts", "order_counts", "fit_pl", "bootstrap_pl", "SEATS"]
 
@@ -34,7 +34,7 @@ _CELLS = 4_000_000  # a batch of fits holds about this many (resample, stage, se
 
 
 @dataclass(frozen=True)
-class OrderCounts:
+class OrderCounts(BlockRecords):
     """The stages of every game, aggregated per (block, stage kind).
 
     A stage kind ``t`` is the row ``members[t]``: the entrant that finished next first, then the
@@ -50,14 +50,6 @@ class OrderCounts:
     rec_block: np.ndarray
     rec_term: np.ndarray
     rec_w: np.ndarray
-
-    @property
-    def n_entrants(self) -> int:
-        return len(self.entrants)
-
-    @property
-    def n_blocks(self) -> int:
-        return len(self.blocks)
 
     @property
     def n_terms(self) -> int:

@@ -50,8 +50,23 @@ _DEFAULT_PRIOR = 1.0
 # --------------------------------------------------------------------------------------------------
 
 
+class BlockRecords:
+    """What PairCounts and plackett_luce.OrderCounts share: entrants and blocks by number."""
+
+    entrants: tuple[str, ...]
+    blocks: np.ndarray
+
+    @property
+    def n_entrants(self) -> int:
+        return len(self.entrants)
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.blocks)
+
+
 @dataclass(frozen=True)
-class PairCounts:
+class PairCounts(BlockRecords):
     """Pairwise outcomes aggregated per (block, entrant pair).
 
     Entrant pairs are canonical (``pair_i < pair_j``, indices into ``entrants``). Record ``r`` says
@@ -70,14 +85,6 @@ class PairCounts:
     rec_pair: np.ndarray
     rec_w: np.ndarray
     rec_n: np.ndarray
-
-    @property
-    def n_entrants(self) -> int:
-        return len(self.entrants)
-
-    @property
-    def n_blocks(self) -> int:
-        return len(self.blocks)
 
     @property
     def n_pairs(self) -> int:
