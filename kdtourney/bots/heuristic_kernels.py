@@ -8,19 +8,52 @@ Features and their meaning: docs/internals.md.
 
 import numpy as np
 
-from kdtourney.bots.evaluation import (FR_CENTER, FR_COUNT, FR_STRIDE, S2_SHIFT, S_MASK,
-                                       action_squares, best_key, entry_action, frame_placements,
-                                       gain, prepare_frame, territory, touching)
+from kdtourney.bots.evaluation import (
+    FR_CENTER,
+    FR_COUNT,
+    FR_STRIDE,
+    S2_SHIFT,
+    S_MASK,
+    action_squares,
+    best_key,
+    entry_action,
+    frame_placements,
+    gain,
+    prepare_frame,
+    territory,
+)
 from kdtourney.bots.kernels import POLICIES as GREEDY_POLICIES
 from kdtourney.bots.kernels import POLICY_GREEDY, playout, playout_action
 from kdtourney.engine import word64
 from kdtourney.engine.kernel_base import OCC, flood, kernel, neighbours, popcount
-from kdtourney.engine.kernels import (CLAIM_BASE, DISCARD, FLAG_HARMONY, FLAG_MIDDLE, PHASE_OVER,
-                                      PHASE_PLACE, ST_CUR_ROW, ST_DECK_LEN, ST_DECK_POS,
-                                      ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE,
-                                      ST_PLAYER, ST_PLAYERS, ST_ROW_LEN, ST_SIZE, ST_SLOT,
-                                      apply_action, bonus_points, copy_kingdom, count_holes,
-                                      is_centered, place, rand_below)
+from kdtourney.engine.kernels import (
+    CLAIM_BASE,
+    DISCARD,
+    FLAG_HARMONY,
+    FLAG_MIDDLE,
+    PHASE_OVER,
+    PHASE_PLACE,
+    ST_CUR_ROW,
+    ST_DECK_LEN,
+    ST_DECK_POS,
+    ST_DISCARDS,
+    ST_FLAGS,
+    ST_NEW_OWNER,
+    ST_NEW_ROW,
+    ST_PHASE,
+    ST_PLAYER,
+    ST_PLAYERS,
+    ST_ROW_LEN,
+    ST_SIZE,
+    ST_SLOT,
+    apply_action,
+    bonus_points,
+    copy_kingdom,
+    count_holes,
+    is_centered,
+    place,
+    rand_below,
+)
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
 WEIGHTS = ("place_gain", "place_holes", "middle_lost", "frontier", "crowned_edges", "harmony_lost",

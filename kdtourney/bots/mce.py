@@ -3,8 +3,15 @@
 import numpy as np
 
 from kdtourney.bots import kernels as BK
-from kdtourney.bots.greedy import (TurnBot, candidates, check_budget, check_choice, check_number,
-                                   run_budget, time_budget)
+from kdtourney.bots.greedy import (
+    TurnBot,
+    candidates,
+    check_budget,
+    check_choice,
+    check_number,
+    run_budget,
+    time_budget,
+)
 
 
 class MCEBot(TurnBot):

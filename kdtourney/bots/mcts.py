@@ -11,12 +11,11 @@ from kdtourney.bots import kernels as BK
 from kdtourney.bots import search_kernels as SK
 from kdtourney.bots import valuenet
 from kdtourney.bots.base import Bot
-from kdtourney.bots.greedy import (check_budget, check_choice, check_number, run_budget,
-                                   time_budget)
+from kdtourney.bots.greedy import check_budget, check_choice, check_number, run_budget, time_budget
 from kdtourney.bots.heuristic import STANDALONE, WEIGHT_SETS, weight_vector
 from kdtourney.engine import kernels as K
-from kdtourney.engine.kernels import rand_u64
 from kdtourney.engine.game import rng_state
+from kdtourney.engine.kernels import rand_u64
 from kdtourney.engine.kingdom import square_array
 
 _CHUNK = 256  # iterations per kernel call with an iteration budget (the tree may grow between)

@@ -12,12 +12,35 @@ from kdtourney.bots.evaluation import S2_SHIFT, S_MASK
 from kdtourney.bots.kernels import spot_keys, work_buffers
 from kdtourney.engine import word64
 from kdtourney.engine.kernel_base import CROWN1, CROWN2, OCC, kernel, neighbours, popcount
-from kdtourney.engine.kernels import (PHASE_CLAIM, PHASE_OVER, PHASE_PLACE, RES_COLS, RES_TOTAL,
-                                      ST_CUR_OWNER, ST_CUR_ROW, ST_DECK, ST_DECK_LEN, ST_DECK_POS,
-                                      ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE,
-                                      ST_PLAYER, ST_PLAYERS, ST_ROUND, ST_ROW_LEN, ST_SIZE, ST_SLOT,
-                                      apply_action, copy_game, count_holes, is_centered,
-                                      legal_actions, score_totals)
+from kdtourney.engine.kernels import (
+    PHASE_CLAIM,
+    PHASE_OVER,
+    PHASE_PLACE,
+    RES_COLS,
+    RES_TOTAL,
+    ST_CUR_OWNER,
+    ST_CUR_ROW,
+    ST_DECK,
+    ST_DECK_LEN,
+    ST_DECK_POS,
+    ST_DISCARDS,
+    ST_FLAGS,
+    ST_NEW_OWNER,
+    ST_NEW_ROW,
+    ST_PHASE,
+    ST_PLAYER,
+    ST_PLAYERS,
+    ST_ROUND,
+    ST_ROW_LEN,
+    ST_SIZE,
+    ST_SLOT,
+    apply_action,
+    copy_game,
+    count_holes,
+    is_centered,
+    legal_actions,
+    score_totals,
+)
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
 # per player

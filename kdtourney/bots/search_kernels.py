@@ -6,21 +6,59 @@ kernels (state layout documented in `kdtourney.engine.kernels`).
 
 import numpy as np
 
-from kdtourney.bots.heuristic_kernels import policy_action, policy_playout
 from kdtourney.bots.evaluation import S2_SHIFT, S_MASK, best_key, prepare_frame
-from kdtourney.bots.kernels import (KINGDOM_WIDTH, MEASURE_MARGIN, forget_kept, free_claims,
-                                    greedy_combos, greedy_playout, greedy_step, key_points,
-                                    result_value, work_buffers)
+from kdtourney.bots.heuristic_kernels import policy_action, policy_playout
+from kdtourney.bots.kernels import (
+    KINGDOM_WIDTH,
+    MEASURE_MARGIN,
+    forget_kept,
+    free_claims,
+    greedy_combos,
+    greedy_playout,
+    greedy_step,
+    key_points,
+    result_value,
+    work_buffers,
+)
 from kdtourney.bots.net_kernels import OUT_MARGIN, OUT_RATIO, net_buffers, net_value
 from kdtourney.engine.kernel_base import kernel
-from kdtourney.engine.kernels import (CLAIM_BASE, DISCARD, MAX_ACTIONS, PHASE_CLAIM, PHASE_OVER,
-                                      PHASE_PLACE, RES_COLS, SCRATCH, ST_CUR_ROW, ST_DECK,
-                                      ST_DECK_LEN, ST_DECK_POS, ST_DISCARDS, ST_FLAGS, ST_KINGS,
-                                      ST_LEN, ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE, ST_PLAYER,
-                                      ST_PLAYERS, ST_ROUND, ST_ROW_LEN, ST_SIZE, ST_SLOT,
-                                      apply_action, bonus_points, copy_game, copy_kingdom,
-                                      legal_moves, moves_to_actions, place, rand_below,
-                                      resample_deck, territory_points)
+from kdtourney.engine.kernels import (
+    CLAIM_BASE,
+    DISCARD,
+    MAX_ACTIONS,
+    PHASE_CLAIM,
+    PHASE_OVER,
+    PHASE_PLACE,
+    RES_COLS,
+    SCRATCH,
+    ST_CUR_ROW,
+    ST_DECK,
+    ST_DECK_LEN,
+    ST_DECK_POS,
+    ST_DISCARDS,
+    ST_FLAGS,
+    ST_KINGS,
+    ST_LEN,
+    ST_NEW_OWNER,
+    ST_NEW_ROW,
+    ST_PHASE,
+    ST_PLAYER,
+    ST_PLAYERS,
+    ST_ROUND,
+    ST_ROW_LEN,
+    ST_SIZE,
+    ST_SLOT,
+    apply_action,
+    bonus_points,
+    copy_game,
+    copy_kingdom,
+    legal_moves,
+    moves_to_actions,
+    place,
+    rand_below,
+    resample_deck,
+    territory_points,
+)
 from kdtourney.engine.tiles import TILE_CROWNS
 
 # ---------------------------------------------------------------------------------------------

@@ -93,7 +93,7 @@ class ValueNet:
         np.savez_compressed(path, meta=np.array(json.dumps(self.meta, sort_keys=True)), **arrays)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load_all(paths: tuple) -> dict:
     nets: dict = {}
     for path in paths:

@@ -19,8 +19,14 @@ import numbers
 import numpy as np
 
 from kdtourney.engine import kernels as K
-from kdtourney.engine.kingdom import (Kingdom, Score, decode_placement, encode_placement, flags_of,
-                                      square_array)
+from kdtourney.engine.kingdom import (
+    Kingdom,
+    Score,
+    decode_placement,
+    encode_placement,
+    flags_of,
+    square_array,
+)
 from kdtourney.engine.rules import Rules
 from kdtourney.engine.tiles import TILES
 

@@ -18,11 +18,23 @@ Randomness comes from `rng`, a uint64[1] splitmix64 state, so that a seed fixes 
 import numpy as np
 
 from kdtourney.engine import rows, word64
-from kdtourney.engine.kernel_base import (CENTER, CLAIM_BASE, CROWN1, CROWN2, DIR_COL, DIR_ROW,
-                                          DISCARD, G, MAX_ACTIONS, N_PLACE_ACTIONS, OCC, kernel,
-                                          popcount, select_bit)
+from kdtourney.engine.kernel_base import (
+    CENTER,
+    CLAIM_BASE,
+    CROWN1,
+    CROWN2,
+    DIR_COL,
+    DIR_ROW,
+    DISCARD,
+    MAX_ACTIONS,  # noqa: F401 - re-exported: the bots read K.MAX_ACTIONS
+    N_PLACE_ACTIONS,
+    OCC,
+    G,
+    kernel,
+    popcount,
+    select_bit,
+)
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
-
 
 SCRATCH = max(rows.SCRATCH, 5)  # columns of a scratch row: the rows path's masks, or 4 words and a layout
 _LAYOUT_SLOT = 4

@@ -9,9 +9,21 @@ sc[lvl, d * G + r] for the window rows sc[lvl, FIRST_ROW] ..= sc[lvl, LAST_ROW] 
 """
 
 
-from kdtourney.engine.kernel_base import (CENTER, CROWN1, CROWN2, G, NEAR, OCC, PLANES,
-                                          TILE_SYMMETRIC, kernel, largest_territory, popcount,
-                                          terrain_points, trailing_zeros)
+from kdtourney.engine.kernel_base import (
+    CENTER,
+    CROWN1,
+    CROWN2,
+    NEAR,
+    OCC,
+    PLANES,
+    TILE_SYMMETRIC,
+    G,
+    kernel,
+    largest_territory,
+    popcount,
+    terrain_points,
+    trailing_zeros,
+)
 from kdtourney.engine.tiles import CASTLE, TILE_TERRAIN
 
 WIDTH = PLANES * G  # int64 slots of a kingdom

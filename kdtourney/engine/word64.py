@@ -9,10 +9,24 @@ wrapped neighbours are harmless: docs/internals.md.
 
 import numpy as np
 
-from kdtourney.engine.kernel_base import (CENTER, CROWN1, CROWN2, G, NEAR, OCC, PLANES,
-                                          TILE_SYMMETRIC, kernel, largest_territory, lshr,
-                                          neighbours, popcount, select_bit, terrain_points,
-                                          trailing_zeros)
+from kdtourney.engine.kernel_base import (
+    CENTER,
+    CROWN1,
+    CROWN2,
+    NEAR,
+    OCC,
+    PLANES,
+    TILE_SYMMETRIC,
+    G,
+    kernel,
+    largest_territory,
+    lshr,
+    neighbours,
+    popcount,
+    select_bit,
+    terrain_points,
+    trailing_zeros,
+)
 from kdtourney.engine.tiles import CASTLE, TILE_CROWNS, TILE_TERRAIN
 
 U = np.uint64  # an unsigned index (of a value >= 0): no negative-index check on the hot paths
