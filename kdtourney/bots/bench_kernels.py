@@ -19,7 +19,8 @@ from kdtourney.engine.kernels import (
 
 @kernel(nrt=True)
 def playout_speed(bits, bbox, st, n, policy, rng):
-    """Run n playouts from a position (fresh deck order each); returns the sum of seat 0's scores."""
+    """Run n playouts from a position (fresh deck order each); returns the sum of seat 0's
+    scores."""
     kb, bb, sc, ac = work_buffers()
     fb = plan_buffers()
     b = bits.copy()

@@ -56,7 +56,8 @@ def solve(bits, bbox, st) -> tuple[int, int, list[int]]:
         return SK.best_final(bits, bbox, p, size, flags, int(st[K.ST_DISCARDS + p]), seq, len(seq))
 
     def scores(assigned):
-        return [final(p, tuple(j for j, o in enumerate(assigned) if o == p))[0] for p in range(players)]
+        return [final(p, tuple(j for j, o in enumerate(assigned) if o == p))[0]
+                for p in range(players)]
 
     def margin(v):
         return v[me] - max(v[q] for q in range(players) if q != me), v[me]

@@ -61,7 +61,8 @@ WEIGHTS = ("place_gain", "place_holes", "middle_lost", "frontier", "crowned_edge
 N_WEIGHTS = len(WEIGHTS)
 (F_PLACE_GAIN, F_PLACE_HOLES, F_MIDDLE_LOST, F_FRONTIER, F_CROWNED_EDGES, F_HARMONY_LOST,
  F_CLAIM_GAIN, F_CLAIM_BAD_SPOT, F_CLAIM_CROWNS, F_CLAIM_ORDER, F_CLAIM_DENIAL) = range(N_WEIGHTS)
-F_PLACE = F_HARMONY_LOST + 1  # features 0 .. F_PLACE - 1 belong to the placement (harmony_lost: both)
+F_PLACE = F_HARMONY_LOST + 1  # features 0 .. F_PLACE - 1 belong to the placement
+                              # (harmony_lost: both)
 
 POLICY_HEURISTIC = max(GREEDY_POLICIES.values()) + 1  # every player the heuristic
 POLICY_OWN_HEURISTIC = POLICY_HEURISTIC + 1  # the searching player the heuristic, the others greedy
@@ -152,7 +153,8 @@ def _place_features(pre, lvl, flags, complete, domino, around_a, around_b, sq_a,
 
 @kernel(inline="always")
 def _discard_features(complete, f, row):
-    """The placement's features of a discard (its points: `score0` less Harmony, set by the caller)."""
+    """The placement's features of a discard (its points: `score0` less Harmony, set by the
+    caller)."""
     for i in range(F_PLACE):
         f[row, i] = 0.0
     f[row, F_HARMONY_LOST] = 1.0 if complete else 0.0
@@ -215,7 +217,8 @@ def _value(w, f, row, lo, hi):
 @kernel
 def heuristic_combos(bits, bbox, st, places, claims, feats, kb, bb, sc, ac):
     """Every whole-turn move of the player to act with its features: at a place decision the
-    (placement, claim) combinations (places[i], claims[i]: -1 in the last round), at a claim decision
+    (placement, claim) combinations (places[i], claims[i]: -1 in the last round),
+    at a claim decision
     the claims (places[i] = -1); feats[i]: the move's features (claim features alone at a claim
     decision). Arrays need room for MAX_ACTIONS * 4 rows; returns their number. Work levels 0
     (copy, denials), 1 (claims' spots), frame row 2 (the placements) and ac[2] (the denials)."""
@@ -369,7 +372,8 @@ def policy_action(bits, bbox, st, rng, policy, me, hw, fb, kb, bb, sc, ac):
 
 @kernel
 def policy_playout(bits, bbox, st, rng, policy, me, hw, fb, kb, bb, sc, ac):
-    """Play the game to its end with a playout policy (as policy_action; hw None: `kernels.playout`)."""
+    """Play the game to its end with a playout policy (as policy_action; hw None:
+    `kernels.playout`)."""
     if hw is None:
         playout(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac)
         return

@@ -220,7 +220,8 @@ def claim_keys(bits, bbox, st, claims, keys, kb, bb, sc, ac):
 
 @kernel
 def first_claim(st, rng):
-    """The full greedy's first claim: the free domino with the most crowns on one half (random ties)."""
+    """The full greedy's first claim: the free domino with the most crowns on one half
+    (random ties)."""
     best_c = -1
     best = -1
     ties = 0
@@ -329,7 +330,8 @@ def full_greedy_action(bits, bbox, st, rng, fb, kb, bb, sc, ac):
 @kernel
 def playout_action(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac):
     """The playout policy's action for the player to act; `me` is the searching player."""
-    if policy == POLICY_FULL_GREEDY or (policy == POLICY_OTHERS_FULL_GREEDY and st[ST_PLAYER] != me):
+    if policy == POLICY_FULL_GREEDY or (policy == POLICY_OTHERS_FULL_GREEDY
+                                        and st[ST_PLAYER] != me):
         return full_greedy_action(bits, bbox, st, rng, fb, kb, bb, sc, ac)
     if policy == POLICY_RANDOM or (policy == POLICY_PLAYER_GREEDY and st[ST_PLAYER] != me):
         return random_action(bits, bbox, st, sc, rng)
@@ -493,7 +495,8 @@ def playout(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac):
         greedy_playout(bits, bbox, st, rng, kb, bb, sc, ac)
         return
     while st[ST_PHASE] != PHASE_OVER:
-        apply_action(bits, bbox, st, playout_action(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac))
+        apply_action(bits, bbox, st,
+                     playout_action(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac))
 
 
 @kernel

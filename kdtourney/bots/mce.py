@@ -1,4 +1,5 @@
-"""`mce`: flat Monte Carlo evaluation, the strongest method of Gedda, Lagerkvist and Butler (2018)."""
+"""`mce`: flat Monte Carlo evaluation, the strongest method of Gedda, Lagerkvist and Butler
+(2018)."""
 
 import numpy as np
 

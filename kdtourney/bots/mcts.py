@@ -140,7 +140,8 @@ class MCTSBot(Bot):
 
     @staticmethod
     def _arrays(cap):
-        return np.zeros((cap, SK.TI_COLS), dtype=np.int64), np.zeros((cap, SK.TF_COLS), dtype=np.float64)
+        return (np.zeros((cap, SK.TI_COLS), dtype=np.int64),
+                np.zeros((cap, SK.TF_COLS), dtype=np.float64))
 
     def _grow(self, cap):
         ti, tf = self._arrays(cap)
@@ -156,7 +157,8 @@ class MCTSBot(Bot):
         if self.eval != SK.EVAL_PLAYOUT:
             net = valuenet.network_for(self.weights, rules)
             if net is None:
-                warnings.warn(f"{self.name}: no value network for {valuenet.describe_rules(rules)}; "
+                warnings.warn(f"{self.name}: no value network for "
+                              f"{valuenet.describe_rules(rules)}; "
                               f"it evaluates with playouts", stacklevel=2)
             else:
                 self._net, self._evaluation = net.arrays, self.eval

@@ -250,7 +250,8 @@ def features(bits, bbox, st, viewer, out, res, order, dominoes, keys, kb, bb, sc
 
 @kernel(fastmath=True)
 def forward(net, x, h1, h2, out):
-    """The network on features x into out float32[2]; h1, h2: scratch of the hidden layers' sizes."""
+    """The network on features x into out float32[2]; h1, h2: scratch of the hidden layers'
+    sizes."""
     w1, b1, w2, b2, w3, b3 = net
     for i in range(w1.shape[0]):
         acc = b1[i]
@@ -288,7 +289,8 @@ def observe(bits, bbox, st, viewer, fb):
 
 @kernel(nrt=True)
 def net_buffers(net, players):
-    """(feature buffers, h1, h2, out): the scratch of `net_value` for a game of `players` players."""
+    """(feature buffers, h1, h2, out): the scratch of `net_value` for a game of `players`
+    players."""
     w1, b1, w2, b2, w3, b3 = net
     return (feature_buffers(players), np.zeros(w1.shape[0], dtype=np.float32),
             np.zeros(w2.shape[0], dtype=np.float32), np.zeros(w3.shape[0], dtype=np.float32))

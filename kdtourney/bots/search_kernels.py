@@ -1,4 +1,5 @@
-"""Numba kernels of the tree searches (`expectimax`, `mcts`): arrays and ints in, arrays and ints out.
+"""Numba kernels of the tree searches (`expectimax`, `mcts`): arrays and ints in, arrays and ints
+out.
 
 Built on the greedy evaluation and the playouts of `kdtourney.bots.kernels` and on the engine
 kernels (state layout documented in `kdtourney.engine.kernels`).
@@ -109,7 +110,8 @@ def expecti_buffers(max_depth):
     return (np.zeros((n, 1, KINGDOM_WIDTH), dtype=np.int64), np.zeros((n, 1, 4), dtype=np.int64),
             np.zeros((n, ST_LEN), dtype=np.int64), np.zeros((n, KINGDOM_WIDTH), dtype=np.int64),
             np.zeros((n, 4), dtype=np.int64), np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64),
-            np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64), np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64),
+            np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64),
+            np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64),
             np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64), np.zeros((n, 48), dtype=np.int64),
             np.zeros((n, F_COLS), dtype=np.int64), np.zeros((n, 2), dtype=np.float64),
             np.zeros(n, dtype=np.uint64))
@@ -537,7 +539,8 @@ def _select(ti, tf, node, c, bias, widen, claim_phase, st):
 
 @kernel(inline="always")
 def _net_measure(bits, bbox, st, me, measure, net, nb):
-    """The network's value of a game not over for `me`, in the units of `measure` (within [0, 1])."""
+    """The network's value of a game not over for `me`, in the units of `measure`
+    (within [0, 1])."""
     if measure == MEASURE_MARGIN:
         v = 0.5 + net_value(bits, bbox, st, me, net, nb, OUT_MARGIN) / 200.0
     else:
@@ -683,7 +686,8 @@ def best_final(bits, bbox, p, size, flags, discards, dominoes, k):
     copy_kingdom(bits, bbox, p, kb, bb, 0)
     disc[0] = discards
     if k == 0:
-        return territory_points(kb, bb, 0, size) + bonus_points(bb, 0, size, flags, discards == 0), -1
+        return territory_points(kb, bb, 0, size) + bonus_points(bb, 0, size, flags,
+                                                                discards == 0), -1
     best = -1
     best_first = -1
     lvl = 0

@@ -111,7 +111,8 @@ def moves(bits, bbox, p, size, domino, sc, lvl):
 
 @kernel
 def write_actions(sc, lvl, out, row):
-    """The place actions of the placements in sc[lvl] into out[row], in action order; their number."""
+    """The place actions of the placements in sc[lvl] into out[row], in action order;
+    their number."""
     n = 0
     for d in range(4):
         for r in range(sc[lvl, FIRST_ROW], sc[lvl, LAST_ROW] + 1):
@@ -229,7 +230,8 @@ def square(bits, p, r, c):
         return 0
     for t in range(1, 7):
         if (bits[p, t * G + r] >> c) & 1:
-            return 4 * t + ((bits[p, CROWN1 * G + r] >> c) & 1) + 2 * ((bits[p, CROWN2 * G + r] >> c) & 1)
+            return 4 * t + ((bits[p, CROWN1 * G + r] >> c) & 1) \
+                + 2 * ((bits[p, CROWN2 * G + r] >> c) & 1)
     return 4 * CASTLE
 
 
