@@ -287,7 +287,8 @@ def search_speed(spec="mcts", games=2, rounds=3):
                     action = bots[seat].act(view)
                     if seat == 0:
                         cpu += time.thread_time() - t0
-                        iterations += bots[0].last_iterations if len(view.legal_actions()) > 1 else 0
+                        iterations += (bots[0].last_iterations if len(view.legal_actions()) > 1
+                                       else 0)
                     game.apply(action)
             best = cpu if best is None else min(best, cpu)
         print(f"iterations_per_cpu_s[{spec}, {table}, against greedy, 1 core]: "

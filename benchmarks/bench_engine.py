@@ -110,7 +110,8 @@ def scorings(bits, bbox, size, flags, reps):
     total = 0
     for _ in range(reps):
         for i in range(len(bbox)):
-            total += K.territory_points(bits, bbox, i, size) + K.bonus_points(bbox, i, size, flags, True)
+            total += (K.territory_points(bits, bbox, i, size)
+                      + K.bonus_points(bbox, i, size, flags, True))
     return total
 
 
@@ -173,8 +174,9 @@ def start_time(cache_dir):
     """Seconds for `kdtourney run` of a 2-game tournament, with NUMBA_CACHE_DIR=cache_dir."""
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
     with tempfile.TemporaryDirectory() as out:
-        cmd = [os.path.join(os.path.dirname(sys.executable), "kdtourney"), "run", "--bots", "random,random", "--players", "2",
-               "--games", "2", "--workers", "1", "--seed", "1", "--quiet", "--no-report", "--out", os.path.join(out, "t")]
+        cmd = [os.path.join(os.path.dirname(sys.executable), "kdtourney"), "run",
+               "--bots", "random,random", "--players", "2", "--games", "2", "--workers", "1",
+               "--seed", "1", "--quiet", "--no-report", "--out", os.path.join(out, "t")]
         t = time.perf_counter()
         subprocess.run(cmd, env=env, check=True, capture_output=True)
         return time.perf_counter() - t
@@ -223,8 +225,9 @@ def build_yardstick(source, folder):
     if make.returncode != 0:
         sys.exit(f"Error: building the yardstick failed: {make.stderr.strip().splitlines()[-1:]}")
     parts = Path(__file__).resolve().parent / "yardstick_parts.c"
-    cc = subprocess.run([os.environ.get("CC", "cc"), "-std=c11", "-O3", "-march=native", "-I", str(folder),
-                         "-o", str(folder / "parts"), str(parts), "-lm"], capture_output=True, text=True)
+    cc = subprocess.run([os.environ.get("CC", "cc"), "-std=c11", "-O3", "-march=native",
+                         "-I", str(folder), "-o", str(folder / "parts"), str(parts), "-lm"],
+                        capture_output=True, text=True)
     if cc.returncode != 0:
         sys.exit(f"Error: building {parts.name} failed: {cc.stderr.strip().splitlines()[-1:]}")
 
@@ -238,9 +241,11 @@ def c_figures(folder, games):
     """(ns per whole game, {part: ns}) of one run of each C program: CPU time (the whole game: of
     the process, its start included, which is well under 1% of it)."""
     t = children_cpu_s()
-    subprocess.run([str(folder / "kdref"), "random", str(games), "1"], capture_output=True, text=True, check=True)
+    subprocess.run([str(folder / "kdref"), "random", str(games), "1"],
+                   capture_output=True, text=True, check=True)
     game_ns = (children_cpu_s() - t) * 1e9 / games
-    run = subprocess.run([str(folder / "parts"), str(PARTS_GAMES), "20", "1"], capture_output=True, text=True, check=True)
+    run = subprocess.run([str(folder / "parts"), str(PARTS_GAMES), "20", "1"],
+                         capture_output=True, text=True, check=True)
     parts = {m.group(1): float(m.group(2)) for m in re.finditer(r"(\w+)_ns=([\d.]+)", run.stdout)}
     return game_ns, parts
 
@@ -260,8 +265,8 @@ def compare(source, rounds, core):
             game_ns = engine.game_ns(100_000)
             for name, ns in [("game", game_ns)] + list(engine.parts(20).items()):
                 best[("Numba", name)] = min(best.get(("Numba", name), ns), ns)
-    print(f"C yardstick vs Numba engine, one core (cpu {core}), best of {rounds} rounds back to back; "
-          "ratio = C time / Numba time")
+    print(f"C yardstick vs Numba engine, one core (cpu {core}), best of {rounds} rounds "
+          "back to back; ratio = C time / Numba time")
     for name, what in (("game", "whole random 4-player game, both bonuses"),
                        ("place_decision", "random placement decision (count + select)"),
                        ("enumeration", "legal placements listed"),
@@ -274,8 +279,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="time per figure")
     parser.add_argument("--compare-c", metavar="DIR", type=Path, help="the C yardstick's folder")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds of the side-by-side comparison")
-    parser.add_argument("--core", type=int, default=0, help="the core of the side-by-side comparison")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="rounds of the side-by-side comparison")
+    parser.add_argument("--core", type=int, default=0,
+                        help="the core of the side-by-side comparison")
     args = parser.parse_args()
     warm_up()
     if args.compare_c is not None:

@@ -53,7 +53,8 @@ QUICK_START = quick_start()
 def adopt_descendants() -> None:
     """Make this process a child subreaper: the command's workers are forked by its fork server,
     which the command leaves running at its exit, so their CPU would reach no one who waits for
-    it; orphaned, the fork server becomes this process's child, which `children_cpu_s` awaits."""
+    it; orphaned, the fork server becomes this process's child, and `children_cpu_s` waits
+    for it."""
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         sys.exit(f"Error: prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")

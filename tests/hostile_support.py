@@ -31,12 +31,14 @@ def write_hostile_submissions(bots: Path) -> dict:
 
 
 def remove_deep(folder: Path) -> None:
-    """Remove a folder tree of any depth without recursion (pytest's clean-up recurses)."""
-    todo = [str(folder)]
+    """Remove a folder tree of any depth without recursion (pytest's clean-up recurses): each
+    folder's subfolders are moved beside `folder` first, so every path stays short."""
+    todo, moved = [str(folder)], 0
     while todo:
-        path = todo[-1]
-        subfolders = [e.path for e in os.scandir(path) if e.is_dir(follow_symlinks=False)]
-        if subfolders:
-            todo += subfolders
-            continue
-        shutil.rmtree(todo.pop())
+        here = todo.pop()
+        for entry in list(os.scandir(here)):
+            if entry.is_dir(follow_symlinks=False):
+                moved += 1
+                todo.append(os.path.join(os.path.dirname(folder), f".deep-{moved}"))
+                os.rename(entry.path, todo[-1])
+        shutil.rmtree(here)  # files only by now

@@ -18,6 +18,19 @@ from kdtourney.service.backend import Finished
 ENTRANTS = ["random", "greedy"] + [f"mce:iterations={n}" for n in range(1, 19)]
 
 
+class NoteDisplay:
+    """A ladder's display that keeps the notes it is given (`notes`) and drops its events."""
+
+    def __init__(self):
+        self.notes = []
+
+    def note(self, text):
+        self.notes.append(text)
+
+    def event(self, text):
+        pass
+
+
 class InstantService:
     """`setup.open_service`'s interface; each `step` hands back `workers` games, played in no
     time: seat ranks drawn (Plackett-Luce, seeded by the game) from each entrant's strength, 40

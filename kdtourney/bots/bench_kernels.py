@@ -7,13 +7,20 @@ import numpy as np
 from kdtourney.bots.kernels import plan_buffers, playout, work_buffers
 from kdtourney.bots.net_kernels import OUT_MARGIN, net_buffers, net_value
 from kdtourney.engine.kernel_base import kernel
-from kdtourney.engine.kernels import (RES_COLS, RES_TOTAL, ST_PLAYERS, copy_game, resample_deck,
-                                      score_totals)
+from kdtourney.engine.kernels import (
+    RES_COLS,
+    RES_TOTAL,
+    ST_PLAYERS,
+    copy_game,
+    resample_deck,
+    score_totals,
+)
 
 
 @kernel(nrt=True)
 def playout_speed(bits, bbox, st, n, policy, rng):
-    """Run n playouts from a position (fresh deck order each); returns the sum of seat 0's scores."""
+    """Run n playouts from a position (fresh deck order each); returns the sum of seat 0's
+    scores."""
     kb, bb, sc, ac = work_buffers()
     fb = plan_buffers()
     b = bits.copy()

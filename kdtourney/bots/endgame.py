@@ -11,7 +11,7 @@ higher own score). A model of the others, not a guarantee: a player that does no
 score can leave us better or worse off.
 """
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -49,19 +49,20 @@ def solve(bits, bbox, st) -> tuple[int, int, list[int]]:
     owners = tuple(int(st[K.ST_NEW_OWNER + j]) for j in range(len(row)))
     size, flags = int(st[K.ST_SIZE]), int(st[K.ST_FLAGS])
 
-    @lru_cache(maxsize=None)
+    @cache
     def final(p, owned):
         """(best final score, first action) of player p ending with the new-row dominoes `owned`."""
         seq = np.array(unplaced[p] + [row[j] for j in owned], dtype=np.int64)
         return SK.best_final(bits, bbox, p, size, flags, int(st[K.ST_DISCARDS + p]), seq, len(seq))
 
     def scores(assigned):
-        return [final(p, tuple(j for j, o in enumerate(assigned) if o == p))[0] for p in range(players)]
+        return [final(p, tuple(j for j, o in enumerate(assigned) if o == p))[0]
+                for p in range(players)]
 
     def margin(v):
         return v[me] - max(v[q] for q in range(players) if q != me), v[me]
 
-    @lru_cache(maxsize=None)
+    @cache
     def outcome(i, assigned):
         """(final scores, claim of turn i) after turns i.. claim from the free dominoes."""
         if i == len(turns) or all(o >= 0 for o in assigned):

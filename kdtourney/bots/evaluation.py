@@ -11,10 +11,30 @@ keys are computed: docs/internals.md.
 import numpy as np
 
 from kdtourney.engine import word64
-from kdtourney.engine.kernel_base import (CROWN1, CROWN2, DIR_COL, DIR_ROW, G, OCC, flood, kernel,
-                                          lshr, neighbours, popcount)
-from kdtourney.engine.kernels import (CENTER, DISCARD, FLAG_HARMONY, FLAG_MIDDLE, bonus_points,
-                                      is_centered, legal_moves, moves_to_actions, window)
+from kdtourney.engine.kernel_base import (
+    CROWN1,
+    CROWN2,
+    DIR_COL,
+    DIR_ROW,
+    OCC,
+    G,
+    flood,
+    kernel,
+    lshr,
+    neighbours,
+    popcount,
+)
+from kdtourney.engine.kernels import (
+    CENTER,
+    DISCARD,
+    FLAG_HARMONY,
+    FLAG_MIDDLE,
+    bonus_points,
+    is_centered,
+    legal_moves,
+    moves_to_actions,
+    window,
+)
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
 S2_SHIFT = 20

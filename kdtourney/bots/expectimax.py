@@ -1,4 +1,5 @@
-"""`expectimax`: iterative-deepening expectimax over the bot's turns, chance nodes for the next rows."""
+"""`expectimax`: iterative-deepening expectimax over the bot's turns, chance nodes for the next
+rows."""
 
 import time as _time
 
@@ -73,7 +74,8 @@ class ExpectimaxBot(TurnBot):
                 else:
                     left = budget - (_time.perf_counter() - start)
                     limit = stats[0] + (int(0.9 * rate * left) if rate else 1 << 62)
-                v = SK.expecti_move(bits, bbox, st, view.player, cand.places, cand.claims, cand.keys,
+                v = SK.expecti_move(bits, bbox, st, view.player,
+                                    cand.places, cand.claims, cand.keys,
                                     k, depth, self.width, self.samples, seed, limit, stats,
                                     self._buffers)
                 if v == SK.NOT_DONE:

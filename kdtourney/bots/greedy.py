@@ -38,7 +38,8 @@ class Candidates:
         if k <= 0 or k >= len(self):
             return self
         order = np.argsort(-self.keys, kind="stable")[:k]
-        return Candidates(self.places[order].copy(), self.claims[order].copy(), self.keys[order].copy())
+        return Candidates(self.places[order].copy(), self.claims[order].copy(),
+                          self.keys[order].copy())
 
 
 def candidates(view, work) -> Candidates:
@@ -114,7 +115,8 @@ def check_choice(what, value, choices):
 
 
 def check_number(what, value, low=0.0, integer=False):
-    ok = not isinstance(value, bool) and isinstance(value, int if integer else (int, float)) and value >= low
+    ok = not isinstance(value, bool) and isinstance(value, int if integer else (int, float)) \
+        and value >= low
     if not ok:
         kind = "an int" if integer else "a number"
         raise ValueError(f"{what} must be {kind} >= {low}, not {value!r}")

@@ -65,7 +65,8 @@ class HeuristicBot(TurnBot):
 
     def decide(self, view):
         bits, bbox, st = view.arrays
-        n = HK.heuristic_combos(bits, bbox, st, self._places, self._claims, self._feats, *self._work)
+        n = HK.heuristic_combos(bits, bbox, st, self._places, self._claims, self._feats,
+                                *self._work)
         values = self._feats[:n] @ self._w
         i = BK.argmax_random(values, n, self._rng)
         return int(self._places[i]), int(self._claims[i])

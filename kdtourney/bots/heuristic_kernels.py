@@ -8,19 +8,52 @@ Features and their meaning: docs/internals.md.
 
 import numpy as np
 
-from kdtourney.bots.evaluation import (FR_CENTER, FR_COUNT, FR_STRIDE, S2_SHIFT, S_MASK,
-                                       action_squares, best_key, entry_action, frame_placements,
-                                       gain, prepare_frame, territory, touching)
+from kdtourney.bots.evaluation import (
+    FR_CENTER,
+    FR_COUNT,
+    FR_STRIDE,
+    S2_SHIFT,
+    S_MASK,
+    action_squares,
+    best_key,
+    entry_action,
+    frame_placements,
+    gain,
+    prepare_frame,
+    territory,
+)
 from kdtourney.bots.kernels import POLICIES as GREEDY_POLICIES
 from kdtourney.bots.kernels import POLICY_GREEDY, playout, playout_action
 from kdtourney.engine import word64
 from kdtourney.engine.kernel_base import OCC, flood, kernel, neighbours, popcount
-from kdtourney.engine.kernels import (CLAIM_BASE, DISCARD, FLAG_HARMONY, FLAG_MIDDLE, PHASE_OVER,
-                                      PHASE_PLACE, ST_CUR_ROW, ST_DECK_LEN, ST_DECK_POS,
-                                      ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE,
-                                      ST_PLAYER, ST_PLAYERS, ST_ROW_LEN, ST_SIZE, ST_SLOT,
-                                      apply_action, bonus_points, copy_kingdom, count_holes,
-                                      is_centered, place, rand_below)
+from kdtourney.engine.kernels import (
+    CLAIM_BASE,
+    DISCARD,
+    FLAG_HARMONY,
+    FLAG_MIDDLE,
+    PHASE_OVER,
+    PHASE_PLACE,
+    ST_CUR_ROW,
+    ST_DECK_LEN,
+    ST_DECK_POS,
+    ST_DISCARDS,
+    ST_FLAGS,
+    ST_NEW_OWNER,
+    ST_NEW_ROW,
+    ST_PHASE,
+    ST_PLAYER,
+    ST_PLAYERS,
+    ST_ROW_LEN,
+    ST_SIZE,
+    ST_SLOT,
+    apply_action,
+    bonus_points,
+    copy_kingdom,
+    count_holes,
+    is_centered,
+    place,
+    rand_below,
+)
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
 WEIGHTS = ("place_gain", "place_holes", "middle_lost", "frontier", "crowned_edges", "harmony_lost",
@@ -28,7 +61,8 @@ WEIGHTS = ("place_gain", "place_holes", "middle_lost", "frontier", "crowned_edge
 N_WEIGHTS = len(WEIGHTS)
 (F_PLACE_GAIN, F_PLACE_HOLES, F_MIDDLE_LOST, F_FRONTIER, F_CROWNED_EDGES, F_HARMONY_LOST,
  F_CLAIM_GAIN, F_CLAIM_BAD_SPOT, F_CLAIM_CROWNS, F_CLAIM_ORDER, F_CLAIM_DENIAL) = range(N_WEIGHTS)
-F_PLACE = F_HARMONY_LOST + 1  # features 0 .. F_PLACE - 1 belong to the placement (harmony_lost: both)
+F_PLACE = F_HARMONY_LOST + 1  # features 0 .. F_PLACE - 1 belong to the placement
+                              # (harmony_lost: both)
 
 POLICY_HEURISTIC = max(GREEDY_POLICIES.values()) + 1  # every player the heuristic
 POLICY_OWN_HEURISTIC = POLICY_HEURISTIC + 1  # the searching player the heuristic, the others greedy
@@ -119,7 +153,8 @@ def _place_features(pre, lvl, flags, complete, domino, around_a, around_b, sq_a,
 
 @kernel(inline="always")
 def _discard_features(complete, f, row):
-    """The placement's features of a discard (its points: `score0` less Harmony, set by the caller)."""
+    """The placement's features of a discard (its points: `score0` less Harmony, set by the
+    caller)."""
     for i in range(F_PLACE):
         f[row, i] = 0.0
     f[row, F_HARMONY_LOST] = 1.0 if complete else 0.0
@@ -182,7 +217,8 @@ def _value(w, f, row, lo, hi):
 @kernel
 def heuristic_combos(bits, bbox, st, places, claims, feats, kb, bb, sc, ac):
     """Every whole-turn move of the player to act with its features: at a place decision the
-    (placement, claim) combinations (places[i], claims[i]: -1 in the last round), at a claim decision
+    (placement, claim) combinations (places[i], claims[i]: -1 in the last round),
+    at a claim decision
     the claims (places[i] = -1); feats[i]: the move's features (claim features alone at a claim
     decision). Arrays need room for MAX_ACTIONS * 4 rows; returns their number. Work levels 0
     (copy, denials), 1 (claims' spots), frame row 2 (the placements) and ac[2] (the denials)."""
@@ -336,7 +372,8 @@ def policy_action(bits, bbox, st, rng, policy, me, hw, fb, kb, bb, sc, ac):
 
 @kernel
 def policy_playout(bits, bbox, st, rng, policy, me, hw, fb, kb, bb, sc, ac):
-    """Play the game to its end with a playout policy (as policy_action; hw None: `kernels.playout`)."""
+    """Play the game to its end with a playout policy (as policy_action; hw None:
+    `kernels.playout`)."""
     if hw is None:
         playout(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac)
         return

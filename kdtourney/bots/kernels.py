@@ -11,19 +11,60 @@ docs/internals.md.
 
 import numpy as np
 
-from kdtourney.bots.evaluation import (AC_ROWS, ENTRY_MASK, FRAME_LEN, FR_LAND, FR_POINTS,
-                                       KEY_SHIFT, S2_SHIFT, S_MASK, best_key, entry_action,
-                                       frame_place, frame_placements, prepare_frame, scan_keys)
+from kdtourney.bots.evaluation import (
+    AC_ROWS,
+    ENTRY_MASK,
+    FR_LAND,
+    FR_POINTS,
+    FRAME_LEN,
+    KEY_SHIFT,
+    S2_SHIFT,
+    S_MASK,
+    best_key,
+    entry_action,
+    frame_place,
+    frame_placements,
+    prepare_frame,
+    scan_keys,
+)
 from kdtourney.engine import word64
 from kdtourney.engine.kernel_base import kernel
-from kdtourney.engine.kernels import (CLAIM_BASE, DISCARD, FLAG_TIEBREAK_TERRITORY, MAX_ACTIONS,
-                                      PHASE_OVER, PHASE_PLACE, RES_COLS, RES_TOTAL, SCRATCH,
-                                      ST_CUR_ROW, ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW,
-                                      ST_PHASE, ST_PLAYER, ST_PLAYERS, ST_ROUND, ST_SIZE, ST_SLOT,
-                                      apply_action, bonus_points, copy_game, copy_kingdom,
-                                      is_centered, land_squares, place, playout_random, rand_below,
-                                      random_action, rank_players, resample_deck, score_game,
-                                      score_totals)
+from kdtourney.engine.kernels import (
+    CLAIM_BASE,
+    DISCARD,
+    FLAG_TIEBREAK_TERRITORY,
+    MAX_ACTIONS,
+    PHASE_OVER,
+    PHASE_PLACE,
+    RES_COLS,
+    RES_TOTAL,
+    SCRATCH,
+    ST_CUR_ROW,
+    ST_DISCARDS,
+    ST_FLAGS,
+    ST_NEW_OWNER,
+    ST_NEW_ROW,
+    ST_PHASE,
+    ST_PLAYER,
+    ST_PLAYERS,
+    ST_ROUND,
+    ST_SIZE,
+    ST_SLOT,
+    apply_action,
+    bonus_points,
+    copy_game,
+    copy_kingdom,
+    is_centered,
+    land_squares,
+    place,
+    playout_random,
+    rand_below,
+    random_action,
+    rank_players,
+    resample_deck,
+    score_game,
+    score_totals,
+)
 from kdtourney.engine.rows import WIDTH as ROWS_WIDTH
 from kdtourney.engine.tiles import TILE_CROWNS
 
@@ -180,7 +221,8 @@ def claim_keys(bits, bbox, st, claims, keys, kb, bb, sc, ac):
 
 @kernel
 def first_claim(st, rng):
-    """The full greedy's first claim: the free domino with the most crowns on one half (random ties)."""
+    """The full greedy's first claim: the free domino with the most crowns on one half
+    (random ties)."""
     best_c = -1
     best = -1
     ties = 0
@@ -289,7 +331,8 @@ def full_greedy_action(bits, bbox, st, rng, fb, kb, bb, sc, ac):
 @kernel
 def playout_action(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac):
     """The playout policy's action for the player to act; `me` is the searching player."""
-    if policy == POLICY_FULL_GREEDY or (policy == POLICY_OTHERS_FULL_GREEDY and st[ST_PLAYER] != me):
+    if policy == POLICY_FULL_GREEDY or (policy == POLICY_OTHERS_FULL_GREEDY
+                                        and st[ST_PLAYER] != me):
         return full_greedy_action(bits, bbox, st, rng, fb, kb, bb, sc, ac)
     if policy == POLICY_RANDOM or (policy == POLICY_PLAYER_GREEDY and st[ST_PLAYER] != me):
         return random_action(bits, bbox, st, sc, rng)
@@ -453,7 +496,8 @@ def playout(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac):
         greedy_playout(bits, bbox, st, rng, kb, bb, sc, ac)
         return
     while st[ST_PHASE] != PHASE_OVER:
-        apply_action(bits, bbox, st, playout_action(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac))
+        apply_action(bits, bbox, st,
+                     playout_action(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac))
 
 
 @kernel

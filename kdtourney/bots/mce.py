@@ -1,10 +1,18 @@
-"""`mce`: flat Monte Carlo evaluation, the strongest method of Gedda, Lagerkvist and Butler (2018)."""
+"""`mce`: flat Monte Carlo evaluation, the strongest method of Gedda, Lagerkvist and Butler
+(2018)."""
 
 import numpy as np
 
 from kdtourney.bots import kernels as BK
-from kdtourney.bots.greedy import (TurnBot, candidates, check_budget, check_choice, check_number,
-                                   run_budget, time_budget)
+from kdtourney.bots.greedy import (
+    TurnBot,
+    candidates,
+    check_budget,
+    check_choice,
+    check_number,
+    run_budget,
+    time_budget,
+)
 
 
 class MCEBot(TurnBot):

@@ -11,12 +11,11 @@ from kdtourney.bots import kernels as BK
 from kdtourney.bots import search_kernels as SK
 from kdtourney.bots import valuenet
 from kdtourney.bots.base import Bot
-from kdtourney.bots.greedy import (check_budget, check_choice, check_number, run_budget,
-                                   time_budget)
+from kdtourney.bots.greedy import check_budget, check_choice, check_number, run_budget, time_budget
 from kdtourney.bots.heuristic import STANDALONE, WEIGHT_SETS, weight_vector
 from kdtourney.engine import kernels as K
-from kdtourney.engine.kernels import rand_u64
 from kdtourney.engine.game import rng_state
+from kdtourney.engine.kernels import rand_u64
 from kdtourney.engine.kingdom import square_array
 
 _CHUNK = 256  # iterations per kernel call with an iteration budget (the tree may grow between)
@@ -141,7 +140,8 @@ class MCTSBot(Bot):
 
     @staticmethod
     def _arrays(cap):
-        return np.zeros((cap, SK.TI_COLS), dtype=np.int64), np.zeros((cap, SK.TF_COLS), dtype=np.float64)
+        return (np.zeros((cap, SK.TI_COLS), dtype=np.int64),
+                np.zeros((cap, SK.TF_COLS), dtype=np.float64))
 
     def _grow(self, cap):
         ti, tf = self._arrays(cap)
@@ -157,7 +157,8 @@ class MCTSBot(Bot):
         if self.eval != SK.EVAL_PLAYOUT:
             net = valuenet.network_for(self.weights, rules)
             if net is None:
-                warnings.warn(f"{self.name}: no value network for {valuenet.describe_rules(rules)}; "
+                warnings.warn(f"{self.name}: no value network for "
+                              f"{valuenet.describe_rules(rules)}; "
                               f"it evaluates with playouts", stacklevel=2)
             else:
                 self._net, self._evaluation = net.arrays, self.eval

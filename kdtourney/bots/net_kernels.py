@@ -12,12 +12,35 @@ from kdtourney.bots.evaluation import S2_SHIFT, S_MASK
 from kdtourney.bots.kernels import spot_keys, work_buffers
 from kdtourney.engine import word64
 from kdtourney.engine.kernel_base import CROWN1, CROWN2, OCC, kernel, neighbours, popcount
-from kdtourney.engine.kernels import (PHASE_CLAIM, PHASE_OVER, PHASE_PLACE, RES_COLS, RES_TOTAL,
-                                      ST_CUR_OWNER, ST_CUR_ROW, ST_DECK, ST_DECK_LEN, ST_DECK_POS,
-                                      ST_DISCARDS, ST_FLAGS, ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE,
-                                      ST_PLAYER, ST_PLAYERS, ST_ROUND, ST_ROW_LEN, ST_SIZE, ST_SLOT,
-                                      apply_action, copy_game, count_holes, is_centered,
-                                      legal_actions, score_totals)
+from kdtourney.engine.kernels import (
+    PHASE_CLAIM,
+    PHASE_OVER,
+    PHASE_PLACE,
+    RES_COLS,
+    RES_TOTAL,
+    ST_CUR_OWNER,
+    ST_CUR_ROW,
+    ST_DECK,
+    ST_DECK_LEN,
+    ST_DECK_POS,
+    ST_DISCARDS,
+    ST_FLAGS,
+    ST_NEW_OWNER,
+    ST_NEW_ROW,
+    ST_PHASE,
+    ST_PLAYER,
+    ST_PLAYERS,
+    ST_ROUND,
+    ST_ROW_LEN,
+    ST_SIZE,
+    ST_SLOT,
+    apply_action,
+    copy_game,
+    count_holes,
+    is_centered,
+    legal_actions,
+    score_totals,
+)
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
 # per player
@@ -227,7 +250,8 @@ def features(bits, bbox, st, viewer, out, res, order, dominoes, keys, kb, bb, sc
 
 @kernel(fastmath=True)
 def forward(net, x, h1, h2, out):
-    """The network on features x into out float32[2]; h1, h2: scratch of the hidden layers' sizes."""
+    """The network on features x into out float32[2]; h1, h2: scratch of the hidden layers'
+    sizes."""
     w1, b1, w2, b2, w3, b3 = net
     for i in range(w1.shape[0]):
         acc = b1[i]
@@ -265,7 +289,8 @@ def observe(bits, bbox, st, viewer, fb):
 
 @kernel(nrt=True)
 def net_buffers(net, players):
-    """(feature buffers, h1, h2, out): the scratch of `net_value` for a game of `players` players."""
+    """(feature buffers, h1, h2, out): the scratch of `net_value` for a game of `players`
+    players."""
     w1, b1, w2, b2, w3, b3 = net
     return (feature_buffers(players), np.zeros(w1.shape[0], dtype=np.float32),
             np.zeros(w2.shape[0], dtype=np.float32), np.zeros(w3.shape[0], dtype=np.float32))

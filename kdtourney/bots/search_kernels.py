@@ -1,4 +1,5 @@
-"""Numba kernels of the tree searches (`expectimax`, `mcts`): arrays and ints in, arrays and ints out.
+"""Numba kernels of the tree searches (`expectimax`, `mcts`): arrays and ints in, arrays and ints
+out.
 
 Built on the greedy evaluation and the playouts of `kdtourney.bots.kernels` and on the engine
 kernels (state layout documented in `kdtourney.engine.kernels`). `mcts_parts`: what a warm-up may
@@ -7,21 +8,61 @@ compile apart.
 
 import numpy as np
 
-from kdtourney.bots.heuristic_kernels import policy_action, policy_playout
 from kdtourney.bots.evaluation import S2_SHIFT, S_MASK, best_key, prepare_frame
-from kdtourney.bots.kernels import (KINGDOM_WIDTH, MEASURE_MARGIN, examples, forget_kept,
-                                    free_claims, greedy_combos, greedy_parts, greedy_playout,
-                                    greedy_step, key_points, result_value, work_buffers)
+from kdtourney.bots.heuristic_kernels import policy_action, policy_playout
+from kdtourney.bots.kernels import (
+    KINGDOM_WIDTH,
+    MEASURE_MARGIN,
+    examples,
+    forget_kept,
+    free_claims,
+    greedy_combos,
+    greedy_parts,
+    greedy_playout,
+    greedy_step,
+    key_points,
+    result_value,
+    work_buffers,
+)
 from kdtourney.bots.net_kernels import OUT_MARGIN, OUT_RATIO, net_buffers, net_value
 from kdtourney.engine.kernel_base import kernel
-from kdtourney.engine.kernels import (CLAIM_BASE, DISCARD, MAX_ACTIONS, PHASE_CLAIM, PHASE_OVER,
-                                      PHASE_PLACE, RES_COLS, SCRATCH, ST_CUR_ROW, ST_DECK,
-                                      ST_DECK_LEN, ST_DECK_POS, ST_DISCARDS, ST_FLAGS, ST_KINGS,
-                                      ST_LEN, ST_NEW_OWNER, ST_NEW_ROW, ST_PHASE, ST_PLAYER,
-                                      ST_PLAYERS, ST_ROUND, ST_ROW_LEN, ST_SIZE, ST_SLOT,
-                                      apply_action, bonus_points, copy_game, copy_kingdom,
-                                      legal_moves, moves_to_actions, place, rand_below,
-                                      resample_deck, territory_points)
+from kdtourney.engine.kernels import (
+    CLAIM_BASE,
+    DISCARD,
+    MAX_ACTIONS,
+    PHASE_CLAIM,
+    PHASE_OVER,
+    PHASE_PLACE,
+    RES_COLS,
+    SCRATCH,
+    ST_CUR_ROW,
+    ST_DECK,
+    ST_DECK_LEN,
+    ST_DECK_POS,
+    ST_DISCARDS,
+    ST_FLAGS,
+    ST_KINGS,
+    ST_LEN,
+    ST_NEW_OWNER,
+    ST_NEW_ROW,
+    ST_PHASE,
+    ST_PLAYER,
+    ST_PLAYERS,
+    ST_ROUND,
+    ST_ROW_LEN,
+    ST_SIZE,
+    ST_SLOT,
+    apply_action,
+    bonus_points,
+    copy_game,
+    copy_kingdom,
+    legal_moves,
+    moves_to_actions,
+    place,
+    rand_below,
+    resample_deck,
+    territory_points,
+)
 from kdtourney.engine.tiles import TILE_CROWNS
 
 # ---------------------------------------------------------------------------------------------
@@ -72,7 +113,8 @@ def expecti_buffers(max_depth):
     return (np.zeros((n, 1, KINGDOM_WIDTH), dtype=np.int64), np.zeros((n, 1, 4), dtype=np.int64),
             np.zeros((n, ST_LEN), dtype=np.int64), np.zeros((n, KINGDOM_WIDTH), dtype=np.int64),
             np.zeros((n, 4), dtype=np.int64), np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64),
-            np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64), np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64),
+            np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64),
+            np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64),
             np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64), np.zeros((n, 48), dtype=np.int64),
             np.zeros((n, F_COLS), dtype=np.int64), np.zeros((n, 2), dtype=np.float64),
             np.zeros(n, dtype=np.uint64))
@@ -500,7 +542,8 @@ def _select(ti, tf, node, c, bias, widen, claim_phase, st):
 
 @kernel(inline="always")
 def _net_measure(bits, bbox, st, me, measure, net, nb):
-    """The network's value of a game not over for `me`, in the units of `measure` (within [0, 1])."""
+    """The network's value of a game not over for `me`, in the units of `measure`
+    (within [0, 1])."""
     if measure == MEASURE_MARGIN:
         v = 0.5 + net_value(bits, bbox, st, me, net, nb, OUT_MARGIN) / 200.0
     else:
@@ -646,7 +689,8 @@ def best_final(bits, bbox, p, size, flags, discards, dominoes, k):
     copy_kingdom(bits, bbox, p, kb, bb, 0)
     disc[0] = discards
     if k == 0:
-        return territory_points(kb, bb, 0, size) + bonus_points(bb, 0, size, flags, discards == 0), -1
+        return territory_points(kb, bb, 0, size) + bonus_points(bb, 0, size, flags,
+                                                                discards == 0), -1
     best = -1
     best_first = -1
     lvl = 0

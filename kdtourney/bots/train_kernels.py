@@ -14,7 +14,8 @@ from kdtourney.engine.kernels import RES_COLS, ST_PLAYERS, apply_action, copy_ga
 def playout_labels(bits, bbox, st, me, places, claims, m, n, policy, seed, out):
     """Training targets of the positions after the player to act (`me`) plays (places[i],
     claims[i]) (-1: none), i < m: the mean final margin and mean own / (own + best other) of n
-    playouts of `policy` from it, each from a fresh deal of the unseen dominoes, into out[i, 0:2]."""
+    playouts of `policy` from it, each from a fresh deal of the unseen dominoes, into
+    out[i, 0:2]."""
     kb, bb, sc, ac = work_buffers()
     fb = plan_buffers()
     rng = np.zeros(1, dtype=np.uint64)

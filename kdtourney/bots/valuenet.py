@@ -17,7 +17,8 @@ import numpy as np
 
 from kdtourney.bots import net_kernels as NK
 
-KDTOURNEY_FILES = ["weights"]  # the shipped networks: part of the identity of the bots that load them
+KDTOURNEY_FILES = ["weights"]  # the shipped networks: part of the identity of the bots that
+                               # load them
 WEIGHTS = Path(__file__).resolve().parent / "weights"
 SHIPPED = tuple(sorted(WEIGHTS.glob("*.npz")))
 LAYERS = ("w1", "b1", "w2", "b2", "w3", "b3")
@@ -46,7 +47,8 @@ def describe_rules(rules) -> str:
         text += f", {d['variant']}"
     if d["players"] == 3:
         text += f", {d['three_player']} setup"
-    bonuses = [name for name, on in (("Harmony", d["harmony"]), ("Middle Kingdom", d["middle_kingdom"])) if on]
+    bonuses = [name for name, on in (("Harmony", d["harmony"]),
+                                     ("Middle Kingdom", d["middle_kingdom"])) if on]
     return text + (", " + " and ".join(bonuses) if bonuses else ", no bonuses")
 
 
@@ -93,7 +95,7 @@ class ValueNet:
         np.savez_compressed(path, meta=np.array(json.dumps(self.meta, sort_keys=True)), **arrays)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load_all(paths: tuple) -> dict:
     nets: dict = {}
     for path in paths:

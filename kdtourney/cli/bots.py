@@ -6,10 +6,9 @@ import sys
 
 import click
 
-from kdtourney.errors import UserError
-
 from kdtourney.cli.options import bots_dir_option, sandbox_allow_option
 from kdtourney.cli.session import registry
+from kdtourney.errors import UserError
 
 
 def read_sources(path) -> dict:
@@ -54,8 +53,8 @@ def serve_command(spec, bots_dirs, sources):
 
     Each game makes a new instance with the parameters of BOT, the game's options over them.
     """
-    from kdtourney.registry.serve import reserve_stdout, serve
     from kdtourney.registry import BotRegistry
+    from kdtourney.registry.serve import reserve_stdout, serve
 
     protocol = reserve_stdout()  # before any bot code runs: its prints go to stderr
     found = BotRegistry.from_sources(read_sources(sources)) if sources else registry(bots_dirs)

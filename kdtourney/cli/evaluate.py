@@ -2,15 +2,29 @@
 its parameters, and the verify of the tuned values)."""
 # The library is imported inside the commands: `kdtourney --help` imports no numba or pandas.
 
+import shlex
+
 import click
 
-from kdtourney.errors import UserError
-
 from kdtourney.cli.group import harness_errors
-from kdtourney.cli.options import (MAX_GAMES, RULE_PARAMS, STORED_PARAMS, Number, Real, given,
-                                   rule_options, session_options)
-from kdtourney.cli.session import (open_session, setup_options, table_options, workers_ahead,
-                                   write_report)
+from kdtourney.cli.options import (
+    MAX_GAMES,
+    RULE_PARAMS,
+    STORED_PARAMS,
+    Number,
+    Real,
+    given,
+    rule_options,
+    session_options,
+)
+from kdtourney.cli.session import (
+    open_session,
+    setup_options,
+    table_options,
+    workers_ahead,
+    write_report,
+)
+from kdtourney.errors import UserError
 
 SPRT_PARAMS = ("candidate", "baseline", "elo0", "elo1", "alpha", "beta", "players", *RULE_PARAMS,
                *STORED_PARAMS)
@@ -64,8 +78,8 @@ def sprt_command(ctx, **opts):
     """
     workers_ahead(opts)
     from kdtourney.commands import sprt as sequential
-    from kdtourney.tournament.sprt import with_cap
     from kdtourney.terminal.display import SprtDisplay
+    from kdtourney.tournament.sprt import with_cap
 
     def load(folder):
         tournament, test, stored_meta = sequential.load_test(folder)
@@ -91,7 +105,7 @@ def sprt_command(ctx, **opts):
     stored = outcome.state.stored
     if outcome.interrupted:
         click.echo(f"interrupted: {outcome.verdict_line()}; {stored} games stored in {folder}; "
-                   f"continue with: kdtourney sprt --resume {folder}", err=True)
+                   f"continue with: kdtourney sprt --resume {shlex.quote(str(folder))}", err=True)
         ctx.exit(130)
     shown = write_report(folder, opts["no_report"])
     if not opts["quiet"]:
@@ -212,7 +226,7 @@ def tune_command(ctx, **opts):
     if outcome.interrupted:
         click.echo(f"interrupted after {outcome.state.done} of {tune.schedule.iterations} "
                    f"iterations ({outcome.state.stored} games stored in {folder}); continue with: "
-                   f"kdtourney tune --resume {folder}", err=True)
+                   f"kdtourney tune --resume {shlex.quote(str(folder))}", err=True)
         ctx.exit(130)
     page = write_tune_page(folder)
     if not opts["no_report"]:

@@ -7,9 +7,8 @@ import sys
 
 import click
 
-from kdtourney.errors import UserError
-
 from kdtourney.cli.options import Number
+from kdtourney.errors import UserError
 
 
 @click.command("replay")
@@ -98,6 +97,17 @@ def export_command(folder, fmt, output, table):
         click.echo(f"note: {EXPORT_NOTES[table]}", err=True)
 
 
+def sprt_verdict(folder) -> str:
+    """An SPRT folder's verdict line, as `kdtourney sprt` prints it last."""
+    from kdtourney import store
+    from kdtourney.tournament import sprt
+
+    tournament, test = sprt.stored_test(store.load_config(folder),
+                                        store.load_sessions(folder)["games"])
+    state = sprt.evaluate(store.load_incoming(folder), tournament, test)
+    return sprt.verdict_line(state, test, tournament)
+
+
 SEATS_FROM_0 = ("its column seat counts from 0, as the store does; the report, replays and the "
                 "play page count seats from 1 (seat 0 here is their seat 1)")
 #: What `export` says of the numbering of a table beside what the pages show.
@@ -114,7 +124,7 @@ EXPORT_NOTES = {"results": SEATS_FROM_0,
 @click.option("--open", "open_page", is_flag=True, help="Open the page in the web browser.")
 def report_command(folder, anchor, open_page):
     """Rebuild the HTML report DIR/index.html from the tournament stored in DIR, and print its
-    standings as `run` does (a run's or a play's folder)."""
+    standings as `run` does (a run's or a play's folder; an SPRT's verdict, as `sprt` does)."""
     from kdtourney.report.advice import command_kind
     from kdtourney.report.html import write_report
     from kdtourney.store import load_config
@@ -123,8 +133,9 @@ def report_command(folder, anchor, open_page):
     try:
         path = write_report(folder, anchor=anchor)
         # an SPRT's, a tune's or a ladder's page counts other games than all: its page says
-        table = (standings_table(folder) if command_kind(load_config(folder)) in ("run", "play")
-                 else None)
+        kind = command_kind(load_config(folder))
+        table = standings_table(folder) if kind in ("run", "play") else None
+        verdict = sprt_verdict(folder) if kind == "sprt" else None
     except OSError as exc:  # a folder that cannot be written
         raise UserError(f"cannot write the report into {folder}: {exc.strerror or exc}") from None
     except (ValueError, TypeError, KeyError) as exc:  # a store's rows changed by hand, or none
@@ -132,6 +143,8 @@ def report_command(folder, anchor, open_page):
     if table is not None:
         print_table(table)
     click.echo(str(path))
+    if verdict:
+        click.echo(verdict)
     if open_page:
         import webbrowser
 
@@ -156,11 +169,11 @@ def ratings_command(folders, out, anchor, players):
     out and each entrant that no game connects to the others gets one line saying why. Prints the
     list and writes DIR/index.html. Exit status 2 only when nothing can be rated.
     """
+    from kdtourney import store
+    from kdtourney.report import evaluation
     from kdtourney.report.html import parse_anchor
     from kdtourney.report.pool import PoolError, rating_list
     from kdtourney.report.pool_html import write_rating_list
-    from kdtourney.report import evaluation
-    from kdtourney import store
     from kdtourney.terminal.tables import print_table, rating_list_table
     from kdtourney.tournament.definition import parse_players
 

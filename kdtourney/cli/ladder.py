@@ -1,15 +1,30 @@
 """`kdtourney ladder`: a standing rating list of the bots in folders, for as long as it runs."""
 # The library is imported inside the command: `kdtourney --help` imports no numba or pandas.
 
+import shlex
 from pathlib import Path
 
 import click
 
 from kdtourney.cli.group import harness_errors
-from kdtourney.cli.options import (MAX_GAMES, RULE_PARAMS, STORED_PARAMS, Number, duration,
-                                   rule_options, session_options)
-from kdtourney.cli.session import (play_settings, refuse_on_resume, refuse_workers_with_scheduler,
-                                   registry, setup_options, table_options, workers_ahead)
+from kdtourney.cli.options import (
+    MAX_GAMES,
+    RULE_PARAMS,
+    STORED_PARAMS,
+    Number,
+    duration,
+    rule_options,
+    session_options,
+)
+from kdtourney.cli.session import (
+    play_settings,
+    refuse_on_resume,
+    refuse_workers_with_scheduler,
+    registry,
+    setup_options,
+    table_options,
+    workers_ahead,
+)
 
 LADDER_PARAMS = ("players", *RULE_PARAMS, *STORED_PARAMS)
 
@@ -17,9 +32,9 @@ LADDER_PARAMS = ("players", *RULE_PARAMS, *STORED_PARAMS)
 def ladder_session(ctx, opts):
     """(folder, config, bot folders, references, play settings, meta) of the ladder the options
     ask for: a new one, or the one in --resume DIR (its folders, references and rules)."""
+    from kdtourney import store
     from kdtourney.commands import ladder
     from kdtourney.commands.folders import asked_folder, session_meta, stored_bots_dirs
-    from kdtourney import store
     from kdtourney.tournament.definition import split_list
 
     refuse_workers_with_scheduler(opts)
@@ -91,8 +106,8 @@ def ladder_command(ctx, **opts):
     active = sum(r["status"] in ("rated", "provisional", "new") for r in board.rows)
     click.echo(f"{folder / 'index.html' if not opts['no_report'] else folder}: "
                f"{outcome.stored} games, {active} active entrants ({outcome.played} played now)"
-               + ("; stopped by Ctrl-C, continue with: kdtourney ladder --resume " + str(folder)
-                  if outcome.interrupted else ""))
+               + ("; stopped by Ctrl-C, continue with: kdtourney ladder --resume "
+                  + shlex.quote(str(folder)) if outcome.interrupted else ""))
     if outcome.interrupted:
         ctx.exit(130)
 

@@ -12,9 +12,8 @@ import os
 
 import click
 
-from kdtourney.errors import UserError
-
 from kdtourney.cli.group import OneLineError
+from kdtourney.errors import UserError
 
 MAX_GAMES = 10_000_000  # games (or SPSA iterations) one command may ask for: the plan is in memory
 

@@ -5,13 +5,27 @@ import shlex
 
 import click
 
-from kdtourney.errors import UserError
-
 from kdtourney.cli.group import harness_errors
-from kdtourney.cli.options import (MAX_GAMES, RULE_PARAMS, STORED_PARAMS, Number, bots_dir_option,
-                                   rule_options, sandbox_allow_option, session_options)
-from kdtourney.cli.session import (open_session, play_settings, registry, setup_options,
-                                   table_options, workers_ahead, write_report)
+from kdtourney.cli.options import (
+    MAX_GAMES,
+    RULE_PARAMS,
+    STORED_PARAMS,
+    Number,
+    bots_dir_option,
+    rule_options,
+    sandbox_allow_option,
+    session_options,
+)
+from kdtourney.cli.session import (
+    open_session,
+    play_settings,
+    registry,
+    setup_options,
+    table_options,
+    workers_ahead,
+    write_report,
+)
+from kdtourney.errors import UserError
 
 TOURNAMENT_PARAMS = ("bots", "games", "players", *RULE_PARAMS, "gauntlet", "lineup",
                      *STORED_PARAMS)
@@ -40,8 +54,8 @@ def run_command(ctx, **opts):
     --out, or --resume DIR, plays exactly the missing games.
     """
     workers_ahead(opts)
-    from kdtourney.commands.run import load_tournament, run_tournament
     from kdtourney import store
+    from kdtourney.commands.run import load_tournament, run_tournament
     from kdtourney.terminal.progress import Reporter
     from kdtourney.terminal.tables import print_table, standings_table
     from kdtourney.tournament import definition as tour
@@ -66,7 +80,7 @@ def run_command(ctx, **opts):
     stored = outcome.stored_before + outcome.played
     if outcome.interrupted:
         click.echo(f"interrupted: {stored} of {outcome.total} games stored in {folder}; "
-                   f"finish with: kdtourney run --resume {folder}", err=True)
+                   f"finish with: kdtourney run --resume {shlex.quote(str(folder))}", err=True)
         ctx.exit(130)
     if not opts["quiet"] and (table := standings_table(folder)) is not None:
         print_table(table)

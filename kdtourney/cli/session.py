@@ -15,11 +15,10 @@ from pathlib import Path
 
 import click
 
+from kdtourney.cli.options import given
 from kdtourney.errors import UserError
 from kdtourney.service import fork_server
 from kdtourney.text import shown
-
-from kdtourney.cli.options import given
 
 
 def registry(bots_dirs, sandbox=None, startup_timeout=None):
@@ -81,9 +80,9 @@ def play_settings(ctx, opts, folder):
     is an error. Known before the bots are looked at: sandboxed, a bot module runs in a sandbox
     only. Sandboxed and played here, what this machine cannot enforce is a note
     (--require-limits: an error)."""
+    from kdtourney import store
     from kdtourney.commands.setup import check_limits, check_sandbox
     from kdtourney.match import settings as play
-    from kdtourney import store
 
     asked = asked_settings(ctx, opts)
     stored = None

@@ -14,19 +14,18 @@ from __future__ import annotations
 
 import collections
 import time
+from collections.abc import MutableSequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, MutableSequence
+from typing import Any
 
-from kdtourney import interrupts
+from kdtourney import interrupts, store
+from kdtourney.commands.setup import Setup, entrant_identities
 from kdtourney.match.loop import MatchResult
-from kdtourney.service.forfeit import failed_rows
 from kdtourney.service.backend import Finished
-from kdtourney import store
+from kdtourney.service.forfeit import failed_rows
 from kdtourney.tournament.blocks import games_of, seated
 from kdtourney.tournament.definition import Tournament
-
-from kdtourney.commands.setup import Setup, entrant_identities
 
 SPEED_GAMES = 256     # the driver's speed: over the last this many games stored
 NOTES_KEPT = 100      # notes a run's outcome keeps (the newest); each goes to the reporter
@@ -94,10 +93,10 @@ class Feed:
 
     over = False
 
-    def more(self, driver: "Driver") -> None:
+    def more(self, driver: Driver) -> None:
         """Queue what should be played next, if anything."""
 
-    def idle(self, driver: "Driver") -> None:
+    def idle(self, driver: Driver) -> None:
         """Nothing is queued or being played and the feed is not over: a feed that waits for
         something (a ladder for its bots) waits here, a while; any other has a bug."""
         raise RuntimeError(f"{type(self).__name__} queued nothing and is not over")
@@ -106,7 +105,7 @@ class Feed:
         """A game stored: its GameSpec (seats index `Driver.labels`) and its result rows (none for
         a failed game)."""
 
-    def stopped(self, driver: "Driver") -> None:
+    def stopped(self, driver: Driver) -> None:
         """The loop ended (`driver.outcome.interrupted`: by Ctrl-C)."""
 
 
@@ -249,6 +248,7 @@ class Driver:
         failed rows, kdtourney.service.forfeit) and tell the reporter and the feed."""
         spec, outcome = finished.spec, self.outcome
         if finished.result is None:
+            assert finished.failed is not None  # Finished: no result, then the message why
             game, results, faults = failed_rows(spec, self.labels, finished.failed)
             outcome.failed += 1
         else:

@@ -22,11 +22,10 @@ from pathlib import Path
 import numba
 import numpy
 
-from kdtourney import __version__
+from kdtourney import __version__, store
 from kdtourney.match.settings import CONFIG_KEY as PLAY_KEY
 from kdtourney.match.settings import PlaySettings, settle, stored_settings
 from kdtourney.registry import EntrantError
-from kdtourney import store
 from kdtourney.tournament.definition import ArenaError, Tournament, default_name
 
 REPORTS = Path("reports")  # where new tournament folders go (relative to the working directory)
@@ -139,6 +138,39 @@ def check_code(st: store.Store, identities: dict, folder) -> list[str]:
                              f"since the games stored in {folder} ({what}); play the new code "
                              "under a new --out, or restore the code that played")
     return []
+
+
+def create_store(folder: Path, table: Tournament, meta: dict, identities: dict | None,
+                 play: PlaySettings | None, configs: dict | None = None, then=None) -> None:
+    """Make `folder`'s store: the table, `meta` (its first session), the entrants' `identities`,
+    the command's own `configs` ({key: value}), `then(st)` if given, and the `play` settings.
+    ArenaError if it cannot."""
+    try:
+        st = store.Store.create(folder, table.to_dict(), dict(meta, sessions=1), identities)
+    except store.StoreError as exc:
+        raise ArenaError(str(exc)) from None
+    with st:
+        for key, value in (configs or {}).items():
+            st.set_config(key, value)
+        if then is not None:
+            then(st)
+        record_play(st, play or PlaySettings(), folder)
+
+
+def open_existing(folder: Path) -> store.Store:
+    """The store of `folder`, open; ArenaError if it is not a valid one."""
+    try:
+        return store.open_store(folder)
+    except store.StoreError as exc:
+        raise ArenaError(str(exc)) from None
+
+
+def refuse_another(folder: Path, what: str, diff: list[str], then: str) -> None:
+    """ArenaError if `diff` (the differences with what the folder holds) is not empty: the folder
+    holds another `what`; `then`: what the user may do instead."""
+    if diff:
+        more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
+        raise ArenaError(f"{folder} holds another {what}: {diff[0]}{more}; {then}")
 
 
 def short(value) -> str:

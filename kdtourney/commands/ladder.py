@@ -24,18 +24,23 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from kdtourney.match.settings import PlaySettings
-from kdtourney.registry import EntrantError
-from kdtourney.stats import matchmaking
 from kdtourney import store
-from kdtourney.tournament.definition import (ArenaError, Tournament, clock_of, differences,
-                                             full_rules, parse_players)
-
 from kdtourney.commands.driver import Driver
-from kdtourney.commands.folders import record_play
+from kdtourney.commands.folders import create_store, record_play, refuse_another
 from kdtourney.commands.ladder_feed import CHUNK_SECONDS, LadderFeed
 from kdtourney.commands.ladder_watch import POLL_SECONDS, Watch
 from kdtourney.commands.setup import Options, setup
+from kdtourney.match.settings import PlaySettings
+from kdtourney.registry import EntrantError
+from kdtourney.stats import matchmaking
+from kdtourney.tournament.definition import (
+    ArenaError,
+    Tournament,
+    clock_of,
+    differences,
+    full_rules,
+    parse_players,
+)
 
 LADDER_FORMAT = "ladder"
 
@@ -56,7 +61,7 @@ class LadderConfig:
         return dict(asdict(self), players=list(self.players))
 
     @classmethod
-    def from_dict(cls, d: dict) -> "LadderConfig":
+    def from_dict(cls, d: dict) -> LadderConfig:
         # no rule recorded: a ladder made under rule 1
         return cls(**dict(d, players=tuple(d["players"]), rule=d.get("rule", 1)))
 
@@ -152,23 +157,14 @@ def open_ladder(config: LadderConfig, folder, meta: dict,
     the session number."""
     folder = Path(folder)
     if not store.exists(folder):
-        try:
-            st = store.Store.create(folder, ladder_table(config).to_dict(), dict(meta, sessions=1),
-                                    {})
-        except store.StoreError as exc:
-            raise ArenaError(str(exc)) from None
-        with st:
-            st.set_config("ladder", config.to_dict())
-            st.write_ladder()
-            record_play(st, play or PlaySettings(), folder)
+        create_store(folder, ladder_table(config), meta, {}, play, {"ladder": config.to_dict()},
+                     then=lambda st: st.write_ladder())
         return config, 1
     stored = resumed_config(folder)
     config = replace(config, rule=stored.rule)  # a ladder keeps the rule it was made with
-    diff = differences(stored.to_dict(), config.to_dict())
-    if diff:
-        more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
-        raise ArenaError(f"{folder} holds another ladder: {diff[0]}{more}; choose a new --out, "
-                         f"or continue that one with kdtourney ladder --resume {folder}")
+    refuse_another(folder, "ladder", differences(stored.to_dict(), config.to_dict()),
+                   f"choose a new --out, or continue that one with kdtourney ladder --resume "
+                   f"{folder}")
     with store.open_store(folder) as st:
         record_play(st, play or PlaySettings(), folder)
         sessions = st.begin_session(meta.get("command"))

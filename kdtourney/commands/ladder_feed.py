@@ -16,13 +16,12 @@ import time
 
 import numpy as np
 
-from kdtourney.stats import matchmaking
-from kdtourney.stats.outcomes import balanced_blocks, pair_outcomes
 from kdtourney import store
-from kdtourney.tournament.blocks import Incoming
-
 from kdtourney.commands.driver import Feed
 from kdtourney.commands.ladder_entrants import ACTIVE, pending_blocks, stored_entrants
+from kdtourney.stats import matchmaking
+from kdtourney.stats.outcomes import balanced_blocks, pair_outcomes
+from kdtourney.tournament.blocks import Incoming
 
 CHUNK_SECONDS = 3.0
 

@@ -18,11 +18,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kdtourney.commands.beside import beside_play
 from kdtourney.report.ladder import Board, ladder_board, ladder_page, write_ladder_page
 from kdtourney.report.page import REPORT_FILE, write_page
 from kdtourney.store import reader
-
-from kdtourney.commands.beside import beside_play
 
 PAGE_SECONDS = 5.0  # between the starts of two pages
 PAGE_SHARE = 9      # after a page, wait this many times its work before the next
@@ -39,7 +38,7 @@ class LadderPages:
         self.beside: Any = None  # the executor beside play, once entered
         self.ending = contextlib.ExitStack()
 
-    def __enter__(self) -> "LadderPages":
+    def __enter__(self) -> LadderPages:
         self.beside = self.ending.enter_context(beside_play())
         return self
 

@@ -23,17 +23,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kdtourney.external import DEFAULT_STARTUP_TIMEOUT, ProcessSettings, StartupError
-from kdtourney.external.identity import prune_snapshots
-from kdtourney.external.files import (FILE, LINK, TooMany, Unreadable, is_run_folder,
-                                      left_out, read_file, walk)
-from kdtourney.registry import (BotRegistry, BotsDirError, DuplicateBotError,
-                                         EntrantError, parse_entrant)
 from kdtourney import store
-from kdtourney.tournament.definition import ArenaError
-
 from kdtourney.commands import beside
 from kdtourney.commands.ladder_entrants import ACTIVE, Found, stored_entrants, update_entrants
+from kdtourney.external import DEFAULT_STARTUP_TIMEOUT, ProcessSettings, StartupError
+from kdtourney.external.files import (
+    FILE,
+    LINK,
+    TooMany,
+    Unreadable,
+    is_run_folder,
+    left_out,
+    read_file,
+    walk,
+)
+from kdtourney.external.identity import prune_snapshots
+from kdtourney.registry import (
+    BotRegistry,
+    BotsDirError,
+    DuplicateBotError,
+    EntrantError,
+    parse_entrant,
+)
+from kdtourney.tournament.definition import ArenaError
 
 LIST_FILE = "ladder.txt"   # in a bot folder: more entrants, one spec per line
 LIST_LIMIT = 1 << 20       # bytes of it read
@@ -47,7 +59,7 @@ def folder_signature(bots_dirs) -> tuple:
     file or a tournament folder changes nothing). Each entry at a folder's top is walked on its
     own, within kdtourney.external.files's bounds: one past them is its name and why (the scan
     says it too), the others are seen as they are."""
-    out = []
+    out: list[tuple[str, int, int | str]] = []  # (path, size, mtime or why it is past the bounds)
     for folder in bots_dirs:
         if not os.path.isdir(folder):
             out.append((str(folder), -1, -1))

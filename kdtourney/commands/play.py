@@ -21,11 +21,19 @@ import time
 from dataclasses import replace
 
 from kdtourney.bots.base import Bot
-from kdtourney.engine import (DISCARD, claim_action, decode_placement, describe_action,
-                              encode_placement)
+from kdtourney.commands.driver import rows_of, schedule_blocks
+from kdtourney.commands.run import open_run
+from kdtourney.commands.setup import Options, setup
+from kdtourney.engine import (
+    DISCARD,
+    claim_action,
+    decode_placement,
+    describe_action,
+    encode_placement,
+)
 from kdtourney.engine.kingdom import Placement
 from kdtourney.engine.tiles import TILES
-from kdtourney.external import ProcessPool
+from kdtourney.external import DEFAULT_STARTUP_TIMEOUT, ProcessPool
 from kdtourney.match.loop import play_match
 from kdtourney.match.settings import PlaySettings
 from kdtourney.registry import EntrantError
@@ -33,10 +41,6 @@ from kdtourney.service.worker import warm_up
 from kdtourney.tournament import definition as tour
 from kdtourney.tournament.blocks import of_plan
 from kdtourney.tournament.definition import ArenaError, Tournament
-
-from kdtourney.commands.driver import rows_of, schedule_blocks
-from kdtourney.commands.run import open_run
-from kdtourney.commands.setup import Options, setup
 
 HUMAN = "human"  # the entrant label (and spec) of the person's seat
 HUMAN_IDENTITY = {"kind": HUMAN, "digest": HUMAN}
@@ -56,11 +60,13 @@ class Board:
     def __init__(self, idle: float = 60.0):
         self._lock = threading.Condition()
         self.idle = idle      # seconds without a word from the page after which it is gone
-        self._seen = None     # when the page last asked for something (None: not opened yet)
+        # when the page last asked for something (None: not opened yet)
+        self._seen: float | None = None
         self.version = 0
-        self._state = {"phase": "starting", "version": 0}
-        self._question = None  # (view, version asked at) while the person is to decide
-        self._answer = None
+        self._state: dict = {"phase": "starting", "version": 0}
+        # (view, version asked at) while the person is to decide
+        self._question: tuple | None = None
+        self._answer: int | None = None
         self._log: list[str] = []
         self._shown = -1      # the newest version the page was given
         self.closed = False  # the page asked to stop
@@ -110,6 +116,7 @@ class Board:
         if game.history:
             with self._lock:
                 seat = self._state.get("turn")
+                assert seat is not None  # the position shown before this move: its seat moved
                 self._log.append(f"{self._state['seats'][seat]} (seat {seat + 1}): "
                                  f"{describe_action(game.history[-1], self._state.get('domino'))}")
         view = game.view(0)  # public facts only: no undrawn domino
@@ -266,6 +273,7 @@ def lineup(registry, against: list[str], **options) -> Tournament:
             raise ArenaError(str(exc)) from None
     # the table checked as a lineup of bots, the first bot sitting in for the person
     table = tour.prepare(registry, lineup=[against[0], *against], **options)
+    assert table.lineup is not None  # prepared as a lineup
     seats = (0, *(i + 1 for i in table.lineup[1:]))
     return replace(table, entrants=(HUMAN, *table.entrants), specs=(HUMAN, *table.specs),
                    lineup=seats)
@@ -283,7 +291,8 @@ def play_games(tournament: Tournament, folder, registry, board: Board, *, play: 
     play = replace(play, isolate=True)
     bots = replace(tournament, entrants=tournament.entrants[1:], specs=tournament.specs[1:],
                    lineup=None)
-    options = Options(play=play, startup_timeout=startup_timeout, require_limits=require_limits)
+    options = Options(play=play, startup_timeout=startup_timeout or DEFAULT_STARTUP_TIMEOUT,
+                      require_limits=require_limits)
 
     def open_folder(identities):
         return open_run(tournament, folder, meta, {HUMAN: HUMAN_IDENTITY, **identities}, play)

@@ -14,15 +14,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kdtourney.match.settings import PlaySettings
 from kdtourney import store
+from kdtourney.commands.driver import Driver, Feed, RunOutcome
+from kdtourney.commands.folders import (
+    check_code,
+    create_store,
+    open_existing,
+    record_play,
+    refuse_another,
+    resume_command,
+)
+from kdtourney.commands.setup import Options, setup
+from kdtourney.match.settings import PlaySettings
 from kdtourney.tournament.blocks import of_plan
 from kdtourney.tournament.definition import ArenaError, Tournament, differences
 from kdtourney.tournament.schedule import Plan
-
-from kdtourney.commands.driver import Driver, Feed, RunOutcome
-from kdtourney.commands.folders import check_code, record_play, resume_command
-from kdtourney.commands.setup import Options, setup
 
 
 def open_run(tournament: Tournament, folder, meta: dict, identities: dict | None = None,
@@ -34,24 +40,11 @@ def open_run(tournament: Tournament, folder, meta: dict, identities: dict | None
     for the user."""
     folder = Path(folder)
     if not store.exists(folder):
-        try:
-            st = store.Store.create(folder, tournament.to_dict(), dict(meta, sessions=1),
-                                    identities)
-        except store.StoreError as exc:
-            raise ArenaError(str(exc)) from None
-        with st:
-            record_play(st, play or PlaySettings(), folder)
+        create_store(folder, tournament, meta, identities, play)
         return []
-    try:
-        st = store.open_store(folder)
-    except store.StoreError as exc:
-        raise ArenaError(str(exc)) from None
-    with st:
-        diff = differences(st.tournament, tournament.to_dict())
-        if diff:
-            more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
-            raise ArenaError(f"{folder} holds another tournament: {diff[0]}{more}; choose a "
-                             f"new --out, or finish that one with {resume_command(folder)}")
+    with open_existing(folder) as st:
+        refuse_another(folder, "tournament", differences(st.tournament, tournament.to_dict()),
+                       f"choose a new --out, or finish that one with {resume_command(folder)}")
         notes = check_code(st, identities, folder) if identities is not None else []
         record_play(st, play or PlaySettings(), folder)
         st.begin_session(meta.get("command"), tournament.games)

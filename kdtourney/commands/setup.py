@@ -19,12 +19,19 @@ import contextlib
 import functools
 import os
 import platform
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterator
 
-from kdtourney.external import (DEFAULT_STARTUP_TIMEOUT, ProcessSettings, Sandbox, SandboxError,
-                                StartupError)
+from kdtourney import store
+from kdtourney.commands.folders import LOGS
+from kdtourney.external import (
+    DEFAULT_STARTUP_TIMEOUT,
+    ProcessSettings,
+    Sandbox,
+    SandboxError,
+    StartupError,
+)
 from kdtourney.external.sandbox import bwrap_path, missing_limits, weaker_limits_line
 from kdtourney.match.settings import PlaySettings
 from kdtourney.registry import EntrantError
@@ -32,10 +39,7 @@ from kdtourney.service.backend import DEFAULT_HANG_TIMEOUT
 from kdtourney.service.cluster import Cluster
 from kdtourney.service.dask_service import DaskService
 from kdtourney.service.local import LocalService
-from kdtourney import store
 from kdtourney.tournament.definition import ArenaError, Tournament
-
-from kdtourney.commands.folders import LOGS
 
 
 @dataclass
@@ -94,6 +98,16 @@ class Setup:
         if self.cluster is not None:
             return sum(self.cluster.wait_for_workers().values())
         return worker_count(self.options.workers)
+
+    def show(self, display, *begin) -> None:
+        """Start `display` (if any): `display.begin(*begin, workers)`, its end when the setup ends,
+        then the setup's notes."""
+        if display is None:
+            return
+        display.begin(*begin, self.workers)
+        self.stack.callback(display.end)
+        for note in self.notes:
+            display.note(note)
 
     def open_service(self, table: Tournament, registry, workers: int, identities: dict,
                      on_note=None):

@@ -23,21 +23,38 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-
+from kdtourney import store
+from kdtourney.commands.driver import Driver, Feed
+from kdtourney.commands.folders import (
+    check_code,
+    create_store,
+    open_existing,
+    record_play,
+    refuse_another,
+    resume_command,
+)
+from kdtourney.commands.setup import Options, setup
 from kdtourney.match.settings import PlaySettings
 from kdtourney.stats.sprt import DEFAULT_MIN_BLOCKS
-from kdtourney import store
 from kdtourney.tournament import schedule
 from kdtourney.tournament.blocks import of_plan
-from kdtourney.tournament.sprt import (SprtState, SprtTest, Tally, cap_blocks, status_line,
-                                      stored_test, verdict_line, with_cap)
+from kdtourney.tournament.definition import (
+    RULE_OPTIONS,
+    ArenaError,
+    Tournament,
+    differences,
+    parse_players,
+    prepare,
+)
+from kdtourney.tournament.sprt import (
+    SprtState,
+    SprtTest,
+    Tally,
+    cap_blocks,
+    stored_test,
+    verdict_line,
+)
 from kdtourney.tournament.sprt import evaluate as evaluate_incoming
-from kdtourney.tournament.definition import (RULE_OPTIONS, ArenaError, Tournament, differences,
-                                             parse_players, prepare)
-
-from kdtourney.commands.driver import Driver, Feed
-from kdtourney.commands.folders import check_code, record_play, resume_command
-from kdtourney.commands.setup import Options, setup
 
 DEFAULT_MAX_GAMES = 20_000
 LEAD_SECONDS = 0.1     # games queued beyond what the workers hold: about this much play
@@ -147,20 +164,9 @@ def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict,
     kdtourney.commands.folders), and set its cap. Returns notes for the user."""
     folder = Path(folder)
     if not store.exists(folder):
-        try:
-            st = store.Store.create(folder, tournament.to_dict(), dict(meta, sessions=1),
-                                    identities)
-        except store.StoreError as exc:
-            raise ArenaError(str(exc)) from None
-        with st:
-            st.set_config("sprt", test.to_dict())
-            record_play(st, play or PlaySettings(), folder)
+        create_store(folder, tournament, meta, identities, play, {"sprt": test.to_dict()})
         return []
-    try:
-        st = store.open_store(folder)
-    except store.StoreError as exc:
-        raise ArenaError(str(exc)) from None
-    with st:
+    with open_existing(folder) as st:
         config = st.config()
         if "sprt" not in config:
             raise ArenaError(f"{folder} holds a tournament that is not an SPRT (kdtourney run); "
@@ -169,10 +175,8 @@ def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict,
                             "sprt": config["sprt"]},
                            {"tournament": dict(tournament.to_dict(), games=None),
                             "sprt": test.to_dict()})
-        if diff:
-            more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
-            raise ArenaError(f"{folder} holds another SPRT: {diff[0]}{more}; choose a new "
-                             f"--out, or continue that one with kdtourney sprt --resume {folder}")
+        refuse_another(folder, "SPRT", diff, "choose a new --out, or continue that one with "
+                       f"kdtourney sprt --resume {folder}")
         notes = check_code(st, identities, folder) if identities is not None else []
         record_play(st, play or PlaySettings(), folder)
         st.begin_session(meta.get("command"), tournament.games)  # its cap
@@ -266,11 +270,7 @@ def play_sprt(tournament: Tournament, test: SprtTest, folder, registry, *,
         record(s.st, state)
         outcome = SprtOutcome(folder=folder, tournament=tournament, test=test, state=state,
                               stored_before=state.stored)
-        if display is not None:
-            display.begin(tournament, test, state, s.workers)
-            s.stack.callback(display.end)
-            for note in s.notes:
-                display.note(note)
+        s.show(display, tournament, test, state)
         if not state.decided and state.complete < cap_blocks(tournament):
             ran = Driver(s, display).run(SprtFeed(outcome, counted, display))
             outcome.played, outcome.interrupted = ran.played, ran.interrupted
@@ -299,8 +299,9 @@ class SprtFeed(Feed):
         self.evaluated = 0.0  # when the last one ended (perf_counter)
         self.recorded = 0.0   # when the `sprt` table was last written
 
+    # Feed.over is a flag the feeds that stop once set; this one computes it, and nothing sets it
     @property
-    def over(self) -> bool:
+    def over(self) -> bool:  # type: ignore[override]
         return self.tally.decided or self.queued_to >= self.tally.cap
 
     def took(self, spec, results):

@@ -23,24 +23,34 @@ from pathlib import Path
 
 import numpy as np
 
+from kdtourney import store
+from kdtourney.commands import sprt as sequential
+from kdtourney.commands.driver import Driver, Feed
+from kdtourney.commands.folders import (
+    check_code,
+    create_store,
+    open_existing,
+    record_play,
+    refuse_another,
+)
+from kdtourney.commands.run import run_tournament
+from kdtourney.commands.setup import Options, setup
 from kdtourney.match.settings import PlaySettings
 from kdtourney.registry import EntrantError
 from kdtourney.stats import spsa
 from kdtourney.stats.descriptive import block_resamples, percentile_interval
 from kdtourney.stats.outcomes import balanced_blocks, score_to_elo
 from kdtourney.stats.sprt import block_scores
-from kdtourney import store
 from kdtourney.tournament.blocks import Incoming
-from kdtourney.tournament.definition import (ArenaError, Tournament, differences, parse_players,
-                                             prepare)
-from kdtourney.tournament.tune import DEFAULT_BATCH, MINUS, PAGE_FILE, PLUS, Tune
-
-from kdtourney.commands import sprt as sequential
+from kdtourney.tournament.definition import (
+    ArenaError,
+    Tournament,
+    differences,
+    parse_players,
+    prepare,
+)
 from kdtourney.tournament.sprt import SprtTest, verdict_line
-from kdtourney.commands.driver import Driver, Feed
-from kdtourney.commands.folders import check_code, record_play
-from kdtourney.commands.run import run_tournament
-from kdtourney.commands.setup import Options, setup
+from kdtourney.tournament.tune import DEFAULT_BATCH, MINUS, PAGE_FILE, PLUS, Tune
 
 DEFAULT_ITERATIONS = 1000
 VERIFY_DIR = "verify"
@@ -140,6 +150,7 @@ def prepare_tune(registry, bot: str | None, params, *, players=None, iterations:
                       games=iterations * blocks * n, seed=seed, dynasty=dynasty,
                       move_time_limit=move_time_limit, time_control=time_control,
                       first_move_time=first_move_time, **rules)
+    assert checked.lineup is not None  # prepared as a lineup
     seat_specs = [checked.specs[i] for i in checked.lineup[2:]]
     others = list(dict.fromkeys(seat_specs))
     table = replace(checked, entrants=(PLUS, MINUS, *others), specs=(start, start, *others),
@@ -157,6 +168,7 @@ def batch_blocks(table: Tournament, tune: Tune, iterations) -> list[dict]:
     the table's lineup with that iteration's theta+ and theta- values in the seats labelled
     theta+ and theta-."""
     n = table.players[0]
+    assert table.lineup is not None  # a tune's table is a lineup (`prepare_tune`)
     seats = [table.entrants[i] for i in table.lineup]
     return [dict(block=b, first_game=b * n, n_players=n, seats=seats,
                  entrants=dict(zip(table.entrants, table.specs),
@@ -250,19 +262,9 @@ def open_tune(table: Tournament, tune: Tune, folder, meta: dict, identities: dic
     tune as the folder plays it (under the SPSA rule it was made with) and notes for the user."""
     folder = Path(folder)
     if not store.exists(folder):
-        try:
-            st = store.Store.create(folder, table.to_dict(), dict(meta, sessions=1), identities)
-        except store.StoreError as exc:
-            raise ArenaError(str(exc)) from None
-        with st:
-            st.set_config("tune", tune.to_dict())
-            record_play(st, play or PlaySettings(), folder)
+        create_store(folder, table, meta, identities, play, {"tune": tune.to_dict()})
         return tune, []
-    try:
-        st = store.open_store(folder)
-    except store.StoreError as exc:
-        raise ArenaError(str(exc)) from None
-    with st:
+    with open_existing(folder) as st:
         config = st.config()
         if "tune" not in config:
             raise ArenaError(f"{folder} holds a tournament that is not a tune; choose a new --out")
@@ -273,10 +275,8 @@ def open_tune(table: Tournament, tune: Tune, folder, meta: dict, identities: dic
                            {"tune": tune.to_dict(),
                             "tournament": dict(table.to_dict(), entrants=None, specs=None,
                                                games=None)})
-        if diff:
-            more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
-            raise ArenaError(f"{folder} holds another tune: {diff[0]}{more}; choose a new --out, "
-                             f"or continue that one with kdtourney tune --resume {folder}")
+        refuse_another(folder, "tune", diff, "choose a new --out, or continue that one with "
+                       f"kdtourney tune --resume {folder}")
         notes = check_code(st, identities, folder)
         record_play(st, play or PlaySettings(), folder)
         if tune.rule != spsa.SPSA_RULE:
@@ -361,11 +361,7 @@ def play_tune(table: Tournament, tune: Tune, folder, registry, *, meta: dict | N
         record(s.st, state)
         outcome = TuneOutcome(folder=folder, table=table, tune=tune, state=state,
                               stored_before=state.stored)
-        if display is not None:
-            display.begin(table, tune, state, s.workers)
-            s.stack.callback(display.end)
-            for note in s.notes:
-                display.note(note)
+        s.show(display, table, tune, state)
         if state.pending():
             ran = Driver(s, display).run(TuneFeed(outcome, scores, incoming, display))
             outcome.played, outcome.interrupted = ran.played, ran.interrupted
@@ -386,8 +382,9 @@ class TuneFeed(Feed):
         self.display = display
         self.batch: list = []  # the blocks of the batch being played
 
+    # Feed.over is a flag the feeds that stop once set; this one computes it, and nothing sets it
     @property
-    def over(self) -> bool:
+    def over(self) -> bool:  # type: ignore[override]
         return not self.batch and not self.outcome.state.pending()
 
     def took(self, spec, results):
@@ -449,6 +446,7 @@ def verify_table(registry, table: Tournament, tuned: str, start: str, games: int
     """The verify games: the tuned spec in theta+'s seat, the start spec in theta-'s, the same
     opponents, on deals of their own (a seed derived from the tune's)."""
     seed = int(np.random.SeedSequence([table.seed, 3]).generate_state(2, np.uint32)[0])
+    assert table.lineup is not None  # a tune's table is a lineup (`prepare_tune`)
     opponents = [table.specs[i] for i in table.lineup[2:]]
     return replace(prepare(registry, lineup=[tuned, start] + opponents, players=table.players,
                            games=games, seed=seed, dynasty=table.dynasty,

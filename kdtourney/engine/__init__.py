@@ -8,9 +8,15 @@ Public: TILES, Rules, Kingdom, Placement, Score, Game, GameView, the action help
 import numpy as np
 
 from kdtourney.engine import kernels as K
-
-from kdtourney.engine.game import (CLAIM_BASE, DISCARD, Game, GameView, claim_action,
-                                   describe_action, rank_scores)
+from kdtourney.engine.game import (
+    CLAIM_BASE,
+    DISCARD,
+    Game,
+    GameView,
+    claim_action,
+    describe_action,
+    rank_scores,
+)
 from kdtourney.engine.kingdom import Kingdom, Placement, Score, decode_placement, encode_placement
 from kdtourney.engine.rules import Rules
 from kdtourney.engine.tiles import TILES, Domino, Half

@@ -4,8 +4,16 @@ kernels, so that the bots, built on those, do not carry them (nor change identit
 import numpy as np
 
 from kdtourney.engine.kernel_base import kernel
-from kdtourney.engine.kernels import (RES_COLS, ST_CUR_ROW, ST_PLAYERS, init_game, new_game_arrays,
-                                      playout_random, scratch, score_totals)
+from kdtourney.engine.kernels import (
+    RES_COLS,
+    ST_CUR_ROW,
+    ST_PLAYERS,
+    init_game,
+    new_game_arrays,
+    playout_random,
+    score_totals,
+    scratch,
+)
 
 
 @kernel(nrt=True)

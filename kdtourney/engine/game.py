@@ -19,8 +19,14 @@ import numbers
 import numpy as np
 
 from kdtourney.engine import kernels as K
-from kdtourney.engine.kingdom import (Kingdom, Score, decode_placement, encode_placement, flags_of,
-                                      square_array)
+from kdtourney.engine.kingdom import (
+    Kingdom,
+    Score,
+    decode_placement,
+    encode_placement,
+    flags_of,
+    square_array,
+)
 from kdtourney.engine.rules import Rules
 from kdtourney.engine.tiles import TILES
 
@@ -119,7 +125,8 @@ class _Table:
         """Per domino of `current_row`: whether its owner has placed (or discarded) it already; an
         unclaimed domino (3 players, "bga") is never placed."""
         slot, phase = int(self._st[K.ST_SLOT]), int(self._st[K.ST_PHASE])
-        return [owner >= 0 and (phase == K.PHASE_OVER or j < slot or (j == slot and phase == K.PHASE_CLAIM))
+        return [owner >= 0 and (phase == K.PHASE_OVER or j < slot
+                                or (j == slot and phase == K.PHASE_CLAIM))
                 for j, (_, owner) in enumerate(self.current_row)]
 
     @property
@@ -147,7 +154,8 @@ class _Table:
 
     def kingdom(self, player: int) -> Kingdom:
         """A copy of a player's kingdom."""
-        return Kingdom._from_arrays(self._bits[player], self._bbox[player], int(self._st[K.ST_SIZE]))
+        return Kingdom._from_arrays(self._bits[player], self._bbox[player],
+                                    int(self._st[K.ST_SIZE]))
 
     def square_array(self, player: int) -> np.ndarray:
         """`kingdom(player).square_array()` without copying the kingdom."""
@@ -178,7 +186,8 @@ class _Table:
         return self._results()[:, K.RES_TOTAL].tolist()
 
     def ranking(self) -> list[int]:
-        """Every player's rank (1 = best) by score, then the rules' tie-breaks; equals share a rank."""
+        """Every player's rank (1 = best) by score, then the rules' tie-breaks;
+        equals share a rank."""
         by_territory = bool(self._st[K.ST_FLAGS] & K.FLAG_TIEBREAK_TERRITORY)
         return _ranks(self._results(), "territory" if by_territory else "crowns")
 
@@ -207,7 +216,8 @@ class Game(_Table):
 
     @classmethod
     def replay(cls, rules: Rules, seed: int, actions) -> "Game":
-        """The game reached by playing `actions` from the start; an illegal one raises ValueError."""
+        """The game reached by playing `actions` from the start; an illegal one raises
+        ValueError."""
         game = cls(rules, seed)
         for action in actions:
             game.apply(action)
@@ -250,7 +260,8 @@ class GameView(_Table):
     for search.
     """
 
-    time_left: float | None = None  # seconds this decision may take, set by the harness (None: no limit)
+    time_left: float | None = None  # seconds this decision may take, set by the harness
+                                    # (None: no limit)
 
     def __init__(self, game: Game, player: int):
         self.rules = copy.copy(game.rules)  # the bot's own: the game's stays as it was
@@ -326,7 +337,8 @@ def rank_scores(scores: list[Score], tiebreak: str = "crowns") -> list[int]:
     tiebreak "crowns") crowns; players still equal share a rank, so a victory can be shared."""
     res = np.zeros((len(scores), K.RES_COLS), dtype=np.int64)
     for p, s in enumerate(scores):
-        res[p, K.RES_TOTAL], res[p, K.RES_LARGEST], res[p, K.RES_CROWNS] = s.total, s.largest_territory, s.crowns
+        res[p, K.RES_TOTAL], res[p, K.RES_LARGEST], res[p, K.RES_CROWNS] = \
+            s.total, s.largest_territory, s.crowns
     return _ranks(res, tiebreak)
 
 
@@ -403,5 +415,6 @@ def _public_slot(rules, player, phase, round, kingdoms, current_row, placed, new
     return slot
 
 
-__all__ = ["Game", "GameView", "DISCARD", "CLAIM_BASE", "claim_action", "describe_action", "rank_scores",
+__all__ = ["Game", "GameView", "DISCARD", "CLAIM_BASE",
+           "claim_action", "describe_action", "rank_scores",
            "encode_placement", "decode_placement", "header_of", "rng_state"]

@@ -38,7 +38,8 @@ CLAIM_BASE = 1000
 MAX_ACTIONS = N_PLACE_ACTIONS  # an upper bound on the number of legal actions
 
 # 1 for a domino whose two halves are identical (terrain and crowns)
-TILE_SYMMETRIC = np.array([int(TILE_TERRAIN[d, 0] == TILE_TERRAIN[d, 1] and TILE_CROWNS[d, 0] == TILE_CROWNS[d, 1])
+TILE_SYMMETRIC = np.array([int(TILE_TERRAIN[d, 0] == TILE_TERRAIN[d, 1]
+                               and TILE_CROWNS[d, 0] == TILE_CROWNS[d, 1])
                            for d in range(len(TILE_TERRAIN))], dtype=np.int64)
 TILE_SYMMETRIC.flags.writeable = False
 
@@ -69,7 +70,8 @@ def kernel(function=None, *, inline="never", nrt=False, fastmath=False):
         raise ValueError(f"inline is 'always' or 'never', not {inline!r}")
 
     def decorate(f):
-        fast = {"fastmath": True} if fastmath else {}  # the default left out: no other kernel changes
+        # the default left out: no other kernel changes
+        fast = {"fastmath": True} if fastmath else {}
         return jit.cached_jit(f, forceinline=inline == "always", _nrt=nrt, **fast)
     return decorate if function is None else decorate(function)
 
@@ -131,7 +133,8 @@ def _select_halving(m, k):
 
 
 def _fast_pdep():
-    """True when the code is compiled for a CPU with a fast pdep (AMD before Zen 3 microcodes it)."""
+    """True when the code is compiled for a CPU with a fast pdep (AMD before Zen 3 microcodes
+    it)."""
     cpu = config.CPU_NAME or llvm.get_host_cpu_name()
     features = config.CPU_FEATURES if config.CPU_FEATURES is not None else get_host_cpu_features()
     return "+bmi2" in features.split(",") and cpu not in ("znver1", "znver2", "generic", "host")

@@ -18,13 +18,26 @@ Randomness comes from `rng`, a uint64[1] splitmix64 state, so that a seed fixes 
 import numpy as np
 
 from kdtourney.engine import rows, word64
-from kdtourney.engine.kernel_base import (CENTER, CLAIM_BASE, CROWN1, CROWN2, DIR_COL, DIR_ROW,
-                                          DISCARD, G, MAX_ACTIONS, N_PLACE_ACTIONS, OCC, kernel,
-                                          popcount, select_bit)
+from kdtourney.engine.kernel_base import (
+    CENTER,
+    CLAIM_BASE,
+    CROWN1,
+    CROWN2,
+    DIR_COL,
+    DIR_ROW,
+    DISCARD,
+    MAX_ACTIONS,  # noqa: F401 - re-exported: the bots read K.MAX_ACTIONS
+    N_PLACE_ACTIONS,
+    OCC,
+    G,
+    kernel,
+    popcount,
+    select_bit,
+)
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
-
-SCRATCH = max(rows.SCRATCH, 5)  # columns of a scratch row: the rows path's masks, or 4 words and a layout
+SCRATCH = max(rows.SCRATCH, 5)  # columns of a scratch row: the rows path's masks, or 4 words
+                                # and a layout
 _LAYOUT_SLOT = 4
 
 # Game state offsets.
@@ -153,10 +166,11 @@ def legal_moves(bits, bbox, p, size, domino, sc, lvl):
 
 @kernel(inline="always")
 def moves_to_actions(sc, lvl, size, out, row):
-    """The place actions of the placements in sc[lvl] into out[row], in action order; their number."""
+    """The place actions of the placements in sc[lvl] into out[row], in action order;
+    their number."""
     if size == word64.SIZE:
-        return word64.write_actions(sc[lvl, _LAYOUT_SLOT], sc[lvl, 0], sc[lvl, 1], sc[lvl, 2], sc[lvl, 3],
-                                     out, row)
+        return word64.write_actions(sc[lvl, _LAYOUT_SLOT], sc[lvl, 0], sc[lvl, 1], sc[lvl, 2],
+                                    sc[lvl, 3], out, row)
     return rows.write_actions(sc, lvl, out, row)
 
 
@@ -267,8 +281,8 @@ def set_squares(bits, bbox, p, size, squares, n):
     size x size squares (no legality check)."""
     clear_kingdom(bits, bbox, p, size)
     for i in range(n):
-        put_square(bits, bbox, p, size, squares[i, 0] + CENTER, squares[i, 1] + CENTER, squares[i, 2],
-                   squares[i, 3])
+        put_square(bits, bbox, p, size, squares[i, 0] + CENTER, squares[i, 1] + CENTER,
+                   squares[i, 2], squares[i, 3])
 
 
 @kernel(inline="always")
@@ -390,7 +404,8 @@ def _end_game(st):
 
 @kernel
 def init_game(bits, bbox, st, rng):
-    """Set up a game from the header of st (ST_PLAYERS .. ST_FLAGS): deck, first pick order, first row."""
+    """Set up a game from the header of st (ST_PLAYERS .. ST_FLAGS): deck, first pick order,
+    first row."""
     players = st[ST_PLAYERS]
     for p in range(players):
         clear_kingdom(bits, bbox, p, st[ST_SIZE])
@@ -526,7 +541,8 @@ def is_legal(bits, bbox, st, action, sc):
     phase = st[ST_PHASE]
     if phase == PHASE_CLAIM:
         for j in range(4):
-            if st[ST_NEW_ROW + j] != 0 and st[ST_NEW_OWNER + j] < 0 and action == CLAIM_BASE + st[ST_NEW_ROW + j]:
+            if st[ST_NEW_ROW + j] != 0 and st[ST_NEW_OWNER + j] < 0 \
+                    and action == CLAIM_BASE + st[ST_NEW_ROW + j]:
                 return True
         return False
     if phase == PHASE_PLACE:

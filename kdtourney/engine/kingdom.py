@@ -39,7 +39,8 @@ def encode_placement(placement: Placement, domino: int | None = None) -> int:
     if domino is not None and TILES[domino].symmetric and direction >= 2:
         return encode_placement(Placement(placement.b, placement.a))
     row, col = ra + K.CENTER, ca + K.CENTER
-    if not (0 <= row < K.G and 0 <= col < K.G and 0 <= rb + K.CENTER < K.G and 0 <= cb + K.CENTER < K.G):
+    if not (0 <= row < K.G and 0 <= col < K.G
+            and 0 <= rb + K.CENTER < K.G and 0 <= cb + K.CENTER < K.G):
         raise ValueError(f"{placement} lies outside any kingdom")
     return (direction * K.G + row) * K.G + col
 
@@ -100,10 +101,12 @@ class Kingdom:
         rs, cs = [r for r, _ in places], [c for _, c in places]
         height, width = max(rs) - min(rs) + 1, max(cs) - min(cs) + 1
         if height > size or width > size:
-            raise ValueError(f"the squares span {height}x{width}, more than a {size}x{size} kingdom")
+            raise ValueError(f"the squares span {height}x{width}, "
+                             f"more than a {size}x{size} kingdom")
         kingdom = cls(size)
         if cells:
-            K.set_squares(kingdom._bits, kingdom._bbox, 0, size, np.array(cells, dtype=np.int64), len(cells))
+            K.set_squares(kingdom._bits, kingdom._bbox, 0, size, np.array(cells, dtype=np.int64),
+                          len(cells))
         return kingdom
 
     # -- squares --------------------------------------------------------------------------------
@@ -130,7 +133,8 @@ class Kingdom:
 
     @classmethod
     def from_text(cls, text: str, size: int = 5) -> "Kingdom":
-        """Parse the text format (see `to_text`); bad text raises ValueError naming line and column."""
+        """Parse the text format (see `to_text`); bad text raises ValueError naming line and
+        column."""
         lines = text.splitlines()
         numbered = [(n, line.split()) for n, line in enumerate(lines, start=1)]
         while numbered and not numbered[0][1]:
@@ -140,17 +144,20 @@ class Kingdom:
         if not numbered:
             raise ValueError("no kingdom in the text: expected rows of cells with one castle C")
         width = len(numbered[0][1])
-        castles = [(i, j) for i, (_, cells) in enumerate(numbered) for j, cell in enumerate(cells) if cell == "C"]
+        castles = [(i, j) for i, (_, cells) in enumerate(numbered) for j, cell in enumerate(cells)
+                   if cell == "C"]
         for line_no, cells in numbered:
             if len(cells) != width:
                 raise ValueError(f"line {line_no}, column {min(len(cells), width) + 1}: "
                                  f"row has {len(cells)} cells, the first row has {width}")
         if len(castles) != 1:
             where = "; ".join(f"line {numbered[i][0]}, column {j + 1}" for i, j in castles)
-            raise ValueError(f"line {numbered[0][0]}, column 1: a kingdom has exactly one castle C, "
+            raise ValueError(f"line {numbered[0][0]}, column 1: "
+                             f"a kingdom has exactly one castle C, "
                              f"found {len(castles)}{': ' + where if where else ''}")
         if len(numbered) > size or width > size:
-            raise ValueError(f"line {numbered[0][0]}, column 1: the grid is {len(numbered)}x{width}, "
+            raise ValueError(f"line {numbered[0][0]}, column 1: "
+                             f"the grid is {len(numbered)}x{width}, "
                              f"larger than the kingdom's {size}x{size}")
         ci, cj = castles[0]
         squares = []
@@ -167,7 +174,8 @@ class Kingdom:
         return cls.from_squares(squares, size)
 
     def to_text(self) -> str:
-        """One line per row of the occupied rectangle; cells `C`, `.`, or terrain letter + crowns."""
+        """One line per row of the occupied rectangle; cells `C`, `.`, or terrain letter +
+        crowns."""
         top, bottom, left, right = self.bounds()
         lines = []
         for row in range(top, bottom + 1):
@@ -189,7 +197,8 @@ class Kingdom:
         return f"Kingdom.from_text({self.to_text()!r}, size={self.size})"
 
     def __eq__(self, other):
-        return isinstance(other, Kingdom) and self.size == other.size and self.squares() == other.squares()
+        return isinstance(other, Kingdom) and self.size == other.size \
+            and self.squares() == other.squares()
 
     def copy(self) -> "Kingdom":
         return Kingdom._from_arrays(self._bits[0], self._bbox[0], self.size)
@@ -201,7 +210,8 @@ class Kingdom:
             raise ValueError(f"there is no domino number {domino!r} (dominoes are 1..48)")
 
     def legal_placements(self, domino: int) -> list[Placement]:
-        """Every distinct legal placement of domino number `domino`; empty when it must be discarded.
+        """Every distinct legal placement of domino number `domino`; empty when it must be
+        discarded.
 
         For a domino whose halves are identical, each pair of squares appears once.
         """
@@ -219,12 +229,14 @@ class Kingdom:
             action = encode_placement(placement, domino)
         except ValueError as err:
             raise ValueError(f"illegal placement of {TILES[domino]}: {err}") from None
-        if not K.is_legal_placement(self._bits, self._bbox, 0, self.size, domino, action, self._scratch, 0):
+        if not K.is_legal_placement(self._bits, self._bbox, 0, self.size, domino, action,
+                                    self._scratch, 0):
             raise ValueError(f"illegal placement of {TILES[domino]} at {placement}")
         K.place(self._bits, self._bbox, 0, self.size, domino, action)
 
     def score(self, rules=None) -> Score:
-        """Score by territories; with `rules`, plus their bonuses (Harmony: a full size x size grid)."""
+        """Score by territories; with `rules`, plus their bonuses (Harmony: a full size x size
+        grid)."""
         points, largest, crowns = K.score_territories(self._bits, self._bbox, 0, self.size)
         bonus = 0
         if rules is not None:
@@ -244,6 +256,7 @@ def square_array(bits, bbox, p, size) -> np.ndarray:
 
 def flags_of(rules) -> int:
     """The kernels' flag bits for `rules`."""
-    return ((K.FLAG_HARMONY if rules.harmony else 0) | (K.FLAG_MIDDLE if rules.middle_kingdom else 0)
+    return ((K.FLAG_HARMONY if rules.harmony else 0)
+            | (K.FLAG_MIDDLE if rules.middle_kingdom else 0)
             | (K.FLAG_TIEBREAK_TERRITORY if rules.tiebreak == "territory" else 0)
             | (K.FLAG_ABBA if rules.first_picks == "abba" else 0))

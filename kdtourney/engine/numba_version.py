@@ -16,7 +16,8 @@ import numba
 
 TESTED = ((0, 68), (0, 68))  # the oldest and the newest (major, minor) the tests passed on
 PIN = "numba==0.68.*"  # a tested version, for the messages
-QUIET = "KDTOURNEY_NUMBA_QUIET"  # set: no warning (kdtourney.service.fork_server: its command warns)
+QUIET = "KDTOURNEY_NUMBA_QUIET"  # set: no warning (kdtourney.service.fork_server: its command
+                                 # warns)
 
 log = logging.getLogger(__name__)
 

@@ -9,9 +9,21 @@ sc[lvl, d * G + r] for the window rows sc[lvl, FIRST_ROW] ..= sc[lvl, LAST_ROW] 
 """
 
 
-from kdtourney.engine.kernel_base import (CENTER, CROWN1, CROWN2, G, NEAR, OCC, PLANES,
-                                          TILE_SYMMETRIC, kernel, largest_territory, popcount,
-                                          terrain_points, trailing_zeros)
+from kdtourney.engine.kernel_base import (
+    CENTER,
+    CROWN1,
+    CROWN2,
+    NEAR,
+    OCC,
+    PLANES,
+    TILE_SYMMETRIC,
+    G,
+    kernel,
+    largest_territory,
+    popcount,
+    terrain_points,
+    trailing_zeros,
+)
 from kdtourney.engine.tiles import CASTLE, TILE_TERRAIN
 
 WIDTH = PLANES * G  # int64 slots of a kingdom
@@ -99,7 +111,8 @@ def moves(bits, bbox, p, size, domino, sc, lvl):
 
 @kernel
 def write_actions(sc, lvl, out, row):
-    """The place actions of the placements in sc[lvl] into out[row], in action order; their number."""
+    """The place actions of the placements in sc[lvl] into out[row], in action order;
+    their number."""
     n = 0
     for d in range(4):
         for r in range(sc[lvl, FIRST_ROW], sc[lvl, LAST_ROW] + 1):
@@ -217,7 +230,8 @@ def square(bits, p, r, c):
         return 0
     for t in range(1, 7):
         if (bits[p, t * G + r] >> c) & 1:
-            return 4 * t + ((bits[p, CROWN1 * G + r] >> c) & 1) + 2 * ((bits[p, CROWN2 * G + r] >> c) & 1)
+            return 4 * t + ((bits[p, CROWN1 * G + r] >> c) & 1) \
+                + 2 * ((bits[p, CROWN2 * G + r] >> c) & 1)
     return 4 * CASTLE
 
 

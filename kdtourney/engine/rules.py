@@ -35,17 +35,21 @@ class Rules:
 
         check(type(self.players) is int and self.players in (2, 3, 4),
               f"players must be 2, 3 or 4, not {self.players!r}")
-        check(self.variant in VARIANTS, f"variant must be one of {', '.join(VARIANTS)}, not {self.variant!r}")
+        check(self.variant in VARIANTS,
+              f"variant must be one of {', '.join(VARIANTS)}, not {self.variant!r}")
         check(self.variant != "duel" or self.players == 2,
               f"the duel variant (Mighty Duel) is for 2 players, not {self.players}")
         check(self.three_player in THREE_PLAYER_SETUPS,
-              f"three_player must be one of {', '.join(THREE_PLAYER_SETUPS)}, not {self.three_player!r}")
-        check(self.tiebreak in TIEBREAKS, f"tiebreak must be one of {', '.join(TIEBREAKS)}, not {self.tiebreak!r}")
+              f"three_player must be one of {', '.join(THREE_PLAYER_SETUPS)}, "
+              f"not {self.three_player!r}")
+        check(self.tiebreak in TIEBREAKS,
+              f"tiebreak must be one of {', '.join(TIEBREAKS)}, not {self.tiebreak!r}")
         check(self.first_picks in FIRST_PICKS,
               f"first_picks must be one of {', '.join(FIRST_PICKS)}, not {self.first_picks!r}")
         check(self.first_picks != "abba" or self.players == 2,
               f"first_picks='abba' is a 2-player order; with {self.players} players use 'random'")
-        check(isinstance(self.harmony, bool), f"harmony must be True or False, not {self.harmony!r}")
+        check(isinstance(self.harmony, bool),
+              f"harmony must be True or False, not {self.harmony!r}")
         check(isinstance(self.middle_kingdom, bool),
               f"middle_kingdom must be True or False, not {self.middle_kingdom!r}")
 

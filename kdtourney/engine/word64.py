@@ -9,10 +9,24 @@ wrapped neighbours are harmless: docs/internals.md.
 
 import numpy as np
 
-from kdtourney.engine.kernel_base import (CENTER, CROWN1, CROWN2, G, NEAR, OCC, PLANES,
-                                          TILE_SYMMETRIC, kernel, largest_territory, lshr,
-                                          neighbours, popcount, select_bit, terrain_points,
-                                          trailing_zeros)
+from kdtourney.engine.kernel_base import (
+    CENTER,
+    CROWN1,
+    CROWN2,
+    NEAR,
+    OCC,
+    PLANES,
+    TILE_SYMMETRIC,
+    G,
+    kernel,
+    largest_territory,
+    lshr,
+    neighbours,
+    popcount,
+    select_bit,
+    terrain_points,
+    trailing_zeros,
+)
 from kdtourney.engine.tiles import CASTLE, TILE_CROWNS, TILE_TERRAIN
 
 U = np.uint64  # an unsigned index (of a value >= 0): no negative-index check on the hot paths
@@ -74,7 +88,8 @@ def _tables():
 
 _T, LAY_BOX, LAY_SQUARE, LAY_ROW, LAY_COL = _tables()
 LAY_R0, LAY_C0, LAY_H, LAY_W, LAY_WV = _T["r0"], _T["c0"], _T["h"], _T["w"], _T["wv"]
-LAY_CENTER, LAY_NOT_FIRST, LAY_NOT_LAST, LAY_CASTLE = _T["center"], _T["not_first"], _T["not_last"], _T["castle"]
+LAY_CENTER, LAY_NOT_FIRST, LAY_NOT_LAST, LAY_CASTLE = (_T["center"], _T["not_first"],
+                                                       _T["not_last"], _T["castle"])
 N_LAYOUTS = len(LAY_R0)
 
 
@@ -167,8 +182,10 @@ def place(bits, bbox, p, domino, r, c, rb, cb):
     if lay == START:
         lay = _relayout(bits, bbox, p)
     w = LAY_W[lay]
-    _put(bits, p, lay, (r - LAY_R0[lay]) * w + c - LAY_C0[lay], TILE_TERRAIN[domino, 0], TILE_CROWNS[domino, 0])
-    _put(bits, p, lay, (rb - LAY_R0[lay]) * w + cb - LAY_C0[lay], TILE_TERRAIN[domino, 1], TILE_CROWNS[domino, 1])
+    _put(bits, p, lay, (r - LAY_R0[lay]) * w + c - LAY_C0[lay], TILE_TERRAIN[domino, 0],
+         TILE_CROWNS[domino, 0])
+    _put(bits, p, lay, (rb - LAY_R0[lay]) * w + cb - LAY_C0[lay], TILE_TERRAIN[domino, 1],
+         TILE_CROWNS[domino, 1])
 
 
 @kernel
@@ -206,7 +223,8 @@ def moves(bits, p, domino):
 
 @kernel(inline="always")
 def kth_move(right, down, left, up, k):
-    """(direction, layout square of half a) of the k-th (0-based) legal placement, in action order."""
+    """(direction, layout square of half a) of the k-th (0-based) legal placement,
+    in action order."""
     n0 = popcount(right)
     n1 = n0 + popcount(down)
     n2 = n1 + popcount(left)

@@ -21,7 +21,8 @@ PLANE_OCCUPIED = 0
 PLANE_CROWNS = 7
 
 # The table part, after the kingdoms (seats relative to the viewer: 0 = the viewer).
-DOMINO_FEATURES = 16           # present, number/48, terrain a (6), crowns a, terrain b (6), crowns b
+DOMINO_FEATURES = 16           # present, number/48, terrain a (6), crowns a,
+                               # terrain b (6), crowns b
 CUR_SLOT = DOMINO_FEATURES + 4 + 2  # + owner (4 relative seats), placed, to place now
 NEW_SLOT = DOMINO_FEATURES + 4      # + owner (4 relative seats)
 T_PHASE = 0                    # place, claim
@@ -205,7 +206,8 @@ def reset(bits, bbox, st, header, seeds, obs, mask, player):
 
 
 @kernel(nrt=True)
-def step(bits, bbox, st, header, actions, seeds, seed_stride, kind, obs, mask, rewards, dones, player):
+def step(bits, bbox, st, header, actions, seeds, seed_stride, kind, obs, mask, rewards, dones,
+         player):
     """Play actions[i] in game i (legal when mask[i, actions[i]] is 1, the mask of the last call).
     A game that ends gets its rewards and done flag and starts again at once with seed
     seeds[i] + seed_stride (seeds is updated); obs, mask and player are then the new game's.

@@ -5,11 +5,18 @@ from __future__ import annotations
 import time
 from typing import Protocol
 
-from kdtourney.external import kdtp
 from kdtourney.bots.base import Bot
+from kdtourney.external import kdtp
 from kdtourney.external.declaration import Program
-from kdtourney.external.process import (WRITE_TIMEOUT, BotFailure, BotProcess, BotProtocolError,
-                                        IllegalAnswer, ProcessSettings, show)
+from kdtourney.external.process import (
+    WRITE_TIMEOUT,
+    BotFailure,
+    BotProcess,
+    BotProtocolError,
+    IllegalAnswer,
+    ProcessSettings,
+    show,
+)
 
 
 class Lender(Protocol):
@@ -75,7 +82,7 @@ class ExternalBot(Bot):
 
     def act(self, view):
         self.decision_s = None
-        self.note = None  # the optional note of its answer (KDTP: `note`), read by the match
+        self.decision_note = None  # its answer's optional KDTP `note`, read by the match
         limit = view.time_left
         legal = view.legal_actions()
         line = kdtp.act_line(view, legal, limit)
@@ -101,7 +108,7 @@ class ExternalBot(Bot):
                 process.fail(BotProtocolError, f"answered act with {show(message)}, not "
                                                '{"type": "action", "action": ...}')
             answer = kdtp.canonical(message["action"])
-            self.note = kdtp.note_of(message)
+            self.decision_note = kdtp.note_of(message)
         texts = {kdtp.action_text(a): a for a in legal}
         if answer not in texts:
             raise IllegalAnswer(f"answered {answer[:100]}, not one of the {len(legal)} legal "

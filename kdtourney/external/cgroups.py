@@ -129,10 +129,10 @@ def _delegated(mount: str) -> str | None:
 def _v2(mount: str) -> Hierarchy | None:
     base, parent = mount, os.path.join(mount, PARENT)
     if not can_make(parent):
-        base = _delegated(mount)
-        if base is None:
+        delegated = _delegated(mount)
+        if delegated is None:
             return None
-        parent = os.path.join(base, PARENT)
+        base, parent = delegated, os.path.join(delegated, PARENT)
         if not can_make(parent):
             return None
     offered = [c for c in CONTROLLERS if c in _words(os.path.join(base, "cgroup.controllers"))]
@@ -326,11 +326,11 @@ class BotCgroup:
         self.machine = machine_
         self.folders: dict = {}     # Hierarchy -> its folder for this bot
         self.frozen = False
-        self._events = None         # cgroup.events (v2), kept open: read at every freeze
+        self._events: int | None = None  # cgroup.events (v2), kept open: read at every freeze
 
     @classmethod
     def make(cls, memory_bytes: int, processes: int, cpus: float,
-             machine_: Machine | None = None) -> "BotCgroup | None":
+             machine_: Machine | None = None) -> BotCgroup | None:
         """A new cgroup bounding memory (bytes, all its processes together), processes and CPUs
         (a quota, in cores) wherever this machine can; None where it can do nothing."""
         machine_ = machine_ or machine()
@@ -383,6 +383,11 @@ class BotCgroup:
     def _folder(self, feature: str) -> str | None:
         return self.folders.get(self.machine.source(feature))
 
+    def _hierarchy(self, feature: str) -> Hierarchy:
+        source = self.machine.source(feature)
+        assert source is not None  # asked only of a feature this cgroup bounds
+        return source
+
     def bounds(self, feature: str) -> bool:
         """Whether this cgroup gives `feature` (MEMORY, PROCESSES, CPU, CPUSET, FREEZE, KILL)."""
         return self._folder(feature) is not None
@@ -408,11 +413,12 @@ class BotCgroup:
             return True
         self.frozen = True
         try:
-            if self.machine.source(FREEZE).version == 2:
+            if self._hierarchy(FREEZE).version == 2:
                 if self._events is None:
                     self._events = os.open(os.path.join(folder, "cgroup.events"), os.O_RDONLY)
+                events = self._events
                 _write(os.path.join(folder, "cgroup.freeze"), "1")
-                return _wait(lambda: b"frozen 1" in os.pread(self._events, 4096, 0))
+                return _wait(lambda: b"frozen 1" in os.pread(events, 4096, 0))
             _write(os.path.join(folder, "freezer.state"), "FROZEN")
             return _wait(lambda: _words(os.path.join(folder, "freezer.state")) == ["FROZEN"])
         except OSError:  # the cgroup is going away
@@ -425,7 +431,7 @@ class BotCgroup:
             return
         self.frozen = False
         try:
-            if self.machine.source(FREEZE).version == 2:
+            if self._hierarchy(FREEZE).version == 2:
                 _write(os.path.join(folder, "cgroup.freeze"), "0")
             else:
                 _write(os.path.join(folder, "freezer.state"), "THAWED")
@@ -439,9 +445,10 @@ class BotCgroup:
         with the cgroup frozen meanwhile, so that no fork outruns it; frozen or not afterwards as
         before (a v1 freezer thaws for a moment: the processes it holds die only then). Without a
         freezer, scans (`kill_scanning`)."""
-        if spare is None and self.bounds(KILL):
+        kill_folder = self._folder(KILL)
+        if spare is None and kill_folder is not None:
             try:
-                _write(os.path.join(self._folder(KILL), "cgroup.kill"), "1")
+                _write(os.path.join(kill_folder, "cgroup.kill"), "1")
             except OSError:
                 pass
             return
@@ -452,7 +459,7 @@ class BotCgroup:
         self.freeze()
         members = set(self.members())
         _kill(members - (spare(members) if spare else set()))
-        if self.machine.source(FREEZE).version == 1 or not was_frozen:
+        if self._hierarchy(FREEZE).version == 1 or not was_frozen:
             self.thaw()
             if was_frozen:
                 self.freeze()

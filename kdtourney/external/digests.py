@@ -14,8 +14,18 @@ import hashlib
 import os
 import time
 
-from kdtourney.external.files import (FLAGS, LIMIT, MIB_ENV, Digest, Unreadable, chunks,
-                                      layout, mib, open_beneath, regular)
+from kdtourney.external.files import (
+    FLAGS,
+    LIMIT,
+    MIB_ENV,
+    Digest,
+    Unreadable,
+    chunks,
+    layout,
+    mib,
+    open_beneath,
+    regular,
+)
 
 CHUNK = 1 << 20            # bytes read (and held) at a time
 KNOWN = 100_000            # digests kept of files not changed since

@@ -27,8 +27,16 @@ from kdtourney.errors import UserError
 from kdtourney.external import private
 from kdtourney.external.declaration import Program
 from kdtourney.external.digests import copy_fd, hash_file, hashed_tree
-from kdtourney.external.files import (Digest, Link, Unreadable, files_sha256, inside, open_beneath,
-                                      real, submission_limits)
+from kdtourney.external.files import (
+    Digest,
+    Link,
+    Unreadable,
+    files_sha256,
+    inside,
+    open_beneath,
+    real,
+    submission_limits,
+)
 
 SNAPSHOT_DAYS = 2.0  # a snapshot not used for as long is pruned (`prune_snapshots`)
 

@@ -5,15 +5,12 @@ sides: the harness (`kdtourney.external`) writes `hello`, `game`, `act`, `result
 and reads the bot's answers; the bot side (`kdtourney.registry.serve`) rebuilds, from an `act`, the
 GameView the bot would get in-process (`view_of`), and writes its answers.
 
-Squares are [row, col] relative to the castle, rows growing downwards; terrains are the letters W F
-L G S M and C for the castle; a domino is its number 1..48. Actions: {"place": [[r1, c1], [r2,
-c2]]} (half a on the first square), {"discard": true}, {"claim": n}.
+Squares are [row, col] from the castle, rows downwards; terrains W F L G S M, C the castle; a
+domino is 1..48. Actions: {"place": [[r1, c1], [r2, c2]]}, {"discard": true}, {"claim": n}.
 
-Beyond KDTP/1, the state of an `act` carries "first_order": the seats in the order their kings
-claim the first row (public once the kings are drawn). Bots may ignore it; the bot side uses it to
-rebuild the turn order of round 0 exactly, and without it assumes that the kings still to claim
-follow seat order. An `action` may carry a "note" (a string: the bot's evaluation, its line),
-kept with the move (`note_of`, at most NOTE_LIMIT characters); a bot never needs to send one.
+Beyond KDTP/1, an `act`'s state carries "first_order" (the seats in their kings' order in round
+0: the bot side rebuilds that order from it, else assumes seat order), and an `action` may carry
+a "note" (the bot's evaluation, its line; `note_of`): both optional for a bot.
 """
 
 from __future__ import annotations
@@ -23,14 +20,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from kdtourney.errors import BotFailure
 from kdtourney.bots.clock import TimeControl
-from kdtourney.engine import (CLAIM_BASE, DISCARD, TILES, GameView, Kingdom, Rules,
-                              decode_placement)
+from kdtourney.engine import CLAIM_BASE, DISCARD, TILES, GameView, Kingdom, Rules, decode_placement
 from kdtourney.engine import kernels as K
 from kdtourney.engine.kernel_base import kernel
 from kdtourney.engine.kernels import list_squares
 from kdtourney.engine.tiles import CASTLE, TERRAIN_LETTERS
+from kdtourney.errors import BotFailure
 
 PROTOCOL = "kdtp"
 VERSION = 1
@@ -218,8 +214,8 @@ def _write_int(out, n, value):
 @lru_cache(maxsize=4096)  # the drawn dominoes change once a round
 def _unseen_text(drawn: tuple) -> str:
     """The dominoes not in `drawn`, ascending, as JSON numbers without the brackets."""
-    drawn = set(drawn)
-    return _ints(d for d in TILES if d not in drawn)
+    seen = set(drawn)
+    return _ints(d for d in TILES if d not in seen)
 
 
 def _ints(values) -> str:
@@ -361,7 +357,7 @@ def action_message(action, note: str | None = None) -> dict:
     wire = action if isinstance(action, (int, float, str, bool, type(None))) else repr(action)
     if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
         try:
-            wire = action_to_wire(action)
+            wire = action_to_wire(int(action))
         except ValueError:
             wire = int(action)
     return {"type": "action", "action": wire, **({"note": note} if note else {})}

@@ -6,16 +6,17 @@ Each module gets a process of its own, `kdtourney list-bots --sources FILE [SPEC
 (kdtourney.registry.serve.list_bots), given only that module's own files, as a sandboxed served bot
 gets them, and sandboxed as one; a few at once (`at_once`: by cores and memory). Each answers one
 line, a JSON object `{"type": "listing", ...}`, within the start-up timeout of its own start, and
-exits (one late is asked once more, alone). What a module does at import
-(read its standard input, hang, exit, print) cannot hold the harness: its input is closed, what it
-prints goes to its stderr, and one that does not answer in time, or answers something else, is
-reported with what went wrong and its last stderr lines.
+exits; one late is asked once more, alone. What a module does at import (read its standard input,
+hang, exit, print) cannot hold the harness: its input is closed, what it prints goes to its
+stderr, and one that does not answer in time, or answers something else, is reported with what
+went wrong and its last stderr lines.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 from kdtourney.external.declaration import SERVED, Program
 from kdtourney.external.pool import ProcessPool
@@ -66,7 +67,8 @@ def list_modules(requests: dict, settings: ProcessSettings, parallel: int | None
 def _window(files: dict, settings: ProcessSettings, parallel: int) -> dict:
     """The answers of `list_modules` for `files` ({key: (sources file, specs)}), at most
     `parallel` processes alive at a time, each answered (or stopped) in the order started."""
-    answers, running = {}, {}
+    answers: dict = {}
+    running: dict[Any, BotProcess] = {}
     todo = list(files)
     try:
         while todo or running:
@@ -75,7 +77,9 @@ def _window(files: dict, settings: ProcessSettings, parallel: int) -> dict:
                 process = BotProcess(listing_program(*files[key]), settings)
                 try:
                     process.spawn()
-                    process.proc.stdin.close()  # a module reading its input at import: nothing
+                    proc = process.proc
+                    assert proc is not None and proc.stdin is not None  # spawn piped it
+                    proc.stdin.close()  # a module reading its input at import: nothing
                     running[key] = process
                 except BotFailure as exc:
                     answers[key] = {"error": _failed(exc)}

@@ -31,19 +31,19 @@ class BotOutput:
         self._on_flood, self._prefix = on_flood, prefix
         self.written = 0                     # bytes written (stdout and stderr) in this game
         self.flooded = False                 # past the limit
-        self._tail = collections.deque(maxlen=TAIL_LINES)
-        self._log_fd = None
+        self._tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
+        self._log_fd: int | None = None
         self._log_lock = threading.Lock()
         self._taking = threading.Lock()      # held by the drain from a read to the chunk's lines
-        self._drain = None
-        self._fd = None
+        self._drain: threading.Thread | None = None
+        self._fd: int | None = None
 
     def drain(self, fd: int, name: str) -> None:
         """Read the stderr pipe `fd` until its end, in a thread called `name`."""
         self._fd = fd
-        self._drain = threading.Thread(target=self._drain_stderr, args=(fd,), name=name,
-                                       daemon=True)
-        self._drain.start()
+        self._drain = drain = threading.Thread(target=self._drain_stderr, args=(fd,), name=name,
+                                               daemon=True)
+        drain.start()
 
     def count(self, n: int) -> None:
         """`n` more bytes written; past the limit, `on_flood` (once)."""
@@ -107,6 +107,7 @@ class BotOutput:
             if exited:
                 self._drain.join(1.0)
             else:
+                assert self._fd is not None  # set with the drain
                 deadline = time.monotonic() + 0.2
                 while time.monotonic() < deadline:
                     with self._taking:  # a chunk read is taken in; an unread one is in the pipe

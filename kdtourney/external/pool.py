@@ -26,9 +26,13 @@ from kdtourney.external import private
 from kdtourney.external.bot import ExternalBot
 from kdtourney.external.declaration import Program
 from kdtourney.external.launch import kill_group
-from kdtourney.external.process import (QUIT_GRACE, BotFailure, BotProcess, ProcessSettings,
-                                        StartupError)
-
+from kdtourney.external.process import (
+    QUIT_GRACE,
+    BotFailure,
+    BotProcess,
+    ProcessSettings,
+    StartupError,
+)
 
 EVICT_GRACE = 0.5   # s an evicted process has to exit after quit before it is killed
 
@@ -55,7 +59,7 @@ class ProcessPool:
         # idle processes, least recently given back first: BotProcess -> (program, entrant)
         self._idle: collections.OrderedDict = collections.OrderedDict()
         self._all: list[BotProcess] = []
-        self._tmp = None
+        self._tmp: str | None = None
 
     def file(self, name: str, text: str) -> str:
         """A file of this pool's temporary folder (removed at close, in the harness's private
@@ -104,6 +108,7 @@ class ProcessPool:
             self._retire(process)
             return
         if process.confinement is not None:  # its game is over: so is all it started
+            assert process.pid is not None  # alive: started
             process.confinement.end_game(process.pid)
         self._idle[process] = (program, entrant)
         while len(self._idle) > self.settings.idle_processes:  # the least recently used goes

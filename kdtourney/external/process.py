@@ -27,14 +27,13 @@ import time
 from dataclasses import dataclass
 
 from kdtourney import errors
-from kdtourney.errors import UserError
-from kdtourney.external import kdtp
 from kdtourney.bots.clock import TimeControl
+from kdtourney.errors import UserError
+from kdtourney.external import cgroups, kdtp
 from kdtourney.external.declaration import Program
 from kdtourney.external.launch import kill_group, start_process
 from kdtourney.external.output import READ_BYTES, BotOutput
-from kdtourney.external import cgroups
-from kdtourney.external.sandbox import Sandbox
+from kdtourney.external.sandbox import Confinement, Sandbox
 
 DEFAULT_MOVE_TIME_MARGIN = 0.2   # s the harness waits beyond --move-time-limit (pipes, scheduler)
 DEFAULT_STARTUP_TIMEOUT = 20.0   # s for a new process to answer hello (a JVM, a network loading)
@@ -110,23 +109,27 @@ class BotProcess:
 
     def __init__(self, program: Program, settings: ProcessSettings, log_path: str | None = None):
         self.program, self.settings = program, settings
-        self.proc = None
+        self.proc: subprocess.Popen | None = None
         self.hello: dict | None = None
-        self.game = None                     # the game being played (for the log)
+        self.game: int | None = None         # the game being played (for the log)
         self.deals: set = set()              # the deal seeds of every game it was sent
-        self.allowed = None                  # seconds the decision asked for may take
+        self.allowed: float | None = None    # seconds the decision asked for may take
         self.broken = False
         self._buffer = bytearray()
         self._scanned = 0                    # bytes of the buffer known to hold no newline
-        self._selector = None
-        self._pidfd = None
+        self._selector: selectors.BaseSelector | None = None
+        self._pidfd: int | None = None
         self.stopped = False
         self.started_at = 0.0
-        self.confinement = None              # its sandbox, if any
+        self.confinement: Confinement | None = None  # its sandbox, if any
         limit = None if settings.sandbox is None else settings.sandbox.limits.output_bytes
         # past its limit the bot is killed (then it fails, `fail`)
-        self.output = BotOutput(log_path, limit, lambda: kill_group(self.proc.pid),
+        self.output = BotOutput(log_path, limit, self._kill_flooding,
                                 lambda: f"[pid {self.pid} game {self.game}] ")
+
+    def _kill_flooding(self) -> None:
+        assert self.proc is not None  # output is counted only once the process runs
+        kill_group(self.proc.pid)
 
     # starting
 
@@ -141,6 +144,7 @@ class BotProcess:
         """The exit status (negative: the signal that killed it), None while it runs. The process
         is not reaped before `stop`: until then its pid, and so its process group's id, cannot
         be given to another process, and killing the group cannot hit a stranger."""
+        assert self.proc is not None  # asked only of a started process
         if self.proc.returncode is not None:
             return self.proc.returncode
         try:
@@ -177,7 +181,7 @@ class BotProcess:
             if self.settings.sandbox is not None:
                 self.confinement = self.settings.sandbox.confine(self.program)
                 argv = self.confinement.argv()
-            self.proc = start_process(self.program, argv)
+            self.proc = proc = start_process(self.program, argv)
         except OSError as exc:
             self.broken = True
             if self.confinement is not None:
@@ -185,14 +189,16 @@ class BotProcess:
             command = shlex.join(self.program.declared or self.program.command)
             raise BotExited(f"cannot start {command}: {exc.strerror or exc}") from None
         self.started_at = time.monotonic()
-        self.output.drain(self.proc.stderr.fileno(), f"kdtourney-stderr-{self.proc.pid}")
-        os.set_blocking(self.proc.stdout.fileno(), False)
-        os.set_blocking(self.proc.stdin.fileno(), False)
-        self._selector = selectors.DefaultSelector()
-        self._selector.register(self.proc.stdout.fileno(), selectors.EVENT_READ, "out")
+        # start_process pipes all three
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        self.output.drain(proc.stderr.fileno(), f"kdtourney-stderr-{proc.pid}")
+        os.set_blocking(proc.stdout.fileno(), False)
+        os.set_blocking(proc.stdin.fileno(), False)
+        self._selector = selector = selectors.DefaultSelector()
+        selector.register(proc.stdout.fileno(), selectors.EVENT_READ, "out")
         try:
-            self._pidfd = os.pidfd_open(self.proc.pid)
-            self._selector.register(self._pidfd, selectors.EVENT_READ, "exit")
+            self._pidfd = pidfd = os.pidfd_open(proc.pid)
+            selector.register(pidfd, selectors.EVENT_READ, "exit")
         except (AttributeError, OSError):
             self._pidfd = None
 
@@ -226,6 +232,7 @@ class BotProcess:
 
     def send(self, line: bytes, deadline: float | None, what: str) -> None:
         """Write one line before `deadline` (monotonic seconds, None: no limit)."""
+        assert self.proc is not None and self.proc.stdin is not None  # spawn piped it
         fd = self.proc.stdin.fileno()
         view = memoryview(line)
         while view:
@@ -306,6 +313,7 @@ class BotProcess:
                 self.fail(BotTimeout, self._late(what))
             if self._pidfd is None:  # no pidfd: look at the process now and then
                 left = 0.1 if left is None else min(left, 0.1)
+            assert self._selector is not None  # spawn made it
             events = self._selector.select(left)
             if self._read_stdout(what):
                 continue
@@ -314,11 +322,14 @@ class BotProcess:
             if exited:
                 self._read_stdout(what)
                 if b"\n" not in self._buffer:
-                    self.fail(BotExited, f"{ended(self.exit_code())} (while asked for {what})")
+                    code = self.exit_code()
+                    assert code is not None  # it exited: its status is there, not yet reaped
+                    self.fail(BotExited, f"{ended(code)} (while asked for {what})")
 
     def _read_stdout(self, what) -> bool:
         """Append what stdout has to the buffer; True if anything came. EOF: BotExited."""
         got = False
+        assert self.proc is not None and self.proc.stdout is not None  # spawn piped it
         while len(self._buffer) <= kdtp.MAX_LINE:
             try:
                 chunk = os.read(self.proc.stdout.fileno(), READ_BYTES)
@@ -329,7 +340,9 @@ class BotProcess:
                     return True
                 if not self.wait_exit(EXIT_GRACE):
                     self.fail(BotExited, f"closed its standard output (while asked for {what})")
-                self.fail(BotExited, f"{ended(self.exit_code())} (while asked for {what})")
+                code = self.exit_code()
+                assert code is not None  # wait_exit saw it exit
+                self.fail(BotExited, f"{ended(code)} (while asked for {what})")
             self._buffer += chunk
             self.output.count(len(chunk))
             got = True
@@ -349,16 +362,17 @@ class BotProcess:
         sandboxed bot killed by a limit raises that limit's failure instead."""
         self.broken = True
         self.stop(grace=0, release=False)
-        limits = None if self.settings.sandbox is None else self.settings.sandbox.limits
-        if self.output.flooded:
-            kind, message = BotOutputFlood, f"wrote more than its output limit of " \
-                                            f"{limits.output_mib} MiB in one game ({message})"
-        elif kind is BotExited and self.confinement is not None \
-                and self.confinement.out_of_memory():
-            kind, message = BotOutOfMemory, f"was killed past its memory limit of " \
-                                            f"{limits.memory_mib} MiB ({message})"
-        elif self.confinement is not None and self.confinement.hit_process_limit():
-            message += f" (it reached its limit of {limits.processes} processes)"
+        if self.settings.sandbox is not None:  # only a sandbox sets limits (output included)
+            limits = self.settings.sandbox.limits
+            if self.output.flooded:
+                kind, message = BotOutputFlood, f"wrote more than its output limit of " \
+                                                f"{limits.output_mib} MiB in one game ({message})"
+            elif kind is BotExited and self.confinement is not None \
+                    and self.confinement.out_of_memory():
+                kind, message = BotOutOfMemory, f"was killed past its memory limit of " \
+                                                f"{limits.memory_mib} MiB ({message})"
+            elif self.confinement is not None and self.confinement.hit_process_limit():
+                message += f" (it reached its limit of {limits.processes} processes)"
         if self.confinement is not None:
             self.confinement.release()
         raise kind(message, self.stderr_tail())
@@ -406,6 +420,7 @@ class BotProcess:
             os.close(self._pidfd)
             self._pidfd = None
         for stream in (self.proc.stdin, self.proc.stdout):
+            assert stream is not None  # spawn piped both
             try:
                 stream.close()
             except OSError:

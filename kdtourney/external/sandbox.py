@@ -33,8 +33,8 @@ from kdtourney.engine.jit_cache import PackageCacheLocator
 from kdtourney.errors import UserError
 from kdtourney.external import cgroups, private, syscalls
 from kdtourney.external.declaration import SERVED, Program
-from kdtourney.external.identity import FilesChanged, inside, snapshot
 from kdtourney.external.files import Unreadable
+from kdtourney.external.identity import FilesChanged, inside, snapshot
 
 INSTALL_HINT = "apt-get install bubblewrap"
 DEFAULT_MEMORY_MIB = 1024    # a served Python bot with numpy and Numba takes about 150 MiB
@@ -87,7 +87,7 @@ def bwrap_path() -> str:
     return found
 
 
-def _as_bot(uid: int) -> list[str]:
+def _as_bot(uid: int | None) -> list[str]:
     """The command that makes the bot `uid` (an unprivileged user) inside the sandbox, as root;
     [] for another user (the bot keeps the user's uid)."""
     if os.geteuid() != 0:
@@ -203,7 +203,7 @@ class Sandbox:
     hidden: tuple = ()
     allowed: tuple = ()
 
-    def confine(self, program: Program) -> "Confinement":
+    def confine(self, program: Program) -> Confinement:
         """The sandbox of one process of `program`."""
         return Confinement(self, program)
 
@@ -302,7 +302,8 @@ class Confinement:
         self.sandbox, self.program = sandbox, program
         self.served = program.origin == SERVED  # kdtourney serve: no folder of its own
         self.cgroup: cgroups.BotCgroup | None = None  # made by argv
-        self.uid, self._uid_lock = None, None  # as root: the bot's own user (argv)
+        self.uid: int | None = None  # as root: the bot's own user (argv)
+        self._uid_lock: int | None = None
 
     def argv(self) -> list[str]:
         """The command starting the bot in its sandbox (its cgroup made now). Refused (an
@@ -409,9 +410,9 @@ class Confinement:
                                              for p in visible if p not in source)]
         # the folders on the way to what is bound: bwrap would make them with the modes they
         # have outside (a home of 0700), which an unprivileged bot could not pass through
-        on_the_way = {str(a) for p in [*visible, *masks] for a in PurePath(p).parents} \
+        parents = {str(a) for p in [*visible, *masks] for a in PurePath(p).parents} \
             - {"/", "/tmp", *masks}
-        on_the_way = [a for a in on_the_way if not any(PurePath(a).is_relative_to(p)
+        on_the_way = [a for a in parents if not any(PurePath(a).is_relative_to(p)
                                                        for p in visible)]
         for _, kind, path in sorted([(_depth(p), "bind", p) for p in visible]
                                     + [(_depth(h), "mask", h) for h in masks]

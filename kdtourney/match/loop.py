@@ -81,7 +81,7 @@ class Fault:
 class MatchResult:
     """moves: the actions of the game (for a dynasty, a list of three such lists); duration in
     seconds; seats: SeatResult per seat; faults: at most one per seat; notes: [deal, move, seat,
-    text] of the decisions a bot attached a note to (`note` after its act; KDTP's `note`)."""
+    text] of the decisions a bot attached a note to (`decision_note`; KDTP's `note`)."""
 
     moves: list
     duration: float
@@ -152,13 +152,13 @@ class _Match:
         self.notes: list = []  # [deal, move, seat, text]
 
     def take_note(self, seat: int, deal: int, move: int) -> None:
-        """Keep the note the bot of `seat` attached to its decision (its attribute `note`, set in
-        act; an ExternalBot's: KDTP's), and clear it: the next decision has its own or none."""
+        """Keep the note the bot of `seat` attached to its decision (its attribute `decision_note`,
+        set in act; an ExternalBot's: KDTP's), and clear it: the next decision has its own."""
         bot = self.bots[seat]
         try:
-            note = getattr(bot, "note", None)
+            note = getattr(bot, "decision_note", None)
             if note is not None:
-                bot.note = None
+                bot.decision_note = None
         except Exception:  # noqa: BLE001 - a bot's broken attribute is no note, never a fault
             return
         if isinstance(note, str) and note.strip():

@@ -7,10 +7,22 @@ listed and checked in a sandbox), printout (the text of `kdtourney bots`) and se
 bot as a program speaking KDTP, `kdtourney serve`, and the module side of a sandboxed listing).
 """
 
-from kdtourney.registry.bundles import (BUNDLE_LIMIT, FILES_VAR, decode_sources, encode_sources,
-                                        sources_digest, unpacked)
-from kdtourney.registry.discovery import (BUILT_IN, BUILTIN_MODULES, ENTRY_POINT_GROUP, BotInfo,
-                                          BrokenModule, DuplicateBotError)
+from kdtourney.registry.bundles import (
+    BUNDLE_LIMIT,
+    FILES_VAR,
+    decode_sources,
+    encode_sources,
+    sources_digest,
+    unpacked,
+)
+from kdtourney.registry.discovery import (
+    BUILT_IN,
+    BUILTIN_MODULES,
+    ENTRY_POINT_GROUP,
+    BotInfo,
+    BrokenModule,
+    DuplicateBotError,
+)
 from kdtourney.registry.entrants import Entrant, EntrantError, format_value, parse_entrant
 from kdtourney.registry.folders import ENV_VAR, BotsDirError
 from kdtourney.registry.identity import CODE_FIELDS, builtin_files, code_digest

@@ -22,8 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kdtourney.external import private
-from kdtourney.external.files import (Link, Unreadable, files_sha256, inside, layout, left_out,
-                                      read_tree)
+from kdtourney.external.files import (
+    Link,
+    Unreadable,
+    files_sha256,
+    inside,
+    layout,
+    left_out,
+    read_tree,
+)
 
 FILES_VAR = "KDTOURNEY_FILES"   # a folder bot module's list of the files it needs beside it
 BUNDLE_LIMIT = 64 << 20         # bytes a folder bot's files may hold (they travel to every worker)
@@ -253,6 +260,7 @@ def unpacked(names: dict) -> Path:
     return folder
 
 
-__all__ = ["Sources", "Bundle", "declared_files", "parse_source", "TooDeep", "SOURCE_LIMIT", "bundle_files", "unlisted_sibling",
+__all__ = ["Sources", "Bundle", "declared_files", "parse_source", "TooDeep", "SOURCE_LIMIT",
+           "bundle_files", "unlisted_sibling",
            "encode_sources", "decode_sources", "sources_digest", "unpacked", "FILES_VAR",
            "BUNDLE_LIMIT"]

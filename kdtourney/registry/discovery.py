@@ -28,8 +28,14 @@ from kdtourney.external.declaration import TOML_LIMIT
 from kdtourney.external.files import Unreadable, read_beneath, read_file
 from kdtourney.external.identity import inside, own_paths
 from kdtourney.external.sandbox import refusal
-from kdtourney.registry.bundles import (BUNDLE_LIMIT, Bundle, Sources, bundle_files,
-                                        declared_files, unlisted_sibling)
+from kdtourney.registry.bundles import (
+    BUNDLE_LIMIT,
+    Bundle,
+    Sources,
+    bundle_files,
+    declared_files,
+    unlisted_sibling,
+)
 from kdtourney.registry.entrants import BOT_NAME
 from kdtourney.registry.folders import NOT_BOT_MODULES, bot_subfolders, files_named, names_read
 from kdtourney.registry.modules import bot_classes, error_line, exec_file
@@ -79,10 +85,10 @@ def where(info: BotInfo) -> str:
     """Where a bot is defined, for a message."""
     if info.program is not None:
         return info.origin
-    if info.origin == BUILT_IN:
-        return f"{info.cls.__module__}.{info.cls.__qualname__} (built-in)"
     if info.cls is None:  # listed in a sandbox
         return f"{info.name} in {info.origin}"
+    if info.origin == BUILT_IN:
+        return f"{info.cls.__module__}.{info.cls.__qualname__} (built-in)"
     return f"{info.cls.__qualname__} in {info.origin}"
 
 
@@ -365,6 +371,7 @@ class Catalog:
         for name, description, parameters in bots:
             self._register(BotInfo(name, None, origin, clip(description), parameters), origin)
         if self._given is None:  # its bots with their defaults were checked with the listing
+            assert self._questions is not None  # not given: listed by the questions
             self._questions.note(answer, [name for name, _, _ in bots])
 
     # registering
@@ -402,7 +409,7 @@ class Catalog:
                 return False
         return True
 
-    def _add(self, cls: type, origin: str):
+    def _add(self, cls: type[Bot], origin: str):
         name = cls.name
         if not isinstance(name, str) or not BOT_NAME.match(name):
             self.add_broken(origin, f"{cls.__qualname__}.name is {name!r}: a bot name is "

@@ -48,6 +48,7 @@ def python_identity(info: BotInfo, sources: Sources) -> dict:
         return {"kind": "python", "origin": info.origin, "files": [n for n, _ in named],
                 "source_sha256": files_sha256(named)}
     else:
+        assert info.cls is not None  # an entry point's bot: a class loaded here
         source = package_sha256(info.cls)
     return {"kind": "python", "origin": info.origin, "source_sha256": source}
 
@@ -70,7 +71,7 @@ def builtin_files(module: str) -> dict[str, bytes]:
     return files
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def builtin_sha256(module: str) -> str:
     """The hash of what decides the play of the built-in bots of `module` (`builtin_files`)."""
     return files_sha256(builtin_files(module).items())
@@ -84,6 +85,7 @@ def package_sha256(cls: type) -> str:
         return files_sha256([(f"{i}/{path.relative_to(p).as_posix()}", path.read_bytes())
                              for i, p in enumerate(map(Path, paths))
                              for path in tree(p, files=None)])  # installed: not bounded
+    assert top.__file__ is not None  # no __path__: a module of one file
     path = Path(top.__file__)
     return files_sha256([(path.name, path.read_bytes())])
 

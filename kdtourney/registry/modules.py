@@ -60,10 +60,10 @@ def exec_file(path: Path, origin: str, source: str) -> types.ModuleType:
     return module
 
 
-def bot_classes(module: types.ModuleType, submodules: bool = False) -> list[type]:
+def bot_classes(module: types.ModuleType, submodules: bool = False) -> list[type[Bot]]:
     """The Bot subclasses with a name defined in `module` (or, with submodules, in its
     package)."""
-    found = []
+    found: list[type[Bot]] = []
     for obj in vars(module).values():
         if not (inspect.isclass(obj) and issubclass(obj, Bot) and obj is not Bot):
             continue

@@ -15,9 +15,17 @@ StartupError: each one line.
 from dataclasses import replace
 
 from kdtourney.bots.base import Bot
-from kdtourney.external import (DEFAULT_STARTUP_TIMEOUT, ExternalBot, ProcessPool, ProcessSettings,
-                                Program, Sandbox, check_programs, program_identity,
-                                serve_program)
+from kdtourney.external import (
+    DEFAULT_STARTUP_TIMEOUT,
+    ExternalBot,
+    ProcessPool,
+    ProcessSettings,
+    Program,
+    Sandbox,
+    check_programs,
+    program_identity,
+    serve_program,
+)
 from kdtourney.external.files import Unreadable
 from kdtourney.registry.bundles import encode_sources, sources_digest, unpacked
 from kdtourney.registry.discovery import BUILT_IN, BotInfo, BrokenModule, Catalog
@@ -155,6 +163,7 @@ class BotRegistry:
         if info.name not in self._identities:
             code = self.program_identity(info.name) if info.program is not None \
                 else python_identity(info, self._catalog.sources)
+            assert code is not None  # a TOML bot's (it has a program): never None
             self._identities[info.name] = dict(code, digest=code_digest(code))
         return dict(self._identities[info.name])
 
@@ -183,6 +192,7 @@ class BotRegistry:
         options = dict(info.parameters, **entrant.kwargs) if info.program is not None else {}
         if pool is not None:
             program = self.program(entrant, pool, isolate)
+            assert program is not None  # a TOML bot's, or with isolate `kdtourney serve`
             return lambda: pool.bot(program, label or entrant.spec, options)
 
         def own_pool():
@@ -200,6 +210,7 @@ class BotRegistry:
         info = self._catalog.bots[entrant.name]
         if info.program is not None or not isolate:
             return info.program
+        assert pool is not None  # isolate: the bot's sources go in a file of its pool
         # sandboxed, a bot gets its own files only: other bots' code is theirs (none: a bot of
         # kdtourney or the installation, which the harness runs too)
         sandboxed = pool.settings.sandbox is not None
@@ -274,6 +285,7 @@ def check_made(info: BotInfo, entrant: Entrant) -> None:
     it refuses is one EntrantError before play, not a fault in every game. A built-in's refusal
     is a TypeError or ValueError (anything else is a bug, and shows as one); a bot written
     elsewhere may refuse with any exception."""
+    assert info.cls is not None  # a Python bot made here (not one listed in a sandbox)
     refusals = (TypeError, ValueError) if info.origin == BUILT_IN else (Exception, SystemExit)
     try:
         bot = info.cls(**entrant.kwargs)

@@ -4,7 +4,8 @@ values they refuse, asked there (kdtourney.external.listing) and kept.
     SandboxQuestions  `ask` modules for their listings (a module whose files did not change
                       is not asked again in this process), `note` the refusals of a listing,
                       `check` entrants in one round, `check_one` (EntrantError for a refusal)
-    read_listing      the bots and errors of one module's listing, None if it is malformed
+    read_listing      the bots and errors of one module's listing, None if it is malformed;
+                      forget_listings: ask every module again
     clip              a text a listing gave, on one line, at most TEXT_LIMIT characters
 """
 
@@ -17,7 +18,7 @@ from kdtourney.registry.bundles import encode_sources
 from kdtourney.registry.entrants import EntrantError
 
 TEXT_LIMIT = 500                # characters kept of a text a module's listing gives (an error)
-LISTED_KEPT = 1000              # listings kept in this process (of modules whose files are the same)
+LISTED_KEPT = 1000              # listings kept in this process (modules whose files stay the same)
 _LISTED: dict[str, dict] = {}   # {`SandboxQuestions._key`: its listing}: not asked again
 
 
@@ -42,6 +43,11 @@ def read_listing(answer: dict, origin: str) -> tuple[list, list] | None:
             or not all(isinstance(e, str) for e in errors):
         return None
     return bots, errors
+
+
+def forget_listings() -> None:
+    """Forget the listings kept in this process: every module is asked again (a benchmark)."""
+    _LISTED.clear()
 
 
 class SandboxQuestions:
@@ -78,7 +84,9 @@ class SandboxQuestions:
     def note(self, answer: dict, specs) -> None:
         """Keep what a module's listing says of `specs`: the one-line error of a value it
         refuses, None for one it takes."""
-        refused = answer.get("refused") if isinstance(answer.get("refused"), dict) else {}
+        refused = answer.get("refused")
+        if not isinstance(refused, dict):
+            refused = {}
         for spec in specs:
             message = refused.get(spec)
             self.refused[spec] = clip(message) if isinstance(message, str) else None
@@ -106,4 +114,5 @@ class SandboxQuestions:
             raise EntrantError(self.refused[spec])
 
 
-__all__ = ["SandboxQuestions", "read_listing", "clip", "TEXT_LIMIT"]
+__all__ = ["SandboxQuestions", "read_listing", "clip", "forget_listings", "TEXT_LIMIT",
+           "LISTED_KEPT"]

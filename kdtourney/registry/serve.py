@@ -20,11 +20,11 @@ import sys
 import traceback
 
 from kdtourney import __version__
+from kdtourney.engine import Game, Rules
+from kdtourney.engine import warm_up as warm_up_engine
 from kdtourney.external import kdtp
 from kdtourney.external.listing import LISTING
 from kdtourney.registry import BotRegistry, DuplicateBotError, Entrant, EntrantError
-from kdtourney.engine import Game, Rules
-from kdtourney.engine import warm_up as warm_up_engine
 
 
 class _Stop(Exception):
@@ -86,9 +86,9 @@ def serve(registry: BotRegistry, spec, stdin=None, stdout=None, stderr=None) -> 
                 view = _read(kdtp.view_of, message, rules)
                 _check_legal(view, message)
                 action = _call(bot.act, view)
-                note = getattr(bot, "note", None)  # its note on the decision, if it set one
+                note = getattr(bot, "decision_note", None)  # its note on the decision, if any
                 if note is not None:
-                    bot.note = None
+                    bot.decision_note = None
                 send(kdtp.action_message(action, note if isinstance(note, str) else None))
             elif kind == "result":
                 if bot is not None:
@@ -156,7 +156,9 @@ def warm_up() -> None:
     for _ in range(8):  # a few turns in, so that the kingdoms in the act have squares
         actions = game.legal_actions()
         game.apply(actions[len(actions) // 2])
-    view = game.view(game.current_player)
+    player = game.current_player
+    assert player is not None  # a few turns in: the game goes on
+    view = game.view(player)
     kdtp.view_of(kdtp.decode(kdtp.act_line(view, view.legal_actions(), None)), view.rules)
 
 

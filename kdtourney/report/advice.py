@@ -43,7 +43,7 @@ def without(words: list[str], options=FOLDER_OPTIONS) -> list[str]:
             skip = False
         elif word in options:
             skip = True
-        elif not word.split("=", 1)[0] in options:
+        elif word.split("=", 1)[0] not in options:
             kept.append(word)
     return kept
 

@@ -22,19 +22,29 @@ import pandas as pd
 from markupsafe import Markup
 
 from kdtourney import __version__
-from kdtourney.errors import UserError
-from kdtourney.stats import ratings, descriptive as stats
 from kdtourney import store as _store
 from kdtourney.bots.clock import TimeControl
-from kdtourney.stats.outcomes import balanced_blocks, elo_to_score
+from kdtourney.errors import UserError
 from kdtourney.report import evaluation, plots, replays, svg
 from kdtourney.report.advice import reproduce_command, resume_advice
-from kdtourney.report.notes import record_notes, sprt_note
 from kdtourney.report.fmt import finite, fmt_elo, fmt_value
 from kdtourney.report.ladder import ladder_board, write_ladder_page
-from kdtourney.report.page import (REPORT_FILE, SEAT_COLORS, block_seats, describe_rules,
-                                   elo_scale, faults_view, render, replay_view, write_page)
+from kdtourney.report.notes import record_notes, sprt_note
+from kdtourney.report.page import (
+    REPORT_FILE,
+    SEAT_COLORS,
+    block_seats,
+    describe_rules,
+    elo_scale,
+    faults_view,
+    render,
+    replay_view,
+    write_page,
+)
 from kdtourney.report.standings import N_BOOT, standings
+from kdtourney.stats import descriptive as stats
+from kdtourney.stats import ratings
+from kdtourney.stats.outcomes import balanced_blocks, elo_to_score
 from kdtourney.tournament import sprt as sprt_test
 
 __all__ = ["write_report", "write_game_page", "build_context", "parse_anchor", "ReportError"]
@@ -98,7 +108,7 @@ def write_game_page(tournament_dir, game: int, out=None) -> Path:
         "title": str(meta.get("name") or folder.resolve().name), "folder": str(folder),
         "game": game, "version": __version__, "rules_text": describe_rules(rules),
         "clock_text": _describe_clock(tournament), "faults": faults,
-        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "players": [f"{r.entrant} {r.score}" + (" (forfeit)" if r.fault else "")
                     for r in results.itertuples()], **view}
     path = Path(out) if out is not None else folder / f"game-{game}.html"
@@ -188,7 +198,7 @@ def _heading(folder: Path, tournament: dict, meta: dict, anchor, n_boot: int) ->
         "title": str(meta.get("name") or tournament.get("name") or folder.resolve().name),
         "folder": str(folder),
         "version": __version__,
-        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "tournament": tournament,
         "meta": meta,
         "rules_text": describe_rules(tournament.get("rules", {}) or {}),
@@ -225,7 +235,8 @@ def _results_context(results, games, rules, anchor, sprt, n_boot: int, seed: int
     return ctx
 
 
-def _figures(ctx: dict, results: pd.DataFrame, order: list, anchor, sprt) -> tuple[dict, dict]:
+def _figures(ctx: dict, results: pd.DataFrame, order: list, anchor, sprt
+             ) -> tuple[dict, dict | None]:
     """(the page's plots by name, the SPRT's last row or None) from `_statistics`' context."""
     colors, figs, view = ctx["colors"], {}, None
     if ctx["elo_table"] is not None:
@@ -393,12 +404,12 @@ def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: 
     timings["history"] = time.perf_counter() - t
     rows = _standing_rows(summary, elo_table, order, los,
                           results.groupby("entrant")["game"].nunique())
-    out = {"standings": rows, "elo_table": elo_table, "history": history,
-           "los": None if los is None else {
-               "names": list(los.index),
-               "cells": [[los.loc[a, b] for b in los.columns] for a in los.index]},
-           "verdict": _verdict(rows, los, elo_table, int(results["block"].nunique())),
-           "elo_scale": elo_scale(rows), "entrant_rows": _entrant_rows(summary, order)}
+    out: dict = {"standings": rows, "elo_table": elo_table, "history": history,
+                 "los": None if los is None else {
+                     "names": list(los.index),
+                     "cells": [[los.loc[a, b] for b in los.columns] for a in los.index]},
+                 "verdict": _verdict(rows, los, elo_table, int(results["block"].nunique())),
+                 "elo_scale": elo_scale(rows), "entrant_rows": _entrant_rows(summary, order)}
     out["record_notes"] = record_notes(rows, out["verdict"])
     out.update(_head_to_head(results, order))
     t = time.perf_counter()
@@ -416,13 +427,12 @@ def _statistics(results: pd.DataFrame, anchor, n_boot: int, seed: int, timings: 
 def _standing_rows(summary, elo_table, order, los, games_played) -> list[dict]:
     """A row of the standings per entrant in `order`: the summary's means, the Elo and its
     interval, the gap to the leader with its interval, the LOS against the next one."""
-    draws = elo_table.attrs["draws"] if elo_table is not None else None
     rows = []
     leader = order[0]
     for rank, name in enumerate(order, 1):
         s = summary.loc[name]
-        row = {"rank": rank, "name": name, "games": int(games_played.get(name, 0)),
-               "seats": int(s["games"]), "blocks": int(s["blocks"])}
+        row: dict = {"rank": rank, "name": name, "games": int(games_played.get(name, 0)),
+                     "seats": int(s["games"]), "blocks": int(s["blocks"])}
         for c in ("win_share", "score", "margin"):
             row[c] = s.get(c)
             row[c + "_lo"] = s.get(c + "_lo")
@@ -431,6 +441,7 @@ def _standing_rows(summary, elo_table, order, los, games_played) -> list[dict]:
             e = elo_table.loc[name]
             row.update(elo=e["elo"], elo_lo=e["lo"], elo_hi=e["hi"], record=e["record"])
             if name != leader:
+                draws = elo_table.attrs["draws"]
                 d = (draws[name] - draws[leader]).to_numpy(dtype=float)
                 d = d[np.isfinite(d)]
                 row["delta"] = row["elo"] - elo_table.loc[leader, "elo"]
@@ -463,7 +474,7 @@ def _head_to_head(results: pd.DataFrame, order: list) -> dict:
     h2h = stats.head_to_head(results)
     cells = []
     for a in order:
-        row = []
+        row: list[dict | None] = []
         for b in order:
             if a == b or (a, b) not in h2h.index:
                 row.append(None)
@@ -553,11 +564,12 @@ def _chosen_games(results, games, rules, order) -> dict:
     for game_id in sorted(picks, key=lambda g: min(order.index(p["entrant"]) for p in picks[g])):
         g = games_by_id.loc[game_id]
         res = results[results["game"] == game_id].sort_values("seat")
-        players = [{"seat": int(r["seat"]), "name": str(r["entrant"]), "score": int(r["score"]),
-                    "rank": int(r["rank"]), "fault": bool(r["fault"]), "margin": int(r["margin"])}
-                   for _, r in res.iterrows()]
+        players: list[dict] = [{"seat": int(r["seat"]), "name": str(r["entrant"]),
+                                "score": int(r["score"]), "rank": int(r["rank"]),
+                                "fault": bool(r["fault"]), "margin": int(r["margin"])}
+                               for _, r in res.iterrows()]
         reasons = picks[game_id]
-        card = {"game": game_id, "block": int(g["block"]), "n_players": int(g["n_players"]),
+        card: dict = {"game": game_id, "block": int(g["block"]), "n_players": int(g["n_players"]),
                 "status": str(g["status"]), "reasons": reasons, "players": players,
                 "featured": sorted({p["seat"] for p in reasons}), "deals": [], "error": None}
         cards.append(card)
@@ -567,6 +579,7 @@ def _chosen_games(results, games, rules, order) -> dict:
         except (ValueError, KeyError, TypeError, IndexError) as exc:  # a store from another version
             card["error"] = f"this game could not be replayed: {exc}"
             continue
+        assert trace.finals is not None and trace.scores is not None  # lists with finals=True
         for d, finals in enumerate(trace.finals):
             pics = []
             for p in players:

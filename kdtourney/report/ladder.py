@@ -25,13 +25,22 @@ import pandas as pd
 
 from kdtourney import __version__
 from kdtourney import store as _store
-from kdtourney.stats.outcomes import balanced_blocks
-from kdtourney.stats import ratings, descriptive as stats
 from kdtourney.report import plots
 from kdtourney.report.fmt import elo_text
-from kdtourney.report.page import (REPORT_FILE, block_seats, describe_rules, elo_scale,
-                                   faults_view, render, replay_view, write_page)
+from kdtourney.report.page import (
+    REPORT_FILE,
+    block_seats,
+    describe_rules,
+    elo_scale,
+    faults_view,
+    render,
+    replay_view,
+    write_page,
+)
 from kdtourney.report.pool import PoolError, rating_list
+from kdtourney.stats import descriptive as stats
+from kdtourney.stats import ratings
+from kdtourney.stats.outcomes import balanced_blocks
 
 PROVISIONAL = 100.0    # Elo: an interval wider than +-this is provisional
 LAST_GAMES = 20        # games listed (and replayable) on the page
@@ -64,17 +73,20 @@ def ladder_board(folder, n_boot: int = 1000, seed: int = 0) -> Board:
     for r in entrants.to_dict("records"):
         e = listed.get(r["label"])
         rated = e is not None and e.unrated is None
+        if e is not None and rated:
+            elo, lo, hi, record = e.elo, e.lo, e.hi, e.record
+        else:
+            elo, lo, hi, record = math.nan, math.nan, math.nan, ""
         status = r["status"]
         if status == "active":
-            wide = rated and (e.record or e.hi - e.lo > 2 * PROVISIONAL)
+            wide = rated and (record or hi - lo > 2 * PROVISIONAL)
             status = "new" if not rated else "provisional" if wide else "rated"
         rows.append(dict(
             rank=rank.get(r["label"]), name=r["label"], spec=r["spec"], version=int(r["version"]),
             status=status, digest=(r["digest"] or "")[:12], origin=r["origin"], added=r["added"],
             changed=r["changed"], note=r["note"] or "", games=e.games if e is not None else 0,
-            elo=e.elo if rated else math.nan, elo_lo=e.lo if rated else math.nan,
-            elo_hi=e.hi if rated else math.nan, record=e.record if rated else "",
-            elo_text=elo_text(e.elo, e.lo, e.hi, e.record) if rated else "-"))
+            elo=elo, elo_lo=lo, elo_hi=hi, record=record,
+            elo_text=elo_text(elo, lo, hi, record) if rated else "-"))
     rows.sort(key=lambda row: (row["rank"] is None, row["rank"] or 0, row["name"]))
     return Board(rows, found, found.notes() if found is not None else [])
 
@@ -92,12 +104,13 @@ def build_context(folder, board: Board, running: bool) -> dict:
         newest = _store.load_games(folder, newest=LAST_GAMES)  # the games the page shows
         faults = _store.load_faults(folder)
         blocks = _store.load_blocks(folder)
+        notes = r.notes()
     colors = plots.entrant_colors([r["name"] for r in board.rows])
     ctx = {
         "title": str(meta.get("name") or folder.resolve().name),
         "folder": str(folder), "version": __version__, "running": running,
         "reload": RELOAD_SECONDS,
-        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "rules_text": describe_rules(ladder.get("rules") or {}),
         "players": "/".join(str(p) for p in ladder.get("players") or []),
         "seed": ladder.get("seed"), "rows": board.rows, "colors": colors,
@@ -120,8 +133,9 @@ def build_context(folder, board: Board, running: bool) -> dict:
         ctx["pairs"] = [dict(entrant=e, opponent=o, score=float(v["score"]),
                              meetings=int(v["meetings"]))
                         for (e, o), v in h2h.iterrows() if e < o]
-    ctx.update(_last_games(results, newest, ladder.get("rules") or {},
-                           block_seats(blocks)))
+    shown = newest["game"]
+    ctx.update(_last_games(results, newest, ladder.get("rules") or {}, block_seats(blocks),
+                           faults[faults["game"].isin(shown)], notes[notes["game"].isin(shown)]))
     ctx["seconds"] = time.perf_counter() - t0
     return ctx
 
@@ -139,9 +153,9 @@ def _faults_by_entrant(faults: pd.DataFrame) -> list:
     return out
 
 
-def _last_games(results, games, rules, seated) -> dict:
+def _last_games(results, games, rules, seated, faults, notes) -> dict:
     """The newest games (`games`: the last LAST_GAMES), each with its players, all in the
-    report's game viewer."""
+    report's game viewer (the moves kdtourney played after a fault marked, the bots' notes)."""
     newest = games.sort_values("game", ascending=False)
     rows = []
     for _, g in newest.iterrows():
@@ -153,7 +167,8 @@ def _last_games(results, games, rules, seated) -> dict:
                          finished=str(g["finished_at"] or ""), players=players))
     view = replay_view(newest.sort_values("game"), results[results["game"].isin(newest["game"])],
                        rules, seated=seated,
-                       start=int(newest["game"].iloc[0]) if len(newest) else None)
+                       start=int(newest["game"].iloc[0]) if len(newest) else None,
+                       faults=faults, notes=notes)
     return {"last_games": rows, **view}
 
 

@@ -15,11 +15,23 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from kdtourney.tournament.schedule import rotations
+from kdtourney.engine import Rules
 from kdtourney.report import replays, svg
-from kdtourney.report.fmt import (DASH, RECORDS, finite, fmt_bound, fmt_ci, fmt_elo, fmt_num,
-                                  fmt_pct, fmt_signed, fmt_time, fmt_value)
+from kdtourney.report.fmt import (
+    DASH,
+    RECORDS,
+    finite,
+    fmt_bound,
+    fmt_ci,
+    fmt_elo,
+    fmt_num,
+    fmt_pct,
+    fmt_signed,
+    fmt_time,
+    fmt_value,
+)
 from kdtourney.text import shown
+from kdtourney.tournament.schedule import rotations
 
 __all__ = ["REPORT_FILE", "SEAT_COLORS", "render", "write_page", "describe_rules", "elo_scale",
            "faults_view", "name_tokens", "replay_view",
@@ -41,9 +53,9 @@ def render(context: dict, template: str = "report.html.j2",
     """The page as a string (see `build_context`; the rating list's page: `pool_html`), with the
     pages' CSS and `scripts` (of the templates folder) inside it."""
     env = _environment()
-    template = env.get_template(template)
+    page = env.get_template(template)
     js = "\n".join(_asset(name) for name in scripts)
-    return template.render(**context, css=Markup(_asset("report.css")), js=Markup(js))
+    return page.render(**context, css=Markup(_asset("report.css")), js=Markup(js))
 
 
 def _environment() -> Environment:
@@ -210,7 +222,8 @@ def replay_view(games: pd.DataFrame, results: pd.DataFrame, rules: dict, *, seat
     columns = ["game", "seat", "entrant", "score", "rank", "fault"]
     for r in results.sort_values(["game", "seat"])[columns].itertuples(index=False):
         by_game.setdefault(int(r.game), []).append(r)
-    records, table_rules = [], {}
+    records: list[list] = []
+    table_rules: dict[int, Rules] = {}
     for row in games.to_dict("records"):
         game, n = int(row["game"]), int(row["n_players"])
         res = by_game.get(game, [])

@@ -423,7 +423,8 @@ def elo_dates_plot(table: pd.DataFrame, colors: dict, anchor_text: str = "mean 0
         parts.append(f"{label}: " + ", then ".join(texts))
     ax.axhline(0, color="#888", lw=0.8, ls="--")
     pad = max((end - start) / 40, five_minutes)
-    ax.set_xlim(start - pad, end + pad)
+    # matplotlib's units machinery takes datetime64; its stubs say float only
+    ax.set_xlim(start - pad, end + pad)  # type: ignore[arg-type]
     locator = matplotlib.dates.AutoDateLocator(minticks=3, maxticks=8)
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(matplotlib.dates.ConciseDateFormatter(locator))

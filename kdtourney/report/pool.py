@@ -26,13 +26,13 @@ import numpy as np
 import pandas as pd
 
 from kdtourney import store as _store
+from kdtourney.engine import Rules
 from kdtourney.errors import UserError
 from kdtourney.match.settings import played_with
-from kdtourney.tournament.definition import RULE_OPTIONS, Tournament
-from kdtourney.engine import Rules
-from kdtourney.stats.outcomes import balanced_blocks
-from kdtourney.stats import ratings
 from kdtourney.report import evaluation
+from kdtourney.stats import ratings
+from kdtourney.stats.outcomes import balanced_blocks
+from kdtourney.tournament.definition import RULE_OPTIONS, Tournament
 
 __all__ = ["rating_list", "find_tournaments", "RatingList", "Entrant", "Source", "PoolError",
            "UNKNOWN"]
@@ -149,11 +149,11 @@ def find_tournaments(paths) -> tuple[list[Path], list[tuple[str, str]]]:
         if not here:
             skipped.append((str(path), f"no tournament in it (no {_store.STORE_FILE} in it or "
                                        "below)"))
-        for folder in here:
-            key = folder.resolve()
+        for tournament in here:
+            key = tournament.resolve()
             if key not in seen:
                 seen.add(key)
-                found.append(folder)
+                found.append(tournament)
     return found, skipped
 
 
@@ -321,9 +321,12 @@ def rating_list(paths, *, players=None, anchor=None, n_boot: int = 1000, seed: i
     no rated entrant."""
     stores, skipped = _readable(paths)
     players, reference = _choose(stores, players)
-    sources, results, failed = [], [], []
-    keys, identities = {}, {}  # (label, digest) -> entrant number; entrant number -> identity
-    seen_blocks = {}  # block key (`_new_blocks`) -> folder that pooled it
+    sources: list[Source] = []
+    result_rows: list[pd.DataFrame] = []
+    failed: list[pd.DataFrame] = []
+    keys: dict[tuple, int] = {}  # (label, digest) -> entrant number
+    identities: dict[int, dict | None] = {}  # entrant number -> identity
+    seen_blocks: dict[tuple, Path] = {}  # block key (`_new_blocks`) -> folder that pooled it
     for st in stores:
         taken, reasons = _left_out(st, players, reference)
         if not taken:
@@ -342,13 +345,13 @@ def rating_list(paths, *, players=None, anchor=None, n_boot: int = 1000, seed: i
             source.note = (f"{source.pooled} of its {source.stored} games pooled; left out: "
                            + "; ".join(reasons))
         sources.append(source)
-        results.append(rows)
+        result_rows.append(rows)
         failed.append(seated)
-    if not results:
+    if not result_rows:
         raise PoolError("nothing to rate: no complete block of finished games in "
                         + ", ".join(str(p) for p in paths),
                         [f"skipped {f}: {r}" for f, r in skipped])
-    results = pd.concat(results, ignore_index=True)
+    results = pd.concat(result_rows, ignore_index=True)
     entrants = _entrants(results, pd.concat(failed, ignore_index=True), list(keys), identities)
     results["entrant"] = np.array([e.name for e in entrants], dtype=object)[results["key"]]
     out = RatingList(entrants=entrants, los=None, sources=sources, skipped=skipped,
@@ -362,7 +365,8 @@ def _readable(paths) -> tuple[list[_StoreData], list]:
     """The stores with finished games under `paths`, each tournament once; (folder, reason) for
     the rest."""
     folders, skipped = find_tournaments(paths)
-    stores, seen = [], {}
+    stores: list[_StoreData] = []
+    seen: dict[str, _StoreData] = {}
     for folder in folders:
         try:
             st = _read(folder)

@@ -33,7 +33,7 @@ def _day(stamp) -> str | None:
     return None if stamp is None or pd.isna(stamp) else pd.Timestamp(stamp).strftime("%Y-%m-%d")
 
 
-def _span(first, last) -> str:
+def _span(first, last) -> str | None:
     a, b = _day(first), _day(last)
     return a if a == b else f"{a} to {b}"
 
@@ -80,7 +80,7 @@ def build_context(rl: RatingList, command: str | None = None) -> dict:
     return {
         "title": "Rating list",
         "version": __version__,
-        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "command": command,
         "n_games": rl.n_games, "n_blocks": rl.n_blocks, "n_folders": rl.n_folders,
         "n_boot": rl.n_boot,

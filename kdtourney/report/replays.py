@@ -103,7 +103,7 @@ def trace(row, rules: Rules, finals: bool = False) -> Trace:
                 digits.append(DIGITS[4 * ROW] + _row(game))
         out.deals.append("".join(digits))
         out.origins.append([_origin(game, p, size) for p in range(n)])
-        if finals:
+        if out.finals is not None and out.scores is not None:  # lists when `finals`
             out.finals.append([game.kingdom(p).squares() for p in range(n)])
             out.scores.append(game.scores())
     return out

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from kdtourney.stats import descriptive as stats
+from kdtourney.stats import ratings
 from kdtourney.stats.outcomes import balanced_blocks
-from kdtourney.stats import ratings, descriptive as stats
 
 #: Bootstrap resamples of the blocks behind every interval of the standings.
 N_BOOT = 1000

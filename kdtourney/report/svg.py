@@ -13,8 +13,17 @@ from __future__ import annotations
 
 from html import escape
 
-from kdtourney.engine.tiles import (CASTLE, EMPTY, FOREST, GRASSLAND, LAKE, MINE, SWAMP,
-                                    TERRAIN_NAMES, WHEAT)
+from kdtourney.engine.tiles import (
+    CASTLE,
+    EMPTY,
+    FOREST,
+    GRASSLAND,
+    LAKE,
+    MINE,
+    SWAMP,
+    TERRAIN_NAMES,
+    WHEAT,
+)
 
 __all__ = ["PALETTE", "CELL", "frame_origin", "kingdom_svg", "crown_points", "describe_kingdom"]
 
@@ -61,7 +70,7 @@ def describe_kingdom(squares) -> str:
     """A short text summary of a kingdom for screen readers: squares, crowns, terrains."""
     land = [(t, c) for t, c in squares.values() if t not in (EMPTY, CASTLE)]
     crowns = sum(c for _, c in land)
-    counts = {}
+    counts: dict[int, int] = {}
     for t, _ in land:
         counts[t] = counts.get(t, 0) + 1
     parts = ", ".join(f"{n} {TERRAIN_NAMES[t]}"

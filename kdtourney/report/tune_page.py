@@ -10,8 +10,8 @@ import numpy as np
 from jinja2 import Environment, StrictUndefined
 
 from kdtourney import store as _store
-from kdtourney.tournament.tune import PAGE_FILE, Tune
 from kdtourney.report.plots import COLORS, Plot, new_figure, styled, svg_plot
+from kdtourney.tournament.tune import PAGE_FILE, Tune
 
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>tune: {{ start }}</title>

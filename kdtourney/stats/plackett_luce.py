@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from kdtourney.stats.descriptive import block_resamples, percentile_interval
+from kdtourney.stats.descriptive import block_resamples
 from kdtourney.stats.outcomes import ELO_PER_NAT
-from kdtourney.stats.ratings import anchored, pair_counts, rank_key, record_bounds
+from kdtourney.stats.ratings import BlockRecords, anchored, interval_table, pair_counts
 
 __all__ = ["OrderCounts", "order_counts", "fit_pl", "bootstrap_pl", "SEATS"]
 
@@ -34,7 +34,7 @@ _CELLS = 4_000_000  # a batch of fits holds about this many (resample, stage, se
 
 
 @dataclass(frozen=True)
-class OrderCounts:
+class OrderCounts(BlockRecords):
     """The stages of every game, aggregated per (block, stage kind).
 
     A stage kind ``t`` is the row ``members[t]``: the entrant that finished next first, then the
@@ -50,14 +50,6 @@ class OrderCounts:
     rec_block: np.ndarray
     rec_term: np.ndarray
     rec_w: np.ndarray
-
-    @property
-    def n_entrants(self) -> int:
-        return len(self.entrants)
-
-    @property
-    def n_blocks(self) -> int:
-        return len(self.blocks)
 
     @property
     def n_terms(self) -> int:
@@ -269,21 +261,8 @@ def bootstrap_pl(results: pd.DataFrame, n_boot: int = 1000, seed: int = 0, ancho
     point = anchored(start[None] * ELO_PER_NAT, _present(oc.totals()[None], oc), oc.entrants,
                      anchor)[0]
     draws = _draws(oc, n_boot, np.random.default_rng(seed), anchor, prior, start)
-    lo, hi = percentile_interval(draws, level)
-    idx = pd.Index(oc.entrants, name="entrant")
-    table = pd.DataFrame({"elo": point, "lo": lo, "hi": hi}, index=idx)
     games = results.groupby(results["entrant"].astype(str))["game"].nunique()
-    table["games"] = games.reindex(idx).fillna(0).astype(int).to_numpy()
-    pc = pair_counts(results)
-    record, blo, bhi = record_bounds(pc, level, anchor, prior)
-    bound = pd.DataFrame({"record": record, "lo": blo, "hi": bhi}, index=list(pc.entrants))
-    bound = bound.reindex(idx)
-    perfect = (bound["record"].fillna("") != "").to_numpy()
-    table["record"] = bound["record"].fillna("").to_numpy()
-    table.loc[perfect, "lo"] = bound.loc[perfect, "lo"].to_numpy()
-    table.loc[perfect, "hi"] = bound.loc[perfect, "hi"].to_numpy()
-    table = table.loc[rank_key(table).sort_values(ascending=False, kind="stable").index]
-    draws_df = pd.DataFrame(draws, columns=idx)
-    table.attrs.update(draws=draws_df, level=level, n_boot=n_boot)
-    return (table, draws_df) if return_draws else table
+    table = interval_table(point, draws, oc.entrants, pair_counts(results), level, anchor, prior,
+                           games)
+    return (table, table.attrs["draws"]) if return_draws else table
 

@@ -323,61 +323,26 @@ def load_games(folder, columns=None, newest: int | None = None) -> pd.DataFrame:
         return r.games(columns, newest)
 
 
-def load_faults(folder) -> pd.DataFrame:
-    """`Reader.faults` of the store in `folder`."""
-    with reader(folder) as r:
-        return r.faults()
+def _one_read(method: str, name: str, doc: str | None = None):
+    """The loader `name(folder, ...)`: `Reader.<method>(...)` in one read of `folder`'s store."""
+    def load(folder, *args, **kwargs):
+        with reader(folder) as r:
+            return getattr(r, method)(*args, **kwargs)
+
+    load.__name__ = load.__qualname__ = name
+    load.__doc__ = doc or f"`Reader.{method}` of the store in `folder`."
+    return load
 
 
-def failed_games(folder) -> pd.Series:
-    """`Reader.failed_games` of the store in `folder`."""
-    with reader(folder) as r:
-        return r.failed_games()
-
-
-def load_entrants(folder) -> pd.DataFrame:
-    """`Reader.entrants` of the store in `folder`."""
-    with reader(folder) as r:
-        return r.entrants()
-
-
-def load_blocks(folder, decode: bool = True) -> pd.DataFrame:
-    """`Reader.blocks` of the store in `folder`."""
-    with reader(folder) as r:
-        return r.blocks(decode)
-
-
-def load_sessions(folder) -> pd.DataFrame:
-    """`Reader.sessions` of the store in `folder`."""
-    with reader(folder) as r:
-        return r.sessions()
-
-
-def load_incoming(folder) -> Incoming:
-    """`Reader.incoming` of the store in `folder`."""
-    with reader(folder) as r:
-        return r.incoming()
-
-
-def load_notes(folder) -> pd.DataFrame:
-    """The bots' notes on their decisions (`Reader.notes`)."""
-    with reader(folder) as r:
-        return r.notes()
-
-
-def load_sprt(folder) -> pd.DataFrame:
-    """`Reader.sprt` of the store in `folder`."""
-    with reader(folder) as r:
-        return r.sprt()
-
-
-def load_tune_table(folder) -> pd.DataFrame:
-    """`Reader.tune` of the store in `folder`."""
-    with reader(folder) as r:
-        return r.tune()
-
-
-def load_ladder_entrants(folder) -> pd.DataFrame:
-    """`Reader.ladder_entrants` of the store in `folder`."""
-    with reader(folder) as r:
-        return r.ladder_entrants()
+load_faults = _one_read("faults", "load_faults")
+failed_games = _one_read("failed_games", "failed_games")
+load_entrants = _one_read("entrants", "load_entrants")
+load_blocks = _one_read("blocks", "load_blocks", "`Reader.blocks` of the store in `folder` "
+                        "(decode: bool = True).")
+load_sessions = _one_read("sessions", "load_sessions")
+load_incoming = _one_read("incoming", "load_incoming")
+load_notes = _one_read("notes", "load_notes",
+                       "The bots' notes on their decisions (`Reader.notes`).")
+load_sprt = _one_read("sprt", "load_sprt")
+load_tune_table = _one_read("tune", "load_tune_table")
+load_ladder_entrants = _one_read("ladder_entrants", "load_ladder_entrants")

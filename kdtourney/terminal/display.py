@@ -12,11 +12,11 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from kdtourney.tournament import sprt as sequential
 from kdtourney.commands import tune as tuning
 from kdtourney.terminal.progress import GameRate, TerminalView, starting_text
 from kdtourney.terminal.tables import ladder_table
 from kdtourney.text import shown
+from kdtourney.tournament import sprt as sequential
 
 
 class SprtDisplay(TerminalView):
@@ -80,6 +80,7 @@ class TuneDisplay(TerminalView):
         super().__init__(quiet, console)
         self.rate = GameRate()
         self.pending = 0
+        self.printed = ""  # the last status line printed
 
     def begin(self, table, tune, state, workers):
         self.table, self.tune, self.state = table, tune, state
@@ -115,8 +116,10 @@ class TuneDisplay(TerminalView):
 
     def update(self, state):
         self.state, self.pending = state, 0
-        if not self.quiet and self.live is None:
-            self.print(tuning.status_line(self.tune, state))
+        line = tuning.status_line(self.tune, state)
+        if not self.quiet and self.live is None and line != self.printed:
+            self.print(line)  # a state told twice: once
+            self.printed = line
 
 
 class LadderDisplay(TerminalView):

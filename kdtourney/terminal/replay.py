@@ -5,7 +5,8 @@ are numbered from 1, as the report numbers them."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import cast
 
 from kdtourney.engine import Game, Rules
 from kdtourney.engine.tiles import CASTLE, EMPTY, TERRAIN_LETTERS, TILES
@@ -29,8 +30,9 @@ class _Stored:
     names: dict
     rules: Rules
     deals: list  # [(seed, actions)]
-    harness: dict = None  # {seat: ((deal, move), call)}: from that move on, kdtourney played it
-    notes: dict = None    # {(deal, move): the note its bot attached to it}
+    # {seat: ((deal, move), call)}: from that move on, kdtourney played it
+    harness: dict = field(default_factory=dict)
+    notes: dict | None = None  # {(deal, move): the note its bot attached to it}
 
     def __post_init__(self):
         self.harness = {}
@@ -121,7 +123,8 @@ def replay_text(folder, game: int) -> str:
             out.append(f"deal {d + 1} of {len(s.deals)}, seed {seed}" if len(s.deals) > 1
                        else f"deal seed {seed}")
             for i, action in enumerate(actions):
-                p = g.current_player
+                # None past the game's end (a row changed by hand): p + 1 raises, reported below
+                p = cast(int, g.current_player)
                 out.append(f"round {g.round:2d}  seat {p + 1} {s.labels.get(p, '?')}: "
                            f"{g.describe(action)}{s.mark(p, d, i)}")
                 g.apply(action)
@@ -158,7 +161,8 @@ def positions(folder, game: int) -> list[str]:
             steps.append((d, deal, f"start: kings claim the first row in the order {order}",
                           g.copy()))
             for i, action in enumerate(actions):
-                p = g.current_player
+                # None past the game's end (a row changed by hand): p + 1 raises, reported below
+                p = cast(int, g.current_player)
                 what = (f"round {g.round}, seat {p + 1} {s.labels.get(p, '?')}: "
                         f"{g.describe(action)}{s.mark(p, d, i)}")
                 g.apply(action)

@@ -12,9 +12,9 @@ from kdtourney.bots.greedy import GreedyBot, candidates
 from kdtourney.bots.heuristic import PLAYOUT, STANDALONE, HeuristicBot
 from kdtourney.bots.mce import MCEBot
 from kdtourney.bots.mcts import MCTSBot
-from kdtourney.registry import BotRegistry
-from kdtourney.engine import Game, Kingdom, Rules, TILES
+from kdtourney.engine import TILES, Game, Kingdom, Rules
 from kdtourney.engine import kernels as K
+from kdtourney.registry import BotRegistry
 
 MCTS_VISITS = SK.TI_VISITS
 
@@ -29,7 +29,8 @@ SETUPS = {
 SMALL = {
     "greedy": (GreedyBot, {}),
     "mce": (MCEBot, {"iterations": 24}),
-    "mce-random-wdl": (MCEBot, {"iterations": 24, "policy": "random", "measure": "wdl", "candidates": 6}),
+    "mce-random-wdl": (MCEBot, {"iterations": 24, "policy": "random", "measure": "wdl",
+                                "candidates": 6}),
     "mcts": (MCTSBot, {"iterations": 24}),
     "mcts-greedy-score": (MCTSBot, {"iterations": 24, "policy": "greedy", "measure": "score"}),
     "mcts-no-reuse-no-widening": (MCTSBot, {"iterations": 24, "reuse": "none", "widen": 0}),
@@ -220,7 +221,8 @@ def test_mcts_plays_only_a_legal_claim_from_a_kept_tree():
     bot = MCTSBot(iterations=1)
     bot.setup(game.current_player, game.rules, 1)
     SK.mcts_reset(bot._ti, bot._tf, bot._ncount)
-    other = next(K.CLAIM_BASE + d for d in range(1, 49) if K.CLAIM_BASE + d not in view.legal_actions())
+    other = next(K.CLAIM_BASE + d for d in range(1, 49)
+                 if K.CLAIM_BASE + d not in view.legal_actions())
     node = SK._new_node(bot._ti, bot._tf, bot._ncount, 0, other, 0.0)
     bot._ti[node, MCTS_VISITS] = bot._ti[node, SK.TI_AVAIL] = 10**6
     bot._tf[node, SK.TF_VALUE] = 10**6
@@ -366,7 +368,8 @@ def test_greedy_first_claim_and_plan():
     cand = candidates(game.view(p), BK.work_buffers())
     place = bots[p].act(game.view(p))
     best = cand.keys.max()
-    planned = {int(c) for a, c, k in zip(cand.places, cand.claims, cand.keys) if a == place and k == best}
+    planned = {int(c) for a, c, k in zip(cand.places, cand.claims, cand.keys)
+               if a == place and k == best}
     game.apply(place)
     assert bots[p].act(game.view(p)) in planned
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from kdtourney import testing
-from kdtourney.registry import BotRegistry
 from kdtourney.bots.random_bot import RandomBot
+from kdtourney.registry import BotRegistry
 from kdtourney.testing import BotCheck, check_bot
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "bots"

@@ -3,12 +3,12 @@ the slow reference kingdoms (tests/naive.py), and every claim sequence played th
 
 import itertools
 
+import naive
 import numpy as np
 import pytest
 
-import naive
-from kdtourney.bots import search_kernels as SK
 from kdtourney.bots import endgame
+from kdtourney.bots import search_kernels as SK
 from kdtourney.bots.greedy import GreedyBot
 from kdtourney.engine import Game, Rules
 from kdtourney.engine import kernels as K
@@ -82,7 +82,8 @@ def test_endgame_matches_brute_force(players, seed):
         bits, bbox, st = game.arrays
         me = game.current_player
         kingdoms = [naive.parse_text(game.kingdom(p).to_text()) for p in range(players)]
-        unplaced = [[d for (d, o), done in zip(game.current_row, game.placed) if o == p and not done]
+        unplaced = [[d for (d, o), done in zip(game.current_row, game.placed)
+                     if o == p and not done]
                     for p in range(players)]
 
         def payoff(p, owned):

@@ -5,7 +5,8 @@ score it in full); any optimisation of kdtourney/bots/kernels.py must reproduce 
 keys of best_spot, greedy_combos and claim_keys, the fast greedy's actions and its rng draws,
 greedy playouts, and whole games of the greedy, mcts, mce and expectimax bots.
 
-Regenerate (only when a change of behaviour is intended): python tests/bots/test_greedy_kernels.py --write
+Regenerate (only when a change of behaviour is intended):
+python tests/bots/test_greedy_kernels.py --write
 """
 
 import hashlib
@@ -228,16 +229,19 @@ def test_a_placement_key_equals_copy_place_and_score():
                     holes = K.count_holes(bits, bbox, p, size)
                     n = E.frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
                     entries = [int(e) for e in ac[0, :n]]
-                    assert [E.entry_action(bits, p, size, e) for e in entries] == game.legal_actions()
+                    assert ([E.entry_action(bits, p, size, e) for e in entries]
+                            == game.legal_actions())
                     for action, entry in zip(game.legal_actions(), entries):
                         K.copy_kingdom(bits, bbox, p, kb, bb, 0)
                         K.place(kb, bb, 0, size, domino, action)
                         for flags in range(4):
                             for complete in (True, False):
-                                want = copy_place_and_score_key(kb, bb, size, flags, complete, holes)
+                                want = copy_place_and_score_key(kb, bb, size, flags, complete,
+                                                                holes)
                                 got = E.action_key(kb, 2, flags, complete, domino, action, points)
                                 assert got == want, (rules, seed, action, flags, complete)
-                                got = E.entry_key(kb, 2, size, flags, complete, domino, entry, points)
+                                got = E.entry_key(kb, 2, size, flags, complete, domino, entry,
+                                                  points)
                                 assert got == want, (rules, seed, entry, flags, complete)
                                 checked += 1
                 game.apply(rnd.choice(game.legal_actions()))
@@ -246,6 +250,7 @@ def test_a_placement_key_equals_copy_place_and_score():
 
 if __name__ == "__main__":
     if "--write" not in sys.argv:
-        sys.exit("usage: python tests/bots/test_greedy_kernels.py --write  (regenerates the reference)")
+        sys.exit("usage: python tests/bots/test_greedy_kernels.py --write  "
+                 "(regenerates the reference)")
     GOLDEN.write_text(json.dumps(compute(), separators=(",", ":")) + "\n")
     print(f"wrote {GOLDEN} ({GOLDEN.stat().st_size:,} bytes)")

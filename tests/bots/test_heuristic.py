@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kdtourney.bots import kernels as BK
 from kdtourney.bots import heuristic_kernels as HK
+from kdtourney.bots import kernels as BK
 from kdtourney.engine import GameView, Kingdom, Rules
 from kdtourney.engine import kernels as K
 from kdtourney.engine.game import CLAIM_BASE, DISCARD, encode_placement
@@ -26,7 +26,8 @@ ALONE = Kingdom.from_text("C")  # seat 1: its castle alone
 def view(current, new_row, rnd, kingdoms=(MINE, ALONE), discards=(0, 0)):
     """Seat 0's place decision of the first domino of `current` (dominoes of seats 0, 1, 0, 1)."""
     rows = [d for d in current + new_row]
-    drawn = rows + [d for d in range(1, 49) if d not in rows][:4 * (rnd + bool(new_row)) - len(rows)]
+    drawn = rows + [d for d in range(1, 49)
+                    if d not in rows][:4 * (rnd + bool(new_row)) - len(rows)]
     return GameView.from_public(
         RULES, 0, phase="place", round=rnd, kingdoms=list(kingdoms),
         current_row=list(zip(current, (0, 1, 0, 1))), placed=[False] * 4,
@@ -64,7 +65,8 @@ def test_features_of_a_placement_and_its_claims():
     # in seat 1's castle-alone kingdom #48 scores 3 (M3 by the castle)
     assert f["claim_denial"] == 3
     g = got[(move, CLAIM_BASE + 10)]  # #10 G0|G0: no crowns, first pick next round, scores 0
-    assert (g["claim_gain"], g["claim_crowns"], g["claim_order"], g["claim_denial"]) == (0, 0, 0.0, 0)
+    assert (g["claim_gain"], g["claim_crowns"], g["claim_order"],
+            g["claim_denial"]) == (0, 0, 0.0, 0)
     assert all(g[w] == f[w] for w in HK.WEIGHTS[:HK.F_PLACE])  # the placement's are the same
 
 
@@ -82,7 +84,8 @@ def test_a_hole_and_leaving_the_centre():
     right = encode_placement(Placement((0, 3), (0, 4)))
     f = features(view([3, 4, 5, 6], [10, 11, 12, 13], 1))[(right, CLAIM_BASE + 10)]
     assert (f["place_gain"], f["middle_lost"]) == (-10, 1)
-    assert f["place_holes"] == f["frontier"] == f["crowned_edges"] == 0  # off the square: not counted
+    # off the square: not counted
+    assert f["place_holes"] == f["frontier"] == f["crowned_edges"] == 0
 
 
 def test_the_last_round_counts_the_points_alone():

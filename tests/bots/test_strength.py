@@ -14,8 +14,8 @@ from kdtourney.bots.greedy import GreedyBot
 from kdtourney.bots.mce import MCEBot
 from kdtourney.bots.mcts import MCTSBot
 from kdtourney.bots.random_bot import RandomBot
-from kdtourney.match.loop import play_match
 from kdtourney.engine import Rules
+from kdtourney.match.loop import play_match
 
 RULES = Rules(players=4, harmony=True, middle_kingdom=True)
 

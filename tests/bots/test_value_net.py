@@ -20,10 +20,10 @@ from kdtourney.bots import net_kernels as NK
 from kdtourney.bots import valuenet
 from kdtourney.bots.greedy import GreedyBot
 from kdtourney.bots.mcts import MCTSBot
-from kdtourney.registry import BotRegistry, EntrantError, builtin_files
 from kdtourney.bots.value_greedy import ValueGreedyBot
 from kdtourney.engine import Game, Rules
 from kdtourney.engine import kernels as K
+from kdtourney.registry import BotRegistry, EntrantError, builtin_files
 from kdtourney.testing import check_bot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,8 +93,10 @@ def test_features_show_the_table_as_the_viewer_sees_it():
         scores = game.scores()
         for viewer in range(4):
             x = features(game, viewer)
-            others = sorted((p for p in range(4) if p != viewer), key=lambda p: (-scores[p], (p - viewer) % 4))
-            assert [x[k * per + NK.P_SCORE] for k in range(4)] == [scores[p] for p in [viewer, *others]]
+            others = sorted((p for p in range(4) if p != viewer),
+                            key=lambda p: (-scores[p], (p - viewer) % 4))
+            assert ([x[k * per + NK.P_SCORE] for k in range(4)]
+                    == [scores[p] for p in [viewer, *others]])
             table = 4 * per
             assert x[table + NK.T_UNSEEN] == len(game.unseen())
             assert x[table + NK.T_TO_ACT] == (game.current_player == viewer)
@@ -112,13 +114,16 @@ def test_the_kernels_forward_pass_equals_the_committed_reference():
         for players in (4, 2):
             rules = RULES[players]
             net = valuenet.network_for(valuenet.SHIPPED, rules)
-            seeds, lengths, actions = ref[f"seeds{players}"], ref[f"lengths{players}"], ref[f"actions{players}"]
-            viewers, want_x, want_y = ref[f"viewers{players}"], ref[f"features{players}"], ref[f"outputs{players}"]
+            seeds, lengths, actions = (ref[f"seeds{players}"], ref[f"lengths{players}"],
+                                       ref[f"actions{players}"])
+            viewers, want_x, want_y = (ref[f"viewers{players}"], ref[f"features{players}"],
+                                       ref[f"outputs{players}"])
             starts = np.concatenate([[0], np.cumsum(lengths)])
             for i, seed in enumerate(seeds):
                 game = Game.replay(rules, int(seed), actions[starts[i]:starts[i + 1]].tolist())
                 np.testing.assert_array_equal(features(game, int(viewers[i])), want_x[i])
-            np.testing.assert_allclose(numba_forward(net.arrays, want_x), want_y, rtol=1e-4, atol=1e-3)
+            np.testing.assert_allclose(numba_forward(net.arrays, want_x), want_y, rtol=1e-4,
+                                       atol=1e-3)
 
 
 def test_the_committed_reference_outputs_are_pytorchs():
@@ -139,7 +144,8 @@ def test_the_kernels_forward_pass_equals_pytorchs_on_random_inputs():
                   rng.normal(size=(2, hidden[1])), rng.normal(size=2))
         arrays = tuple(a.astype(np.float32) for a in arrays)
         x = rng.normal(size=(50, width)).astype(np.float32) * 3
-        np.testing.assert_allclose(numba_forward(arrays, x), torch_forward(arrays, x), rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(numba_forward(arrays, x), torch_forward(arrays, x), rtol=1e-4,
+                                   atol=1e-3)
 
 
 # --- training ---------------------------------------------------------------------------------
@@ -166,11 +172,13 @@ def test_training_on_a_tiny_set_runs_end_to_end_and_repeats_itself(tmp_path):
 def test_the_training_script_without_pytorch_says_what_to_install(tmp_path):
     script = tmp_path / "hide_torch.py"
     script.write_text("import sys, runpy\nsys.modules['torch'] = None\n"
-                      f"sys.argv = [{str(EXAMPLE / 'train.py')!r}, '--playout-games', '1', '--out', 'x.npz']\n"
+                      f"sys.argv = [{str(EXAMPLE / 'train.py')!r}, '--playout-games', '1', "
+                      "'--out', 'x.npz']\n"
                       f"runpy.run_path({str(EXAMPLE / 'train.py')!r}, run_name='__main__')\n")
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
-                          cwd=tmp_path)
-    assert done.returncode != 0 and "Error: training needs PyTorch: pip install 'kdtourney[learn]'" in done.stderr
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode != 0 and ("Error: training needs PyTorch: "
+                                     "pip install 'kdtourney[learn]'" in done.stderr)
 
 
 # --- the bots ---------------------------------------------------------------------------------
@@ -211,7 +219,8 @@ def test_the_shipped_networks_are_package_data():
     package = ROOT / "kdtourney" / "bots"
     declared = {p for g in globs for p in package.glob(g)}
     assert set(valuenet.SHIPPED) == declared
-    assert {valuenet.rules_key(rules) for rules in RULES.values()} <= set(valuenet.networks(valuenet.SHIPPED))
+    assert ({valuenet.rules_key(rules) for rules in RULES.values()}
+            <= set(valuenet.networks(valuenet.SHIPPED)))
 
 
 def test_under_rules_without_a_network_mcts_plays_as_with_playouts_and_says_so():
@@ -228,7 +237,8 @@ def test_under_rules_without_a_network_mcts_plays_as_with_playouts_and_says_so()
         game = Game(rules, 4)
         played = []
         while not game.is_over and len(played) < 12:
-            action = bot.act(game.view(game.current_player)) if game.current_player == 0 else game.legal_actions()[0]
+            action = (bot.act(game.view(game.current_player)) if game.current_player == 0
+                      else game.legal_actions()[0])
             played.append(action)
             game.apply(action)
         moves.append(played)
@@ -280,7 +290,8 @@ def test_bad_parameters_and_weights_are_one_clear_error(tmp_path):
         valuenet.ValueNet.load(narrow)
     twice = tmp_path / "twice.npz"
     shutil.copy(net.origin, twice)
-    with pytest.raises(ValueError, match="are both networks for 4 players, Harmony and Middle Kingdom"):
+    with pytest.raises(ValueError,
+                       match="are both networks for 4 players, Harmony and Middle Kingdom"):
         valuenet.networks([net.origin, twice])
 
 
@@ -304,10 +315,11 @@ def test_the_shipped_networks_are_the_identity_of_the_bots_that_load_them_only()
     assert shipped and len(shipped) == len(valuenet.SHIPPED)
     for module in ("kdtourney.bots.mcts", "kdtourney.bots.value_greedy"):
         assert shipped <= set(builtin_files(module))
-    for module in ("kdtourney.bots.greedy", "kdtourney.bots.random_bot", "kdtourney.bots.expectimax",
-                   "kdtourney.bots.mce"):
+    for module in ("kdtourney.bots.greedy", "kdtourney.bots.random_bot",
+                   "kdtourney.bots.expectimax", "kdtourney.bots.mce"):
         files = set(builtin_files(module))
-        assert not shipped & files and "engine/tiles.csv" in files and "bots/registry.py" not in files
+        assert (not shipped & files and "engine/tiles.csv" in files
+                and "bots/registry.py" not in files)
 
 
 def test_the_example_bots_play_with_their_own_network():
@@ -329,10 +341,13 @@ def make_reference():
         net = valuenet.network_for(valuenet.SHIPPED, rules)
         rows = [(h, g, k % players) for k, (h, g) in enumerate(positions(rules, seed, every=6))]
         x = np.array([features(g, v) for _, g, v in rows])
-        out.update({f"seeds{players}": np.full(len(rows), seed), f"viewers{players}": [v for _, _, v in rows],
+        out.update({f"seeds{players}": np.full(len(rows), seed),
+                    f"viewers{players}": [v for _, _, v in rows],
                     f"lengths{players}": [len(h) for h, _, _ in rows],
-                    f"actions{players}": np.array([a for h, _, _ in rows for a in h], dtype=np.int64),
-                    f"features{players}": x, f"outputs{players}": torch_forward(net.arrays, x).astype(np.float32)})
+                    f"actions{players}": np.array([a for h, _, _ in rows for a in h],
+                                                  dtype=np.int64),
+                    f"features{players}": x,
+                    f"outputs{players}": torch_forward(net.arrays, x).astype(np.float32)})
     np.savez_compressed(REFERENCE, **out)
     print(f"wrote {REFERENCE}")
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from arena_support import assert_same_store, interrupt_when, stored
 
+from kdtourney.report.advice import command_kind, reproduce_command, resume_advice, without
 from kdtourney.store import load_games
 
 BIN = Path(sys.executable).parent
@@ -65,3 +66,23 @@ def test_the_ctrl_c_line_the_partial_banner_and_the_reproduce_command_run_as_pri
     assert again.returncode == 0, again.stderr
     (other,) = [f for f in reports.iterdir() if f != folder]
     assert_same_store(folder, other)
+
+
+def test_the_advised_commands_quote_what_needs_it_and_drop_the_folder():
+    meta = {"command": "kdtourney run --bots greedy,mcts:iterations=50 --out=my runs --games 8 "
+                       "--name x --workers 2"}
+    # the stored command line is words joined by spaces: `--out=my` is one, `runs` another
+    config = {"meta": {"command": "__main__.py run --bots greedy,random --out 'a b' --seed 4"},
+              "tournament": {"seed": 4}}
+    assert reproduce_command(config) == "kdtourney run --bots greedy,random --seed 4"
+    assert resume_advice(Path("reports/a b"), config) == "kdtourney run --resume 'reports/a b'"
+    assert shlex.split(resume_advice(Path("reports/a b"), config))[-1] == "reports/a b"
+    assert without(shlex.split(meta["command"])) == [
+        "kdtourney", "run", "--bots", "greedy,mcts:iterations=50", "runs", "--games", "8",
+        "--workers", "2"]
+    play = {"meta": {"command": "kdtourney play --against greedy --seed 3 --out old"}}
+    assert resume_advice(Path("p q"), play) == "kdtourney play --against greedy --out 'p q'"
+    assert command_kind({"sprt": {}, "meta": meta}) == "sprt" and command_kind(play) == "play"
+    # a --sandbox folder's deals are keyed with its store's secret: no command deals them again
+    assert reproduce_command(dict(config, seed_secret="s")) is None
+    assert reproduce_command({"meta": {"command": "pytest -q"}, "tournament": {"seed": 1}}) is None

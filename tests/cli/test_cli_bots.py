@@ -112,8 +112,8 @@ def test_serve_from_the_command_line():
 @pytest.mark.process
 def test_a_served_bot_that_prints_keeps_the_protocol(tmp_path):
     """What a bot's code prints (at import, in act) goes to stderr: standard output is KDTP's."""
-    from kdtourney.external import kdtp
     from kdtourney.engine import Game, Rules
+    from kdtourney.external import kdtp
 
     (tmp_path / "chatty.py").write_text(
         "from kdtourney.bots import Bot\n\nprint('loading chatty')\n\n"

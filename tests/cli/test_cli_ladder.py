@@ -17,11 +17,11 @@ import pytest
 from arena_support import stored
 from click.testing import CliRunner
 
-from kdtourney.tournament import schedule
 from kdtourney import store
 from kdtourney.cli import main
 from kdtourney.report.ladder import ladder_board
 from kdtourney.report.pool import rating_list
+from kdtourney.tournament import schedule
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 TIMEOUT = 120  # seconds for anything a test waits for (the machine may be busy)

@@ -15,10 +15,9 @@ import pytest
 from arena_support import interrupt_when
 from click.testing import CliRunner
 
-from kdtourney.store import load_games, load_results
-from kdtourney.store import StoreError, load_blocks
-from kdtourney.terminal.replay import replay_text
 from kdtourney.cli import main
+from kdtourney.store import StoreError, load_blocks, load_games, load_results
+from kdtourney.terminal.replay import replay_text
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 # the page's phase and version once it changed from version V: the person's turn, a game over, or

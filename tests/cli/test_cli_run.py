@@ -3,8 +3,8 @@
 import json
 import os
 import re
-import signal
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -13,17 +13,24 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from arena_support import (MINE, assert_same_store, comparable, dawdler, snapshot, write_bot,
-                           write_faulty_bots)
+from arena_support import (
+    MINE,
+    assert_same_store,
+    comparable,
+    dawdler,
+    snapshot,
+    write_bot,
+    write_faulty_bots,
+)
 from click.testing import CliRunner
 from kdtp_support import write_fake_bots
 
-from kdtourney.store import load_config, load_faults, load_games, load_results
-from kdtourney.tournament.definition import Tournament
 from kdtourney.cli import main
 from kdtourney.engine import Game
 from kdtourney.engine.tiles import TILES
 from kdtourney.report.html import build_context
+from kdtourney.store import load_config, load_faults, load_games, load_results
+from kdtourney.tournament.definition import Tournament
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 

@@ -15,10 +15,10 @@ from arena_support import stored as stored_games  # this module has a `stored` f
 from click.testing import CliRunner
 from kdtp_support import write_fake_bots
 
-from kdtourney.store import load_config
 from kdtourney import store
 from kdtourney.cli import main
 from kdtourney.report.html import build_context, write_report
+from kdtourney.store import load_config
 
 pytestmark = pytest.mark.process
 

@@ -13,23 +13,22 @@ import collections
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
-
-import sqlite3
 
 import pytest
 from arena_support import stored
 from click.testing import CliRunner
 from kdtp_support import write_fake_bots
 
-from kdtourney.stats import spsa
 from kdtourney import store
+from kdtourney.cli import main
 from kdtourney.commands import tune as tuning
 from kdtourney.registry import BotRegistry
-from kdtourney.cli import main
+from kdtourney.stats import spsa
 
 BOTS = Path(__file__).parent.parent / "data" / "tune_bots"
 

@@ -9,13 +9,14 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from ladder_support import NoteDisplay
 
+from kdtourney import store
 from kdtourney.commands import driver, ladder, ladder_entrants, ladder_feed, ladder_watch
 from kdtourney.stats import matchmaking as mm
-from kdtourney.tournament import schedule
-from kdtourney import store
-from kdtourney.tournament.definition import ArenaError
 from kdtourney.stats.outcomes import ELO_PER_NAT, elo_to_score
+from kdtourney.tournament import schedule
+from kdtourney.tournament.definition import ArenaError
 
 
 def standing(elo, games_per_pair=20, new=()):
@@ -231,8 +232,8 @@ def test_a_newcomer_of_a_taken_name_is_refused_alone_and_the_others_enter(tmp_pa
     """A bot dropped into the folders under an entrant's name: one note (on the terminal, and
     kept for the ladder's page), the entrant keeps its name and its code, and another newcomer
     of the same look enters."""
-    from kdtourney.store import Store
     from kdtourney.report.ladder import build_context, ladder_board
+    from kdtourney.store import Store
 
     bots = tmp_path / "bots"
     (bots / "one").mkdir(parents=True)
@@ -240,26 +241,20 @@ def test_a_newcomer_of_a_taken_name_is_refused_alone_and_the_others_enter(tmp_pa
     folder = tmp_path / "ladder"
     Store.create(folder, {}, {}, {}).close()
     store.open_store(folder).set_config("ladder", {"players": [2]})
-    notes = []
-
-    class Display:
-        def note(self, text):
-            notes.append(text)
-
-        def event(self, text):
-            pass
+    display = NoteDisplay()
+    notes = display.notes
 
     def look():
         return ladder_watch.look([bots], ["random"], None, None, folder)
 
     outcome = ladder.LadderOutcome(folder=folder, stored_before=0)
-    first = ladder_watch.take_in(folder, look(), Display(), outcome)
+    first = ladder_watch.take_in(folder, look(), display, outcome)
     digest = ladder_entrants.stored_entrants(folder)["one"]["digest"]
     (bots / squat).mkdir()
     (bots / squat / "squat.py").write_text(BOT.format(cls="Squat", name="one"))
     (bots / "three").mkdir()
     (bots / "three" / "three.py").write_text(BOT.format(cls="Three", name="three"))
-    again = ladder_watch.take_in(folder, look(), Display(), outcome, first)
+    again = ladder_watch.take_in(folder, look(), display, outcome, first)
     assert again is not first and again.bots["one"].origin == str(bots / "one" / "one.py")
     refusal = (f"{bots / squat / 'squat.py'}: refused: the bot name 'one' is taken by "
                f"{bots / 'one' / 'one.py'} (give this bot another name)")

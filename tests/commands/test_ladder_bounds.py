@@ -4,14 +4,14 @@ other bots enter and stay."""
 import shutil
 
 import pytest
+from hostile_support import BOT, remove_deep, write_hostile_submissions
+from ladder_support import NoteDisplay
 
 from kdtourney import store
 from kdtourney.commands import ladder, ladder_entrants, ladder_watch
 from kdtourney.external.listing import list_modules
 from kdtourney.match.settings import PlaySettings
 from kdtourney.registry import sandboxed
-
-from hostile_support import BOT, remove_deep, write_hostile_submissions
 
 
 @pytest.mark.slow
@@ -22,18 +22,12 @@ def test_a_ladder_takes_in_its_bots_beside_a_deep_folder_toml_and_module(tmp_pat
     hostile = write_hostile_submissions(bots)
     request.addfinalizer(lambda: remove_deep(bots))
     store.Store.create(folder, {}, {}, {}).close()
-    notes = []
-
-    class Display:
-        def note(self, text):
-            notes.append(text)
-
-        def event(self, text):
-            pass
+    display = NoteDisplay()
+    notes = display.notes
 
     outcome = ladder.LadderOutcome(folder=folder, stored_before=0)
     seen = ladder_watch.look([bots], ["random"], None, None, folder)
-    assert ladder_watch.take_in(folder, seen, Display(), outcome) is not None
+    assert ladder_watch.take_in(folder, seen, display, outcome) is not None
     assert {label: r["status"] for label, r in ladder_entrants.stored_entrants(folder).items()} \
         == {"one": "active", "random": "active"}
     assert sorted(note.split(":")[0] for note in notes) == sorted(map(str, hostile.values()))

@@ -11,12 +11,12 @@ import threading
 import pytest
 from kdtp_support import SANDBOX_ALLOW, write_fake_bots
 
-from kdtourney.store import load_faults, load_games, load_results
+from kdtourney.commands.folders import session_meta
 from kdtourney.commands.play import Board, lineup, play_games
 from kdtourney.match.settings import PlaySettings
-from kdtourney.terminal.replay import replay_text
-from kdtourney.commands.folders import session_meta
 from kdtourney.registry import BotRegistry
+from kdtourney.store import load_faults, load_games, load_results
+from kdtourney.terminal.replay import replay_text
 
 
 def person(board: Board, done: threading.Event) -> threading.Thread:

@@ -6,13 +6,12 @@ import sqlite3
 import pytest
 from arena_support import assert_same_store, write_faulty_bots
 
-from kdtourney.store import load_faults, load_games, load_results
-from kdtourney.tournament.definition import prepare
-from kdtourney.match.settings import PlaySettings
-from kdtourney.terminal.replay import replay_text
 from kdtourney.commands.run import run_tournament
-from kdtourney.tournament.definition import ArenaError
+from kdtourney.match.settings import PlaySettings
 from kdtourney.registry import BotRegistry
+from kdtourney.store import load_faults, load_games, load_results
+from kdtourney.terminal.replay import replay_text
+from kdtourney.tournament.definition import ArenaError, prepare
 
 
 @pytest.fixture(scope="module")

@@ -12,14 +12,14 @@ import sqlite3
 import pandas as pd
 import pytest
 
-from kdtourney.tournament import schedule
-from kdtourney.commands import sprt as sq
-from kdtourney.tournament.sprt import cap_blocks, with_cap
 from kdtourney import store
-from kdtourney.stats.sprt import run_sprt
-from kdtourney.tournament.definition import ArenaError
+from kdtourney.commands import sprt as sq
 from kdtourney.registry import BotRegistry
 from kdtourney.report.html import planned_games
+from kdtourney.stats.sprt import run_sprt
+from kdtourney.tournament import schedule
+from kdtourney.tournament.definition import ArenaError
+from kdtourney.tournament.sprt import cap_blocks, with_cap
 
 DECISION_BLOCK = 40
 

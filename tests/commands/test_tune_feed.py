@@ -5,12 +5,12 @@ from dataclasses import replace
 
 import pytest
 
-from kdtourney.tournament import blocks
-from kdtourney.stats import spsa
 from kdtourney import store
 from kdtourney.commands import tune
-from kdtourney.tournament.definition import ArenaError
 from kdtourney.registry import BotRegistry
+from kdtourney.stats import spsa
+from kdtourney.tournament import blocks
+from kdtourney.tournament.definition import ArenaError
 
 
 def prepared(players=4, against=None):

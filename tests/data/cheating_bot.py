@@ -12,9 +12,10 @@ past its memory limit in a child, start 200 processes) and writes one line `CHEA
 on stderr saying what worked; then plays the first legal action. At each later `game` it writes
 `DAEMON-CHECK {json}`: whether its daemon is still there. It remembers the first row of every game
 it plays and writes `DEAL-SEEN` when a game starts with one it has seen (a deal played again: it
-would know the rows to come). hog: allocates 2 GiB at its first decision. flood: writes stderr without end
-at its first decision. spy: at `hello` it writes `SPY-REPORT {json}` on stderr: who it is (uid,
-gid, groups, capabilities), what its working directory holds, and what it read of each TARGET.
+would know the rows to come). hog: allocates 2 GiB at its first decision. flood: writes stderr
+without end at its first decision. spy: at `hello` it writes `SPY-REPORT {json}` on stderr: who it
+is (uid, gid, groups, capabilities), what its working directory holds, and what it read of each
+TARGET.
 MARKER is in the command line of the daemon it leaves.
 """
 import json
@@ -104,8 +105,8 @@ def daemon():
     if pid == 0:
         os.setsid()
         if os.fork() == 0:
-            os.execv(sys.executable, [sys.executable, "-c", "import time\nwhile True: time.sleep(1)",
-                                      marker])
+            os.execv(sys.executable, [sys.executable, "-c",
+                                      "import time\nwhile True: time.sleep(1)", marker])
         os._exit(0)
     os.waitpid(pid, 0)
     return True

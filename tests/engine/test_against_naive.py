@@ -19,9 +19,9 @@ Each variant plays at least POSITIONS_PER_VARIANT (4,000) place decisions; 5 var
 import collections
 import random
 
+import naive
 import pytest
 
-import naive
 from kdtourney.engine import DISCARD, Game, Rules, decode_placement
 from kdtourney.engine.tiles import TILES
 
@@ -96,20 +96,25 @@ def play_and_check(rules, seed, policy, seen):
         kingdom = game.kingdom(player)
         text = kingdom.to_text()
         mirror = mirrors[player]
-        assert naive.parse_text(text) == mirror, f"{where}: kingdom\n{text}\nis not naive's\n{naive.to_text(mirror)}"
+        assert naive.parse_text(text) == mirror, (f"{where}: kingdom\n{text}\nis not naive's\n"
+                                                  f"{naive.to_text(mirror)}")
 
         expected = naive.legal_placements(mirror, domino, size)
         listed = as_pairs(kingdom.legal_placements(domino), domino)
-        assert len(listed) == len(set(listed)), describe(where + " (duplicates)", text, domino, expected, listed)
-        assert set(listed) == expected, describe(where + " Kingdom.legal_placements", text, domino, expected, listed)
+        assert len(listed) == len(set(listed)), describe(
+            where + " (duplicates)", text, domino, expected, listed)
+        assert set(listed) == expected, describe(
+            where + " Kingdom.legal_placements", text, domino, expected, listed)
         if expected:
             assert DISCARD not in actions, f"{where}: DISCARD legal with {len(expected)} placements"
             decoded = as_pairs([decode_placement(a) for a in actions], domino)
             assert len(decoded) == len(set(decoded)) == len(actions), describe(
                 where + " legal_actions (duplicates)", text, domino, expected, decoded)
-            assert set(decoded) == expected, describe(where + " legal_actions", text, domino, expected, decoded)
+            assert set(decoded) == expected, describe(
+                where + " legal_actions", text, domino, expected, decoded)
         else:
-            assert actions == [DISCARD], f"{where}: no placement of {TILES[domino]} but actions {actions}"
+            assert actions == [DISCARD], (f"{where}: no placement of {TILES[domino]} "
+                                          f"but actions {actions}")
             seen["forced discards"] += 1
         seen["positions"] += 1
 
@@ -130,7 +135,8 @@ def play_and_check(rules, seed, policy, seen):
         got = game.score(player)
         assert (got.total, got.territories, got.bonus, got.largest_territory, got.crowns) == (
             ref["total"] + harmony, ref["territories"], ref["bonus"] + harmony,
-            ref["largest_territory"], ref["crowns"]), f"{where}: {got} vs naive {ref} + harmony {harmony}\n{text}"
+            ref["largest_territory"], ref["crowns"]), (f"{where}: {got} vs naive {ref} "
+                                                       f"+ harmony {harmony}\n{text}")
         if discards[player] == 0:  # no discard in a game means a full grid: the two harmonies agree
             assert naive.is_full_grid(mirrors[player], size), where
         seen["full grids"] += naive.is_full_grid(mirrors[player], size)

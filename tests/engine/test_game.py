@@ -1,12 +1,22 @@
-"""Game flow: every Rules option does what docs/rules.md says; seeds fix games; views hide the deck."""
+"""Game flow: every Rules option does what docs/rules.md says; seeds fix games; views hide the
+deck."""
 
 import random
 
 import numpy as np
 import pytest
 
-from kdtourney.engine import (DISCARD, Game, GameView, Kingdom, Rules, Score, claim_action,
-                              decode_placement, rank_scores)
+from kdtourney.engine import (
+    DISCARD,
+    Game,
+    GameView,
+    Kingdom,
+    Rules,
+    Score,
+    claim_action,
+    decode_placement,
+    rank_scores,
+)
 
 ALL_RULES = [Rules(2), Rules(3), Rules(3, three_player="bga"), Rules(4), Rules(2, variant="duel")]
 
@@ -44,7 +54,8 @@ def test_impossible_rules_are_refused_with_a_clear_message(kwargs, message):
     (Rules(4), 4, 12, 48, 12, 5),
     (Rules(2, variant="duel"), 4, 12, 48, 24, 7),
 ])
-def test_setup_rows_rounds_and_dominoes_follow_the_player_count(rules, row_len, rows, in_play, places_each, size):
+def test_setup_rows_rounds_and_dominoes_follow_the_player_count(rules, row_len, rows, in_play,
+                                                                places_each, size):
     row_lengths, places, claims = [], [0] * rules.players, [0] * rules.players
 
     def record(game):
@@ -137,12 +148,14 @@ def test_the_last_round_only_places():
 
 
 def find_forced_discard(rules):
-    """(game, player) at the first place decision with no legal placement, over seeded random games."""
+    """(game, player) at the first place decision with no legal placement, over seeded random
+    games."""
     for seed in range(200):
         game = Game(rules, seed)
         rnd = random.Random(seed)
         while not game.is_over:
-            if game.phase == "place" and not game.kingdom(game.current_player).legal_placements(game.domino_to_place):
+            if game.phase == "place" and not game.kingdom(game.current_player).legal_placements(
+                    game.domino_to_place):
                 return game
             game.apply(rnd.choice(game.legal_actions()))
     raise AssertionError("no forced discard in 200 random games")
@@ -215,13 +228,15 @@ def test_same_seed_same_game_and_replay_reproduces_it():
 
 def test_replay_refuses_an_illegal_action():
     with pytest.raises(ValueError, match="illegal action"):
-        Game.replay(Rules(2), 0, [claim_action(48) if claim_action(48) not in Game(Rules(2), 0).legal_actions()
+        Game.replay(Rules(2), 0, [claim_action(48)
+                                  if claim_action(48) not in Game(Rules(2), 0).legal_actions()
                                   else DISCARD])
 
 
 def public(view):
-    return (view.phase, view.current_player, view.round, view.current_row, view.new_row, view.drawn(),
-            view.unseen(), view.history, [view.kingdom(p) for p in range(view.n_players)], view.scores())
+    return (view.phase, view.current_player, view.round, view.current_row, view.new_row,
+            view.drawn(), view.unseen(), view.history,
+            [view.kingdom(p) for p in range(view.n_players)], view.scores())
 
 
 def test_view_does_not_reveal_the_deck_order():
@@ -269,7 +284,8 @@ def test_bot_copies_cannot_change_the_game():
     k = game.kingdom(0)
     k.place(20, k.legal_placements(20)[0])
     assert game.history == before.history == []
-    assert np.array_equal(game.arrays[0], before.arrays[0]) and np.array_equal(game.arrays[2], before.arrays[2])
+    assert (np.array_equal(game.arrays[0], before.arrays[0])
+            and np.array_equal(game.arrays[2], before.arrays[2]))
 
 
 def test_a_view_cannot_change_how_the_game_is_ranked():
@@ -308,7 +324,8 @@ def rebuilt(view):
     n = view.n_players
     return GameView.from_public(
         view.rules, view.current_player, phase=view.phase, round=view.round,
-        kingdoms=[Kingdom.from_squares(view.kingdom(p).squares(), view.rules.size) for p in range(n)],
+        kingdoms=[Kingdom.from_squares(view.kingdom(p).squares(), view.rules.size)
+                  for p in range(n)],
         current_row=view.current_row, placed=view.placed, new_row=view.new_row,
         first_order=view.first_order, drawn=reversed(view.drawn()),
         discards=[view.discards(p) for p in range(n)])
@@ -362,7 +379,8 @@ def test_facts_that_do_not_fit_together_are_refused():
     with pytest.raises(ValueError, match=f"seat {acting} is to act"):
         GameView.from_public(Rules(3), (acting + 1) % 3, **facts)
     with pytest.raises(ValueError, match="4 dominoes drawn, but round 0 has drawn 1 rows of 3"):
-        GameView.from_public(Rules(3), acting, **dict(facts, drawn=view.drawn() + view.unseen()[:1]))
+        GameView.from_public(Rules(3), acting,
+                             **dict(facts, drawn=view.drawn() + view.unseen()[:1]))
     with pytest.raises(ValueError, match="lowest first"):
         GameView.from_public(Rules(3), acting, **dict(facts, new_row=view.new_row[::-1]))
     with pytest.raises(ValueError, match="3 kingdoms"):
@@ -377,7 +395,8 @@ def test_kingdoms_from_squares_and_back():
         squares = kingdom.squares()
         assert squares[(0, 0)] == (7, 0) and list(squares) == sorted(squares)
         assert Kingdom.from_squares(squares, 7) == kingdom
-        assert Kingdom.from_squares([(r, c, t, k) for (r, c), (t, k) in squares.items()], 7) == kingdom
+        assert Kingdom.from_squares([(r, c, t, k)
+                                     for (r, c), (t, k) in squares.items()], 7) == kingdom
     with pytest.raises(ValueError, match="span 6x1, more than a 5x5"):
         Kingdom.from_squares({(r, 0): (1, 0) for r in range(1, 6)})
     with pytest.raises(ValueError, match=r"\(9, 0\)"):

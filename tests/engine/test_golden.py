@@ -1,11 +1,12 @@
-"""The engine's Kingdom against the golden data (tests/data) and the naive reference (tests/naive.py)."""
+"""The engine's Kingdom against the golden data (tests/data) and the naive reference
+(tests/naive.py)."""
 
 import re
 from pathlib import Path
 
+import naive
 import pytest
 
-import naive
 from kdtourney.engine import Kingdom, Placement, Rules
 from kdtourney.engine.tiles import TILES
 
@@ -25,7 +26,8 @@ def rules_for(size, harmony, middle_kingdom, players=4):
 
 
 def engine_placements(kingdom, domino):
-    """The engine's legal placements as a set of ((ra,ca),(rb,cb)), canonical for symmetric dominoes."""
+    """The engine's legal placements as a set of ((ra,ca),(rb,cb)), canonical for symmetric
+    dominoes."""
     placements = kingdom.legal_placements(domino)
     assert all(isinstance(p, Placement) for p in placements)
     pairs = [(tuple(p.a), tuple(p.b)) for p in placements]
@@ -48,7 +50,8 @@ def test_golden_score_without_rules(case):
 
 @pytest.mark.parametrize("case", GOLDEN, ids=ids(GOLDEN))
 @pytest.mark.parametrize("harmony,middle_kingdom,key", [
-    (False, False, "total"), (True, False, "harmony"), (False, True, "middle_kingdom"), (True, True, "both")])
+    (False, False, "total"), (True, False, "harmony"), (False, True, "middle_kingdom"),
+    (True, True, "both")])
 @pytest.mark.parametrize("players", [2, 4])
 def test_golden_score_with_bonuses(case, harmony, middle_kingdom, key, players):
     k = Kingdom.from_text(case["text"], size=case["size"])
@@ -150,7 +153,8 @@ def test_text_round_trip(case):
 def test_text_details():
     k = Kingdom.from_text("\n\n   W F1\n   . C\n\n", size=5)
     assert naive.parse_text(k.to_text()) == naive.parse_text("W0 F1\n. C")
-    assert naive.parse_text(Kingdom.from_text("C", size=7).to_text()) == {(0, 0): naive.parse_text("C")[(0, 0)]}
+    assert naive.parse_text(Kingdom.from_text("C", size=7).to_text()) == {
+        (0, 0): naive.parse_text("C")[(0, 0)]}
 
 
 LOCATION = re.compile(r"line (\d+), column (\d+)")

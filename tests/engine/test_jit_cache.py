@@ -1,7 +1,7 @@
-"""How kdtourney's kernels are cached (kdtourney.engine.jit_cache) and compiled (kdtourney.engine.jit): in the
-user's cache folder, never inside the installed package (pip does not know such files, and left
-behind by an uninstall they hide a later editable install); never loaded with a stale kernel
-inside; compiled once between processes and once per argument type."""
+"""How kdtourney's kernels are cached (kdtourney.engine.jit_cache) and compiled
+(kdtourney.engine.jit): in the user's cache folder, never inside the installed package (pip does not
+know such files, and left behind by an uninstall they hide a later editable install); never loaded
+with a stale kernel inside; compiled once between processes and once per argument type."""
 
 import ast
 import fcntl
@@ -17,11 +17,10 @@ import pytest
 from numba.core import caching
 
 import kdtourney
-from kdtourney.engine import jit, jit_cache
 from kdtourney.bots import kernels as BK
 from kdtourney.bots import search_kernels as SK
+from kdtourney.engine import jit, jit_cache, warm_up
 from kdtourney.engine import kernels as K
-from kdtourney.engine import warm_up
 
 
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="nothing is compiled")
@@ -47,7 +46,8 @@ def test_a_kernel_stamp_covers_the_sources_compiled_into_it():
                                           "engine/tiles.csv", "engine/numba_version.py")}
     search = engine | {package / "bots/kernels.py", package / "bots/search_kernels.py",
                        package / "bots/evaluation.py",
-                       package / "bots/net_kernels.py",  # mcts's leaves may be valued by the network
+                       # mcts's leaves may be valued by the network
+                       package / "bots/net_kernels.py",
                        package / "bots/heuristic_kernels.py"}  # and its playouts by the heuristic
     assert set(jit_cache.compiled_sources(K.__file__)) == engine
     assert set(jit_cache.compiled_sources(SK.__file__)) == search

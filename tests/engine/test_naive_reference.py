@@ -1,10 +1,11 @@
-"""Tests of tests/naive.py itself, on tiny hand-checked cases, so that the reference is trustworthy."""
+"""Tests of tests/naive.py itself, on tiny hand-checked cases, so that the reference is
+trustworthy."""
 
 from pathlib import Path
 
+import naive
 import pytest
 
-import naive
 from kdtourney.engine.tiles import CASTLE, FOREST, LAKE, MINE, TILES, WHEAT
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -56,9 +57,11 @@ def test_a_half_must_match_its_own_terrain():
     # lake square at (0,2): a lake half may go right of it, but only the lake half counts
     k = naive.parse_text("C W0 L0")
     placements = naive.legal_placements(k, 17)  # forest|lake
-    assert ((1, 2), (0, 3)) not in placements  # forest half next to the lake, lake half next to nothing
+    assert ((1, 2), (0, 3)) not in placements  # forest half next to the lake,
+                                               # lake half next to nothing
     assert ((1, 3), (0, 3)) in placements      # lake half right of the lake
-    assert ((0, 3), (1, 3)) not in placements  # forest half right of the lake, lake half below nothing
+    assert ((0, 3), (1, 3)) not in placements  # forest half right of the lake,
+                                               # lake half below nothing
     assert ((0, -1), (0, -2)) in placements    # forest half beside the castle (wild)
     assert ((0, -2), (0, -1)) in placements    # lake half beside the castle (wild)
 
@@ -89,7 +92,8 @@ def test_identical_halves_means_symmetric():
 @pytest.mark.parametrize("case", PERFT, ids=[c["name"] for c in PERFT])
 def test_perft_counts(case):
     k = naive.parse_text(case["text"])
-    assert len(naive.legal_placements(k, case["domino"], case["size"])) == case["expect"]["placements"]
+    assert (len(naive.legal_placements(k, case["domino"], case["size"]))
+            == case["expect"]["placements"])
 
 
 def test_perft_file_coverage():
@@ -114,7 +118,8 @@ def test_score_same_terrain_apart_scores_separately():
 
 
 def test_bonuses():
-    full = naive.parse_text("\n".join(["W0 W0 W0 W0 W0"] * 2 + ["W0 W0 C W0 W0"] + ["W0 W0 W0 W0 W0"] * 2))
+    full = naive.parse_text("\n".join(["W0 W0 W0 W0 W0"] * 2 + ["W0 W0 C W0 W0"]
+                                      + ["W0 W0 W0 W0 W0"] * 2))
     assert naive.score(full, harmony=True)["bonus"] == 5
     assert naive.score(full, middle_kingdom=True)["bonus"] == 10
     assert naive.score(full, harmony=True, middle_kingdom=True)["total"] == 15

@@ -1,13 +1,15 @@
 """Properties of whole games over hypothesis-chosen rules, seeds and moves."""
 
+import naive
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import naive
 from kdtourney.engine import DISCARD, Game, Kingdom, Rules
 
-RULES = [Rules(2), Rules(3), Rules(3, three_player="bga"), Rules(4, harmony=True, middle_kingdom=True),
-         Rules(2, variant="duel", middle_kingdom=True), Rules(2, first_picks="abba", tiebreak="territory")]
+RULES = [Rules(2), Rules(3), Rules(3, three_player="bga"),
+         Rules(4, harmony=True, middle_kingdom=True),
+         Rules(2, variant="duel", middle_kingdom=True),
+         Rules(2, first_picks="abba", tiebreak="territory")]
 
 
 @st.composite

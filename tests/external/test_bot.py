@@ -11,13 +11,22 @@ import pytest
 from kdtp_support import left_behind, new_marker, processes_with, write_fake_bots
 
 from kdtourney.bots.clock import TimeControl
-from kdtourney.external import (BotExited, BotProcess, BotProtocolError, BotTimeout, ExternalBot,
-                                IllegalAnswer, ProcessPool, ProcessSettings, StartupError,
-                                program_identity)
+from kdtourney.engine import Game, Rules
+from kdtourney.external import (
+    BotExited,
+    BotProcess,
+    BotProtocolError,
+    BotTimeout,
+    ExternalBot,
+    IllegalAnswer,
+    ProcessPool,
+    ProcessSettings,
+    StartupError,
+    program_identity,
+)
 from kdtourney.external.declaration import Program
 from kdtourney.external.identity import run_paths
 from kdtourney.registry import BotRegistry, EntrantError, code_digest, listing
-from kdtourney.engine import Game, Rules
 
 
 def registry_of(folder):

@@ -16,8 +16,16 @@ import pytest
 from kdtp_support import cpu_ns
 
 from kdtourney.external import cgroups
-from kdtourney.external.cgroups import (CPU, CPUSET, FREEZE, KILL, MEMORY, PROCESSES, Hierarchy,
-                                        Machine)
+from kdtourney.external.cgroups import (
+    CPU,
+    CPUSET,
+    FREEZE,
+    KILL,
+    MEMORY,
+    PROCESSES,
+    Hierarchy,
+    Machine,
+)
 
 # --- fake trees ---------------------------------------------------------------------------------
 

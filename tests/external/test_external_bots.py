@@ -13,16 +13,22 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from arena_support import comparable, default_ctrl_c, interrupt_when, stored
-from kdtp_support import (left_behind, new_marker, our_zombies, processes_with, still_running,
-                          write_fake_bots)
+from kdtp_support import (
+    left_behind,
+    new_marker,
+    our_zombies,
+    processes_with,
+    still_running,
+    write_fake_bots,
+)
 
-from kdtourney.store import load_faults, load_games, load_results
-from kdtourney.tournament.definition import prepare
-from kdtourney.match.settings import PlaySettings
 from kdtourney.commands.run import run_tournament
 from kdtourney.external import LOG_BYTES, Sandbox
+from kdtourney.match.settings import PlaySettings
 from kdtourney.registry import BotRegistry
 from kdtourney.report.html import write_report
+from kdtourney.store import load_faults, load_games, load_results
+from kdtourney.tournament.definition import prepare
 
 pytestmark = pytest.mark.process
 

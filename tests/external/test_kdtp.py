@@ -7,11 +7,11 @@ import random
 
 import pytest
 
-from kdtourney.external import kdtp
 from kdtourney.bots.clock import TimeControl
+from kdtourney.engine import CLAIM_BASE, DISCARD, Game, Rules, decode_placement, encode_placement
+from kdtourney.external import kdtp
 from kdtourney.registry import BotRegistry
 from kdtourney.registry.serve import serve
-from kdtourney.engine import CLAIM_BASE, DISCARD, Game, Rules, decode_placement, encode_placement
 
 
 @pytest.fixture(scope="module")

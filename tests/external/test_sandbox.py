@@ -11,18 +11,25 @@ import sys
 from pathlib import Path
 
 import pytest
+from kdtp_support import ALLOW_ARGS, SANDBOX_ALLOW, left_behind, new_marker, write_fake_bots
 from numba.misc.appdirs import AppDirs
-from kdtp_support import (ALLOW_ARGS, SANDBOX_ALLOW, left_behind, new_marker, write_fake_bots)
 
 import kdtourney
-from kdtourney.store import load_faults, load_games
-from kdtourney.tournament.schedule import GameSpec, bot_seed, deal_seed, keyed
-from kdtourney.store import load_config
-from kdtourney.external import (BotExited, BotProcess, Limits, ProcessPool, ProcessSettings,
-                                Sandbox, cgroups, load_toml)
+from kdtourney.engine import Rules
+from kdtourney.external import (
+    BotExited,
+    BotProcess,
+    Limits,
+    ProcessPool,
+    ProcessSettings,
+    Sandbox,
+    cgroups,
+    load_toml,
+)
 from kdtourney.external.sandbox import SANDBOX_UIDS
 from kdtourney.registry import BotRegistry
-from kdtourney.engine import Rules
+from kdtourney.store import load_config, load_faults, load_games
+from kdtourney.tournament.schedule import GameSpec, bot_seed, deal_seed, keyed
 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 CHEATING_BOT = Path(__file__).resolve().parents[1] / "data" / "cheating_bot.py"

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 from kdtp_support import ALLOW_ARGS, SANDBOX_ALLOW, cpu_ns, new_marker, write_fake_bots
 
-from kdtourney.store import load_games
-from kdtourney.match import loop as match
-from kdtourney.match.loop import play_match
 from kdtourney.bots import Bot
 from kdtourney.bots.clock import TimeControl
-from kdtourney.external import ProcessPool, ProcessSettings, Sandbox, bot, cgroups, load_toml
-from kdtourney.external.sandbox import Confinement, sandbox_processes
 from kdtourney.bots.random_bot import RandomBot
 from kdtourney.engine import Rules
+from kdtourney.external import ProcessPool, ProcessSettings, Sandbox, bot, cgroups, load_toml
+from kdtourney.external.sandbox import Confinement, sandbox_processes
+from kdtourney.match import loop as match
+from kdtourney.match.loop import play_match
+from kdtourney.store import load_games
 
 pytestmark = pytest.mark.process
 

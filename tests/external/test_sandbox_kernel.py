@@ -14,8 +14,15 @@ from pathlib import Path
 import pytest
 from kdtp_support import SANDBOX_ALLOW
 
-from kdtourney.external import (BotExited, BotProcess, Limits, ProcessSettings, Sandbox, cgroups,
-                                load_toml)
+from kdtourney.external import (
+    BotExited,
+    BotProcess,
+    Limits,
+    ProcessSettings,
+    Sandbox,
+    cgroups,
+    load_toml,
+)
 from kdtourney.external.syscalls import REFUSED
 
 KERNEL_BOT = Path(__file__).resolve().parents[1] / "data" / "kernel_bot.py"

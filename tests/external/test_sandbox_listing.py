@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from kdtourney import store
+from kdtourney.cli import main
 from kdtourney.external import Sandbox
 from kdtourney.registry import BotRegistry, EntrantError, listing
-from kdtourney.cli import main
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="bubblewrap (bwrap) is not installed: apt-get install "
@@ -164,3 +164,21 @@ def test_on_the_command_line_a_refused_value_is_one_error_line_and_nothing_is_pl
     assert result.exit_code == 2
     assert result.stderr == "Error: policy:depth=-1: depth must not be negative\n"
     assert not store.exists(tmp_path / "t")
+
+
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.sandbox
+def test_a_listing_late_under_load_is_asked_again_not_broken(tmp_path):
+    """A module slow only the first time it is asked (as under a passing load: it sleeps until
+    a moment past its first start-up timeout) is asked once more and listed, not broken."""
+    import time
+
+    until = time.time() + 10  # the first listing times out at 8 s; the second finds it past
+    (tmp_path / "slow.py").write_text(
+        f"import time\n\nfrom kdtourney.bots.greedy import GreedyBot\n\n"
+        f"time.sleep(max(0.0, {until!r} - time.time()))\n\n\n"
+        "class Slow(GreedyBot):\n    name = 'slow'\n")
+    registry = BotRegistry([tmp_path], env=False, cwd=False, entry_points=False,
+                           sandbox=Sandbox(), startup_timeout=8)
+    assert time.time() > until and "slow" in registry.bots, registry.broken

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from kdtourney.registry import BotRegistry
 
-
 BOT = '''
 from kdtourney.bots import Bot
 

@@ -2,11 +2,10 @@
 bounded (docs/sandbox.md, "What a submission can cost"), never recursion it can drive."""
 
 import pytest
-
-from kdtourney.external.files import TooMany, tree, walk
-
 from hostile_support import remove_deep, write_hostile_submissions
 from registry_support import local, write_bot
+
+from kdtourney.external.files import TooMany, tree, walk
 
 
 def test_each_hostile_submission_is_one_broken_line_and_the_others_play(tmp_path, request):

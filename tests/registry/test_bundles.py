@@ -6,11 +6,16 @@ import shutil
 import sys
 
 import pytest
-from registry_support import (forget, forget_wlib, local, write_bot, write_bundled_bot,
-                              write_submissions)
+from registry_support import (
+    forget,
+    forget_wlib,
+    local,
+    write_bot,
+    write_bundled_bot,
+    write_submissions,
+)
 
-from kdtourney.registry import BotRegistry, EntrantError
-from kdtourney.registry import bundles
+from kdtourney.registry import BotRegistry, EntrantError, bundles
 
 
 def test_from_sources_round_trip(tmp_path):

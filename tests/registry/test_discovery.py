@@ -12,8 +12,7 @@ from registry_support import forget, local, write_bot, write_bundled_bot
 
 from kdtourney.bots.random_bot import RandomBot
 from kdtourney.external import Sandbox
-from kdtourney.registry import BotRegistry, BotsDirError, DuplicateBotError, EntrantError
-from kdtourney.registry import discovery
+from kdtourney.registry import BotRegistry, BotsDirError, DuplicateBotError, EntrantError, discovery
 
 
 def test_builtin_random_is_always_there():

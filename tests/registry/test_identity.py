@@ -10,13 +10,18 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from registry_support import (forget, forget_wlib, local, write_bot, write_bundled_bot,
-                              write_submissions)
+from registry_support import (
+    forget,
+    forget_wlib,
+    local,
+    write_bot,
+    write_bundled_bot,
+    write_submissions,
+)
 
 import kdtourney
 from kdtourney.external import program_identity
-from kdtourney.registry import BotRegistry, EntrantError
-from kdtourney.registry import discovery
+from kdtourney.registry import BotRegistry, EntrantError, discovery
 
 
 def test_identity_is_the_code_not_the_place(tmp_path):

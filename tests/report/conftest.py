@@ -10,42 +10,15 @@ and fault messages.
 from __future__ import annotations
 
 import sqlite3
-import textwrap
 
 import pytest
+from evil_support import EVIL_ENTRANT, EVIL_MODULE
 
 from kdtourney.commands import run as runner
 from kdtourney.commands.folders import session_meta
-from kdtourney.tournament import definition as tour
-from kdtourney.store import store_path
 from kdtourney.registry import BotRegistry
-
-EVIL_TEXT = "<script>alert(1)</script>"
-EVIL_ENTRANT = f"evil:note={EVIL_TEXT}"
-EVIL_MESSAGE = "<img src=x onerror=alert(2)> went wrong"
-
-EVIL_MODULE = textwrap.dedent(f'''
-    from kdtourney.bots.random_bot import RandomBot
-
-
-    class EvilBot(RandomBot):
-        """A random bot with hostile text in its parameter and in its errors."""
-
-        name = "evil"
-
-        def __init__(self, note="quiet"):
-            super().__init__()
-            self.note = note
-
-        def setup(self, seat, rules, seed):
-            super().setup(seat, rules, seed)
-            self._fail = seed % 3 == 0
-
-        def act(self, view):
-            if self._fail and view.round >= 2:
-                raise RuntimeError({EVIL_MESSAGE!r})
-            return super().act(view)
-''')
+from kdtourney.store import store_path
+from kdtourney.tournament import definition as tour
 
 SPECS = {
     "four": dict(bots=["random", "greedy", EVIL_ENTRANT], players=(4,), games=12),

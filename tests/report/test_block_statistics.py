@@ -14,20 +14,20 @@ import pandas as pd
 from click.testing import CliRunner
 from pool_support import simulate, write_store
 
-from kdtourney.stats import spsa
+from kdtourney.cli import main
 from kdtourney.commands import sprt as sq
 from kdtourney.commands import tune as tuning
-from kdtourney.tournament.sprt import SprtTest
-from kdtourney.stats.sprt import block_scores
-from kdtourney.store import load_results
-from kdtourney.tournament.definition import Tournament
 from kdtourney.registry import BotRegistry
-from kdtourney.cli import main
-from kdtourney.stats.outcomes import balanced_blocks
-from kdtourney.stats.ratings import fit_totals, pair_counts, rank_key
 from kdtourney.report.html import build_context, write_report
 from kdtourney.report.pool import rating_list
 from kdtourney.report.standings import standings
+from kdtourney.stats import spsa
+from kdtourney.stats.outcomes import balanced_blocks
+from kdtourney.stats.ratings import fit_totals, pair_counts, rank_key
+from kdtourney.stats.sprt import block_scores
+from kdtourney.store import load_results
+from kdtourney.tournament.definition import Tournament
+from kdtourney.tournament.sprt import SprtTest
 
 N_BOOT = 200
 STRENGTHS = {"greedy": 0, "random": -300, "mine": 100}

@@ -6,10 +6,13 @@ from __future__ import annotations
 import pytest
 from browser_support import page  # noqa: F401  (a fixture)
 from click.testing import CliRunner
+from pool_support import simulate, write_store
 
 from kdtourney.cli import main
 from kdtourney.report.html import write_report
 from kdtourney.report.page import name_tokens
+from kdtourney.report.pool import rating_list
+from kdtourney.report.pool_html import write_rating_list
 
 BOTS = "greedy,random,mcts:iterations=20,mcts:iterations=10:c=0.7,heuristic,value-greedy"
 
@@ -45,3 +48,21 @@ def test_six_entrants_with_long_names_fit_1400_pixels(tmp_path, page):  # noqa: 
     assert names.count() == 6 and page.evaluate(BROKEN) == []
     # before: the entrants' table 1,404 px in 1,200, head to head 864 in 586, names cut at '='
     assert page.locator("#head-to-head .tok").count() > 12
+
+
+@pytest.mark.browser
+def test_a_rating_list_with_long_names_and_notes_fits_1400_pixels(tmp_path, page):  # noqa: F811
+    runs = tmp_path / "runs" / "a-long-folder-name-of-the-week-of-the-fifth-of-january"
+    names = {"mcts:iterations=2000:c=0.7": 100, "mcts:iterations=1000:c=1.4": 50, "greedy": 0,
+             "value-greedy:net=weights-2026-01-05": 20, "random": -300}
+    two = simulate(runs / "two", names, blocks=12)
+    four = simulate(tmp_path / "scratch", names, blocks=5, players=4)
+    # as run --players 2,4: its 4-player games are left out, which a long note says
+    write_store(runs / "mixed", two + [dict(g, block=g["block"] + 12) for g in four], list(names),
+                players=[2, 4], seed=9)
+    path = write_rating_list(rating_list([tmp_path / "runs"], n_boot=50), tmp_path / "page")
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(path.resolve().as_uri())
+    page.wait_for_selector("body[data-ready]")
+    assert page.evaluate(OVERFLOWS) == [] and page.evaluate(BROKEN) == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1400

@@ -1,6 +1,6 @@
 """A bot may attach a short note to a decision (its evaluation, its line): a Python bot sets
-`self.note` in act, a KDTP program sends "note" beside its action (optional: KDTP/1 unchanged).
-The note is stored with its move and shown by `replay` and the report's game viewer (Chromium)."""
+`self.decision_note` in act, a KDTP program sends "note" beside its action (optional: KDTP/1
+unchanged). The note is stored with its move, shown by `replay` and the game viewer (Chromium)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ NOTER = textwrap.dedent('''
         def act(self, view):
             self.acts += 1
             if self.acts % 2:
-                self.note = f"eval +{self.acts}.0, line: first legal   (act {self.acts})"
+                self.decision_note = f"eval +{self.acts}.0, line: first legal   (act {self.acts})"
             return view.legal_actions()[0]
 ''')
 

@@ -40,6 +40,9 @@ def test_the_sprt_says_its_last_line_once_and_the_page_explains_its_estimate(tmp
     assert "corrected for stopping" in text and "The standings below fit every entrant" in text
     settings = (folder / "index.html").read_text().split('id="settings-table"')[1]
     assert re.search(r"candidate</th><td><code>random</code>", settings), settings[:400]
+    # `report` on the folder says the verdict as `sprt` did
+    again = CliRunner().invoke(main, ["report", str(folder)])
+    assert again.exit_code == 0 and again.stdout.strip().splitlines()[-1] == lines[-1]
 
 
 @pytest.mark.process

@@ -40,8 +40,8 @@ def parse(svg_text):
 
 
 def all_plots():
+    from kdtourney.stats.descriptive import by_seat, head_to_head
     from kdtourney.stats.ratings import bootstrap_elo, elo_history
-    from kdtourney.stats.descriptive import head_to_head, by_seat
 
     r = results_table()
     table = bootstrap_elo(r, n_boot=50)

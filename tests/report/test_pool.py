@@ -18,14 +18,14 @@ from arena_support import MINE, write_bot
 from click.testing import CliRunner
 from pool_support import START, simulate, write_store
 
-from kdtourney.store import load_results, open_store, store_path
-from kdtourney.registry import BotRegistry
 from kdtourney.cli import main
-from kdtourney.stats import ratings
+from kdtourney.errors import UserError
+from kdtourney.registry import BotRegistry
 from kdtourney.report.fmt import fmt_elo
 from kdtourney.report.page import name_tokens
-from kdtourney.errors import UserError
 from kdtourney.report.pool import PoolError, rating_list
+from kdtourney.stats import ratings
+from kdtourney.store import load_results, open_store, store_path
 
 N_BOOT = 200
 
@@ -189,9 +189,9 @@ def write_folders(root):
 def test_two_sandboxed_runs_with_one_seed_count_twice_and_a_copy_once(tmp_path):
     from kdtp_support import SANDBOX_ALLOW, write_fake_bots
 
-    from kdtourney.tournament.definition import prepare
-    from kdtourney.match.settings import PlaySettings
     from kdtourney.commands.run import run_tournament
+    from kdtourney.match.settings import PlaySettings
+    from kdtourney.tournament.definition import prepare
 
     # two KDTP bots that start in milliseconds, even sandboxed
     registry = BotRegistry([write_fake_bots(tmp_path / "bots", ["plain", "steady"])], env=False,

@@ -9,13 +9,13 @@ import sqlite3
 
 import pytest
 from click.testing import CliRunner
+from evil_support import EVIL_MESSAGE, EVIL_TEXT
 
-from conftest import EVIL_MESSAGE, EVIL_TEXT
-from kdtourney.store import load_entrants, load_games, open_store, store_path
 from kdtourney.cli import main
 from kdtourney.errors import UserError
-from kdtourney.report.html import build_context, parse_anchor, ReportError, write_report
+from kdtourney.report.html import ReportError, build_context, parse_anchor, write_report
 from kdtourney.report.page import name_tokens, render
+from kdtourney.store import load_entrants, load_games, open_store, store_path
 
 ALL = ["two", "three", "four", "duel", "mixed", "dynasty", "single", "partial"]
 
@@ -137,8 +137,8 @@ def test_partial_block_and_empty_store(tournaments, tmp_path):
 
 @pytest.mark.process
 def test_standings_numbers_match_the_ratings(tournaments):
-    from kdtourney.store import load_results
     from kdtourney.stats.ratings import fit_elo
+    from kdtourney.store import load_results
 
     folder = tournaments("four")
     ctx = build_context(folder, n_boot=100)

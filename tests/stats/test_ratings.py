@@ -15,8 +15,17 @@ import pandas as pd
 import pytest
 from results_support import results_table
 
+from kdtourney.stats.descriptive import percentile_interval
 from kdtourney.stats.outcomes import ELO_PER_NAT
-from kdtourney.stats.ratings import bootstrap_elo, elo_history, fit_elo, los_matrix, pair_counts
+from kdtourney.stats.plackett_luce import bootstrap_pl
+from kdtourney.stats.ratings import (
+    bootstrap_elo,
+    bootstrap_interval,
+    elo_history,
+    fit_elo,
+    los_matrix,
+    pair_counts,
+)
 
 TRUTH = {"a": 0.0, "b": 100.0, "c": 200.0, "d": 400.0}
 
@@ -138,6 +147,32 @@ def test_interval_coverage_four_player_block_bootstrap():
     hits = _coverage(n_players=4, n_draws=120, n_blocks=60, n_boot=200, seed=7)
     rate = hits.mean()
     assert 0.88 <= rate <= 0.99, (rate, hits.mean(axis=0))
+
+
+@pytest.mark.parametrize("blocks, t", [(2, 12.706205), (3, 4.302653), (5, 2.776445),
+                                        (25, 2.063899), (251, 1.969498)])
+def test_the_interval_over_b_blocks_is_widened_by_student_s_t(blocks, t):
+    """The percentile interval at the level whose normal quantile is t_{0.975, B-1} sqrt(B/(B-1))
+    (t from a table): on standard normal draws, +-that; one block: the plain interval."""
+    draws = np.random.default_rng(0).standard_normal((400_000, 1))
+    lo, hi = bootstrap_interval(draws, 0.95, blocks)
+    z = t * np.sqrt(blocks / (blocks - 1))  # past the draws (B = 2, 3): their range
+    assert -lo[0] == pytest.approx(min(z, -draws.min()), rel=0.01)
+    assert hi[0] == pytest.approx(min(z, draws.max()), rel=0.01)
+    assert np.ravel(bootstrap_interval(draws, 0.95, 1)) == pytest.approx(
+        np.ravel(percentile_interval(draws, 0.95)))
+
+
+def test_both_ratings_take_their_intervals_from_bootstrap_interval():
+    df = simulate(TRUTH, 25, 4, games_per_block=4, seed=11)
+    for fit in (bootstrap_elo, bootstrap_pl):
+        table = fit(df, n_boot=200)
+        draws = table.attrs["draws"]
+        lo, hi = bootstrap_interval(draws.to_numpy(), 0.95, 25)
+        assert table[["lo", "hi"]].to_numpy() == pytest.approx(
+            pd.DataFrame({"lo": lo, "hi": hi}, index=draws.columns).loc[table.index].to_numpy())
+        plain_lo, plain_hi = percentile_interval(draws.to_numpy(), 0.95)
+        assert (lo < plain_lo).all() and (hi > plain_hi).all()
 
 
 # ---------------------------------------------------------------------------------- anchor, prior
