@@ -357,17 +357,10 @@ def count_holes(bits, bbox, p, size):
 
 
 @kernel(inline="always")
-def _draw_row(st):
-    """Draw the next row into NEW_ROW, ascending; an empty row when the deck is used up."""
-    n = st[ST_ROW_LEN]
-    pos = st[ST_DECK_POS]
-    for j in range(4):
-        st[ST_NEW_ROW + j] = 0
-        st[ST_NEW_OWNER + j] = -1
-    if pos + n > st[ST_DECK_LEN]:
-        return
-    # A sorting network of min/max (no branches on the random order); a row of 3 gets a 4th value
-    # larger than any domino, which sorts last and is not written.
+def _sorted_deck(st, pos, n):
+    """The n (3 or 4) dominoes from deck position pos, ascending, as (a, b, c, d): a sorting
+    network of min/max (no branches on the random order); a row of 3 gets a 4th value larger than
+    any domino, which sorts last (d = 99)."""
     a = st[ST_DECK + pos]
     b = st[ST_DECK + pos + 1]
     c = st[ST_DECK + pos + 2]
@@ -377,6 +370,20 @@ def _draw_row(st):
     a, c = min(a, c), max(a, c)
     b, d = min(b, d), max(b, d)
     b, c = min(b, c), max(b, c)
+    return a, b, c, d
+
+
+@kernel(inline="always")
+def _draw_row(st):
+    """Draw the next row into NEW_ROW, ascending; an empty row when the deck is used up."""
+    n = st[ST_ROW_LEN]
+    pos = st[ST_DECK_POS]
+    for j in range(4):
+        st[ST_NEW_ROW + j] = 0
+        st[ST_NEW_OWNER + j] = -1
+    if pos + n > st[ST_DECK_LEN]:
+        return
+    a, b, c, d = _sorted_deck(st, pos, n)
     st[ST_NEW_ROW] = a
     st[ST_NEW_ROW + 1] = b
     st[ST_NEW_ROW + 2] = c
@@ -633,15 +640,7 @@ def _row_of(st, at, n):
 @kernel(inline="always")
 def _sorted_row(st, pos, n):
     """The next row drawn from deck position pos as _draw_row sorts it, packed as _row_of."""
-    a = st[ST_DECK + pos]
-    b = st[ST_DECK + pos + 1]
-    c = st[ST_DECK + pos + 2]
-    d = st[ST_DECK + pos + 3] if n == 4 else 99
-    a, b = min(a, b), max(a, b)
-    c, d = min(c, d), max(c, d)
-    a, c = min(a, c), max(a, c)
-    b, d = min(b, d), max(b, d)
-    b, c = min(b, c), max(b, c)
+    a, b, c, d = _sorted_deck(st, pos, n)
     out = (a + 1) | ((b + 1) << 8) | ((c + 1) << 16)
     return out | ((d + 1) << 24) if n == 4 else out | (1 << 24)
 
