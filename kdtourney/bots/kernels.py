@@ -237,6 +237,17 @@ def first_claim(st, rng):
 
 
 @kernel(inline="always")
+def _only_claim(st):
+    """The claim action of the new row's one free domino; -1 when none or several are free."""
+    n, only = 0, -1
+    for j in range(4):
+        if st[ST_NEW_ROW + j] != 0 and st[ST_NEW_OWNER + j] < 0:
+            n += 1
+            only = CLAIM_BASE + st[ST_NEW_ROW + j]
+    return only if n == 1 else -1
+
+
+@kernel(inline="always")
 def _running_best(k, best, ties, rng):
     """One step of a running maximum with uniformly random ties (reservoir sampling): whether `k`
     is the choice now, and the new best and number of ties. Draws only on a tie."""
@@ -276,12 +287,8 @@ def fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac):
         return entry_action(bits, p, size, ac[0, best_i] & ENTRY_MASK)
     if st[ST_ROUND] == 0:
         return first_claim(st, rng)
-    n = 0
-    for j in range(4):
-        if st[ST_NEW_ROW + j] != 0 and st[ST_NEW_OWNER + j] < 0:
-            n += 1
-            only = CLAIM_BASE + st[ST_NEW_ROW + j]
-    if n == 1:  # nothing to compare (and no tie to draw)
+    only = _only_claim(st)
+    if only >= 0:  # nothing to compare (and no tie to draw)
         return only
     best = -1
     best_c = -1
@@ -424,12 +431,8 @@ def _greedy_claim(bits, bbox, st, p, size, rng, kb, sc, ac):
     for p's next placement (`_kept_place`)."""
     flags = st[ST_FLAGS]
     complete = st[ST_DISCARDS + p] == 0
-    n = 0
-    for j in range(4):
-        if st[ST_NEW_ROW + j] != 0 and st[ST_NEW_OWNER + j] < 0:
-            n += 1
-            only = CLAIM_BASE + st[ST_NEW_ROW + j]
-    if n == 1:  # nothing to compare (and no tie to draw)
+    only = _only_claim(st)
+    if only >= 0:  # nothing to compare (and no tie to draw)
         return only
     best = -1
     best_c = -1
