@@ -358,7 +358,7 @@ def entry_action(bits, p, size, entry):
     return entry
 
 
-# rows of the placement lists' work array (`ac`, of kernels.work_buffers) beyond the lists: a 5x5
+# rows of the placement lists' work array (`ac`, of kernels.work_buffers) beyond the lists: a
 # domino's keys are computed for all its placements at once, one step at a time (LLVM makes
 # vector instructions of such loops)
 AROUND_A = 3
@@ -381,6 +381,35 @@ def _add_touching(pre, lvl, t, around_row, ac, out_row, n):
 
 
 @kernel(inline="always")
+def _touch_rows(pre, plvl, domino, ac, n):
+    """TOUCH_A and TOUCH_B of the n placements from their AROUND_A and AROUND_B rows: the
+    territories each half joins (both halves' in TOUCH_A when they are of one terrain)."""
+    for j in range(n):
+        ac[TOUCH_A, j] = 0
+        ac[TOUCH_B, j] = 0
+    d = U(domino)
+    ta = TILE_TERRAIN[d, 0]
+    tb = TILE_TERRAIN[d, 1]
+    if ta == tb:  # both halves join the same territories
+        for j in range(n):
+            ac[AROUND_A, j] |= ac[AROUND_B, j]
+    _add_touching(pre, plvl, ta, AROUND_A, ac, TOUCH_A, n)
+    if ta != tb:
+        _add_touching(pre, plvl, tb, AROUND_B, ac, TOUCH_B, n)
+
+
+@kernel(inline="always")
+def _gained(ac, j, domino):
+    """Territory points placement j adds (`gain`), from its TOUCH_A and TOUCH_B."""
+    d = U(domino)
+    ka = TILE_CROWNS[d, 0]
+    kb = TILE_CROWNS[d, 1]
+    if TILE_TERRAIN[d, 0] == TILE_TERRAIN[d, 1]:
+        return joined_points(ac[TOUCH_A, j], 2, ka + kb)
+    return joined_points(ac[TOUCH_A, j], 1, ka) + joined_points(ac[TOUCH_B, j], 1, kb)
+
+
+@kernel(inline="always")
 def _word_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n):
     """entry_key of the n entries of a 5x5 kingdom in ac[lvl], each left there as scan_keys does."""
     stride = pre[plvl, FR_STRIDE]
@@ -391,19 +420,7 @@ def _word_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n):
         b = 1 << (q + word64.step(ac[lvl, j] >> 6, stride))
         ac[AROUND_A, j] = neighbours(a, stride)
         ac[AROUND_B, j] = neighbours(b, stride)
-        ac[TOUCH_A, j] = 0
-        ac[TOUCH_B, j] = 0
-    d = U(domino)
-    ta = TILE_TERRAIN[d, 0]
-    tb = TILE_TERRAIN[d, 1]
-    ka = TILE_CROWNS[d, 0]
-    kb = TILE_CROWNS[d, 1]
-    if ta == tb:  # both halves join the same territories
-        for j in range(n):
-            ac[AROUND_A, j] |= ac[AROUND_B, j]
-    _add_touching(pre, plvl, ta, AROUND_A, ac, TOUCH_A, n)
-    if ta != tb:
-        _add_touching(pre, plvl, tb, AROUND_B, ac, TOUCH_B, n)
+    _touch_rows(pre, plvl, domino, ac, n)
     base = points + (5 if flags & FLAG_HARMONY and complete else 0)
     middle = 10 if flags & FLAG_MIDDLE else 0
     c0 = pre[plvl, FR_CENTRED]
@@ -420,11 +437,57 @@ def _word_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n):
         d = entry >> 6
         centred = ((c0 if d == 0 else c1 if d == 1 else c2 if d == 2 else c3) >> q) & 1
         ok = ((o0 if d == 0 else o1 if d == 1 else o2 if d == 2 else o3) >> q) & 1
-        if ta == tb:
-            gained = joined_points(ac[TOUCH_A, j], 2, ka + kb)
-        else:
-            gained = joined_points(ac[TOUCH_A, j], 1, ka) + joined_points(ac[TOUCH_B, j], 1, kb)
-        key = (ok << S2_SHIFT) | (base + gained + middle * centred)
+        key = (ok << S2_SHIFT) | (base + _gained(ac, j, domino) + middle * centred)
+        ac[lvl, j] = (key << KEY_SHIFT) | entry
+
+
+@kernel(inline="always")
+def _rows_square(r, c):
+    """Bit of square (r, c) of a 7x7 frame (8 bits a row), 0 off its 8 x 8 bits (those of row 7
+    and column 7 are never land: they only ever meet empty squares)."""
+    return (1 << (r * 8 + c)) if 0 <= r < 8 and 0 <= c < 8 else 0
+
+
+@kernel(inline="always")
+def _rows_around(r, c):
+    """`_around` of frame square (r, c) of a 7x7 frame, which may lie off it (and bits of row 7
+    and column 7, which no territory holds)."""
+    return (_rows_square(r - 1, c) | _rows_square(r + 1, c) | _rows_square(r, c - 1)
+            | _rows_square(r, c + 1))
+
+
+@kernel(inline="always")
+def _rows_entry(entry, r0, c0):
+    """(direction, half a's row and column, half b's) of a 7x7 entry (a place action) in the
+    coordinates of a frame from grid square (r0, c0)."""
+    d = entry // (G * G)
+    r = (entry // G) % G - r0
+    c = entry % G - c0
+    return d, r, c, r + DIR_ROW[d], c + DIR_COL[d]
+
+
+@kernel(inline="always")
+def _rows_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n):
+    """entry_key of the n entries of a 7x7 kingdom in ac[lvl], each left there as scan_keys does:
+    as _word_keys, the touching territories summed for all the placements at once."""
+    r0 = pre[plvl, FR_R0]
+    c0 = pre[plvl, FR_C0]
+    for j in range(n):
+        _, r, c, rb, cb = _rows_entry(ac[lvl, j], r0, c0)
+        ac[AROUND_A, j] = _rows_around(r, c)
+        ac[AROUND_B, j] = _rows_around(rb, cb)
+    _touch_rows(pre, plvl, domino, ac, n)
+    base = points + (5 if flags & FLAG_HARMONY and complete else 0)
+    middle = 10 if flags & FLAG_MIDDLE else 0
+    for j in range(n):
+        entry = ac[lvl, j]
+        d, r, c, rb, cb = _rows_entry(entry, r0, c0)
+        centred = ok = 0
+        if 0 <= r < 7 and 0 <= c < 7 and 0 <= rb < 7 and 0 <= cb < 7:
+            q = r * 8 + c
+            centred = (pre[plvl, U(FR_CENTRED + d)] >> q) & 1
+            ok = (pre[plvl, U(FR_OK + d)] >> q) & 1
+        key = (ok << S2_SHIFT) | (base + _gained(ac, j, domino) + middle * centred)
         ac[lvl, j] = (key << KEY_SHIFT) | entry
 
 
@@ -436,10 +499,7 @@ def scan_keys(pre, plvl, size, flags, complete, domino, points, ac, lvl, n):
     if size == word64.SIZE:
         _word_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n)
     else:
-        for i in range(n):
-            entry = ac[lvl, i]
-            ac[lvl, i] = (entry_key(pre, plvl, size, flags, complete, domino, entry, points)
-                          << KEY_SHIFT) | entry
+        _rows_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n)
     best = -1
     best_i = 0
     for i in range(n):

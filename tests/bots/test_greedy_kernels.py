@@ -212,8 +212,9 @@ def copy_place_and_score_key(kb, bb, size, flags, complete, holes):
 
 def test_a_placement_key_equals_copy_place_and_score():
     """The no-copy evaluation of one placement equals copying the kingdom, placing and scoring it
-    (every flag combination, with and without Harmony, every legal placement, by action and by the
-    greedy kernels' placement entries, which list the legal actions in order)."""
+    (every flag combination, with and without Harmony, every legal placement, by action, by the
+    greedy kernels' placement entries, which list the legal actions in order, and by scan_keys,
+    which values all the entries at once)."""
     kb, bb, sc, ac = BK.work_buffers()
     checked = 0
     for rules in (Rules(2), Rules(4), Rules(2, variant="duel")):
@@ -229,6 +230,13 @@ def test_a_placement_key_equals_copy_place_and_score():
                     holes = K.count_holes(bits, bbox, p, size)
                     n = E.frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
                     entries = [int(e) for e in ac[0, :n]]
+                    scanned = {}
+                    for flags in range(4):
+                        for complete in (True, False):
+                            E.frame_placements(bits, bbox, p, size, domino, sc, ac, 1)
+                            E.scan_keys(kb, 2, size, flags, complete, domino, points, ac, 1, n)
+                            scanned[(flags, complete)] = [int(k) >> E.KEY_SHIFT
+                                                          for k in ac[1, :n]]
                     assert ([E.entry_action(bits, p, size, e) for e in entries]
                             == game.legal_actions())
                     for action, entry in zip(game.legal_actions(), entries):
@@ -242,6 +250,8 @@ def test_a_placement_key_equals_copy_place_and_score():
                                 assert got == want, (rules, seed, action, flags, complete)
                                 got = E.entry_key(kb, 2, size, flags, complete, domino, entry,
                                                   points)
+                                assert got == want, (rules, seed, entry, flags, complete)
+                                got = scanned[(flags, complete)][entries.index(entry)]
                                 assert got == want, (rules, seed, entry, flags, complete)
                                 checked += 1
                 game.apply(rnd.choice(game.legal_actions()))
