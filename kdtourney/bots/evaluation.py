@@ -365,7 +365,8 @@ AROUND_A = 3
 AROUND_B = 4
 TOUCH_A = 5
 TOUCH_B = 6
-AC_ROWS = 7
+SPOT = 7
+AC_ROWS = 8
 
 
 @kernel(inline="always")
@@ -457,38 +458,36 @@ def _rows_around(r, c):
 
 
 @kernel(inline="always")
-def _rows_entry(entry, r0, c0):
-    """(direction, half a's row and column, half b's) of a 7x7 entry (a place action) in the
-    coordinates of a frame from grid square (r0, c0)."""
-    d = entry // (G * G)
-    r = (entry // G) % G - r0
-    c = entry % G - c0
-    return d, r, c, r + DIR_ROW[d], c + DIR_COL[d]
-
-
-@kernel(inline="always")
 def _rows_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n):
     """entry_key of the n entries of a 7x7 kingdom in ac[lvl], each left there as scan_keys does:
-    as _word_keys, the touching territories summed for all the placements at once."""
+    as _word_keys, the touching territories summed for all the placements at once. The frame
+    square of half a and the direction wait in row SPOT (-1 when a half lies off the frame)."""
     r0 = pre[plvl, FR_R0]
     c0 = pre[plvl, FR_C0]
     for j in range(n):
-        _, r, c, rb, cb = _rows_entry(ac[lvl, j], r0, c0)
+        e = U(ac[lvl, j])  # a place action: (d * G + r) * G + c on the grid
+        d = np.int64(e // U(G * G))
+        rc = np.int64(e % U(G * G))
+        r = rc // G - r0
+        c = rc % G - c0
+        rb = r + (d == 1) - (d == 3)
+        cb = c + (d == 0) - (d == 2)
         ac[AROUND_A, j] = _rows_around(r, c)
         ac[AROUND_B, j] = _rows_around(rb, cb)
+        inside = 0 <= min(r, rb) and max(r, rb) < 7 and 0 <= min(c, cb) and max(c, cb) < 7
+        ac[SPOT, j] = (d << 6) | (r * 8 + c) if inside else -1
     _touch_rows(pre, plvl, domino, ac, n)
     base = points + (5 if flags & FLAG_HARMONY and complete else 0)
     middle = 10 if flags & FLAG_MIDDLE else 0
     for j in range(n):
-        entry = ac[lvl, j]
-        d, r, c, rb, cb = _rows_entry(entry, r0, c0)
+        spot = ac[SPOT, j]
         centred = ok = 0
-        if 0 <= r < 7 and 0 <= c < 7 and 0 <= rb < 7 and 0 <= cb < 7:
-            q = r * 8 + c
-            centred = (pre[plvl, U(FR_CENTRED + d)] >> q) & 1
-            ok = (pre[plvl, U(FR_OK + d)] >> q) & 1
+        if spot >= 0:
+            q = spot & 63
+            centred = (pre[plvl, U(FR_CENTRED + (spot >> 6))] >> q) & 1
+            ok = (pre[plvl, U(FR_OK + (spot >> 6))] >> q) & 1
         key = (ok << S2_SHIFT) | (base + _gained(ac, j, domino) + middle * centred)
-        ac[lvl, j] = (key << KEY_SHIFT) | entry
+        ac[lvl, j] = (key << KEY_SHIFT) | ac[lvl, j]
 
 
 @kernel(inline="always")
