@@ -10,7 +10,7 @@ keys are computed: docs/internals.md.
 
 import numpy as np
 
-from kdtourney.engine import word64
+from kdtourney.engine import rows, word64
 from kdtourney.engine.kernel_base import (
     CROWN1,
     CROWN2,
@@ -33,7 +33,6 @@ from kdtourney.engine.kernels import (
     is_centered,
     legal_moves,
     moves_to_actions,
-    window,
 )
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
@@ -93,7 +92,7 @@ def _frame(bits, bbox, p, size, pre, lvl):
         c0 = bbox[p, 2]
         pre[lvl, FR_CENTER] = 0
     for i in range(CROWN2 + 1):
-        pre[lvl, i] = window(bits, p, size, i, r0, c0, 7)
+        pre[lvl, i] = rows.window7(bits, p, i, r0, c0)
     pre[lvl, FR_R0] = r0
     pre[lvl, FR_C0] = c0
     pre[lvl, FR_STRIDE] = 8
@@ -302,11 +301,11 @@ def action_squares(pre, lvl, action):
     c = action % G - pre[lvl, FR_C0]
     rb = r + DIR_ROW[d]
     cb = c + DIR_COL[d]
-    rows = pre[lvl, FR_ROWS]
+    n_rows = pre[lvl, FR_ROWS]
     cols = pre[lvl, FR_COLS]
     stride = pre[lvl, FR_STRIDE]
-    qa = r * stride + c if 0 <= r < rows and 0 <= c < cols else -1
-    qb = rb * stride + cb if 0 <= rb < rows and 0 <= cb < cols else -1
+    qa = r * stride + c if 0 <= r < n_rows and 0 <= c < cols else -1
+    qb = rb * stride + cb if 0 <= rb < n_rows and 0 <= cb < cols else -1
     return _around(pre, lvl, r, c), _around(pre, lvl, rb, cb), qa, qb, d
 
 
@@ -457,6 +456,12 @@ def _rows_around(r, c):
             | _rows_square(r, c + 1))
 
 
+# a place action's direction, row and column: d << 8 | r << 4 | c (7x7 keys: no division)
+ACTION_DRC = np.array([(a // (G * G)) << 8 | ((a // G) % G) << 4 | a % G
+                       for a in range(4 * G * G)], dtype=np.int64)
+ACTION_DRC.flags.writeable = False
+
+
 @kernel(inline="always")
 def _rows_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n):
     """entry_key of the n entries of a 7x7 kingdom in ac[lvl], each left there as scan_keys does:
@@ -465,11 +470,10 @@ def _rows_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n):
     r0 = pre[plvl, FR_R0]
     c0 = pre[plvl, FR_C0]
     for j in range(n):
-        e = U(ac[lvl, j])  # a place action: (d * G + r) * G + c on the grid
-        d = np.int64(e // U(G * G))
-        rc = np.int64(e % U(G * G))
-        r = rc // G - r0
-        c = rc % G - c0
+        drc = ACTION_DRC[U(ac[lvl, j])]
+        d = drc >> 8
+        r = ((drc >> 4) & 15) - r0
+        c = (drc & 15) - c0
         rb = r + (d == 1) - (d == 3)
         cb = c + (d == 0) - (d == 2)
         ac[AROUND_A, j] = _rows_around(r, c)
