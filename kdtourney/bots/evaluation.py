@@ -224,8 +224,40 @@ def frame_place(pre, lvl, domino, entry):
     frame the kingdom after it, but for territories without a free square next to them."""
     stride = pre[lvl, FR_STRIDE]
     q = entry & 63
-    a = 1 << q
-    b = 1 << (q + word64.step(entry >> 6, stride))
+    _put_halves(pre, lvl, domino, 1 << q, 1 << (q + word64.step(entry >> 6, stride)))
+
+
+@kernel(inline="always")
+def rows_frame_place(bbox, p, size, pre, lvl, domino, action):
+    """`frame_place` for a 7x7 kingdom (bbox[p]: before the placement) at place action `action`;
+    False, the frame unchanged, when the placement moves the frame's square (the kingdom no longer
+    centred, or its top left corner moved): it is then to be framed anew."""
+    drc = ACTION_DRC[U(action)]
+    d = drc >> 8
+    r = (drc >> 4) & 15
+    c = drc & 15
+    rb = r + DIR_ROW[d]
+    cb = c + DIR_COL[d]
+    rmin = min(bbox[p, 0], r, rb)
+    cmin = min(bbox[p, 2], c, cb)
+    h = size // 2
+    centred = (rmin >= CENTER - h and max(bbox[p, 1], r, rb) <= CENTER + h
+               and cmin >= CENTER - h and max(bbox[p, 3], c, cb) <= CENTER + h)
+    if centred != (pre[lvl, FR_CENTER] != 0):
+        return False
+    if not centred and (rmin != bbox[p, 0] or cmin != bbox[p, 2]):
+        return False
+    r0 = pre[lvl, FR_R0]
+    c0 = pre[lvl, FR_C0]
+    _put_halves(pre, lvl, domino, 1 << ((r - r0) * 8 + c - c0), 1 << ((rb - r0) * 8 + cb - c0))
+    return True
+
+
+@kernel(inline="always")
+def _put_halves(pre, lvl, domino, a, b):
+    """The framed kingdom updated for `domino` put with half a on frame square bit a, half b on
+    b (`frame_place`)."""
+    stride = pre[lvl, FR_STRIDE]
     d = U(domino)
     ta = TILE_TERRAIN[d, 0]
     tb = TILE_TERRAIN[d, 1]

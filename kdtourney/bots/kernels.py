@@ -25,6 +25,7 @@ from kdtourney.bots.evaluation import (
     frame_place,
     frame_placements,
     prepare_frame,
+    rows_frame_place,
     scan_keys,
 )
 from kdtourney.engine import word64
@@ -415,12 +416,16 @@ def _greedy_place(bits, bbox, st, p, size, rng, kb, sc, ac):
                 if take:
                     best_i = i
             entry = ac[0, best_i] & ENTRY_MASK
-    if entry >= 0:
+    if entry >= 0:  # the frame follows the placement, or is framed anew when next needed
         row = FRAMES + p
-        if (size == word64.SIZE and bits[p, word64.LAYOUT] != word64.START
-                and kb[row, FR_LAND] == land_squares(bits, p, size)):
-            frame_place(kb, row, domino, entry)
-        else:  # framed anew when next needed
+        if kb[row, FR_LAND] != land_squares(bits, p, size):
+            kb[row, FR_LAND] = -1
+        elif size == word64.SIZE:
+            if bits[p, word64.LAYOUT] != word64.START:
+                frame_place(kb, row, domino, entry)
+            else:
+                kb[row, FR_LAND] = -1
+        elif not rows_frame_place(bbox, p, size, kb, row, domino, entry):
             kb[row, FR_LAND] = -1
     return entry
 

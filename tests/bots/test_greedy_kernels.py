@@ -202,6 +202,41 @@ def test_greedy_step_plays_as_the_fast_greedy(rules):
             game.apply(int(got))
 
 
+def frame_summary(kb, row):
+    """What a frame holds for the keys: planes, geometry, points, land, masks, and each terrain's
+    territories as a set (their order in the frame does not matter)."""
+    fixed = [int(v) for v in kb[row, :E.FR_COUNT]] + [int(kb[row, E.FR_POINTS])]
+    territories = [sorted((int(kb[row, E.territory(t, i)]), int(kb[row, E.territory(t, i) + 1]))
+                          for i in range(kb[row, E.FR_COUNT + t])) for t in range(1, 7)]
+    return fixed, territories
+
+
+def test_a_7x7_frame_updated_by_a_placement_equals_the_kingdom_framed_anew():
+    """rows_frame_place leaves the frame prepare_frame makes of the kingdom after the placement,
+    or declines (the frame's square moves): every placement of random Mighty Duel games."""
+    kb, bb, sc, ac = BK.work_buffers()
+    updated = declined = 0
+    for seed in range(8):
+        game = Game(Rules(2, variant="duel"), 200 + seed)
+        rnd = random.Random(seed)
+        while not game.is_over:
+            action = rnd.choice(game.legal_actions())
+            if game.phase == "place" and action != K.DISCARD:
+                bits, bbox, st = game.arrays
+                p, domino = game.current_player, game.domino_to_place
+                E.prepare_frame(bits, bbox, p, 7, kb, 0)
+                if E.rows_frame_place(bbox, p, 7, kb, 0, domino, action):
+                    K.copy_kingdom(bits, bbox, p, kb, bb, 1)
+                    K.place(kb, bb, 1, 7, domino, action)
+                    E.prepare_frame(kb, bb, 1, 7, kb, 2)
+                    assert frame_summary(kb, 0) == frame_summary(kb, 2), (seed, action)
+                    updated += 1
+                else:
+                    declined += 1
+            game.apply(action)
+    assert updated > 300 and declined > 10
+
+
 def copy_place_and_score_key(kb, bb, size, flags, complete, holes):
     """The key of the kingdom copied in kb[0] with a placement done, scored in full: ok when it is
     centred with no more one-square holes than the `holes` before, and its points."""
