@@ -24,6 +24,7 @@ from kdtourney.bots.evaluation import (
     entry_action,
     frame_place,
     frame_placements,
+    key_bound,
     prepare_frame,
     rows_frame_place,
     scan_keys,
@@ -443,10 +444,14 @@ def _greedy_claim(bits, bbox, st, p, size, rng, kb, sc, ac):
     best_c = -1
     ties = 0
     points = _framed(bits, bbox, p, size, kb)
+    centred = is_centered(bbox, p, size)
     for j in range(4):
         d = st[ST_NEW_ROW + j]
         if d == 0 or st[ST_NEW_OWNER + j] >= 0:
             continue
+        if (size != word64.SIZE and best >= 0  # (5x5 keys are found too fast to gain by it)
+                and key_bound(kb, FRAMES + p, flags, complete, centred, d, points) < best):
+            continue  # it cannot be the best nor tie with it: as if its key were found lower
         m = frame_placements(bits, bbox, p, size, d, sc, ac, 1)
         if m == 0:
             k = ((1 if is_centered(bbox, p, size) else 0) << S2_SHIFT) | (

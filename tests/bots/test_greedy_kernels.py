@@ -249,7 +249,7 @@ def test_a_placement_key_equals_copy_place_and_score():
     """The no-copy evaluation of one placement equals copying the kingdom, placing and scoring it
     (every flag combination, with and without Harmony, every legal placement, by action, by the
     greedy kernels' placement entries, which list the legal actions in order, and by scan_keys,
-    which values all the entries at once)."""
+    which values all the entries at once); key_bound bounds them."""
     kb, bb, sc, ac = BK.work_buffers()
     checked = 0
     for rules in (Rules(2), Rules(4), Rules(2, variant="duel")):
@@ -272,6 +272,9 @@ def test_a_placement_key_equals_copy_place_and_score():
                             E.scan_keys(kb, 2, size, flags, complete, domino, points, ac, 1, n)
                             scanned[(flags, complete)] = [int(k) >> E.KEY_SHIFT
                                                           for k in ac[1, :n]]
+                            bound = E.key_bound(kb, 2, flags, complete,
+                                                K.is_centered(bbox, p, size), domino, points)
+                            assert max(scanned[(flags, complete)]) <= bound, (rules, seed)
                     assert ([E.entry_action(bits, p, size, e) for e in entries]
                             == game.legal_actions())
                     for action, entry in zip(game.legal_actions(), entries):
