@@ -568,11 +568,10 @@ def scan_keys(pre, plvl, size, flags, complete, domino, points, ac, lvl, n):
         _rows_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n)
     best = -1
     best_i = 0
-    for i in range(n):
+    for i in range(n):  # selects, not branches: which keys are larger is not predictable
         k = ac[lvl, i] >> KEY_SHIFT
-        if k > best:
-            best = k
-            best_i = i
+        best_i = i if k > best else best_i
+        best = max(best, k)
     return best, best_i
 
 
