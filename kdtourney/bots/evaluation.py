@@ -504,19 +504,22 @@ def _word_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n):
         ac[lvl, j] = (key << KEY_SHIFT) | entry
 
 
-@kernel(inline="always")
-def _rows_square(r, c):
-    """Bit of square (r, c) of a 7x7 frame (8 bits a row), 0 off its 8 x 8 bits (those of row 7
-    and column 7 are never land: they only ever meet empty squares)."""
-    return (1 << (r * 8 + c)) if 0 <= r < 8 and 0 <= c < 8 else 0
+def _rows_near():
+    """ROWS_NEAR[(r + 2) * 11 + c + 2]: the squares of a 7x7 frame (8 bits a row) next to frame
+    square (r, c), -2 <= r, c <= 8 (a placement's halves lie at most two squares off the frame),
+    bits of row 7 and column 7 included (no territory holds them)."""
+    out = np.zeros(11 * 11, dtype=np.int64)
+    for r in range(-2, 9):
+        for c in range(-2, 9):
+            for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+                if 0 <= rr < 8 and 0 <= cc < 8:
+                    out[(r + 2) * 11 + c + 2] |= np.int64(1 << (rr * 8 + cc) if rr * 8 + cc < 63
+                                                          else -(1 << 63))
+    out.flags.writeable = False
+    return out
 
 
-@kernel(inline="always")
-def _rows_around(r, c):
-    """`_around` of frame square (r, c) of a 7x7 frame, which may lie off it (and bits of row 7
-    and column 7, which no territory holds)."""
-    return (_rows_square(r - 1, c) | _rows_square(r + 1, c) | _rows_square(r, c - 1)
-            | _rows_square(r, c + 1))
+ROWS_NEAR = _rows_near()
 
 
 # a place action's direction, row and column: d << 8 | r << 4 | c (7x7 keys: no division)
@@ -539,8 +542,8 @@ def _rows_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n):
         c = (drc & 15) - c0
         rb = r + (d == 1) - (d == 3)
         cb = c + (d == 0) - (d == 2)
-        ac[AROUND_A, j] = _rows_around(r, c)
-        ac[AROUND_B, j] = _rows_around(rb, cb)
+        ac[AROUND_A, j] = ROWS_NEAR[U((r + 2) * 11 + c + 2)]
+        ac[AROUND_B, j] = ROWS_NEAR[U((rb + 2) * 11 + cb + 2)]
         inside = 0 <= min(r, rb) and max(r, rb) < 7 and 0 <= min(c, cb) and max(c, cb) < 7
         ac[SPOT, j] = (d << 6) | (r * 8 + c) if inside else -1
     _touch_rows(pre, plvl, domino, ac, n)

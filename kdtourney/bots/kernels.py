@@ -127,6 +127,20 @@ def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
     action, or -1 when the round has no new row) and keys[i] (see the module docstring); returns
     the number of combinations. Arrays need room for MAX_ACTIONS * 4 entries.
     """
+    return _combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac, False)
+
+
+@kernel
+def prior_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
+    """greedy_combos without the combinations that cannot have their placement's best key_points
+    (their claim's key_bound is below it; a placement's first is always listed): the best
+    key_points of every placement, what mcts's priors take."""
+    return _combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac, True)
+
+
+@kernel(inline="always")
+def _combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac, prune):
+    """greedy_combos, or prior_combos when `prune`."""
     p = st[ST_PLAYER]
     size = st[ST_SIZE]
     flags = st[ST_FLAGS]
@@ -160,9 +174,16 @@ def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
         if a != DISCARD:
             place(kb, bb, 0, size, domino, a)
         points2 = prepare_frame(kb, bb, 0, size, kb, 1)
+        centred = is_centered(bb, 0, size)
+        first = n
         for j in range(4):
             if st[ST_NEW_ROW + j] == 0 or st[ST_NEW_OWNER + j] >= 0:
                 continue
+            if prune and n > first:  # the placement's best key_points so far is keys[first]'s
+                bound = key_bound(kb, 1, flags, done, centred, st[ST_NEW_ROW + j], points2)
+                if (bound & S_MASK) - 10 * (1 - ok1) - 5 * (1 - (bound >> S2_SHIFT)) < \
+                        key_points(keys[first]):
+                    continue
             k2, _ = best_key(kb, bb, 0, size, flags, done, st[ST_NEW_ROW + j], kb, 1, points2,
                              sc, ac, 1)
             ok2 = k2 >> S2_SHIFT
@@ -170,6 +191,9 @@ def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
             places[n] = a
             claims[n] = CLAIM_BASE + st[ST_NEW_ROW + j]
             keys[n] = ((ok1 * 2 + ok2) << OK_SHIFT) | (s2 << S2_SHIFT) | s1
+            if prune and n > first and key_points(keys[n]) > key_points(keys[first]):
+                keys[first], keys[n] = keys[n], keys[first]  # the best first: the bar above
+                claims[first], claims[n] = claims[n], claims[first]
             n += 1
     return n
 

@@ -202,6 +202,35 @@ def test_greedy_step_plays_as_the_fast_greedy(rules):
             game.apply(int(got))
 
 
+def best_points_by_placement(n, places, keys):
+    """{placement: its combinations' best key_points} of n combinations."""
+    best = {}
+    for a, k in zip(places[:n], keys[:n]):
+        best[int(a)] = max(best.get(int(a), -10**9), int(BK.key_points(k)))
+    return best
+
+
+@pytest.mark.parametrize("rules", [RULES["4p_hm"], RULES["2p"], RULES["duel_hm"]], ids=str)
+def test_prior_combos_keep_each_placements_best_key_points(rules):
+    """prior_combos leaves out combinations, never a placement's best key_points (mcts's priors)."""
+    work = BK.work_buffers()
+    lists = [np.empty(4 * K.MAX_ACTIONS, dtype=np.int64) for _ in range(6)]
+    left_out = 0
+    for seed in range(4):
+        game = Game(rules, 300 + seed)
+        rnd = random.Random(seed)
+        while not game.is_over:
+            if game.phase == "place":
+                bits, bbox, st = game.arrays
+                n = BK.greedy_combos(bits, bbox, st, *lists[:3], *work)
+                m = BK.prior_combos(bits, bbox, st, *lists[3:], *work)
+                assert (best_points_by_placement(n, lists[0], lists[2])
+                        == best_points_by_placement(m, lists[3], lists[5])), (seed, game.round)
+                left_out += n - m
+            game.apply(rnd.choice(game.legal_actions()))
+    assert left_out > 0
+
+
 def frame_summary(kb, row):
     """What a frame holds for the keys: planes, geometry, points, land, masks, and each terrain's
     territories as a set (their order in the frame does not matter)."""
