@@ -4,8 +4,9 @@ A placement's key is `ok << S2_SHIFT | score` (the kingdom's points after it; ok
 centred with no new one-square hole). `prepare_frame` frames a kingdom once (`FRAME_LEN` int64s
 in a row of a work array); `entry_key` then values each placement from its two squares alone.
 Placements are entries (`frame_placements`; `entry_action` turns one into a place action);
-`best_key` and `best_spot`: the first best placement of a domino. The frame's layout and how the
-keys are computed: docs/internals.md.
+`best_key` and `best_spot`: the first best placement of a domino; `key_bound`: a bound of its
+keys. `frame_place`, `rows_frame_place`: a frame following a placement. The frame's layout and
+how the keys are computed: docs/internals.md.
 """
 
 import numpy as np

@@ -1,7 +1,7 @@
 """Numba kernels of the greedy players and the playouts of the search bots.
 
 Built on the engine kernels (`kdtourney.engine.kernels`) and the placement keys of
-`bots.evaluation`. Exposes the greedy evaluation of a whole turn (`greedy_combos`,
+`bots.evaluation`. Exposes the greedy evaluation of a whole turn (`greedy_combos`, `prior_combos`,
 `fast_greedy_action`, `full_greedy_action`, `greedy_step`, `greedy_playout`), the playout
 policies (POLICY_*, `playout`), the result measures (MEASURE_*, `result_value`), the flat Monte
 Carlo (`mce_run`), `work_buffers()` for their buffers and `greedy_parts`, `full_greedy_parts`,
