@@ -552,11 +552,10 @@ def _rows_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n):
     middle = 10 if flags & FLAG_MIDDLE else 0
     for j in range(n):
         spot = ac[SPOT, j]
-        centred = ok = 0
-        if spot >= 0:
-            q = spot & 63
-            centred = (pre[plvl, U(FR_CENTRED + (spot >> 6))] >> q) & 1
-            ok = (pre[plvl, U(FR_OK + (spot >> 6))] >> q) & 1
+        on = np.int64(spot >= 0)  # no branch: whether a half lies off the frame is not predictable
+        q = spot & 63
+        centred = (pre[plvl, U(FR_CENTRED + ((spot >> 6) & 3))] >> q) & on
+        ok = (pre[plvl, U(FR_OK + ((spot >> 6) & 3))] >> q) & on
         key = (ok << S2_SHIFT) | (base + _gained(ac, j, domino) + middle * centred)
         ac[lvl, j] = (key << KEY_SHIFT) | ac[lvl, j]
 
