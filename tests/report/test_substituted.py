@@ -8,6 +8,7 @@ import html
 import re
 import textwrap
 
+import pandas as pd
 import pytest
 from browser_support import page  # noqa: F401  (a fixture)
 from click.testing import CliRunner
@@ -85,6 +86,22 @@ def test_the_replay_text_marks_every_move_kdtourney_played_for_the_seat(faulty):
     assert marked == [False, False] + [True] * (len(mine) - 2)  # from its third move on
     others = [line for line in lines if line.startswith("round") and "random" in line]
     assert others and not any("played by kdtourney" in line for line in others)
+
+
+@pytest.mark.process
+def test_the_faults_export_names_the_call_and_the_seat_as_the_replay_does(faulty, tmp_path):
+    result = CliRunner().invoke(main, ["export", str(faulty), "--table", "faults", "-o",
+                                       str(tmp_path / "f.csv")])
+    assert result.exit_code == 0, result.output
+    assert "bot_call names that call as the report and replay do" in result.stderr
+    assert "its column seat counts from 0" in result.stderr
+    exported = pd.read_csv(tmp_path / "f.csv")
+    assert exported["call"].tolist() == [4, 4]  # the store's count, beside the bot's
+    for game, seat, entrant, kind, bot_call in zip(exported["game"], exported["seat"],
+                                                   exported["entrant"], exported["kind"],
+                                                   exported["bot_call"]):
+        replay = CliRunner().invoke(main, ["replay", str(faulty), str(game)]).stdout
+        assert f"fault: seat {seat + 1} {entrant}: {kind} at its {bot_call}: " in replay
 
 
 @pytest.mark.process
