@@ -6,7 +6,6 @@ holds it against the engine, step by step).
 
     trace(row, rules, finals=False) -> Trace   a stored game as the viewer's strings, one a deal
     constants()                                what the viewer needs besides the games
-    stored_deals, fault_calls, rules_for       kdtourney.store.deals's, which `export` uses too
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from kdtourney.engine import DISCARD, Game, Rules, decode_placement
 from kdtourney.engine import kernels as K
 from kdtourney.engine.tiles import TERRAIN_LETTERS, TERRAIN_NAMES, TILES
 from kdtourney.report import svg
-from kdtourney.store.deals import fault_calls, rules_for, stored_deals
+from kdtourney.store.deals import stored_deals
 
 DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 PLACE, DISCARDED, CLAIM, ROW = range(4)  # record kinds
@@ -116,4 +115,4 @@ def constants() -> dict:
             "terrains": {str(k): v for k, v in TERRAIN_NAMES.items()}}
 
 
-__all__ = ["Trace", "trace", "stored_deals", "fault_calls", "rules_for", "constants", "DIGITS"]
+__all__ = ["Trace", "trace", "constants", "DIGITS"]

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from kdtourney.cli import main
 from kdtourney.report.html import build_context
-from kdtourney.report.replays import fault_calls, rules_for
 from kdtourney.store import load_config, load_faults, load_games
+from kdtourney.store.deals import fault_calls, rules_for
 
 THIRD = textwrap.dedent('''
     from kdtourney.bots.base import Bot
