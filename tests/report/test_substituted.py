@@ -14,7 +14,9 @@ from browser_support import page  # noqa: F401  (a fixture)
 from click.testing import CliRunner
 
 from kdtourney.cli import main
+from kdtourney.engine import Game, Rules
 from kdtourney.report.html import build_context
+from kdtourney.report.page import substituted
 from kdtourney.store import load_config, load_faults, load_games
 from kdtourney.store.deals import fault_calls, rules_for
 
@@ -121,3 +123,19 @@ def test_the_game_viewer_marks_the_moves_kdtourney_played(faulty, page):  # noqa
     assert not any("played by kdtourney" in t for t in texts if t.startswith("random"))
     table = html.unescape(re.sub(r"\s+", " ", page.inner_text("#faults-table")))
     assert "act 3" in table
+
+
+def test_the_viewer_names_each_fault_after_one_with_no_call_known():
+    """A fault whose call is unknown (a timeout seen from outside) names nothing and moves no
+    other fault's name onto the wrong seat."""
+    seed = 11
+    game = Game(Rules(players=2), seed)
+    while not game.is_over:
+        game.apply(game.legal_actions()[0])
+    row = dict(n_players=2, deal_seeds=[seed], moves=list(game.history))
+    faults = [dict(seat=1, kind="timeout", message="t", call=None),
+              dict(seat=0, kind="illegal", message="99999", call=4)]
+    calls: dict = {}
+    marks = substituted(5, row, Rules(players=2), faults, calls)
+    assert calls == {(5, 0): "act 3"}
+    assert [m[0] for m in marks] == [0] and marks[0][3].startswith("act 3: illegal")
