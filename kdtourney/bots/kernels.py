@@ -240,6 +240,20 @@ def _running_best(k, best, ties, rng):
     return False, best, ties
 
 
+@kernel(inline="always")
+def _best_entry(keys, n, rng):
+    """The entry (ENTRY_MASK) of the best of the placement keys keys[:n] (`evaluation.scan_keys`),
+    ties drawn at random (`_running_best`)."""
+    best = -1
+    best_i = 0
+    ties = 0
+    for i in range(n):
+        take, best, ties = _running_best(keys[i] >> KEY_SHIFT, best, ties, rng)
+        if take:
+            best_i = i
+    return keys[best_i] & ENTRY_MASK
+
+
 # ---------------------------------------------------------------------------------------------
 # Fast greedy and playouts
 
@@ -258,14 +272,7 @@ def fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac):
             return K.DISCARD if n == 0 else entry_action(bits, p, size, ac[0, 0])
         points = prepare_frame(bits, bbox, p, size, kb, 0)
         scan_keys(kb, 0, size, flags, complete, domino, points, ac, 0, n)
-        best = -1
-        best_i = 0
-        ties = 0
-        for i in range(n):
-            take, best, ties = _running_best(ac[0, i] >> KEY_SHIFT, best, ties, rng)
-            if take:
-                best_i = i
-        return entry_action(bits, p, size, ac[0, best_i] & ENTRY_MASK)
+        return entry_action(bits, p, size, _best_entry(ac[0], n, rng))
     if st[K.ST_ROUND] == 0:
         return first_claim(st, rng)
     only = _only_claim(st)
@@ -340,14 +347,7 @@ def _kept_place(bits, st, p, size, domino, kb, rng):
     n = kb[row, KEPT_N]
     if n <= 1:
         return -1 if n == 0 else kb[row, KEPT_LIST] & ENTRY_MASK
-    best = -1
-    best_i = 0
-    ties = 0
-    for i in range(n):
-        take, best, ties = _running_best(kb[row, KEPT_LIST + i] >> KEY_SHIFT, best, ties, rng)
-        if take:
-            best_i = i
-    return kb[row, KEPT_LIST + best_i] & ENTRY_MASK
+    return _best_entry(kb[row, KEPT_LIST:KEPT_LIST + n], n, rng)
 
 
 @kernel(inline="always")
@@ -389,14 +389,7 @@ def _greedy_place(bits, bbox, st, p, size, rng, kb, sc, ac):
             points = _framed(bits, bbox, p, size, kb)
             scan_keys(kb, FRAMES + p, size, st[K.ST_FLAGS], st[K.ST_DISCARDS + p] == 0, domino,
                       points, ac, 0, n)
-            best = -1
-            best_i = 0
-            ties = 0
-            for i in range(n):
-                take, best, ties = _running_best(ac[0, i] >> KEY_SHIFT, best, ties, rng)
-                if take:
-                    best_i = i
-            entry = ac[0, best_i] & ENTRY_MASK
+            entry = _best_entry(ac[0], n, rng)
     if entry >= 0:
         row = FRAMES + p
         if (size == word64.SIZE and bits[p, word64.LAYOUT] != word64.START
