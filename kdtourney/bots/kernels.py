@@ -3,10 +3,10 @@
 Built on the engine kernels (`kdtourney.engine.kernels`) and the placement keys of
 `bots.evaluation`. Exposes the greedy evaluation of a whole turn (`greedy_combos`,
 `fast_greedy_action`, `full_greedy_action`, `greedy_step`, `greedy_playout`), the playout
-policies (POLICY_*, `playout`), the result measures (MEASURE_*, `result_value`), the flat Monte
-Carlo (`mce_run`), `work_buffers()` for their buffers and `greedy_parts`, `full_greedy_parts`,
-`evaluation_parts` (what a warm-up may compile apart). Keys, policies and buffers:
-docs/internals.md.
+policies (POLICY_*, `playout`, `playout_after` a move), the result measures (MEASURE_*,
+`result_value`), the flat Monte Carlo (`mce_run`), `work_buffers()` for their buffers and
+`greedy_parts`, `full_greedy_parts`, `evaluation_parts` (what a warm-up may compile apart). Keys,
+policies and buffers: docs/internals.md.
 """
 
 import numpy as np
@@ -514,6 +514,21 @@ def result_value(bits, bbox, st, me, measure, res, ranks):
 # Flat Monte Carlo
 
 
+@kernel(inline="always")
+def playout_after(bits, bbox, st, place, claim, b, x, s, rng, policy, me, fb, kb, bb, sc, ac):
+    """A playout of `policy` (`playout`) into (b, x, s), from a fresh deal of the unseen dominoes
+    (`resample_deck`) of the position (bits, bbox, st) after the place action `place` and the
+    claim action `claim` (-1: none); fb: plan_buffers(), reset here."""
+    copy_game(bits, bbox, st, b, x, s)
+    fb[0].fill(-1)
+    resample_deck(s, rng)
+    if place >= 0:
+        apply_action(b, x, s, place)
+    if claim >= 0:
+        apply_action(b, x, s, claim)
+    playout(b, x, s, rng, policy, me, fb, kb, bb, sc, ac)
+
+
 @kernel(nrt=True)
 def mce_run(bits, bbox, st, me, places, claims, n_cand, start, count, policy, measure, rng,
             sums, visits):
@@ -532,14 +547,8 @@ def mce_run(bits, bbox, st, me, places, claims, n_cand, start, count, policy, me
     ranks = np.zeros(st[K.ST_PLAYERS], dtype=np.int64)
     for i in range(start, start + count):
         k = i % n_cand
-        copy_game(bits, bbox, st, b, x, s)
-        fb[0].fill(-1)
-        resample_deck(s, rng)
-        if places[k] >= 0:
-            apply_action(b, x, s, places[k])
-        if claims[k] >= 0:
-            apply_action(b, x, s, claims[k])
-        playout(b, x, s, rng, policy, me, fb, kb, bb, sc, ac)
+        playout_after(bits, bbox, st, places[k], claims[k], b, x, s, rng, policy, me, fb, kb, bb,
+                      sc, ac)
         sums[k] += result_value(b, x, s, me, measure, res, ranks)
         visits[k] += 1
 
