@@ -24,7 +24,7 @@ import pytest
 distributed = pytest.importorskip(
     "distributed", reason="the dask extra is not installed (pip install 'kdtourney[dask]')")
 
-from arena_support import assert_same_store, stored, write_faulty_bots  # noqa: E402
+from arena_support import assert_same_store, stored, wait_stored, write_faulty_bots  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 from distributed.diagnostics.plugin import WorkerPlugin  # noqa: E402
 from kdtp_support import SANDBOX_ALLOW, left_behind, new_marker, write_fake_bots  # noqa: E402
@@ -290,11 +290,7 @@ def test_a_worker_killed_mid_run(tmp_path, dask_processes, bots_folder):
                             dask_processes.address], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        deadline = time.monotonic() + 90
-        while stored(folder) < 4:
-            assert run.poll() is None, run.stdout.read()
-            assert time.monotonic() < deadline, "no games stored"
-            time.sleep(0.05)
+        wait_stored(run, folder, 4, timeout=90)
         assert stored(folder) < 24, "the run ended before the kill: make the games slower"
         dask_processes.kill(dask_processes.workers[0])
         output, _ = run.communicate(timeout=120)
