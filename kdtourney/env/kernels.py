@@ -62,9 +62,12 @@ def _window(size):
 
 
 @kernel(inline="always")
-def _put_domino(obs, at, d):
+def _put_domino(obs, at, d, owner, viewer, players):
+    """Domino d's features at obs[at], then its owner's seat relative to the viewer's, if any."""
     for f in range(DOMINO_FEATURES):
         obs[at + f] = DOMINO[d, f]
+    if owner >= 0:
+        obs[at + DOMINO_FEATURES + (owner - viewer) % players] = 1.0
 
 
 @kernel(nrt=True)
@@ -103,23 +106,18 @@ def _encode(bits, bbox, st, viewer, obs, res):
         if d == 0:
             continue
         at = t + T_CUR_ROW + j * CUR_SLOT
-        _put_domino(obs, at, d)
         owner = st[K.ST_CUR_OWNER + j]
-        if owner >= 0:
-            obs[at + DOMINO_FEATURES + (owner - viewer) % players] = 1.0
-            if phase == K.PHASE_OVER or j < slot or (j == slot and phase == K.PHASE_CLAIM):
-                obs[at + DOMINO_FEATURES + 4] = 1.0
+        _put_domino(obs, at, d, owner, viewer, players)
+        if owner >= 0 and (phase == K.PHASE_OVER or j < slot
+                           or (j == slot and phase == K.PHASE_CLAIM)):
+            obs[at + DOMINO_FEATURES + 4] = 1.0
         if phase == K.PHASE_PLACE and j == slot:
             obs[at + DOMINO_FEATURES + 5] = 1.0
     for j in range(4):
         d = st[K.ST_NEW_ROW + j]
         if d == 0:
             continue
-        at = t + T_NEW_ROW + j * NEW_SLOT
-        _put_domino(obs, at, d)
-        owner = st[K.ST_NEW_OWNER + j]
-        if owner >= 0:
-            obs[at + DOMINO_FEATURES + (owner - viewer) % players] = 1.0
+        _put_domino(obs, t + T_NEW_ROW + j * NEW_SLOT, d, st[K.ST_NEW_OWNER + j], viewer, players)
     K.score_totals(bits, bbox, st, res)
     for k in range(players):
         p = (viewer + k) % players
