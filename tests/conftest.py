@@ -70,7 +70,9 @@ def _ctrl_c_handler_left_as_found():
 
 @pytest.fixture(autouse=True)
 def _in_a_folder_of_its_own(tmp_path, monkeypatch):
-    """Every test runs in a fresh folder: the folder the tests are run from may hold a reader's
-    ./bots (kdtourney's default bots folder, where the README's five-minute path writes a bot)
-    and reports/, which no test may read or write."""
+    """Every test runs in a fresh folder and sees no KDTOURNEY_BOTS_DIR from outside: the folder
+    the tests are run from may hold a reader's ./bots (kdtourney's default bots folder, where the
+    README's five-minute path writes a bot) and reports/, and the reader's environment may name
+    other bots folders, which no test may read or write."""
+    monkeypatch.delenv("KDTOURNEY_BOTS_DIR", raising=False)
     monkeypatch.chdir(tmp_path)
