@@ -53,9 +53,11 @@ def pytest_collection_finish(session):
 
 
 def pytest_xdist_auto_num_workers(config):
-    """`-n auto`: one test process per core, at most four, since many tests start a worker per
+    """`-n auto`: one test process more than the cores, at most four. Many tests spend most of
+    their time waiting for processes they start (bots, workers, sandboxes, clocks running out),
+    so a third process keeps two cores busy; more would crowd the tests that start a worker per
     core of their own."""
-    return max(1, min(4, os.cpu_count() or 1))
+    return max(1, min(4, (os.cpu_count() or 1) + 1))
 
 
 @pytest.fixture(autouse=True)
