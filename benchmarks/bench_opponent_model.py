@@ -15,6 +15,7 @@ import argparse
 
 from kdtourney.bots import kernels as BK
 from kdtourney.engine import Game, Rules
+from kdtourney.engine import kernels as K
 from kdtourney.engine.game import rng_state
 
 
@@ -43,7 +44,7 @@ def measure(players, games, first_seed):
                     n = BK.greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac)
                     best = set(places[:n][keys[:n] == keys[:n].max()].tolist())
                 elif game.round == 0:  # the first row's claim: the most crowns on one half
-                    crowns = {a: max(BK.TILE_CROWNS[a - BK.CLAIM_BASE])
+                    crowns = {a: max(BK.TILE_CROWNS[a - K.CLAIM_BASE])
                               for a in game.legal_actions()}
                     best = {a for a, k in crowns.items() if k == max(crowns.values())}
                 else:  # a claim planned with the placement is one of those whose best spot is best

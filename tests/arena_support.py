@@ -238,6 +238,16 @@ def interrupt_when(command, ready, timeout: float = 60) -> tuple[int, str, str]:
     return proc.returncode, out, err
 
 
+def wait_stored(run, folder, games: int, timeout: float) -> None:
+    """Wait until the store of `folder`, written by the running process `run`, holds `games`
+    games; fail the test (with the process's output) if `run` ends or `timeout` s pass first."""
+    deadline = time.monotonic() + timeout
+    while stored(folder) < games:
+        assert run.poll() is None, run.stdout.read()
+        assert time.monotonic() < deadline, "no games stored"
+        time.sleep(0.05)
+
+
 def stored(folder):
     """Games in the store of `folder` so far (0 without one), read while a run writes it."""
     path = Path(folder) / "tournament.sqlite"

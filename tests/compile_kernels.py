@@ -1,6 +1,6 @@
 """Fill Numba's cache before the tests: `python tests/compile_kernels.py SLOT`, run by conftest.py
-in two processes at once (slots 0 and 1; under pytest-xdist one a test process) when a session
-runs slow tests that start processes.
+in several processes at once (under pytest-xdist one per test process, slots 0, 1, ...; slots 0
+and 1 in a session of one process) when a session runs slow tests that start processes.
 
 On a fresh clone, compiling is most of a first run's time, and the tests would compile each
 kernel when the first test needing it runs, in one process at a time. Processes warming up at once

@@ -53,9 +53,11 @@ def pytest_collection_finish(session):
 
 
 def pytest_xdist_auto_num_workers(config):
-    """`-n auto`: one test process per core, at most four, since many tests start a worker per
+    """`-n auto`: one test process more than the cores, at most four. Many tests spend most of
+    their time waiting for processes they start (bots, workers, sandboxes, clocks running out),
+    so a third process keeps two cores busy; more would crowd the tests that start a worker per
     core of their own."""
-    return max(1, min(4, os.cpu_count() or 1))
+    return max(1, min(4, (os.cpu_count() or 1) + 1))
 
 
 @pytest.fixture(autouse=True)
@@ -70,7 +72,9 @@ def _ctrl_c_handler_left_as_found():
 
 @pytest.fixture(autouse=True)
 def _in_a_folder_of_its_own(tmp_path, monkeypatch):
-    """Every test runs in a fresh folder: the folder the tests are run from may hold a reader's
-    ./bots (kdtourney's default bots folder, where the README's five-minute path writes a bot)
-    and reports/, which no test may read or write."""
+    """Every test runs in a fresh folder and sees no KDTOURNEY_BOTS_DIR from outside: the folder
+    the tests are run from may hold a reader's ./bots (kdtourney's default bots folder, where the
+    README's five-minute path writes a bot) and reports/, and the reader's environment may name
+    other bots folders, which no test may read or write."""
+    monkeypatch.delenv("KDTOURNEY_BOTS_DIR", raising=False)
     monkeypatch.chdir(tmp_path)

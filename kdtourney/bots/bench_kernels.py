@@ -4,15 +4,13 @@ them)."""
 
 import numpy as np
 
-from kdtourney.bots.kernels import plan_buffers, playout, work_buffers
+from kdtourney.bots.kernels import plan_buffers, playout_after, work_buffers
 from kdtourney.bots.net_kernels import OUT_MARGIN, net_buffers, net_value
 from kdtourney.engine.kernel_base import kernel
 from kdtourney.engine.kernels import (
     RES_COLS,
     RES_TOTAL,
     ST_PLAYERS,
-    copy_game,
-    resample_deck,
     score_totals,
 )
 
@@ -29,10 +27,7 @@ def playout_speed(bits, bbox, st, n, policy, rng):
     res = np.zeros((st[ST_PLAYERS], RES_COLS), dtype=np.int64)
     total = 0
     for _ in range(n):
-        copy_game(bits, bbox, st, b, x, s)
-        fb[0].fill(-1)
-        resample_deck(s, rng)
-        playout(b, x, s, rng, policy, 0, fb, kb, bb, sc, ac)
+        playout_after(bits, bbox, st, -1, -1, b, x, s, rng, policy, 0, fb, kb, bb, sc, ac)
         score_totals(b, x, s, res)
         total += res[0, RES_TOTAL]
     return total

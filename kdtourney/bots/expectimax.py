@@ -6,7 +6,7 @@ import time as _time
 import numpy as np
 
 from kdtourney.bots import search_kernels as SK
-from kdtourney.bots.greedy import TurnBot, candidates, check_budget, check_number, time_budget
+from kdtourney.bots.greedy import TurnBot, check_budget, check_number, searched_move, time_budget
 from kdtourney.engine.kernels import rand_u64
 
 MAX_DEPTH = 13  # turns: no game has more
@@ -48,9 +48,7 @@ class ExpectimaxBot(TurnBot):
         self.last_iterations = 0
 
     def decide(self, view):
-        cand = candidates(view, self._work).top(self.width)
-        best = 0 if len(cand) == 1 else self._search(view, cand)
-        return int(cand.places[best]), int(cand.claims[best])
+        return searched_move(view, self._work, self.width, self._search)
 
     def _search(self, view, cand):
         """Index of the move to play; sets last_depth (deepest depth completed) and

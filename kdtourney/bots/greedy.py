@@ -64,6 +64,14 @@ def candidates(view, work) -> Candidates:
     return Candidates(np.full(n, -1, dtype=np.int64), claims[:n].copy(), keys[:n].copy())
 
 
+def searched_move(view, work, top: int, search) -> tuple[int, int]:
+    """(place action or -1, claim action or -1) of the move among the `top` best `candidates` (all:
+    0) at the index search(view, cand) gives; a lone move is played unsearched."""
+    cand = candidates(view, work).top(top)
+    best = 0 if len(cand) == 1 else search(view, cand)
+    return int(cand.places[best]), int(cand.claims[best])
+
+
 class TurnPlan:
     """Remembers the claim chosen with a placement, for the claim decision that follows."""
 

@@ -24,28 +24,10 @@ from kdtourney.bots.evaluation import (
 )
 from kdtourney.bots.kernels import POLICIES as GREEDY_POLICIES
 from kdtourney.bots.kernels import POLICY_GREEDY, playout, playout_action
+from kdtourney.engine import kernels as K
 from kdtourney.engine import word64
 from kdtourney.engine.kernel_base import OCC, flood, kernel, neighbours, popcount
 from kdtourney.engine.kernels import (
-    CLAIM_BASE,
-    DISCARD,
-    FLAG_HARMONY,
-    FLAG_MIDDLE,
-    PHASE_OVER,
-    PHASE_PLACE,
-    ST_CUR_ROW,
-    ST_DECK_LEN,
-    ST_DECK_POS,
-    ST_DISCARDS,
-    ST_FLAGS,
-    ST_NEW_OWNER,
-    ST_NEW_ROW,
-    ST_PHASE,
-    ST_PLAYER,
-    ST_PLAYERS,
-    ST_ROW_LEN,
-    ST_SIZE,
-    ST_SLOT,
     apply_action,
     bonus_points,
     copy_kingdom,
@@ -117,12 +99,12 @@ def _place_features(pre, lvl, flags, complete, domino, around_a, around_b, sq_a,
     a_land = around_a & pre[lvl, ta]
     b_land = around_b & pre[lvl, tb]
     score = points + gain(pre, lvl, domino, around_a, around_b)
-    if flags & FLAG_HARMONY and complete:
+    if flags & K.FLAG_HARMONY and complete:
         score += 5
     center = pre[lvl, FR_CENTER]
     halves = sq_a | sq_b
     centred = sq_a != 0 and sq_b != 0 and not ((pre[lvl, OCC] | halves) & ~center)
-    if centred and flags & FLAG_MIDDLE:
+    if centred and flags & K.FLAG_MIDDLE:
         score += 10
     f[row, F_PLACE_GAIN] = score - score0
     f[row, F_MIDDLE_LOST] = 1.0 if centred0 and not centred else 0.0
@@ -164,19 +146,19 @@ def _discard_features(complete, f, row):
 def _denials(bits, bbox, st, p, kb, sc, ac):
     """ac[2, j] (j < 4): the most points free domino j of the new row adds to a kingdom of another
     player than p at its best spot (0 for a taken slot). Work level 0."""
-    size = st[ST_SIZE]
-    flags = st[ST_FLAGS]
+    size = st[K.ST_SIZE]
+    flags = st[K.ST_FLAGS]
     for j in range(4):
         ac[2, j] = 0
-    for q in range(st[ST_PLAYERS]):
+    for q in range(st[K.ST_PLAYERS]):
         if q == p:
             continue
-        complete = st[ST_DISCARDS + q] == 0
+        complete = st[K.ST_DISCARDS + q] == 0
         points = prepare_frame(bits, bbox, q, size, kb, 0)
         score = points + bonus_points(bbox, q, size, flags, complete)
         for j in range(4):
-            d = st[ST_NEW_ROW + j]
-            if d == 0 or st[ST_NEW_OWNER + j] >= 0:
+            d = st[K.ST_NEW_ROW + j]
+            if d == 0 or st[K.ST_NEW_OWNER + j] >= 0:
                 continue
             k, _ = best_key(bits, bbox, q, size, flags, complete, d, kb, 0, points, sc, ac, 0)
             ac[2, j] = max(ac[2, j], (k & S_MASK) - score)
@@ -194,16 +176,16 @@ def _claim_features(bits, bbox, p, size, flags, complete, domino, pre, lvl, poin
     f[row, F_CLAIM_CROWNS] = TILE_CROWNS[domino, 0] + TILE_CROWNS[domino, 1]
     f[row, F_CLAIM_ORDER] = order
     f[row, F_CLAIM_DENIAL] = denial
-    if a == DISCARD and complete:
+    if a == K.DISCARD and complete:
         f[row, F_HARMONY_LOST] += 1.0
 
 
 @kernel(inline="always")
 def _order(st, j):
     """The new row's slot j as the order of next round's picks, 0 to 1 (0 when no round follows)."""
-    if st[ST_DECK_POS] + st[ST_ROW_LEN] > st[ST_DECK_LEN]:
+    if st[K.ST_DECK_POS] + st[K.ST_ROW_LEN] > st[K.ST_DECK_LEN]:
         return 0.0
-    return j / (st[ST_ROW_LEN] - 1)
+    return j / (st[K.ST_ROW_LEN] - 1)
 
 
 @kernel(inline="always")
@@ -222,30 +204,30 @@ def heuristic_combos(bits, bbox, st, places, claims, feats, kb, bb, sc, ac):
     the claims (places[i] = -1); feats[i]: the move's features (claim features alone at a claim
     decision). Arrays need room for MAX_ACTIONS * 4 rows; returns their number. Work levels 0
     (copy, denials), 1 (claims' spots), frame row 2 (the placements) and ac[2] (the denials)."""
-    p = st[ST_PLAYER]
-    size = st[ST_SIZE]
-    flags = st[ST_FLAGS]
-    complete = st[ST_DISCARDS + p] == 0
-    has_row = st[ST_NEW_ROW] != 0
+    p = st[K.ST_PLAYER]
+    size = st[K.ST_SIZE]
+    flags = st[K.ST_FLAGS]
+    complete = st[K.ST_DISCARDS + p] == 0
+    has_row = st[K.ST_NEW_ROW] != 0
     if has_row:
         _denials(bits, bbox, st, p, kb, sc, ac)
-    if st[ST_PHASE] != PHASE_PLACE:
+    if st[K.ST_PHASE] != K.PHASE_PLACE:
         points = prepare_frame(bits, bbox, p, size, kb, 1)
         score = points + bonus_points(bbox, p, size, flags, complete)
         n = 0
         for j in range(4):
-            d = st[ST_NEW_ROW + j]
-            if d == 0 or st[ST_NEW_OWNER + j] >= 0:
+            d = st[K.ST_NEW_ROW + j]
+            if d == 0 or st[K.ST_NEW_OWNER + j] >= 0:
                 continue
             for i in range(N_WEIGHTS):
                 feats[n, i] = 0.0
             _claim_features(bits, bbox, p, size, flags, complete, d, kb, 1, points, score,
                             _order(st, j), ac[2, j], sc, ac, feats, n)
             places[n] = -1
-            claims[n] = CLAIM_BASE + d
+            claims[n] = K.CLAIM_BASE + d
             n += 1
         return n
-    domino = st[ST_CUR_ROW + st[ST_SLOT]]
+    domino = st[K.ST_CUR_ROW + st[K.ST_SLOT]]
     n_place = frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
     points = prepare_frame(bits, bbox, p, size, kb, 2)
     holes = count_holes(bits, bbox, p, size)
@@ -257,7 +239,7 @@ def heuristic_combos(bits, bbox, st, places, claims, feats, kb, bb, sc, ac):
         for q in range(N_WEIGHTS):
             feats[n, q] = 0.0
         if n_place == 0:
-            a = DISCARD
+            a = K.DISCARD
             done = False
             _discard_features(complete, feats, n)
             feats[n, F_PLACE_GAIN] = points + bonus_points(bbox, p, size, flags, False) - score0
@@ -276,22 +258,22 @@ def heuristic_combos(bits, bbox, st, places, claims, feats, kb, bb, sc, ac):
             continue
         score1 = score0 + feats[n, F_PLACE_GAIN]
         copy_kingdom(bits, bbox, p, kb, bb, 0)
-        if a != DISCARD:
+        if a != K.DISCARD:
             place(kb, bb, 0, size, domino, a)
         points2 = prepare_frame(kb, bb, 0, size, kb, 1)
         first = n
         for j in range(4):
-            d = st[ST_NEW_ROW + j]
-            if d == 0 or st[ST_NEW_OWNER + j] >= 0:
+            d = st[K.ST_NEW_ROW + j]
+            if d == 0 or st[K.ST_NEW_OWNER + j] >= 0:
                 continue
             if n > first:
                 for q in range(N_WEIGHTS):
                     feats[n, q] = feats[first, q]
-                feats[n, F_HARMONY_LOST] = 1.0 if a == DISCARD and complete else 0.0
+                feats[n, F_HARMONY_LOST] = 1.0 if a == K.DISCARD and complete else 0.0
             _claim_features(kb, bb, 0, size, flags, done, d, kb, 1, points2, score1,
                             _order(st, j), ac[2, j], sc, ac, feats, n)
             places[n] = a
-            claims[n] = CLAIM_BASE + d
+            claims[n] = K.CLAIM_BASE + d
             n += 1
     return n
 
@@ -300,24 +282,24 @@ def heuristic_combos(bits, bbox, st, places, claims, feats, kb, bb, sc, ac):
 def heuristic_action(bits, bbox, st, rng, hw, kb, bb, sc, ac):
     """The heuristic's action for the player to act, in two stages (see the module docstring):
     weights hw[0], features in hw[1]; the denials in ac[2, :4]. Work levels 0 and 1."""
-    p = st[ST_PLAYER]
-    size = st[ST_SIZE]
-    flags = st[ST_FLAGS]
-    complete = st[ST_DISCARDS + p] == 0
+    p = st[K.ST_PLAYER]
+    size = st[K.ST_SIZE]
+    flags = st[K.ST_FLAGS]
+    complete = st[K.ST_DISCARDS + p] == 0
     best = -1
     ties = 0
     best_v = 0.0
-    if st[ST_PHASE] == PHASE_PLACE:
-        domino = st[ST_CUR_ROW + st[ST_SLOT]]
+    if st[K.ST_PHASE] == K.PHASE_PLACE:
+        domino = st[K.ST_CUR_ROW + st[K.ST_SLOT]]
         n = frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
         if n == 0:
-            return DISCARD
+            return K.DISCARD
         points = prepare_frame(bits, bbox, p, size, kb, 0)
         holes = count_holes(bits, bbox, p, size)
         centred0 = is_centered(bbox, p, size)
         score0 = points + bonus_points(bbox, p, size, flags, complete)
         crowned = _crowned(kb, 0)
-        last = st[ST_NEW_ROW] == 0
+        last = st[K.ST_NEW_ROW] == 0
         for i in range(n):
             around_a, around_b, sq_a, sq_b = _halves(kb, 0, size, ac[0, i])
             _place_features(kb, 0, flags, complete, domino, around_a, around_b, sq_a, sq_b, points,
@@ -339,19 +321,19 @@ def heuristic_action(bits, bbox, st, rng, hw, kb, bb, sc, ac):
     score = points + bonus_points(bbox, p, size, flags, complete)
     best_c = -1
     for j in range(4):
-        d = st[ST_NEW_ROW + j]
-        if d == 0 or st[ST_NEW_OWNER + j] >= 0:
+        d = st[K.ST_NEW_ROW + j]
+        if d == 0 or st[K.ST_NEW_OWNER + j] >= 0:
             continue
         hw[1, F_HARMONY_LOST] = 0.0
         _claim_features(bits, bbox, p, size, flags, complete, d, kb, 1, points, score,
                         _order(st, j), ac[2, j], sc, ac, hw, 1)
         v = hw[0, F_HARMONY_LOST] * hw[1, F_HARMONY_LOST] + _value(hw[0], hw, 1, F_PLACE, N_WEIGHTS)
         if best_c < 0 or v > best_v:
-            best_c, best_v, ties = CLAIM_BASE + d, v, 1
+            best_c, best_v, ties = K.CLAIM_BASE + d, v, 1
         elif v == best_v:
             ties += 1
             if rand_below(rng, ties) == 0:
-                best_c = CLAIM_BASE + d
+                best_c = K.CLAIM_BASE + d
     return best_c
 
 
@@ -363,7 +345,7 @@ def policy_action(bits, bbox, st, rng, policy, me, hw, fb, kb, bb, sc, ac):
     and the heuristic is not compiled in (Numba prunes the branch for that type: a caller passing
     None, mcts at a greedy policy, compiles as before the heuristic existed)."""
     if hw is not None:
-        if policy == POLICY_HEURISTIC or (policy == POLICY_OWN_HEURISTIC and st[ST_PLAYER] == me):
+        if policy == POLICY_HEURISTIC or (policy == POLICY_OWN_HEURISTIC and st[K.ST_PLAYER] == me):
             return heuristic_action(bits, bbox, st, rng, hw, kb, bb, sc, ac)
         if policy == POLICY_OWN_HEURISTIC:
             return playout_action(bits, bbox, st, rng, POLICY_GREEDY, me, fb, kb, bb, sc, ac)
@@ -377,6 +359,6 @@ def policy_playout(bits, bbox, st, rng, policy, me, hw, fb, kb, bb, sc, ac):
     if hw is None:
         playout(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac)
         return
-    while st[ST_PHASE] != PHASE_OVER:
+    while st[K.ST_PHASE] != K.PHASE_OVER:
         apply_action(bits, bbox, st, policy_action(bits, bbox, st, rng, policy, me, hw, fb, kb, bb,
                                                    sc, ac))

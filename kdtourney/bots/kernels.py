@@ -3,10 +3,10 @@
 Built on the engine kernels (`kdtourney.engine.kernels`) and the placement keys of
 `bots.evaluation`. Exposes the greedy evaluation of a whole turn (`greedy_combos`, `prior_combos`,
 `fast_greedy_action`, `full_greedy_action`, `greedy_step`, `greedy_playout`), the playout
-policies (POLICY_*, `playout`), the result measures (MEASURE_*, `result_value`), the flat Monte
-Carlo (`mce_run`), `work_buffers()` for their buffers and `greedy_parts`, `full_greedy_parts`,
-`evaluation_parts` (what a warm-up may compile apart). Keys, policies and buffers:
-docs/internals.md.
+policies (POLICY_*, `playout`, `playout_after` a move), the result measures (MEASURE_*,
+`result_value`), the flat Monte Carlo (`mce_run`), `work_buffers()` for their buffers and
+`greedy_parts`, `full_greedy_parts`, `evaluation_parts` (what a warm-up may compile apart). Keys,
+policies and buffers: docs/internals.md.
 """
 
 import numpy as np
@@ -29,29 +29,10 @@ from kdtourney.bots.evaluation import (
     rows_frame_place,
     scan_keys,
 )
+from kdtourney.engine import kernels as K
 from kdtourney.engine import word64
 from kdtourney.engine.kernel_base import kernel
 from kdtourney.engine.kernels import (
-    CLAIM_BASE,
-    DISCARD,
-    FLAG_TIEBREAK_TERRITORY,
-    MAX_ACTIONS,
-    PHASE_OVER,
-    PHASE_PLACE,
-    RES_COLS,
-    RES_TOTAL,
-    SCRATCH,
-    ST_CUR_ROW,
-    ST_DISCARDS,
-    ST_FLAGS,
-    ST_NEW_OWNER,
-    ST_NEW_ROW,
-    ST_PHASE,
-    ST_PLAYER,
-    ST_PLAYERS,
-    ST_ROUND,
-    ST_SIZE,
-    ST_SLOT,
     apply_action,
     bonus_points,
     copy_game,
@@ -100,8 +81,8 @@ KB_ROWS = FRAMES + 4
 def work_buffers():
     """(kb, bb, sc, ac): the scratch arrays of the greedy kernels (docs/internals.md)."""
     return (np.zeros((KB_ROWS, KINGDOM_WIDTH), dtype=np.int64), np.zeros((3, 4), dtype=np.int64),
-            np.zeros((3, SCRATCH), dtype=np.int64),
-            np.zeros((AC_ROWS, MAX_ACTIONS), dtype=np.int64))
+            np.zeros((3, K.SCRATCH), dtype=np.int64),
+            np.zeros((AC_ROWS, K.MAX_ACTIONS), dtype=np.int64))
 
 
 @kernel
@@ -109,8 +90,8 @@ def free_claims(st, out):
     """The claim actions of the free dominoes of the new row into out; returns their number."""
     n = 0
     for j in range(4):
-        if st[ST_NEW_ROW + j] != 0 and st[ST_NEW_OWNER + j] < 0:
-            out[n] = CLAIM_BASE + st[ST_NEW_ROW + j]
+        if st[K.ST_NEW_ROW + j] != 0 and st[K.ST_NEW_OWNER + j] < 0:
+            out[n] = K.CLAIM_BASE + st[K.ST_NEW_ROW + j]
             n += 1
     return n
 
@@ -141,19 +122,19 @@ def prior_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
 @kernel(inline="always")
 def _combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac, prune):
     """greedy_combos, or prior_combos when `prune`."""
-    p = st[ST_PLAYER]
-    size = st[ST_SIZE]
-    flags = st[ST_FLAGS]
-    domino = st[ST_CUR_ROW + st[ST_SLOT]]
-    complete = st[ST_DISCARDS + p] == 0
+    p = st[K.ST_PLAYER]
+    size = st[K.ST_SIZE]
+    flags = st[K.ST_FLAGS]
+    domino = st[K.ST_CUR_ROW + st[K.ST_SLOT]]
+    complete = st[K.ST_DISCARDS + p] == 0
     n_place = frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
     points = prepare_frame(bits, bbox, p, size, kb, 2)
     scan_keys(kb, 2, size, flags, complete, domino, points, ac, 0, n_place)
-    has_row = st[ST_NEW_ROW] != 0
+    has_row = st[K.ST_NEW_ROW] != 0
     n = 0
     for i in range(max(n_place, 1)):
         if n_place == 0:
-            a = DISCARD
+            a = K.DISCARD
             done = False
             ok1 = 1 if is_centered(bbox, p, size) else 0
             s1 = points + bonus_points(bbox, p, size, flags, False)
@@ -171,25 +152,25 @@ def _combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac, prune):
             continue
         # the claimed domino's best spot in the kingdom after the placement: on a copy
         copy_kingdom(bits, bbox, p, kb, bb, 0)
-        if a != DISCARD:
+        if a != K.DISCARD:
             place(kb, bb, 0, size, domino, a)
         points2 = prepare_frame(kb, bb, 0, size, kb, 1)
         centred = is_centered(bb, 0, size)
         first = n
         for j in range(4):
-            if st[ST_NEW_ROW + j] == 0 or st[ST_NEW_OWNER + j] >= 0:
+            if st[K.ST_NEW_ROW + j] == 0 or st[K.ST_NEW_OWNER + j] >= 0:
                 continue
             if prune and n > first:  # the placement's best key_points so far is keys[first]'s
-                bound = key_bound(kb, 1, flags, done, centred, st[ST_NEW_ROW + j], points2)
+                bound = key_bound(kb, 1, flags, done, centred, st[K.ST_NEW_ROW + j], points2)
                 if (bound & S_MASK) - 10 * (1 - ok1) - 5 * (1 - (bound >> S2_SHIFT)) < \
                         key_points(keys[first]):
                     continue
-            k2, _ = best_key(kb, bb, 0, size, flags, done, st[ST_NEW_ROW + j], kb, 1, points2,
+            k2, _ = best_key(kb, bb, 0, size, flags, done, st[K.ST_NEW_ROW + j], kb, 1, points2,
                              sc, ac, 1)
             ok2 = k2 >> S2_SHIFT
             s2 = k2 & S_MASK
             places[n] = a
-            claims[n] = CLAIM_BASE + st[ST_NEW_ROW + j]
+            claims[n] = K.CLAIM_BASE + st[K.ST_NEW_ROW + j]
             keys[n] = ((ok1 * 2 + ok2) << OK_SHIFT) | (s2 << S2_SHIFT) | s1
             if prune and n > first and key_points(keys[n]) > key_points(keys[first]):
                 keys[first], keys[n] = keys[n], keys[first]  # the best first: the bar above
@@ -234,14 +215,14 @@ def spot_keys(bits, bbox, p, size, flags, complete, dominoes, n, keys, kb, bb, s
 @kernel
 def claim_keys(bits, bbox, st, claims, keys, kb, bb, sc, ac):
     """Claims of the player to claim with the key of each domino's best spot (ok << 20 | score)."""
-    p = st[ST_PLAYER]
-    size = st[ST_SIZE]
+    p = st[K.ST_PLAYER]
+    size = st[K.ST_SIZE]
     n = free_claims(st, claims)
-    complete = st[ST_DISCARDS + p] == 0
+    complete = st[K.ST_DISCARDS + p] == 0
     points = prepare_frame(bits, bbox, p, size, kb, 1)
     for j in range(n):
-        keys[j], _ = best_key(bits, bbox, p, size, st[ST_FLAGS], complete,
-                              claims[j] - CLAIM_BASE, kb, 1, points, sc, ac, 1)
+        keys[j], _ = best_key(bits, bbox, p, size, st[K.ST_FLAGS], complete,
+                              claims[j] - K.CLAIM_BASE, kb, 1, points, sc, ac, 1)
     return n
 
 
@@ -253,12 +234,12 @@ def first_claim(st, rng):
     best = -1
     ties = 0
     for j in range(4):
-        d = st[ST_NEW_ROW + j]
-        if d == 0 or st[ST_NEW_OWNER + j] >= 0:
+        d = st[K.ST_NEW_ROW + j]
+        if d == 0 or st[K.ST_NEW_OWNER + j] >= 0:
             continue
         take, best, ties = _running_best(max(TILE_CROWNS[d, 0], TILE_CROWNS[d, 1]), best, ties, rng)
         if take:
-            best_c = CLAIM_BASE + d
+            best_c = K.CLAIM_BASE + d
     return best_c
 
 
@@ -267,9 +248,9 @@ def _only_claim(st):
     """The claim action of the new row's one free domino; -1 when none or several are free."""
     n, only = 0, -1
     for j in range(4):
-        if st[ST_NEW_ROW + j] != 0 and st[ST_NEW_OWNER + j] < 0:
+        if st[K.ST_NEW_ROW + j] != 0 and st[K.ST_NEW_OWNER + j] < 0:
             n += 1
-            only = CLAIM_BASE + st[ST_NEW_ROW + j]
+            only = K.CLAIM_BASE + st[K.ST_NEW_ROW + j]
     return only if n == 1 else -1
 
 
@@ -285,6 +266,20 @@ def _running_best(k, best, ties, rng):
     return False, best, ties
 
 
+@kernel(inline="always")
+def _best_entry(keys, n, rng):
+    """The entry (ENTRY_MASK) of the best of the placement keys keys[:n] (`evaluation.scan_keys`),
+    ties drawn at random (`_running_best`)."""
+    best = -1
+    best_i = 0
+    ties = 0
+    for i in range(n):
+        take, best, ties = _running_best(keys[i] >> KEY_SHIFT, best, ties, rng)
+        if take:
+            best_i = i
+    return keys[best_i] & ENTRY_MASK
+
+
 # ---------------------------------------------------------------------------------------------
 # Fast greedy and playouts
 
@@ -292,26 +287,19 @@ def _running_best(k, best, ties, rng):
 @kernel
 def fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac):
     """The fast greedy's action for the player to act (see the module docstring)."""
-    p = st[ST_PLAYER]
-    size = st[ST_SIZE]
-    flags = st[ST_FLAGS]
-    complete = st[ST_DISCARDS + p] == 0
-    if st[ST_PHASE] == PHASE_PLACE:
-        domino = st[ST_CUR_ROW + st[ST_SLOT]]
+    p = st[K.ST_PLAYER]
+    size = st[K.ST_SIZE]
+    flags = st[K.ST_FLAGS]
+    complete = st[K.ST_DISCARDS + p] == 0
+    if st[K.ST_PHASE] == K.PHASE_PLACE:
+        domino = st[K.ST_CUR_ROW + st[K.ST_SLOT]]
         n = frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
         if n <= 1:  # nothing to compare (and no tie to draw)
-            return DISCARD if n == 0 else entry_action(bits, p, size, ac[0, 0])
+            return K.DISCARD if n == 0 else entry_action(bits, p, size, ac[0, 0])
         points = prepare_frame(bits, bbox, p, size, kb, 0)
         scan_keys(kb, 0, size, flags, complete, domino, points, ac, 0, n)
-        best = -1
-        best_i = 0
-        ties = 0
-        for i in range(n):
-            take, best, ties = _running_best(ac[0, i] >> KEY_SHIFT, best, ties, rng)
-            if take:
-                best_i = i
-        return entry_action(bits, p, size, ac[0, best_i] & ENTRY_MASK)
-    if st[ST_ROUND] == 0:
+        return entry_action(bits, p, size, _best_entry(ac[0], n, rng))
+    if st[K.ST_ROUND] == 0:
         return first_claim(st, rng)
     only = _only_claim(st)
     if only >= 0:  # nothing to compare (and no tie to draw)
@@ -321,13 +309,13 @@ def fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac):
     ties = 0
     points = prepare_frame(bits, bbox, p, size, kb, 1)
     for j in range(4):
-        d = st[ST_NEW_ROW + j]
-        if d == 0 or st[ST_NEW_OWNER + j] >= 0:
+        d = st[K.ST_NEW_ROW + j]
+        if d == 0 or st[K.ST_NEW_OWNER + j] >= 0:
             continue
         k, _ = best_key(bits, bbox, p, size, flags, complete, d, kb, 1, points, sc, ac, 1)
         take, best, ties = _running_best(k, best, ties, rng)
         if take:
-            best_c = CLAIM_BASE + d
+            best_c = K.CLAIM_BASE + d
     return best_c
 
 
@@ -336,8 +324,9 @@ def plan_buffers():
     """(plan, places, claims, keys): the full greedy's buffers in a playout. plan[p] is the claim
     player p chose with its placement, for the claim decision that follows (-1: none; reset it
     before every playout); the others are greedy_combos' arrays."""
-    return (np.full(4, -1, dtype=np.int64), np.empty(4 * MAX_ACTIONS, dtype=np.int64),
-            np.empty(4 * MAX_ACTIONS, dtype=np.int64), np.empty(4 * MAX_ACTIONS, dtype=np.int64))
+    return (np.full(4, -1, dtype=np.int64), np.empty(4 * K.MAX_ACTIONS, dtype=np.int64),
+            np.empty(4 * K.MAX_ACTIONS, dtype=np.int64),
+            np.empty(4 * K.MAX_ACTIONS, dtype=np.int64))
 
 
 @kernel
@@ -345,13 +334,13 @@ def full_greedy_action(bits, bbox, st, rng, fb, kb, bb, sc, ac):
     """The full greedy's action (GreedyBot's) for the player to act: at a place decision the whole
     turn, its claim kept in the plan for the claim decision that follows (fb: plan_buffers())."""
     plan, places, claims, keys = fb
-    p = st[ST_PLAYER]
-    if st[ST_PHASE] == PHASE_PLACE:
+    p = st[K.ST_PLAYER]
+    if st[K.ST_PHASE] == K.PHASE_PLACE:
         n = greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac)
         i = argmax_random(keys, n, rng)
         plan[p] = claims[i]
         return places[i]
-    if st[ST_ROUND] == 0:
+    if st[K.ST_ROUND] == 0:
         return first_claim(st, rng)
     if plan[p] >= 0:
         c = plan[p]
@@ -365,9 +354,9 @@ def full_greedy_action(bits, bbox, st, rng, fb, kb, bb, sc, ac):
 def playout_action(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac):
     """The playout policy's action for the player to act; `me` is the searching player."""
     if policy == POLICY_FULL_GREEDY or (policy == POLICY_OTHERS_FULL_GREEDY
-                                        and st[ST_PLAYER] != me):
+                                        and st[K.ST_PLAYER] != me):
         return full_greedy_action(bits, bbox, st, rng, fb, kb, bb, sc, ac)
-    if policy == POLICY_RANDOM or (policy == POLICY_PLAYER_GREEDY and st[ST_PLAYER] != me):
+    if policy == POLICY_RANDOM or (policy == POLICY_PLAYER_GREEDY and st[K.ST_PLAYER] != me):
         return random_action(bits, bbox, st, sc, rng)
     return fast_greedy_action(bits, bbox, st, rng, kb, bb, sc, ac)
 
@@ -378,20 +367,13 @@ def _kept_place(bits, st, p, size, domino, kb, rng):
     keys kept when player p claimed it (the same keys, in the same order, and the same draws):
     -1 for a discard, -2 when none are kept for it (p placed or discarded something since)."""
     row = KEPT + p
-    if (kb[row, KEPT_DOMINO] != domino or kb[row, KEPT_DISCARDS] != st[ST_DISCARDS + p]
+    if (kb[row, KEPT_DOMINO] != domino or kb[row, KEPT_DISCARDS] != st[K.ST_DISCARDS + p]
             or kb[row, KEPT_LAND] != land_squares(bits, p, size)):
         return -2
     n = kb[row, KEPT_N]
     if n <= 1:
         return -1 if n == 0 else kb[row, KEPT_LIST] & ENTRY_MASK
-    best = -1
-    best_i = 0
-    ties = 0
-    for i in range(n):
-        take, best, ties = _running_best(kb[row, KEPT_LIST + i] >> KEY_SHIFT, best, ties, rng)
-        if take:
-            best_i = i
-    return kb[row, KEPT_LIST + best_i] & ENTRY_MASK
+    return _best_entry(kb[row, KEPT_LIST:KEPT_LIST + n], n, rng)
 
 
 @kernel(inline="always")
@@ -403,7 +385,7 @@ def _keep(bits, st, p, size, domino, kb, ac, n):
         return
     kb[row, KEPT_DOMINO] = domino
     kb[row, KEPT_LAND] = land_squares(bits, p, size)
-    kb[row, KEPT_DISCARDS] = st[ST_DISCARDS + p]
+    kb[row, KEPT_DISCARDS] = st[K.ST_DISCARDS + p]
     kb[row, KEPT_N] = n
     for i in range(n):
         kb[row, KEPT_LIST + i] = ac[1, i]
@@ -423,7 +405,7 @@ def _framed(bits, bbox, p, size, kb):
 def _greedy_place(bits, bbox, st, p, size, rng, kb, sc, ac):
     """fast_greedy_action's placement as an entry (-1: discard), the keys kept at the claim when
     there are, p's frame otherwise; the frame then follows the placement."""
-    domino = st[ST_CUR_ROW + st[ST_SLOT]]
+    domino = st[K.ST_CUR_ROW + st[K.ST_SLOT]]
     entry = _kept_place(bits, st, p, size, domino, kb, rng)
     if entry == -2:
         n = frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
@@ -431,16 +413,9 @@ def _greedy_place(bits, bbox, st, p, size, rng, kb, sc, ac):
             entry = -1 if n == 0 else ac[0, 0]
         else:
             points = _framed(bits, bbox, p, size, kb)
-            scan_keys(kb, FRAMES + p, size, st[ST_FLAGS], st[ST_DISCARDS + p] == 0, domino,
+            scan_keys(kb, FRAMES + p, size, st[K.ST_FLAGS], st[K.ST_DISCARDS + p] == 0, domino,
                       points, ac, 0, n)
-            best = -1
-            best_i = 0
-            ties = 0
-            for i in range(n):
-                take, best, ties = _running_best(ac[0, i] >> KEY_SHIFT, best, ties, rng)
-                if take:
-                    best_i = i
-            entry = ac[0, best_i] & ENTRY_MASK
+            entry = _best_entry(ac[0], n, rng)
     if entry >= 0:  # the frame follows the placement, or is framed anew when next needed
         row = FRAMES + p
         if kb[row, FR_LAND] != land_squares(bits, p, size):
@@ -459,8 +434,8 @@ def _greedy_place(bits, bbox, st, p, size, rng, kb, sc, ac):
 def _greedy_claim(bits, bbox, st, p, size, rng, kb, sc, ac):
     """fast_greedy_action's claim (round > 0) with p's frame, keeping the claimed domino's keys
     for p's next placement (`_kept_place`)."""
-    flags = st[ST_FLAGS]
-    complete = st[ST_DISCARDS + p] == 0
+    flags = st[K.ST_FLAGS]
+    complete = st[K.ST_DISCARDS + p] == 0
     only = _only_claim(st)
     if only >= 0:  # nothing to compare (and no tie to draw)
         return only
@@ -470,8 +445,8 @@ def _greedy_claim(bits, bbox, st, p, size, rng, kb, sc, ac):
     points = _framed(bits, bbox, p, size, kb)
     centred = is_centered(bbox, p, size)
     for j in range(4):
-        d = st[ST_NEW_ROW + j]
-        if d == 0 or st[ST_NEW_OWNER + j] >= 0:
+        d = st[K.ST_NEW_ROW + j]
+        if d == 0 or st[K.ST_NEW_OWNER + j] >= 0:
             continue
         if (size != word64.SIZE and best >= 0  # (5x5 keys are found too fast to gain by it)
                 and key_bound(kb, FRAMES + p, flags, complete, centred, d, points) < best):
@@ -484,7 +459,7 @@ def _greedy_claim(bits, bbox, st, p, size, rng, kb, sc, ac):
             k, _ = scan_keys(kb, FRAMES + p, size, flags, complete, d, points, ac, 1, m)
         take, best, ties = _running_best(k, best, ties, rng)
         if take:
-            best_c = CLAIM_BASE + d
+            best_c = K.CLAIM_BASE + d
             _keep(bits, st, p, size, d, kb, ac, m)
     return best_c
 
@@ -504,12 +479,12 @@ def greedy_step(bits, bbox, st, rng, kb, bb, sc, ac):
     player claims a domino, reused at that domino's placement when the player's kingdom and
     discards are unchanged since. What is kept must be of this game, as it was played since
     `forget_kept`."""
-    p = st[ST_PLAYER]
-    size = st[ST_SIZE]
-    if st[ST_PHASE] == PHASE_PLACE:
+    p = st[K.ST_PLAYER]
+    size = st[K.ST_SIZE]
+    if st[K.ST_PHASE] == K.PHASE_PLACE:
         entry = _greedy_place(bits, bbox, st, p, size, rng, kb, sc, ac)
-        return DISCARD if entry < 0 else entry_action(bits, p, size, entry)
-    if st[ST_ROUND] == 0:
+        return K.DISCARD if entry < 0 else entry_action(bits, p, size, entry)
+    if st[K.ST_ROUND] == 0:
         return first_claim(st, rng)
     return _greedy_claim(bits, bbox, st, p, size, rng, kb, sc, ac)
 
@@ -518,7 +493,7 @@ def greedy_step(bits, bbox, st, rng, kb, bb, sc, ac):
 def greedy_playout(bits, bbox, st, rng, kb, bb, sc, ac):
     """Every player the fast greedy (`greedy_step`) to the end of the game: `playout` with
     POLICY_GREEDY, the keys kept since `forget_kept`."""
-    while st[ST_PHASE] != PHASE_OVER:
+    while st[K.ST_PHASE] != K.PHASE_OVER:
         apply_action(bits, bbox, st, greedy_step(bits, bbox, st, rng, kb, bb, sc, ac))
 
 
@@ -532,7 +507,7 @@ def playout(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac):
         forget_kept(kb)
         greedy_playout(bits, bbox, st, rng, kb, bb, sc, ac)
         return
-    while st[ST_PHASE] != PHASE_OVER:
+    while st[K.ST_PHASE] != K.PHASE_OVER:
         apply_action(bits, bbox, st,
                      playout_action(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac))
 
@@ -540,15 +515,15 @@ def playout(bits, bbox, st, rng, policy, me, fb, kb, bb, sc, ac):
 @kernel
 def result_value(bits, bbox, st, me, measure, res, ranks):
     """The measure of a finished game for player `me`, a float in [0, 1] (score: points / 100)."""
-    players = st[ST_PLAYERS]
+    players = st[K.ST_PLAYERS]
     score_totals(bits, bbox, st, res)
-    own = res[me, RES_TOTAL]
+    own = res[me, K.RES_TOTAL]
     if measure == MEASURE_SCORE:
         return own / 100.0
     best = 0
     for q in range(players):
-        if q != me and res[q, RES_TOTAL] > best:
-            best = res[q, RES_TOTAL]
+        if q != me and res[q, K.RES_TOTAL] > best:
+            best = res[q, K.RES_TOTAL]
     if measure == MEASURE_MARGIN:
         return min(1.0, max(0.0, 0.5 + (own - best) / 200.0))
     if measure == MEASURE_RATIO:
@@ -559,7 +534,7 @@ def result_value(bits, bbox, st, me, measure, res, ranks):
         return 0.0
     if own == best:  # the tie-breaks decide: they need the largest territories and the crowns
         score_game(bits, bbox, st, res)
-    rank_players(res, players, (st[ST_FLAGS] & FLAG_TIEBREAK_TERRITORY) != 0, ranks)
+    rank_players(res, players, (st[K.ST_FLAGS] & K.FLAG_TIEBREAK_TERRITORY) != 0, ranks)
     if ranks[me] != 1:
         return 0.0
     first = 0
@@ -571,6 +546,21 @@ def result_value(bits, bbox, st, me, measure, res, ranks):
 
 # ---------------------------------------------------------------------------------------------
 # Flat Monte Carlo
+
+
+@kernel(inline="always")
+def playout_after(bits, bbox, st, place, claim, b, x, s, rng, policy, me, fb, kb, bb, sc, ac):
+    """A playout of `policy` (`playout`) into (b, x, s), from a fresh deal of the unseen dominoes
+    (`resample_deck`) of the position (bits, bbox, st) after the place action `place` and the
+    claim action `claim` (-1: none); fb: plan_buffers(), reset here."""
+    copy_game(bits, bbox, st, b, x, s)
+    fb[0].fill(-1)
+    resample_deck(s, rng)
+    if place >= 0:
+        apply_action(b, x, s, place)
+    if claim >= 0:
+        apply_action(b, x, s, claim)
+    playout(b, x, s, rng, policy, me, fb, kb, bb, sc, ac)
 
 
 @kernel(nrt=True)
@@ -587,18 +577,12 @@ def mce_run(bits, bbox, st, me, places, claims, n_cand, start, count, policy, me
     b = bits.copy()
     x = bbox.copy()
     s = st.copy()
-    res = np.zeros((st[ST_PLAYERS], RES_COLS), dtype=np.int64)
-    ranks = np.zeros(st[ST_PLAYERS], dtype=np.int64)
+    res = np.zeros((st[K.ST_PLAYERS], K.RES_COLS), dtype=np.int64)
+    ranks = np.zeros(st[K.ST_PLAYERS], dtype=np.int64)
     for i in range(start, start + count):
         k = i % n_cand
-        copy_game(bits, bbox, st, b, x, s)
-        fb[0].fill(-1)
-        resample_deck(s, rng)
-        if places[k] >= 0:
-            apply_action(b, x, s, places[k])
-        if claims[k] >= 0:
-            apply_action(b, x, s, claims[k])
-        playout(b, x, s, rng, policy, me, fb, kb, bb, sc, ac)
+        playout_after(bits, bbox, st, places[k], claims[k], b, x, s, rng, policy, me, fb, kb, bb,
+                      sc, ac)
         sums[k] += result_value(b, x, s, me, measure, res, ranks)
         visits[k] += 1
 

@@ -6,11 +6,11 @@ import numpy as np
 from kdtourney.bots import kernels as BK
 from kdtourney.bots.greedy import (
     TurnBot,
-    candidates,
     check_budget,
     check_choice,
     check_number,
     run_budget,
+    searched_move,
     time_budget,
 )
 
@@ -43,9 +43,7 @@ class MCEBot(TurnBot):
         self.last_playouts = 0
 
     def decide(self, view):
-        cand = candidates(view, self._work).top(self.candidates)
-        best = 0 if len(cand) == 1 else self._search(view, cand)
-        return int(cand.places[best]), int(cand.claims[best])
+        return searched_move(view, self._work, self.candidates, self._search)
 
     def _search(self, view, cand):
         bits, bbox, st = view.arrays

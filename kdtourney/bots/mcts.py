@@ -187,12 +187,12 @@ class MCTSBot(Bot):
         if expect is None:
             return -1
         action, squares, node = expect
-        level = REUSE["game"] if action >= SK.CLAIM_BASE else REUSE["turn"]
+        level = REUSE["game"] if action >= K.CLAIM_BASE else REUSE["turn"]
         if self.reuse < level or not np.array_equal(view.square_array(view.player), squares):
             return -1
-        if action >= SK.CLAIM_BASE:
+        if action >= K.CLAIM_BASE:
             st = view.arrays[2]
-            domino = action - SK.CLAIM_BASE
+            domino = action - K.CLAIM_BASE
             if not any(st[row + j] == domino and st[owner + j] == view.player for j in range(4)
                        for row, owner in ((K.ST_NEW_ROW, K.ST_NEW_OWNER),
                                           (K.ST_CUR_ROW, K.ST_CUR_OWNER))):

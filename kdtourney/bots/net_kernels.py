@@ -10,30 +10,10 @@ import numpy as np
 
 from kdtourney.bots.evaluation import S2_SHIFT, S_MASK
 from kdtourney.bots.kernels import spot_keys, work_buffers
+from kdtourney.engine import kernels as K
 from kdtourney.engine import word64
 from kdtourney.engine.kernel_base import CROWN1, CROWN2, OCC, kernel, neighbours, popcount
 from kdtourney.engine.kernels import (
-    PHASE_CLAIM,
-    PHASE_OVER,
-    PHASE_PLACE,
-    RES_COLS,
-    RES_TOTAL,
-    ST_CUR_OWNER,
-    ST_CUR_ROW,
-    ST_DECK,
-    ST_DECK_LEN,
-    ST_DECK_POS,
-    ST_DISCARDS,
-    ST_FLAGS,
-    ST_NEW_OWNER,
-    ST_NEW_ROW,
-    ST_PHASE,
-    ST_PLAYER,
-    ST_PLAYERS,
-    ST_ROUND,
-    ST_ROW_LEN,
-    ST_SIZE,
-    ST_SLOT,
     apply_action,
     copy_game,
     count_holes,
@@ -134,7 +114,7 @@ def _kingdom(bits, bbox, st, p, out, at, score):
     out[at + P_COLS] = bbox[p, 3] - bbox[p, 2] + 1
     out[at + P_HOLES] = count_holes(bits, bbox, p, size)
     out[at + P_CENTRED] = 1.0 if is_centered(bbox, p, size) else 0.0
-    out[at + P_COMPLETE] = 1.0 if st[ST_DISCARDS + p] == 0 else 0.0
+    out[at + P_COMPLETE] = 1.0 if st[K.ST_DISCARDS + p] == 0 else 0.0
     out[at + P_FREE] = popcount(free)
 
 
@@ -143,8 +123,8 @@ def _gains(bits, bbox, st, p, dominoes, n, keys, score, out, at, kb, bb, sc, ac)
     """Add what each of dominoes[:n] adds to player p's score at its best spot (each alone), and
     how many of those spots are not fine (a new hole, off the centred square), to out[at],
     out[at + 1]."""
-    spot_keys(bits, bbox, p, st[ST_SIZE], st[ST_FLAGS], st[ST_DISCARDS + p] == 0, dominoes, n, keys,
-              kb, bb, sc, ac)
+    spot_keys(bits, bbox, p, st[K.ST_SIZE], st[K.ST_FLAGS], st[K.ST_DISCARDS + p] == 0, dominoes,
+              n, keys, kb, bb, sc, ac)
     for i in range(n):
         out[at] += (keys[i] & S_MASK) - score
         out[at + 1] += 1 - (keys[i] >> S2_SHIFT)
@@ -156,7 +136,7 @@ def features(bits, bbox, st, viewer, out, res, order, dominoes, keys, kb, bb, sc
     the module docstring). Scratch: res int64[players, RES_COLS], order int64[players], dominoes
     and keys int64[52], and the greedy evaluation's work buffers (kb, bb, sc, ac:
     bots.kernels.work_buffers())."""
-    players = st[ST_PLAYERS]
+    players = st[K.ST_PLAYERS]
     for i in range(out.shape[0]):
         out[i] = 0.0
     score_totals(bits, bbox, st, res)
@@ -165,47 +145,47 @@ def features(bits, bbox, st, viewer, out, res, order, dominoes, keys, kb, bb, sc
     for k in range(1, players):
         q = (viewer + k) % players
         i = n
-        while i > 0 and res[order[i - 1], RES_TOTAL] < res[q, RES_TOTAL]:
+        while i > 0 and res[order[i - 1], K.RES_TOTAL] < res[q, K.RES_TOTAL]:
             order[i] = order[i - 1]
             i -= 1
         order[i] = q
         n += 1
-    phase = st[ST_PHASE]
-    slot = st[ST_SLOT]
-    row_len = st[ST_ROW_LEN]
+    phase = st[K.ST_PHASE]
+    slot = st[K.ST_SLOT]
+    row_len = st[K.ST_ROW_LEN]
     for k in range(players):
         p = viewer if k == 0 else order[k - 1]
         at = k * FEATURES_PER_PLAYER
-        _kingdom(bits, bbox, st, p, out, at, res[p, RES_TOTAL])
+        _kingdom(bits, bbox, st, p, out, at, res[p, K.RES_TOTAL])
         n_cur = 0
         n_new = 0
         for j in range(4):
-            d = st[ST_CUR_ROW + j]
-            if d != 0 and st[ST_CUR_OWNER + j] == p and phase != PHASE_OVER and (
-                    j > slot or (j == slot and phase == PHASE_PLACE)):
+            d = st[K.ST_CUR_ROW + j]
+            if d != 0 and st[K.ST_CUR_OWNER + j] == p and phase != K.PHASE_OVER and (
+                    j > slot or (j == slot and phase == K.PHASE_PLACE)):
                 _add_domino(out, at + P_HELD, d)
                 dominoes[n_cur] = d
                 n_cur += 1
-        _gains(bits, bbox, st, p, dominoes, n_cur, keys, res[p, RES_TOTAL], out, at + P_GAIN_CUR,
+        _gains(bits, bbox, st, p, dominoes, n_cur, keys, res[p, K.RES_TOTAL], out, at + P_GAIN_CUR,
                kb, bb, sc, ac)
         for j in range(4):
-            d = st[ST_NEW_ROW + j]
-            if d != 0 and st[ST_NEW_OWNER + j] == p:
+            d = st[K.ST_NEW_ROW + j]
+            if d != 0 and st[K.ST_NEW_OWNER + j] == p:
                 _add_domino(out, at + P_HELD, d)
                 out[at + P_NEW_SLOTS] += j
                 dominoes[n_new] = d
                 n_new += 1
-        _gains(bits, bbox, st, p, dominoes, n_new, keys, res[p, RES_TOTAL], out, at + P_GAIN_NEW,
+        _gains(bits, bbox, st, p, dominoes, n_new, keys, res[p, K.RES_TOTAL], out, at + P_GAIN_NEW,
                kb, bb, sc, ac)
         out[at + P_HELD_CUR] = n_cur
         out[at + P_HELD_NEW] = n_new
     t = players * FEATURES_PER_PLAYER
-    out[t + T_ROUND] = st[ST_ROUND] / (st[ST_DECK_LEN] // row_len)
-    out[t + T_CLAIM] = 1.0 if phase == PHASE_CLAIM else 0.0
-    out[t + T_TO_ACT] = 1.0 if st[ST_PLAYER] == viewer else 0.0
+    out[t + T_ROUND] = st[K.ST_ROUND] / (st[K.ST_DECK_LEN] // row_len)
+    out[t + T_CLAIM] = 1.0 if phase == K.PHASE_CLAIM else 0.0
+    out[t + T_TO_ACT] = 1.0 if st[K.ST_PLAYER] == viewer else 0.0
     drawn = 0
-    for j in range(st[ST_DECK_POS]):
-        drawn |= 1 << st[ST_DECK + j]
+    for j in range(st[K.ST_DECK_POS]):
+        drawn |= 1 << st[K.ST_DECK + j]
     for d in range(1, 49):
         if not (drawn >> d) & 1:
             out[t + T_UNSEEN] += 1.0
@@ -213,8 +193,8 @@ def features(bits, bbox, st, viewer, out, res, order, dominoes, keys, kb, bb, sc
     # the viewer's gains: the free dominoes of the new row, then the unseen ones with crowns
     n_free = 0
     for j in range(4):
-        d = st[ST_NEW_ROW + j]
-        if d != 0 and st[ST_NEW_OWNER + j] < 0:
+        d = st[K.ST_NEW_ROW + j]
+        if d != 0 and st[K.ST_NEW_OWNER + j] < 0:
             out[t + T_FREE] += 1.0
             _add_domino(out, t + T_FREE_TERRAIN, d)
             dominoes[n_free] = d
@@ -224,9 +204,9 @@ def features(bits, bbox, st, viewer, out, res, order, dominoes, keys, kb, bb, sc
         if not (drawn >> d) & 1 and TILE_CROWNS[d, 0] + TILE_CROWNS[d, 1] > 0:
             dominoes[n] = d
             n += 1
-    spot_keys(bits, bbox, viewer, st[ST_SIZE], st[ST_FLAGS], st[ST_DISCARDS + viewer] == 0,
+    spot_keys(bits, bbox, viewer, st[K.ST_SIZE], st[K.ST_FLAGS], st[K.ST_DISCARDS + viewer] == 0,
               dominoes, n, keys, kb, bb, sc, ac)
-    score = res[viewer, RES_TOTAL]
+    score = res[viewer, K.RES_TOTAL]
     best = second = -(1 << 30)
     for i in range(n_free):
         g = (keys[i] & S_MASK) - score
@@ -276,7 +256,7 @@ def feature_buffers(players):
     `players` players."""
     kb, bb, sc, ac = work_buffers()
     return (np.zeros(n_features(players), dtype=np.float32),
-            np.zeros((players, RES_COLS), dtype=np.int64), np.zeros(players, dtype=np.int64),
+            np.zeros((players, K.RES_COLS), dtype=np.int64), np.zeros(players, dtype=np.int64),
             np.zeros(52, dtype=np.int64), np.zeros(52, dtype=np.int64), kb, bb, sc, ac)
 
 
@@ -310,10 +290,10 @@ def final_margin(bits, bbox, st, viewer, res):
     """Own score minus the best other score of seat `viewer` in a finished game."""
     score_totals(bits, bbox, st, res)
     best = -(1 << 30)
-    for q in range(st[ST_PLAYERS]):
+    for q in range(st[K.ST_PLAYERS]):
         if q != viewer:
-            best = max(best, res[q, RES_TOTAL])
-    return float(res[viewer, RES_TOTAL] - best)
+            best = max(best, res[q, K.RES_TOTAL])
+    return float(res[viewer, K.RES_TOTAL] - best)
 
 
 @kernel(nrt=True)
@@ -322,7 +302,7 @@ def best_successor(bits, bbox, st, net, buffers, sc, actions, values):
     for that player (its margin; a finished game counts its real margin), the first of equals.
     values float64[MAX_ACTIONS] gets every legal action's value, in legal_actions' order; returns
     (the action, how many legal actions)."""
-    me = st[ST_PLAYER]
+    me = st[K.ST_PLAYER]
     n = legal_actions(bits, bbox, st, sc, actions)
     b = bits.copy()
     x = bbox.copy()
@@ -332,7 +312,7 @@ def best_successor(bits, bbox, st, net, buffers, sc, actions, values):
     for i in range(n):
         copy_game(bits, bbox, st, b, x, s)
         apply_action(b, x, s, actions[0, i])
-        if s[ST_PHASE] == PHASE_OVER:
+        if s[K.ST_PHASE] == K.PHASE_OVER:
             values[i] = final_margin(b, x, s, me, res)
         else:
             values[i] = net_value(b, x, s, me, net, buffers, OUT_MARGIN)

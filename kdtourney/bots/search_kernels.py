@@ -26,33 +26,9 @@ from kdtourney.bots.kernels import (
     work_buffers,
 )
 from kdtourney.bots.net_kernels import OUT_MARGIN, OUT_RATIO, net_buffers, net_value
+from kdtourney.engine import kernels as K
 from kdtourney.engine.kernel_base import kernel
 from kdtourney.engine.kernels import (
-    CLAIM_BASE,
-    DISCARD,
-    MAX_ACTIONS,
-    PHASE_CLAIM,
-    PHASE_OVER,
-    PHASE_PLACE,
-    RES_COLS,
-    SCRATCH,
-    ST_CUR_ROW,
-    ST_DECK,
-    ST_DECK_LEN,
-    ST_DECK_POS,
-    ST_DISCARDS,
-    ST_FLAGS,
-    ST_KINGS,
-    ST_LEN,
-    ST_NEW_OWNER,
-    ST_NEW_ROW,
-    ST_PHASE,
-    ST_PLAYER,
-    ST_PLAYERS,
-    ST_ROUND,
-    ST_ROW_LEN,
-    ST_SIZE,
-    ST_SLOT,
     apply_action,
     bonus_points,
     copy_game,
@@ -112,11 +88,11 @@ def expecti_buffers(max_depth):
     """The per-level buffers of expecti_move (see above), for searches up to `max_depth` turns."""
     n = max_depth + 1
     return (np.zeros((n, 1, KINGDOM_WIDTH), dtype=np.int64), np.zeros((n, 1, 4), dtype=np.int64),
-            np.zeros((n, ST_LEN), dtype=np.int64), np.zeros((n, KINGDOM_WIDTH), dtype=np.int64),
-            np.zeros((n, 4), dtype=np.int64), np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64),
-            np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64),
-            np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64),
-            np.zeros((n, 4 * MAX_ACTIONS), dtype=np.int64), np.zeros((n, 48), dtype=np.int64),
+            np.zeros((n, K.ST_LEN), dtype=np.int64), np.zeros((n, KINGDOM_WIDTH), dtype=np.int64),
+            np.zeros((n, 4), dtype=np.int64), np.zeros((n, 4 * K.MAX_ACTIONS), dtype=np.int64),
+            np.zeros((n, 4 * K.MAX_ACTIONS), dtype=np.int64),
+            np.zeros((n, 4 * K.MAX_ACTIONS), dtype=np.int64),
+            np.zeros((n, 4 * K.MAX_ACTIONS), dtype=np.int64), np.zeros((n, 48), dtype=np.int64),
             np.zeros((n, F_COLS), dtype=np.int64), np.zeros((n, 2), dtype=np.float64),
             np.zeros(n, dtype=np.uint64))
 
@@ -170,13 +146,13 @@ def expecti_move(bits, bbox, st, me, places, claims, root_keys, k, depth, width,
     gb, gx, gs, mb, mx, places_, claims_, keys, pick, pool, frame, fval, fpath = buffers
     kb, bb, sc, ac = work_buffers()
     rng = np.zeros(1, dtype=np.uint64)
-    size = st[ST_SIZE]
-    row_len = st[ST_ROW_LEN]
-    kings = st[ST_KINGS]
+    size = st[K.ST_SIZE]
+    row_len = st[K.ST_ROW_LEN]
+    kings = st[K.ST_KINGS]
     useed = np.uint64(seed)
     # the root: the real position, one move
     copy_kingdom(bits, bbox, me, gb[0], gx[0], 0)
-    for j in range(ST_LEN):  # loops, not slices (kernels.copy_game says why)
+    for j in range(K.ST_LEN):  # loops, not slices (kernels.copy_game says why)
         gs[0, j] = st[j]
     places_[0, 0] = places[k]
     claims_[0, 0] = claims[k]
@@ -185,12 +161,12 @@ def expecti_move(bits, bbox, st, me, places, claims, root_keys, k, depth, width,
     unseen = 0
     for d in range(1, 49):
         unseen |= 1 << d
-    for j in range(st[ST_DECK_POS]):
-        unseen &= ~(1 << st[ST_DECK + j])
+    for j in range(st[K.ST_DECK_POS]):
+        unseen &= ~(1 << st[K.ST_DECK + j])
     frame[0, F_DEPTH] = depth
-    frame[0, F_DOMINO] = st[ST_CUR_ROW + st[ST_SLOT]] if st[ST_PHASE] == PHASE_PLACE else 0
-    frame[0, F_COMPLETE] = 1 if st[ST_DISCARDS + me] == 0 else 0
-    frame[0, F_ROWS] = (st[ST_DECK_LEN] - st[ST_DECK_POS]) // row_len
+    frame[0, F_DOMINO] = st[K.ST_CUR_ROW + st[K.ST_SLOT]] if st[K.ST_PHASE] == K.PHASE_PLACE else 0
+    frame[0, F_COMPLETE] = 1 if st[K.ST_DISCARDS + me] == 0 else 0
+    frame[0, F_ROWS] = (st[K.ST_DECK_LEN] - st[K.ST_DECK_POS]) // row_len
     frame[0, F_UNSEEN] = unseen
     fpath[0] = 0
     lvl = 0
@@ -223,7 +199,7 @@ def expecti_move(bits, bbox, st, me, places, claims, root_keys, k, depth, width,
         if f[F_OUTCOMES] == 0:  # start valuing the next move
             i = pick[lvl, f[F_MOVE]]
             a = places_[lvl, i]
-            c = claims_[lvl, i] - CLAIM_BASE if claims_[lvl, i] >= 0 else 0
+            c = claims_[lvl, i] - K.CLAIM_BASE if claims_[lvl, i] >= 0 else 0
             if c == 0 or f[F_DEPTH] <= 1:  # c == 0: the last round, nothing more to come
                 v = _leaf_value(keys[lvl, i], c == 0 or f[F_ROWS] == 0)
                 fval[lvl, 0] = max(fval[lvl, 0], v)
@@ -231,23 +207,23 @@ def expecti_move(bits, bbox, st, me, places, claims, root_keys, k, depth, width,
                 continue
             copy_kingdom(gb[lvl], gx[lvl], 0, mb, mx, lvl)
             comp = f[F_COMPLETE] == 1
-            if a == DISCARD:
+            if a == K.DISCARD:
                 comp = False
             elif a >= 0:
                 place(mb, mx, lvl, size, f[F_DOMINO], a)
             # the next turn places c and claims from the next row, if one is left to draw
             nxt = lvl + 1
             copy_kingdom(mb, mx, lvl, gb[nxt], gx[nxt], 0)
-            for j in range(ST_LEN):
+            for j in range(K.ST_LEN):
                 gs[nxt, j] = gs[lvl, j]
-            gs[nxt, ST_PHASE] = PHASE_PLACE
-            gs[nxt, ST_PLAYER] = 0
-            gs[nxt, ST_SLOT] = 0
-            gs[nxt, ST_CUR_ROW] = c
-            gs[nxt, ST_DISCARDS] = 0 if comp else 1
+            gs[nxt, K.ST_PHASE] = K.PHASE_PLACE
+            gs[nxt, K.ST_PLAYER] = 0
+            gs[nxt, K.ST_SLOT] = 0
+            gs[nxt, K.ST_CUR_ROW] = c
+            gs[nxt, K.ST_DISCARDS] = 0 if comp else 1
             ahead = 0
             for j in range(4):
-                d = gs[lvl, ST_NEW_ROW + j]
+                d = gs[lvl, K.ST_NEW_ROW + j]
                 if d != 0 and d < c:
                     ahead += 1
             f[F_CLAIM] = c
@@ -278,8 +254,8 @@ def expecti_move(bits, bbox, st, me, places, claims, root_keys, k, depth, width,
         g[F_COMPLETE] = f[F_COMP]
         if f[F_ROWS] == 0:
             for j in range(4):
-                gs[nxt, ST_NEW_ROW + j] = 0
-                gs[nxt, ST_NEW_OWNER + j] = -1
+                gs[nxt, K.ST_NEW_ROW + j] = 0
+                gs[nxt, K.ST_NEW_OWNER + j] = -1
             g[F_ROWS] = 0
             g[F_UNSEEN] = f[F_UNSEEN]
             fpath[nxt] = fpath[lvl]
@@ -299,18 +275,18 @@ def expecti_move(bits, bbox, st, me, places, claims, root_keys, k, depth, width,
             j = 0
             for d in range(1, 49):
                 if (drawn >> d) & 1:
-                    gs[nxt, ST_NEW_ROW + j] = d
-                    gs[nxt, ST_NEW_OWNER + j] = -1
+                    gs[nxt, K.ST_NEW_ROW + j] = d
+                    gs[nxt, K.ST_NEW_OWNER + j] = -1
                     j += 1
             for q in range(j, 4):
-                gs[nxt, ST_NEW_ROW + q] = 0
-                gs[nxt, ST_NEW_OWNER + q] = -1
+                gs[nxt, K.ST_NEW_ROW + q] = 0
+                gs[nxt, K.ST_NEW_OWNER + q] = -1
             for q in range(min(f[F_AHEAD], j - 1)):
                 t = rand_below(rng, j - q)
                 for jj in range(j):  # the t-th domino not yet taken
-                    if gs[nxt, ST_NEW_OWNER + jj] < 0:
+                    if gs[nxt, K.ST_NEW_OWNER + jj] < 0:
                         if t == 0:
-                            gs[nxt, ST_NEW_OWNER + jj] = 1
+                            gs[nxt, K.ST_NEW_OWNER + jj] = 1
                             break
                         t -= 1
             g[F_ROWS] = f[F_ROWS] - 1
@@ -477,8 +453,8 @@ def _expand_place(bits, bbox, st, node, ti, tf, ncount, places, claims, keys, kb
 def _expand_claims(bits, bbox, s, node, ti, tf, ncount, free, kb, bb, sc, ac):
     """A child for every free domino not yet a child, prior = its best spot's score."""
     nfree = free_claims(s, free)
-    p = s[ST_PLAYER]
-    size = s[ST_SIZE]
+    p = s[K.ST_PLAYER]
+    size = s[K.ST_SIZE]
     points = -1  # the kingdom is framed (in kb[1]) for the first new child
     for j in range(nfree):
         ch = ti[node, TI_FIRST]
@@ -486,13 +462,13 @@ def _expand_claims(bits, bbox, s, node, ti, tf, ncount, free, kb, bb, sc, ac):
             ch = ti[ch, TI_NEXT]
         if ch >= 0:
             continue
-        d = free[j] - CLAIM_BASE
-        if s[ST_ROUND] == 0:
+        d = free[j] - K.CLAIM_BASE
+        if s[K.ST_ROUND] == 0:
             h = 5.0 * max(TILE_CROWNS[d, 0], TILE_CROWNS[d, 1])
         else:
             if points < 0:
                 points = prepare_frame(bits, bbox, p, size, kb, 1)
-            k, _ = best_key(bits, bbox, p, size, s[ST_FLAGS], s[ST_DISCARDS + p] == 0, d, kb, 1,
+            k, _ = best_key(bits, bbox, p, size, s[K.ST_FLAGS], s[K.ST_DISCARDS + p] == 0, d, kb, 1,
                             points, sc, ac, 1)
             h = float((k & S_MASK) - 5 * (1 - (k >> S2_SHIFT)))
         _new_node(ti, tf, ncount, node, free[j], h)
@@ -520,9 +496,9 @@ def _select(ti, tf, node, c, bias, widen, claim_phase, st):
         legal = True
         if claim_phase:
             legal = False
-            d = ti[ch, TI_ACTION] - CLAIM_BASE
+            d = ti[ch, TI_ACTION] - K.CLAIM_BASE
             for j in range(4):
-                if st[ST_NEW_ROW + j] == d and st[ST_NEW_OWNER + j] < 0:
+                if st[K.ST_NEW_ROW + j] == d and st[K.ST_NEW_OWNER + j] < 0:
                     legal = True
         if legal:
             ti[ch, TI_AVAIL] += 1
@@ -576,17 +552,17 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
     forced: the root's action of every iteration (-1: chosen by the tree policy, as everywhere
     else)."""
     kb, bb, sc, ac = work_buffers()
-    places = np.empty(4 * MAX_ACTIONS, dtype=np.int64)  # greedy_combos' arrays
-    claims = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
-    keys = np.empty(4 * MAX_ACTIONS, dtype=np.int64)
-    nb = net_work(net, st[ST_PLAYERS])
+    places = np.empty(4 * K.MAX_ACTIONS, dtype=np.int64)  # greedy_combos' arrays
+    claims = np.empty(4 * K.MAX_ACTIONS, dtype=np.int64)
+    keys = np.empty(4 * K.MAX_ACTIONS, dtype=np.int64)
+    nb = net_work(net, st[K.ST_PLAYERS])
     free = np.empty(4, dtype=np.int64)
     rng = np.zeros(1, dtype=np.uint64)
     b = bits.copy()
     x = bbox.copy()
     s = st.copy()
-    res = np.zeros((st[ST_PLAYERS], RES_COLS), dtype=np.int64)
-    ranks = np.zeros(st[ST_PLAYERS], dtype=np.int64)
+    res = np.zeros((st[K.ST_PLAYERS], K.RES_COLS), dtype=np.int64)
+    ranks = np.zeros(st[K.ST_PLAYERS], dtype=np.int64)
     path = np.empty(256, dtype=np.int64)
     useed = np.uint64(seed)
     for _ in range(count):
@@ -598,8 +574,8 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
         plen = 1
         path[0] = 0
         dealt = False
-        while s[ST_PHASE] != PHASE_OVER:
-            if s[ST_PLAYER] != me:
+        while s[K.ST_PHASE] != K.PHASE_OVER:
+            if s[K.ST_PLAYER] != me:
                 if fb is None:
                     a = greedy_step(b, x, s, rng, kb, bb, sc, ac)
                 else:
@@ -608,7 +584,7 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
                 continue
             if node != 0 and ti[node, TI_VISITS] == 0:
                 break  # a new leaf: evaluate it
-            claim_phase = s[ST_PHASE] == PHASE_CLAIM
+            claim_phase = s[K.ST_PHASE] == K.PHASE_CLAIM
             if claim_phase:
                 _expand_claims(b, x, s, node, ti, tf, ncount, free, kb, bb, sc, ac)
             elif ti[node, TI_FIRST] < 0:
@@ -636,17 +612,17 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
             resample_deck(s, rng)
         if net is None:
             v = _played_out(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac, measure, res, ranks)
-        elif evaluation == EVAL_PLAYOUT or s[ST_PHASE] == PHASE_OVER:
+        elif evaluation == EVAL_PLAYOUT or s[K.ST_PHASE] == K.PHASE_OVER:
             v = _played_out(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac, measure, res, ranks)
         elif evaluation == EVAL_NET:
-            stop = s[ST_ROUND] + depth
-            while s[ST_PHASE] != PHASE_OVER and s[ST_ROUND] < stop:
+            stop = s[K.ST_ROUND] + depth
+            while s[K.ST_PHASE] != K.PHASE_OVER and s[K.ST_ROUND] < stop:
                 if fb is None:
                     a = greedy_step(b, x, s, rng, kb, bb, sc, ac)
                 else:
                     a = policy_action(b, x, s, rng, policy, me, hw, fb, kb, bb, sc, ac)
                 apply_action(b, x, s, a)
-            if s[ST_PHASE] == PHASE_OVER:
+            if s[K.ST_PHASE] == K.PHASE_OVER:
                 v = result_value(b, x, s, me, measure, res, ranks)
             else:
                 v = _net_measure(b, x, s, me, measure, net, nb)
@@ -682,8 +658,8 @@ def best_final(bits, bbox, p, size, flags, discards, dominoes, k):
     action (or DISCARD) of dominoes[0] in a best sequence (-1 when k is 0)."""
     kb = np.zeros((k + 1, bits.shape[1]), dtype=np.int64)
     bb = np.zeros((k + 1, 4), dtype=np.int64)
-    sc = np.zeros((k + 1, SCRATCH), dtype=np.int64)
-    ac = np.zeros((k + 1, MAX_ACTIONS), dtype=np.int64)
+    sc = np.zeros((k + 1, K.SCRATCH), dtype=np.int64)
+    ac = np.zeros((k + 1, K.MAX_ACTIONS), dtype=np.int64)
     moves = np.zeros(k + 1, dtype=np.int64)
     at = np.zeros(k + 1, dtype=np.int64)
     disc = np.zeros(k + 1, dtype=np.int64)
@@ -700,7 +676,7 @@ def best_final(bits, bbox, p, size, flags, discards, dominoes, k):
         if entered:  # level lvl places dominoes[lvl] into kingdom lvl
             entered = False
             if legal_moves(kb, bb, lvl, size, dominoes[lvl], sc, lvl) == 0:
-                ac[lvl, 0] = DISCARD
+                ac[lvl, 0] = K.DISCARD
                 moves[lvl] = 1
             else:
                 moves[lvl] = moves_to_actions(sc, lvl, size, ac, lvl)
@@ -712,7 +688,7 @@ def best_final(bits, bbox, p, size, flags, discards, dominoes, k):
         at[lvl] += 1
         copy_kingdom(kb, bb, lvl, kb, bb, lvl + 1)
         disc[lvl + 1] = disc[lvl]
-        if a == DISCARD:
+        if a == K.DISCARD:
             disc[lvl + 1] += 1
         else:
             place(kb, bb, lvl + 1, size, dominoes[lvl], a)

@@ -4,10 +4,16 @@ that no bot carries them (nor changes identity with them)."""
 
 import numpy as np
 
-from kdtourney.bots.kernels import MEASURE_RATIO, plan_buffers, playout, result_value, work_buffers
+from kdtourney.bots.kernels import (
+    MEASURE_RATIO,
+    plan_buffers,
+    playout_after,
+    result_value,
+    work_buffers,
+)
 from kdtourney.bots.net_kernels import feature_buffers, features, final_margin
 from kdtourney.engine.kernel_base import kernel
-from kdtourney.engine.kernels import RES_COLS, ST_PLAYERS, apply_action, copy_game, resample_deck
+from kdtourney.engine.kernels import RES_COLS, ST_PLAYERS
 
 
 @kernel(nrt=True)
@@ -29,14 +35,8 @@ def playout_labels(bits, bbox, st, me, places, claims, m, n, policy, seed, out):
         margin = 0.0
         ratio = 0.0
         for _ in range(n):
-            copy_game(bits, bbox, st, b, x, s)
-            fb[0].fill(-1)
-            resample_deck(s, rng)
-            if places[i] >= 0:
-                apply_action(b, x, s, places[i])
-            if claims[i] >= 0:
-                apply_action(b, x, s, claims[i])
-            playout(b, x, s, rng, policy, me, fb, kb, bb, sc, ac)
+            playout_after(bits, bbox, st, places[i], claims[i], b, x, s, rng, policy, me, fb, kb,
+                          bb, sc, ac)
             margin += final_margin(b, x, s, me, res)
             ratio += result_value(b, x, s, me, MEASURE_RATIO, res, ranks)
         out[i, 0] = margin / n

@@ -79,8 +79,9 @@ def step_through(frames):
               metavar="results|games|faults|entrants|blocks|sessions",
               help="results: one row per player per game, with the game's block and n_players; "
               "entrants: what code played for each entrant (digest, identity); blocks: each "
-              "block's table (seats, the entrants' specs, deal seeds); sessions: when the "
-              "folder was made and resumed, by which command.")
+              "block's table (seats, the entrants' specs, deal seeds); faults: one row per "
+              "forfeit, its call as the store counts it (call) and as replays name it "
+              "(bot_call); sessions: when the folder was made and resumed, by which command.")
 def export_command(folder, fmt, output, table):
     """Write a table of the tournament in DIR to a CSV or Parquet file."""
     from kdtourney.store import export_table
@@ -111,10 +112,14 @@ def sprt_verdict(folder) -> str:
 SEATS_FROM_0 = ("its column seat counts from 0, as the store does; the report, replays and the "
                 "play page count seats from 1 (seat 0 here is their seat 1)")
 #: What `export` says of the numbering of a table beside what the pages show.
-EXPORT_NOTES = {"results": SEATS_FROM_0,
-                "faults": SEATS_FROM_0 + "; its column call counts the bot's calls from 0: 0 its "
-                "construction, 1 its setup, k + 1 its act k (the pages say 'act k'; a dynasty's "
-                "bot is set up again before each deal)"}
+EXPORT_NOTES = {"results": SEATS_FROM_0, "notes": SEATS_FROM_0,
+                "faults": SEATS_FROM_0 + "; its column call is the store's count of kdtourney's "
+                "calls into the bot, from 0: 0 its construction, 1 its setup, k + 1 its act k (a "
+                "dynasty's bot is set up again before each deal); bot_call names that call as "
+                "the report and replay do ('act 3')",
+                "games": "its column error names seats from 1, as the report, replays and the "
+                "play page do (the column seat of the tables results, faults and notes counts "
+                "from 0: their seat 0 is seat 1 here)"}
 
 
 @click.command("report")

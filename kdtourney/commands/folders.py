@@ -5,6 +5,7 @@
                                reads of a folder
     session_meta               what the store keeps of the command line and the versions
     check_code, record_play    an existing folder is played by the same code, the same way
+    read_config, check_existing   what a folder holds, and that a command may go on with it
     record_harness_error       a bug's trace into FOLDER/logs/harness.log
 
 Each raises ArenaError (one line) for a folder that cannot be used.
@@ -157,6 +158,25 @@ def create_store(folder: Path, table: Tournament, meta: dict, identities: dict |
         record_play(st, play or PlaySettings(), folder)
 
 
+def read_config(folder) -> dict:
+    """The config stored in `folder`; ArenaError if it holds no valid store."""
+    try:
+        return store.load_config(folder)
+    except store.StoreError as exc:
+        raise ArenaError(str(exc)) from None
+
+
+def check_existing(st: store.Store, folder: Path, what: str, diff: list[str], then: str,
+                   identities: dict | None, play: PlaySettings | None) -> list[str]:
+    """Check that the command may go on with the open store `st` of `folder`: it holds this `what`
+    (`refuse_another`), played by this code (`check_code`, unless `identities` is None) under
+    these `play` settings (`record_play`). Returns notes for the user."""
+    refuse_another(folder, what, diff, then)
+    notes = check_code(st, identities, folder) if identities is not None else []
+    record_play(st, play or PlaySettings(), folder)
+    return notes
+
+
 def open_existing(folder: Path) -> store.Store:
     """The store of `folder`, open; ArenaError if it is not a valid one."""
     try:
@@ -196,4 +216,5 @@ def record_harness_error(folder, exc: BaseException) -> Path:
 
 __all__ = ["REPORTS", "LOGS", "HARNESS_LOG", "session_meta", "asked_folder", "new_folder",
            "stored_seed", "resume_command", "stored_bots_dirs", "check_entrants", "record_play",
-           "check_code", "record_harness_error", "command_line"]
+           "check_code", "read_config", "check_existing", "record_harness_error",
+           "command_line"]

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from kdtourney import store
 from kdtourney.commands.driver import Driver
-from kdtourney.commands.folders import create_store, record_play, refuse_another
+from kdtourney.commands.folders import create_store, read_config, record_play, refuse_another
 from kdtourney.commands.ladder_feed import CHUNK_SECONDS, LadderFeed
 from kdtourney.commands.ladder_watch import POLL_SECONDS, Watch
 from kdtourney.commands.setup import Options, setup
@@ -88,10 +88,7 @@ def stored_config(folder) -> LadderConfig | None:
     else."""
     if not store.exists(folder):
         return None
-    try:
-        config = store.load_config(folder)
-    except store.StoreError as exc:
-        raise ArenaError(str(exc)) from None
+    config = read_config(folder)
     if "ladder" not in config:
         raise ArenaError(f"{folder} holds a tournament, not a ladder; choose another --out")
     stored = LadderConfig.from_dict(config["ladder"])

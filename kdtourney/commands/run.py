@@ -17,11 +17,10 @@ from pathlib import Path
 from kdtourney import store
 from kdtourney.commands.driver import Driver, Feed, RunOutcome
 from kdtourney.commands.folders import (
-    check_code,
+    check_existing,
     create_store,
     open_existing,
-    record_play,
-    refuse_another,
+    read_config,
     resume_command,
 )
 from kdtourney.commands.setup import Options, setup
@@ -43,10 +42,9 @@ def open_run(tournament: Tournament, folder, meta: dict, identities: dict | None
         create_store(folder, tournament, meta, identities, play)
         return []
     with open_existing(folder) as st:
-        refuse_another(folder, "tournament", differences(st.tournament, tournament.to_dict()),
-                       f"choose a new --out, or finish that one with {resume_command(folder)}")
-        notes = check_code(st, identities, folder) if identities is not None else []
-        record_play(st, play or PlaySettings(), folder)
+        diff = differences(st.tournament, tournament.to_dict())
+        notes = check_existing(st, folder, "tournament", diff, "choose a new --out, or finish "
+                               f"that one with {resume_command(folder)}", identities, play)
         st.begin_session(meta.get("command"), tournament.games)
     return notes
 
@@ -55,10 +53,7 @@ def load_tournament(folder) -> tuple[Tournament, dict]:
     """The stored tournament and meta of a tournament folder (for --resume); ArenaError if the
     folder holds none, or holds an SPRT, a tune or a ladder (their games are made as they go:
     only their own command continues them)."""
-    try:
-        config = store.load_config(folder)
-    except store.StoreError as exc:
-        raise ArenaError(str(exc)) from None
+    config = read_config(folder)
     for kind, what in (("sprt", "an SPRT"), ("tune", "a tune"), ("ladder", "a ladder")):
         if kind in config:
             raise ArenaError(f"{folder} holds {what}: continue it with {resume_command(folder)}")

@@ -26,15 +26,13 @@ from pathlib import Path
 from kdtourney import store
 from kdtourney.commands.driver import Driver, Feed
 from kdtourney.commands.folders import (
-    check_code,
+    check_existing,
     create_store,
     open_existing,
-    record_play,
-    refuse_another,
+    read_config,
     resume_command,
 )
 from kdtourney.commands.setup import Options, setup
-from kdtourney.match.settings import PlaySettings
 from kdtourney.stats.sprt import DEFAULT_MIN_BLOCKS
 from kdtourney.tournament import schedule
 from kdtourney.tournament.blocks import of_plan
@@ -175,10 +173,8 @@ def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict,
                             "sprt": config["sprt"]},
                            {"tournament": dict(tournament.to_dict(), games=None),
                             "sprt": test.to_dict()})
-        refuse_another(folder, "SPRT", diff, "choose a new --out, or continue that one with "
-                       f"kdtourney sprt --resume {folder}")
-        notes = check_code(st, identities, folder) if identities is not None else []
-        record_play(st, play or PlaySettings(), folder)
+        notes = check_existing(st, folder, "SPRT", diff, "choose a new --out, or continue that "
+                               f"one with kdtourney sprt --resume {folder}", identities, play)
         st.begin_session(meta.get("command"), tournament.games)  # its cap
     return notes
 
@@ -186,10 +182,7 @@ def open_test(tournament: Tournament, test: SprtTest, folder, meta: dict,
 def load_test(folder) -> tuple[Tournament, SprtTest, dict]:
     """The stored tournament, test and meta of an SPRT folder (for --resume); ArenaError if the
     folder holds none."""
-    try:
-        config = store.load_config(folder)
-    except store.StoreError as exc:
-        raise ArenaError(str(exc)) from None
+    config = read_config(folder)
     if "sprt" not in config:
         raise ArenaError(f"{folder} holds a tournament that is not an SPRT; continue it with "
                          f"{resume_command(folder)}")

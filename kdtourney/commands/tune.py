@@ -26,13 +26,7 @@ import numpy as np
 from kdtourney import store
 from kdtourney.commands import sprt as sequential
 from kdtourney.commands.driver import Driver, Feed
-from kdtourney.commands.folders import (
-    check_code,
-    create_store,
-    open_existing,
-    record_play,
-    refuse_another,
-)
+from kdtourney.commands.folders import check_existing, create_store, open_existing, read_config
 from kdtourney.commands.run import run_tournament
 from kdtourney.commands.setup import Options, setup
 from kdtourney.match.settings import PlaySettings
@@ -275,10 +269,8 @@ def open_tune(table: Tournament, tune: Tune, folder, meta: dict, identities: dic
                            {"tune": tune.to_dict(),
                             "tournament": dict(table.to_dict(), entrants=None, specs=None,
                                                games=None)})
-        refuse_another(folder, "tune", diff, "choose a new --out, or continue that one with "
-                       f"kdtourney tune --resume {folder}")
-        notes = check_code(st, identities, folder)
-        record_play(st, play or PlaySettings(), folder)
+        notes = check_existing(st, folder, "tune", diff, "choose a new --out, or continue that "
+                               f"one with kdtourney tune --resume {folder}", identities, play)
         if tune.rule != spsa.SPSA_RULE:
             notes.append(f"{folder} was made under SPSA rule {tune.rule} (this kdtourney makes "
                          f"rule {spsa.SPSA_RULE}): it finishes under rule {tune.rule}")
@@ -297,10 +289,7 @@ def _stored_tune(config: dict, folder) -> Tune:
 
 def load_tune(folder) -> tuple[Tournament, Tune, dict]:
     """The stored table, tune and meta of a tune folder (for --resume); ArenaError if none."""
-    try:
-        config = store.load_config(folder)
-    except store.StoreError as exc:
-        raise ArenaError(str(exc)) from None
+    config = read_config(folder)
     if "tune" not in config:
         raise ArenaError(f"{folder} holds no tune (kdtourney tune)")
     return Tournament.from_dict(config["tournament"]), _stored_tune(config, folder), \

@@ -151,6 +151,22 @@ if PackageCacheLocator not in _LOCATORS:
     _LOCATORS.insert(2, PackageCacheLocator)
 
 
+def cache_folders() -> list[str]:
+    """The folders of this installation's cache of kdtourney's kernels that exist, one per
+    package folder (the sandbox lends its bots a copy)."""
+    found = []
+    for sub in sorted(os.listdir(_PACKAGE)):
+        source = os.path.join(_PACKAGE, sub, "kernels.py")
+        if not os.path.isdir(os.path.dirname(source)):
+            continue
+        path = PackageCacheLocator(cache_folders, source).get_cache_path()
+        if os.environ.get("NUMBA_CACHE_DIR"):  # the user's choice, which Numba takes first
+            path = os.path.join(os.environ["NUMBA_CACHE_DIR"], os.path.basename(path))
+        if os.path.isdir(path):
+            found.append(path)
+    return found
+
+
 def lock_path(dispatcher) -> str | None:
     """The file of a kdtourney kernel's compile lock, beside its cache index (None for a function
     cached elsewhere)."""

@@ -62,9 +62,12 @@ def _window(size):
 
 
 @kernel(inline="always")
-def _put_domino(obs, at, d):
+def _put_domino(obs, at, d, owner, viewer, players):
+    """Domino d's features at obs[at], then its owner's seat relative to the viewer's, if any."""
     for f in range(DOMINO_FEATURES):
         obs[at + f] = DOMINO[d, f]
+    if owner >= 0:
+        obs[at + DOMINO_FEATURES + (owner - viewer) % players] = 1.0
 
 
 @kernel(nrt=True)
@@ -103,23 +106,18 @@ def _encode(bits, bbox, st, viewer, obs, res):
         if d == 0:
             continue
         at = t + T_CUR_ROW + j * CUR_SLOT
-        _put_domino(obs, at, d)
         owner = st[K.ST_CUR_OWNER + j]
-        if owner >= 0:
-            obs[at + DOMINO_FEATURES + (owner - viewer) % players] = 1.0
-            if phase == K.PHASE_OVER or j < slot or (j == slot and phase == K.PHASE_CLAIM):
-                obs[at + DOMINO_FEATURES + 4] = 1.0
+        _put_domino(obs, at, d, owner, viewer, players)
+        if owner >= 0 and (phase == K.PHASE_OVER or j < slot
+                           or (j == slot and phase == K.PHASE_CLAIM)):
+            obs[at + DOMINO_FEATURES + 4] = 1.0
         if phase == K.PHASE_PLACE and j == slot:
             obs[at + DOMINO_FEATURES + 5] = 1.0
     for j in range(4):
         d = st[K.ST_NEW_ROW + j]
         if d == 0:
             continue
-        at = t + T_NEW_ROW + j * NEW_SLOT
-        _put_domino(obs, at, d)
-        owner = st[K.ST_NEW_OWNER + j]
-        if owner >= 0:
-            obs[at + DOMINO_FEATURES + (owner - viewer) % players] = 1.0
+        _put_domino(obs, t + T_NEW_ROW + j * NEW_SLOT, d, st[K.ST_NEW_OWNER + j], viewer, players)
     K.score_totals(bits, bbox, st, res)
     for k in range(players):
         p = (viewer + k) % players
@@ -188,6 +186,24 @@ def observe(bits, bbox, st, viewers, kind, obs, mask, rewards):
             _rewards(bits[i], bbox[i], st[i], kind, res, ranks, rewards[i])
 
 
+@kernel(inline="always", nrt=True)
+def _start(bits, bbox, st, header, seed, rng):
+    """Start a game in (bits, bbox, st) with `seed`, as Game(rules, seed) does (header: the
+    rules' part of st)."""
+    st[:K.ST_CUR_ROW] = header
+    rng[0] = np.uint64(seed)
+    K.init_game(bits, bbox, st, rng)
+
+
+@kernel(inline="always")
+def _observe(bits, bbox, st, obs, mask, res, sc, actions):
+    """The observation and action mask of the game for the player to act, who is returned."""
+    player = st[K.ST_PLAYER]
+    _encode(bits, bbox, st, player, obs, res)
+    _legal_mask(bits, bbox, st, sc, actions, mask)
+    return player
+
+
 @kernel(nrt=True)
 def reset(bits, bbox, st, header, seeds, obs, mask, player):
     """Start game i with seed seeds[i] (as Game(rules, seed) does) and observe it for its player."""
@@ -197,12 +213,8 @@ def reset(bits, bbox, st, header, seeds, obs, mask, player):
     actions = np.empty((1, K.MAX_ACTIONS), dtype=np.int64)
     res = np.zeros((bits.shape[1], K.RES_COLS), dtype=np.int64)
     for i in range(n):
-        st[i, :K.ST_CUR_ROW] = header
-        rng[0] = np.uint64(seeds[i])
-        K.init_game(bits[i], bbox[i], st[i], rng)
-        player[i] = st[i, K.ST_PLAYER]
-        _encode(bits[i], bbox[i], st[i], player[i], obs[i], res)
-        _legal_mask(bits[i], bbox[i], st[i], sc, actions, mask[i])
+        _start(bits[i], bbox[i], st[i], header, seeds[i], rng)
+        player[i] = _observe(bits[i], bbox[i], st[i], obs[i], mask[i], res, sc, actions)
 
 
 @kernel(nrt=True)
@@ -229,10 +241,6 @@ def step(bits, bbox, st, header, actions, seeds, seed_stride, kind, obs, mask, r
         if dones[i]:
             _rewards(bits[i], bbox[i], st[i], kind, res, ranks, rewards[i])
             seeds[i] += seed_stride
-            st[i, :K.ST_CUR_ROW] = header
-            rng[0] = np.uint64(seeds[i])
-            K.init_game(bits[i], bbox[i], st[i], rng)
-        player[i] = st[i, K.ST_PLAYER]
-        _encode(bits[i], bbox[i], st[i], player[i], obs[i], res)
-        _legal_mask(bits[i], bbox[i], st[i], sc, legal, mask[i])
+            _start(bits[i], bbox[i], st[i], header, seeds[i], rng)
+        player[i] = _observe(bits[i], bbox[i], st[i], obs[i], mask[i], res, sc, legal)
     return -1

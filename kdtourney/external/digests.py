@@ -15,7 +15,6 @@ import os
 import time
 
 from kdtourney.external.files import (
-    FLAGS,
     LIMIT,
     MIB_ENV,
     Digest,
@@ -23,7 +22,7 @@ from kdtourney.external.files import (
     chunks,
     layout,
     mib,
-    open_beneath,
+    on_file,
     regular,
 )
 
@@ -62,20 +61,12 @@ def hash_fd(fd: int, shown, limit: int) -> Digest:
 
 def hash_file(path, limit: int) -> Digest:
     """`hash_fd` of the file `path`, links followed."""
-    fd = os.open(path, FLAGS)
-    try:
-        return hash_fd(fd, path, limit)
-    finally:
-        os.close(fd)
+    return on_file(hash_fd, path, None, limit)
 
 
 def hash_beneath(root, name: str, limit: int) -> Digest:
     """`hash_fd` of `root`/`name`, through no link (kdtourney.external.files.open_beneath)."""
-    fd = open_beneath(root, name)
-    try:
-        return hash_fd(fd, os.path.join(root, name), limit)
-    finally:
-        os.close(fd)
+    return on_file(hash_fd, root, name, limit)
 
 
 def hashed_tree(root, limit: int, named=None, files: int | None = LIMIT):

@@ -9,7 +9,7 @@ without recursion, MAX_DEPTH folders deep and within the organiser's bounds.
     left_out, is_run_folder     the rule
     read_file, read_beneath     one file, at most `limit` bytes, never blocking: Unreadable
                                 (a UserError, one line) for a FIFO, socket, device or a file
-                                past the limit; read_beneath through no link
+                                past the limit; read_beneath through no link (`on_file`)
     read_tree                   a folder's files and links, read that way
     real, inside                os.path.realpath without recursion (at most LINKS links)
     files_sha256                a sha256 over (name, bytes, Link or a file's digest) pairs
@@ -242,9 +242,18 @@ FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 def read_file(path, limit: int) -> bytes:
     """The bytes of the file `path` (links followed), at most `limit` of them: Unreadable when it
     is not a regular file (opened without waiting: a FIFO gives nothing) or holds more."""
-    fd = os.open(path, FLAGS)
+    return on_file(_read_fd, path, None, limit)
+
+
+def on_file(use, root, name: str | None, limit: int):
+    """use(fd, path, limit) of the file `root` (links followed) or, given `name`, of `root`/`name`
+    (`open_beneath`: through no link), open for the call."""
+    if name is None:
+        fd, path = os.open(root, FLAGS), root
+    else:
+        fd, path = open_beneath(root, name), os.path.join(root, name)
     try:
-        return _read_fd(fd, path, limit)
+        return use(fd, path, limit)
     finally:
         os.close(fd)
 
@@ -272,11 +281,7 @@ def open_beneath(root, name: str) -> int:
 
 def read_beneath(root, name: str, limit: int) -> bytes:
     """`read_file` of `root`/`name` through folders none of which is a link, nor is the file."""
-    fd = open_beneath(root, name)
-    try:
-        return _read_fd(fd, os.path.join(root, name), limit)
-    finally:
-        os.close(fd)
+    return on_file(_read_fd, root, name, limit)
 
 
 def layout(root: Path, named=None, files: int | None = LIMIT) -> dict[str, Link | None]:
@@ -367,7 +372,8 @@ def files_sha256(files) -> str:
 
 
 __all__ = ["tree", "walk", "left_out", "is_run_folder", "files_sha256", "STORE", "Unreadable",
-           "TooMany", "Link", "Digest", "read_file", "read_beneath", "open_beneath", "regular",
+           "TooMany", "Link", "Digest", "read_file", "read_beneath", "open_beneath", "on_file",
+           "regular",
            "chunks", "read_tree", "layout", "mib", "real", "inside", "MAX_DEPTH", "MAX_FILES",
            "MAX_BYTES", "LIMIT", "LimitError", "submission_limits",
            "LINKS", "FLAGS"]

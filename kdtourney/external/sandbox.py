@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 import kdtourney
-from kdtourney.engine.jit_cache import PackageCacheLocator
+from kdtourney.engine.jit_cache import cache_folders
 from kdtourney.errors import UserError
 from kdtourney.external import cgroups, private, syscalls
 from kdtourney.external.declaration import SERVED, Program
@@ -276,23 +276,6 @@ def _package() -> str:
     return os.path.dirname(os.path.realpath(kdtourney.__file__))
 
 
-def _numba_caches() -> list[str]:
-    """The folders of this installation's Numba cache of kdtourney's kernels, one per package
-    folder (see kdtourney.engine.jit_cache)."""
-    package = os.path.dirname(os.path.abspath(kdtourney.__file__))
-    found = []
-    for sub in sorted(os.listdir(package)):
-        source = os.path.join(package, sub, "kernels.py")
-        if not os.path.isdir(os.path.dirname(source)):
-            continue
-        path = PackageCacheLocator(_numba_caches, source).get_cache_path()
-        if os.environ.get("NUMBA_CACHE_DIR"):  # the user's choice, which Numba takes first
-            path = os.path.join(os.environ["NUMBA_CACHE_DIR"], os.path.basename(path))
-        if os.path.isdir(path):
-            found.append(path)
-    return found
-
-
 class Confinement:
     """One bot process's sandbox: its bwrap command line and its cgroup (made by `argv`,
     frozen and thawed, removed by `release`), and what the cgroup saw (`out_of_memory`,
@@ -339,7 +322,7 @@ class Confinement:
         masks = self._mount_visible(command)
         command += ["--chdir", "/tmp" if self.served else os.path.realpath(self.program.cwd)]
         if self.served:  # a private copy of kdtourney's compiled kernels (a bot cannot alter them)
-            for path in _numba_caches():
+            for path in cache_folders():
                 command += ["--ro-bind", path, f"{NUMBA_COPY_FROM}/{os.path.basename(path)}"]
             command += ["--setenv", "NUMBA_CACHE_DIR", "/tmp/numba"]
             # the kdtourney this harness runs and hashed, not another its Python might find

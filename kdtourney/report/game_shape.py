@@ -20,8 +20,8 @@ import pandas as pd
 from kdtourney.engine import Game
 from kdtourney.engine.tiles import CASTLE
 from kdtourney.report.plots import COLORS, Plot, new_figure, styled, svg_plot
-from kdtourney.report.replays import rules_for, stored_deals
 from kdtourney.stats.descriptive import block_bootstrap_means
+from kdtourney.store.deals import rules_for, stored_deals
 
 __all__ = ["game_shape", "branching_plot", "decision_times", "territory_points", "SAMPLE"]
 

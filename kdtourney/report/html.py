@@ -45,6 +45,7 @@ from kdtourney.report.standings import N_BOOT, standings
 from kdtourney.stats import descriptive as stats
 from kdtourney.stats import ratings
 from kdtourney.stats.outcomes import balanced_blocks, elo_to_score
+from kdtourney.store.deals import rules_for
 from kdtourney.tournament import sprt as sprt_test
 
 __all__ = ["write_report", "write_game_page", "build_context", "parse_anchor", "ReportError"]
@@ -93,7 +94,7 @@ def write_game_page(tournament_dir, game: int, out=None) -> Path:
     rules = tournament.get("rules", {}) or {}
     g = row.iloc[0]
     try:
-        replays.trace(g, replays.rules_for(rules, int(g["n_players"])))
+        replays.trace(g, rules_for(rules, int(g["n_players"])))
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise _store.StoreError(f"game {game} of {folder} cannot be replayed from its stored row: "
                                 f"{exc}") from None
@@ -574,7 +575,7 @@ def _chosen_games(results, games, rules, order) -> dict:
                 "featured": sorted({p["seat"] for p in reasons}), "deals": [], "error": None}
         cards.append(card)
         try:
-            table = replays.rules_for(rules, card["n_players"])
+            table = rules_for(rules, card["n_players"])
             trace = replays.trace(g, table, finals=True)
         except (ValueError, KeyError, TypeError, IndexError) as exc:  # a store from another version
             card["error"] = f"this game could not be replayed: {exc}"

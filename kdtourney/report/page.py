@@ -30,6 +30,7 @@ from kdtourney.report.fmt import (
     fmt_time,
     fmt_value,
 )
+from kdtourney.store.deals import fault_calls, rules_for
 from kdtourney.text import shown
 from kdtourney.tournament.schedule import rotations
 
@@ -236,7 +237,7 @@ def replay_view(games: pd.DataFrame, results: pd.DataFrame, rules: dict, *, seat
             scores, ranks, faulted = [0] * n, [0] * n, 0
         seats = [entrants.setdefault(name, len(entrants)) for name in names]
         try:
-            table = table_rules.get(n) or table_rules.setdefault(n, replays.rules_for(rules, n))
+            table = table_rules.get(n) or table_rules.setdefault(n, rules_for(rules, n))
             trace = replays.trace(row, table)
             deals, error = trace.deals, None
             origins = [v for deal in trace.origins for origin in deal for v in origin]
@@ -258,7 +259,11 @@ def substituted(game: int, row, rules, faults: list, calls: dict) -> list:
     """The viewer's marks of the moves the harness played after a fault: [seat, deal, move, what
     happened] per fault, from that move on; records each fault's call in `calls`."""
     marks = []
-    for (seat, call, first), f in zip(replays.fault_calls(row, rules, faults), faults):
+    for f in faults:  # one at a time: a fault with no seat or call has no place to name
+        placed = fault_calls(row, rules, [f])
+        if not placed:
+            continue
+        [(seat, call, first)] = placed
         calls[(game, seat)] = call
         if first is not None:
             message = "" if pd.isna(f.get("message")) else f": {str(f['message'])[:160]}"

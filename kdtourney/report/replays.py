@@ -5,17 +5,12 @@ nothing the rules decide, it only adds up what the engine reported (tests/report
 holds it against the engine, step by step).
 
     trace(row, rules, finals=False) -> Trace   a stored game as the viewer's strings, one a deal
-    stored_deals(row)                          [(deal seed, actions)] of a stored game row
-    fault_calls(row, rules, faults)            where each fault fell: the call, named as the bot
-                                               counts it, and the first move played for it
-    rules_for(rules, n_players)                the Rules of a stored tournament's table
     constants()                                what the viewer needs besides the games
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import numpy as np
 
@@ -23,6 +18,7 @@ from kdtourney.engine import DISCARD, Game, Rules, decode_placement
 from kdtourney.engine import kernels as K
 from kdtourney.engine.tiles import TERRAIN_LETTERS, TERRAIN_NAMES, TILES
 from kdtourney.report import svg
+from kdtourney.store.deals import stored_deals
 
 DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 PLACE, DISCARDED, CLAIM, ROW = range(4)  # record kinds
@@ -39,28 +35,6 @@ class Trace:
     origins: list
     finals: list | None = None
     scores: list | None = None
-
-
-def rules_for(rules: dict, n_players: int) -> Rules:
-    """The Rules of a stored tournament's `rules` dict for a table of `n_players`."""
-    fields = {f.name for f in dataclasses.fields(Rules)}
-    return Rules(**{k: v for k, v in dict(rules, players=int(n_players)).items() if k in fields})
-
-
-def stored_deals(row) -> list:
-    """[(deal seed, actions)] of a stored game row (a mapping with `moves`, `deal_seeds`, `seed`):
-    one deal, or a dynasty's three. ValueError where they do not go together."""
-    moves = json.loads(row["moves"]) if isinstance(row["moves"], str) else row["moves"]
-    seeds = row["deal_seeds"] if "deal_seeds" in row else None
-    seeds = json.loads(seeds) if isinstance(seeds, str) else seeds
-    if not seeds:
-        seeds = [int(row["seed"])]
-    deals = moves if moves and isinstance(moves[0], list) else [moves]
-    if len(seeds) > 1 and moves == []:  # a failed dynasty stored no deal at all
-        deals = [[] for _ in seeds]
-    if len(seeds) != len(deals):
-        raise ValueError(f"{len(deals)} move lists for {len(seeds)} deal seeds")
-    return [(int(s), [int(a) for a in d]) for s, d in zip(seeds, deals)]
 
 
 def trace(row, rules: Rules, finals: bool = False) -> Trace:
@@ -109,39 +83,6 @@ def trace(row, rules: Rules, finals: bool = False) -> Trace:
     return out
 
 
-def fault_calls(row, rules: Rules, faults) -> list:
-    """Where each fault of the stored game `row` fell (`faults`: mappings with seat, call, kind,
-    message). Per fault with a seat and a call: (seat, call named as the bot counts its calls:
-    'construction', 'setup' ('setup of deal 2' in a dynasty) or 'act N', N from 1, (deal, move):
-    the first move of the seat's that the harness played for it, the first legal one (None if
-    it had no move left). Every later move of that seat is the harness's too."""
-    deals = stored_deals(row)
-    out = []
-    for f in faults:
-        seat, call = f.get("seat"), f.get("call")
-        if seat is None or call is None or call != call or int(seat) < 0:  # NaN: unknown
-            continue
-        seat, call = int(seat), int(call)
-        count, acts, first = 0, 0, None
-        named = "construction" if call == 0 else None
-        for d, (seed, actions) in enumerate(deals):
-            if named is None:
-                count += 1
-                if count == call:
-                    named = "setup" + (f" of deal {d + 1}" if len(deals) > 1 else "")
-            game = Game(rules, seed)
-            for i, action in enumerate(actions):
-                if game.current_player == seat:
-                    if named is None:
-                        count, acts = count + 1, acts + 1
-                        named = f"act {acts}" if count == call else None
-                    if named is not None and first is None:
-                        first = (d, i)
-                game.apply(action)
-        out.append((seat, named or f"call {call}", first))
-    return out
-
-
 def _two(number: int) -> str:
     if not 0 <= number < 64 * 64:
         raise ValueError(f"{number} does not fit the viewer's two digits")
@@ -174,4 +115,4 @@ def constants() -> dict:
             "terrains": {str(k): v for k, v in TERRAIN_NAMES.items()}}
 
 
-__all__ = ["Trace", "trace", "stored_deals", "fault_calls", "rules_for", "constants", "DIGITS"]
+__all__ = ["Trace", "trace", "constants", "DIGITS"]

@@ -4,8 +4,9 @@ the upgrade of schema-1 folders; `writer` the writer (`Store`, `open_store`: one
 transaction per game, the commands' own tables too); `reader` one consistent state of a folder
 (`with reader(folder) as r: r.results(); r.games()`, one read transaction) and the path-taking
 loaders over it (`load_results`, `load_games`, ...); `export` a table as CSV or Parquet
-(`export_table`); `lock` the folder's lock while a command plays into it (`locked`). Each table's
-columns are described in docs/commands.md.
+(`export_table`); `lock` the folder's lock while a command plays into it (`locked`); `deals` a
+stored game replayed for what its rows do not say (`fault_calls`: each call at fault named as the
+bot counts its calls). Each table's columns are described in docs/commands.md.
 """
 
 from kdtourney.store.export import EXPORT_FORMATS, EXPORT_TABLES, export_table

@@ -4,9 +4,10 @@
     EXPORT_TABLES, EXPORT_FORMATS     the tables and formats it writes
 
 The tables are read as `kdtourney.store.reader` gives them (one state of the store), but for
-`entrants` (the identity as JSON text) and `blocks` (seats, entrants and deal seeds as the JSON text
-the store holds). StoreError (one line) for an unknown table or format, Parquet without pyarrow,
-a path that is an SQLite file, or a file that cannot be written.
+`entrants` (the identity as JSON text), `blocks` (seats, entrants and deal seeds as the JSON text
+the store holds) and `faults` (`bot_call` beside `call`: the call as the pages name it).
+StoreError (one line) for an unknown table or format, Parquet without pyarrow, a path that is an
+SQLite file, or a file that cannot be written.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from kdtourney.store.deals import fault_calls, rules_for
 from kdtourney.store.reader import Reader, reader
 from kdtourney.store.schema import StoreError
 
@@ -25,8 +27,31 @@ def _entrants(r: Reader):
     return df
 
 
+def _faults(r: Reader):
+    """The faults table with `bot_call` beside `call`: the call named as the bot counts its calls
+    and as the report and `replay` name it ('act 3'; `deals.fault_calls`), empty where unknown
+    (a failed game's rows, a game that cannot be replayed from its row)."""
+    df = r.faults()
+    rules = r.config()["tournament"].get("rules", {})
+    tables: dict = {}
+    named: list = []
+    for f in df.to_dict("records"):
+        call = None
+        stored = r.game(int(f["game"])) if f["kind"] != "failed" else None
+        if stored is not None:
+            n = int(stored.row["n_players"])
+            try:
+                table = tables.get(n) or tables.setdefault(n, rules_for(rules, n))
+                call = next((c for _, c, _ in fault_calls(stored.row, table, [f])), None)
+            except (ValueError, KeyError, TypeError, IndexError):  # a row changed by hand
+                call = None
+        named.append(call)
+    df.insert(df.columns.get_loc("call") + 1, "bot_call", named)
+    return df
+
+
 EXPORT_TABLES = {"results": lambda r: r.results(), "games": lambda r: r.games(),
-                 "faults": lambda r: r.faults(), "entrants": _entrants,
+                 "faults": _faults, "entrants": _entrants,
                  "blocks": lambda r: r.blocks(decode=False), "sessions": lambda r: r.sessions(),
                  "notes": lambda r: r.notes()}
 EXPORT_FORMATS = ("csv", "parquet")

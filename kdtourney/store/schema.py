@@ -200,12 +200,16 @@ def insert(table: str, columns, verb: str = "INSERT") -> str:
 
 
 class transaction:
-    """`with transaction(conn):` one write transaction (BEGIN IMMEDIATE), rolled back on error."""
+    """`with transaction(conn):` one write transaction (BEGIN IMMEDIATE), rolled back on error.
+    One that a Ctrl-C left open (its KeyboardInterrupt raised after BEGIN returned and before the
+    block began, so no exit ran) never committed: the next transaction rolls it back first."""
 
     def __init__(self, conn):
         self.conn = conn
 
     def __enter__(self):
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
         self.conn.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, kind, exc, tb):

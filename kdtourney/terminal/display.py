@@ -19,17 +19,47 @@ from kdtourney.text import shown
 from kdtourney.tournament import sprt as sequential
 
 
-class SprtDisplay(TerminalView):
+class ChunkDisplay(TerminalView):
+    """What the views of `sprt` and `tune` share: the games played since the last state (`game`),
+    a live view of `__rich__` on a terminal once the header is printed (`go_live`), and otherwise
+    a status line per state (`status`)."""
+
+    def __init__(self, quiet: bool = False, console=None):
+        super().__init__(quiet, console)
+        self.rate = GameRate()
+        self.pending = 0  # games since the last update (not yet in state.stored)
+        self.printed = ""  # the last status line printed
+
+    def __rich__(self):
+        raise NotImplementedError  # what the live view shows: each display's own
+
+    def go_live(self) -> None:
+        self.starting = starting_text()
+        if self.console.is_terminal:
+            self.live = Live(self, console=self.console, refresh_per_second=4, transient=True)
+            self.live.start()
+
+    def game(self, spec, results, faults):
+        self.rate.game()
+        self.pending += 1
+
+    def status(self, state, line: str) -> None:
+        """The new `state` and its status `line`, printed where no live view shows it; a state
+        told twice (the last chunk, then the decision) is printed once."""
+        self.state, self.pending = state, 0
+        if not self.quiet and self.live is None and line != self.printed:
+            self.print(line)
+            self.printed = line
+
+
+class SprtDisplay(ChunkDisplay):
     """The terminal display of a test: a header, then a live line (games played, LLR with its
     bounds, Elo estimate) on a terminal, or a plain line per chunk otherwise; `quiet`: nothing."""
 
     def __init__(self, quiet: bool = False, console=None):
         super().__init__(quiet, console)
         self.state = None
-        self.rate = GameRate()
-        self.pending = 0  # games since the last update (not yet in state.stored)
         self.faults = 0
-        self.printed = ""  # the last status line printed
 
     def begin(self, tournament, test, state, workers):
         self.tournament, self.test, self.state = tournament, test, state
@@ -40,10 +70,7 @@ class SprtDisplay(TerminalView):
         if cap < test.min_blocks:
             self.print(f"note: the cap allows {cap} blocks, fewer than the "
                        f"{test.min_blocks} the test needs before it decides")
-        self.starting = starting_text()
-        if self.console.is_terminal:
-            self.live = Live(self, console=self.console, refresh_per_second=4, transient=True)
-            self.live.start()
+        self.go_live()
 
     def __rich__(self):
         st = self.state
@@ -59,38 +86,24 @@ class SprtDisplay(TerminalView):
                     overflow="ellipsis", no_wrap=True)
 
     def game(self, spec, results, faults):
-        self.rate.game()
-        self.pending += 1
+        super().game(spec, results, faults)
         self.faults += len(faults) if results else 0  # a failed game's rows name its seats
 
     def update(self, state):
-        self.state, self.pending = state, 0
-        line = sequential.status_line(state)
-        if not self.quiet and self.live is None and line != self.printed:
-            self.print(line)  # a state told twice (the last chunk, then the decision): once
-            self.printed = line
+        self.status(state, sequential.status_line(state))
 
 
-class TuneDisplay(TerminalView):
+class TuneDisplay(ChunkDisplay):
     """The terminal view of a tune: a header, then (on a terminal) a live table of every
     parameter's value, start, range and current perturbation, with the games played; otherwise a
     plain line per batch. `quiet`: nothing. Also the runner's reporter for each batch."""
-
-    def __init__(self, quiet: bool = False, console=None):
-        super().__init__(quiet, console)
-        self.rate = GameRate()
-        self.pending = 0
-        self.printed = ""  # the last status line printed
 
     def begin(self, table, tune, state, workers):
         self.table, self.tune, self.state = table, tune, state
         if self.quiet:
             return
         self.print(tuning.header_line(table, tune, state, workers))
-        self.starting = starting_text()
-        if self.console.is_terminal:
-            self.live = Live(self, console=self.console, refresh_per_second=4, transient=True)
-            self.live.start()
+        self.go_live()
 
     def __rich__(self):
         tune, st = self.tune, self.state
@@ -110,16 +123,8 @@ class TuneDisplay(TerminalView):
                           f"{float(tune.schedule.c_k(p, k)):.3g}")
         return table
 
-    def game(self, spec, results, faults):
-        self.rate.game()
-        self.pending += 1
-
     def update(self, state):
-        self.state, self.pending = state, 0
-        line = tuning.status_line(self.tune, state)
-        if not self.quiet and self.live is None and line != self.printed:
-            self.print(line)  # a state told twice: once
-            self.printed = line
+        self.status(state, tuning.status_line(self.tune, state))
 
 
 class LadderDisplay(TerminalView):

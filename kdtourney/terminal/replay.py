@@ -10,8 +10,8 @@ from typing import cast
 
 from kdtourney.engine import Game, Rules
 from kdtourney.engine.tiles import CASTLE, EMPTY, TERRAIN_LETTERS, TILES
-from kdtourney.report.replays import fault_calls
 from kdtourney.store import StoreError, reader
+from kdtourney.store.deals import fault_calls
 from kdtourney.tournament import schedule
 from kdtourney.tournament.definition import Tournament
 

@@ -23,9 +23,7 @@ def test_random_passes():
     assert check_bot(RandomBot, strict=True).ok
 
 
-def test_example_bot_loads_from_its_folder_and_passes(monkeypatch, tmp_path):
-    monkeypatch.delenv("KDTOURNEY_BOTS_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)
+def test_example_bot_loads_from_its_folder_and_passes():
     registry = BotRegistry([EXAMPLES], entry_points=False)
     info = registry.bots["crown-grabber"]
     assert info.origin == str(EXAMPLES / "crown-grabber" / "crown_grabber.py")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from play_support import play_against_greedy
 
 from kdtourney.bots import bench_kernels
 from kdtourney.bots import evaluation as E
@@ -98,18 +99,6 @@ def position_records(rules, seed):
     return out
 
 
-def play(rules, seed, make_bot, seat=0):
-    """Actions of a whole game: `make_bot()` in `seat`, greedy bots elsewhere."""
-    bots = [make_bot() if q == seat else GreedyBot() for q in range(rules.players)]
-    game = Game(rules, seed)
-    for q, bot in enumerate(bots):
-        bot.setup(q, rules, seed * 10 + q)
-    while not game.is_over:
-        q = game.current_player
-        game.apply(bots[q].act(game.view(q)))
-    return game.history
-
-
 GAMES = {
     "greedy_2p": (RULES["2p"], 11, GreedyBot),
     "greedy_4p_hm": (RULES["4p_hm"], 12, GreedyBot),
@@ -128,7 +117,7 @@ def compute():
         for seed in SEEDS:
             golden["positions"][f"{name}/{seed}"] = position_records(rules, seed)
     for name, (rules, seed, make_bot) in GAMES.items():
-        golden["games"][name] = [int(a) for a in play(rules, seed, make_bot)]
+        golden["games"][name] = play_against_greedy(rules, seed, make_bot)
     return golden
 
 
@@ -151,7 +140,7 @@ def test_the_playouts_full_greedy_plays_as_the_greedy_bot(rules):
     choice from the same random stream (GreedyBot remembers its claim itself, in a TurnPlan): the
     playouts model the `greedy` opponents as they really play."""
     seed = 21
-    expected = play(rules, seed, GreedyBot)
+    expected = play_against_greedy(rules, seed, GreedyBot)
     game = Game(rules, seed)
     rngs = [rng_state(seed * 10 + q) for q in range(rules.players)]
     plans = [BK.plan_buffers() for _ in range(rules.players)]

@@ -12,15 +12,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from play_support import play_against_greedy
 
 from kdtourney.bots.expectimax import ExpectimaxBot
-from kdtourney.bots.greedy import GreedyBot
 from kdtourney.bots.heuristic import HeuristicBot
 from kdtourney.bots.mce import MCEBot
 from kdtourney.bots.mcts import MCTSBot
 from kdtourney.bots.random_bot import RandomBot
 from kdtourney.bots.value_greedy import ValueGreedyBot
-from kdtourney.engine import Game, Rules
+from kdtourney.engine import Rules
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden_search_games.json"
 
@@ -60,27 +60,15 @@ GAMES = {
 }
 
 
-def play(rules, seed, make_bot):
-    """The actions of a whole game: make_bot() in seat 0, greedy elsewhere."""
-    bots = [make_bot()] + [GreedyBot() for _ in range(rules.players - 1)]
-    game = Game(rules, seed)
-    for seat, bot in enumerate(bots):
-        bot.setup(seat, rules, seed * 10 + seat)
-    while not game.is_over:
-        seat = game.current_player
-        game.apply(bots[seat].act(game.view(seat)))
-    return [int(a) for a in game.history]
-
-
 @pytest.mark.parametrize("name", list(GAMES))
 def test_a_search_bot_plays_the_recorded_game(name):
     expected = json.loads(GOLDEN.read_text())[name]
-    assert play(*GAMES[name]) == expected
+    assert play_against_greedy(*GAMES[name]) == expected
 
 
 if __name__ == "__main__":
     if "--write" not in sys.argv:
         sys.exit("usage: python tests/bots/test_search_golden.py --write  (records the games)")
-    GOLDEN.write_text(json.dumps({name: play(*game) for name, game in GAMES.items()},
+    GOLDEN.write_text(json.dumps({name: play_against_greedy(*game) for name, game in GAMES.items()},
                                  separators=(",", ":")) + "\n")
     print(f"wrote {GOLDEN} ({GOLDEN.stat().st_size:,} bytes)")

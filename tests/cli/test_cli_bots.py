@@ -16,12 +16,6 @@ CROWN = EXAMPLES / "crown-grabber" / "crown_grabber.py"  # a bot in a folder of 
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.delenv("KDTOURNEY_BOTS_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)
-
-
 def bots(*args):
     return CliRunner().invoke(main, ["bots", *args])
 

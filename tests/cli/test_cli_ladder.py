@@ -43,12 +43,6 @@ BOT = textwrap.dedent('''
 ''')
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.delenv("KDTOURNEY_BOTS_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)
-
-
 def write_firstling(folder, index=0, which=None):
     (folder / "firstling.py").write_text(BOT.format(
         which=which or ("first" if index == 0 else "last"), index=index))

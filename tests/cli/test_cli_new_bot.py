@@ -16,12 +16,6 @@ from kdtourney.testing import check_bot
 KDTOURNEY = str(Path(sys.executable).parent / "kdtourney")
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.delenv("KDTOURNEY_BOTS_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)
-
-
 def new_bot(*args):
     return CliRunner().invoke(main, ["new-bot", *args])
 

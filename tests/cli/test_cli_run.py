@@ -191,6 +191,7 @@ def test_export(small, tmp_path):
     assert csv.shape == stored.shape and csv["score"].tolist() == stored["score"].tolist()
     result = run("export", folder, "-o", tmp_path / "g.parquet", "--table", "games")
     assert result.exit_code == 0, result.output
+    assert result.stderr.startswith("note: its column error names seats from 1, as the report")
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "g.parquet"), load_games(folder))
 
 

@@ -17,12 +17,6 @@ from kdtourney.testing import check_bot
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rl"
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.delenv("KDTOURNEY_BOTS_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)
-
-
 @pytest.mark.process
 def test_training_saves_weights_the_bot_loads(tmp_path):
     out = tmp_path / "w.npz"

@@ -269,13 +269,14 @@ def test_killing_all_but_the_bot_leaves_nothing_a_fork_could_save(hierarchy):
         bot.wait(5)
 
 
-def quota_hierarchies():
-    source = cgroups.machine().source(CPU)
+def hierarchies_with(feature) -> list:
+    """The hierarchy kdtourney would use here for `feature` (CPU, CPUSET), if there is one."""
+    source = cgroups.machine().source(feature)
     return [source] if source is not None else []
 
 
 @pytest.mark.process
-@real(quota_hierarchies())
+@real(hierarchies_with(CPU))
 def test_a_cpu_quota_throttles_a_bot_past_it(hierarchy):
     cgroup = cgroups.BotCgroup.make(1 << 30, 64, 0.1, Machine((hierarchy,)))
     process = start_in(cgroup, SPINNER)  # three spinning threads, for a tenth of a core
@@ -295,11 +296,6 @@ def test_a_cpu_quota_throttles_a_bot_past_it(hierarchy):
         process.wait(5)
 
 
-def cpuset_hierarchies():
-    source = cgroups.machine().source(CPUSET)
-    return [source] if source is not None else []
-
-
 WIDEN = """
 import os
 try:
@@ -311,7 +307,7 @@ print(sorted(os.sched_getaffinity(0)), flush=True)
 
 
 @pytest.mark.process
-@real(cpuset_hierarchies())
+@real(hierarchies_with(CPUSET))
 def test_a_bot_keeps_to_its_cores_even_when_it_asks_for_all(hierarchy):
     cgroup = cgroups.BotCgroup.make(1 << 30, 64, 1, Machine((hierarchy,)))
     files = cgroup.procs_files()

@@ -7,12 +7,11 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from arena_support import comparable, default_ctrl_c, interrupt_when, stored
+from arena_support import comparable, default_ctrl_c, interrupt_when, wait_stored
 from kdtp_support import (
     left_behind,
     new_marker,
@@ -147,11 +146,7 @@ def test_an_interrupted_run_leaves_nothing_running(tmp_path, how):
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            preexec_fn=default_ctrl_c)
     try:
-        deadline = time.monotonic() + 120
-        while stored(out) < 2:
-            assert run.poll() is None, run.stdout.read()
-            assert time.monotonic() < deadline, "no games stored"
-            time.sleep(0.05)
+        wait_stored(run, out, 2, timeout=120)
         workers = children(run.pid)
         assert workers and processes_with(marker)
         run.send_signal(how)

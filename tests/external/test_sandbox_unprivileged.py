@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from kdtourney.engine.jit_cache import cache_folders
+
 NOBODY = 65534
 SYSTEM_PYTHON = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
 BOT = ("from kdtourney.bots.greedy import GreedyBot\n\n\nclass Honest(GreedyBot):\n"
@@ -37,7 +39,10 @@ def unprivileged():
     os.chmod(work / "tmp", 0o1777)
     (work / "bots").mkdir()
     (work / "bots" / "honest.py").write_text(BOT)
+    for folder in cache_folders():  # compiled kernels, as an organiser who has run before has
+        shutil.copytree(folder, work / "numba" / os.path.basename(folder))
     subprocess.run(["chmod", "-R", "a+rX", work], check=True)
+    subprocess.run(["chmod", "-R", "a+rwX", work / "numba"], check=True)
 
     def kdtourney(*args, tmpdir=str(work / "tmp")):
         return subprocess.run(
@@ -45,7 +50,8 @@ def unprivileged():
              str(venv / "bin" / "python"), "-m", "kdtourney", *args, "--sandbox",
              "--sandbox-allow", sys.prefix, "--bots-dir", str(work / "bots")],
             capture_output=True, text=True, timeout=300, cwd=work,
-            env=dict(os.environ, TMPDIR=tmpdir, HOME=str(work)))
+            env=dict(os.environ, TMPDIR=tmpdir, HOME=str(work),
+                     NUMBA_CACHE_DIR=str(work / "numba")))
 
     probe = subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
                             "--clear-groups", str(venv / "bin" / "python"), "-c",

@@ -1,15 +1,19 @@
-"""The report's tables at 1,400 px (Chromium): none scrolls sideways, and an entrant's name breaks
-after a ':' only, never inside a bot's name or a parameter."""
+"""The report's, the rating list's and the ladder's tables at 1,400 px (Chromium): none scrolls
+sideways, and an entrant's name breaks after a ':' only, never inside a bot's name or a
+parameter."""
 
 from __future__ import annotations
 
 import pytest
 from browser_support import page  # noqa: F401  (a fixture)
 from click.testing import CliRunner
+from ladder_support import instant_games
 from pool_support import simulate, write_store
 
 from kdtourney.cli import main
+from kdtourney.commands import ladder
 from kdtourney.report.html import write_report
+from kdtourney.report.ladder import ladder_board, write_ladder_page
 from kdtourney.report.page import name_tokens
 from kdtourney.report.pool import rating_list
 from kdtourney.report.pool_html import write_rating_list
@@ -66,3 +70,29 @@ def test_a_rating_list_with_long_names_and_notes_fits_1400_pixels(tmp_path, page
     page.wait_for_selector("body[data-ready]")
     assert page.evaluate(OVERFLOWS) == [] and page.evaluate(BROKEN) == []
     assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+
+
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.browser
+def test_a_ladder_with_long_names_fits_1400_pixels(tmp_path, monkeypatch, page):  # noqa: F811
+    folder = tmp_path / "ladder"
+    names = ["mcts:iterations=2000:c=0.7", "mcts:iterations=1000:c=1.4", "mce:iterations=100",
+             "expectimax:depth=2", "greedy", "random"]
+    with instant_games(monkeypatch):  # results drawn at once: the page is what is tested
+        ladder.play_ladder(ladder.prepare_ladder(players=(2, 4), seed=1), folder,
+                           references=names, workers=8, games=240, chunk_seconds=0.0,
+                           poll=3600.0)
+    path = write_ladder_page(folder, ladder_board(folder, n_boot=50))
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(path.resolve().as_uri())
+    page.wait_for_selector("body[data-ready]")
+    page.click("#rp-finder summary")  # the viewer's list of games shown too
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+    assert page.evaluate(OVERFLOWS) == [] and page.evaluate(BROKEN) == []
+    # every name the page shows in its tables and its viewer's kingdoms may break after a ':' only
+    for where in ("#ladder-list", "#pl-table", "#h2h-intervals", "#skill-table",
+                  "#last-games-table", "#versions-table", "#pairs-table", "#replay .who"):
+        assert page.locator(f"{where} .tok").count() >= 6, where
+    # before: the kingdoms' names broke inside a token ('mcts:c=1.4:iterati' / 'ons=1000')
+    assert page.locator("#replay .who").count() == 4

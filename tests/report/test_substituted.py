@@ -8,14 +8,17 @@ import html
 import re
 import textwrap
 
+import pandas as pd
 import pytest
 from browser_support import page  # noqa: F401  (a fixture)
 from click.testing import CliRunner
 
 from kdtourney.cli import main
+from kdtourney.engine import Game, Rules
 from kdtourney.report.html import build_context
-from kdtourney.report.replays import fault_calls, rules_for
+from kdtourney.report.page import substituted
 from kdtourney.store import load_config, load_faults, load_games
+from kdtourney.store.deals import fault_calls, rules_for
 
 THIRD = textwrap.dedent('''
     from kdtourney.bots.base import Bot
@@ -88,6 +91,22 @@ def test_the_replay_text_marks_every_move_kdtourney_played_for_the_seat(faulty):
 
 
 @pytest.mark.process
+def test_the_faults_export_names_the_call_and_the_seat_as_the_replay_does(faulty, tmp_path):
+    result = CliRunner().invoke(main, ["export", str(faulty), "--table", "faults", "-o",
+                                       str(tmp_path / "f.csv")])
+    assert result.exit_code == 0, result.output
+    assert "bot_call names that call as the report and replay do" in result.stderr
+    assert "its column seat counts from 0" in result.stderr
+    exported = pd.read_csv(tmp_path / "f.csv")
+    assert exported["call"].tolist() == [4, 4]  # the store's count, beside the bot's
+    for game, seat, entrant, kind, bot_call in zip(exported["game"], exported["seat"],
+                                                   exported["entrant"], exported["kind"],
+                                                   exported["bot_call"]):
+        replay = CliRunner().invoke(main, ["replay", str(faulty), str(game)]).stdout
+        assert f"fault: seat {seat + 1} {entrant}: {kind} at its {bot_call}: " in replay
+
+
+@pytest.mark.process
 @pytest.mark.browser
 def test_the_game_viewer_marks_the_moves_kdtourney_played(faulty, page):  # noqa: F811
     seat, _ = third_seat(faulty, 0)
@@ -104,3 +123,19 @@ def test_the_game_viewer_marks_the_moves_kdtourney_played(faulty, page):  # noqa
     assert not any("played by kdtourney" in t for t in texts if t.startswith("random"))
     table = html.unescape(re.sub(r"\s+", " ", page.inner_text("#faults-table")))
     assert "act 3" in table
+
+
+def test_the_viewer_names_each_fault_after_one_with_no_call_known():
+    """A fault whose call is unknown (a timeout seen from outside) names nothing and moves no
+    other fault's name onto the wrong seat."""
+    seed = 11
+    game = Game(Rules(players=2), seed)
+    while not game.is_over:
+        game.apply(game.legal_actions()[0])
+    row = dict(n_players=2, deal_seeds=[seed], moves=list(game.history))
+    faults = [dict(seat=1, kind="timeout", message="t", call=None),
+              dict(seat=0, kind="illegal", message="99999", call=4)]
+    calls: dict = {}
+    marks = substituted(5, row, Rules(players=2), faults, calls)
+    assert calls == {(5, 0): "act 3"}
+    assert [m[0] for m in marks] == [0] and marks[0][3].startswith("act 3: illegal")

@@ -16,8 +16,8 @@ from evil_support import EVIL_ENTRANT
 
 from kdtourney.engine import Game
 from kdtourney.report.html import write_report
-from kdtourney.report.replays import rules_for, stored_deals
 from kdtourney.store import load_config, load_faults, load_games, load_results
+from kdtourney.store.deals import rules_for, stored_deals
 
 expect = pytest.importorskip("playwright.sync_api", reason="the browser tests need Playwright (pip "
                              "install -e '.[test]')").expect

@@ -24,7 +24,7 @@ import pytest
 distributed = pytest.importorskip(
     "distributed", reason="the dask extra is not installed (pip install 'kdtourney[dask]')")
 
-from arena_support import assert_same_store, stored, write_faulty_bots  # noqa: E402
+from arena_support import assert_same_store, stored, wait_stored, write_faulty_bots  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 from distributed.diagnostics.plugin import WorkerPlugin  # noqa: E402
 from kdtp_support import SANDBOX_ALLOW, left_behind, new_marker, write_fake_bots  # noqa: E402
@@ -290,11 +290,7 @@ def test_a_worker_killed_mid_run(tmp_path, dask_processes, bots_folder):
                             dask_processes.address], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        deadline = time.monotonic() + 90
-        while stored(folder) < 4:
-            assert run.poll() is None, run.stdout.read()
-            assert time.monotonic() < deadline, "no games stored"
-            time.sleep(0.05)
+        wait_stored(run, folder, 4, timeout=90)
         assert stored(folder) < 24, "the run ended before the kill: make the games slower"
         dask_processes.kill(dask_processes.workers[0])
         output, _ = run.communicate(timeout=120)
@@ -429,23 +425,15 @@ class KilledWorker(Exception):
     """Named as distributed's: what the client tells apart is the name."""
 
 
-class _Done:
-    """A Dask future of a task that returned `value`."""
-    status = "finished"
+class _Future:
+    """A Dask future of a task that returned `value`, or (`exc` given) failed with `exc`."""
 
-    def __init__(self, value):
-        self.value = value
+    def __init__(self, value=None, exc=None):
+        self.status = "finished" if exc is None else "error"
+        self.value, self.exc = value, exc
 
     def result(self):
         return self.value
-
-
-class _Failed:
-    """A Dask future of a task that failed with `exc`."""
-    status = "error"
-
-    def __init__(self, exc):
-        self.exc = exc
 
     def exception(self):
         return self.exc
@@ -483,7 +471,7 @@ def _failed(play):
 
 def _given_up(play, game, kills=0):
     """Dask gave up on `game`'s task; `kills`: workers the client killed while it waited."""
-    future = _Failed(KilledWorker("gave up"))
+    future = _Future(exc=KilledWorker("gave up"))
     play.inflight[future] = [game]
     play.kills_at[future] = play.kills
     play.kills += kills
@@ -596,7 +584,7 @@ def test_a_worker_takes_in_the_entrants_it_lacks_once_and_asks_again_when_behind
     play.known, play.shipping.heard, play.shipping.base = {"w1": 1, "w2": 1}, {"w1": 4}, 2
     assert play.shipping.joined(pairs, play.known) == \
         (2, [("c", "random"), ("d", "greedy")], {"c": {}, "d": {}})
-    future = _Done(("w3", 1, None))
+    future = _Future(("w3", 1, None))
     play.inflight[future] = [0, 1]
     assert play.finished_task(future) and list(play.pending) == [0, 1] and not play.finished
     assert play.shipping.joined(pairs, play.known)[0] == 1

@@ -8,6 +8,7 @@ import pytest
 
 from kdtourney import store
 from kdtourney.store import Store, StoreError, open_store, writer
+from kdtourney.store.schema import transaction
 
 TOURNAMENT = {"entrants": ["a", "b"], "seed": 3, "games": 2}
 
@@ -174,3 +175,32 @@ def test_a_reader_reads_the_columns_of_its_tables_only(tmp_path):
         store.load_games(tmp_path, ["COUNT(*) AS n"])
     with pytest.raises(StoreError, match="no tournament"):
         store.load_games(tmp_path / "nothing")
+
+
+class CtrlCAfterBegin:
+    """A connection on which a Ctrl-C lands just after BEGIN returns, before the `with` block."""
+
+    def __init__(self, conn):
+        self.conn, self.armed = conn, True
+
+    def execute(self, sql, *args):
+        cursor = self.conn.execute(sql, *args)
+        if self.armed and sql.startswith("BEGIN"):
+            self.armed = False
+            raise KeyboardInterrupt
+        return cursor
+
+    @property
+    def in_transaction(self):
+        return self.conn.in_transaction
+
+
+def test_a_transaction_cut_by_ctrl_c_before_its_block_never_blocks_the_next(tmp_path):
+    conn = sqlite3.connect(tmp_path / "t.sqlite", isolation_level=None)
+    conn.execute("CREATE TABLE t (x)")
+    cut = CtrlCAfterBegin(conn)
+    with pytest.raises(KeyboardInterrupt), transaction(cut):
+        cut.execute("INSERT INTO t VALUES (1)")
+    with transaction(cut):  # as the command's last write (its meta) does after Ctrl-C
+        cut.execute("INSERT INTO t VALUES (2)")
+    assert conn.execute("SELECT x FROM t").fetchall() == [(2,)]

@@ -24,12 +24,6 @@ TUNE_BOTS = Path(__file__).parent.parent / "data" / "tune_bots"
 KINDS = ("run", "sprt", "tune", "tune_killed", "ladder")
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.delenv("KDTOURNEY_BOTS_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)
-
-
 def copy(kind, tmp_path) -> Path:
     folder = tmp_path / kind
     shutil.copytree(OLD / kind, folder)

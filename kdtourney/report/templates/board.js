@@ -102,6 +102,16 @@ window.kdBoard = function (data) {
     div.appendChild(pics);
     return div;
   }
+  /* a name that may break after a ':' only, as the pages' tables show it (page.py name_tokens) */
+  function appendName(parent, name) {
+    String(name).split(":").forEach(function (part, k, parts) {
+      if (k) { parent.appendChild(document.createElement("wbr")); }
+      var tok = document.createElement("span");
+      tok.className = "tok";
+      tok.textContent = part + (k < parts.length - 1 ? ":" : "");
+      parent.appendChild(tok);
+    });
+  }
   /* a seat's kingdom in a list item: picture, seat and name, points (`final`: the game is over) */
   function seatItem(seat, name, pts, svg, active, final) {
     var li = document.createElement("li");
@@ -116,7 +126,7 @@ window.kdBoard = function (data) {
     dot.setAttribute("aria-hidden", "true");
     dot.textContent = String(seat + 1);
     who.appendChild(dot);
-    who.appendChild(document.createTextNode(name));
+    appendName(who, name);
     var points = document.createElement("span");
     points.className = "pts";
     points.setAttribute("data-score", String(pts));
