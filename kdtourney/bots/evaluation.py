@@ -4,13 +4,14 @@ A placement's key is `ok << S2_SHIFT | score` (the kingdom's points after it; ok
 centred with no new one-square hole). `prepare_frame` frames a kingdom once (`FRAME_LEN` int64s
 in a row of a work array); `entry_key` then values each placement from its two squares alone.
 Placements are entries (`frame_placements`; `entry_action` turns one into a place action);
-`best_key` and `best_spot`: the first best placement of a domino. The frame's layout and how the
-keys are computed: docs/internals.md.
+`best_key` and `best_spot`: the first best placement of a domino; `key_bound`: a bound of its
+keys. `frame_place`, `rows_frame_place`: a frame following a placement. The frame's layout and
+how the keys are computed: docs/internals.md.
 """
 
 import numpy as np
 
-from kdtourney.engine import word64
+from kdtourney.engine import rows, word64
 from kdtourney.engine.kernel_base import (
     CROWN1,
     CROWN2,
@@ -33,7 +34,6 @@ from kdtourney.engine.kernels import (
     is_centered,
     legal_moves,
     moves_to_actions,
-    window,
 )
 from kdtourney.engine.tiles import TILE_CROWNS, TILE_TERRAIN
 
@@ -93,7 +93,7 @@ def _frame(bits, bbox, p, size, pre, lvl):
         c0 = bbox[p, 2]
         pre[lvl, FR_CENTER] = 0
     for i in range(CROWN2 + 1):
-        pre[lvl, i] = window(bits, p, size, i, r0, c0, 7)
+        pre[lvl, i] = rows.window7(bits, p, i, r0, c0)
     pre[lvl, FR_R0] = r0
     pre[lvl, FR_C0] = c0
     pre[lvl, FR_STRIDE] = 8
@@ -225,8 +225,40 @@ def frame_place(pre, lvl, domino, entry):
     frame the kingdom after it, but for territories without a free square next to them."""
     stride = pre[lvl, FR_STRIDE]
     q = entry & 63
-    a = 1 << q
-    b = 1 << (q + word64.step(entry >> 6, stride))
+    _put_halves(pre, lvl, domino, 1 << q, 1 << (q + word64.step(entry >> 6, stride)))
+
+
+@kernel(inline="always")
+def rows_frame_place(bbox, p, size, pre, lvl, domino, action):
+    """`frame_place` for a 7x7 kingdom (bbox[p]: before the placement) at place action `action`;
+    False, the frame unchanged, when the placement moves the frame's square (the kingdom no longer
+    centred, or its top left corner moved): it is then to be framed anew."""
+    drc = ACTION_DRC[U(action)]
+    d = drc >> 8
+    r = (drc >> 4) & 15
+    c = drc & 15
+    rb = r + DIR_ROW[d]
+    cb = c + DIR_COL[d]
+    rmin = min(bbox[p, 0], r, rb)
+    cmin = min(bbox[p, 2], c, cb)
+    h = size // 2
+    centred = (rmin >= CENTER - h and max(bbox[p, 1], r, rb) <= CENTER + h
+               and cmin >= CENTER - h and max(bbox[p, 3], c, cb) <= CENTER + h)
+    if centred != (pre[lvl, FR_CENTER] != 0):
+        return False
+    if not centred and (rmin != bbox[p, 0] or cmin != bbox[p, 2]):
+        return False
+    r0 = pre[lvl, FR_R0]
+    c0 = pre[lvl, FR_C0]
+    _put_halves(pre, lvl, domino, 1 << ((r - r0) * 8 + c - c0), 1 << ((rb - r0) * 8 + cb - c0))
+    return True
+
+
+@kernel(inline="always")
+def _put_halves(pre, lvl, domino, a, b):
+    """The framed kingdom updated for `domino` put with half a on frame square bit a, half b on
+    b (`frame_place`)."""
+    stride = pre[lvl, FR_STRIDE]
     d = U(domino)
     ta = TILE_TERRAIN[d, 0]
     tb = TILE_TERRAIN[d, 1]
@@ -244,6 +276,37 @@ def frame_place(pre, lvl, domino, entry):
         _join(pre, lvl, ta, neighbours(a, stride), a, ka)
         _join(pre, lvl, tb, neighbours(b, stride), b, kb)
     _placement_masks(pre, lvl)
+
+
+@kernel(inline="always")
+def key_bound(pre, lvl, flags, complete, centred, domino, points):
+    """A bound no key of a placement of `domino` on the kingdom framed in row lvl of pre (its
+    territory points `points`; `centred`: it is now) exceeds, nor its discard's: as if each half
+    joined every territory of its terrain (a gain only grows with the territories joined)."""
+    d = U(domino)
+    ta = TILE_TERRAIN[d, 0]
+    tb = TILE_TERRAIN[d, 1]
+    ka = TILE_CROWNS[d, 0]
+    kb = TILE_CROWNS[d, 1]
+    if ta == tb:
+        gained = joined_points(_every(pre, lvl, ta), 2, ka + kb)
+    else:
+        gained = joined_points(_every(pre, lvl, ta), 1, ka) + joined_points(_every(pre, lvl, tb),
+                                                                            1, kb)
+    if flags & FLAG_HARMONY and complete:
+        gained += 5
+    if flags & FLAG_MIDDLE and centred:
+        gained += 10
+    return ((1 if centred else 0) << S2_SHIFT) | (points + gained)
+
+
+@kernel(inline="always")
+def _every(pre, lvl, t):
+    """The territories of terrain t in the frame, summed as `touching` sums them."""
+    v = 0
+    for i in range(pre[lvl, U(FR_COUNT + t)]):
+        v += pre[lvl, U(territory(t, i)) + 1]
+    return v
 
 
 @kernel(inline="always")
@@ -302,11 +365,11 @@ def action_squares(pre, lvl, action):
     c = action % G - pre[lvl, FR_C0]
     rb = r + DIR_ROW[d]
     cb = c + DIR_COL[d]
-    rows = pre[lvl, FR_ROWS]
+    n_rows = pre[lvl, FR_ROWS]
     cols = pre[lvl, FR_COLS]
     stride = pre[lvl, FR_STRIDE]
-    qa = r * stride + c if 0 <= r < rows and 0 <= c < cols else -1
-    qb = rb * stride + cb if 0 <= rb < rows and 0 <= cb < cols else -1
+    qa = r * stride + c if 0 <= r < n_rows and 0 <= c < cols else -1
+    qb = rb * stride + cb if 0 <= rb < n_rows and 0 <= cb < cols else -1
     return _around(pre, lvl, r, c), _around(pre, lvl, rb, cb), qa, qb, d
 
 
@@ -358,14 +421,15 @@ def entry_action(bits, p, size, entry):
     return entry
 
 
-# rows of the placement lists' work array (`ac`, of kernels.work_buffers) beyond the lists: a 5x5
+# rows of the placement lists' work array (`ac`, of kernels.work_buffers) beyond the lists: a
 # domino's keys are computed for all its placements at once, one step at a time (LLVM makes
 # vector instructions of such loops)
 AROUND_A = 3
 AROUND_B = 4
 TOUCH_A = 5
 TOUCH_B = 6
-AC_ROWS = 7
+SPOT = 7
+AC_ROWS = 8
 
 
 @kernel(inline="always")
@@ -381,6 +445,35 @@ def _add_touching(pre, lvl, t, around_row, ac, out_row, n):
 
 
 @kernel(inline="always")
+def _touch_rows(pre, plvl, domino, ac, n):
+    """TOUCH_A and TOUCH_B of the n placements from their AROUND_A and AROUND_B rows: the
+    territories each half joins (both halves' in TOUCH_A when they are of one terrain)."""
+    for j in range(n):
+        ac[TOUCH_A, j] = 0
+        ac[TOUCH_B, j] = 0
+    d = U(domino)
+    ta = TILE_TERRAIN[d, 0]
+    tb = TILE_TERRAIN[d, 1]
+    if ta == tb:  # both halves join the same territories
+        for j in range(n):
+            ac[AROUND_A, j] |= ac[AROUND_B, j]
+    _add_touching(pre, plvl, ta, AROUND_A, ac, TOUCH_A, n)
+    if ta != tb:
+        _add_touching(pre, plvl, tb, AROUND_B, ac, TOUCH_B, n)
+
+
+@kernel(inline="always")
+def _gained(ac, j, domino):
+    """Territory points placement j adds (`gain`), from its TOUCH_A and TOUCH_B."""
+    d = U(domino)
+    ka = TILE_CROWNS[d, 0]
+    kb = TILE_CROWNS[d, 1]
+    if TILE_TERRAIN[d, 0] == TILE_TERRAIN[d, 1]:
+        return joined_points(ac[TOUCH_A, j], 2, ka + kb)
+    return joined_points(ac[TOUCH_A, j], 1, ka) + joined_points(ac[TOUCH_B, j], 1, kb)
+
+
+@kernel(inline="always")
 def _word_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n):
     """entry_key of the n entries of a 5x5 kingdom in ac[lvl], each left there as scan_keys does."""
     stride = pre[plvl, FR_STRIDE]
@@ -391,19 +484,7 @@ def _word_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n):
         b = 1 << (q + word64.step(ac[lvl, j] >> 6, stride))
         ac[AROUND_A, j] = neighbours(a, stride)
         ac[AROUND_B, j] = neighbours(b, stride)
-        ac[TOUCH_A, j] = 0
-        ac[TOUCH_B, j] = 0
-    d = U(domino)
-    ta = TILE_TERRAIN[d, 0]
-    tb = TILE_TERRAIN[d, 1]
-    ka = TILE_CROWNS[d, 0]
-    kb = TILE_CROWNS[d, 1]
-    if ta == tb:  # both halves join the same territories
-        for j in range(n):
-            ac[AROUND_A, j] |= ac[AROUND_B, j]
-    _add_touching(pre, plvl, ta, AROUND_A, ac, TOUCH_A, n)
-    if ta != tb:
-        _add_touching(pre, plvl, tb, AROUND_B, ac, TOUCH_B, n)
+    _touch_rows(pre, plvl, domino, ac, n)
     base = points + (5 if flags & FLAG_HARMONY and complete else 0)
     middle = 10 if flags & FLAG_MIDDLE else 0
     c0 = pre[plvl, FR_CENTRED]
@@ -420,12 +501,63 @@ def _word_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n):
         d = entry >> 6
         centred = ((c0 if d == 0 else c1 if d == 1 else c2 if d == 2 else c3) >> q) & 1
         ok = ((o0 if d == 0 else o1 if d == 1 else o2 if d == 2 else o3) >> q) & 1
-        if ta == tb:
-            gained = joined_points(ac[TOUCH_A, j], 2, ka + kb)
-        else:
-            gained = joined_points(ac[TOUCH_A, j], 1, ka) + joined_points(ac[TOUCH_B, j], 1, kb)
-        key = (ok << S2_SHIFT) | (base + gained + middle * centred)
+        key = (ok << S2_SHIFT) | (base + _gained(ac, j, domino) + middle * centred)
         ac[lvl, j] = (key << KEY_SHIFT) | entry
+
+
+def _rows_near():
+    """ROWS_NEAR[(r + 2) * 11 + c + 2]: the squares of a 7x7 frame (8 bits a row) next to frame
+    square (r, c), -2 <= r, c <= 8 (a placement's halves lie at most two squares off the frame),
+    bits of row 7 and column 7 included (no territory holds them)."""
+    out = np.zeros(11 * 11, dtype=np.int64)
+    for r in range(-2, 9):
+        for c in range(-2, 9):
+            for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+                if 0 <= rr < 8 and 0 <= cc < 8:
+                    out[(r + 2) * 11 + c + 2] |= np.int64(1 << (rr * 8 + cc) if rr * 8 + cc < 63
+                                                          else -(1 << 63))
+    out.flags.writeable = False
+    return out
+
+
+ROWS_NEAR = _rows_near()
+
+
+# a place action's direction, row and column: d << 8 | r << 4 | c (7x7 keys: no division)
+ACTION_DRC = np.array([(a // (G * G)) << 8 | ((a // G) % G) << 4 | a % G
+                       for a in range(4 * G * G)], dtype=np.int64)
+ACTION_DRC.flags.writeable = False
+
+
+@kernel(inline="always")
+def _rows_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n):
+    """entry_key of the n entries of a 7x7 kingdom in ac[lvl], each left there as scan_keys does:
+    as _word_keys, the touching territories summed for all the placements at once. The frame
+    square of half a and the direction wait in row SPOT (-1 when a half lies off the frame)."""
+    r0 = pre[plvl, FR_R0]
+    c0 = pre[plvl, FR_C0]
+    for j in range(n):
+        drc = ACTION_DRC[U(ac[lvl, j])]
+        d = drc >> 8
+        r = ((drc >> 4) & 15) - r0
+        c = (drc & 15) - c0
+        rb = r + (d == 1) - (d == 3)
+        cb = c + (d == 0) - (d == 2)
+        ac[AROUND_A, j] = ROWS_NEAR[U((r + 2) * 11 + c + 2)]
+        ac[AROUND_B, j] = ROWS_NEAR[U((rb + 2) * 11 + cb + 2)]
+        inside = 0 <= min(r, rb) and max(r, rb) < 7 and 0 <= min(c, cb) and max(c, cb) < 7
+        ac[SPOT, j] = (d << 6) | (r * 8 + c) if inside else -1
+    _touch_rows(pre, plvl, domino, ac, n)
+    base = points + (5 if flags & FLAG_HARMONY and complete else 0)
+    middle = 10 if flags & FLAG_MIDDLE else 0
+    for j in range(n):
+        spot = ac[SPOT, j]
+        on = np.int64(spot >= 0)  # no branch: whether a half lies off the frame is not predictable
+        q = spot & 63
+        centred = (pre[plvl, U(FR_CENTRED + ((spot >> 6) & 3))] >> q) & on
+        ok = (pre[plvl, U(FR_OK + ((spot >> 6) & 3))] >> q) & on
+        key = (ok << S2_SHIFT) | (base + _gained(ac, j, domino) + middle * centred)
+        ac[lvl, j] = (key << KEY_SHIFT) | ac[lvl, j]
 
 
 @kernel(inline="always")
@@ -436,17 +568,13 @@ def scan_keys(pre, plvl, size, flags, complete, domino, points, ac, lvl, n):
     if size == word64.SIZE:
         _word_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n)
     else:
-        for i in range(n):
-            entry = ac[lvl, i]
-            ac[lvl, i] = (entry_key(pre, plvl, size, flags, complete, domino, entry, points)
-                          << KEY_SHIFT) | entry
+        _rows_keys(pre, plvl, flags, complete, domino, points, ac, lvl, n)
     best = -1
     best_i = 0
-    for i in range(n):
+    for i in range(n):  # selects, not branches: which keys are larger is not predictable
         k = ac[lvl, i] >> KEY_SHIFT
-        if k > best:
-            best = k
-            best_i = i
+        best_i = i if k > best else best_i
+        best = max(best, k)
     return best, best_i
 
 

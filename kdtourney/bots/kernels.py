@@ -1,7 +1,7 @@
 """Numba kernels of the greedy players and the playouts of the search bots.
 
 Built on the engine kernels (`kdtourney.engine.kernels`) and the placement keys of
-`bots.evaluation`. Exposes the greedy evaluation of a whole turn (`greedy_combos`,
+`bots.evaluation`. Exposes the greedy evaluation of a whole turn (`greedy_combos`, `prior_combos`,
 `fast_greedy_action`, `full_greedy_action`, `greedy_step`, `greedy_playout`), the playout
 policies (POLICY_*, `playout`, `playout_after` a move), the result measures (MEASURE_*,
 `result_value`), the flat Monte Carlo (`mce_run`), `work_buffers()` for their buffers and
@@ -24,7 +24,9 @@ from kdtourney.bots.evaluation import (
     entry_action,
     frame_place,
     frame_placements,
+    key_bound,
     prepare_frame,
+    rows_frame_place,
     scan_keys,
 )
 from kdtourney.engine import kernels as K
@@ -106,6 +108,20 @@ def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
     action, or -1 when the round has no new row) and keys[i] (see the module docstring); returns
     the number of combinations. Arrays need room for MAX_ACTIONS * 4 entries.
     """
+    return _combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac, False)
+
+
+@kernel
+def prior_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
+    """greedy_combos without the combinations that cannot have their placement's best key_points
+    (their claim's key_bound is below it; a placement's first is always listed): the best
+    key_points of every placement, what mcts's priors take."""
+    return _combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac, True)
+
+
+@kernel(inline="always")
+def _combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac, prune):
+    """greedy_combos, or prior_combos when `prune`."""
     p = st[K.ST_PLAYER]
     size = st[K.ST_SIZE]
     flags = st[K.ST_FLAGS]
@@ -139,9 +155,16 @@ def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
         if a != K.DISCARD:
             place(kb, bb, 0, size, domino, a)
         points2 = prepare_frame(kb, bb, 0, size, kb, 1)
+        centred = is_centered(bb, 0, size)
+        first = n
         for j in range(4):
             if st[K.ST_NEW_ROW + j] == 0 or st[K.ST_NEW_OWNER + j] >= 0:
                 continue
+            if prune and n > first:  # the placement's best key_points so far is keys[first]'s
+                bound = key_bound(kb, 1, flags, done, centred, st[K.ST_NEW_ROW + j], points2)
+                if (bound & S_MASK) - 10 * (1 - ok1) - 5 * (1 - (bound >> S2_SHIFT)) < \
+                        key_points(keys[first]):
+                    continue
             k2, _ = best_key(kb, bb, 0, size, flags, done, st[K.ST_NEW_ROW + j], kb, 1, points2,
                              sc, ac, 1)
             ok2 = k2 >> S2_SHIFT
@@ -149,6 +172,9 @@ def greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac):
             places[n] = a
             claims[n] = K.CLAIM_BASE + st[K.ST_NEW_ROW + j]
             keys[n] = ((ok1 * 2 + ok2) << OK_SHIFT) | (s2 << S2_SHIFT) | s1
+            if prune and n > first and key_points(keys[n]) > key_points(keys[first]):
+                keys[first], keys[n] = keys[n], keys[first]  # the best first: the bar above
+                claims[first], claims[n] = claims[n], claims[first]
             n += 1
     return n
 
@@ -390,12 +416,16 @@ def _greedy_place(bits, bbox, st, p, size, rng, kb, sc, ac):
             scan_keys(kb, FRAMES + p, size, st[K.ST_FLAGS], st[K.ST_DISCARDS + p] == 0, domino,
                       points, ac, 0, n)
             entry = _best_entry(ac[0], n, rng)
-    if entry >= 0:
+    if entry >= 0:  # the frame follows the placement, or is framed anew when next needed
         row = FRAMES + p
-        if (size == word64.SIZE and bits[p, word64.LAYOUT] != word64.START
-                and kb[row, FR_LAND] == land_squares(bits, p, size)):
-            frame_place(kb, row, domino, entry)
-        else:  # framed anew when next needed
+        if kb[row, FR_LAND] != land_squares(bits, p, size):
+            kb[row, FR_LAND] = -1
+        elif size == word64.SIZE:
+            if bits[p, word64.LAYOUT] != word64.START:
+                frame_place(kb, row, domino, entry)
+            else:
+                kb[row, FR_LAND] = -1
+        elif not rows_frame_place(bbox, p, size, kb, row, domino, entry):
             kb[row, FR_LAND] = -1
     return entry
 
@@ -413,10 +443,14 @@ def _greedy_claim(bits, bbox, st, p, size, rng, kb, sc, ac):
     best_c = -1
     ties = 0
     points = _framed(bits, bbox, p, size, kb)
+    centred = is_centered(bbox, p, size)
     for j in range(4):
         d = st[K.ST_NEW_ROW + j]
         if d == 0 or st[K.ST_NEW_OWNER + j] >= 0:
             continue
+        if (size != word64.SIZE and best >= 0  # (5x5 keys are found too fast to gain by it)
+                and key_bound(kb, FRAMES + p, flags, complete, centred, d, points) < best):
+            continue  # it cannot be the best nor tie with it: as if its key were found lower
         m = frame_placements(bits, bbox, p, size, d, sc, ac, 1)
         if m == 0:
             k = ((1 if is_centered(bbox, p, size) else 0) << S2_SHIFT) | (

@@ -21,6 +21,7 @@ from kdtourney.bots.kernels import (
     greedy_playout,
     greedy_step,
     key_points,
+    prior_combos,
     result_value,
     work_buffers,
 )
@@ -420,7 +421,7 @@ def mcts_subtree(ti, tf, node, ti2, tf2, ncount2):
 @kernel(nrt=True)
 def _expand_place(bits, bbox, st, node, ti, tf, ncount, places, claims, keys, kb, bb, sc, ac):
     """All placements of a place node as children, best prior (greedy combination) first."""
-    n = greedy_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac)
+    n = prior_combos(bits, bbox, st, places, claims, keys, kb, bb, sc, ac)
     # one prior per placement (combinations come grouped by placement), kept in keys[:m]
     m = 0
     i = 0

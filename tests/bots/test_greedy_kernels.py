@@ -191,6 +191,70 @@ def test_greedy_step_plays_as_the_fast_greedy(rules):
             game.apply(int(got))
 
 
+def best_points_by_placement(n, places, keys):
+    """{placement: its combinations' best key_points} of n combinations."""
+    best = {}
+    for a, k in zip(places[:n], keys[:n]):
+        best[int(a)] = max(best.get(int(a), -10**9), int(BK.key_points(k)))
+    return best
+
+
+@pytest.mark.parametrize("rules", [RULES["4p_hm"], RULES["2p"], RULES["duel_hm"]], ids=str)
+def test_prior_combos_keep_each_placements_best_key_points(rules):
+    """prior_combos leaves out combinations, never a placement's best key_points (mcts's priors)."""
+    work = BK.work_buffers()
+    lists = [np.empty(4 * K.MAX_ACTIONS, dtype=np.int64) for _ in range(6)]
+    left_out = 0
+    for seed in range(4):
+        game = Game(rules, 300 + seed)
+        rnd = random.Random(seed)
+        while not game.is_over:
+            if game.phase == "place":
+                bits, bbox, st = game.arrays
+                n = BK.greedy_combos(bits, bbox, st, *lists[:3], *work)
+                m = BK.prior_combos(bits, bbox, st, *lists[3:], *work)
+                assert (best_points_by_placement(n, lists[0], lists[2])
+                        == best_points_by_placement(m, lists[3], lists[5])), (seed, game.round)
+                left_out += n - m
+            game.apply(rnd.choice(game.legal_actions()))
+    assert left_out > 0
+
+
+def frame_summary(kb, row):
+    """What a frame holds for the keys: planes, geometry, points, land, masks, and each terrain's
+    territories as a set (their order in the frame does not matter)."""
+    fixed = [int(v) for v in kb[row, :E.FR_COUNT]] + [int(kb[row, E.FR_POINTS])]
+    territories = [sorted((int(kb[row, E.territory(t, i)]), int(kb[row, E.territory(t, i) + 1]))
+                          for i in range(kb[row, E.FR_COUNT + t])) for t in range(1, 7)]
+    return fixed, territories
+
+
+def test_a_7x7_frame_updated_by_a_placement_equals_the_kingdom_framed_anew():
+    """rows_frame_place leaves the frame prepare_frame makes of the kingdom after the placement,
+    or declines (the frame's square moves): every placement of random Mighty Duel games."""
+    kb, bb, sc, ac = BK.work_buffers()
+    updated = declined = 0
+    for seed in range(8):
+        game = Game(Rules(2, variant="duel"), 200 + seed)
+        rnd = random.Random(seed)
+        while not game.is_over:
+            action = rnd.choice(game.legal_actions())
+            if game.phase == "place" and action != K.DISCARD:
+                bits, bbox, st = game.arrays
+                p, domino = game.current_player, game.domino_to_place
+                E.prepare_frame(bits, bbox, p, 7, kb, 0)
+                if E.rows_frame_place(bbox, p, 7, kb, 0, domino, action):
+                    K.copy_kingdom(bits, bbox, p, kb, bb, 1)
+                    K.place(kb, bb, 1, 7, domino, action)
+                    E.prepare_frame(kb, bb, 1, 7, kb, 2)
+                    assert frame_summary(kb, 0) == frame_summary(kb, 2), (seed, action)
+                    updated += 1
+                else:
+                    declined += 1
+            game.apply(action)
+    assert updated > 300 and declined > 10
+
+
 def copy_place_and_score_key(kb, bb, size, flags, complete, holes):
     """The key of the kingdom copied in kb[0] with a placement done, scored in full: ok when it is
     centred with no more one-square holes than the `holes` before, and its points."""
@@ -201,8 +265,9 @@ def copy_place_and_score_key(kb, bb, size, flags, complete, holes):
 
 def test_a_placement_key_equals_copy_place_and_score():
     """The no-copy evaluation of one placement equals copying the kingdom, placing and scoring it
-    (every flag combination, with and without Harmony, every legal placement, by action and by the
-    greedy kernels' placement entries, which list the legal actions in order)."""
+    (every flag combination, with and without Harmony, every legal placement, by action, by the
+    greedy kernels' placement entries, which list the legal actions in order, and by scan_keys,
+    which values all the entries at once); key_bound bounds them."""
     kb, bb, sc, ac = BK.work_buffers()
     checked = 0
     for rules in (Rules(2), Rules(4), Rules(2, variant="duel")):
@@ -218,6 +283,16 @@ def test_a_placement_key_equals_copy_place_and_score():
                     holes = K.count_holes(bits, bbox, p, size)
                     n = E.frame_placements(bits, bbox, p, size, domino, sc, ac, 0)
                     entries = [int(e) for e in ac[0, :n]]
+                    scanned = {}
+                    for flags in range(4):
+                        for complete in (True, False):
+                            E.frame_placements(bits, bbox, p, size, domino, sc, ac, 1)
+                            E.scan_keys(kb, 2, size, flags, complete, domino, points, ac, 1, n)
+                            scanned[(flags, complete)] = [int(k) >> E.KEY_SHIFT
+                                                          for k in ac[1, :n]]
+                            bound = E.key_bound(kb, 2, flags, complete,
+                                                K.is_centered(bbox, p, size), domino, points)
+                            assert max(scanned[(flags, complete)]) <= bound, (rules, seed)
                     assert ([E.entry_action(bits, p, size, e) for e in entries]
                             == game.legal_actions())
                     for action, entry in zip(game.legal_actions(), entries):
@@ -231,6 +306,8 @@ def test_a_placement_key_equals_copy_place_and_score():
                                 assert got == want, (rules, seed, action, flags, complete)
                                 got = E.entry_key(kb, 2, size, flags, complete, domino, entry,
                                                   points)
+                                assert got == want, (rules, seed, entry, flags, complete)
+                                got = scanned[(flags, complete)][entries.index(entry)]
                                 assert got == want, (rules, seed, entry, flags, complete)
                                 checked += 1
                 game.apply(rnd.choice(game.legal_actions()))
