@@ -5,7 +5,7 @@ import time as _time
 
 import numpy as np
 
-from kdtourney.bots import search_kernels as SK
+from kdtourney.bots import expectimax_kernels as EK
 from kdtourney.bots.greedy import TurnBot, check_budget, check_number, searched_move, time_budget
 from kdtourney.engine.kernels import rand_u64
 
@@ -43,7 +43,7 @@ class ExpectimaxBot(TurnBot):
         self.width = check_number("width", width, 1, integer=True)
         self.samples = check_number("samples", samples, 1, integer=True)
         self.depth = check_number("depth", depth, 1, integer=True)
-        self._buffers = SK.expecti_buffers(min(self.depth, MAX_DEPTH))
+        self._buffers = EK.expecti_buffers(min(self.depth, MAX_DEPTH))
         self.last_depth = 0
         self.last_iterations = 0
 
@@ -63,7 +63,7 @@ class ExpectimaxBot(TurnBot):
         start = _time.perf_counter()
         rate = None  # nodes per second, once measured
         for depth in range(2, min(self.depth, MAX_DEPTH) + 1):
-            values = np.full(len(cand), SK.NOT_DONE)
+            values = np.full(len(cand), EK.NOT_DONE)
             stats[1] = 0
             cut = False
             for k in order:
@@ -72,18 +72,18 @@ class ExpectimaxBot(TurnBot):
                 else:
                     left = budget - (_time.perf_counter() - start)
                     limit = stats[0] + (int(0.9 * rate * left) if rate else 1 << 62)
-                v = SK.expecti_move(bits, bbox, st, view.player,
+                v = EK.expecti_move(bits, bbox, st, view.player,
                                     cand.places, cand.claims, cand.keys,
                                     k, depth, self.width, self.samples, seed, limit, stats,
                                     self._buffers)
-                if v == SK.NOT_DONE:
+                if v == EK.NOT_DONE:
                     cut = True
                     break
                 values[k] = v
                 if budget is not None:
                     rate = stats[0] / max(_time.perf_counter() - start, 1e-6)
             # ties go to the earlier move in the search order
-            searched = [k for k in order if values[k] != SK.NOT_DONE]
+            searched = [k for k in order if values[k] != EK.NOT_DONE]
             if not cut or (searched and searched[0] == order[0]):
                 best = max(searched, key=lambda k: values[k])
             if cut:
