@@ -1,7 +1,8 @@
 """The rules of Kingdomino: a Numba-compiled engine behind a small public API.
 
 Public: TILES, Rules, Kingdom, Placement, Score, Game, GameView, the action helpers. The kernels in
-`kernels` take and return arrays; search bots may call them directly through `Game.arrays`.
+`kernels` (a game's; one kingdom's in `kingdom_kernels`, named in `kernels` too) take and return
+arrays; search bots may call them directly through `Game.arrays`.
 `warm_up`, `compiled`, `kernel_parts`: compiling the kernels ahead of the games.
 """
 

@@ -42,8 +42,9 @@ def test_a_kernel_stamp_covers_the_sources_compiled_into_it():
     package = Path(kdtourney.__file__).parent
     engine = {package / name for name in ("engine/jit.py", "engine/jit_cache.py",
                                           "engine/kernel_base.py", "engine/kernels.py",
-                                          "engine/word64.py", "engine/rows.py", "engine/tiles.py",
-                                          "engine/tiles.csv", "engine/numba_version.py")}
+                                          "engine/kingdom_kernels.py", "engine/word64.py",
+                                          "engine/rows.py", "engine/tiles.py", "engine/tiles.csv",
+                                          "engine/numba_version.py")}
     search = engine | {package / "bots/kernels.py", package / "bots/search_kernels.py",
                        package / "bots/evaluation.py",
                        # mcts's leaves may be valued by the network
