@@ -259,11 +259,10 @@ def substituted(game: int, row, rules, faults: list, calls: dict) -> list:
     """The viewer's marks of the moves the harness played after a fault: [seat, deal, move, what
     happened] per fault, from that move on; records each fault's call in `calls`."""
     marks = []
-    for f in faults:  # one at a time: a fault with no seat or call has no place to name
-        placed = fault_calls(row, rules, [f])
-        if not placed:
+    for placed, f in zip(fault_calls(row, rules, faults), faults):
+        if placed is None:  # no seat or call known: nothing to name
             continue
-        [(seat, call, first)] = placed
+        seat, call, first = placed
         calls[(game, seat)] = call
         if first is not None:
             message = "" if pd.isna(f.get("message")) else f": {str(f['message'])[:160]}"

@@ -3,8 +3,9 @@
 
     stored_deals(row)                  [(deal seed, actions)] of a stored game row
     rules_for(rules, n_players)        the Rules of a stored tournament's table
-    fault_calls(row, rules, faults)    where each fault fell: the call, named as the bot counts
-                                       it ('construction', 'setup', 'act 3'), and the first move
+    fault_calls(row, rules, faults)    where each fault fell (one entry a fault, None where
+                                       unknown): the call, named as the bot counts it
+                                       ('construction', 'setup', 'act 3'), and the first move
                                        played for it
 """
 
@@ -41,15 +42,17 @@ def stored_deals(row) -> list:
 def fault_calls(row, rules: Rules, faults) -> list:
     """Where each fault of the stored game `row` fell (`faults`: mappings with seat, call, kind,
     message; `call` the store's count of the harness's calls into the bot, 0 its construction).
-    Per fault with a seat and a call: (seat, call named as the bot counts its calls:
-    'construction', 'setup' ('setup of deal 2' in a dynasty) or 'act N', N from 1, (deal, move):
-    the first move of the seat's that the harness played for it, the first legal one (None if
-    it had no move left). Every later move of that seat is the harness's too."""
+    One entry per fault, in order: None where its seat or call is unknown, else (seat, the call
+    named as the bot counts its calls: 'construction', 'setup' ('setup of deal 2' in a dynasty)
+    or 'act N', N from 1, (deal, move): the first move of the seat's that the harness played for
+    it, the first legal one (None if it had no move left)). Every later move of that seat is the
+    harness's too."""
     deals = stored_deals(row)
-    out = []
+    out: list[tuple[int, str, tuple[int, int] | None] | None] = []
     for f in faults:
         seat, call = f.get("seat"), f.get("call")
         if seat is None or call is None or call != call or int(seat) < 0:  # NaN: unknown
+            out.append(None)
             continue
         seat, call = int(seat), int(call)
         count, acts, first = 0, 0, None

@@ -42,7 +42,8 @@ def _faults(r: Reader):
             n = int(stored.row["n_players"])
             try:
                 table = tables.get(n) or tables.setdefault(n, rules_for(rules, n))
-                call = next((c for _, c, _ in fault_calls(stored.row, table, [f])), None)
+                [placed] = fault_calls(stored.row, table, [f])
+                call = None if placed is None else placed[1]
             except (ValueError, KeyError, TypeError, IndexError):  # a row changed by hand
                 call = None
         named.append(call)

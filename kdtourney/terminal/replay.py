@@ -37,8 +37,10 @@ class _Stored:
     def __post_init__(self):
         self.harness = {}
         faults = [f for f in self.faults if f["kind"] != "failed"]
-        for seat, call, first in fault_calls(self.row, self.rules, faults):
-            self.harness[seat] = (first, call)
+        for placed in fault_calls(self.row, self.rules, faults):
+            if placed is not None:
+                seat, call, first = placed
+                self.harness[seat] = (first, call)
 
     def mark(self, seat: int, deal: int, move: int) -> str:
         """' [played by kdtourney ...]' for a move the harness played for `seat` after its fault;
