@@ -7,7 +7,7 @@ random_4p_games_per_s: whole 4-player games (deck, first picks, every decision u
 among the legal ones), scored with Harmony and Middle Kingdom as a playout scores them, warm. The
 per-position figures run on the positions met in 100 such games (kept small enough to stay in the
 cache, as in a game): a random placement decision (count the legal placements and select one, as
-a random playout does: direction and square, as the yardstick's choose_random gives them), the
+a random playout does: direction and first square, as the yardstick's choose_random gives them), the
 list of every legal placement, the score of a final kingdom (territories and both bonuses),
 and the full public score (also the largest territory and the crowns). Playouts: from the start
 of a 4-player game with both bonuses, as the search bots run them. cold/warm start: `kdtourney
@@ -20,7 +20,9 @@ the C programs to one core, and runs both engines back to back, --rounds times, 
 of each. Every figure is CPU time, so that time slices taken by other processes on a shared machine
 do not count (wall-clock figures are taken with `--seconds` alone): the C whole game is the
 yardstick's process time over 200,000 games, the C parts are timed by yardstick_parts.c on
-positions of the yardstick's own random games.
+positions of the yardstick's own random games. Both engines time each part over PARTS_REPS passes
+after one untimed pass (a part timed cold, right after the whole games, measured the cache's
+state as much as the code). Method and history: docs/benchmarks.md.
 """
 
 import argparse
@@ -44,6 +46,7 @@ from kdtourney.engine.game import header_of, rng_state
 
 RULES = Rules(players=4, harmony=True, middle_kingdom=True)
 PARTS_GAMES = 100
+PARTS_REPS = 100  # passes over the positions per timed part (about 2 ms for the decision)
 
 
 @njit  # not cached: Numba would not see a change of the engine compiled into it
@@ -144,20 +147,20 @@ class Engine:
         return (self.clock() - t) * 1e9 / games
 
     def parts(self, reps):
+        """{part: ns per position or kingdom}, each part timed over `reps` passes after one
+        untimed pass (as yardstick_parts.c times the C parts)."""
         bits, bbox, dominoes, fbits, fbbox = self.pos
+        runs = {"place_decision": (len(dominoes), lambda n: place_decisions(
+                    bits, bbox, dominoes, n, rng_state(3))),
+                "enumeration": (len(dominoes), lambda n: enumerations(bits, bbox, dominoes, 5, n)),
+                "scoring": (len(fbbox), lambda n: scorings(fbits, fbbox, 5, self.flags, n)),
+                "full_scoring": (len(fbbox), lambda n: full_scorings(fbits, fbbox, 5, n))}
         out = {}
-        t = self.clock()
-        place_decisions(bits, bbox, dominoes, reps, rng_state(3))
-        out["place_decision"] = (self.clock() - t) * 1e9 / (reps * len(dominoes))
-        t = self.clock()
-        enumerations(bits, bbox, dominoes, 5, reps)
-        out["enumeration"] = (self.clock() - t) * 1e9 / (reps * len(dominoes))
-        t = self.clock()
-        scorings(fbits, fbbox, 5, self.flags, reps)
-        out["scoring"] = (self.clock() - t) * 1e9 / (reps * len(fbbox))
-        t = self.clock()
-        full_scorings(fbits, fbbox, 5, reps)
-        out["full_scoring"] = (self.clock() - t) * 1e9 / (reps * len(fbbox))
+        for name, (units, run) in runs.items():
+            run(1)
+            t = self.clock()
+            run(reps)
+            out[name] = (self.clock() - t) * 1e9 / (reps * units)
         return out
 
 
@@ -189,7 +192,7 @@ def standalone(seconds):
     parts = {}
     end = time.perf_counter() + seconds
     while not parts or time.perf_counter() < end:
-        for name, ns in engine.parts(20).items():
+        for name, ns in engine.parts(PARTS_REPS).items():
             parts[name] = min(parts.get(name, ns), ns)
     print(f"place_decisions_per_s: {1e9 / parts['place_decision']:,.0f}")
     print(f"legal_placement_enumerations_per_s: {1e9 / parts['enumeration']:,.0f}")
@@ -244,7 +247,7 @@ def c_figures(folder, games):
     subprocess.run([str(folder / "kdref"), "random", str(games), "1"],
                    capture_output=True, text=True, check=True)
     game_ns = (children_cpu_s() - t) * 1e9 / games
-    run = subprocess.run([str(folder / "parts"), str(PARTS_GAMES), "20", "1"],
+    run = subprocess.run([str(folder / "parts"), str(PARTS_GAMES), str(PARTS_REPS), "1"],
                          capture_output=True, text=True, check=True)
     parts = {m.group(1): float(m.group(2)) for m in re.finditer(r"(\w+)_ns=([\d.]+)", run.stdout)}
     return game_ns, parts
@@ -263,7 +266,7 @@ def compare(source, rounds, core):
             for name, ns in [("game", game_ns)] + list(parts.items()):
                 best[("C", name)] = min(best.get(("C", name), ns), ns)
             game_ns = engine.game_ns(100_000)
-            for name, ns in [("game", game_ns)] + list(engine.parts(20).items()):
+            for name, ns in [("game", game_ns)] + list(engine.parts(PARTS_REPS).items()):
                 best[("Numba", name)] = min(best.get(("Numba", name), ns), ns)
     print(f"C yardstick vs Numba engine, one core (cpu {core}), best of {rounds} rounds "
           "back to back; ratio = C time / Numba time")

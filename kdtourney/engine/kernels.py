@@ -360,7 +360,8 @@ def _random_place(bits, bbox, p, size, domino, sc, s):
             return False, s
         lay = bits[p, word64.LAYOUT]
         if lay == word64.START:
-            place(bits, bbox, p, size, domino, word64.move_action(lay, d, q))
+            place(bits, bbox, p, size, domino,
+                  word64.move_action(lay, d, q + word64.low_to_a(d, word64.LAY_W[lay])))
         else:
             word64.put_move(bits, bbox, p, domino, d, q)
         return True, s

@@ -144,8 +144,9 @@ def is_legal_placement(bits, bbox, p, size, domino, action, sc, lvl):
 @kernel(inline="always")
 def random_move(bits, p, domino, s):
     """random_placement's choice in a 5x5 kingdom (the same draw), not encoded as an action:
-    (direction, layout square of half a, the new state); direction -1 when there is none."""
-    right, down, left, up = word64.moves(bits, p, domino)
+    (direction, layout square of its first half (`word64.low_moves`), the new state); direction
+    -1 when there is none."""
+    right, down, left, up = word64.low_moves(bits, p, domino)
     n = popcount(right) + popcount(down) + popcount(left) + popcount(up)
     if n == 0:
         return -1, 0, s
@@ -163,7 +164,8 @@ def random_placement(bits, bbox, p, size, domino, sc, lvl, s):
         d, q, s = random_move(bits, p, domino, s)
         if d < 0:
             return DISCARD, s
-        return word64.move_action(bits[p, word64.LAYOUT], d, q), s
+        lay = bits[p, word64.LAYOUT]
+        return word64.move_action(lay, d, q + word64.low_to_a(d, word64.LAY_W[lay])), s
     n = rows.moves(bits, bbox, p, size, domino, sc, lvl)
     if n == 0:
         return DISCARD, s

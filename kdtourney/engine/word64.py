@@ -202,10 +202,11 @@ def put_square(bits, bbox, p, r, c, terrain, crowns):
 
 
 @kernel(inline="always")
-def moves(bits, p, domino):
-    """(right, down, left, up): the layout squares of half a of the legal placements of `domino`,
-    half b to the right, below, to the left, above. Directions 2 and 3 are empty for a domino with
-    two identical halves."""
+def low_moves(bits, p, domino):
+    """(right, down, left, up): the legal placements of `domino`, half b to the right of half a,
+    below, to the left, above, each as the layout square of its first half in layout order (the
+    left or upper one: half a in directions 0 and 1, half b in 2 and 3; `moves` gives half a's).
+    Directions 2 and 3 are empty for a domino with two identical halves."""
     p, domino = U(p), U(domino)
     w = LAY_W[U(bits[p, LAYOUT])]
     free = bits[p, ALLOWED] & ~bits[p, OCC]
@@ -216,15 +217,31 @@ def moves(bits, p, domino):
     right = pair_h & (near_a | lshr(near_b, 1))
     down = pair_v & (near_a | lshr(near_b, w))
     other_way = TILE_SYMMETRIC[domino] - 1  # 0 for a symmetric domino, else all bits
-    left = (pair_h << 1) & (near_a | (near_b << 1)) & other_way
-    up = (pair_v << w) & (near_a | (near_b << w)) & other_way
+    left = pair_h & (near_b | lshr(near_a, 1)) & other_way
+    up = pair_v & (near_b | lshr(near_a, w)) & other_way
     return right, down, left, up
 
 
 @kernel(inline="always")
+def moves(bits, p, domino):
+    """(right, down, left, up): the layout squares of half a of the legal placements of `domino`,
+    half b to the right, below, to the left, above (`low_moves` with half a's squares)."""
+    right, down, left, up = low_moves(bits, p, domino)
+    w = LAY_W[U(bits[U(p), LAYOUT])]
+    return right, down, left << 1, up << w
+
+
+@kernel(inline="always")
+def low_to_a(d, w):
+    """From the first square of a placement in direction d (`low_moves`) to half a's: 0, 0, 1, w
+    (no branch: d is random)."""
+    return (d >> 1) * (1 + (w - 1) * (d & 1))
+
+
+@kernel(inline="always")
 def kth_move(right, down, left, up, k):
-    """(direction, layout square of half a) of the k-th (0-based) legal placement,
-    in action order."""
+    """(direction, its mask's layout square) of the k-th (0-based) legal placement in the masks
+    of `moves` or `low_moves`, in action order."""
     n0 = popcount(right)
     n1 = n0 + popcount(down)
     n2 = n1 + popcount(left)
@@ -253,10 +270,11 @@ def move_action(lay, d, q):
 
 @kernel(inline="always")
 def put_move(bits, bbox, p, domino, d, q):
-    """Play placement (direction d, half a on layout square q) of `domino`, bbox[p] included; not
-    on START (no legality check)."""
+    """Play the placement of `domino` in direction d whose first square is layout square q
+    (`low_moves`), bbox[p] included; not on START (no legality check)."""
     lay = U(bits[U(p), LAYOUT])
     w = LAY_W[lay]
+    q = q + low_to_a(d, w)
     qb = U(q + step(d, w))
     q = U(q)
     domino = U(domino)
