@@ -307,14 +307,12 @@ def write_actions(lay, right, down, left, up, out, row):
 @kernel(inline="always")
 def write_moves(right, down, left, up, out, row):
     """The legal placements as direction << 6 | layout square of half a into out[row], in action
-    order; their number."""
-    n = 0
-    for d in range(4):
-        m = right if d == 0 else down if d == 1 else left if d == 2 else up
-        while m:
-            out[row, n] = (d << 6) | trailing_zeros(m)
-            n += 1
-            m &= m - 1
+    order; their number. Each is found on its own (`kth_move`), so that the loop has one exit
+    instead of one a direction, each as unpredictable as the number of placements."""
+    n = popcount(right) + popcount(down) + popcount(left) + popcount(up)
+    for k in range(n):
+        d, q = kth_move(right, down, left, up, k)
+        out[row, k] = (d << 6) | q
     return n
 
 
