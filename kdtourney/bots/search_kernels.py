@@ -324,7 +324,7 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
                     a = greedy_step(b, x, s, rng, kb, bb, sc, ac)
                 else:
                     a = policy_action(b, x, s, rng, opponents, me, hw, fb, kb, bb, sc, ac)
-                apply_action(b, x, s, a)
+                K.play_action(b, x, s, a)
                 continue
             if node != 0 and ti[node, TI_VISITS] == 0:
                 break  # a new leaf: evaluate it

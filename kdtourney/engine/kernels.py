@@ -255,6 +255,12 @@ def _claim_slot(st, j):
 @kernel
 def apply_action(bits, bbox, st, action):
     """Play `action` for the player to act (no legality check)."""
+    play_action(bits, bbox, st, action)
+
+
+@kernel(inline="always")
+def play_action(bits, bbox, st, action):
+    """apply_action's body, for a loop that plays many (a playout): no call a move."""
     if st[ST_PHASE] == PHASE_PLACE:
         _place_turn(bits, bbox, st, action)
         return
