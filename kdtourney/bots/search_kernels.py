@@ -6,6 +6,8 @@ kernels (state layout documented in `kdtourney.engine.kernels`). `mcts_parts`: w
 compile apart.
 """
 
+import math
+
 import numpy as np
 
 from kdtourney.bots.evaluation import S2_SHIFT, S_MASK, best_key, prepare_frame
@@ -200,13 +202,11 @@ def _expand_claims(bits, bbox, s, node, ti, tf, ncount, free, kb, bb, sc, ac):
     p = s[K.ST_PLAYER]
     size = s[K.ST_SIZE]
     points = -1  # the kingdom is framed (in kb[1]) for the first new child
+    children = _claimed_children(ti, node)
     for j in range(nfree):
-        ch = ti[node, TI_FIRST]
-        while ch >= 0 and ti[ch, TI_ACTION] != free[j]:
-            ch = ti[ch, TI_NEXT]
-        if ch >= 0:
-            continue
         d = free[j] - K.CLAIM_BASE
+        if (children >> d) & 1:
+            continue
         if s[K.ST_ROUND] == 0:
             h = 5.0 * max(TILE_CROWNS[d, 0], TILE_CROWNS[d, 1])
         else:
@@ -216,6 +216,44 @@ def _expand_claims(bits, bbox, s, node, ti, tf, ncount, free, kb, bb, sc, ac):
                             points, sc, ac, 1)
             h = float((k & S_MASK) - 5 * (1 - (k >> S2_SHIFT)))
         _new_node(ti, tf, ncount, node, free[j], h)
+
+
+@kernel(inline="always")
+def _claimed_children(ti, node):
+    """Bit d set for each domino d that claim node `node` has a child for."""
+    children = 0
+    ch = ti[node, TI_FIRST]
+    while ch >= 0:
+        children |= 1 << (ti[ch, TI_ACTION] - K.CLAIM_BASE)
+        ch = ti[ch, TI_NEXT]
+    return children
+
+
+@kernel(inline="always")
+def _free_now(st):
+    """Bit d set for each domino d of the new row that is free."""
+    free = 0
+    for j in range(4):
+        if st[K.ST_NEW_ROW + j] != 0 and st[K.ST_NEW_OWNER + j] < 0:
+            free |= 1 << st[K.ST_NEW_ROW + j]
+    return free
+
+
+def _log_table(n):
+    """LOG_TABLE[a] = ln(a) for 0 < a < n, from the C library's log as Numba's np.log calls it
+    (Python's math.log is that function: the same bits)."""
+    table = np.array([0.0] + [math.log(a) for a in range(1, n)], dtype=np.float64)
+    table.flags.writeable = False
+    return table
+
+
+LOG_TABLE = _log_table(4096)  # 32 KB: availabilities of up to 4,095 iterations
+
+
+@kernel(inline="always")
+def _log(a):
+    """ln(a) for an integer a >= 1, from LOG_TABLE while it holds it."""
+    return LOG_TABLE[a] if a < LOG_TABLE.shape[0] else np.log(a)
 
 
 @kernel
@@ -234,16 +272,11 @@ def _select(ti, tf, node, c, bias, widen, claim_phase, st):
     allowed = 1 << 62
     if widen > 0 and not claim_phase:
         allowed = 1 + int(widen * np.sqrt(ti[node, TI_VISITS]))
+    free = _free_now(st) if claim_phase else 0
     ch = ti[node, TI_FIRST]
     while ch >= 0 and allowed > 0:
         allowed -= 1
-        legal = True
-        if claim_phase:
-            legal = False
-            d = ti[ch, TI_ACTION] - K.CLAIM_BASE
-            for j in range(4):
-                if st[K.ST_NEW_ROW + j] == d and st[K.ST_NEW_OWNER + j] < 0:
-                    legal = True
+        legal = not claim_phase or (free >> (ti[ch, TI_ACTION] - K.CLAIM_BASE)) & 1 == 1
         if legal:
             ti[ch, TI_AVAIL] += 1
             n = ti[ch, TI_VISITS]
@@ -252,7 +285,7 @@ def _select(ti, tf, node, c, bias, widen, claim_phase, st):
                     fresh_h = tf[ch, TF_PRIOR]
                     fresh = ch
             elif fresh < 0:
-                u = (tf[ch, TF_VALUE] / n + c * np.sqrt(np.log(ti[ch, TI_AVAIL]) / n)
+                u = (tf[ch, TF_VALUE] / n + c * np.sqrt(_log(ti[ch, TI_AVAIL]) / n)
                      + bias * (tf[ch, TF_PRIOR] - hmax) / 100.0 / (n + 1))
                 if u > best_u:
                     best_u = u

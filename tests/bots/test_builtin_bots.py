@@ -264,6 +264,22 @@ def test_mcts_subtree_copy_keeps_the_subtree():
     assert not SK.mcts_subtree(ti, tf, child, ti2[:5], tf2[:5], n2)  # too small: refused
 
 
+def test_mcts_logarithm_table_holds_the_logarithms_it_stands_for():
+    """The choice of a child reads ln(availability) from a table up to 4,095 and computes it
+    above: the same bits either way, so a long search chooses as a short one would."""
+    from numba import njit
+
+    @njit
+    def logs(n):
+        out = np.zeros(n)
+        for a in range(1, n):
+            out[a] = np.log(a)
+        return out
+
+    table = SK.LOG_TABLE
+    assert len(table) == 4096 and np.array_equal(logs(len(table))[1:], table[1:])
+
+
 def _children(ti, node):
     ch = ti[node, SK.TI_FIRST]
     while ch >= 0:
