@@ -256,7 +256,7 @@ def _log(a):
     return LOG_TABLE[a] if a < LOG_TABLE.shape[0] else np.log(a)
 
 
-@kernel
+@kernel(inline="always")
 def _select(ti, tf, node, c, bias, widen, claim_phase, st):
     """UCB with progressive bias over the node's children legal now (availability updated).
 
@@ -363,7 +363,8 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
                 break  # a new leaf: evaluate it
             claim_phase = s[K.ST_PHASE] == K.PHASE_CLAIM
             if claim_phase:
-                _expand_claims(b, x, s, node, ti, tf, ncount, free, kb, bb, sc, ac)
+                if _free_now(s) & ~_claimed_children(ti, node):  # a call only for a new child
+                    _expand_claims(b, x, s, node, ti, tf, ncount, free, kb, bb, sc, ac)
             elif ti[node, TI_FIRST] < 0:
                 _expand_place(b, x, s, node, ti, tf, ncount, places, claims, keys, kb, bb, sc, ac)
             if node == 0 and forced >= 0:
