@@ -479,7 +479,8 @@ def greedy_step(bits, bbox, st, rng, kb, bb, sc, ac):
     player claims a domino, reused at that domino's placement when the player's kingdom and
     discards are unchanged since. What is kept must be of this game, as it was played since
     `forget_kept`. Inlined where it is called, a move at a time: a call would pass its eight
-    arrays as about seventy words (4% of a search in 2 players)."""
+    arrays as about seventy words (with the engine's apply_action, a seventh of mcts's time in 2
+    players)."""
     p = st[K.ST_PLAYER]
     size = st[K.ST_SIZE]
     if st[K.ST_PHASE] == K.PHASE_PLACE:
