@@ -282,31 +282,14 @@ def _put_halves(pre, lvl, domino, a, b):
 def key_bound(pre, lvl, flags, complete, centred, domino, points):
     """A bound no key of a placement of `domino` on the kingdom framed in row lvl of pre (its
     territory points `points`; `centred`: it is now) exceeds, nor its discard's: as if each half
-    joined every territory of its terrain (a gain only grows with the territories joined)."""
-    d = U(domino)
-    ta = TILE_TERRAIN[d, 0]
-    tb = TILE_TERRAIN[d, 1]
-    ka = TILE_CROWNS[d, 0]
-    kb = TILE_CROWNS[d, 1]
-    if ta == tb:
-        gained = joined_points(_every(pre, lvl, ta), 2, ka + kb)
-    else:
-        gained = joined_points(_every(pre, lvl, ta), 1, ka) + joined_points(_every(pre, lvl, tb),
-                                                                            1, kb)
+    joined every territory of its terrain (a gain only grows with the territories joined):
+    `gain` with every square next to both halves."""
+    gained = gain(pre, lvl, domino, -1, -1)
     if flags & FLAG_HARMONY and complete:
         gained += 5
     if flags & FLAG_MIDDLE and centred:
         gained += 10
     return ((1 if centred else 0) << S2_SHIFT) | (points + gained)
-
-
-@kernel(inline="always")
-def _every(pre, lvl, t):
-    """The territories of terrain t in the frame, summed as `touching` sums them."""
-    v = 0
-    for i in range(pre[lvl, U(FR_COUNT + t)]):
-        v += pre[lvl, U(territory(t, i)) + 1]
-    return v
 
 
 @kernel(inline="always")

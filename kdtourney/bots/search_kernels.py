@@ -196,13 +196,13 @@ def _expand_place(bits, bbox, st, node, ti, tf, ncount, places, claims, keys, kb
 
 
 @kernel
-def _expand_claims(bits, bbox, s, node, ti, tf, ncount, free, kb, bb, sc, ac):
-    """A child for every free domino not yet a child, prior = its best spot's score."""
+def _expand_claims(bits, bbox, s, node, ti, tf, ncount, free, children, kb, bb, sc, ac):
+    """A child for every free domino not yet a child (children: `_claimed_children`), prior = its
+    best spot's score."""
     nfree = free_claims(s, free)
     p = s[K.ST_PLAYER]
     size = s[K.ST_SIZE]
     points = -1  # the kingdom is framed (in kb[1]) for the first new child
-    children = _claimed_children(ti, node)
     for j in range(nfree):
         d = free[j] - K.CLAIM_BASE
         if (children >> d) & 1:
@@ -257,8 +257,9 @@ def _log(a):
 
 
 @kernel(inline="always")
-def _select(ti, tf, node, c, bias, widen, claim_phase, st):
-    """UCB with progressive bias over the node's children legal now (availability updated).
+def _select(ti, tf, node, c, bias, widen, claim_phase, free_now):
+    """UCB with progressive bias over the node's children legal now (availability updated; at a
+    claim node those of the free dominoes, `_free_now`).
 
     Place nodes: only the first 1 + widen sqrt(visits) children (best priors) when widen > 0.
     Unvisited legal children come first, the best prior among them; then
@@ -272,11 +273,10 @@ def _select(ti, tf, node, c, bias, widen, claim_phase, st):
     allowed = 1 << 62
     if widen > 0 and not claim_phase:
         allowed = 1 + int(widen * np.sqrt(ti[node, TI_VISITS]))
-    free = _free_now(st) if claim_phase else 0
     ch = ti[node, TI_FIRST]
     while ch >= 0 and allowed > 0:
         allowed -= 1
-        legal = not claim_phase or (free >> (ti[ch, TI_ACTION] - K.CLAIM_BASE)) & 1 == 1
+        legal = not claim_phase or (free_now >> (ti[ch, TI_ACTION] - K.CLAIM_BASE)) & 1 == 1
         if legal:
             ti[ch, TI_AVAIL] += 1
             n = ti[ch, TI_VISITS]
@@ -362,9 +362,12 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
             if node != 0 and ti[node, TI_VISITS] == 0:
                 break  # a new leaf: evaluate it
             claim_phase = s[K.ST_PHASE] == K.PHASE_CLAIM
+            free_now = 0
             if claim_phase:
-                if _free_now(s) & ~_claimed_children(ti, node):  # a call only for a new child
-                    _expand_claims(b, x, s, node, ti, tf, ncount, free, kb, bb, sc, ac)
+                free_now = _free_now(s)
+                children = _claimed_children(ti, node)
+                if free_now & ~children:  # a call only for a new child
+                    _expand_claims(b, x, s, node, ti, tf, ncount, free, children, kb, bb, sc, ac)
             elif ti[node, TI_FIRST] < 0:
                 _expand_place(b, x, s, node, ti, tf, ncount, places, claims, keys, kb, bb, sc, ac)
             if node == 0 and forced >= 0:
@@ -374,7 +377,7 @@ def mcts_run(bits, bbox, st, me, ti, tf, ncount, count, c, bias, widen, policy, 
                 if ch >= 0:
                     ti[ch, TI_AVAIL] += 1
             else:
-                ch = _select(ti, tf, node, c, bias, widen, claim_phase, s)
+                ch = _select(ti, tf, node, c, bias, widen, claim_phase, free_now)
             if ch < 0:
                 break  # the tree is full
             if not dealt:  # the root's decision does not depend on the deal: deal k of child k
@@ -491,4 +494,4 @@ def mcts_parts(work, hw, fb):
     return [*greedy_parts(work), (greedy_playout, (b, x, s, rng, *work)),
             (_played_out, (b, x, s, rng, 0, 0, None, None, *work, 0, b, s)),
             (_expand_place, (b, x, s, 0, b, tf, s, s, s, s, *work)),
-            (_expand_claims, (b, x, s, 0, b, tf, s, s, *work))]
+            (_expand_claims, (b, x, s, 0, b, tf, s, s, 0, *work))]

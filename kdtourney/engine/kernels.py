@@ -366,8 +366,7 @@ def _random_place(bits, bbox, p, size, domino, sc, s):
             return False, s
         lay = bits[p, word64.LAYOUT]
         if lay == word64.START:
-            place(bits, bbox, p, size, domino,
-                  word64.move_action(lay, d, q + word64.low_to_a(d, word64.LAY_W[lay])))
+            place(bits, bbox, p, size, domino, word64.low_move_action(lay, d, q))
         else:
             word64.put_move(bits, bbox, p, domino, d, q)
         return True, s

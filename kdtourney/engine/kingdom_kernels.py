@@ -164,8 +164,7 @@ def random_placement(bits, bbox, p, size, domino, sc, lvl, s):
         d, q, s = random_move(bits, p, domino, s)
         if d < 0:
             return DISCARD, s
-        lay = bits[p, word64.LAYOUT]
-        return word64.move_action(lay, d, q + word64.low_to_a(d, word64.LAY_W[lay])), s
+        return word64.low_move_action(bits[p, word64.LAYOUT], d, q), s
     n = rows.moves(bits, bbox, p, size, domino, sc, lvl)
     if n == 0:
         return DISCARD, s

@@ -269,6 +269,13 @@ def move_action(lay, d, q):
 
 
 @kernel(inline="always")
+def low_move_action(lay, d, q):
+    """The place action of the placement in direction d whose first square is layout square q
+    (`low_moves`)."""
+    return move_action(lay, d, q + low_to_a(d, LAY_W[U(lay)]))
+
+
+@kernel(inline="always")
 def put_move(bits, bbox, p, domino, d, q):
     """Play the placement of `domino` in direction d whose first square is layout square q
     (`low_moves`), bbox[p] included; not on START (no legality check)."""
